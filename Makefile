@@ -1,0 +1,38 @@
+# Two commands for a newcomer: `make run` and `make test`. Nothing but Python 3.10+ needed.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.installed
+TSTAMP := $(VENV)/.installed-test
+
+.PHONY: run test install install-test bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install --quiet -e .
+	touch $@
+
+$(TSTAMP): pyproject.toml $(STAMP)
+	$(PIP) install --quiet -e '.[test]'
+	touch $@
+
+install: $(STAMP)
+install-test: $(TSTAMP)
+
+## make run: create the venv if needed, install, start the app on $GOLDEN_DB (default ./golden.duckdb)
+run: $(STAMP)
+	$(VENV)/bin/golden serve
+
+## make test: install the test dependencies and run the whole suite
+test: $(TSTAMP)
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) scripts/bench_store.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

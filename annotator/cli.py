@@ -1,0 +1,290 @@
+"""The ``golden`` command line. Errors go to stderr, one clear message, exit status 1
+(2 for usage errors); ``--json`` prints data for scripts."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from annotator import context, corpus_import, demo, identity, query_editing, versioning
+from golden_store.errors import GoldenError
+from golden_store.store import Store, default_db_path, versions_dir_for
+
+APP_ENTRY = Path(__file__).resolve().parent.parent / "app.py"
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int, *_: object) -> None:
+        if not self.tty or total <= 0:
+            return
+        width = 30
+        filled = int(width * done / total)
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _store(args: argparse.Namespace) -> Store:
+    return context.get_store(args.db)
+
+
+# ---- commands -------------------------------------------------------------------------------
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    store = _store(args)
+    info = {"db": str(store.path), "schema_version": store.schema_version(),
+            "versions_dir": str(versions_dir_for(store.path))}
+    _print_json(info) if args.json else print(f"Store ready at {store.path} (schema v{info['schema_version']}).")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    res = demo.load_demo(_store(args), identity.cli_user(), _Progress("reading demo corpus"))
+    if args.json:
+        _print_json(res)
+    else:
+        print(
+            f"Demo loaded: {res['documents']} documents, {res['queries']} queries, "
+            f"{res['evidence_spans']} evidence spans, rubric v{res['rubric_version']}.\n"
+            f"Next: golden freeze demo.v1  (then golden export demo.v1 --format trec --out ./demo-trec)"
+        )
+    return 0
+
+
+def cmd_corpus_import(args: argparse.Namespace) -> int:
+    rep = corpus_import.import_paths(
+        _store(args), identity.cli_user(), args.paths, replace=args.replace, progress=_Progress("canonicalizing")
+    )
+    if args.json:
+        _print_json({"added": rep.added, "replaced": rep.replaced, "unchanged": rep.unchanged,
+                     "corpus_digest": rep.corpus_digest})
+    else:
+        print(f"Corpus import: {rep.summary()}")
+    return 0
+
+
+def cmd_queries_import(args: argparse.Namespace) -> int:
+    res = query_editing.import_path(_store(args), identity.cli_user(), args.file, update=args.update)
+    _print_json(res) if args.json else print(
+        f"Queries: {res['added']} added, {res['updated']} updated, {res['unchanged']} unchanged."
+    )
+    return 0
+
+
+def cmd_strata_add(args: argparse.Namespace) -> int:
+    query_editing.add_stratum(_store(args), identity.cli_user(), args.name, args.description)
+    print(f"Stratum {args.name!r} added.")
+    return 0
+
+
+def cmd_strata_list(args: argparse.Namespace) -> int:
+    from golden_store.queries import list_strata, strata_counts
+
+    store = _store(args)
+    counts = strata_counts(store)
+    rows = [{**s, "queries": counts.get(s["name"], 0)} for s in list_strata(store)]
+    if args.json:
+        _print_json(rows)
+    else:
+        for r in rows:
+            print(f"{r['name']:<12} {r['queries']:>5}  {r['description']}")
+    return 0
+
+
+def cmd_freeze(args: argparse.Namespace) -> int:
+    res = versioning.freeze(_store(args), identity.cli_user(), args.name, note=args.note or "",
+                            progress=_Progress("freezing"))
+    m = res.manifest
+    if args.json:
+        _print_json({"name": res.name, "path": str(res.path), "manifest": dict(m)})
+    else:
+        print(f"Frozen {res.name} at {res.path}: {m['n_queries']} queries, {m['n_spans']} spans, "
+              f"{m['n_judgments']} judgments; content_digest {m['content_digest']}")
+    return 0
+
+
+def cmd_versions(args: argparse.Namespace) -> int:
+    rows = versioning.list_versions(_store(args), identity.cli_user())
+    if args.json:
+        _print_json(rows)
+    elif not rows:
+        print("No frozen versions yet. Create one with: golden freeze NAME")
+    else:
+        for r in rows:
+            if r.get("error"):
+                print(f"{r['name']:<20} ERROR {r['error']}")
+            else:
+                print(f"{r['name']:<20} {r['built_at']}  {r['n_queries']:>6} queries  "
+                      f"{r['content_digest'][:19]}  {r['note'] or ''}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    rep = versioning.verify(_store(args), identity.cli_user(), args.name)
+    if args.json:
+        _print_json({"name": rep.name, "ok": rep.ok, "problems": rep.problems, "warnings": rep.warnings,
+                     "checked": rep.checked})
+    else:
+        for w in rep.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        if rep.ok:
+            checked = ", ".join(f"{n} {k}" for k, n in rep.checked.items())
+            print(f"{rep.name}: OK (all file hashes match; re-checked {checked})")
+        else:
+            print(f"{rep.name}: FAILED verification", file=sys.stderr)
+            for p in rep.problems:
+                print(f"  - {p}", file=sys.stderr)
+    return 0 if rep.ok else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    paths = versioning.export_version(_store(args), identity.cli_user(), args.name, args.format, args.out)
+    _print_json([str(p) for p in paths]) if args.json else print(
+        "Wrote " + ", ".join(str(p) for p in paths)
+    )
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from golden_store.versions import format_diff
+
+    d = versioning.diff(_store(args), identity.cli_user(), args.a, args.b)
+    _print_json(d) if args.json else print(format_diff(d))
+    return 0
+
+
+def cmd_users_add(args: argparse.Namespace) -> int:
+    password = None
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    elif not args.no_password:
+        password = getpass.getpass(f"Password for {args.username}: ")
+    user = identity.create_user(_store(args), identity.cli_user(), args.username, args.role,
+                                password=password, display_name=args.name)
+    print(f"User {user.username} added with roles {', '.join(sorted(r.value for r in user.roles))}.")
+    return 0
+
+
+def cmd_users_list(args: argparse.Namespace) -> int:
+    rows = identity.list_users(_store(args), identity.cli_user())
+    if args.json:
+        _print_json(rows)
+    else:
+        for r in rows:
+            print(f"{r['username']:<30} {','.join(r['roles']):<30} {'disabled' if r['disabled'] else ''}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    if not APP_ENTRY.exists():
+        raise GoldenError(f"App entry {APP_ENTRY} not found; run from a source checkout (pip install -e .).")
+    env = dict(os.environ, GOLDEN_DB=str(Path(args.db or default_db_path()).resolve()))
+    cmd = [sys.executable, "-m", "streamlit", "run", str(APP_ENTRY), "--server.port", str(args.port),
+           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    return subprocess.call(cmd, env=env)
+
+
+# ---- parser -----------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", default=argparse.SUPPRESS,
+                        help="store file (default: $GOLDEN_DB or ./golden.duckdb)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print data as JSON")
+
+    p = argparse.ArgumentParser(
+        prog="golden", parents=[common],
+        description="Golden-set curation studio: corpus, queries, frozen versions, exports.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, fn, help_: str, parser=sub) -> argparse.ArgumentParser:
+        sp = parser.add_parser(name, help=help_, parents=[common], description=help_)
+        sp.set_defaults(func=fn)
+        return sp
+
+    add("init", cmd_init, "create (or migrate) the store")
+    add("demo", cmd_demo, "load the demo project into an empty store")
+
+    c = sub.add_parser("corpus", help="corpus commands").add_subparsers(dest="corpus_cmd", required=True, metavar="CMD")
+    ci = add("import", cmd_corpus_import, "import .txt/.md/.html/.jsonl documents (files or folders)", c)
+    ci.add_argument("paths", nargs="+", metavar="PATH")
+    ci.add_argument("--replace", action="store_true", help="allow changing documents that already exist")
+
+    q = sub.add_parser("queries", help="query commands").add_subparsers(dest="queries_cmd", required=True, metavar="CMD")
+    qi = add("import", cmd_queries_import, "import queries from CSV or JSONL", q)
+    qi.add_argument("file")
+    qi.add_argument("--update", action="store_true", help="record new revisions for existing ids")
+
+    s = sub.add_parser("strata", help="strata commands").add_subparsers(dest="strata_cmd", required=True, metavar="CMD")
+    sa = add("add", cmd_strata_add, "add a stratum", s)
+    sa.add_argument("name")
+    sa.add_argument("--description", required=True)
+    add("list", cmd_strata_list, "list strata with query counts", s)
+
+    f = add("freeze", cmd_freeze, "freeze the live store into an immutable version")
+    f.add_argument("name")
+    f.add_argument("--note", default="")
+    add("versions", cmd_versions, "list frozen versions")
+    v = add("verify", cmd_verify, "re-hash a version and re-check it against its corpus")
+    v.add_argument("name")
+    e = add("export", cmd_export, "export a version (TREC qrels, BEIR layout, JSONL)")
+    e.add_argument("name")
+    e.add_argument("--format", required=True, choices=["trec", "beir", "jsonl"])
+    e.add_argument("--out", required=True)
+    d = add("diff", cmd_diff, "what changed between two versions")
+    d.add_argument("a")
+    d.add_argument("b")
+
+    u = sub.add_parser("users", help="user accounts").add_subparsers(dest="users_cmd", required=True, metavar="CMD")
+    ua = add("add", cmd_users_add, "add a local account", u)
+    ua.add_argument("username")
+    ua.add_argument("--role", action="append", required=True,
+                    choices=["annotator", "lead", "engineer", "reviewer", "admin"])
+    ua.add_argument("--name", help="display name")
+    ua.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
+    ua.add_argument("--no-password", action="store_true", help="no password (OIDC sign-in only)")
+    add("list", cmd_users_list, "list accounts", u)
+
+    sv = add("serve", cmd_serve, "start the Streamlit app on this store")
+    sv.add_argument("--port", type=int, default=8501)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    args.db = getattr(args, "db", None)
+    args.json = getattr(args, "json", False)
+    try:
+        return int(args.func(args) or 0)
+    except GoldenError as exc:
+        print(f"golden: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("golden: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        context.close_all()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""The process's store handles: one connection per store file per process.
+
+The app and the CLI both get their store here, so a Streamlit server with many sessions
+still holds exactly one DuckDB connection per file.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from golden_store.store import Store, default_db_path
+
+_stores: dict[Path, Store] = {}
+_lock = threading.Lock()
+
+
+def get_store(path: str | Path | None = None) -> Store:
+    """The open store for ``path`` (default: ``GOLDEN_DB`` or ``./golden.duckdb``)."""
+    p = Path(path) if path is not None else default_db_path()
+    key = p.resolve()
+    with _lock:
+        store = _stores.get(key)
+        if store is None or store._closed:
+            store = Store.open(p)
+            _stores[key] = store
+        return store
+
+
+def close_all() -> None:
+    """Close every store this process opened (tests, shutdown)."""
+    with _lock:
+        for s in _stores.values():
+            s.close()
+        _stores.clear()

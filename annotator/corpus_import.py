@@ -1,0 +1,37 @@
+"""Corpus import as a person does it: from paths (CLI) or uploaded files (app), role-checked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from annotator.identity import User, require
+from annotator.roles import Permission
+from golden_store import corpus
+from golden_store.corpus import ImportReport, Progress
+from golden_store.store import Store
+
+
+def import_paths(store: Store, user: User, paths: Sequence[str | Path], *, replace: bool = False,
+                 progress: Progress | None = None) -> ImportReport:
+    require(user, Permission.IMPORT_CORPUS)
+    docs = corpus.load_paths(paths, progress)
+    return corpus.import_documents(store, docs, actor=user.username, replace=replace)
+
+
+def import_uploads(store: Store, user: User, files: Sequence[tuple[str, bytes]], *, replace: bool = False,
+                   progress: Progress | None = None) -> ImportReport:
+    """``files``: (file name, bytes) pairs, as a browser upload gives them."""
+    require(user, Permission.IMPORT_CORPUS)
+    docs = corpus.load_sources(files, progress)
+    return corpus.import_documents(store, docs, actor=user.username, replace=replace)
+
+
+def read_document(store: Store, user: User, doc_id: str) -> dict | None:
+    require(user, Permission.VIEW_STORE)
+    return corpus.get_document(store, doc_id)
+
+
+def documents_table(store: Store, user: User):
+    require(user, Permission.VIEW_STORE)
+    return corpus.list_documents(store)

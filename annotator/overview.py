@@ -1,0 +1,35 @@
+"""The home page's numbers: the store's state at a glance and each workflow's progress."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotator.identity import User, require
+from annotator.roles import Permission
+from golden_store import corpus, evidence, queries, versions
+from golden_store.rubric import current_rubric
+from golden_store.store import Store, versions_dir_for
+
+
+def store_overview(store: Store, user: User) -> dict[str, Any]:
+    require(user, Permission.VIEW_STORE)
+    qdf = queries.list_queries(store)
+    n_q = len(qdf)
+    answerable = int(qdf["answerable"].sum()) if n_q else 0
+    ev = evidence.evidence_counts(store)
+    rubric = current_rubric(store)
+    out: dict[str, Any] = {
+        "db_path": str(store.path),
+        "corpus": corpus.corpus_stats(store),
+        "queries": n_q,
+        "answerable": answerable,
+        "held_out": int(qdf["held_out"].sum()) if n_q else 0,
+        "strata": queries.strata_counts(store),
+        "evidence": ev,
+        "evidence_progress": (ev["queries_with_evidence"] / answerable) if answerable else None,
+        "rubric_version": rubric["version"] if rubric else None,
+        "versions": [],
+    }
+    if user.can(Permission.VIEW_VERSIONS):
+        out["versions"] = versions.list_versions(versions_dir_for(store.path))
+    return out

@@ -1,0 +1,76 @@
+"""Roles and what each may do. Every write in the annotator layer calls :func:`require`;
+hiding pages in the UI is a convenience, this is the enforcement."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from golden_store.errors import GoldenError
+
+
+class Role(str, Enum):
+    ANNOTATOR = "annotator"
+    LEAD = "lead"
+    ENGINEER = "engineer"
+    REVIEWER = "reviewer"
+    ADMIN = "admin"
+
+
+class Permission(str, Enum):
+    VIEW_STORE = "view the corpus and queries"
+    EDIT_QUERIES = "add, edit or import queries"
+    MANAGE_STRATA = "add strata"
+    IMPORT_CORPUS = "import documents into the corpus"
+    LOAD_DEMO = "load the demo project"
+    VIEW_VERSIONS = "see, verify and diff frozen versions"
+    FREEZE = "freeze a version"
+    EXPORT = "export a version"
+    LABEL = "author evidence, grades and nuggets"
+    ADJUDICATE = "adjudicate disagreements"
+    EDIT_RUBRIC = "edit the rubric"
+    RUN_ROUNDS = "run calibration rounds"
+    IMPORT_RUNS = "import system runs"
+    REVIEW = "review failure transcripts"
+    MANAGE_USERS = "manage user accounts"
+
+
+ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
+    Role.ANNOTATOR: frozenset({Permission.VIEW_STORE, Permission.LABEL}),
+    Role.LEAD: frozenset({
+        Permission.VIEW_STORE, Permission.LABEL, Permission.ADJUDICATE, Permission.EDIT_RUBRIC,
+        Permission.RUN_ROUNDS, Permission.EDIT_QUERIES, Permission.MANAGE_STRATA,
+        Permission.VIEW_VERSIONS,
+    }),
+    Role.ENGINEER: frozenset({
+        Permission.VIEW_STORE, Permission.EDIT_QUERIES, Permission.IMPORT_CORPUS,
+        Permission.LOAD_DEMO, Permission.VIEW_VERSIONS, Permission.FREEZE, Permission.EXPORT,
+        Permission.IMPORT_RUNS,
+    }),
+    Role.REVIEWER: frozenset({Permission.VIEW_STORE, Permission.REVIEW}),
+    Role.ADMIN: frozenset(Permission),
+}
+
+
+class PermissionDenied(GoldenError):
+    """The signed-in user's roles do not allow the action."""
+
+
+def permissions_of(roles: frozenset[Role] | set[Role]) -> frozenset[Permission]:
+    out: set[Permission] = set()
+    for r in roles:
+        out |= ROLE_PERMISSIONS[r]
+    return frozenset(out)
+
+
+def parse_roles(values: list[str] | tuple[str, ...]) -> frozenset[Role]:
+    roles = set()
+    for v in values:
+        try:
+            roles.add(Role(v.strip().lower()))
+        except ValueError:
+            raise GoldenError(
+                f"Unknown role {v!r}; roles are {', '.join(r.value for r in Role)}."
+            ) from None
+    if not roles:
+        raise GoldenError("A user needs at least one role.")
+    return frozenset(roles)

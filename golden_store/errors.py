@@ -1,0 +1,45 @@
+"""Errors that carry a message meant for a person: what went wrong, where, and what to do."""
+
+from __future__ import annotations
+
+
+class GoldenError(Exception):
+    """Base class. ``str(err)`` is a complete sentence fit for a CLI or a page."""
+
+
+class StoreLockedError(GoldenError):
+    """Another process holds the DuckDB file lock."""
+
+
+class StoreSchemaError(GoldenError):
+    """The store was written by a newer version of the studio, or is not a studio store."""
+
+
+class ValidationError(GoldenError):
+    """Bad input. ``problems`` lists every problem found (file/line/field), not just the first."""
+
+    def __init__(self, summary: str, problems: list[str] | None = None) -> None:
+        self.summary = summary
+        self.problems = list(problems or [])
+        shown = self.problems[:20]
+        more = len(self.problems) - len(shown)
+        lines = [summary, *(f"  - {p}" for p in shown)]
+        if more > 0:
+            lines.append(f"  ... and {more} more")
+        super().__init__("\n".join(lines))
+
+
+class NotFoundError(GoldenError):
+    """A named thing (version, query, document, user) does not exist."""
+
+
+class VersionExistsError(GoldenError):
+    """Freezing refuses to overwrite an existing version."""
+
+
+class VerificationError(GoldenError):
+    """A frozen version failed verification; ``problems`` names each file or check."""
+
+    def __init__(self, summary: str, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join([summary, *(f"  - {p}" for p in problems)]))

@@ -1,0 +1,276 @@
+"""Queries: validation, import from CSV/JSONL, and edits as appended revisions."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from golden_store.errors import NotFoundError, ValidationError
+from golden_store.store import Store, utcnow
+
+QUERY_FIELDS = ("id", "text", "stratum", "answerable", "source", "date", "held_out", "notes")
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+_STRATUM_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_TRUE = {"true", "1", "yes", "y", "t"}
+_FALSE = {"false", "0", "no", "n", "f", ""}
+
+
+@dataclass(frozen=True)
+class QueryRecord:
+    query_id: str
+    text: str
+    stratum: str
+    answerable: bool
+    source: str
+    created_date: date
+    held_out: bool = False
+    notes: str = ""
+
+
+def _parse_bool(value: object, field: str, where: str, problems: list[str], default: bool) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    s = str(value).strip().lower()
+    if s in _TRUE:
+        return True
+    if s in _FALSE:
+        return default if s == "" else False
+    problems.append(f"{where}: field '{field}' must be true or false, got {value!r}")
+    return default
+
+
+def validate_record(obj: dict, where: str, strata: set[str], problems: list[str], today: date) -> QueryRecord | None:
+    """Check one input row; append every problem (with ``where``) and return None if any."""
+    n_before = len(problems)
+    qid = obj.get("id", obj.get("query_id"))
+    qid = str(qid).strip() if qid is not None else ""
+    if not qid:
+        problems.append(f"{where}: field 'id' is missing")
+    elif not _ID_RE.match(qid):
+        problems.append(
+            f"{where}: id {qid!r} must be 1-128 characters of letters, digits, '_', '.', ':' or '-'"
+        )
+    text = str(obj.get("text") or "").strip()
+    if not text:
+        problems.append(f"{where}: field 'text' is missing or empty")
+    stratum = str(obj.get("stratum") or "").strip()
+    if not stratum:
+        problems.append(f"{where}: field 'stratum' is missing (one of {', '.join(sorted(strata))})")
+    elif stratum not in strata:
+        problems.append(
+            f"{where}: unknown stratum {stratum!r}; known: {', '.join(sorted(strata))}. "
+            f"Add a new one with `golden strata add NAME` or on the Queries page."
+        )
+    answerable = _parse_bool(obj.get("answerable"), "answerable", where, problems, default=True)
+    if stratum == "negative" and answerable and obj.get("answerable") not in (None, ""):
+        problems.append(f"{where}: stratum 'negative' means unanswerable; set answerable to false")
+    if stratum == "negative":
+        answerable = False
+    held_out = _parse_bool(obj.get("held_out"), "held_out", where, problems, default=False)
+    source = str(obj.get("source") or "expert").strip()
+    raw_date = obj.get("date", obj.get("created_date"))
+    created = today
+    if raw_date not in (None, ""):
+        try:
+            created = date.fromisoformat(str(raw_date).strip()[:10])
+        except ValueError:
+            problems.append(f"{where}: field 'date' must be YYYY-MM-DD, got {raw_date!r}")
+    notes = str(obj.get("notes") or "")
+    if len(problems) > n_before:
+        return None
+    return QueryRecord(qid, text, stratum, answerable, source, created, held_out, notes)
+
+
+def parse_query_file(name: str, data: bytes, strata: set[str], today: date | None = None) -> list[QueryRecord]:
+    """Parse a CSV (header row) or JSONL query file. Raises ValidationError naming every bad line."""
+    today = today or utcnow().date()
+    problems: list[str] = []
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            f"Query import refused: {name} is not valid UTF-8 (byte offset {exc.start}); re-save it as UTF-8."
+        ) from None
+    rows: list[tuple[str, dict]] = []
+    suffix = Path(name).suffix.lower()
+    if suffix == ".jsonl":
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problems.append(f"{name} line {lineno}: not valid JSON ({exc.msg}, column {exc.colno})")
+                continue
+            if not isinstance(obj, dict):
+                problems.append(f"{name} line {lineno}: expected a JSON object")
+                continue
+            rows.append((f"{name} line {lineno}", obj))
+    elif suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(text))
+        missing = [f for f in ("id", "text", "stratum") if f not in (reader.fieldnames or [])]
+        if missing:
+            raise ValidationError(
+                f"Query import refused: {name} header lacks column(s) {', '.join(missing)}; "
+                f"expected columns {', '.join(QUERY_FIELDS)}."
+            )
+        for rowno, row in enumerate(reader, start=2):
+            rows.append((f"{name} line {rowno}", row))
+    else:
+        raise ValidationError(f"Query import refused: {name}: use a .csv or .jsonl file.")
+    records: list[QueryRecord] = []
+    seen: dict[str, str] = {}
+    for where, obj in rows:
+        rec = validate_record(obj, where, strata, problems, today)
+        if rec is None:
+            continue
+        if rec.query_id in seen:
+            problems.append(f"{where}: id {rec.query_id!r} already used at {seen[rec.query_id]}")
+            continue
+        seen[rec.query_id] = where
+        records.append(rec)
+    if not rows and not problems:
+        problems.append(f"{name}: the file has no queries")
+    if problems:
+        raise ValidationError(f"Query import refused: {len(problems)} problem(s); nothing was imported.", problems)
+    return records
+
+
+def known_strata(store: Store) -> set[str]:
+    return {r[0] for r in store.read("SELECT name FROM strata")}
+
+
+def list_strata(store: Store) -> list[dict]:
+    return store.read_dicts("SELECT name, description, builtin FROM strata ORDER BY builtin DESC, name")
+
+
+def add_stratum(store: Store, name: str, description: str, *, actor: str) -> None:
+    name = name.strip()
+    if not _STRATUM_RE.match(name):
+        raise ValidationError(
+            f"Stratum name {name!r} must be lowercase letters, digits and '_' (max 40), starting with a letter."
+        )
+    if not description.strip():
+        raise ValidationError("A stratum needs a one-line definition, so annotators assign it consistently.")
+
+    def run(cur: duckdb.DuckDBPyConnection) -> None:
+        if cur.execute("SELECT 1 FROM strata WHERE name = ?", [name]).fetchone():
+            raise ValidationError(f"Stratum {name!r} already exists.")
+        cur.execute("INSERT INTO strata VALUES (?, ?, FALSE, ?, ?)", [name, description.strip(), utcnow(), actor])
+
+    store.write(run)
+
+
+_INSERT_REVISION = (
+    "INSERT INTO query_revisions (query_id, text, stratum, answerable, source, created_date,"
+    " held_out, notes, retired, actor, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _revision_row(r: QueryRecord, actor: str, retired: bool = False) -> list:
+    return [r.query_id, r.text, r.stratum, r.answerable, r.source, r.created_date, r.held_out,
+            r.notes, retired, actor, utcnow()]
+
+
+def import_queries(store: Store, records: Sequence[QueryRecord], *, actor: str, update: bool = False) -> dict:
+    """Append the records as revisions, all or nothing. Ids already in the store are an error
+    unless ``update``; identical records are skipped (no empty revisions)."""
+    return store.write(lambda cur: import_queries_tx(cur, records, actor=actor, update=update))
+
+
+def import_queries_tx(
+    cur: duckdb.DuckDBPyConnection, records: Sequence[QueryRecord], *, actor: str, update: bool = False
+) -> dict:
+    """:func:`import_queries` inside a caller's transaction."""
+    current = {
+        row[0]: row[1:]
+        for row in cur.execute(
+            "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes FROM queries"
+        ).fetchall()
+    }
+    existing = [r for r in records if r.query_id in current]
+    changed = [
+        r for r in existing
+        if tuple(current[r.query_id]) != (r.text, r.stratum, r.answerable, r.source,
+                                          r.created_date, r.held_out, r.notes)
+    ]
+    if changed and not update:
+        raise ValidationError(
+            f"Query import refused: {len(changed)} id(s) already exist with different content; "
+            f"nothing was imported. Re-run with --update to record new revisions.",
+            [f"id {r.query_id!r} exists" for r in changed[:50]],
+        )
+    new = [r for r in records if r.query_id not in current]
+    rows = [_revision_row(r, actor) for r in new + changed]
+    if rows:
+        cur.executemany(_INSERT_REVISION, rows)
+    return {"added": len(new), "updated": len(changed), "unchanged": len(existing) - len(changed)}
+
+
+def save_query(store: Store, record: QueryRecord, *, actor: str, must_exist: bool | None = None) -> None:
+    """Add (``must_exist=False``), edit (``True``) or upsert (``None``) one query as a revision."""
+    strata = known_strata(store)
+    problems: list[str] = []
+    validate_record(
+        {**asdict(record), "id": record.query_id, "date": record.created_date.isoformat()},
+        f"query {record.query_id!r}", strata, problems, record.created_date,
+    )
+    if problems:
+        raise ValidationError("Query not saved:", problems)
+
+    def run(cur: duckdb.DuckDBPyConnection) -> None:
+        exists = cur.execute("SELECT 1 FROM queries WHERE query_id = ?", [record.query_id]).fetchone()
+        if must_exist is True and not exists:
+            raise NotFoundError(f"No query with id {record.query_id!r}.")
+        if must_exist is False and exists:
+            raise ValidationError(f"Query id {record.query_id!r} is already used; pick another id or edit it.")
+        cur.execute(_INSERT_REVISION, _revision_row(record, actor))
+
+    store.write(run)
+
+
+def retire_query(store: Store, query_id: str, *, actor: str) -> None:
+    """Remove a query from the live set by appending a retired revision (undo = save it again)."""
+    rec = get_query(store, query_id)
+    if rec is None:
+        raise NotFoundError(f"No query with id {query_id!r}.")
+    store.write(lambda cur: cur.execute(_INSERT_REVISION, _revision_row(rec, actor, retired=True)))
+
+
+def get_query(store: Store, query_id: str) -> QueryRecord | None:
+    row = store.read_one(
+        "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes "
+        "FROM queries WHERE query_id = ?",
+        [query_id],
+    )
+    return QueryRecord(*row) if row else None
+
+
+def list_queries(store: Store):
+    return store.df(
+        "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "
+        "last_edited_by, last_edited_at FROM queries ORDER BY query_id"
+    )
+
+
+def query_history(store: Store, query_id: str):
+    return store.df(
+        "SELECT event_id AS revision, text, stratum, answerable, source, created_date, held_out, "
+        "notes, retired, actor, created_at FROM query_revisions WHERE query_id = ? ORDER BY event_id",
+        [query_id],
+    )
+
+
+def strata_counts(store: Store) -> dict[str, int]:
+    rows = store.read("SELECT stratum, count(*) FROM queries GROUP BY stratum ORDER BY stratum")
+    return {s: int(n) for s, n in rows}

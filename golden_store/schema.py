@@ -1,0 +1,252 @@
+"""The live store's schema, as an ordered list of forward migrations.
+
+Design: every human act is a row appended to an ``*_events`` table (who, when, under which
+rubric version, what value); nothing is updated in place. Current state is a view that
+takes the latest event per key. One global sequence orders all events, so "latest" is
+well defined even when two events share a timestamp.
+
+Add a migration by appending to ``MIGRATIONS``; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BUILTIN_STRATA: dict[str, str] = {
+    "lexical": "Contains an exact code, name, SKU or error string (stresses BM25, the analyzer).",
+    "paraphrase": "The answer shares few content words with the question (stresses dense retrieval).",
+    "multi_hop": "The answer needs two or more spans, usually in different documents.",
+    "long_tail": "Asks about an entity that appears fewer than 3 times in the corpus.",
+    "tabular": "The answer lives in a table or figure (stresses the parser).",
+    "negative": "The corpus genuinely does not contain the answer (stresses abstention).",
+    "temporal": "The correct answer depends on recency; it changed over time.",
+}
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+_V1 = (
+    """CREATE TABLE store_meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)""",
+    """CREATE SEQUENCE event_seq START 1""",
+    # ---- corpus -------------------------------------------------------------------------
+    """CREATE TABLE documents (
+        doc_id VARCHAR PRIMARY KEY,
+        title VARCHAR,
+        source_path VARCHAR,
+        source_format VARCHAR NOT NULL,
+        raw_text VARCHAR NOT NULL,
+        canonical_text VARCHAR NOT NULL,
+        raw_sha256 VARCHAR NOT NULL,
+        canonical_sha256 VARCHAR NOT NULL,
+        imported_at TIMESTAMP NOT NULL,
+        imported_by VARCHAR NOT NULL
+    )""",
+    # The documents table holds the current corpus; this log keeps what was replaced, so a
+    # corpus change is never silent.
+    """CREATE TABLE corpus_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        doc_id VARCHAR NOT NULL,
+        action VARCHAR NOT NULL CHECK (action IN ('add', 'replace')),
+        old_canonical_sha256 VARCHAR,
+        new_canonical_sha256 VARCHAR NOT NULL,
+        source_path VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    # ---- queries --------------------------------------------------------------------------
+    """CREATE TABLE strata (
+        name VARCHAR PRIMARY KEY,
+        description VARCHAR NOT NULL,
+        builtin BOOLEAN NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        created_by VARCHAR NOT NULL
+    )""",
+    # A query edit is a new revision; retiring a query is a revision with retired = true.
+    """CREATE TABLE query_revisions (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        query_id VARCHAR NOT NULL,
+        text VARCHAR NOT NULL,
+        stratum VARCHAR NOT NULL,
+        answerable BOOLEAN NOT NULL,
+        source VARCHAR NOT NULL,
+        created_date DATE NOT NULL,
+        held_out BOOLEAN NOT NULL,
+        notes VARCHAR NOT NULL,
+        retired BOOLEAN NOT NULL DEFAULT FALSE,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE VIEW queries AS
+        SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,
+               actor AS last_edited_by, created_at AS last_edited_at, event_id AS revision
+        FROM (
+            SELECT *, row_number() OVER (PARTITION BY query_id ORDER BY event_id DESC) AS rn
+            FROM query_revisions
+        ) WHERE rn = 1 AND NOT retired""",
+    # ---- rubric ---------------------------------------------------------------------------
+    """CREATE TABLE rubric_versions (
+        version INTEGER PRIMARY KEY,
+        text VARCHAR NOT NULL,
+        sha256 VARCHAR NOT NULL,
+        changelog VARCHAR NOT NULL,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    # ---- label events (written by the workflows) --------------------------------------------
+    # Evidence: a quote resolved to a span. op = 'set' (new or changed) | 'retract'.
+    # start/end are offsets into documents.raw_text; canonical_* into canonical_text.
+    """CREATE TABLE evidence_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        query_id VARCHAR NOT NULL,
+        evidence_id VARCHAR NOT NULL,
+        op VARCHAR NOT NULL CHECK (op IN ('set', 'retract')),
+        quote VARCHAR,
+        doc_id VARCHAR,
+        start INTEGER,
+        "end" INTEGER,
+        canonical_start INTEGER,
+        canonical_end INTEGER,
+        match_kind VARCHAR,
+        score DOUBLE,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        rubric_version INTEGER,
+        round_id VARCHAR,
+        note VARCHAR
+    )""",
+    # Graded relevance of a (query, passage) pair; a passage is a corpus span, never a chunk id.
+    # op = 'grade' | 'retract' | 'skip' | 'unsure' | 'adjudicate' (a lead's final label).
+    """CREATE TABLE grade_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        op VARCHAR NOT NULL CHECK (op IN ('grade', 'retract', 'skip', 'unsure', 'adjudicate')),
+        grade SMALLINT CHECK (grade IS NULL OR grade BETWEEN 0 AND 3),
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        rubric_version INTEGER,
+        round_id VARCHAR,
+        note VARCHAR
+    )""",
+    # Nuggets: atomic facts of a reference answer. op = 'add' | 'edit' | 'delete' | 'approve'.
+    """CREATE TABLE nugget_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        query_id VARCHAR NOT NULL,
+        nugget_id VARCHAR NOT NULL,
+        op VARCHAR NOT NULL CHECK (op IN ('add', 'edit', 'delete', 'approve')),
+        text VARCHAR,
+        importance VARCHAR CHECK (importance IS NULL OR importance IN ('vital', 'okay')),
+        position INTEGER,
+        quote VARCHAR,
+        doc_id VARCHAR,
+        start INTEGER,
+        "end" INTEGER,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        rubric_version INTEGER,
+        model VARCHAR,
+        prompt_sha VARCHAR
+    )""",
+    # Verdicts on other things (transcripts, judge outputs): kind names the workflow.
+    """CREATE TABLE verdict_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        kind VARCHAR NOT NULL,
+        item_id VARCHAR NOT NULL,
+        query_id VARCHAR,
+        value VARCHAR NOT NULL,
+        detail VARCHAR,
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        rubric_version INTEGER
+    )""",
+    # ---- current state, derived ----------------------------------------------------------------
+    """CREATE VIEW current_evidence AS
+        SELECT query_id, evidence_id, quote, doc_id, start, "end", canonical_start, canonical_end,
+               match_kind, score, actor, created_at, rubric_version, event_id
+        FROM (
+            SELECT *, row_number() OVER (PARTITION BY query_id, evidence_id ORDER BY event_id DESC) AS rn
+            FROM evidence_events
+        ) WHERE rn = 1 AND op = 'set'""",
+    # Each annotator's current grade per (query, passage): their latest grade/retract event.
+    """CREATE VIEW current_grades AS
+        SELECT query_id, doc_id, start, "end", actor, grade, rubric_version, round_id, note,
+               created_at, event_id
+        FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY query_id, doc_id, start, "end", actor ORDER BY event_id DESC) AS rn
+            FROM grade_events WHERE op IN ('grade', 'retract')
+        ) WHERE rn = 1 AND op = 'grade'""",
+    # The golden label per (query, passage): the latest adjudication if there is one, else the
+    # annotators' grade when they all agree. Disagreements without adjudication are left out
+    # (they wait in the adjudication queue) and counted by `disputed_grades`.
+    """CREATE VIEW final_grades AS
+        WITH adj AS (
+            SELECT query_id, doc_id, start, "end", grade, actor, rubric_version, created_at
+            FROM (
+                SELECT *, row_number() OVER (
+                    PARTITION BY query_id, doc_id, start, "end" ORDER BY event_id DESC) AS rn
+                FROM grade_events WHERE op = 'adjudicate'
+            ) WHERE rn = 1
+        ),
+        agreed AS (
+            SELECT query_id, doc_id, start, "end", min(grade) AS grade,
+                   string_agg(DISTINCT actor, ',' ORDER BY actor) AS actor,
+                   max(rubric_version) AS rubric_version, max(created_at) AS created_at
+            FROM current_grades
+            GROUP BY query_id, doc_id, start, "end"
+            HAVING count(DISTINCT grade) = 1
+        )
+        SELECT query_id, doc_id, start, "end", grade, actor AS decided_by, rubric_version,
+               created_at, 'adjudicated' AS basis FROM adj
+        UNION ALL
+        SELECT a.query_id, a.doc_id, a.start, a."end", a.grade, a.actor, a.rubric_version,
+               a.created_at, 'agreed' AS basis
+        FROM agreed a ANTI JOIN adj USING (query_id, doc_id, start, "end")""",
+    """CREATE VIEW disputed_grades AS
+        SELECT query_id, doc_id, start, "end", count(*) AS n_annotators,
+               count(DISTINCT grade) AS n_distinct
+        FROM current_grades
+        GROUP BY query_id, doc_id, start, "end"
+        HAVING count(DISTINCT grade) > 1""",
+    # A nugget's content is its latest add/edit/delete; it is approved when an 'approve'
+    # event came after that content (an edit after approval needs a fresh approval).
+    """CREATE VIEW current_nuggets AS
+        WITH content AS (
+            SELECT *, row_number() OVER (
+                PARTITION BY query_id, nugget_id ORDER BY event_id DESC) AS rn
+            FROM nugget_events WHERE op IN ('add', 'edit', 'delete')
+        ),
+        approvals AS (
+            SELECT query_id, nugget_id, max(event_id) AS approved_event
+            FROM nugget_events WHERE op = 'approve' GROUP BY query_id, nugget_id
+        )
+        SELECT c.query_id, c.nugget_id, c.text, c.importance, c.position, c.quote, c.doc_id,
+               c.start, c."end", c.actor, c.created_at, c.model, c.prompt_sha,
+               coalesce(a.approved_event > c.event_id, FALSE) AS approved
+        FROM content c LEFT JOIN approvals a USING (query_id, nugget_id)
+        WHERE c.rn = 1 AND c.op <> 'delete'""",
+    # ---- people -------------------------------------------------------------------------------
+    """CREATE TABLE users (
+        username VARCHAR PRIMARY KEY,
+        display_name VARCHAR NOT NULL,
+        roles VARCHAR[] NOT NULL,
+        password_hash VARCHAR,
+        created_at TIMESTAMP NOT NULL,
+        created_by VARCHAR NOT NULL,
+        disabled BOOLEAN NOT NULL DEFAULT FALSE
+    )""",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
+)
+
+SCHEMA_VERSION = MIGRATIONS[-1].version

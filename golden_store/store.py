@@ -1,0 +1,230 @@
+"""The live store: one DuckDB file, one connection per process, serialized writes.
+
+Why this shape: DuckDB lets exactly one process open a file for writing. The app is that
+process; inside it Streamlit runs every browser session in its own thread, so each
+operation takes its own cursor (DuckDB cursors are independent connections to the same
+database), reads run concurrently, and writes go one at a time through a lock, retried if
+DuckDB still reports a transaction conflict. A second process gets one clear sentence.
+
+All SQL of the studio lives in ``golden_store``; this module owns the connection, the
+migrations and the transaction discipline. Keep the public surface (``read``, ``write``,
+``df``) engine-neutral so a PostgreSQL backend can implement the same protocol.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+import duckdb
+
+from golden_store.errors import StoreLockedError, StoreSchemaError
+from golden_store.schema import BUILTIN_STRATA, MIGRATIONS, SCHEMA_VERSION
+
+T = TypeVar("T")
+
+DEFAULT_DB = "golden.duckdb"
+_LOCK_PID = re.compile(r"held in (?P<prog>\S+) \(PID (?P<pid>\d+)\)")
+
+
+def default_db_path() -> Path:
+    """``GOLDEN_DB`` if set, else ``./golden.duckdb``."""
+    return Path(os.environ.get("GOLDEN_DB") or DEFAULT_DB)
+
+
+def versions_dir_for(db_path: Path) -> Path:
+    """Where frozen versions live: ``GOLDEN_VERSIONS`` if set, else ``versions/`` next to the DB."""
+    env = os.environ.get("GOLDEN_VERSIONS")
+    if env:
+        return Path(env)
+    return Path(db_path).resolve().parent / "versions"
+
+
+def utcnow() -> datetime:
+    """Naive UTC timestamp (DuckDB TIMESTAMP has no zone; every timestamp we store is UTC)."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class Store:
+    """Handle on one studio store file. Create with :meth:`open`."""
+
+    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection) -> None:
+        self.path = path
+        self._con = con
+        self._write_lock = threading.RLock()
+        self._closed = False
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, *, create: bool = True) -> "Store":
+        """Open (and migrate) the store at ``path``.
+
+        Raises :class:`StoreLockedError` with a one-sentence explanation when another
+        process holds the file.
+        """
+        p = Path(path) if path is not None else default_db_path()
+        if not create and not p.exists():
+            raise StoreSchemaError(
+                f"No store at {p}. Create one with `golden init` (or `golden --db PATH init`)."
+            )
+        if p.parent and not p.parent.exists():
+            p.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            con = duckdb.connect(str(p))
+        except duckdb.IOException as exc:
+            msg = str(exc)
+            if "lock" in msg.lower():
+                m = _LOCK_PID.search(msg)
+                who = f" (PID {m['pid']}, {Path(m['prog']).name})" if m else ""
+                raise StoreLockedError(
+                    f"The store {p} is in use by another process{who}: DuckDB lets one process "
+                    f"open it at a time, so stop that process (for example the running app) or do "
+                    f"this from the app, or point --db/GOLDEN_DB at another file."
+                ) from None
+            raise StoreSchemaError(f"Cannot open {p} as a DuckDB store: {msg}") from None
+        store = cls(p, con)
+        try:
+            store._migrate()
+        except Exception:
+            con.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        if not self._closed:
+            self._con.close()
+            self._closed = True
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- migrations ----------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        cur = self._con.cursor()
+        try:
+            exists = cur.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+            ).fetchone()[0]
+            if not exists:
+                return 0
+            return int(cur.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0])
+        finally:
+            cur.close()
+
+    def _migrate(self) -> None:
+        current = self.schema_version()
+        if current > SCHEMA_VERSION:
+            raise StoreSchemaError(
+                f"{self.path} has schema version {current}, newer than this studio "
+                f"understands ({SCHEMA_VERSION}). Upgrade the studio (pip install -U golden-studio)."
+            )
+        if current == SCHEMA_VERSION:
+            return
+        if current == 0:
+            cur = self._con.cursor()
+            try:
+                n = cur.execute(
+                    "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main'"
+                ).fetchone()[0]
+            finally:
+                cur.close()
+            if n:
+                raise StoreSchemaError(
+                    f"{self.path} is a DuckDB file but not a golden-set store (it has tables "
+                    f"but no schema_migrations). Point --db/GOLDEN_DB at a new file."
+                )
+
+        def apply(cur: duckdb.DuckDBPyConnection) -> None:
+            cur.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "version INTEGER PRIMARY KEY, description VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
+            )
+            for mig in MIGRATIONS:
+                if mig.version <= current:
+                    continue
+                for stmt in mig.statements:
+                    cur.execute(stmt)
+                cur.execute(
+                    "INSERT INTO schema_migrations VALUES (?, ?, ?)",
+                    [mig.version, mig.description, utcnow()],
+                )
+                if mig.version == 1:
+                    now = utcnow()
+                    cur.executemany(
+                        "INSERT INTO strata VALUES (?, ?, TRUE, ?, 'system')",
+                        [[name, desc, now] for name, desc in BUILTIN_STRATA.items()],
+                    )
+                    cur.execute("INSERT INTO store_meta VALUES ('created_at', ?)", [now.isoformat()])
+
+        self.write(apply)
+
+    # ---- operations ------------------------------------------------------------------------------
+    @contextmanager
+    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A fresh cursor for one read operation."""
+        cur = self._con.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    def read(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[tuple]:
+        """Run one parameterized read and return all rows."""
+        with self.cursor() as cur:
+            return cur.execute(sql, params or []).fetchall()
+
+    def read_one(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> tuple | None:
+        with self.cursor() as cur:
+            return cur.execute(sql, params or []).fetchone()
+
+    def read_dicts(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[dict]:
+        with self.cursor() as cur:
+            res = cur.execute(sql, params or [])
+            cols = [d[0] for d in res.description]
+            return [dict(zip(cols, row)) for row in res.fetchall()]
+
+    def df(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None):
+        """Run one parameterized read and return a pandas DataFrame."""
+        with self.cursor() as cur:
+            return cur.execute(sql, params or []).df()
+
+    def write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], *, retries: int = 5) -> T:
+        """Run ``fn(cursor)`` inside one transaction, serialized with every other write.
+
+        All-or-nothing: if ``fn`` raises, the transaction is rolled back and the store is
+        exactly as it was. Transaction conflicts are retried with backoff.
+        """
+        delay = 0.02
+        with self._write_lock:
+            for attempt in range(retries + 1):
+                cur = self._con.cursor()
+                try:
+                    cur.begin()
+                    try:
+                        result = fn(cur)
+                        cur.commit()
+                        return result
+                    except BaseException:
+                        try:
+                            cur.rollback()
+                        except duckdb.Error:
+                            pass
+                        raise
+                except duckdb.TransactionException:
+                    if attempt == retries:
+                        raise
+                    time.sleep(delay)
+                    delay *= 2
+                finally:
+                    cur.close()
+        raise AssertionError("unreachable")  # pragma: no cover

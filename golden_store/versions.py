@@ -1,0 +1,627 @@
+"""Frozen versions: freeze the live store into an immutable, verifiable artifact.
+
+Layout: ``<versions dir>/<name>/manifest.json`` plus one Parquet file per table. A freeze
+is written into a hidden temporary folder next to the target and renamed into place, so a
+crash leaves either nothing or a complete version. The manifest lists every file's sha256
+and row count, and ``content_digest`` hashes the manifest itself (minus that field), so
+any change to any file, or to the manifest, is detected by :func:`verify`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from functools import cached_property
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import duckdb
+import pandas as pd
+import pyarrow.parquet as pq
+
+from golden_store.canonical import canonical_text
+from golden_store.corpus import corpus_digest, sha256_text
+from golden_store.errors import (
+    NotFoundError,
+    ValidationError,
+    VerificationError,
+    VersionExistsError,
+)
+from golden_store.qrels import QRELS_RULE, derive_qrels
+from golden_store.schema import SCHEMA_VERSION
+from golden_store.store import Store, default_db_path, utcnow, versions_dir_for
+
+FORMAT = "golden-studio/frozen-version@1"
+DEFAULT_HIT_RULE = "any_overlap"
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+# Each frozen table: file name -> SELECT over the live store (ORDER BY makes files reproducible).
+_TABLES: dict[str, str] = {
+    "documents.parquet": (
+        "SELECT doc_id, title, source_format, raw_text, canonical_text, raw_sha256, canonical_sha256 "
+        "FROM documents ORDER BY doc_id"
+    ),
+    "queries.parquet": (
+        "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, revision "
+        "FROM queries ORDER BY query_id"
+    ),
+    "spans.parquet": (
+        "SELECT e.query_id, evidence_id, quote, doc_id, start, \"end\", canonical_start, canonical_end, "
+        "match_kind, score, actor, created_at, rubric_version "
+        "FROM current_evidence e SEMI JOIN queries q USING (query_id) "
+        "ORDER BY e.query_id, evidence_id"
+    ),
+    "judgments.parquet": (
+        "SELECT j.query_id, doc_id, start, \"end\", CAST(grade AS INTEGER) AS grade, basis, decided_by, "
+        "rubric_version FROM final_grades j SEMI JOIN queries q USING (query_id) "
+        "ORDER BY j.query_id, doc_id, start, \"end\""
+    ),
+    "nuggets.parquet": (
+        "SELECT n.query_id, nugget_id, text, importance, position, quote, doc_id, start, \"end\", "
+        "actor, model, prompt_sha FROM current_nuggets n SEMI JOIN queries q USING (query_id) "
+        "WHERE approved ORDER BY n.query_id, position, nugget_id"
+    ),
+}
+QRELS_FILE = "qrels.parquet"
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _canonical_json(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def manifest_digest(manifest: Mapping[str, Any]) -> str:
+    """sha256 of the manifest without its ``content_digest`` field (which lists file hashes)."""
+    body = {k: v for k, v in manifest.items() if k != "content_digest"}
+    return "sha256:" + hashlib.sha256(_canonical_json(body)).hexdigest()
+
+
+def validate_name(name: str) -> str:
+    if not _NAME_RE.match(name or ""):
+        raise ValidationError(
+            f"Version name {name!r} must start with a letter or digit and use only letters, "
+            f"digits, '.', '_' and '-' (e.g. golden.v3)."
+        )
+    return name
+
+
+# ---- freeze ----------------------------------------------------------------------------------
+
+
+def broken_labels(cur: duckdb.DuckDBPyConnection) -> list[str]:
+    """Labels that no longer sit on the current corpus. Freezing refuses while any exist."""
+    problems: list[str] = []
+    rows = cur.execute(
+        "SELECT e.query_id, e.evidence_id, e.doc_id, e.start, e.\"end\", e.quote, e.match_kind, d.raw_text "
+        "FROM current_evidence e SEMI JOIN queries q USING (query_id) "
+        "LEFT JOIN documents d USING (doc_id)"
+    ).fetchall()
+    for qid, eid, doc, start, end, quote, kind, raw in rows:
+        where = f"query {qid} evidence {eid}"
+        if raw is None:
+            problems.append(f"{where}: document {doc!r} is not in the corpus")
+        elif start is None or end is None or not 0 <= start < end <= len(raw):
+            problems.append(f"{where}: span [{start}, {end}) is outside document {doc!r}")
+        elif kind == "exact" and canonical_text(raw[start:end]) != canonical_text(quote or ""):
+            problems.append(f"{where}: the text at [{start}, {end}) in {doc!r} no longer matches the quote")
+    rows = cur.execute(
+        "SELECT j.query_id, j.doc_id, j.start, j.\"end\", length(d.raw_text) FROM final_grades j "
+        "SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id)"
+    ).fetchall()
+    for qid, doc, start, end, n in rows:
+        if n is None:
+            problems.append(f"query {qid} judgment: document {doc!r} is not in the corpus")
+        elif not 0 <= start < end <= n:
+            problems.append(f"query {qid} judgment: passage [{start}, {end}) is outside document {doc!r}")
+    return problems
+
+
+@dataclass(frozen=True)
+class FreezeResult:
+    name: str
+    path: Path
+    manifest: Mapping[str, Any]
+
+
+def freeze(
+    store: Store,
+    name: str,
+    *,
+    actor: str,
+    note: str = "",
+    versions_dir: Path | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> FreezeResult:
+    """Write the live store's current state as version ``name``. Refuses an existing name,
+    an empty store, and labels that no longer resolve on the corpus."""
+    validate_name(name)
+    vdir = Path(versions_dir) if versions_dir else versions_dir_for(store.path)
+    target = vdir / name
+    if target.exists():
+        raise VersionExistsError(
+            f"Version {name!r} already exists at {target}; a frozen version never changes. "
+            f"Pick a new name (e.g. {name}-2)."
+        )
+    vdir.mkdir(parents=True, exist_ok=True)
+    tmp = vdir / f".tmp-{name}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    steps = len(_TABLES) + 3
+    try:
+        def snapshot(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+            # One transaction: every file sees the same snapshot of the store.
+            problems = broken_labels(cur)
+            if problems:
+                raise ValidationError(
+                    f"Freeze refused: {len(problems)} label(s) no longer resolve on the corpus. "
+                    f"Fix or retract them first.",
+                    problems,
+                )
+            n_q = cur.execute("SELECT count(*) FROM queries").fetchone()[0]
+            if n_q == 0:
+                raise ValidationError("Freeze refused: the store has no queries. Import queries first.")
+            if cur.execute("SELECT count(*) FROM documents").fetchone()[0] == 0:
+                raise ValidationError("Freeze refused: the store has no corpus. Import documents first.")
+            for i, (fname, sql) in enumerate(_TABLES.items()):
+                if progress:
+                    progress(i, steps, f"writing {fname}")
+                out = str(tmp / fname).replace("'", "''")
+                cur.execute(f"COPY ({sql}) TO '{out}' (FORMAT parquet, COMPRESSION zstd)")
+            if progress:
+                progress(len(_TABLES), steps, "deriving qrels")
+            ev = cur.execute(
+                "SELECT DISTINCT e.query_id, doc_id FROM current_evidence e SEMI JOIN queries q USING (query_id)"
+            ).fetchall()
+            jd = cur.execute(
+                "SELECT j.query_id, doc_id, grade FROM final_grades j SEMI JOIN queries q USING (query_id)"
+            ).fetchall()
+            qrels = derive_qrels(ev, jd)
+            qdf = pd.DataFrame(
+                [(q, d, g) for q in sorted(qrels) for d, g in sorted(qrels[q].items())],
+                columns=["query_id", "doc_id", "grade"],
+            ).astype({"query_id": "string", "doc_id": "string", "grade": "int32"})
+            cur.register("_qrels_df", qdf)
+            out = str(tmp / QRELS_FILE).replace("'", "''")
+            cur.execute(f"COPY (SELECT * FROM _qrels_df ORDER BY query_id, doc_id) TO '{out}' (FORMAT parquet)")
+            cur.unregister("_qrels_df")
+            return _manifest_facts(cur)
+
+        facts = store.write(snapshot)
+        if progress:
+            progress(len(_TABLES) + 1, steps, "hashing files")
+        files: dict[str, dict[str, Any]] = {}
+        for fname in [*_TABLES, QRELS_FILE]:
+            p = tmp / fname
+            files[fname] = {
+                "sha256": _sha256_file(p),
+                "rows": pq.ParquetFile(p).metadata.num_rows,
+                "bytes": p.stat().st_size,
+            }
+        from golden_store import __version__
+
+        manifest: dict[str, Any] = {
+            "format": FORMAT,
+            "dataset_version": name,
+            "note": note,
+            "built_at": utcnow().replace(microsecond=0).isoformat() + "Z",
+            "frozen_by": actor,
+            "studio_version": __version__,
+            "store_schema_version": SCHEMA_VERSION,
+            **facts,
+            "hit_rule": DEFAULT_HIT_RULE,
+            "qrels_rule": QRELS_RULE,
+            "kappa_binary": None,
+            "kappa_graded": None,
+            "judged_fraction_at_10": None,
+            "files": files,
+        }
+        manifest["content_digest"] = manifest_digest(manifest)
+        if progress:
+            progress(len(_TABLES) + 2, steps, "writing manifest")
+        with (tmp / "manifest.json").open("w", encoding="utf-8") as fh:
+            json.dump(manifest, fh, indent=2, ensure_ascii=False, sort_keys=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            raise VersionExistsError(
+                f"Version {name!r} appeared at {target} while freezing; nothing was overwritten."
+            ) from None
+        if progress:
+            progress(steps, steps, "done")
+        return FreezeResult(name, target, MappingProxyType(manifest))
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """The manifest fields that describe content. Only facts the store holds; never invented."""
+    docs = cur.execute("SELECT doc_id, canonical_sha256 FROM documents").fetchall()
+    strata = dict(cur.execute("SELECT stratum, count(*) FROM queries GROUP BY 1 ORDER BY 1").fetchall())
+    n_q, n_ans, n_held = cur.execute(
+        "SELECT count(*), count(*) FILTER (answerable), count(*) FILTER (held_out) FROM queries"
+    ).fetchone()
+    n_spans = cur.execute("SELECT count(*) FROM current_evidence SEMI JOIN queries USING (query_id)").fetchone()[0]
+    n_judg = cur.execute("SELECT count(*) FROM final_grades SEMI JOIN queries USING (query_id)").fetchone()[0]
+    n_disputed = cur.execute("SELECT count(*) FROM disputed_grades SEMI JOIN queries USING (query_id)").fetchone()[0]
+    annotators = [
+        r[0]
+        for r in cur.execute(
+            "SELECT DISTINCT actor FROM ("
+            " SELECT actor FROM current_evidence SEMI JOIN queries USING (query_id)"
+            " UNION SELECT actor FROM current_grades SEMI JOIN queries USING (query_id)"
+            " UNION SELECT actor FROM current_nuggets SEMI JOIN queries USING (query_id) WHERE approved"
+            ") ORDER BY 1"
+        ).fetchall()
+    ]
+    rubric = cur.execute("SELECT version, sha256 FROM rubric_versions ORDER BY version DESC LIMIT 1").fetchone()
+    models = cur.execute(
+        "SELECT DISTINCT model, prompt_sha FROM current_nuggets SEMI JOIN queries USING (query_id) "
+        "WHERE approved AND model IS NOT NULL ORDER BY 1, 2"
+    ).fetchall()
+    if n_judg:
+        label_type = "graded_0_3"
+    elif n_spans:
+        label_type = "evidence_spans"
+    else:
+        label_type = None
+    if models:
+        generator = {
+            "kind": "human+llm",
+            "model": models[0][0] if len({m for m, _ in models}) == 1 else [m for m, _ in models],
+            "prompt_sha": sorted({p for _, p in models if p}),
+        }
+    elif n_spans or n_judg:
+        generator = {"kind": "human", "model": None, "prompt_sha": None}
+    else:
+        generator = None
+    return {
+        "corpus_digest": corpus_digest(docs),
+        "corpus_commit": None,
+        "n_documents": len(docs),
+        "n_queries": int(n_q),
+        "n_answerable": int(n_ans),
+        "n_held_out": int(n_held),
+        "strata": {k: int(v) for k, v in strata.items()},
+        "label_type": label_type,
+        "n_spans": int(n_spans),
+        "n_judgments": int(n_judg),
+        "n_disputed_judgments_left_out": int(n_disputed),
+        "annotators": annotators,
+        "rubric": {"version": rubric[0], "sha256": rubric[1]} if rubric else None,
+        "generator": generator,
+    }
+
+
+# ---- reading versions -------------------------------------------------------------------------
+
+
+def _resolve_dir(versions_dir: Path | str | None) -> Path:
+    return Path(versions_dir) if versions_dir else versions_dir_for(default_db_path())
+
+
+def list_versions(versions_dir: Path | str | None = None) -> list[dict[str, Any]]:
+    """Summaries of every version folder (newest first); a folder with an unreadable
+    manifest is listed with an ``error`` instead of being hidden."""
+    vdir = _resolve_dir(versions_dir)
+    if not vdir.exists():
+        return []
+    out = []
+    for p in sorted(vdir.iterdir()):
+        if not p.is_dir() or p.name.startswith("."):
+            continue
+        try:
+            m = json.loads((p / "manifest.json").read_text(encoding="utf-8"))
+            out.append(
+                {
+                    "name": p.name,
+                    "built_at": m.get("built_at"),
+                    "frozen_by": m.get("frozen_by"),
+                    "n_queries": m.get("n_queries"),
+                    "n_spans": m.get("n_spans"),
+                    "n_judgments": m.get("n_judgments"),
+                    "corpus_digest": m.get("corpus_digest"),
+                    "content_digest": m.get("content_digest"),
+                    "note": m.get("note", ""),
+                    "error": None,
+                }
+            )
+        except (OSError, ValueError) as exc:
+            out.append({"name": p.name, "error": f"unreadable manifest: {exc}"})
+    out.sort(key=lambda v: v.get("built_at") or "", reverse=True)
+    return out
+
+
+@dataclass(frozen=True)
+class FrozenVersion:
+    """A frozen version, read-only. Tables come back as fresh DataFrame copies, so changing
+    one in memory cannot change what another caller (or the files) see."""
+
+    name: str
+    path: Path
+    manifest: Mapping[str, Any] = field(repr=False)
+
+    def _table(self, fname: str) -> pd.DataFrame:
+        return self._tables[fname].copy()
+
+    @cached_property
+    def _tables(self) -> dict[str, pd.DataFrame]:
+        return {
+            f: pq.read_table(self.path / f).to_pandas() for f in [*_TABLES, QRELS_FILE]
+        }
+
+    @property
+    def queries(self) -> pd.DataFrame:
+        return self._table("queries.parquet")
+
+    @property
+    def documents(self) -> pd.DataFrame:
+        return self._table("documents.parquet")
+
+    @property
+    def spans(self) -> pd.DataFrame:
+        return self._table("spans.parquet")
+
+    @property
+    def judgments(self) -> pd.DataFrame:
+        return self._table("judgments.parquet")
+
+    @property
+    def nuggets(self) -> pd.DataFrame:
+        return self._table("nuggets.parquet")
+
+    @property
+    def qrels_table(self) -> pd.DataFrame:
+        return self._table(QRELS_FILE)
+
+    def qrels(self, *, include_held_out: bool = True) -> dict[str, dict[str, int]]:
+        """{query_id: {doc_id: grade}} as trec_eval reads it."""
+        held = set(self._tables["queries.parquet"].query("held_out")["query_id"])
+        out: dict[str, dict[str, int]] = {}
+        for q, d, g in self._tables[QRELS_FILE].itertuples(index=False):
+            if include_held_out or q not in held:
+                out.setdefault(q, {})[d] = int(g)
+        return out
+
+    @property
+    def strata(self) -> dict[str, str]:
+        """{query_id: stratum}."""
+        q = self._tables["queries.parquet"]
+        return dict(zip(q["query_id"], q["stratum"]))
+
+    @property
+    def query_ids(self) -> tuple[str, ...]:
+        return tuple(self._tables["queries.parquet"]["query_id"])
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    mpath = path / "manifest.json"
+    if not mpath.exists():
+        raise VerificationError(f"Version at {path} is incomplete:", ["manifest.json is missing"])
+    try:
+        return json.loads(mpath.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise VerificationError(f"Version at {path} is damaged:", [f"manifest.json is not valid JSON ({exc})"])
+
+
+def _version_path(name: str, versions_dir: Path | str | None) -> Path:
+    vdir = _resolve_dir(versions_dir)
+    path = vdir / validate_name(name)
+    if not path.is_dir():
+        known = ", ".join(v["name"] for v in list_versions(vdir)) or "none"
+        raise NotFoundError(f"No frozen version {name!r} in {vdir} (known: {known}).")
+    return path
+
+
+def _check_files(path: Path, manifest: Mapping[str, Any]) -> list[str]:
+    problems: list[str] = []
+    files = manifest.get("files") or {}
+    if manifest.get("content_digest") != manifest_digest(manifest):
+        problems.append("manifest.json: content_digest does not match the manifest (it was edited)")
+    for fname in [*_TABLES, QRELS_FILE]:
+        if fname not in files:
+            problems.append(f"manifest.json: no entry for {fname}")
+    for fname, meta in files.items():
+        p = path / fname
+        if not p.exists():
+            problems.append(f"{fname}: missing")
+            continue
+        actual = _sha256_file(p)
+        if actual != meta.get("sha256"):
+            problems.append(f"{fname}: sha256 {actual[:12]}... does not match the manifest ({str(meta.get('sha256'))[:12]}...)")
+    extra = sorted(
+        p.name for p in path.iterdir() if p.name != "manifest.json" and p.name not in files
+    )
+    for name in extra:
+        problems.append(f"{name}: file not listed in the manifest")
+    return problems
+
+
+def load_version(name: str, versions_dir: Path | str | None = None, *, check: bool = True) -> FrozenVersion:
+    """Open a frozen version read-only. With ``check`` (default) the files are re-hashed
+    first, so nobody scores against a tampered version by accident."""
+    path = _version_path(name, versions_dir)
+    manifest = _read_manifest(path)
+    if check:
+        problems = _check_files(path, manifest)
+        if problems:
+            raise VerificationError(f"Version {name!r} failed its integrity check; run `golden verify {name}`:", problems)
+    return FrozenVersion(name, path, MappingProxyType(manifest))
+
+
+@dataclass
+class VerifyReport:
+    name: str
+    problems: list[str]
+    warnings: list[str]
+    checked: dict[str, int]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify(name: str, versions_dir: Path | str | None = None, *, live_corpus_digest: str | None = None) -> VerifyReport:
+    """Re-hash every file, then re-check the content against the frozen corpus: document
+    hashes, corpus digest, every span's offsets and text, qrels re-derived from the labels.
+    ``live_corpus_digest`` (when given) adds a warning if the live corpus has moved on."""
+    path = _version_path(name, versions_dir)
+    manifest = _read_manifest(path)
+    problems = _check_files(path, manifest)
+    warnings: list[str] = []
+    checked: dict[str, int] = {}
+    if problems:
+        return VerifyReport(name, problems, warnings, checked)
+    v = FrozenVersion(name, path, MappingProxyType(manifest))
+    docs = v.documents
+    raw_by_id: dict[str, str] = {}
+    for d in docs.itertuples(index=False):
+        raw_by_id[d.doc_id] = d.raw_text
+        if sha256_text(d.raw_text) != d.raw_sha256:
+            problems.append(f"documents.parquet: raw text of {d.doc_id!r} does not match its raw_sha256")
+        canon = canonical_text(d.raw_text)
+        if canon != d.canonical_text or sha256_text(canon) != d.canonical_sha256:
+            problems.append(
+                f"documents.parquet: canonical text of {d.doc_id!r} does not re-derive from its raw text"
+            )
+    digest = corpus_digest(zip(docs["doc_id"], docs["canonical_sha256"]))
+    if digest != manifest.get("corpus_digest"):
+        problems.append(f"corpus_digest {digest} does not match the manifest ({manifest.get('corpus_digest')})")
+    checked["documents"] = len(docs)
+    spans = v.spans
+    for s in spans.itertuples(index=False):
+        where = f"spans.parquet: query {s.query_id} evidence {s.evidence_id}"
+        raw = raw_by_id.get(s.doc_id)
+        if raw is None:
+            problems.append(f"{where}: document {s.doc_id!r} is not in the frozen corpus")
+        elif not 0 <= s.start < s.end <= len(raw):
+            problems.append(f"{where}: span [{s.start}, {s.end}) is outside {s.doc_id!r}")
+        elif s.match_kind == "exact" and canonical_text(raw[s.start:s.end]) != canonical_text(s.quote or ""):
+            problems.append(f"{where}: text at [{s.start}, {s.end}) no longer matches the quote")
+    checked["spans"] = len(spans)
+    judg = v.judgments
+    for j in judg.itertuples(index=False):
+        raw = raw_by_id.get(j.doc_id)
+        if raw is None or not 0 <= j.start < j.end <= len(raw):
+            problems.append(f"judgments.parquet: query {j.query_id} passage {j.doc_id}[{j.start}:{j.end}] is not in the corpus")
+    checked["judgments"] = len(judg)
+    qids = set(v.query_ids)
+    for label, df in (("spans", spans), ("judgments", judg)):
+        orphan = sorted(set(df["query_id"]) - qids)
+        if orphan:
+            problems.append(f"{label}.parquet: labels for unknown queries {orphan[:5]}")
+    expected = derive_qrels(
+        zip(spans["query_id"], spans["doc_id"]), zip(judg["query_id"], judg["doc_id"], judg["grade"])
+    )
+    if expected != v.qrels():
+        problems.append("qrels.parquet: does not match the qrels derived from spans and judgments")
+    checked["qrels"] = sum(len(d) for d in expected.values())
+    if manifest.get("n_queries") != len(qids):
+        problems.append(f"manifest n_queries={manifest.get('n_queries')} but queries.parquet has {len(qids)}")
+    if live_corpus_digest and live_corpus_digest != manifest.get("corpus_digest"):
+        warnings.append(
+            "the live store's corpus has changed since this version was frozen "
+            f"({live_corpus_digest} vs {manifest.get('corpus_digest')}); the version is still "
+            "self-consistent, but new labels belong in a new version"
+        )
+    return VerifyReport(name, problems, warnings, checked)
+
+
+# ---- diff ---------------------------------------------------------------------------------------
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (datetime, date)):
+        return v.isoformat()
+    if hasattr(v, "item"):
+        return v.item()
+    return v
+
+
+def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dict[str, Any]:
+    """What changed from version ``a`` to ``b``: queries added/removed/changed (field by
+    field), and per query the evidence spans and graded judgments added/removed/changed."""
+    va, vb = load_version(a, versions_dir), load_version(b, versions_dir)
+    fields = ["text", "stratum", "answerable", "source", "held_out", "notes"]
+    qa = va.queries.set_index("query_id")
+    qb = vb.queries.set_index("query_id")
+    added = sorted(set(qb.index) - set(qa.index))
+    removed = sorted(set(qa.index) - set(qb.index))
+    changed = []
+    for qid in sorted(set(qa.index) & set(qb.index)):
+        delta = {
+            f: {"from": _jsonable(qa.at[qid, f]), "to": _jsonable(qb.at[qid, f])}
+            for f in fields
+            if qa.at[qid, f] != qb.at[qid, f]
+        }
+        if delta:
+            changed.append({"query_id": qid, "fields": delta})
+
+    def span_keys(v: FrozenVersion) -> set[tuple]:
+        return {(s.query_id, s.doc_id, int(s.start), int(s.end)) for s in v.spans.itertuples(index=False)}
+
+    sa, sb = span_keys(va), span_keys(vb)
+    ja = {(j.query_id, j.doc_id, int(j.start), int(j.end)): int(j.grade) for j in va.judgments.itertuples(index=False)}
+    jb = {(j.query_id, j.doc_id, int(j.start), int(j.end)): int(j.grade) for j in vb.judgments.itertuples(index=False)}
+
+    def span_dict(k: tuple) -> dict:
+        return {"query_id": k[0], "doc_id": k[1], "start": k[2], "end": k[3]}
+
+    return {
+        "from": a,
+        "to": b,
+        "corpus_changed": va.manifest.get("corpus_digest") != vb.manifest.get("corpus_digest"),
+        "queries": {"added": added, "removed": removed, "changed": changed},
+        "spans": {
+            "added": [span_dict(k) for k in sorted(sb - sa)],
+            "removed": [span_dict(k) for k in sorted(sa - sb)],
+        },
+        "judgments": {
+            "added": [{**span_dict(k), "grade": jb[k]} for k in sorted(set(jb) - set(ja))],
+            "removed": [{**span_dict(k), "grade": ja[k]} for k in sorted(set(ja) - set(jb))],
+            "changed": [
+                {**span_dict(k), "from": ja[k], "to": jb[k]}
+                for k in sorted(set(ja) & set(jb)) if ja[k] != jb[k]
+            ],
+        },
+    }
+
+
+def format_diff(d: dict[str, Any]) -> str:
+    lines = [f"{d['from']} -> {d['to']}" + ("  (corpus changed)" if d["corpus_changed"] else "")]
+    q = d["queries"]
+    lines.append(f"queries: +{len(q['added'])} -{len(q['removed'])} ~{len(q['changed'])}")
+    lines += [f"  + {qid}" for qid in q["added"]]
+    lines += [f"  - {qid}" for qid in q["removed"]]
+    for c in q["changed"]:
+        for f, ft in c["fields"].items():
+            lines.append(f"  ~ {c['query_id']} {f}: {ft['from']!r} -> {ft['to']!r}")
+    s = d["spans"]
+    lines.append(f"evidence spans: +{len(s['added'])} -{len(s['removed'])}")
+    lines += [f"  + {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}]" for x in s["added"]]
+    lines += [f"  - {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}]" for x in s["removed"]]
+    j = d["judgments"]
+    lines.append(f"judgments: +{len(j['added'])} -{len(j['removed'])} ~{len(j['changed'])}")
+    lines += [f"  + {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}] = {x['grade']}" for x in j["added"]]
+    lines += [f"  - {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}] = {x['grade']}" for x in j["removed"]]
+    lines += [
+        f"  ~ {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}]: {x['from']} -> {x['to']}" for x in j["changed"]
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,88 @@
+"""UI helpers shared by the pages: the signed-in user, the store, errors, escaping.
+
+Pages stay thin: they lay out widgets and call into ``annotator``; they never touch SQL.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+import streamlit as st
+
+from annotator import context
+from annotator.identity import User
+from annotator.roles import Permission, PermissionDenied
+from golden_store.errors import GoldenError, ValidationError
+from golden_store.store import Store
+
+T = TypeVar("T")
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
+
+
+def md_escape(text: object) -> str:
+    """Escape Markdown so untrusted text (corpus, quotes, file names) renders literally."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def store() -> Store:
+    return context.get_store()
+
+
+def current_user() -> User | None:
+    return st.session_state.get("_user")
+
+
+def require_page(perm: Permission) -> User:
+    """Stop the page unless the signed-in user may ``perm``. The annotator layer checks
+    again on every write; this only keeps a page from rendering controls it cannot use."""
+    user = current_user()
+    if user is None or not user.can(perm):
+        st.error(f"You do not have access to this page (it needs permission to {perm.value}).")
+        st.stop()
+    return user
+
+
+def show_error(exc: BaseException) -> None:
+    if isinstance(exc, ValidationError):
+        st.error(md_escape(exc.summary))
+        if exc.problems:
+            st.code("\n".join(exc.problems), language=None)
+    elif isinstance(exc, PermissionDenied):
+        st.error(md_escape(str(exc)))
+    else:
+        lines = str(exc).split("\n")
+        st.error(md_escape(lines[0]))
+        if len(lines) > 1:
+            st.code("\n".join(lines[1:]), language=None)
+
+
+def attempt(fn: Callable[[], T]) -> T | None:
+    """Run a user action; show a GoldenError as a clear message instead of a traceback."""
+    try:
+        return fn()
+    except GoldenError as exc:
+        show_error(exc)
+        return None
+
+
+def succeeded(fn: Callable[[], object]) -> bool:
+    """Run a user action that returns nothing; True if it worked, else the error is shown."""
+    try:
+        fn()
+        return True
+    except GoldenError as exc:
+        show_error(exc)
+        return False
+
+
+def progress_callback(label: str):
+    bar = st.progress(0.0, text=label)
+
+    def update(done: int, total: int, *rest: object) -> None:
+        note = f"{label}: {rest[0]}" if rest else label
+        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{note} ({done}/{total})")
+
+    return update

@@ -1,0 +1,78 @@
+"""Home: the store at a glance, the demo button on an empty store, workflow progress."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from annotator import demo, overview
+from annotator.roles import Permission
+from pages._shared import attempt, current_user, md_escape, progress_callback, store
+
+user = current_user()
+st.title("Golden-set studio")
+s = store()
+
+if demo.store_is_empty(s):
+    st.subheader("This store is empty")
+    st.write(
+        "Import a corpus and queries (Corpus and Queries pages, or `golden corpus import` / "
+        "`golden queries import`), or load the demo project: a fictional company's HR and IT "
+        "handbook with 40 questions across every stratum, 6 of them unanswerable, and expert "
+        "evidence quotes already resolved to spans."
+    )
+    if user.can(Permission.LOAD_DEMO):
+        if st.button("Load the demo project", type="primary", key="load_demo"):
+            res = attempt(lambda: demo.load_demo(s, user, progress_callback("Reading the demo corpus")))
+            if res:
+                st.success(
+                    f"Demo loaded: {res['documents']} documents, {res['queries']} queries, "
+                    f"{res['evidence_spans']} evidence spans."
+                )
+                st.rerun()
+    else:
+        st.info("Ask an engineer or admin to import a corpus or load the demo.")
+    st.stop()
+
+ov = overview.store_overview(s, user)
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Documents", ov["corpus"]["documents"])
+c2.metric("Queries", ov["queries"], help="live queries (retired ones excluded)")
+c3.metric("Answerable", ov["answerable"])
+c4.metric("Held out", ov["held_out"], help="never sent to a hosted model")
+st.caption(f"corpus_digest `{ov['corpus']['corpus_digest']}` · rubric v{ov['rubric_version'] or '-'}")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Queries per stratum")
+    if ov["strata"]:
+        st.bar_chart(pd.Series(ov["strata"], name="queries"), horizontal=True)
+    missing = [k for k in ("negative",) if k not in ov["strata"]]
+    if missing:
+        st.warning("No negative (unanswerable) queries: abstention cannot be measured.")
+with right:
+    st.subheader("Workflows")
+    ev = ov["evidence"]
+    prog = ov["evidence_progress"]
+    st.write("**Evidence quotes** (answerable queries with at least one resolved span)")
+    st.progress(prog or 0.0, text=f"{ev['queries_with_evidence']} / {ov['answerable']} queries, {ev['spans']} spans")
+    for name, what in [
+        ("Pooled relevance judging", "import system runs, build a pool, grade passages 0-3"),
+        ("Double annotation & agreement", "calibration rounds, Cohen's kappa, Krippendorff's alpha"),
+        ("Nuggets", "draft with Claude, edit, approve"),
+        ("Judge calibration", "judge report, reliability, cascade band"),
+        ("Transcript review", "sampled failures back into the golden set"),
+    ]:
+        st.write(f"**{name}**: not started ({what})")
+        st.progress(0.0)
+
+if user.can(Permission.VIEW_VERSIONS):
+    st.subheader("Frozen versions")
+    if ov["versions"]:
+        st.dataframe(
+            pd.DataFrame(ov["versions"])[["name", "built_at", "frozen_by", "n_queries", "n_spans", "n_judgments", "note"]],
+            hide_index=True, width="stretch",
+        )
+    else:
+        st.write("None yet. Freeze one on the Versions page (or `golden freeze NAME`).")
+st.caption(f"Store file: {md_escape(ov['db_path'])}")

@@ -1,0 +1,90 @@
+"""Queries: list by stratum, add, edit (each save is a new revision), retire, import."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date
+
+import streamlit as st
+
+from annotator import query_editing
+from annotator.roles import Permission
+from golden_store.queries import QueryRecord, get_query, list_strata
+from pages._shared import attempt, md_escape, require_page, store, succeeded
+
+user = require_page(Permission.VIEW_STORE)
+s = store()
+st.title("Queries")
+strata = [r["name"] for r in list_strata(s)]
+df = query_editing.queries_table(s, user)
+
+pick = st.multiselect("Strata", strata, key="q_filter")
+shown = df[df["stratum"].isin(pick)] if pick else df
+st.caption(f"{len(shown)} of {len(df)} queries")
+st.dataframe(shown, hide_index=True, width="stretch")
+
+can_edit = user.can(Permission.EDIT_QUERIES)
+SOURCES = ["expert", "production_log", "synthetic", "eval_run"]
+
+
+def query_form(key: str, rec: QueryRecord | None) -> QueryRecord | None:
+    with st.form(key):
+        qid = st.text_input("Id", value=rec.query_id if rec else "", disabled=rec is not None)
+        text = st.text_area("Question", value=rec.text if rec else "")
+        c1, c2, c3 = st.columns(3)
+        stratum = c1.selectbox("Stratum", strata, index=strata.index(rec.stratum) if rec else 0)
+        source = c2.selectbox("Source", SOURCES, index=SOURCES.index(rec.source) if rec and rec.source in SOURCES else 0)
+        created = c3.date_input("Date", value=rec.created_date if rec else date.today())
+        c4, c5 = st.columns(2)
+        answerable = c4.checkbox("Answerable from the corpus", value=rec.answerable if rec else True,
+                                 help="Untick for 'no answer in corpus' (the negative stratum).")
+        held_out = c5.checkbox("Held out (never sent to a hosted model)", value=rec.held_out if rec else False)
+        notes = st.text_input("Notes", value=rec.notes if rec else "")
+        if st.form_submit_button("Save", type="primary"):
+            return QueryRecord(qid.strip(), text.strip(), stratum, answerable and stratum != "negative",
+                               source, created, held_out, notes)
+    return None
+
+
+if can_edit:
+    tab_add, tab_edit, tab_import, tab_strata = st.tabs(["Add", "Edit", "Import", "Strata"])
+    with tab_add:
+        rec = query_form("q_add", None)
+        if rec and succeeded(lambda: query_editing.add_query(s, user, rec)):
+            st.success(f"Added {md_escape(rec.query_id)}.")
+    with tab_edit:
+        if df.empty:
+            st.write("No queries yet.")
+        else:
+            qid = st.selectbox("Query", df["query_id"].tolist(), key="q_edit_pick")
+            current = get_query(s, qid)
+            new = query_form(f"q_edit_{qid}", current)
+            if new:
+                new = replace(new, query_id=qid)
+                if succeeded(lambda: query_editing.edit_query(s, user, new)):
+                    st.success(f"Saved a new revision of {md_escape(qid)}.")
+            if st.button("Retire this query", key="q_retire") and succeeded(
+                lambda: query_editing.retire_query(s, user, qid)
+            ):
+                st.rerun()
+            st.caption("History (every save is a revision; nothing is overwritten)")
+            st.dataframe(query_editing.history(s, user, qid), hide_index=True, width="stretch")
+    with tab_import:
+        st.write("CSV with a header row, or JSONL: `id, text, stratum, answerable, source, date, held_out, notes`.")
+        up = st.file_uploader("Query file", type=["csv", "jsonl"], key="q_import_file")
+        update = st.checkbox("Record new revisions for ids that already exist", key="q_import_update")
+        if st.button("Import queries", disabled=up is None, key="q_import"):
+            res = attempt(lambda: query_editing.import_file(s, user, up.name, up.getvalue(), update=update))
+            if res:
+                st.success(f"{res['added']} added, {res['updated']} updated, {res['unchanged']} unchanged.")
+    with tab_strata:
+        st.dataframe(list_strata(s), hide_index=True, width="stretch")
+        if user.can(Permission.MANAGE_STRATA):
+            with st.form("stratum_add"):
+                name = st.text_input("New stratum name (lowercase, e.g. code_switching)")
+                desc = st.text_input("Definition (one line, so annotators assign it consistently)")
+                if st.form_submit_button("Add stratum"):
+                    if succeeded(lambda: query_editing.add_stratum(s, user, name, desc)):
+                        st.rerun()
+else:
+    st.caption("You can read queries; adding or editing them needs the lead, engineer or admin role.")

@@ -1,0 +1,27 @@
+"""Sign in with a local account (shown only when accounts exist and nobody is signed in)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from annotator import identity
+from pages._shared import store
+
+st.title("Golden-set studio")
+if st.session_state.get("_auth_mode") == "oidc":
+    st.write("Sign in with your organisation's identity provider.")
+    st.button("Sign in", on_click=st.login, type="primary")
+    st.stop()
+
+st.subheader("Sign in")
+with st.form("sign_in"):
+    username = st.text_input("Username")
+    password = st.text_input("Password", type="password")
+    submitted = st.form_submit_button("Sign in", type="primary")
+if submitted:
+    user = identity.authenticate(store(), username, password)
+    if user is None:
+        st.error("Unknown username or wrong password (or the account is disabled).")
+    else:
+        st.session_state["username"] = user.username
+        st.rerun()

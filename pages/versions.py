@@ -1,0 +1,88 @@
+"""Versions: freeze the live store, list, verify, diff and export frozen versions."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from annotator import versioning
+from annotator.roles import Permission
+from golden_store.versions import format_diff
+from pages._shared import attempt, md_escape, progress_callback, require_page, store
+
+user = require_page(Permission.VIEW_VERSIONS)
+s = store()
+st.title("Versions")
+st.caption(f"Frozen versions live in {md_escape(versioning.versions_dir(s))}. A frozen version never changes.")
+
+if user.can(Permission.FREEZE):
+    with st.form("freeze"):
+        st.subheader("Freeze the live store", anchor=False)
+        c1, c2 = st.columns([1, 2])
+        name = c1.text_input("Version name", placeholder="golden.v1")
+        note = c2.text_input("Note", placeholder="what changed since the last version")
+        if st.form_submit_button("Freeze", type="primary"):
+            res = attempt(lambda: versioning.freeze(s, user, name.strip(), note=note,
+                                                    progress=progress_callback("Freezing")))
+            if res:
+                st.success(f"Frozen {md_escape(res.name)}: content_digest `{res.manifest['content_digest']}`")
+
+rows = attempt(lambda: versioning.list_versions(s, user)) or []
+if not rows:
+    st.info("No frozen versions yet.")
+    st.stop()
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+names = [r["name"] for r in rows if not r.get("error")]
+
+tab_m, tab_v, tab_d, tab_e = st.tabs(["Manifest", "Verify", "Diff", "Export"])
+with tab_m:
+    pick = st.selectbox("Version", names, key="v_manifest")
+    if pick:
+        m = attempt(lambda: versioning.manifest(s, user, pick))
+        if m:
+            st.json(m)
+with tab_v:
+    pick_v = st.selectbox("Version", names, key="v_verify")
+    if st.button("Verify", key="v_verify_btn"):
+        rep = attempt(lambda: versioning.verify(s, user, pick_v))
+        if rep:
+            for w in rep.warnings:
+                st.warning(md_escape(w))
+            if rep.ok:
+                st.success(f"{md_escape(rep.name)} verified: " + ", ".join(f"{n} {k}" for k, n in rep.checked.items()))
+            else:
+                st.error(f"{md_escape(rep.name)} FAILED verification")
+                st.code("\n".join(rep.problems), language=None)
+with tab_d:
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("From", names, index=min(1, len(names) - 1), key="v_diff_a")
+    b = c2.selectbox("To", names, index=0, key="v_diff_b")
+    if st.button("Diff", key="v_diff_btn"):
+        d = attempt(lambda: versioning.diff(s, user, a, b))
+        if d:
+            st.code(format_diff(d), language=None)
+with tab_e:
+    if not user.can(Permission.EXPORT):
+        st.caption("Exporting needs the engineer or admin role.")
+    else:
+        pick_e = st.selectbox("Version", names, key="v_export")
+        fmt = st.radio("Format", ["trec", "beir", "jsonl"], horizontal=True, key="v_export_fmt",
+                       captions=["qrels.txt (qid 0 docid grade)", "corpus/queries.jsonl + qrels/test.tsv", "golden.jsonl"])
+        if st.button("Prepare download", key="v_export_btn"):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / f"{pick_e}-{fmt}"
+                paths = attempt(lambda: versioning.export_version(s, user, pick_e, fmt, out))
+                if paths:
+                    buf = io.BytesIO()
+                    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+                        for p in paths:
+                            zf.write(p, p.relative_to(out.parent))
+                    st.session_state["v_export_zip"] = (f"{pick_e}-{fmt}.zip", buf.getvalue())
+        if "v_export_zip" in st.session_state:
+            fname, data = st.session_state["v_export_zip"]
+            st.download_button(f"Download {fname}", data, file_name=fname, mime="application/zip")

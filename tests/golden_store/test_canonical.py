@@ -1,0 +1,107 @@
+"""Property tests for canonicalize(): METHODOLOGY §4.6 (idempotence, span preservation)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from hypothesis import assume, example, given, settings
+from hypothesis import strategies as st
+
+from golden_store.canonical import canonical_text, canonicalize
+
+# Text that exercises every rule: ASCII, whitespace of all kinds, curly quotes and dashes,
+# ligatures, full-width forms, combining marks, Hangul jamo, zero-width and soft hyphens,
+# and line-break hyphenation.
+_SPECIAL = list(
+    " \t\n\r\u00a0\u2028\u3000-\u2010\u2011\u2013\u2014\u2212'\"\u2018\u2019\u201c\u201d\u00b4"
+    "\ufb01\ufb02\uff21\uff41\u2126\u212b\u00bd\u2026\u0301\u0308\u0327\u1100\u1161\u11a8"
+    "\u0bc6\u0bbe\u200b\u200d\u00ad\ufeff\u1e9b\u0323\u01c5"
+)
+texts = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(_SPECIAL),
+        st.characters(codec="utf-8", exclude_categories=("Cs",)),
+        st.sampled_from(list("abcXYZ019 -\n")),
+    ),
+    max_size=80,
+)
+
+
+@given(texts)
+@settings()
+@example("reim-\nbursement")
+@example("e\u0301\u0323")
+@example("\u1100\u1161\u11a8")
+@example("a\u200b\u0301")
+def test_idempotent(raw: str) -> None:
+    once = canonical_text(raw)
+    assert canonical_text(once) == once
+
+
+@given(texts)
+@settings()
+def test_offset_map_is_monotonic_and_inside_raw(raw: str) -> None:
+    c = canonicalize(raw)
+    assert len(c.raw_starts) == len(c.text) == len(c.raw_ends)
+    prev_start = prev_end = 0
+    for a, b in zip(c.raw_starts, c.raw_ends):
+        assert 0 <= a < b <= len(raw)
+        assert a >= prev_start and b >= prev_end
+        prev_start, prev_end = a, b
+
+
+@given(texts, st.data())
+@settings()
+def test_canonical_span_round_trips_to_raw(raw: str, data: st.DataObject) -> None:
+    """A canonical span maps to a raw span whose canonical form contains the same content."""
+    c = canonicalize(raw)
+    assume(c.text)
+    start = data.draw(st.integers(0, len(c.text) - 1))
+    end = data.draw(st.integers(start + 1, len(c.text)))
+    rs, re_ = c.to_raw(start, end)
+    piece = canonical_text(c.text[start:end])
+    assert piece in canonical_text(raw[rs:re_])
+    # mapping back lands on a canonical span that covers the original one
+    cs, ce = c.to_canonical(rs, re_)
+    assert cs <= start and ce >= end
+
+
+@given(texts)
+@settings()
+def test_no_content_lost(raw: str) -> None:
+    """Every raw character that carries content is the source of some canonical character."""
+    c = canonicalize(raw)
+    covered = [False] * len(raw)
+    for a, b in zip(c.raw_starts, c.raw_ends):
+        for i in range(a, b):
+            covered[i] = True
+    ignorable = set("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064")
+    for i, ch in enumerate(raw):
+        if covered[i] or ch.isspace() or ch in ignorable:
+            continue
+        # a hyphen dropped because it split a word across a line break is the one other removal
+        assert ch in "-\u2010" and "\n" in raw[i:i + 40], (i, ch, raw)
+        # ... and NFKC never maps a content character to nothing
+        assert unicodedata.normalize("NFKC", ch)
+
+
+def test_rules() -> None:
+    raw = "  The \u201cquick\u201d brown\u2014fox\n\nneeds reim-\n  bursement \ufb01les\u200b s\u00adoft  "
+    c = canonicalize(raw)
+    assert c.text == 'The "quick" brown-fox needs reimbursement files soft'
+    start = c.text.index("reimbursement")
+    rs, re_ = c.to_raw(start, start + len("reimbursement"))
+    assert raw[rs:re_] == "reim-\n  bursement"
+    s2 = c.text.index("files")
+    assert raw[slice(*c.to_raw(s2, s2 + 5))] == "\ufb01les"
+
+
+def test_hyphen_between_digits_or_at_list_start_is_kept() -> None:
+    assert canonical_text("pages 10-\n12") == "pages 10- 12"
+    assert canonical_text("intro\n- item") == "intro - item"
+
+
+def test_empty_and_whitespace_only() -> None:
+    assert canonical_text("") == ""
+    assert canonical_text(" \n\t\u200b ") == ""
+    assert canonicalize("").to_raw(0, 0) == (0, 0)
