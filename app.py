@@ -1,58 +1,44 @@
 """Streamlit entry: decides who is signed in, then routes with st.navigation to the pages
-that person's roles allow. Run with `make run` or `golden serve`."""
+that person's roles allow. Run with `make run` or `golden serve`.
+
+Every page re-checks the user's permission itself (app_pages/_shared.require_page), and the
+annotator layer checks again on every write: the navigation list is a convenience."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from annotator import context, identity
+from annotator import context
 from annotator.roles import Permission
 from golden_store.errors import GoldenError
-from pages._shared import md_escape
+from app_pages._shared import auth_mode, current_user, md_escape
 
 st.set_page_config(page_title="Golden-set studio", page_icon=":material/verified:", layout="wide")
-
-
-def _oidc_configured() -> bool:
-    try:
-        return "auth" in st.secrets
-    except Exception:  # no secrets file at all
-        return False
-
 
 try:
     store = context.get_store()
 except GoldenError as exc:
-    st.error(str(exc))
+    message = str(exc)
+    # Still route through st.navigation, so no page can be reached without a store.
+    st.navigation([st.Page(lambda: st.error(message), title="Store unavailable")]).run()
     st.stop()
 
-mode = identity.auth_mode(store, oidc_configured=_oidc_configured())
-user: identity.User | None = None
-if mode == "local":
-    user = identity.LOCAL_USER
-elif mode == "oidc":
-    if st.user.is_logged_in:
-        user = identity.user_for_oidc(store, st.user.get("email"))
-        if user is None:
-            st.error(
-                f"You are signed in as {st.user.get('email')}, but this studio has no account for that "
-                f"address. Ask an admin to add it on the Users page."
-            )
-            st.button("Sign out", on_click=st.logout)
-            st.stop()
-else:
-    name = st.session_state.get("username")
-    user = identity.get_user(store, name) if name else None
-    if name and user is None:  # account disabled or removed since sign-in
-        st.session_state.pop("username", None)
-st.session_state["_user"] = user
-st.session_state["_auth_mode"] = mode
+mode = auth_mode()
+user = current_user()
+if mode == "oidc" and st.user.is_logged_in and user is None:
+    st.error(
+        f"You are signed in as {md_escape(st.user.get('email'))}, but this studio has no account for "
+        f"that address. Ask an admin to add it on the Users page."
+    )
+    st.button("Sign out", on_click=st.logout)
+    st.stop()
 
-P = "pages/"
+P = "app_pages/"
 if user is None:
-    pages = [st.Page(P + "sign_in.py", title="Sign in", icon=":material/login:", default=True)]
+    # Same url_path as Home: after signing in, the same address lands on Home.
+    pages = [st.Page(P + "sign_in.py", title="Sign in", icon=":material/login:", url_path="home", default=True)]
 else:
-    pages = [st.Page(P + "home.py", title="Home", icon=":material/home:", default=True)]
+    pages = [st.Page(P + "home.py", title="Home", icon=":material/home:", url_path="home", default=True)]
     if user.can(Permission.VIEW_STORE):
         pages += [
             st.Page(P + "corpus.py", title="Corpus", icon=":material/description:"),
@@ -74,10 +60,9 @@ with st.sidebar:
             )
         elif mode == "oidc":
             st.button("Sign out", on_click=st.logout)
-        else:
-            if st.button("Sign out"):
-                st.session_state.pop("username", None)
-                st.rerun()
+        elif st.button("Sign out"):
+            st.session_state.pop("username", None)
+            st.rerun()
     st.caption(f"Store: {md_escape(store.path)}")
 
 st.navigation(pages).run()

@@ -9,3 +9,40 @@ from hypothesis import settings
 settings.register_profile("default", max_examples=400, deadline=None)
 settings.register_profile("deep", max_examples=20000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+import pytest  # noqa: E402
+
+from annotator import context  # noqa: E402
+from annotator.demo import load_demo  # noqa: E402
+from annotator.identity import cli_user  # noqa: E402
+from golden_store.store import Store  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path, monkeypatch):
+    """Every test gets its own store path and versions dir; nothing leaks between tests."""
+    monkeypatch.setenv("GOLDEN_DB", str(tmp_path / "golden.duckdb"))
+    monkeypatch.delenv("GOLDEN_VERSIONS", raising=False)
+    yield
+    context.close_all()
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    s = Store.open(tmp_path / "golden.duckdb")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def demo_store(store) -> Store:
+    load_demo(store, cli_user())
+    return store
+
+
+def table_snapshot(store: Store) -> dict[str, list]:
+    """Every row of every table: for proving a failed operation changed nothing."""
+    tables = [r[0] for r in store.read(
+        "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' ORDER BY 1")]
+    return {t: sorted(map(repr, store.read(f'SELECT * FROM "{t}"'))) for t in tables}

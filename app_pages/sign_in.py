@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from annotator import identity
-from pages._shared import store
+from app_pages._shared import auth_mode, store
 
 st.title("Golden-set studio")
-if st.session_state.get("_auth_mode") == "oidc":
+if auth_mode() == "oidc":
     st.write("Sign in with your organisation's identity provider.")
     st.button("Sign in", on_click=st.login, type="primary")
     st.stop()

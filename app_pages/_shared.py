@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from annotator import context
+from annotator import context, identity
 from annotator.identity import User
 from annotator.roles import Permission, PermissionDenied
 from golden_store.errors import GoldenError, ValidationError
@@ -31,15 +31,42 @@ def store() -> Store:
     return context.get_store()
 
 
+def oidc_configured() -> bool:
+    """True when Streamlit's OIDC sign-in (``st.login``) has an ``[auth]`` section in secrets."""
+    try:
+        return "auth" in st.secrets
+    except Exception:  # no secrets file at all
+        return False
+
+
+def auth_mode() -> str:
+    return identity.auth_mode(store(), oidc_configured=oidc_configured())
+
+
 def current_user() -> User | None:
-    return st.session_state.get("_user")
+    """Who is making this request, re-derived on every run (never cached in the session),
+    so a disabled account or a changed role takes effect at once, and a page reached
+    without going through the app entry still knows who is asking."""
+    mode = auth_mode()
+    if mode == "local":
+        return identity.LOCAL_USER
+    if mode == "oidc":
+        return identity.user_for_oidc(store(), st.user.get("email")) if st.user.is_logged_in else None
+    name = st.session_state.get("username")
+    user = identity.get_user(store(), name) if name else None
+    if name and user is None:  # account disabled or removed since sign-in
+        st.session_state.pop("username", None)
+    return user
 
 
 def require_page(perm: Permission) -> User:
     """Stop the page unless the signed-in user may ``perm``. The annotator layer checks
     again on every write; this only keeps a page from rendering controls it cannot use."""
     user = current_user()
-    if user is None or not user.can(perm):
+    if user is None:
+        st.warning("Sign in to use the studio.")
+        st.stop()
+    if not user.can(perm):
         st.error(f"You do not have access to this page (it needs permission to {perm.value}).")
         st.stop()
     return user

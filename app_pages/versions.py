@@ -13,7 +13,7 @@ import streamlit as st
 from annotator import versioning
 from annotator.roles import Permission
 from golden_store.versions import format_diff
-from pages._shared import attempt, md_escape, progress_callback, require_page, store
+from app_pages._shared import attempt, md_escape, progress_callback, require_page, store
 
 user = require_page(Permission.VIEW_VERSIONS)
 s = store()

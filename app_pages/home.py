@@ -7,9 +7,9 @@ import streamlit as st
 
 from annotator import demo, overview
 from annotator.roles import Permission
-from pages._shared import attempt, current_user, md_escape, progress_callback, store
+from app_pages._shared import attempt, md_escape, progress_callback, require_page, store
 
-user = current_user()
+user = require_page(Permission.VIEW_STORE)
 st.title("Golden-set studio")
 s = store()
 

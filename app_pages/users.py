@@ -7,7 +7,7 @@ import streamlit as st
 
 from annotator import identity
 from annotator.roles import Permission, Role
-from pages._shared import md_escape, require_page, store, succeeded
+from app_pages._shared import md_escape, require_page, store, succeeded
 
 user = require_page(Permission.MANAGE_USERS)
 s = store()

@@ -7,7 +7,7 @@ import streamlit as st
 from annotator import corpus_import
 from annotator.roles import Permission
 from golden_store.corpus import corpus_stats
-from pages._shared import attempt, md_escape, progress_callback, require_page, store
+from app_pages._shared import attempt, md_escape, progress_callback, require_page, store
 
 user = require_page(Permission.VIEW_STORE)
 s = store()

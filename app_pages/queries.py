@@ -10,7 +10,7 @@ import streamlit as st
 from annotator import query_editing
 from annotator.roles import Permission
 from golden_store.queries import QueryRecord, get_query, list_strata
-from pages._shared import attempt, md_escape, require_page, store, succeeded
+from app_pages._shared import attempt, md_escape, require_page, store, succeeded
 
 user = require_page(Permission.VIEW_STORE)
 s = store()

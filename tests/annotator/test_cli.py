@@ -1,0 +1,118 @@
+"""The installed `golden` command, run as a user runs it (a real subprocess, a real file)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path(sys.executable).parent / "golden"
+
+
+def run(tmp_path: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env.pop("GOLDEN_VERSIONS", None)
+    return subprocess.run([str(GOLDEN), *args], capture_output=True, text=True, env=env, input=input,
+                          cwd=tmp_path, timeout=120)
+
+
+def test_console_script_is_installed():
+    assert GOLDEN.exists(), "pip install -e . must install the `golden` console script"
+
+
+def test_demo_freeze_verify_export_diff_flow(tmp_path):
+    assert run(tmp_path, "init").returncode == 0
+    r = run(tmp_path, "demo", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["queries"] == 40
+    r = run(tmp_path, "demo")
+    assert r.returncode == 1 and "only into an empty store" in r.stderr
+    r = run(tmp_path, "freeze", "demo.v1", "--note", "first cut")
+    assert r.returncode == 0 and "content_digest sha256:" in r.stdout
+    assert run(tmp_path, "freeze", "demo.v1").returncode == 1
+    listed = json.loads(run(tmp_path, "versions", "--json").stdout)
+    assert [v["name"] for v in listed] == ["demo.v1"] and listed[0]["note"] == "first cut"
+    r = run(tmp_path, "verify", "demo.v1")
+    assert r.returncode == 0 and "OK" in r.stdout
+    for fmt in ("trec", "beir", "jsonl"):
+        r = run(tmp_path, "export", "demo.v1", "--format", fmt, "--out", f"out-{fmt}")
+        assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out-trec" / "qrels.txt").read_text().count("\n") == 39
+    assert (tmp_path / "out-beir" / "qrels" / "test.tsv").exists()
+    assert (tmp_path / "out-jsonl" / "golden.jsonl").exists()
+
+    (tmp_path / "more.csv").write_text("id,text,stratum\nq900,Is parking free?,negative\n")
+    r = run(tmp_path, "queries", "import", "more.csv")
+    assert r.returncode == 0 and "1 added" in r.stdout
+    assert run(tmp_path, "freeze", "demo.v2").returncode == 0
+    d = json.loads(run(tmp_path, "diff", "demo.v1", "demo.v2", "--json").stdout)
+    assert d["queries"]["added"] == ["q900"]
+    assert "+ q900" in run(tmp_path, "diff", "demo.v1", "demo.v2").stdout
+
+    # tamper: verify fails, names the file, exits non-zero
+    pq = tmp_path / "versions" / "demo.v1" / "spans.parquet"
+    data = bytearray(pq.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    pq.write_bytes(bytes(data))
+    r = run(tmp_path, "verify", "demo.v1")
+    assert r.returncode == 1 and "spans.parquet" in r.stderr and "FAILED" in r.stderr
+
+
+def test_errors_are_one_message_on_stderr_and_leave_the_store_alone(tmp_path):
+    assert run(tmp_path, "init").returncode == 0
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "a.txt").write_text("fine")
+    (d / "b.txt").write_text("fine too")
+    (d / "c.txt").write_bytes(b"\xff\xfe bad")
+    r = run(tmp_path, "corpus", "import", str(d))
+    assert r.returncode == 1
+    assert "c.txt" in r.stderr and "not valid UTF-8" in r.stderr and "Traceback" not in r.stderr
+    strata = json.loads(run(tmp_path, "strata", "list", "--json").stdout)
+    assert {s["name"] for s in strata} >= {"negative", "temporal"}
+    r = run(tmp_path, "versions", "--json")
+    assert json.loads(r.stdout) == []
+    r = run(tmp_path, "corpus", "import", str(d / "a.txt"), "--json")
+    assert json.loads(r.stdout)["added"] == ["a"]  # nothing of the failed import stayed behind
+    r = run(tmp_path, "verify", "nope")
+    assert r.returncode == 1 and "No frozen version 'nope'" in r.stderr
+    r = run(tmp_path, "export", "nope", "--format", "xml", "--out", "x")
+    assert r.returncode == 2  # argparse usage error
+
+
+def test_second_process_is_told_the_store_is_in_use(tmp_path):
+    assert run(tmp_path, "init").returncode == 0
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, duckdb, time; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); time.sleep(60)",
+         str(tmp_path / "g.duckdb")],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        r = run(tmp_path, "versions")
+        assert r.returncode == 1
+        assert "is in use by another process" in r.stderr and "Traceback" not in r.stderr
+        assert r.stderr.strip().count("\n") == 0
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_users_add_and_list(tmp_path):
+    r = run(tmp_path, "users", "add", "root", "--role", "admin", "--password-stdin", input="0123456789\n")
+    assert r.returncode == 0, r.stderr
+    r = run(tmp_path, "users", "add", "ann", "--role", "annotator", "--role", "reviewer", "--password-stdin", input="short\n")
+    assert r.returncode == 1 and "at least" in r.stderr
+    rows = json.loads(run(tmp_path, "users", "list", "--json").stdout)
+    assert [(u["username"], u["roles"]) for u in rows] == [("root", ["admin"])]
+
+
+@pytest.mark.parametrize("args", [["--help"], ["corpus", "import", "--help"], ["export", "--help"]])
+def test_help(tmp_path, args):
+    r = run(tmp_path, *args)
+    assert r.returncode == 0 and "usage: golden" in r.stdout

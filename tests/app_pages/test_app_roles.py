@@ -1,0 +1,199 @@
+"""Every page, as every role, in the real Streamlit app (AppTest): what each may see and do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from annotator import context, demo, identity
+from golden_store.queries import get_query
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+PAGES = {
+    "home": "app_pages/home.py",
+    "corpus": "app_pages/corpus.py",
+    "queries": "app_pages/queries.py",
+    "versions": "app_pages/versions.py",
+    "users": "app_pages/users.py",
+}
+VISIBLE = {
+    "annotator": {"home", "corpus", "queries"},
+    "reviewer": {"home", "corpus", "queries"},
+    "lead": {"home", "corpus", "queries", "versions"},
+    "engineer": {"home", "corpus", "queries", "versions"},
+    "admin": set(PAGES),
+}
+PASSWORD = "0123456789"
+
+
+@pytest.fixture
+def accounts():
+    """A store with the demo loaded and one account per role."""
+    store = context.get_store()
+    admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
+    for role in ("annotator", "reviewer", "lead", "engineer"):
+        identity.create_user(store, admin, role, [role], password=PASSWORD)
+    demo.load_demo(store, admin)
+    return store
+
+
+def app_as(username: str | None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    if username:
+        at.session_state["username"] = username
+    return at.run()
+
+
+def labels(elements) -> list[str]:
+    return [e.label for e in elements]
+
+
+def texts(at: AppTest) -> str:
+    parts = [e.value for e in at.markdown] + [e.value for e in at.caption] + [e.value for e in at.info]
+    parts += [e.value for e in at.error] + [e.value for e in at.text] + [e.value for e in at.success]
+    return "\n".join(str(p) for p in parts)
+
+
+@pytest.mark.parametrize("role", sorted(VISIBLE))
+def test_each_role_sees_exactly_its_pages(accounts, role):
+    for name, path in PAGES.items():
+        at = app_as(role)  # a fresh session per page: AppTest keeps page registries per instance
+        assert not at.exception
+        if name in VISIBLE[role]:
+            at.switch_page(path).run()
+            assert not at.exception, (role, name, at.exception)
+            assert not at.error, (role, name, [e.value for e in at.error])
+            assert at.title, (role, name)
+        else:
+            with pytest.raises(ValueError, match="Could not find a navigation page"):
+                at.switch_page(path)
+
+
+@pytest.mark.parametrize("role", sorted(VISIBLE))
+def test_pages_refuse_a_role_even_when_reached_directly(accounts, role):
+    """Typing a page's address (or any route around st.navigation) must not help: each page
+    checks the permission itself and renders none of its controls."""
+    for name, path in PAGES.items():
+        if name in VISIBLE[role]:
+            continue
+        at = AppTest.from_file(str(Path(APP).parent / path), default_timeout=60)
+        at.session_state["username"] = role
+        at.run()
+        assert not at.exception
+        assert any("do not have access" in e.value for e in at.error), (role, name)
+        assert not at.button and not at.text_input and not at.dataframe
+
+
+def test_pages_reached_without_signing_in_ask_for_sign_in(accounts):
+    for path in PAGES.values():
+        at = AppTest.from_file(str(Path(APP).parent / path), default_timeout=60).run()
+        assert not at.exception
+        assert any("Sign in" in w.value for w in at.warning)
+        assert not at.dataframe and not at.metric
+
+
+@pytest.mark.parametrize("role", sorted(VISIBLE))
+def test_controls_follow_permissions(accounts, role):
+    at = app_as(role)
+    at.switch_page("app_pages/corpus.py").run()
+    assert ("Import" in labels(at.button)) == (role in {"engineer", "admin"})
+    at.switch_page("app_pages/queries.py").run()
+    can_edit = role in {"lead", "engineer", "admin"}
+    assert ("Save" in labels(at.button)) == can_edit
+    assert ("You can read queries" in texts(at)) == (not can_edit)
+    if role in VISIBLE and "versions" in VISIBLE[role]:
+        at.switch_page("app_pages/versions.py").run()
+        assert ("Freeze" in labels(at.button)) == (role in {"engineer", "admin"})
+
+
+def test_sign_in_flow(accounts):
+    at = app_as(None)
+    assert [t.value for t in at.subheader] == ["Sign in"]
+    with pytest.raises(ValueError):
+        at.switch_page("app_pages/corpus.py")
+    at.text_input[0].input("engineer")
+    at.text_input[1].input("wrong password")
+    at.button[0].click().run()
+    assert "wrong password" in texts(at)
+    at.text_input[1].input(PASSWORD)
+    at.button[0].click().run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Golden-set studio"]
+    assert "Documents" in [m.label for m in at.metric]
+
+
+def test_disabled_account_is_signed_out_on_next_request(accounts):
+    at = app_as("engineer")
+    assert [m.label for m in at.metric]
+    identity.set_disabled(accounts, identity.get_user(accounts, "admin"), "engineer", True)
+    at.run()
+    assert [t.value for t in at.subheader] == ["Sign in"]
+
+
+def test_local_mode_says_so_and_loads_the_demo_with_one_click():
+    at = app_as(None)
+    assert "Single-user local mode" in "\n".join(i.value for i in at.sidebar.info)
+    assert "This store is empty" in [s.value for s in at.subheader]
+    at.button(key="load_demo").click().run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Documents"] == "20" and metrics["Queries"] == "40"
+
+
+def test_annotator_on_empty_store_cannot_load_demo():
+    store = context.get_store()
+    admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
+    identity.create_user(store, admin, "ann", ["annotator"], password=PASSWORD)
+    at = app_as("ann")
+    assert "load_demo" not in [b.key for b in at.button]
+    assert "Ask an engineer" in texts(at)
+
+
+def test_engineer_freezes_from_the_versions_page(accounts):
+    at = app_as("engineer")
+    at.switch_page("app_pages/versions.py").run()
+    next(w for w in at.text_input if w.label == "Version name").input("ui.v1")
+    next(b for b in at.button if b.label == "Freeze").click().run()
+    assert not at.exception
+    assert any("Frozen ui.v1" in s.value.replace("\\", "") for s in at.success)
+    assert (accounts.path.parent / "versions" / "ui.v1" / "manifest.json").exists()
+    # a second freeze with the same name is refused with a clear message, not a traceback
+    next(w for w in at.text_input if w.label == "Version name").input("ui.v1")
+    next(b for b in at.button if b.label == "Freeze").click().run()
+    assert not at.exception and any("already exists" in e.value for e in at.error)
+
+
+def test_lead_adds_a_query_from_the_queries_page(accounts):
+    at = app_as("lead")
+    at.switch_page("app_pages/queries.py").run()
+    next(w for w in at.text_input if w.label == "Id").input("q500")
+    next(w for w in at.text_area if w.label == "Question").input("Can I expense a gym membership?")
+    next(b for b in at.button if b.label == "Save").click().run()
+    assert not at.exception
+    rec = get_query(accounts, "q500")
+    assert rec is not None and rec.text == "Can I expense a gym membership?"
+    assert accounts.read_one("SELECT actor FROM query_revisions WHERE query_id = 'q500'")[0] == "lead"
+
+
+def test_admin_adds_a_user_from_the_users_page(accounts):
+    at = app_as("admin")
+    at.switch_page("app_pages/users.py").run()
+    next(w for w in at.text_input if w.label.startswith("Username")).input("newbie")
+    next(w for w in at.text_input if w.label.startswith("Password")).input("a long password")
+    next(b for b in at.button if b.label == "Add account").click().run()
+    assert not at.exception
+    assert identity.authenticate(accounts, "newbie", "a long password") is not None
+
+
+def test_corpus_text_is_rendered_as_plain_text(accounts):
+    from golden_store.corpus import import_documents, load_sources
+
+    evil = '<img src=x onerror="alert(1)"><b>bold</b> [link](http://evil.example) **md**'
+    import_documents(accounts, load_sources([("aaa-evil.txt", evil.encode())]), actor="t")
+    at = app_as("annotator")
+    at.switch_page("app_pages/corpus.py").run()
+    assert at.selectbox(key="corpus_doc").value == "aaa-evil"
+    assert [t.value for t in at.text] == [evil]  # st.text: no HTML, no Markdown
+    assert not any("bold" in m.value for m in at.markdown)

@@ -1,0 +1,123 @@
+"""Corpus import: formats, digests, and all-or-nothing failures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from golden_store import corpus
+from golden_store.canonical import canonical_text
+from golden_store.corpus import html_to_text, import_documents, load_paths
+from golden_store.errors import ValidationError
+from tests.conftest import table_snapshot
+
+
+def _write(path, text: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+
+
+def test_imports_all_formats_keeping_raw_and_canonical(store, tmp_path):
+    d = tmp_path / "docs"
+    _write(d / "a.txt", "Claims are reim-\nbursed within 30\u00a0days.\n")
+    _write(d / "b.md", "# Leave policy\n\nYou get \u201c25\u201d days.\n")
+    _write(d / "sub" / "c.html", "<html><head><title>VPN</title><style>p{}</style></head>"
+           "<body><h1>VPN</h1><p>Error &amp; fix: restart.</p><script>alert(1)</script></body></html>")
+    _write(d / "more.jsonl", json.dumps({"doc_id": "j1", "text": "First json doc.", "title": "J"}) + "\n"
+           + json.dumps({"doc_id": "j2", "text": "Second."}) + "\n")
+    docs = load_paths([d])
+    rep = import_documents(store, docs, actor="t")
+    assert sorted(rep.added) == ["a", "b", "c", "j1", "j2"]
+    a = corpus.get_document(store, "a")
+    assert a["raw_text"] == "Claims are reim-\nbursed within 30\u00a0days.\n"
+    assert a["canonical_text"] == "Claims are reimbursed within 30 days."
+    b = corpus.get_document(store, "b")
+    assert b["title"] == "Leave policy" and '"25"' in b["canonical_text"]
+    c = corpus.get_document(store, "c")
+    assert c["title"] == "VPN" and "Error & fix: restart." in c["raw_text"]
+    assert "alert" not in c["raw_text"] and "p{}" not in c["raw_text"]
+    assert corpus.get_document(store, "j1")["title"] == "J"
+    assert rep.corpus_digest == corpus.store_corpus_digest(store)
+
+
+def test_corpus_digest_depends_on_canonical_text_only():
+    d1 = corpus.corpus_digest([("a", corpus.sha256_text(canonical_text("x  y"))), ("b", "h")])
+    d2 = corpus.corpus_digest([("b", "h"), ("a", corpus.sha256_text(canonical_text("x\n\ny")))])
+    d3 = corpus.corpus_digest([("a", corpus.sha256_text(canonical_text("x z"))), ("b", "h")])
+    assert d1 == d2 != d3
+    assert d1.startswith("sha256:")
+
+
+def test_broken_encoding_in_third_file_leaves_store_unchanged(store, tmp_path):
+    """Must show: a broken corpus (bad encoding in the 3rd file) and the store is unchanged."""
+    ok = tmp_path / "ok"
+    _write(ok / "first.txt", "Already here.")
+    import_documents(store, load_paths([ok]), actor="t")
+    before = table_snapshot(store)
+    d = tmp_path / "docs"
+    _write(d / "01.txt", "one")
+    _write(d / "02.txt", "two")
+    _write(d / "03.txt", b"caf\xe9 latin-1 bytes")
+    _write(d / "04.txt", "four")
+    with pytest.raises(ValidationError) as err:
+        import_documents(store, load_paths([d]), actor="t")
+    msg = str(err.value)
+    assert "03.txt" in msg and "not valid UTF-8" in msg and "0xe9" in msg and "nothing was imported" in msg
+    assert table_snapshot(store) == before
+
+
+def test_failure_inside_the_transaction_rolls_back(store, tmp_path):
+    """Even an error after rows were written (a conflicting doc id) leaves nothing behind."""
+    _write(tmp_path / "v1" / "zz.txt", "old text")
+    import_documents(store, load_paths([tmp_path / "v1"]), actor="t")
+    before = table_snapshot(store)
+    _write(tmp_path / "v2" / "aa.txt", "new doc, inserted first")
+    _write(tmp_path / "v2" / "zz.txt", "changed text")
+    with pytest.raises(ValidationError, match="already exist with different text"):
+        import_documents(store, load_paths([tmp_path / "v2"]), actor="t")
+    assert table_snapshot(store) == before
+    rep = import_documents(store, load_paths([tmp_path / "v2"]), actor="t", replace=True)
+    assert rep.added == ["aa"] and rep.replaced == ["zz"]
+    assert corpus.get_document(store, "zz")["raw_text"] == "changed text"
+    events = store.read("SELECT doc_id, action, old_canonical_sha256 IS NOT NULL FROM corpus_events ORDER BY event_id")
+    assert events[-1] == ("zz", "replace", True)
+
+
+def test_reimporting_identical_documents_is_a_no_op(store, tmp_path):
+    _write(tmp_path / "d" / "a.txt", "same")
+    import_documents(store, load_paths([tmp_path / "d"]), actor="t")
+    rep = import_documents(store, load_paths([tmp_path / "d"]), actor="t")
+    assert rep.unchanged == ["a"] and not rep.added
+    assert store.read_one("SELECT count(*) FROM corpus_events")[0] == 1
+
+
+def test_duplicate_ids_empty_docs_and_bad_jsonl_are_all_reported(tmp_path):
+    d = tmp_path / "d"
+    _write(d / "x" / "policy.txt", "one")
+    _write(d / "y" / "policy.md", "two")
+    _write(d / "blank.txt", " \n\u200b\t")
+    _write(d / "docs.jsonl", '{"doc_id": "k", "text": "ok"}\nnot json\n{"doc_id": "", "text": "t"}\n{"doc_id": "m"}\n')
+    with pytest.raises(ValidationError) as err:
+        load_paths([d])
+    problems = err.value.problems
+    assert any("duplicate doc id 'policy'" in p and "policy.txt" in p and "policy.md" in p for p in problems)
+    assert any("blank.txt" in p and "empty" in p for p in problems)
+    assert any("docs.jsonl line 2" in p and "not valid JSON" in p for p in problems)
+    assert any("docs.jsonl line 3" in p and "doc_id" in p for p in problems)
+    assert any("docs.jsonl line 4" in p and "'text'" in p for p in problems)
+
+
+def test_missing_and_unsupported_paths(tmp_path):
+    _write(tmp_path / "a.pdf", "%PDF")
+    with pytest.raises(ValidationError) as err:
+        load_paths([tmp_path / "nope", tmp_path / "a.pdf"])
+    assert any("no such file" in p for p in err.value.problems)
+    assert any("unsupported file type '.pdf'" in p for p in err.value.problems)
+
+
+def test_html_to_text_keeps_blocks_and_decodes_entities():
+    text, title = html_to_text("<title>T</title><ul><li>a &lt; b</li><li>c</li></ul><table><tr><td>x</td><td>y</td></tr></table>")
+    assert title == "T"
+    assert "a < b" in text and "c" in text and "x" in text and "y" in text
+    assert text.splitlines()[0] == "a < b"

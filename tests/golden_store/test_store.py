@@ -1,0 +1,119 @@
+"""The live store: migrations, the one-process lock, serialized transactional writes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+
+import duckdb
+import pytest
+
+from golden_store.errors import StoreSchemaError
+from golden_store.schema import BUILTIN_STRATA, SCHEMA_VERSION
+from golden_store.store import Store
+
+
+def test_new_store_is_migrated_and_seeded(store):
+    assert store.schema_version() == SCHEMA_VERSION
+    names = {r[0] for r in store.read("SELECT name FROM strata")}
+    assert names == set(BUILTIN_STRATA) == {
+        "lexical", "paraphrase", "multi_hop", "long_tail", "tabular", "negative", "temporal"}
+    tables = {r[0] for r in store.read("SELECT table_name FROM information_schema.tables")}
+    for t in ("documents", "query_revisions", "evidence_events", "grade_events", "nugget_events",
+              "verdict_events", "rubric_versions", "users", "queries", "current_evidence",
+              "current_grades", "final_grades", "current_nuggets"):
+        assert t in tables
+
+
+def test_reopening_does_not_migrate_twice(tmp_path):
+    p = tmp_path / "s.duckdb"
+    Store.open(p).close()
+    with Store.open(p) as s:
+        assert s.read_one("SELECT count(*) FROM schema_migrations")[0] == len(
+            s.read("SELECT DISTINCT version FROM schema_migrations"))
+        assert s.read_one("SELECT count(*) FROM strata")[0] == len(BUILTIN_STRATA)
+
+
+def test_newer_schema_is_refused_with_advice(tmp_path):
+    p = tmp_path / "s.duckdb"
+    Store.open(p).close()
+    con = duckdb.connect(str(p))
+    con.execute("INSERT INTO schema_migrations VALUES (999, 'future', now())")
+    con.close()
+    with pytest.raises(StoreSchemaError, match="newer than this studio"):
+        Store.open(p)
+
+
+def test_foreign_duckdb_file_is_refused(tmp_path):
+    p = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(p))
+    con.execute("CREATE TABLE mine (x INT)")
+    con.close()
+    with pytest.raises(StoreSchemaError, match="not a golden-set store"):
+        Store.open(p)
+
+
+def test_second_process_gets_one_clear_sentence(store):
+    code = textwrap.dedent(f"""
+        from golden_store.store import Store
+        from golden_store.errors import StoreLockedError
+        try:
+            Store.open({str(store.path)!r})
+        except StoreLockedError as e:
+            print(e)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    msg = out.stdout.strip()
+    assert "is in use by another process" in msg
+    assert "Traceback" not in out.stdout + out.stderr
+    assert msg.count("\n") == 0  # one sentence, one line
+
+
+def test_write_rolls_back_on_error(store):
+    def boom(cur):
+        cur.execute("INSERT INTO store_meta VALUES ('k', 'v')")
+        raise RuntimeError("fail after a write")
+
+    with pytest.raises(RuntimeError):
+        store.write(boom)
+    assert store.read("SELECT * FROM store_meta WHERE key = 'k'") == []
+
+
+def test_concurrent_writers_are_serialized(store):
+    """Many threads appending through one connection: no lost or failed writes."""
+    errors: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            for j in range(20):
+                store.write(lambda cur: cur.execute(
+                    "INSERT INTO verdict_events (kind, item_id, value, actor, created_at) VALUES ('t', ?, 'v', ?, now())",
+                    [f"{i}-{j}", f"w{i}"]))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert store.read_one("SELECT count(*), count(DISTINCT event_id) FROM verdict_events") == (120, 120)
+
+
+def test_write_retries_transaction_conflicts(store):
+    attempts = []
+
+    def flaky(cur):
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise duckdb.TransactionException("Conflict on update")
+        cur.execute("INSERT INTO store_meta VALUES ('retried', 'yes')")
+        return "done"
+
+    assert store.write(flaky) == "done"
+    assert len(attempts) == 3
+    assert store.read("SELECT value FROM store_meta WHERE key = 'retried'") == [("yes",)]
+
