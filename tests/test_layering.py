@@ -1,0 +1,53 @@
+"""The layering rules of DESIGN.md, checked on the source: imports point one way, SQL lives
+in golden_store, and only the UI layer imports streamlit."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text("utf-8"))
+    mods: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            mods |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            mods.add(node.module.split(".")[0])
+    return mods
+
+
+def _py(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+def test_golden_store_imports_neither_annotator_nor_streamlit():
+    for f in _py("golden_store"):
+        assert not ({"annotator", "streamlit", "app_pages"} & _imports(f)), f
+
+
+def test_scoring_never_touches_the_database():
+    for f in _py("golden_store/scoring") if (ROOT / "golden_store/scoring").exists() else []:
+        assert "duckdb" not in _imports(f), f
+
+
+def test_only_the_ui_layer_imports_streamlit():
+    for f in _py("annotator"):
+        assert "streamlit" not in _imports(f), f
+
+
+def test_pages_hold_no_sql_and_no_database_handle():
+    sql = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM)\b")
+    for f in [ROOT / "app.py", *_py("app_pages")]:
+        text = f.read_text("utf-8")
+        assert "duckdb" not in _imports(f), f
+        assert not sql.search(text), f
+
+
+def test_no_raw_html_in_the_ui():
+    for f in [ROOT / "app.py", *_py("app_pages")]:
+        assert "unsafe_allow_html" not in f.read_text("utf-8"), f
