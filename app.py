@@ -11,7 +11,7 @@ import streamlit as st
 from annotator import context
 from annotator.roles import Permission
 from golden_store.errors import GoldenError
-from app_pages._shared import auth_mode, current_user, md_escape
+from app_pages._shared import auth_mode, current_user, md_escape, oidc_signed_in
 
 st.set_page_config(page_title="Golden-set studio", page_icon=":material/verified:", layout="wide")
 
@@ -25,7 +25,7 @@ except GoldenError as exc:
 
 mode = auth_mode()
 user = current_user()
-if mode == "oidc" and st.user.is_logged_in and user is None:
+if mode == "oidc" and oidc_signed_in() and user is None:
     st.error(
         f"You are signed in as {md_escape(st.user.get('email'))}, but this studio has no account for "
         f"that address. Ask an admin to add it on the Users page."

@@ -39,6 +39,10 @@ def oidc_configured() -> bool:
         return False
 
 
+def oidc_signed_in() -> bool:
+    return bool(st.user.get("is_logged_in", False))
+
+
 def auth_mode() -> str:
     return identity.auth_mode(store(), oidc_configured=oidc_configured())
 
@@ -51,7 +55,7 @@ def current_user() -> User | None:
     if mode == "local":
         return identity.LOCAL_USER
     if mode == "oidc":
-        return identity.user_for_oidc(store(), st.user.get("email")) if st.user.is_logged_in else None
+        return identity.user_for_oidc(store(), st.user.get("email")) if oidc_signed_in() else None
     name = st.session_state.get("username")
     user = identity.get_user(store(), name) if name else None
     if name and user is None:  # account disabled or removed since sign-in

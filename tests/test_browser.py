@@ -200,3 +200,4 @@ def test_demo_freeze_and_escaped_corpus(server: Server, page: Page) -> None:
     expect(page.locator('img[src="x"]')).to_have_count(0)
     assert page.evaluate("typeof window.__xss") == "undefined"
     assert not page.errors, f"JavaScript errors in the page: {page.errors}"  # type: ignore[attr-defined]
+    shown.scroll_into_view_if_needed()  # so the final screenshot shows the literal text

@@ -197,3 +197,16 @@ def test_corpus_text_is_rendered_as_plain_text(accounts):
     assert at.selectbox(key="corpus_doc").value == "aaa-evil"
     assert [t.value for t in at.text] == [evil]  # st.text: no HTML, no Markdown
     assert not any("bold" in m.value for m in at.markdown)
+
+
+def test_oidc_configured_uses_the_identity_provider(accounts):
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["auth"] = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "x" * 32,
+                          "client_id": "id", "client_secret": "s",
+                          "server_metadata_url": "http://127.0.0.1:1/.well-known/openid-configuration"}
+    at.run()
+    assert not at.exception
+    assert "Sign in" in labels(at.button)
+    assert not at.text_input  # no local password form when an identity provider is configured
+    with pytest.raises(ValueError):
+        at.switch_page("app_pages/corpus.py")
