@@ -109,6 +109,18 @@ def succeeded(fn: Callable[[], object]) -> bool:
         return False
 
 
+def flash(message: str) -> None:
+    """Show ``message`` as a success note after the next rerun (so counts on the page are
+    recomputed after a change and the confirmation still shows)."""
+    st.session_state["_flash"] = message
+
+
+def show_flash() -> None:
+    msg = st.session_state.pop("_flash", None)
+    if msg:
+        st.success(msg)
+
+
 def progress_callback(label: str):
     bar = st.progress(0.0, text=label)
 

@@ -7,11 +7,12 @@ import streamlit as st
 from annotator import corpus_import
 from annotator.roles import Permission
 from golden_store.corpus import corpus_stats
-from app_pages._shared import attempt, md_escape, progress_callback, require_page, store
+from app_pages._shared import attempt, flash, md_escape, progress_callback, require_page, show_flash, store
 
 user = require_page(Permission.VIEW_STORE)
 s = store()
 st.title("Corpus")
+show_flash()
 stats = corpus_stats(s)
 st.caption(
     f"{stats['documents']} documents · {stats['canonical_chars']:,} canonical characters · "
@@ -34,7 +35,8 @@ if user.can(Permission.IMPORT_CORPUS):
             rep = attempt(lambda: corpus_import.import_uploads(
                 s, user, sources, replace=replace, progress=progress_callback("Canonicalizing")))
             if rep:
-                st.success(f"Imported: {md_escape(rep.summary())}")
+                flash(f"Imported: {md_escape(rep.summary())}")
+                st.rerun()
 
 docs = corpus_import.documents_table(s, user)
 if docs.empty:
@@ -44,8 +46,10 @@ st.dataframe(docs, hide_index=True, width="stretch")
 doc_id = st.selectbox("Read a document", docs["doc_id"].tolist(), key="corpus_doc")
 doc = corpus_import.read_document(s, user, doc_id) if doc_id else None
 if doc:
-    st.subheader(doc["title"] or doc["doc_id"], anchor=False)
-    st.caption(f"{doc['source_format']} · raw sha256 {doc['raw_sha256'][:16]}… · from {doc['source_path']}")
+    st.subheader(md_escape(doc["title"] or doc["doc_id"]), anchor=False)
+    st.caption(
+        f"{doc['source_format']} · raw sha256 {doc['raw_sha256'][:16]}… · from {md_escape(doc['source_path'])}"
+    )
     view = st.radio("Text", ["raw", "canonical"], horizontal=True, key="corpus_view")
     # st.text renders plain text: corpus text is untrusted and must never become HTML/Markdown.
     st.text(doc["raw_text"] if view == "raw" else doc["canonical_text"])

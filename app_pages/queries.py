@@ -10,11 +10,12 @@ import streamlit as st
 from annotator import query_editing
 from annotator.roles import Permission
 from golden_store.queries import QueryRecord, get_query, list_strata
-from app_pages._shared import attempt, md_escape, require_page, store, succeeded
+from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store, succeeded
 
 user = require_page(Permission.VIEW_STORE)
 s = store()
 st.title("Queries")
+show_flash()
 strata = [r["name"] for r in list_strata(s)]
 df = query_editing.queries_table(s, user)
 
@@ -51,7 +52,8 @@ if can_edit:
     with tab_add:
         rec = query_form("q_add", None)
         if rec and succeeded(lambda: query_editing.add_query(s, user, rec)):
-            st.success(f"Added {md_escape(rec.query_id)}.")
+            flash(f"Added {md_escape(rec.query_id)}.")
+            st.rerun()
     with tab_edit:
         if df.empty:
             st.write("No queries yet.")
@@ -62,7 +64,8 @@ if can_edit:
             if new:
                 new = replace(new, query_id=qid)
                 if succeeded(lambda: query_editing.edit_query(s, user, new)):
-                    st.success(f"Saved a new revision of {md_escape(qid)}.")
+                    flash(f"Saved a new revision of {md_escape(qid)}.")
+                    st.rerun()
             if st.button("Retire this query", key="q_retire") and succeeded(
                 lambda: query_editing.retire_query(s, user, qid)
             ):
@@ -76,7 +79,8 @@ if can_edit:
         if st.button("Import queries", disabled=up is None, key="q_import"):
             res = attempt(lambda: query_editing.import_file(s, user, up.name, up.getvalue(), update=update))
             if res:
-                st.success(f"{res['added']} added, {res['updated']} updated, {res['unchanged']} unchanged.")
+                flash(f"{res['added']} added, {res['updated']} updated, {res['unchanged']} unchanged.")
+                st.rerun()
     with tab_strata:
         st.dataframe(list_strata(s), hide_index=True, width="stretch")
         if user.can(Permission.MANAGE_STRATA):

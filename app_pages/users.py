@@ -7,11 +7,12 @@ import streamlit as st
 
 from annotator import identity
 from annotator.roles import Permission, Role
-from app_pages._shared import md_escape, require_page, store, succeeded
+from app_pages._shared import flash, md_escape, require_page, show_flash, store, succeeded
 
 user = require_page(Permission.MANAGE_USERS)
 s = store()
 st.title("Users")
+show_flash()
 ROLES = [r.value for r in Role]
 rows = identity.list_users(s, user)
 if not rows:
@@ -33,7 +34,7 @@ with st.form("user_add"):
     if st.form_submit_button("Add account", type="primary"):
         if succeeded(lambda: identity.create_user(s, user, username, roles, password=password or None,
                                                   display_name=display or None)):
-            st.success(f"Added {md_escape(username)}.")
+            flash(f"Added {md_escape(username)}.")
             st.rerun()
 
 if rows:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -21,6 +22,7 @@ from golden_store.errors import ValidationError
 from golden_store.store import Store, utcnow
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".jsonl")
+_DOC_ID_RE = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
 
 Progress = Callable[[int, int], None]
 
@@ -238,6 +240,12 @@ def prepare(docs: Sequence[SourceDocument], problems: list[str], progress: Progr
             )
             continue
         seen[d.doc_id] = d.source_path
+        if not _DOC_ID_RE.match(d.doc_id):
+            problems.append(
+                f"{d.source_path}: doc id {d.doc_id!r} must be 1-200 characters with no whitespace or "
+                f"control characters (TREC qrels and run files are whitespace-separated); rename it"
+            )
+            continue
         canon = canonical_text(d.raw_text)
         if not canon:
             problems.append(f"{d.source_path}: document '{d.doc_id}' is empty (no text after canonicalization)")

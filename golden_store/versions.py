@@ -35,7 +35,7 @@ from golden_store.errors import (
     VerificationError,
     VersionExistsError,
 )
-from golden_store.qrels import QRELS_RULE, derive_qrels
+from golden_store.qrels import EVIDENCE_GRADE, QRELS_RULE, derive_qrels
 from golden_store.schema import SCHEMA_VERSION
 from golden_store.store import Store, default_db_path, utcnow, versions_dir_for
 
@@ -103,22 +103,46 @@ def validate_name(name: str) -> str:
 # ---- freeze ----------------------------------------------------------------------------------
 
 
+def span_problem(raw: str, start: int | None, end: int | None, quote: str | None,
+                 match_kind: str | None) -> str | None:
+    """Why an evidence span no longer sits on its document, or None if it does.
+
+    Every span must lie inside the document; an exact span must still cover its quote up to
+    canonicalization. The raw slice is compared first, as most exact spans are verbatim,
+    which keeps freezing a large set fast (canonicalizing is the costly step)."""
+    if start is None or end is None or not 0 <= start < end <= len(raw):
+        return f"span [{start}, {end}) is outside the document"
+    if match_kind != "exact":
+        return None
+    piece = raw[start:end]
+    if piece == quote or canonical_text(piece) == canonical_text(quote or ""):
+        return None
+    return f"the text at [{start}, {end}) no longer matches the quote"
+
+
 def broken_labels(cur: duckdb.DuckDBPyConnection) -> list[str]:
     """Labels that no longer sit on the current corpus. Freezing refuses while any exist."""
     problems: list[str] = []
-    rows = cur.execute(
-        "SELECT e.query_id, e.evidence_id, e.doc_id, e.start, e.\"end\", e.quote, e.match_kind, d.raw_text "
-        "FROM current_evidence e SEMI JOIN queries q USING (query_id) "
-        "LEFT JOIN documents d USING (doc_id)"
+    ev = cur.execute(
+        "SELECT e.query_id, e.evidence_id, e.doc_id, e.start, e.\"end\", e.quote, e.match_kind "
+        "FROM current_evidence e SEMI JOIN queries q USING (query_id)"
     ).fetchall()
-    for qid, eid, doc, start, end, quote, kind, raw in rows:
+    needed = sorted({row[2] for row in ev if row[2] is not None})
+    texts = {
+        doc: raw
+        for doc, raw in cur.execute(
+            "SELECT doc_id, raw_text FROM documents WHERE doc_id IN (SELECT unnest(?))",
+            [needed],
+        ).fetchall()
+    }
+    for qid, eid, doc, start, end, quote, kind in ev:
         where = f"query {qid} evidence {eid}"
-        if raw is None:
+        if doc not in texts:
             problems.append(f"{where}: document {doc!r} is not in the corpus")
-        elif start is None or end is None or not 0 <= start < end <= len(raw):
-            problems.append(f"{where}: span [{start}, {end}) is outside document {doc!r}")
-        elif kind == "exact" and canonical_text(raw[start:end]) != canonical_text(quote or ""):
-            problems.append(f"{where}: the text at [{start}, {end}) in {doc!r} no longer matches the quote")
+            continue
+        why = span_problem(texts[doc], start, end, quote, kind)
+        if why:
+            problems.append(f"{where}: {why} in {doc!r}")
     rows = cur.execute(
         "SELECT j.query_id, j.doc_id, j.start, j.\"end\", length(d.raw_text) FROM final_grades j "
         "SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id)"
@@ -183,21 +207,18 @@ def freeze(
                 cur.execute(f"COPY ({sql}) TO '{out}' (FORMAT parquet, COMPRESSION zstd)")
             if progress:
                 progress(len(_TABLES), steps, "deriving qrels")
-            ev = cur.execute(
-                "SELECT DISTINCT e.query_id, doc_id FROM current_evidence e SEMI JOIN queries q USING (query_id)"
-            ).fetchall()
-            jd = cur.execute(
-                "SELECT j.query_id, doc_id, grade FROM final_grades j SEMI JOIN queries q USING (query_id)"
-            ).fetchall()
-            qrels = derive_qrels(ev, jd)
-            qdf = pd.DataFrame(
-                [(q, d, g) for q in sorted(qrels) for d, g in sorted(qrels[q].items())],
-                columns=["query_id", "doc_id", "grade"],
-            ).astype({"query_id": "string", "doc_id": "string", "grade": "int32"})
-            cur.register("_qrels_df", qdf)
+            # Qrels in SQL here; verify() re-derives them with the pure Python rule
+            # (golden_store.qrels) and compares, so the two implementations check each other.
             out = str(tmp / QRELS_FILE).replace("'", "''")
-            cur.execute(f"COPY (SELECT * FROM _qrels_df ORDER BY query_id, doc_id) TO '{out}' (FORMAT parquet)")
-            cur.unregister("_qrels_df")
+            cur.execute(
+                f"COPY (SELECT query_id, doc_id, CAST(max(grade) AS INTEGER) AS grade FROM ("
+                f" SELECT DISTINCT e.query_id, e.doc_id, CAST(? AS INTEGER) AS grade"
+                f" FROM current_evidence e SEMI JOIN queries q USING (query_id)"
+                f" UNION ALL SELECT j.query_id, j.doc_id, j.grade FROM final_grades j"
+                f" SEMI JOIN queries q USING (query_id)"
+                f") GROUP BY query_id, doc_id ORDER BY query_id, doc_id) TO '{out}' (FORMAT parquet)",
+                [EVIDENCE_GRADE],
+            )
             return _manifest_facts(cur)
 
         facts = store.write(snapshot)
@@ -511,10 +532,8 @@ def verify(name: str, versions_dir: Path | str | None = None, *, live_corpus_dig
         raw = raw_by_id.get(s.doc_id)
         if raw is None:
             problems.append(f"{where}: document {s.doc_id!r} is not in the frozen corpus")
-        elif not 0 <= s.start < s.end <= len(raw):
-            problems.append(f"{where}: span [{s.start}, {s.end}) is outside {s.doc_id!r}")
-        elif s.match_kind == "exact" and canonical_text(raw[s.start:s.end]) != canonical_text(s.quote or ""):
-            problems.append(f"{where}: text at [{s.start}, {s.end}) no longer matches the quote")
+        elif why := span_problem(raw, int(s.start), int(s.end), s.quote, s.match_kind):
+            problems.append(f"{where}: {why} in {s.doc_id!r}")
     checked["spans"] = len(spans)
     judg = v.judgments
     for j in judg.itertuples(index=False):

@@ -210,3 +210,26 @@ def test_oidc_configured_uses_the_identity_provider(accounts):
     assert not at.text_input  # no local password form when an identity provider is configured
     with pytest.raises(ValueError):
         at.switch_page("app_pages/corpus.py")
+
+
+def test_titles_and_file_names_are_escaped_on_the_corpus_page(accounts):
+    from golden_store.corpus import import_documents, load_sources
+
+    html = b"<html><head><title>**Big** [l](http://example.com)</title></head><body><p>x</p></body></html>"
+    import_documents(accounts, load_sources([("aaa-[t](x).html", html)]), actor="t")
+    at = app_as("annotator")
+    at.switch_page("app_pages/corpus.py").run()
+    heading = next(s.value for s in at.subheader)
+    assert heading == r"\*\*Big\*\* \[l\]\(http://example\.com\)"
+    assert any(r"from aaa\-\[t\]\(x\)\.html" in c.value for c in at.caption)
+
+
+def test_import_refreshes_counts_and_keeps_the_confirmation(accounts):
+    at = app_as("engineer")
+    at.switch_page("app_pages/queries.py").run()
+    next(w for w in at.text_input if w.label == "Id").input("q501")
+    next(w for w in at.text_area if w.label == "Question").input("Is there a bike scheme?")
+    next(b for b in at.button if b.label == "Save").click().run()
+    assert not at.exception
+    assert any("Added q501" in s.value for s in at.success)
+    assert any("41 of 41 queries" in c.value for c in at.caption)

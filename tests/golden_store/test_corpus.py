@@ -121,3 +121,10 @@ def test_html_to_text_keeps_blocks_and_decodes_entities():
     assert title == "T"
     assert "a < b" in text and "c" in text and "x" in text and "y" in text
     assert text.splitlines()[0] == "a < b"
+
+
+def test_doc_ids_with_whitespace_are_refused(tmp_path):
+    _write(tmp_path / "d" / "my policy.txt", "text")
+    with pytest.raises(ValidationError) as err:
+        load_paths([tmp_path / "d"])
+    assert any("my policy.txt" in p and "whitespace" in p for p in err.value.problems)
