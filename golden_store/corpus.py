@@ -8,7 +8,6 @@ the visible text extracted from the markup, since offsets into tags mean nothing
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import duckdb
 
 from golden_store.canonical import canonical_text
 from golden_store.errors import ValidationError
+from golden_store.jsonl import iter_objects
 from golden_store.store import Store, utcnow
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".jsonl")
@@ -194,17 +194,7 @@ def read_source(name: str, data: bytes, problems: list[str]) -> list[SourceDocum
         return []
     if suffix == ".jsonl":
         docs: list[SourceDocument] = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{name} line {lineno}: not valid JSON ({exc.msg}, column {exc.colno})")
-                continue
-            if not isinstance(obj, dict):
-                problems.append(f"{name} line {lineno}: expected a JSON object with doc_id and text")
-                continue
+        for lineno, obj in iter_objects(name, text, problems):
             doc_id, body, title = obj.get("doc_id"), obj.get("text"), obj.get("title")
             if not isinstance(doc_id, str) or not doc_id.strip():
                 problems.append(f"{name} line {lineno}: field 'doc_id' is missing or not a non-empty string")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -14,6 +13,7 @@ from pathlib import Path
 import duckdb
 
 from golden_store.errors import NotFoundError, ValidationError
+from golden_store.jsonl import iter_objects
 from golden_store.store import Store, utcnow
 
 QUERY_FIELDS = ("id", "text", "stratum", "answerable", "source", "date", "held_out", "notes")
@@ -104,17 +104,7 @@ def parse_query_file(name: str, data: bytes, strata: set[str], today: date | Non
     rows: list[tuple[str, dict]] = []
     suffix = Path(name).suffix.lower()
     if suffix == ".jsonl":
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{name} line {lineno}: not valid JSON ({exc.msg}, column {exc.colno})")
-                continue
-            if not isinstance(obj, dict):
-                problems.append(f"{name} line {lineno}: expected a JSON object")
-                continue
+        for lineno, obj in iter_objects(name, text, problems):
             rows.append((f"{name} line {lineno}", obj))
     elif suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text))

@@ -129,6 +129,7 @@ _V1 = (
         "end" INTEGER NOT NULL,
         op VARCHAR NOT NULL CHECK (op IN ('grade', 'retract', 'skip', 'unsure', 'adjudicate')),
         grade SMALLINT CHECK (grade IS NULL OR grade BETWEEN 0 AND 3),
+        CHECK ((op IN ('grade', 'adjudicate')) = (grade IS NOT NULL)),
         actor VARCHAR NOT NULL,
         created_at TIMESTAMP NOT NULL,
         rubric_version INTEGER,

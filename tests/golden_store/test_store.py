@@ -117,3 +117,17 @@ def test_write_retries_transaction_conflicts(store):
     assert len(attempts) == 3
     assert store.read("SELECT value FROM store_meta WHERE key = 'retried'") == [("yes",)]
 
+
+
+def test_event_tables_refuse_incoherent_events(store):
+    def insert(op, grade):
+        store.write(lambda cur: cur.execute(
+            "INSERT INTO grade_events (query_id, doc_id, start, \"end\", op, grade, actor, created_at)"
+            " VALUES ('q', 'd', 0, 5, ?, ?, 'a', now())", [op, grade]))
+
+    insert("grade", 2)
+    insert("retract", None)
+    for op, grade in [("grade", None), ("grade", 4), ("retract", 1), ("rewrite", 1)]:
+        with pytest.raises(duckdb.ConstraintException):
+            insert(op, grade)
+    assert store.read_one("SELECT count(*) FROM grade_events")[0] == 2

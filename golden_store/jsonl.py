@@ -1,0 +1,24 @@
+"""Reading JSON Lines input the way every importer here must: each bad line is reported
+with its file and line number, and reading goes on so one error message lists them all."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+
+def iter_objects(name: str, text: str, problems: list[str]) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, object)`` for each non-blank line that is a JSON object;
+    append a problem naming ``name`` and the line for every other line."""
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{name} line {lineno}: not valid JSON ({exc.msg}, column {exc.colno})")
+            continue
+        if not isinstance(obj, dict):
+            problems.append(f"{name} line {lineno}: expected a JSON object, got {type(obj).__name__}")
+            continue
+        yield lineno, obj
