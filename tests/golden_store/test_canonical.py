@@ -105,3 +105,17 @@ def test_empty_and_whitespace_only() -> None:
     assert canonical_text("") == ""
     assert canonical_text(" \n\t\u200b ") == ""
     assert canonicalize("").to_raw(0, 0) == (0, 0)
+
+
+@given(texts)
+@settings()
+@example("caf\u00e9 \u00a0x")
+@example("e\u0301 a\u200b\u0301 ab-\n cd")
+def test_fast_path_equals_the_character_by_character_oracle(raw: str) -> None:
+    """The tokenized implementation must give exactly what the simple per-character one gives."""
+    from tests.golden_store import reference_canonical as ref
+
+    fast, slow = canonicalize(raw), ref.canonicalize(raw)
+    assert fast.text == slow.text == canonical_text(raw)
+    assert list(fast.raw_starts) == list(slow.raw_starts)
+    assert list(fast.raw_ends) == list(slow.raw_ends)
