@@ -41,15 +41,31 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _store(args: argparse.Namespace) -> Store:
-    return context.get_store(args.db)
+def _store(args: argparse.Namespace, *, create: bool = False) -> Store:
+    """The live store. Only commands that bring data in may create it."""
+    return context.get_store(args.db, create=create)
+
+
+def _vdir(args: argparse.Namespace) -> Path:
+    """Versions folder: frozen versions are plain files, readable while the app holds the store."""
+    return versions_dir_for(Path(args.db) if args.db else default_db_path())
+
+
+def _live_corpus_digest(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The live store's corpus digest for drift warnings, or why it could not be read."""
+    from golden_store.corpus import store_corpus_digest
+
+    try:
+        return store_corpus_digest(_store(args)), None
+    except GoldenError as exc:
+        return None, str(exc).split(":")[0]
 
 
 # ---- commands -------------------------------------------------------------------------------
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, create=True)
     info = {"db": str(store.path), "schema_version": store.schema_version(),
             "versions_dir": str(versions_dir_for(store.path))}
     _print_json(info) if args.json else print(f"Store ready at {store.path} (schema v{info['schema_version']}).")
@@ -57,7 +73,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    res = demo.load_demo(_store(args), identity.cli_user(), _Progress("reading demo corpus"))
+    res = demo.load_demo(_store(args, create=True), identity.cli_user(), _Progress("reading demo corpus"))
     if args.json:
         _print_json(res)
     else:
@@ -71,7 +87,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_corpus_import(args: argparse.Namespace) -> int:
     rep = corpus_import.import_paths(
-        _store(args), identity.cli_user(), args.paths, replace=args.replace, progress=_Progress("canonicalizing")
+        _store(args, create=True), identity.cli_user(), args.paths, replace=args.replace, progress=_Progress("canonicalizing")
     )
     if args.json:
         _print_json({"added": rep.added, "replaced": rep.replaced, "unchanged": rep.unchanged,
@@ -82,7 +98,7 @@ def cmd_corpus_import(args: argparse.Namespace) -> int:
 
 
 def cmd_queries_import(args: argparse.Namespace) -> int:
-    res = query_editing.import_path(_store(args), identity.cli_user(), args.file, update=args.update)
+    res = query_editing.import_path(_store(args, create=True), identity.cli_user(), args.file, update=args.update)
     _print_json(res) if args.json else print(
         f"Queries: {res['added']} added, {res['updated']} updated, {res['unchanged']} unchanged."
     )
@@ -111,10 +127,12 @@ def cmd_strata_list(args: argparse.Namespace) -> int:
 
 def cmd_freeze(args: argparse.Namespace) -> int:
     res = versioning.freeze(_store(args), identity.cli_user(), args.name, note=args.note or "",
-                            progress=_Progress("freezing"))
+                            hit_rule=args.hit_rule, progress=_Progress("freezing"))
     m = res.manifest
     if args.json:
-        _print_json({"name": res.name, "path": str(res.path), "manifest": dict(m)})
+        from golden_store.versions import thaw
+
+        _print_json({"name": res.name, "path": str(res.path), "manifest": thaw(m)})
     else:
         print(f"Frozen {res.name} at {res.path}: {m['n_queries']} queries, {m['n_spans']} spans, "
               f"{m['n_judgments']} judgments; content_digest {m['content_digest']}")
@@ -122,7 +140,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 
 
 def cmd_versions(args: argparse.Namespace) -> int:
-    rows = versioning.list_versions(_store(args), identity.cli_user())
+    rows = versioning.list_versions(identity.cli_user(), _vdir(args))
     if args.json:
         _print_json(rows)
     elif not rows:
@@ -138,7 +156,10 @@ def cmd_versions(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    rep = versioning.verify(_store(args), identity.cli_user(), args.name)
+    live, why_not = _live_corpus_digest(args)
+    rep = versioning.verify(identity.cli_user(), _vdir(args), args.name, live_corpus_digest=live)
+    if why_not and not args.json:
+        print(f"note: live corpus not compared ({why_not})", file=sys.stderr)
     if args.json:
         _print_json({"name": rep.name, "ok": rep.ok, "problems": rep.problems, "warnings": rep.warnings,
                      "checked": rep.checked})
@@ -156,7 +177,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    paths = versioning.export_version(_store(args), identity.cli_user(), args.name, args.format, args.out)
+    paths = versioning.export_version(identity.cli_user(), _vdir(args), args.name, args.format, args.out)
     _print_json([str(p) for p in paths]) if args.json else print(
         "Wrote " + ", ".join(str(p) for p in paths)
     )
@@ -166,7 +187,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     from golden_store.versions import format_diff
 
-    d = versioning.diff(_store(args), identity.cli_user(), args.a, args.b)
+    d = versioning.diff(identity.cli_user(), _vdir(args), args.a, args.b)
     _print_json(d) if args.json else print(format_diff(d))
     return 0
 
@@ -177,8 +198,8 @@ def cmd_users_add(args: argparse.Namespace) -> int:
         password = sys.stdin.readline().rstrip("\n")
     elif not args.no_password:
         password = getpass.getpass(f"Password for {args.username}: ")
-    user = identity.create_user(_store(args), identity.cli_user(), args.username, args.role,
-                                password=password, display_name=args.name)
+    user = identity.create_user(_store(args, create=True), identity.cli_user(), args.username, args.role,
+                                password=password, display_name=args.name, passwordless=args.no_password)
     print(f"User {user.username} added with roles {', '.join(sorted(r.value for r in user.roles))}.")
     return 0
 
@@ -198,7 +219,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise GoldenError(f"App entry {APP_ENTRY} not found; run from a source checkout (pip install -e .).")
     env = dict(os.environ, GOLDEN_DB=str(Path(args.db or default_db_path()).resolve()))
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP_ENTRY), "--server.port", str(args.port),
-           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+           "--server.address", args.host, "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     return subprocess.call(cmd, env=env)
 
 
@@ -244,6 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
     f = add("freeze", cmd_freeze, "freeze the live store into an immutable version")
     f.add_argument("name")
     f.add_argument("--note", default="")
+    f.add_argument("--hit-rule", default=None,
+                   help="how a span maps onto a retrieved unit, recorded in the manifest: any_overlap "
+                        "(default), min_overlap(0.5), contains_span")
     add("versions", cmd_versions, "list frozen versions")
     v = add("verify", cmd_verify, "re-hash a version and re-check it against its corpus")
     v.add_argument("name")
@@ -267,6 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sv = add("serve", cmd_serve, "start the Streamlit app on this store")
     sv.add_argument("--port", type=int, default=8501)
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1: with no accounts the app grants admin "
+                         "to whoever reaches it; add accounts before serving on 0.0.0.0)")
     return p
 
 

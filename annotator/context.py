@@ -15,14 +15,16 @@ _stores: dict[Path, Store] = {}
 _lock = threading.Lock()
 
 
-def get_store(path: str | Path | None = None) -> Store:
-    """The open store for ``path`` (default: ``GOLDEN_DB`` or ``./golden.duckdb``)."""
+def get_store(path: str | Path | None = None, *, create: bool = True) -> Store:
+    """The open store for ``path`` (default: ``GOLDEN_DB`` or ``./golden.duckdb``).
+    ``create=False`` refuses a path with no store (a mistyped --db should not silently
+    start an empty one)."""
     p = Path(path) if path is not None else default_db_path()
     key = p.resolve()
     with _lock:
         store = _stores.get(key)
         if store is None or store._closed:
-            store = Store.open(p)
+            store = Store.open(p, create=create)
             _stores[key] = store
         return store
 

@@ -117,8 +117,13 @@ def get_user(store: Store, username: str) -> User | None:
     return _to_user(user_rows.get_user_row(store, username))
 
 
+def _normal_username(username: str) -> str:
+    username = username.strip()
+    return username.lower() if "@" in username else username
+
+
 def authenticate(store: Store, username: str, password: str) -> User | None:
-    row = user_rows.get_user_row(store, username.strip())
+    row = user_rows.get_user_row(store, _normal_username(username))
     if row is None:
         # spend the same time as a real check, so timing does not reveal which names exist
         verify_password(password, hash_password("x" * MIN_PASSWORD))
@@ -149,9 +154,12 @@ def create_user(
     *,
     password: str | None = None,
     display_name: str | None = None,
+    passwordless: bool = False,
 ) -> User:
     """Add an account. Only an admin may, except that the very first account may be created
-    by anyone who can reach the store (it must then be an admin, so nobody is locked out)."""
+    by anyone who can reach the store (it must then be an admin, so nobody is locked out).
+    An account without a password can only sign in through OIDC: ``passwordless`` must say
+    so explicitly (the app passes it only when OIDC is configured)."""
     first = user_rows.count_users(store, enabled_only=False) == 0
     role_set = parse_roles(roles)
     if first:
@@ -159,12 +167,14 @@ def create_user(
             raise ValidationError("The first account must have the admin role, or nobody could manage users.")
     else:
         require(actor, Permission.MANAGE_USERS)
-    username = username.strip()
-    if "@" in username:
-        username = username.lower()
+    username = _normal_username(username)
     if not _USERNAME_RE.match(username):
         raise ValidationError(
             f"Username {username!r} must be 1-100 letters, digits or '_.@+-' (an email works for OIDC)."
+        )
+    if password is None and not passwordless:
+        raise ValidationError(
+            "Set a password: without one the account could only sign in through OIDC, which is not configured."
         )
     if password is not None:
         _check_new_password(password)

@@ -1,4 +1,7 @@
-"""Freezing, verifying, diffing and exporting versions, role-checked."""
+"""Freezing, verifying, diffing and exporting versions, role-checked.
+
+Everything but freezing reads frozen versions only (plain files), so these work while the
+app holds the live store; they take the versions folder, not the store."""
 
 from __future__ import annotations
 
@@ -9,7 +12,6 @@ from typing import Any
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import export, versions
-from golden_store.corpus import store_corpus_digest
 from golden_store.store import Store, versions_dir_for
 
 
@@ -17,33 +19,33 @@ def versions_dir(store: Store) -> Path:
     return versions_dir_for(store.path)
 
 
-def freeze(store: Store, user: User, name: str, *, note: str = "",
+def freeze(store: Store, user: User, name: str, *, note: str = "", hit_rule: str | None = None,
            progress: Callable[[int, int, str], None] | None = None) -> versions.FreezeResult:
     require(user, Permission.FREEZE)
-    return versions.freeze(store, name, actor=user.username, note=note, progress=progress)
+    kwargs = {"hit_rule": hit_rule} if hit_rule else {}
+    return versions.freeze(store, name, actor=user.username, note=note, progress=progress, **kwargs)
 
 
-def list_versions(store: Store, user: User) -> list[dict[str, Any]]:
+def list_versions(user: User, vdir: Path) -> list[dict[str, Any]]:
     require(user, Permission.VIEW_VERSIONS)
-    return versions.list_versions(versions_dir(store))
+    return versions.list_versions(vdir)
 
 
-def verify(store: Store, user: User, name: str) -> versions.VerifyReport:
+def verify(user: User, vdir: Path, name: str, *, live_corpus_digest: str | None = None) -> versions.VerifyReport:
     require(user, Permission.VIEW_VERSIONS)
-    return versions.verify(name, versions_dir(store), live_corpus_digest=store_corpus_digest(store))
+    return versions.verify(name, vdir, live_corpus_digest=live_corpus_digest)
 
 
-def diff(store: Store, user: User, a: str, b: str) -> dict[str, Any]:
+def diff(user: User, vdir: Path, a: str, b: str) -> dict[str, Any]:
     require(user, Permission.VIEW_VERSIONS)
-    return versions.diff_versions(a, b, versions_dir(store))
+    return versions.diff_versions(a, b, vdir)
 
 
-def export_version(store: Store, user: User, name: str, fmt: str, out_dir: str | Path) -> list[Path]:
+def export_version(user: User, vdir: Path, name: str, fmt: str, out_dir: str | Path) -> list[Path]:
     require(user, Permission.EXPORT)
-    v = versions.load_version(name, versions_dir(store))
-    return export.export_version(v, fmt, out_dir)
+    return export.export_version(versions.load_version(name, vdir), fmt, out_dir)
 
 
-def manifest(store: Store, user: User, name: str) -> dict[str, Any]:
+def manifest(user: User, vdir: Path, name: str) -> dict[str, Any]:
     require(user, Permission.VIEW_VERSIONS)
-    return dict(versions.load_version(name, versions_dir(store), check=False).manifest)
+    return versions.thaw(versions.load_version(name, vdir, check=False).manifest)

@@ -34,7 +34,8 @@ def query_form(key: str, rec: QueryRecord | None) -> QueryRecord | None:
         text = st.text_area("Question", value=rec.text if rec else "")
         c1, c2, c3 = st.columns(3)
         stratum = c1.selectbox("Stratum", strata, index=strata.index(rec.stratum) if rec else 0)
-        source = c2.selectbox("Source", SOURCES, index=SOURCES.index(rec.source) if rec and rec.source in SOURCES else 0)
+        sources = SOURCES + ([rec.source] if rec and rec.source not in SOURCES else [])
+        source = c2.selectbox("Source", sources, index=sources.index(rec.source) if rec else 0)
         created = c3.date_input("Date", value=rec.created_date if rec else date.today())
         c4, c5 = st.columns(2)
         answerable = c4.checkbox("Answerable from the corpus", value=rec.answerable if rec else True,

@@ -7,7 +7,7 @@ import streamlit as st
 
 from annotator import identity
 from annotator.roles import Permission, Role
-from app_pages._shared import flash, md_escape, require_page, show_flash, store, succeeded
+from app_pages._shared import flash, md_escape, oidc_configured, require_page, show_flash, store, succeeded
 
 user = require_page(Permission.MANAGE_USERS)
 s = store()
@@ -29,11 +29,12 @@ with st.form("user_add"):
     username = c1.text_input("Username (use the email address for OIDC sign-in)")
     display = c2.text_input("Display name")
     roles = st.multiselect("Roles", ROLES, default=["admin"] if not rows else ["annotator"])
-    password = st.text_input(f"Password (at least {identity.MIN_PASSWORD} characters; empty for OIDC-only)",
-                             type="password")
+    oidc = oidc_configured()
+    hint = "; empty for OIDC-only sign-in" if oidc else ""
+    password = st.text_input(f"Password (at least {identity.MIN_PASSWORD} characters{hint})", type="password")
     if st.form_submit_button("Add account", type="primary"):
         if succeeded(lambda: identity.create_user(s, user, username, roles, password=password or None,
-                                                  display_name=display or None)):
+                                                  display_name=display or None, passwordless=oidc)):
             flash(f"Added {md_escape(username)}.")
             st.rerun()
 

@@ -12,13 +12,15 @@ import streamlit as st
 
 from annotator import versioning
 from annotator.roles import Permission
+from golden_store.corpus import store_corpus_digest
 from golden_store.versions import format_diff
 from app_pages._shared import attempt, md_escape, progress_callback, require_page, store
 
 user = require_page(Permission.VIEW_VERSIONS)
 s = store()
 st.title("Versions")
-st.caption(f"Frozen versions live in {md_escape(versioning.versions_dir(s))}. A frozen version never changes.")
+vdir = versioning.versions_dir(s)
+st.caption(f"Frozen versions live in {md_escape(vdir)}. A frozen version never changes.")
 
 if user.can(Permission.FREEZE):
     with st.form("freeze"):
@@ -32,7 +34,7 @@ if user.can(Permission.FREEZE):
             if res:
                 st.success(f"Frozen {md_escape(res.name)}: content_digest `{res.manifest['content_digest']}`")
 
-rows = attempt(lambda: versioning.list_versions(s, user)) or []
+rows = attempt(lambda: versioning.list_versions(user, vdir)) or []
 if not rows:
     st.info("No frozen versions yet.")
     st.stop()
@@ -43,13 +45,13 @@ tab_m, tab_v, tab_d, tab_e = st.tabs(["Manifest", "Verify", "Diff", "Export"])
 with tab_m:
     pick = st.selectbox("Version", names, key="v_manifest")
     if pick:
-        m = attempt(lambda: versioning.manifest(s, user, pick))
+        m = attempt(lambda: versioning.manifest(user, vdir, pick))
         if m:
             st.json(m)
 with tab_v:
     pick_v = st.selectbox("Version", names, key="v_verify")
     if st.button("Verify", key="v_verify_btn"):
-        rep = attempt(lambda: versioning.verify(s, user, pick_v))
+        rep = attempt(lambda: versioning.verify(user, vdir, pick_v, live_corpus_digest=store_corpus_digest(s)))
         if rep:
             for w in rep.warnings:
                 st.warning(md_escape(w))
@@ -63,7 +65,7 @@ with tab_d:
     a = c1.selectbox("From", names, index=min(1, len(names) - 1), key="v_diff_a")
     b = c2.selectbox("To", names, index=0, key="v_diff_b")
     if st.button("Diff", key="v_diff_btn"):
-        d = attempt(lambda: versioning.diff(s, user, a, b))
+        d = attempt(lambda: versioning.diff(user, vdir, a, b))
         if d:
             st.code(format_diff(d), language=None)
 with tab_e:
@@ -76,7 +78,7 @@ with tab_e:
         if st.button("Prepare download", key="v_export_btn"):
             with tempfile.TemporaryDirectory() as tmp:
                 out = Path(tmp) / f"{pick_e}-{fmt}"
-                paths = attempt(lambda: versioning.export_version(s, user, pick_e, fmt, out))
+                paths = attempt(lambda: versioning.export_version(user, vdir, pick_e, fmt, out))
                 if paths:
                     buf = io.BytesIO()
                     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:

@@ -86,7 +86,7 @@ class _TextExtractor(HTMLParser):
         "p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table",
         "section", "article", "header", "footer", "blockquote", "pre", "hr", "dt", "dd",
     }
-    _SKIP = {"script", "style", "head", "noscript", "template"}
+    _SKIP = {"script", "style", "noscript", "template"}
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

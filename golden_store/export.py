@@ -17,7 +17,7 @@ from typing import Any
 
 from golden_store.errors import ValidationError
 from golden_store.qrels import qrels_lines
-from golden_store.versions import FrozenVersion
+from golden_store.versions import FrozenVersion, thaw
 
 FORMATS = ("trec", "beir", "jsonl")
 
@@ -115,7 +115,7 @@ def export_version(v: FrozenVersion, fmt: str, out_dir: str | Path) -> list[Path
     try:
         written = {"trec": _trec, "beir": _beir, "jsonl": _jsonl}[fmt](v, tmp)
         (tmp / "manifest.json").write_text(
-            json.dumps(dict(v.manifest), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            json.dumps(thaw(v.manifest), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
         if out.exists():
             out.rmdir()

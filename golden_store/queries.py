@@ -6,7 +6,7 @@ import csv
 import io
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -33,6 +33,13 @@ class QueryRecord:
     created_date: date
     held_out: bool = False
     notes: str = ""
+    # Which optional input fields the source actually gave (None: all). On re-import, a
+    # field the file leaves out keeps the stored value instead of resetting to a default.
+    given: frozenset[str] | None = field(default=None, compare=False, repr=False)
+
+
+_OPTIONAL = {"answerable": "answerable", "source": "source", "date": "created_date",
+             "held_out": "held_out", "notes": "notes"}
 
 
 def _parse_bool(value: object, field: str, where: str, problems: list[str], default: bool) -> bool:
@@ -88,7 +95,10 @@ def validate_record(obj: dict, where: str, strata: set[str], problems: list[str]
     notes = str(obj.get("notes") or "")
     if len(problems) > n_before:
         return None
-    return QueryRecord(qid, text, stratum, answerable, source, created, held_out, notes)
+    given = frozenset(
+        k for k in _OPTIONAL if obj.get(k, obj.get("created_date") if k == "date" else None) not in (None, "")
+    )
+    return QueryRecord(qid, text, stratum, answerable, source, created, held_out, notes, given)
 
 
 def parse_query_file(name: str, data: bytes, strata: set[str], today: date | None = None) -> list[QueryRecord]:
@@ -188,11 +198,22 @@ def import_queries_tx(
             "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes FROM queries"
         ).fetchall()
     }
+    fields = ("text", "stratum", "answerable", "source", "created_date", "held_out", "notes")
+
+    def merged(r: QueryRecord) -> QueryRecord:
+        if r.given is None or r.query_id not in current:
+            return r
+        stored = dict(zip(fields, current[r.query_id]))
+        keep = {attr: stored[attr] for key, attr in _OPTIONAL.items() if key not in r.given}
+        if r.stratum == "negative":
+            keep.pop("answerable", None)
+        return replace(r, **keep)
+
+    records = [merged(r) for r in records]
     existing = [r for r in records if r.query_id in current]
     changed = [
         r for r in existing
-        if tuple(current[r.query_id]) != (r.text, r.stratum, r.answerable, r.source,
-                                          r.created_date, r.held_out, r.notes)
+        if tuple(current[r.query_id]) != tuple(getattr(r, f) for f in fields)
     ]
     if changed and not update:
         raise ValidationError(

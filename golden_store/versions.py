@@ -28,6 +28,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from golden_store.canonical import canonical_text
+from golden_store.chunk_labels import ChunkQrels, chunk_qrels, parse_hit_rule
 from golden_store.corpus import corpus_digest, sha256_text
 from golden_store.errors import (
     NotFoundError,
@@ -89,6 +90,24 @@ def manifest_digest(manifest: Mapping[str, Any]) -> str:
     """sha256 of the manifest without its ``content_digest`` field (which lists file hashes)."""
     body = {k: v for k, v in manifest.items() if k != "content_digest"}
     return "sha256:" + hashlib.sha256(_canonical_json(body)).hexdigest()
+
+
+def deep_freeze(obj: Any) -> Any:
+    """Read-only view of JSON data: mappings become MappingProxyType, lists tuples."""
+    if isinstance(obj, Mapping):
+        return MappingProxyType({k: deep_freeze(v) for k, v in obj.items()})
+    if isinstance(obj, list):
+        return tuple(deep_freeze(v) for v in obj)
+    return obj
+
+
+def thaw(obj: Any) -> Any:
+    """Plain, JSON-serialisable copy of data made read-only by :func:`deep_freeze`."""
+    if isinstance(obj, Mapping):
+        return {k: thaw(v) for k, v in obj.items()}
+    if isinstance(obj, tuple):
+        return [thaw(v) for v in obj]
+    return obj
 
 
 def validate_name(name: str) -> str:
@@ -168,12 +187,15 @@ def freeze(
     *,
     actor: str,
     note: str = "",
+    hit_rule: str = DEFAULT_HIT_RULE,
     versions_dir: Path | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> FreezeResult:
     """Write the live store's current state as version ``name``. Refuses an existing name,
-    an empty store, and labels that no longer resolve on the corpus."""
+    an empty store, and labels that no longer resolve on the corpus. ``hit_rule`` is the
+    default rule for deriving chunk labels from this version's spans (manifest field)."""
     validate_name(name)
+    rule = parse_hit_rule(hit_rule)
     vdir = Path(versions_dir) if versions_dir else versions_dir_for(store.path)
     target = vdir / name
     if target.exists():
@@ -234,6 +256,10 @@ def freeze(
             }
         from golden_store import __version__
 
+        data_digest = "sha256:" + hashlib.sha256(
+            "".join(f"{f}\t{files[f]['sha256']}\n" for f in sorted(files)).encode("utf-8")
+        ).hexdigest()
+
         manifest: dict[str, Any] = {
             "format": FORMAT,
             "dataset_version": name,
@@ -243,12 +269,14 @@ def freeze(
             "studio_version": __version__,
             "store_schema_version": SCHEMA_VERSION,
             **facts,
-            "hit_rule": DEFAULT_HIT_RULE,
+            "hit_rule": rule.name,
             "qrels_rule": QRELS_RULE,
             "kappa_binary": None,
             "kappa_graded": None,
             "judged_fraction_at_10": None,
             "files": files,
+            # the labels and corpus alone: equal for two freezes of identical content
+            "data_digest": data_digest,
         }
         manifest["content_digest"] = manifest_digest(manifest)
         if progress:
@@ -266,7 +294,7 @@ def freeze(
             ) from None
         if progress:
             progress(steps, steps, "done")
-        return FreezeResult(name, target, MappingProxyType(manifest))
+        return FreezeResult(name, target, deep_freeze(manifest))
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -275,6 +303,7 @@ def freeze(
 def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """The manifest fields that describe content. Only facts the store holds; never invented."""
     docs = cur.execute("SELECT doc_id, canonical_sha256 FROM documents").fetchall()
+    raw_docs = cur.execute("SELECT doc_id, raw_sha256 FROM documents").fetchall()
     strata = dict(cur.execute("SELECT stratum, count(*) FROM queries GROUP BY 1 ORDER BY 1").fetchall())
     n_q, n_ans, n_held = cur.execute(
         "SELECT count(*), count(*) FILTER (answerable), count(*) FILTER (held_out) FROM queries"
@@ -315,6 +344,9 @@ def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         generator = None
     return {
         "corpus_digest": corpus_digest(docs),
+        # spans index the raw text: a re-encoded corpus (CRLF, say) keeps the canonical
+        # digest but moves every offset, so the raw text is pinned too
+        "raw_corpus_digest": corpus_digest(raw_docs),
         "corpus_commit": None,
         "n_documents": len(docs),
         "n_queries": int(n_q),
@@ -421,6 +453,21 @@ class FrozenVersion:
                 out.setdefault(q, {})[d] = int(g)
         return out
 
+    def chunk_qrels(self, chunks, hit_rule: str | None = None, *, include_judgments: bool = True) -> ChunkQrels:
+        """Relevance of any chunker's chunks, derived from this version's spans.
+
+        ``chunks``: iterable of (chunk_id, doc_id, start, end) in raw character offsets of
+        the frozen documents. Evidence spans count as grade 3; judged passages (with
+        ``include_judgments``) as their grade. ``hit_rule`` defaults to the manifest's; the
+        rule used is on the result (``.hit_rule``)."""
+        rule = parse_hit_rule(hit_rule or self.manifest.get("hit_rule") or DEFAULT_HIT_RULE)
+        labels = [(s.query_id, s.doc_id, int(s.start), int(s.end), EVIDENCE_GRADE)
+                  for s in self._tables["spans.parquet"].itertuples(index=False)]
+        if include_judgments:
+            labels += [(j.query_id, j.doc_id, int(j.start), int(j.end), int(j.grade))
+                       for j in self._tables["judgments.parquet"].itertuples(index=False)]
+        return chunk_qrels(labels, chunks, rule)
+
     @property
     def strata(self) -> dict[str, str]:
         """{query_id: stratum}."""
@@ -484,7 +531,7 @@ def load_version(name: str, versions_dir: Path | str | None = None, *, check: bo
         problems = _check_files(path, manifest)
         if problems:
             raise VerificationError(f"Version {name!r} failed its integrity check; run `golden verify {name}`:", problems)
-    return FrozenVersion(name, path, MappingProxyType(manifest))
+    return FrozenVersion(name, path, deep_freeze(manifest))
 
 
 @dataclass
@@ -510,7 +557,7 @@ def verify(name: str, versions_dir: Path | str | None = None, *, live_corpus_dig
     checked: dict[str, int] = {}
     if problems:
         return VerifyReport(name, problems, warnings, checked)
-    v = FrozenVersion(name, path, MappingProxyType(manifest))
+    v = FrozenVersion(name, path, deep_freeze(manifest))
     docs = v.documents
     raw_by_id: dict[str, str] = {}
     for d in docs.itertuples(index=False):
@@ -552,8 +599,27 @@ def verify(name: str, versions_dir: Path | str | None = None, *, live_corpus_dig
     if expected != v.qrels():
         problems.append("qrels.parquet: does not match the qrels derived from spans and judgments")
     checked["qrels"] = sum(len(d) for d in expected.values())
-    if manifest.get("n_queries") != len(qids):
-        problems.append(f"manifest n_queries={manifest.get('n_queries')} but queries.parquet has {len(qids)}")
+    if manifest.get("dataset_version") != name:
+        problems.append(
+            f"manifest dataset_version is {manifest.get('dataset_version')!r} but the folder is {name!r} "
+            f"(a copied or renamed version)"
+        )
+    q = v.queries
+    derived = {
+        "n_documents": len(docs),
+        "n_queries": len(qids),
+        "n_answerable": int(q["answerable"].sum()),
+        "n_held_out": int(q["held_out"].sum()),
+        "strata": {k: int(n) for k, n in q["stratum"].value_counts().sort_index().items()},
+        "n_spans": len(spans),
+        "n_judgments": len(judg),
+        "raw_corpus_digest": corpus_digest(zip(docs["doc_id"], docs["raw_sha256"])),
+        "data_digest": "sha256:" + hashlib.sha256("".join(
+            f"{f}\t{meta['sha256']}\n" for f, meta in sorted(manifest["files"].items())).encode("utf-8")).hexdigest(),
+    }
+    for key, value in derived.items():
+        if manifest.get(key) != value:
+            problems.append(f"manifest {key}={manifest.get(key)!r} but the files give {value!r}")
     if live_corpus_digest and live_corpus_digest != manifest.get("corpus_digest"):
         warnings.append(
             "the live store's corpus has changed since this version was frozen "

@@ -86,6 +86,8 @@ def test_errors_are_one_message_on_stderr_and_leave_the_store_alone(tmp_path):
 
 def test_second_process_is_told_the_store_is_in_use(tmp_path):
     assert run(tmp_path, "init").returncode == 0
+    assert run(tmp_path, "demo").returncode == 0
+    assert run(tmp_path, "freeze", "v1").returncode == 0
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import sys, duckdb, time; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); time.sleep(60)",
@@ -94,13 +96,24 @@ def test_second_process_is_told_the_store_is_in_use(tmp_path):
     )
     try:
         assert holder.stdout.readline().strip() == "ready"
-        r = run(tmp_path, "versions")
+        r = run(tmp_path, "strata", "list")
         assert r.returncode == 1
         assert "is in use by another process" in r.stderr and "Traceback" not in r.stderr
         assert r.stderr.strip().count("\n") == 0
+        # frozen versions are plain files: reading them does not need the live store
+        assert run(tmp_path, "versions").returncode == 0
+        r = run(tmp_path, "verify", "v1")
+        assert r.returncode == 0 and "live corpus not compared" in r.stderr
+        assert run(tmp_path, "export", "v1", "--format", "trec", "--out", "t").returncode == 0
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_mistyped_db_is_not_silently_created(tmp_path):
+    r = run(tmp_path, "--db", str(tmp_path / "typo.duckdb"), "freeze", "v1")
+    assert r.returncode == 1 and "No store at" in r.stderr
+    assert not (tmp_path / "typo.duckdb").exists()
 
 
 def test_users_add_and_list(tmp_path):

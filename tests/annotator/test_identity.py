@@ -99,7 +99,7 @@ def test_writes_are_refused_in_the_annotator_layer(demo_store, tmp_path, role):
 def test_engineer_can_freeze_and_export_but_not_manage_users(demo_store, tmp_path):
     eng = _user(Role.ENGINEER)
     versioning.freeze(demo_store, eng, "v1")
-    versioning.export_version(demo_store, eng, "v1", "trec", tmp_path / "out")
+    versioning.export_version(eng, versioning.versions_dir(demo_store), "v1", "trec", tmp_path / "out")
     assert (tmp_path / "out" / "qrels.txt").exists()
     with pytest.raises(PermissionDenied):
         identity.list_users(demo_store, eng)
@@ -107,3 +107,13 @@ def test_engineer_can_freeze_and_export_but_not_manage_users(demo_store, tmp_pat
     assert admin.can(Permission.MANAGE_USERS)
     with pytest.raises(PermissionDenied):
         identity.create_user(demo_store, eng, "x", ["annotator"], password="0123456789")
+
+
+def test_passwordless_accounts_only_when_asked_and_email_case(store):
+    with pytest.raises(ValidationError, match="Set a password"):
+        identity.create_user(store, None, "boss", ["admin"])
+    admin = identity.create_user(store, None, "boss", ["admin"], password="0123456789")
+    identity.create_user(store, admin, "sso@example.com", ["lead"], passwordless=True)
+    assert identity.authenticate(store, "sso@example.com", "") is None
+    identity.create_user(store, admin, "Bob@Example.com", ["annotator"], password="bobpassword")
+    assert identity.authenticate(store, "BOB@example.COM", "bobpassword").username == "bob@example.com"

@@ -128,3 +128,8 @@ def test_doc_ids_with_whitespace_are_refused(tmp_path):
     with pytest.raises(ValidationError) as err:
         load_paths([tmp_path / "d"])
     assert any("my policy.txt" in p and "whitespace" in p for p in err.value.problems)
+
+
+def test_html_without_closing_head_keeps_its_body():
+    text, title = html_to_text("<html><head><title>T</title><body><p>Hello there</p>")
+    assert title == "T" and text.strip() == "Hello there"

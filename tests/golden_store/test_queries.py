@@ -103,3 +103,31 @@ def test_non_utf8_and_missing_columns():
         q.parse_query_file("x.csv", b"id,question\nq,x\n", {"lexical"})
     with pytest.raises(ValidationError, match=r"\.csv or \.jsonl"):
         q.parse_query_file("x.xlsx", b"", {"lexical"})
+
+
+def test_reimport_keeps_fields_the_file_leaves_out(store):
+    full = ("id,text,stratum,held_out,source,notes,date\n"
+            "q1,How many days?,temporal,true,support_ticket,keep me,2026-01-02\n")
+    q.import_queries(store, q.parse_query_file("a.csv", full.encode(), q.known_strata(store)), actor="t")
+    slim = "id,text,stratum\nq1,How many leave days?,temporal\n"
+    recs = q.parse_query_file("b.csv", slim.encode(), q.known_strata(store), today=date(2027, 1, 1))
+    assert q.import_queries(store, recs, actor="t", update=True)["updated"] == 1
+    rec = q.get_query(store, "q1")
+    assert rec.text == "How many leave days?"
+    assert (rec.held_out, rec.source, rec.notes, rec.created_date) == (True, "support_ticket", "keep me", date(2026, 1, 2))
+    # the identical slim file again, on another day, is a no-op, not a conflict
+    recs = q.parse_query_file("b.csv", slim.encode(), q.known_strata(store), today=date(2027, 2, 2))
+    assert q.import_queries(store, recs, actor="t") == {"added": 0, "updated": 0, "unchanged": 1}
+
+
+def test_jsonl_with_unicode_line_separators_and_lone_surrogates(store):
+    import json as _json
+
+    good = _json.dumps({"id": "u1", "text": "line\u2028sep\u0085next", "stratum": "lexical"}, ensure_ascii=False)
+    bad = '{"id": "u2", "text": "bad \\ud800", "stratum": "lexical"}'
+    with pytest.raises(ValidationError) as err:
+        q.parse_query_file("u.jsonl", (good + "\n" + bad + "\n").encode(), q.known_strata(store))
+    assert err.value.problems == [
+        "u.jsonl line 2: contains an invalid \\u escape (a lone surrogate); fix the text"]
+    recs = q.parse_query_file("u.jsonl", (good + "\n").encode(), q.known_strata(store))
+    assert recs[0].text == "line\u2028sep\u0085next"

@@ -158,7 +158,7 @@ def test_judgments_final_labels_and_qrels(demo_store):
     _grade(demo_store, "q002", "pension", 10, 60, 0, "ann")
     v1 = freeze(demo_store, "v1", actor="eng").manifest
     assert v1["label_type"] == "graded_0_3" and v1["n_judgments"] == 2
-    assert v1["n_disputed_judgments_left_out"] == 1 and v1["annotators"] == ["ann", "bob", "demo-expert"]
+    assert v1["n_disputed_judgments_left_out"] == 1 and v1["annotators"] == ("ann", "bob", "demo-expert")
     qrels = load_version("v1").qrels()
     assert qrels["q001"]["vpn-troubleshooting"] == 3  # evidence doc stays 3 (max rule)
     assert "sick-leave" not in qrels["q001"]
@@ -220,6 +220,8 @@ def test_exports_trec_beir_jsonl(demo_store, tmp_path):
     assert len(qs) == 40 and {"_id", "text"} <= set(qs[0])
     tsv = pd.read_csv(tmp_path / "beir" / "qrels" / "test.tsv", sep="\t")
     assert list(tsv.columns) == ["query-id", "corpus-id", "score"] and len(tsv) == 39
+    assert {(r[0], r[1]): int(r[2]) for r in tsv.itertuples(index=False)} == {
+        (q, d): g for q, docs in v.qrels().items() for d, g in docs.items()}
 
     export_version(v, "jsonl", tmp_path / "jl")
     rows = [json.loads(x) for x in (tmp_path / "jl" / "golden.jsonl").read_text().splitlines()]
@@ -238,3 +240,27 @@ def test_derive_qrels_rule():
     q = derive_qrels([("q1", "d1"), ("q1", "d1"), ("q2", "d9")], [("q1", "d1", 1), ("q1", "d2", 0), ("q1", "d3", 2), ("q1", "d3", 1)])
     assert q == {"q1": {"d1": 3, "d2": 0, "d3": 2}, "q2": {"d9": 3}}
     assert qrels_lines(q) == ["q1 0 d1 3", "q1 0 d2 0", "q1 0 d3 2", "q2 0 d9 3"]
+
+
+def test_verify_catches_a_copied_version_and_restamped_facts(demo_store):
+    import shutil
+
+    freeze(demo_store, "v1", actor="eng")
+    vdir = demo_store.path.parent / "versions"
+    shutil.copytree(vdir / "v1", vdir / "v1-copy")
+    assert any("a copied or renamed version" in p for p in verify("v1-copy").problems)
+    m = json.loads((vdir / "v1" / "manifest.json").read_text())
+    m["strata"]["lexical"] = 999
+    m["content_digest"] = versions.manifest_digest(m)
+    (vdir / "v1" / "manifest.json").write_text(json.dumps(m))
+    assert any(p.startswith("manifest strata=") for p in verify("v1").problems)
+
+
+def test_manifest_is_read_only_all_the_way_down_and_data_digest_is_stable(demo_store):
+    a = freeze(demo_store, "a", actor="eng", note="one").manifest
+    b = freeze(demo_store, "b", actor="other", note="two").manifest
+    with pytest.raises(TypeError):
+        a["strata"]["lexical"] = 1  # type: ignore[index]
+    assert a["content_digest"] != b["content_digest"]  # name, note, time differ
+    assert a["data_digest"] == b["data_digest"]        # the labels and corpus do not
+    assert a["raw_corpus_digest"].startswith("sha256:")
