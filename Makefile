@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test install install-test bench clean
+.PHONY: run test install install-test browser bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -28,11 +28,22 @@ run: $(STAMP)
 	$(VENV)/bin/golden serve
 
 ## make test: install the test dependencies and run the whole suite
-test: $(TSTAMP)
+test: $(TSTAMP) browser
 	$(PY) -m pytest
+
+# The real-browser test drives Debian's chromium (Playwright cannot download browsers here).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser test"; \
+	    apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "note: the browser test needs Debian's chromium: sudo apt-get install chromium"; \
+	  fi; }
 
 bench: $(STAMP)
 	$(PY) scripts/bench_store.py
+	$(PY) scripts/bench_spans.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

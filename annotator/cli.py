@@ -16,7 +16,14 @@ from annotator import context, corpus_import, demo, identity, query_editing, ver
 from golden_store.errors import GoldenError
 from golden_store.store import Store, default_db_path, versions_dir_for
 
-APP_ENTRY = Path(__file__).resolve().parent.parent / "app.py"
+def _app_entry() -> Path | None:
+    """The installed Streamlit entry (found without importing the UI layer)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("app_pages")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]) / "streamlit_app.py"
 
 
 def _print_json(obj: Any) -> None:
@@ -215,10 +222,11 @@ def cmd_users_list(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    if not APP_ENTRY.exists():
-        raise GoldenError(f"App entry {APP_ENTRY} not found; run from a source checkout (pip install -e .).")
+    entry = _app_entry()
+    if entry is None or not entry.exists():
+        raise GoldenError("The app is not installed (package app_pages is missing); reinstall with pip install -e .")
     env = dict(os.environ, GOLDEN_DB=str(Path(args.db or default_db_path()).resolve()))
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP_ENTRY), "--server.port", str(args.port),
+    cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.port", str(args.port),
            "--server.address", args.host, "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     return subprocess.call(cmd, env=env)
 

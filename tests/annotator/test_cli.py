@@ -129,3 +129,29 @@ def test_users_add_and_list(tmp_path):
 def test_help(tmp_path, args):
     r = run(tmp_path, *args)
     assert r.returncode == 0 and "usage: golden" in r.stdout
+
+
+def test_serve_starts_the_app_on_localhost(tmp_path):
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    proc = subprocess.Popen([str(GOLDEN), "serve", "--port", str(port)], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        body = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read()
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert body == b"ok", proc.stdout.read() if proc.poll() is not None else "no answer"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

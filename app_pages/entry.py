@@ -1,0 +1,76 @@
+"""The app: decides who is signed in, then routes with st.navigation to the pages that
+person's roles allow. Started by `golden serve` / `make run` (app_pages/streamlit_app.py)
+or `streamlit run app.py`.
+
+Every page re-checks the user's permission itself (app_pages/_shared.require_page), and the
+annotator layer checks again on every write: the navigation list is a convenience."""
+
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from annotator import context
+from annotator.roles import Permission
+from golden_store.errors import GoldenError
+from app_pages._shared import auth_mode, current_user, md_escape, oidc_signed_in
+
+PAGES = Path(__file__).resolve().parent
+
+
+def main() -> None:
+    st.set_page_config(page_title="Golden-set studio", page_icon=":material/verified:", layout="wide")
+
+    try:
+        store = context.get_store()
+    except GoldenError as exc:
+        message = str(exc)
+        # Still route through st.navigation, so no page can be reached without a store.
+        st.navigation([st.Page(lambda: st.error(message), title="Store unavailable")]).run()
+        st.stop()
+
+    mode = auth_mode()
+    user = current_user()
+    if mode == "oidc" and oidc_signed_in() and user is None:
+        st.error(
+            f"You are signed in as {md_escape(st.user.get('email'))}, but this studio has no account for "
+            f"that address. Ask an admin to add it on the Users page."
+        )
+        st.button("Sign out", on_click=st.logout)
+        st.stop()
+
+    if user is None:
+        # Same url_path as Home: after signing in, the same address lands on Home.
+        pages = [st.Page(PAGES / "sign_in.py", title="Sign in", icon=":material/login:",
+                         url_path="home", default=True)]
+    else:
+        pages = [st.Page(PAGES / "home.py", title="Home", icon=":material/home:", url_path="home", default=True)]
+        if user.can(Permission.VIEW_STORE):
+            pages += [
+                st.Page(PAGES / "corpus.py", title="Corpus", icon=":material/description:"),
+                st.Page(PAGES / "queries.py", title="Queries", icon=":material/help:"),
+            ]
+        if user.can(Permission.VIEW_VERSIONS):
+            pages.append(st.Page(PAGES / "versions.py", title="Versions", icon=":material/inventory_2:"))
+        if user.can(Permission.MANAGE_USERS):
+            pages.append(st.Page(PAGES / "users.py", title="Users", icon=":material/group:"))
+
+    with st.sidebar:
+        if user is not None:
+            st.markdown(f"**{md_escape(user.display_name)}**")
+            st.caption("Roles: " + ", ".join(sorted(r.value for r in user.roles)))
+            if mode == "local":
+                st.info(
+                    "Single-user local mode: no accounts exist, so you act as admin. "
+                    "Add an account on the Users page to require sign-in."
+                )
+            elif mode == "oidc":
+                st.button("Sign out", on_click=st.logout)
+            elif st.button("Sign out"):
+                st.session_state.pop("username", None)
+                st.rerun()
+        st.caption(f"Store: {md_escape(store.path)}")
+
+    st.navigation(pages).run()
