@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 
 from golden_store.canonical import canonical_text
+from golden_store.drift import DriftReport, reresolve_tx
 from golden_store.errors import ValidationError
 from golden_store.jsonl import iter_objects
 from golden_store.store import Store, utcnow
@@ -54,12 +55,19 @@ class ImportReport:
     replaced: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     corpus_digest: str = ""
+    drift: DriftReport = field(default_factory=DriftReport)
 
     def summary(self) -> str:
-        return (
+        text = (
             f"{len(self.added)} added, {len(self.replaced)} replaced, "
             f"{len(self.unchanged)} unchanged; corpus_digest {self.corpus_digest}"
         )
+        if self.drift.checked:
+            text += (
+                f"; quotes on changed documents: {len(self.drift.moved)} moved, "
+                f"{len(self.drift.confirmed)} unchanged, {len(self.drift.broken)} BROKEN"
+            )
+        return text
 
 
 def sha256_text(text: str) -> str:
@@ -282,7 +290,8 @@ def import_documents(
 ) -> ImportReport:
     """Insert documents in one transaction. A doc id already in the store with the same
     canonical text is left alone; with different text it is an error unless ``replace``
-    (a corpus change must be deliberate: stored spans are re-checked against it)."""
+    (a corpus change must be deliberate). Quotes placed on a replaced document are
+    re-resolved in the same transaction; the report lists those that moved or broke."""
     return store.write(lambda cur: import_documents_tx(cur, docs, actor=actor, replace=replace))
 
 
@@ -335,6 +344,8 @@ def import_documents_tx(
             events,
         )
     report.corpus_digest = _digest(cur)
+    if report.replaced:
+        report.drift = reresolve_tx(cur)
     return report
 
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import duckdb
 
 from golden_store.store import Store, utcnow
+
+
+def new_evidence_id() -> str:
+    """Studio-made ids, so two annotators' quotes for one question never collide."""
+    return "e-" + uuid.uuid4().hex[:12]
 
 
 @dataclass(frozen=True)
@@ -22,6 +28,7 @@ class EvidenceSpan:
     canonical_end: int
     match_kind: str  # exact | fuzzy | manual
     score: float
+    doc_sha256: str | None = None
 
 
 def append_evidence_tx(
@@ -31,14 +38,40 @@ def append_evidence_tx(
     now = utcnow()
     cur.executemany(
         "INSERT INTO evidence_events (query_id, evidence_id, op, quote, doc_id, start, \"end\","
-        " canonical_start, canonical_end, match_kind, score, actor, created_at, rubric_version, note)"
-        " VALUES (?, ?, 'set', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " canonical_start, canonical_end, doc_sha256, match_kind, score, actor, created_at,"
+        " rubric_version, note)"
+        " VALUES (?, ?, 'set', ?, ?, ?, ?, ?, ?, coalesce(?, (SELECT canonical_sha256 FROM documents"
+        " WHERE doc_id = ?)), ?, ?, ?, ?, ?, ?)",
         [
             [s.query_id, s.evidence_id, s.quote, s.doc_id, s.start, s.end, s.canonical_start,
-             s.canonical_end, s.match_kind, s.score, actor, now, rubric_version, note]
+             s.canonical_end, s.doc_sha256, s.doc_id, s.match_kind, s.score, actor, now,
+             rubric_version, note]
             for s in spans
         ],
     )
+
+
+def append_evidence(store: Store, spans: Sequence[EvidenceSpan], *, actor: str,
+                    rubric_version: int | None = None, note: str | None = None) -> None:
+    store.write(lambda cur: append_evidence_tx(cur, spans, actor=actor, rubric_version=rubric_version, note=note))
+
+
+def retract_evidence(store: Store, query_id: str, evidence_id: str, *, actor: str, note: str | None = None) -> bool:
+    """Append a retraction; False if there was no such current quote (nothing written)."""
+
+    def run(cur: duckdb.DuckDBPyConnection) -> bool:
+        if not cur.execute(
+            "SELECT 1 FROM current_evidence WHERE query_id = ? AND evidence_id = ?", [query_id, evidence_id]
+        ).fetchone():
+            return False
+        cur.execute(
+            "INSERT INTO evidence_events (query_id, evidence_id, op, actor, created_at, note)"
+            " VALUES (?, ?, 'retract', ?, ?, ?)",
+            [query_id, evidence_id, actor, utcnow(), note],
+        )
+        return True
+
+    return store.write(run)
 
 
 def evidence_counts(store: Store) -> dict[str, int]:
@@ -51,6 +84,14 @@ def evidence_counts(store: Store) -> dict[str, int]:
 def list_evidence(store: Store, query_id: str) -> list[dict]:
     return store.read_dicts(
         "SELECT evidence_id, quote, doc_id, start, \"end\", canonical_start, canonical_end, match_kind,"
-        " score, actor, created_at FROM current_evidence WHERE query_id = ? ORDER BY evidence_id",
+        " score, actor, created_at, note FROM current_evidence WHERE query_id = ? ORDER BY event_id",
+        [query_id],
+    )
+
+
+def evidence_history(store: Store, query_id: str):
+    return store.df(
+        "SELECT event_id, evidence_id, op, quote, doc_id, start, \"end\", match_kind, score, actor,"
+        " created_at, note FROM evidence_events WHERE query_id = ? ORDER BY event_id",
         [query_id],
     )

@@ -111,6 +111,9 @@ _V1 = (
         "end" INTEGER,
         canonical_start INTEGER,
         canonical_end INTEGER,
+        -- canonical sha256 of the document text the span was placed on: after a corpus
+        -- change, a label on an older text is found, re-placed or listed as broken
+        doc_sha256 VARCHAR,
         match_kind VARCHAR,
         score DOUBLE,
         actor VARCHAR NOT NULL,
@@ -127,6 +130,7 @@ _V1 = (
         doc_id VARCHAR NOT NULL,
         start INTEGER NOT NULL,
         "end" INTEGER NOT NULL,
+        doc_sha256 VARCHAR,
         op VARCHAR NOT NULL CHECK (op IN ('grade', 'retract', 'skip', 'unsure', 'adjudicate')),
         grade SMALLINT CHECK (grade IS NULL OR grade BETWEEN 0 AND 3),
         CHECK ((op IN ('grade', 'adjudicate')) = (grade IS NOT NULL)),
@@ -149,6 +153,7 @@ _V1 = (
         doc_id VARCHAR,
         start INTEGER,
         "end" INTEGER,
+        doc_sha256 VARCHAR,
         actor VARCHAR NOT NULL,
         created_at TIMESTAMP NOT NULL,
         rubric_version INTEGER,
@@ -171,15 +176,15 @@ _V1 = (
     # ---- current state, derived ----------------------------------------------------------------
     """CREATE VIEW current_evidence AS
         SELECT query_id, evidence_id, quote, doc_id, start, "end", canonical_start, canonical_end,
-               match_kind, score, actor, created_at, rubric_version, event_id
+               doc_sha256, match_kind, score, actor, created_at, rubric_version, note, event_id
         FROM (
             SELECT *, row_number() OVER (PARTITION BY query_id, evidence_id ORDER BY event_id DESC) AS rn
             FROM evidence_events
         ) WHERE rn = 1 AND op = 'set'""",
     # Each annotator's current grade per (query, passage): their latest grade/retract event.
     """CREATE VIEW current_grades AS
-        SELECT query_id, doc_id, start, "end", actor, grade, rubric_version, round_id, note,
-               created_at, event_id
+        SELECT query_id, doc_id, start, "end", doc_sha256, actor, grade, rubric_version, round_id,
+               note, created_at, event_id
         FROM (
             SELECT *, row_number() OVER (
                 PARTITION BY query_id, doc_id, start, "end", actor ORDER BY event_id DESC) AS rn

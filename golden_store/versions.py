@@ -140,27 +140,26 @@ def span_problem(raw: str, start: int | None, end: int | None, quote: str | None
 
 
 def broken_labels(cur: duckdb.DuckDBPyConnection) -> list[str]:
-    """Labels that no longer sit on the current corpus. Freezing refuses while any exist."""
+    """Labels that no longer sit on the current corpus, one sentence each naming the query
+    and the quote. Freezing refuses while any exist."""
+    from golden_store.drift import stale_grades_tx
+
     problems: list[str] = []
     ev = cur.execute(
-        "SELECT e.query_id, e.evidence_id, e.doc_id, e.start, e.\"end\", e.quote, e.match_kind "
-        "FROM current_evidence e SEMI JOIN queries q USING (query_id)"
+        "SELECT e.query_id, e.evidence_id, e.doc_id, e.start, e.\"end\", e.quote, e.match_kind, "
+        "e.doc_sha256 IS NOT NULL AND e.doc_sha256 <> d.canonical_sha256 AS stale, d.raw_text "
+        "FROM current_evidence e SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id)"
     ).fetchall()
-    needed = sorted({row[2] for row in ev if row[2] is not None})
-    texts = {
-        doc: raw
-        for doc, raw in cur.execute(
-            "SELECT doc_id, raw_text FROM documents WHERE doc_id IN (SELECT unnest(?))",
-            [needed],
-        ).fetchall()
-    }
-    for qid, eid, doc, start, end, quote, kind in ev:
-        where = f"query {qid} evidence {eid}"
-        if doc not in texts:
+    for qid, eid, doc, start, end, quote, kind, stale, raw in ev:
+        where = f"query {qid} evidence {eid} ({_short(quote)})"
+        if raw is None:
             problems.append(f"{where}: document {doc!r} is not in the corpus")
-            continue
-        why = span_problem(texts[doc], start, end, quote, kind)
-        if why:
+        elif stale:
+            problems.append(
+                f"{where}: was placed on an earlier text of {doc!r} and could not be re-placed; "
+                f"edit or retract the quote"
+            )
+        elif why := span_problem(raw, start, end, quote, kind):
             problems.append(f"{where}: {why} in {doc!r}")
     rows = cur.execute(
         "SELECT j.query_id, j.doc_id, j.start, j.\"end\", length(d.raw_text) FROM final_grades j "
@@ -171,7 +170,17 @@ def broken_labels(cur: duckdb.DuckDBPyConnection) -> list[str]:
             problems.append(f"query {qid} judgment: document {doc!r} is not in the corpus")
         elif not 0 <= start < end <= n:
             problems.append(f"query {qid} judgment: passage [{start}, {end}) is outside document {doc!r}")
+    for qid, doc, start, end, actor in stale_grades_tx(cur):
+        problems.append(
+            f"query {qid} judgment by {actor} of {doc}[{start}:{end}]: made on an earlier text of the "
+            f"document; re-judge the passage"
+        )
     return problems
+
+
+def _short(quote: str | None, n: int = 60) -> str:
+    q = " ".join((quote or "").split())
+    return repr(q if len(q) <= n else q[: n - 1] + "…")
 
 
 @dataclass(frozen=True)
@@ -318,7 +327,7 @@ def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
             " SELECT actor FROM current_evidence SEMI JOIN queries USING (query_id)"
             " UNION SELECT actor FROM current_grades SEMI JOIN queries USING (query_id)"
             " UNION SELECT actor FROM current_nuggets SEMI JOIN queries USING (query_id) WHERE approved"
-            ") ORDER BY 1"
+            ") WHERE actor NOT LIKE 'system:%' ORDER BY 1"
         ).fetchall()
     ]
     rubric = cur.execute("SELECT version, sha256 FROM rubric_versions ORDER BY version DESC LIMIT 1").fetchone()

@@ -175,14 +175,44 @@ def test_judgments_final_labels_and_qrels(demo_store):
     assert [x["doc_id"] for x in d["judgments"]["removed"]] == ["pension"]
 
 
-def test_freeze_refuses_spans_broken_by_a_corpus_change(demo_store):
-    doc = demo_store.read_one("SELECT doc_id, raw_text FROM documents WHERE doc_id = 'vpn-troubleshooting'")
-    changed = "A new first paragraph moves every offset.\n\n" + doc[1]
-    import_documents(demo_store, load_sources([("vpn-troubleshooting.md", changed.encode())]), actor="eng", replace=True)
+def test_corpus_change_moves_quotes_or_lists_them_broken(demo_store):
+    """Must show: change one document; the affected quote is re-placed when it still exists
+    and listed as broken when it does not, and freeze refuses, naming query and quote."""
+    raw = demo_store.read_one("SELECT raw_text FROM documents WHERE doc_id = 'vpn-troubleshooting'")[0]
+    quote = demo_store.read_one("SELECT quote FROM current_evidence WHERE query_id = 'q001'")[0]
+    moved = "A new first paragraph moves every offset.\n\n" + raw
+    rep = import_documents(demo_store, load_sources([("vpn-troubleshooting.md", moved.encode())]),
+                           actor="eng", replace=True)
+    assert ("q001", "e1") in {(m["query_id"], m["evidence_id"]) for m in rep.drift.moved}
+    assert not rep.drift.broken and not rep.drift.confirmed
+    s, e = demo_store.read_one("SELECT start, \"end\" FROM current_evidence WHERE query_id = 'q001'")
+    assert moved[s:e] == quote
+    freeze(demo_store, "after-move", actor="eng")  # nothing broken
+
+    rewritten = moved.replace(quote, "Certificates are renewed by the service desk on request.")
+    rep = import_documents(demo_store, load_sources([("vpn-troubleshooting.md", rewritten.encode())]),
+                           actor="eng", replace=True)
+    assert [(b["query_id"], b["evidence_id"]) for b in rep.drift.broken] == [("q001", "e1")]
+    assert "1 BROKEN" in rep.summary()
     with pytest.raises(ValidationError) as err:
         freeze(demo_store, "v1", actor="eng")
-    assert any("q001 evidence e1" in p and "no longer matches" in p for p in err.value.problems)
+    assert len(err.value.problems) == 1
+    assert "query q001 evidence e1 ('VPN-ERR-0417 means" in err.value.problems[0]
+    assert "earlier text of 'vpn-troubleshooting'" in err.value.problems[0]
     assert not (demo_store.path.parent / "versions" / "v1").exists()
+
+
+def test_grades_on_a_changed_document_block_freezing(demo_store):
+    sha = demo_store.read_one("SELECT canonical_sha256 FROM documents WHERE doc_id = 'pension'")[0]
+    demo_store.write(lambda cur: cur.execute(
+        "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at)"
+        " VALUES ('q002', 'pension', 0, 20, ?, 'grade', 2, 'ann', now())", [sha]))
+    freeze(demo_store, "ok", actor="eng")
+    raw = demo_store.read_one("SELECT raw_text FROM documents WHERE doc_id = 'pension'")[0]
+    import_documents(demo_store, load_sources([("pension.md", ("Moved. " + raw).encode())]), actor="eng", replace=True)
+    with pytest.raises(ValidationError) as err:
+        freeze(demo_store, "v2", actor="eng")
+    assert any("judgment by ann of pension[0:20]" in p and "re-judge" in p for p in err.value.problems)
 
 
 def test_diff_lists_query_and_span_changes(demo_store):
