@@ -163,6 +163,8 @@ def cmd_versions(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    if args.name is None:
+        return _verify_live(args)
     live, why_not = _live_corpus_digest(args)
     rep = versioning.verify(identity.cli_user(), _vdir(args), args.name, live_corpus_digest=live)
     if why_not and not args.json:
@@ -183,6 +185,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if rep.ok else 1
 
 
+def _verify_live(args: argparse.Namespace) -> int:
+    """`golden verify` with no name: are the live store's labels still on the corpus?"""
+    problems = versioning.live_problems(_store(args), identity.cli_user())
+    if args.json:
+        _print_json({"ok": not problems, "problems": problems})
+    elif problems:
+        print(f"{len(problems)} label(s) no longer sit on the corpus (freeze refuses until fixed):", file=sys.stderr)
+        for p in problems:
+            print(f"  - {p}", file=sys.stderr)
+    else:
+        print("Live store OK: every quote and judgment sits on the current corpus.")
+    return 0 if not problems else 1
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     paths = versioning.export_version(identity.cli_user(), _vdir(args), args.name, args.format, args.out)
     _print_json([str(p) for p in paths]) if args.json else print(
@@ -196,6 +212,37 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     d = versioning.diff(identity.cli_user(), _vdir(args), args.a, args.b)
     _print_json(d) if args.json else print(format_diff(d))
+    return 0
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    from golden_store.batch import resolve_file
+
+    counts = resolve_file(Path(args.corpus), Path(args.quotes), Path(args.out), threshold=args.threshold,
+                          progress=_Progress("resolving"))
+    total = sum(counts.values())
+    print(f"{total} quotes: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + f" -> {args.out}",
+          file=sys.stderr)
+    if args.json:
+        _print_json(counts)
+    return 0
+
+
+def cmd_survival(args: argparse.Namespace) -> int:
+    from golden_store.batch import read_text_folder, span_survival
+    from golden_store.versions import load_version
+
+    version = load_version(args.version, _vdir(args))
+    rep = span_survival(version, read_text_folder(Path(args.parsed)), threshold=args.threshold)
+    if args.json:
+        _print_json(rep)
+        return 0
+    print(f"span survival of {rep['version']} in {args.parsed} (fuzzy threshold {rep['threshold']:g})")
+    print(f"{'stratum':<12} {'spans':>6} {'exact':>7} {'+fuzzy':>7} {'lost':>7}")
+    for name, r in [*rep["strata"].items(), ("ALL", rep["overall"])]:
+        print(f"{name:<12} {r['spans']:>6} {r['exact']:>7.3f} {r['exact_or_fuzzy']:>7.3f} {r['lost']:>7.3f}")
+    if rep["documents_missing_from_parse"]:
+        print("documents missing from the parse: " + ", ".join(rep["documents_missing_from_parse"]))
     return 0
 
 
@@ -277,8 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how a span maps onto a retrieved unit, recorded in the manifest: any_overlap "
                         "(default), min_overlap(0.5), contains_span")
     add("versions", cmd_versions, "list frozen versions")
-    v = add("verify", cmd_verify, "re-hash a version and re-check it against its corpus")
-    v.add_argument("name")
+    v = add("verify", cmd_verify, "re-hash a version and re-check it against its corpus; with no NAME, "
+                                   "check the live store's labels against the current corpus")
+    v.add_argument("name", nargs="?")
     e = add("export", cmd_export, "export a version (TREC qrels, BEIR layout, JSONL)")
     e.add_argument("name")
     e.add_argument("--format", required=True, choices=["trec", "beir", "jsonl"])
@@ -286,6 +334,16 @@ def build_parser() -> argparse.ArgumentParser:
     d = add("diff", cmd_diff, "what changed between two versions")
     d.add_argument("a")
     d.add_argument("b")
+
+    r = add("resolve", cmd_resolve, "resolve quotes (JSONL) to corpus spans")
+    r.add_argument("--corpus", required=True, help="folder of .txt/.md files (doc id = file stem) or a store file")
+    r.add_argument("--quotes", required=True, help='JSONL: {"quote_id", "quote", "doc_id"?} per line')
+    r.add_argument("--out", required=True, help="JSONL output, one line per quote")
+    r.add_argument("--threshold", type=float, default=90.0, help="fuzzy score threshold (default 90)")
+    sv_ = add("survival", cmd_survival, "span survival of a version's evidence in another parser's output")
+    sv_.add_argument("--version", required=True)
+    sv_.add_argument("--parsed", required=True, help="folder of parsed .txt/.md files (doc id = file stem)")
+    sv_.add_argument("--threshold", type=float, default=90.0)
 
     u = sub.add_parser("users", help="user accounts").add_subparsers(dest="users_cmd", required=True, metavar="CMD")
     ua = add("add", cmd_users_add, "add a local account", u)

@@ -18,16 +18,13 @@ from golden_store.errors import ValidationError
 from golden_store.evidence import EvidenceSpan, append_evidence_tx
 from golden_store.rubric import add_rubric_version_tx
 from golden_store.spans import find_exact
-from golden_store.store import Store
+from golden_store.store import Store, is_empty
 
 DEMO_DIR = Path(__file__).parent / "demo_data"
 
 
 def store_is_empty(store: Store) -> bool:
-    n_docs, n_q = store.read_one(
-        "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM query_revisions)"
-    )
-    return n_docs == 0 and n_q == 0
+    return is_empty(store)
 
 
 def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | None = None) -> dict:

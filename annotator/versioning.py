@@ -49,3 +49,9 @@ def export_version(user: User, vdir: Path, name: str, fmt: str, out_dir: str | P
 def manifest(user: User, vdir: Path, name: str) -> dict[str, Any]:
     require(user, Permission.VIEW_VERSIONS)
     return versions.thaw(versions.load_version(name, vdir, check=False).manifest)
+
+
+def live_problems(store: Store, user: User) -> list[str]:
+    """Labels in the live store that no longer sit on the corpus (what freeze would refuse)."""
+    require(user, Permission.VIEW_STORE)
+    return versions.live_label_problems(store)

@@ -109,6 +109,20 @@ def succeeded(fn: Callable[[], object]) -> bool:
         return False
 
 
+def marked(segments, style: str = "orange-background") -> str:
+    """Markdown for (text, is_hit) segments: every piece escaped, hits highlighted, line
+    breaks folded to spaces (the passage reads as one line)."""
+    out = []
+    for text, hit in segments:
+        piece = md_escape(re.sub(r"\s+", " ", text))
+        if hit and piece.strip():
+            lead = " " if piece.startswith(" ") else ""
+            trail = " " if piece.endswith(" ") else ""
+            piece = f"{lead}:{style}[{piece.strip()}]{trail}"
+        out.append(piece)
+    return "".join(out)
+
+
 def flash(message: str) -> None:
     """Show ``message`` as a success note after the next rerun (so counts on the page are
     recomputed after a change and the confirmation still shows)."""

@@ -52,6 +52,8 @@ def main() -> None:
                 st.Page(PAGES / "corpus.py", title="Corpus", icon=":material/description:"),
                 st.Page(PAGES / "queries.py", title="Queries", icon=":material/help:"),
             ]
+        if user.can(Permission.LABEL):
+            pages.append(st.Page(PAGES / "evidence.py", title="Evidence", icon=":material/format_quote:"))
         if user.can(Permission.VIEW_VERSIONS):
             pages.append(st.Page(PAGES / "versions.py", title="Versions", icon=":material/inventory_2:"))
         if user.can(Permission.MANAGE_USERS):

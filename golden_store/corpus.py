@@ -372,6 +372,15 @@ def list_documents(store: Store):
     )
 
 
+def canonical_texts(store: Store) -> dict[str, str]:
+    return dict(store.read("SELECT doc_id, canonical_text FROM documents"))
+
+
+def raw_text(store: Store, doc_id: str) -> str | None:
+    row = store.read_one("SELECT raw_text FROM documents WHERE doc_id = ?", [doc_id])
+    return row[0] if row else None
+
+
 def get_document(store: Store, doc_id: str) -> dict | None:
     rows = store.read_dicts("SELECT * FROM documents WHERE doc_id = ?", [doc_id])
     return rows[0] if rows else None

@@ -74,6 +74,15 @@ def retract_evidence(store: Store, query_id: str, evidence_id: str, *, actor: st
     return store.write(run)
 
 
+def evidence_queue(store: Store):
+    """Answerable questions with their number of current quotes, those without first."""
+    return store.df(
+        "SELECT q.query_id, q.text, q.stratum, q.held_out, count(e.evidence_id) AS quotes "
+        "FROM queries q LEFT JOIN current_evidence e USING (query_id) "
+        "WHERE q.answerable GROUP BY ALL ORDER BY quotes > 0, q.query_id"
+    )
+
+
 def evidence_counts(store: Store) -> dict[str, int]:
     n_spans, n_queries = store.read_one(
         "SELECT count(*), count(DISTINCT query_id) FROM current_evidence SEMI JOIN queries USING (query_id)"

@@ -228,3 +228,11 @@ class Store:
                 finally:
                     cur.close()
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def is_empty(store: Store) -> bool:
+    """No documents and no queries (ever): the only kind of store the demo may load into."""
+    n_docs, n_q = store.read_one(
+        "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM query_revisions)"
+    )
+    return n_docs == 0 and n_q == 0

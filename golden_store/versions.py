@@ -178,6 +178,12 @@ def broken_labels(cur: duckdb.DuckDBPyConnection) -> list[str]:
     return problems
 
 
+def live_label_problems(store: Store) -> list[str]:
+    """:func:`broken_labels` for the live store, in a read transaction."""
+    with store.cursor() as cur:
+        return broken_labels(cur)
+
+
 def _short(quote: str | None, n: int = 60) -> str:
     q = " ".join((quote or "").split())
     return repr(q if len(q) <= n else q[: n - 1] + "…")

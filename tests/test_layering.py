@@ -48,6 +48,12 @@ def test_pages_hold_no_sql_and_no_database_handle():
         assert not sql.search(text), f
 
 
+def test_sql_lives_in_golden_store():
+    sql = re.compile(r"\b(SELECT .* FROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM)\b")
+    for f in _py("annotator"):
+        assert not sql.search(f.read_text("utf-8")), f
+
+
 def test_no_raw_html_in_the_ui():
     for f in [ROOT / "app.py", *_py("app_pages")]:
         assert "unsafe_allow_html" not in f.read_text("utf-8"), f

@@ -1,0 +1,174 @@
+"""Evidence authoring: an expert picks a question, searches the corpus, types or pastes a
+quote, sees where it lands (exact / fuzzy with a character diff / ambiguous / unresolved),
+and saves it as an event. Also: retract a quote, mark a question "no answer in corpus".
+
+The corpus index is built once per corpus digest and shared by every session of the
+process (the app has one process)."""
+
+from __future__ import annotations
+
+import difflib
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from annotator.identity import User, require
+from annotator.roles import Permission
+from golden_store import corpus, evidence, queries
+from golden_store.corpus import store_corpus_digest
+from golden_store.errors import NotFoundError, ValidationError
+from golden_store.evidence import EvidenceSpan, new_evidence_id
+from golden_store.resolver import DEFAULT_THRESHOLD, Candidate, CorpusIndex, Resolution, SpanResolver
+from golden_store.rubric import current_rubric
+from golden_store.search import SearchHit, search
+from golden_store.store import Store
+
+_indexes: dict[tuple[Path, str], CorpusIndex] = {}
+_lock = threading.Lock()
+
+
+def corpus_index(store: Store) -> CorpusIndex:
+    """The word index of the store's current corpus (rebuilt when the corpus digest changes)."""
+    digest = store_corpus_digest(store) or "empty"
+    key = (Path(store.path).resolve(), digest)
+    with _lock:
+        ix = _indexes.get(key)
+        if ix is None:
+            def raw_of(doc_id: str) -> str:
+                raw = corpus.raw_text(store, doc_id)
+                if raw is None:
+                    raise NotFoundError(f"Document {doc_id!r} is no longer in the corpus.")
+                return raw
+
+            ix = CorpusIndex(corpus.canonical_texts(store), raw_of)
+            for k in [k for k in _indexes if k[0] == key[0]]:
+                del _indexes[k]
+            _indexes[key] = ix
+        return ix
+
+
+# ---- the queue ----------------------------------------------------------------------------
+
+
+def queue(store: Store, user: User):
+    """Answerable questions, those still without evidence first."""
+    require(user, Permission.LABEL)
+    return evidence.evidence_queue(store)
+
+
+def question(store: Store, user: User, query_id: str) -> queries.QueryRecord:
+    require(user, Permission.LABEL)
+    rec = queries.get_query(store, query_id)
+    if rec is None:
+        raise NotFoundError(f"No query with id {query_id!r}.")
+    return rec
+
+
+def quotes(store: Store, user: User, query_id: str) -> list[dict]:
+    require(user, Permission.LABEL)
+    return evidence.list_evidence(store, query_id)
+
+
+# ---- search and resolution ---------------------------------------------------------------
+
+
+def search_corpus(store: Store, user: User, text: str, *, limit: int = 8) -> list[SearchHit]:
+    require(user, Permission.LABEL)
+    return search(corpus_index(store), text, limit=limit)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a candidate landed, for display: raw text around it and a character diff."""
+
+    candidate: Candidate
+    before: str
+    passage: str
+    after: str
+    diff: tuple[tuple[str, str], ...]  # (op, text): op in equal / quote_only / corpus_only
+
+
+def char_diff(quote: str, passage: str) -> tuple[tuple[str, str], ...]:
+    """Character diff between the canonical quote and the canonical corpus passage."""
+    from golden_store.canonical import canonical_text
+
+    a, b = canonical_text(quote), canonical_text(passage)
+    out: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(("equal", a[i1:i2]))
+            continue
+        if i2 > i1:
+            out.append(("quote_only", a[i1:i2]))
+        if j2 > j1:
+            out.append(("corpus_only", b[j1:j2]))
+    return tuple(out)
+
+
+def resolve(store: Store, user: User, quote: str, *, doc_id: str | None = None,
+            threshold: float = DEFAULT_THRESHOLD) -> Resolution:
+    require(user, Permission.LABEL)
+    return SpanResolver(corpus_index(store), threshold).resolve(quote, doc_id=doc_id)
+
+
+def placement(store: Store, user: User, quote: str, cand: Candidate, *, context: int = 240) -> Placement:
+    require(user, Permission.LABEL)
+    raw = corpus.raw_text(store, cand.doc_id)
+    if raw is None:
+        raise NotFoundError(f"Document {cand.doc_id!r} is no longer in the corpus.")
+    passage = raw[cand.start:cand.end]
+    return Placement(cand, raw[max(0, cand.start - context):cand.start], passage,
+                     raw[cand.end:cand.end + context], char_diff(quote, passage))
+
+
+# ---- saving ------------------------------------------------------------------------------
+
+
+def save_quote(store: Store, user: User, query_id: str, quote: str, resolution: Resolution,
+               chosen: Candidate | None = None, note: str | None = None) -> str:
+    """Save a located quote (or, for an ambiguous one, the candidate the expert chose) as an
+    evidence event. Returns the new evidence id."""
+    require(user, Permission.LABEL)
+    rec = queries.get_query(store, query_id)
+    if rec is None:
+        raise NotFoundError(f"No query with id {query_id!r}.")
+    if not rec.answerable:
+        raise ValidationError(f"Query {query_id} is marked 'no answer in corpus'; it takes no quotes.")
+    if resolution.status == "unresolved":
+        raise ValidationError("The quote was not found in the corpus; edit it until it resolves.")
+    if resolution.status == "ambiguous":
+        if chosen is None or chosen not in resolution.candidates:
+            raise ValidationError("The quote occurs in several places: choose one before saving.")
+        cand, kind = chosen, ("exact" if chosen.score >= 100 else "fuzzy")
+    else:
+        cand, kind = resolution.best, resolution.status
+    rubric = current_rubric(store)
+    eid = new_evidence_id()
+    evidence.append_evidence(
+        store,
+        [EvidenceSpan(query_id, eid, quote, cand.doc_id, cand.start, cand.end, cand.canonical_start,
+                      cand.canonical_end, kind, cand.score)],
+        actor=user.username, rubric_version=rubric["version"] if rubric else None, note=note,
+    )
+    return eid
+
+
+def retract_quote(store: Store, user: User, query_id: str, evidence_id: str) -> None:
+    require(user, Permission.LABEL)
+    if not evidence.retract_evidence(store, query_id, evidence_id, actor=user.username):
+        raise NotFoundError(f"Query {query_id} has no current quote {evidence_id}.")
+
+
+def mark_no_answer(store: Store, user: User, query_id: str) -> None:
+    """Record that the corpus does not answer the question: it joins the negative stratum.
+    Refused while the question still has quotes (retract them first: a label is never
+    silently dropped)."""
+    require(user, Permission.LABEL)
+    rec = queries.get_query(store, query_id)
+    if rec is None:
+        raise NotFoundError(f"No query with id {query_id!r}.")
+    if evidence.list_evidence(store, query_id):
+        raise ValidationError(f"Query {query_id} still has quotes; retract them before marking it unanswerable.")
+    note = (rec.notes + " | " if rec.notes else "") + f"no answer in corpus (was stratum {rec.stratum}, {user.username})"
+    queries.save_query(store, replace(rec, answerable=False, stratum="negative", notes=note),
+                       actor=user.username, must_exist=True)

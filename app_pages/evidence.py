@@ -1,0 +1,103 @@
+"""Evidence: pick a question, search the corpus, paste a quote, see where it lands, save it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from annotator import evidence_authoring as ea
+from annotator.roles import Permission
+from app_pages._shared import attempt, flash, marked, md_escape, require_page, show_flash, store, succeeded
+
+user = require_page(Permission.LABEL)
+s = store()
+st.title("Evidence")
+show_flash()
+
+todo = ea.queue(s, user)
+if todo.empty:
+    st.info("No answerable questions yet: add queries on the Queries page.")
+    st.stop()
+names = {r.query_id: f"{'✓' if r.quotes else '○'} {r.query_id} · {r.stratum} · {r.text[:80]}"
+         for r in todo.itertuples(index=False)}
+qid = st.selectbox("Question (those without quotes first)", list(names), format_func=names.get, key="ev_query")
+rec = ea.question(s, user, qid)
+st.subheader(md_escape(rec.text), anchor=False)
+st.caption(f"{rec.query_id} · stratum {rec.stratum} · source {md_escape(rec.source)}"
+           + (" · held out (never sent to a hosted model)" if rec.held_out else ""))
+
+current = ea.quotes(s, user, qid)
+if current:
+    st.write(f"**Saved quotes ({len(current)})**")
+    for q in current:
+        c1, c2 = st.columns([6, 1])
+        c1.markdown(f"`{md_escape(q['doc_id'])}` [{q['start']}:{q['end']}] · {q['match_kind']}"
+                    f" {q['score']:.0f} · {md_escape(q['actor'])}")
+        c1.text(q["quote"])
+        if c2.button("Retract", key=f"ev_retract_{q['evidence_id']}") and succeeded(
+            lambda q=q: ea.retract_quote(s, user, qid, q["evidence_id"])
+        ):
+            flash("Quote retracted (the event history keeps it).")
+            st.rerun()
+else:
+    if st.button("No answer in corpus", key="ev_no_answer",
+                 help="The corpus does not answer this question: it moves to the negative stratum."):
+        if succeeded(lambda: ea.mark_no_answer(s, user, qid)):
+            flash(f"{qid} marked as unanswerable (negative stratum).")
+            st.rerun()
+
+left, right = st.columns(2)
+with left:
+    st.write("**Find the passage**")
+    kw = st.text_input("Search the corpus", key="ev_search", placeholder="keywords, an error code, a name…")
+    hits = attempt(lambda: ea.search_corpus(s, user, kw)) if kw.strip() else []
+    if kw.strip() and not hits:
+        st.caption("No document contains these words.")
+    for h in hits or []:
+        st.markdown(f"**{md_escape(h.doc_id)}** · {h.n_hits} hits · score {h.score:.1f}")
+        st.markdown(marked(h.snippet))
+    hint_options = ["(whole corpus)"] + [h.doc_id for h in hits or []]
+    hint = st.selectbox("Look for the quote in", hint_options, key="ev_hint")
+
+with right:
+    st.write("**Quote**")
+    quote = st.text_area("Paste or type the exact passage that answers the question", key="ev_quote", height=140)
+    if st.button("Find quote", type="primary", key="ev_resolve"):
+        doc = None if hint == "(whole corpus)" else hint
+        res = attempt(lambda: ea.resolve(s, user, quote, doc_id=doc))
+        st.session_state["ev_result"] = (qid, quote, res) if res else None
+
+    result = st.session_state.get("ev_result")
+    if result and result[0] == qid and result[2] is not None:
+        _, rquote, res = result
+        chosen = None
+        if res.status == "exact":
+            st.success(f"Exact match in {md_escape(res.best.doc_id)} [{res.best.start}:{res.best.end}]")
+            chosen = res.best
+        elif res.status == "fuzzy":
+            st.warning(f"Fuzzy match (score {res.best.score:.1f}) in {md_escape(res.best.doc_id)} "
+                       f"[{res.best.start}:{res.best.end}]: check the differences below")
+            chosen = res.best
+        elif res.status == "ambiguous":
+            st.warning(f"The quote occurs in {len(res.candidates)} places: choose the one that answers the question.")
+            labels = [f"{c.doc_id} [{c.start}:{c.end}] score {c.score:.0f}" for c in res.candidates]
+            pick = st.radio("Place", range(len(labels)), format_func=lambda i: labels[i], key="ev_pick")
+            chosen = res.candidates[pick]
+        else:
+            st.error("Not found: nothing in the corpus is close enough. Edit the quote (or search again).")
+            for c in res.candidates:
+                st.caption(f"closest: {md_escape(c.doc_id)} [{c.start}:{c.end}] score {c.score:.1f}")
+        if chosen is not None:
+            pl = ea.placement(s, user, rquote, chosen)
+            st.markdown(marked([(pl.before, False), (pl.passage, True), (pl.after, False)]))
+            if res.status == "fuzzy" or chosen.score < 100:
+                st.caption("Differences: ~~struck~~ is only in your quote, highlighted is only in the corpus.")
+                st.markdown("".join(
+                    md_escape(t) if op == "equal" else (f"~~{md_escape(t)}~~" if op == "quote_only"
+                                                       else f":green-background[{md_escape(t)}]")
+                    for op, t in pl.diff if t.strip() or op == "equal"))
+            if st.button("Save quote", key="ev_save"):
+                eid = attempt(lambda: ea.save_quote(s, user, qid, rquote, res, chosen))
+                if eid:
+                    st.session_state["ev_result"] = None
+                    flash(f"Saved quote {eid} for {qid}.")
+                    st.rerun()

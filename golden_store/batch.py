@@ -1,0 +1,145 @@
+"""Batch quote resolution and span survival, for engineers (no store needed).
+
+``resolve_file``: quotes JSONL in, one resolution per line out (``golden resolve``).
+``span_survival``: METHODOLOGY §4.5 - what fraction of a frozen version's evidence spans
+can still be found in another parser's output of the same documents (``golden survival``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from golden_store.canonical import canonical_text
+from golden_store.errors import ValidationError
+from golden_store.jsonl import iter_objects
+from golden_store.resolver import DEFAULT_THRESHOLD, CorpusIndex, SpanResolver
+from golden_store.store import Store
+
+Progress = Callable[[int, int], None]
+
+
+def read_text_folder(folder: Path, suffixes: tuple[str, ...] = (".txt", ".md")) -> dict[str, str]:
+    """doc_id (file stem) -> text exactly as on disk (offsets index this text)."""
+    problems: list[str] = []
+    docs: dict[str, str] = {}
+    seen: dict[str, Path] = {}
+    for f in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in suffixes):
+        try:
+            text = f.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(f"{f}: not valid UTF-8 (byte offset {exc.start}); re-save it as UTF-8")
+            continue
+        if f.stem in seen:
+            problems.append(f"duplicate doc id {f.stem!r}: {seen[f.stem]} and {f}")
+            continue
+        seen[f.stem] = f
+        docs[f.stem] = text
+    if not docs and not problems:
+        problems.append(f"{folder}: no {'/'.join(suffixes)} files")
+    if problems:
+        raise ValidationError(f"Cannot read the corpus folder {folder}:", problems)
+    return docs
+
+
+def index_for(corpus: Path) -> CorpusIndex:
+    """A folder of .txt/.md files (doc id = file stem) or a studio store file."""
+    if corpus.is_dir():
+        return CorpusIndex.from_raw(read_text_folder(corpus))
+    if not corpus.exists():
+        raise ValidationError(f"--corpus {corpus}: no such folder or store file.")
+    with Store.open(corpus, create=False) as store:
+        rows = store.read("SELECT doc_id, raw_text, canonical_text FROM documents")
+    raw = {d: r for d, r, _ in rows}
+    return CorpusIndex({d: c for d, _, c in rows}, raw.__getitem__)
+
+
+def read_quotes(path: Path, index: CorpusIndex) -> list[tuple[str, str, str | None]]:
+    """(quote_id, quote, doc_id hint) per line; every bad line is reported, nothing is resolved."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ValidationError(f"Cannot read {path}: {exc.strerror}.") from None
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"{path} is not valid UTF-8 (byte offset {exc.start}).") from None
+    problems: list[str] = []
+    out: list[tuple[str, str, str | None]] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_objects(str(path), text, problems):
+        where = f"{path} line {lineno}"
+        qid, quote, doc = obj.get("quote_id"), obj.get("quote"), obj.get("doc_id")
+        if not isinstance(qid, (str, int)) or str(qid) == "":
+            problems.append(f"{where}: field 'quote_id' is missing")
+            continue
+        qid = str(qid)
+        if qid in seen:
+            problems.append(f"{where}: quote_id {qid!r} already used on line {seen[qid]}")
+            continue
+        seen[qid] = lineno
+        if not isinstance(quote, str) or not canonical_text(quote):
+            problems.append(f"{where}: field 'quote' is missing or empty")
+            continue
+        if doc is not None and (not isinstance(doc, str) or doc not in index):
+            problems.append(f"{where}: doc_id {doc!r} is not in the corpus")
+            continue
+        out.append((qid, quote, doc))
+    if problems:
+        raise ValidationError(f"Resolution refused: {len(problems)} bad line(s) in {path}; nothing was written.",
+                              problems)
+    return out
+
+
+def resolve_file(corpus: Path, quotes: Path, out: Path, *, threshold: float = DEFAULT_THRESHOLD,
+                 progress: Progress | None = None) -> dict[str, int]:
+    """Resolve every quote; write one JSON line per quote (input order); return counts per status."""
+    index = index_for(corpus)
+    items = read_quotes(quotes, index)
+    resolver = SpanResolver(index, threshold)
+    counts = {"exact": 0, "fuzzy": 0, "ambiguous": 0, "unresolved": 0}
+    tmp = out.with_name(out.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for i, (qid, quote, doc) in enumerate(items):
+            res = resolver.resolve(quote, doc_id=doc)
+            counts[res.status] += 1
+            fh.write(json.dumps({"quote_id": qid, **res.as_dict()}, ensure_ascii=False) + "\n")
+            if progress and i % 100 == 0:
+                progress(i, len(items))
+    tmp.replace(out)
+    if progress:
+        progress(len(items), len(items))
+    return counts
+
+
+def span_survival(version, parsed: dict[str, str], *, threshold: float = DEFAULT_THRESHOLD) -> dict:
+    """Fractions of the version's evidence spans found exactly / exactly-or-fuzzily / not at
+    all in ``parsed`` (doc_id -> text from another parser), overall and per stratum."""
+    index = CorpusIndex.from_raw(parsed)
+    resolver = SpanResolver(index, threshold)
+    strata = version.strata
+    tally: dict[str, dict[str, int]] = {}
+    missing_docs: set[str] = set()
+    for s in version.spans.itertuples(index=False):
+        row = tally.setdefault(strata.get(s.query_id, "?"), {"exact": 0, "fuzzy": 0, "lost": 0, "total": 0})
+        row["total"] += 1
+        if s.doc_id not in index:
+            missing_docs.add(s.doc_id)
+            row["lost"] += 1
+            continue
+        res = resolver.resolve(s.quote, doc_id=s.doc_id)
+        if res.status == "exact" or (res.status == "ambiguous" and res.candidates[0].score >= 100):
+            row["exact"] += 1
+        elif res.located or res.status == "ambiguous":
+            row["fuzzy"] += 1
+        else:
+            row["lost"] += 1
+
+    def fractions(r: dict[str, int]) -> dict:
+        t = r["total"] or 1
+        return {"spans": r["total"], "exact": r["exact"] / t, "exact_or_fuzzy": (r["exact"] + r["fuzzy"]) / t,
+                "lost": r["lost"] / t}
+
+    total = {k: sum(r[k] for r in tally.values()) for k in ("exact", "fuzzy", "lost", "total")}
+    return {"version": version.name, "threshold": threshold, "overall": fractions(total),
+            "strata": {k: fractions(v) for k, v in sorted(tally.items())},
+            "documents_missing_from_parse": sorted(missing_docs)}

@@ -1,0 +1,94 @@
+"""Keyword search over the corpus (BM25 on the resolver's word index) with snippets whose
+hits are marked, so an expert can find the passage to quote."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from golden_store.resolver import CorpusIndex
+
+_WORD = re.compile(r"\w+")
+K1, B = 1.2, 0.75
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    doc_id: str
+    score: float
+    snippet: tuple[tuple[str, bool], ...]  # (text, is_hit) segments of canonical text
+    n_hits: int
+
+
+def search(index: CorpusIndex, text: str, *, limit: int = 10, snippet_chars: int = 280,
+           only_doc: str | None = None) -> list[SearchHit]:
+    """Documents ranked by BM25 for the words of ``text`` (case-insensitive)."""
+    terms = list(dict.fromkeys(w for w in _WORD.findall(text.lower())))
+    if not terms or not index.doc_ids:
+        return []
+    n_docs = len(index.doc_ids)
+    lengths = np.diff(index.doc_first).astype(float)
+    avg = float(lengths.mean()) or 1.0
+    scores = np.zeros(n_docs)
+    hit_tokens: list[np.ndarray] = []
+    for t in terms:
+        g = index.postings(hash(t))
+        if only_doc is not None:
+            g = g[index.tok_doc[g] == index.doc_index[only_doc]]
+        if g.size == 0:
+            continue
+        hit_tokens.append(g)
+        docs, tf = np.unique(index.tok_doc[g], return_counts=True)
+        idf = math.log(1 + (n_docs - docs.size + 0.5) / (docs.size + 0.5))
+        dl = lengths[docs]
+        scores[docs] += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avg))
+    if not hit_tokens:
+        return []
+    hits = np.concatenate(hit_tokens)
+    ranked = [int(d) for d in np.argsort(-scores, kind="stable")[:limit] if scores[d] > 0]
+    out = []
+    for d in ranked:
+        g = np.sort(hits[index.tok_doc[hits] == d])
+        spans = list(zip(index.tok_start[g].tolist(), index.tok_end[g].tolist()))
+        out.append(SearchHit(index.doc_ids[d], float(scores[d]), _snippet(index.texts[d], spans, snippet_chars),
+                             len(spans)))
+    return out
+
+
+def _snippet(text: str, spans: list[tuple[int, int]], width: int) -> tuple[tuple[str, bool], ...]:
+    """The ``width``-character window with the most hits, cut at word boundaries."""
+    starts = [s for s, _ in spans]
+    best_i, best_n, j = 0, 0, 0
+    for i, s in enumerate(starts):
+        while starts[j] < s - width // 2:
+            j += 1
+        k = i
+        while k + 1 < len(starts) and starts[k + 1] < s + width // 2:
+            k += 1
+        if k - j + 1 > best_n:
+            best_i, best_n = i, k - j + 1
+    centre = starts[best_i]
+    a = max(0, centre - width // 2)
+    b = min(len(text), a + width)
+    while a > 0 and not text[a - 1].isspace() and centre - a < width:
+        a -= 1
+    while b < len(text) and not text[b].isspace() and b - a < width + 40:
+        b += 1
+    segs: list[tuple[str, bool]] = [("… ", False)] if a > 0 else []
+    pos = a
+    for s, e in spans:
+        if e <= a or s >= b:
+            continue
+        s, e = max(s, a), min(e, b)
+        if s > pos:
+            segs.append((text[pos:s], False))
+        segs.append((text[s:e], True))
+        pos = e
+    if pos < b:
+        segs.append((text[pos:b], False))
+    if b < len(text):
+        segs.append((" …", False))
+    return tuple(segs)
