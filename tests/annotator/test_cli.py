@@ -155,3 +155,69 @@ def test_serve_starts_the_app_on_localhost(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_resolve_batch_from_a_folder(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    raw = "Intro.\r\n\r\nClaims are reim-\nbursed within 30 days of the \u201cexpense report\u201d.\n"
+    (corpus / "claims.md").write_bytes(raw.encode("utf-8"))
+    (corpus / "dup1.txt").write_text("Visitors collect badges at reception.")
+    (corpus / "dup2.txt").write_text("Visitors collect badges at reception.")
+    lines = [
+        {"quote_id": "exact", "quote": 'reimbursed within 30 days of the "expense report"'},
+        {"quote_id": "fuzzy", "quote": "claims are reimbursed within 30 dais of the expense report"},
+        {"quote_id": "amb", "quote": "collect badges at reception"},
+        {"quote_id": "hinted", "quote": "collect badges at reception", "doc_id": "dup2"},
+        {"quote_id": "none", "quote": "Parking is free on Sundays"},
+    ]
+    (tmp_path / "q.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    r = run(tmp_path, "resolve", "--corpus", str(corpus), "--quotes", "q.jsonl", "--out", "out.jsonl")
+    assert r.returncode == 0, r.stderr
+    assert "5 quotes: 2 exact, 1 fuzzy, 1 ambiguous, 1 unresolved" in r.stderr
+    out = {o["quote_id"]: o for o in map(json.loads, (tmp_path / "out.jsonl").read_text().splitlines())}
+    assert list(out) == [x["quote_id"] for x in lines]
+    e = out["exact"]
+    assert e["status"] == "exact" and e["doc_id"] == "claims"
+    assert raw[e["start"]:e["end"]] == "reim-\nbursed within 30 days of the \u201cexpense report\u201d"
+    assert out["fuzzy"]["status"] == "fuzzy" and out["fuzzy"]["score"] >= 90
+    assert out["amb"]["status"] == "ambiguous" and len(out["amb"]["candidates"]) == 2 and out["amb"]["doc_id"] is None
+    assert out["hinted"]["status"] == "exact" and out["hinted"]["doc_id"] == "dup2"
+    assert out["none"]["status"] == "unresolved" and out["none"]["doc_id"] is None
+
+    (tmp_path / "bad.jsonl").write_text('{"quote_id": "a", "quote": ""}\n{"quote": "x"}\n'
+                                        '{"quote_id": "b", "quote": "x", "doc_id": "nope"}\n')
+    r = run(tmp_path, "resolve", "--corpus", str(corpus), "--quotes", "bad.jsonl", "--out", "o2.jsonl")
+    assert r.returncode == 1 and not (tmp_path / "o2.jsonl").exists()
+    assert "line 1: field 'quote' is missing or empty" in r.stderr
+    assert "line 2: field 'quote_id' is missing" in r.stderr and "line 3: doc_id 'nope'" in r.stderr
+
+
+def test_survival_and_live_verify(tmp_path):
+    assert run(tmp_path, "demo").returncode == 0
+    assert run(tmp_path, "freeze", "v1").returncode == 0
+    assert run(tmp_path, "verify").returncode == 0
+    from annotator.demo import DEMO_DIR
+
+    parsed = tmp_path / "parsed"
+    parsed.mkdir()
+    for f in [*(DEMO_DIR / "corpus").glob("*.md"), *(DEMO_DIR / "corpus").glob("*.txt")]:
+        text = f.read_text()
+        if f.stem == "expenses-per-diem":  # a parser that loses the table
+            text = "\n".join(line for line in text.splitlines() if "|" not in line)
+        (parsed / f.name).write_text(text)
+    r = run(tmp_path, "survival", "--version", "v1", "--parsed", str(parsed), "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["strata"]["tabular"]["lost"] > 0 and rep["strata"]["lexical"]["exact"] == 1.0
+    assert 0 < rep["overall"]["lost"] < 0.5
+    assert rep["documents_missing_from_parse"] == ["health-insurance"]  # the .html one was not "parsed"
+
+    # change a document under a quote: `golden verify` lists it, freeze refuses
+    (tmp_path / "vpn-troubleshooting.md").write_text("Rewritten: nothing about certificates any more.\n")
+    r = run(tmp_path, "corpus", "import", "vpn-troubleshooting.md", "--replace")
+    assert r.returncode == 0 and "BROKEN" in r.stdout
+    r = run(tmp_path, "verify")
+    assert r.returncode == 1 and "query q001 evidence e1" in r.stderr
+    r = run(tmp_path, "freeze", "v2")
+    assert r.returncode == 1 and "query q001 evidence e1" in r.stderr

@@ -15,13 +15,14 @@ PAGES = {
     "home": "app_pages/home.py",
     "corpus": "app_pages/corpus.py",
     "queries": "app_pages/queries.py",
+    "evidence": "app_pages/evidence.py",
     "versions": "app_pages/versions.py",
     "users": "app_pages/users.py",
 }
 VISIBLE = {
-    "annotator": {"home", "corpus", "queries"},
+    "annotator": {"home", "corpus", "queries", "evidence"},
     "reviewer": {"home", "corpus", "queries"},
-    "lead": {"home", "corpus", "queries", "versions"},
+    "lead": {"home", "corpus", "queries", "evidence", "versions"},
     "engineer": {"home", "corpus", "queries", "versions"},
     "admin": set(PAGES),
 }
@@ -233,3 +234,39 @@ def test_import_refreshes_counts_and_keeps_the_confirmation(accounts):
     assert not at.exception
     assert any("Added q501" in s.value for s in at.success)
     assert any("41 of 41 queries" in c.value for c in at.caption)
+
+
+def test_evidence_page_flow(accounts):
+    """Search, paste a quote, see it placed with the span highlighted, save, retract."""
+    at = app_as("annotator")
+    at.switch_page("app_pages/evidence.py").run()
+    at.selectbox(key="ev_query").set_value("q030").run()
+    at.text_input(key="ev_search").input("per diem Berlin").run()
+    assert any("expenses\\-per\\-diem" in m.value for m in at.markdown)
+    assert any(":orange-background[" in m.value for m in at.markdown)
+    at.selectbox(key="ev_hint").set_value("expenses-per-diem").run()
+    at.text_area(key="ev_quote").input("Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night")
+    at.button(key="ev_resolve").click().run()
+    assert not at.exception
+    assert any(s.value.startswith("Exact match in expenses") for s in at.success)
+    assert any(":orange-background[Full day EUR 58" in m.value for m in at.markdown)
+    at.button(key="ev_save").click().run()
+    assert not at.exception and any("Saved quote" in s.value for s in at.success)
+    rows = accounts.read("SELECT evidence_id, actor, match_kind FROM current_evidence WHERE query_id = 'q030' "
+                         "AND actor = 'annotator'")
+    assert len(rows) == 1 and rows[0][2] == "exact"
+    at.button(key=f"ev_retract_{rows[0][0]}").click().run()
+    assert not at.exception
+    assert not accounts.read("SELECT 1 FROM current_evidence WHERE evidence_id = ?", [rows[0][0]])
+
+
+def test_evidence_page_unresolved_and_ambiguous(accounts):
+    at = app_as("lead")
+    at.switch_page("app_pages/evidence.py").run()
+    at.text_area(key="ev_quote").input("The canteen serves vegan lunches every Thursday")
+    at.button(key="ev_resolve").click().run()
+    assert any("Not found" in e.value for e in at.error)
+    assert "ev_save" not in [b.key for b in at.button]
+    at.text_area(key="ev_quote").input("   ")
+    at.button(key="ev_resolve").click().run()
+    assert any("quote is empty" in e.value for e in at.error) and not at.exception

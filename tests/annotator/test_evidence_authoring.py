@@ -1,0 +1,102 @@
+"""The expert's evidence workflow, through the annotator layer on a real store."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotator import evidence_authoring as ea
+from annotator.identity import User
+from annotator.roles import PermissionDenied, Role
+from golden_store.corpus import import_documents, load_sources
+from golden_store.errors import ValidationError
+from golden_store.queries import get_query
+from golden_store.versions import freeze, load_version
+
+EXPERT = User("ann", "Ann", frozenset({Role.ANNOTATOR}))
+ENGINEER = User("eng", "Eng", frozenset({Role.ENGINEER}))
+
+
+def test_search_ranks_the_answering_document_first_with_marked_hits(demo_store):
+    hits = ea.search_corpus(demo_store, EXPERT, "certificate expired VPN")
+    assert hits[0].doc_id == "vpn-troubleshooting"
+    marked = [t.lower() for t, hit in hits[0].snippet if hit]
+    assert {"certificate", "vpn"} <= set(marked)
+    assert "".join(t for t, _ in hits[0].snippet).count("…") <= 2
+
+
+def test_exact_quote_saved_as_an_event_with_rubric_and_sha(demo_store):
+    quote = "Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night"
+    res = ea.resolve(demo_store, EXPERT, quote)
+    assert res.status == "exact" and res.best.doc_id == "expenses-per-diem"
+    pl = ea.placement(demo_store, EXPERT, quote, res.best)
+    assert pl.passage == quote and pl.diff == (("equal", quote),)
+    eid = ea.save_quote(demo_store, EXPERT, "q030", quote, res)
+    saved = {q["evidence_id"]: q for q in ea.quotes(demo_store, EXPERT, "q030")}[eid]
+    assert (saved["doc_id"], saved["match_kind"], saved["actor"]) == ("expenses-per-diem", "exact", "ann")
+    row = demo_store.read_one("SELECT rubric_version, doc_sha256 FROM evidence_events WHERE evidence_id = ?", [eid])
+    sha = demo_store.read_one("SELECT canonical_sha256 FROM documents WHERE doc_id = 'expenses-per-diem'")[0]
+    assert row == (1, sha)
+
+
+def test_fuzzy_quote_shows_the_character_differences(demo_store):
+    quote = "full day eur 58, half-day EUR 29 hotel cap EUR 165 a night"
+    res = ea.resolve(demo_store, EXPERT, quote)
+    assert res.status == "fuzzy" and 90 <= res.best.score < 100
+    pl = ea.placement(demo_store, EXPERT, quote, res.best)
+    assert ("quote_only", "a") in pl.diff or any(op == "quote_only" and "a" in t for op, t in pl.diff)
+    assert any(op == "corpus_only" and "per" in t for op, t in pl.diff)
+    eid = ea.save_quote(demo_store, EXPERT, "q030", quote, res)
+    assert {q["evidence_id"]: q["match_kind"] for q in ea.quotes(demo_store, EXPERT, "q030")}[eid] == "fuzzy"
+
+
+def test_ambiguous_needs_a_choice_and_unresolved_is_refused(demo_store):
+    text = "Badges are collected at reception on the first day of work."
+    import_documents(demo_store, load_sources([("badge-a.txt", text.encode()), ("badge-b.txt", text.encode())]),
+                     actor="eng")
+    res = ea.resolve(demo_store, EXPERT, "Badges are collected at reception")
+    assert res.status == "ambiguous" and len(res.candidates) == 2
+    with pytest.raises(ValidationError, match="choose one"):
+        ea.save_quote(demo_store, EXPERT, "q030", "Badges are collected at reception", res)
+    eid = ea.save_quote(demo_store, EXPERT, "q030", "Badges are collected at reception", res, res.candidates[1])
+    assert {q["evidence_id"]: q["doc_id"] for q in ea.quotes(demo_store, EXPERT, "q030")}[eid] == "badge-b"
+    nothing = ea.resolve(demo_store, EXPERT, "The canteen serves vegan lunch on Thursdays")
+    with pytest.raises(ValidationError, match="not found"):
+        ea.save_quote(demo_store, EXPERT, "q030", "x", nothing)
+
+
+def test_multi_hop_quotes_retract_and_freeze(demo_store):
+    before = len(ea.quotes(demo_store, EXPERT, "q003"))
+    res = ea.resolve(demo_store, EXPERT, "Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night")
+    eid = ea.save_quote(demo_store, EXPERT, "q003", res.quote, res)
+    assert len(ea.quotes(demo_store, EXPERT, "q003")) == before + 1
+    ea.retract_quote(demo_store, EXPERT, "q003", eid)
+    assert len(ea.quotes(demo_store, EXPERT, "q003")) == before
+    ops = demo_store.read("SELECT op FROM evidence_events WHERE evidence_id = ? ORDER BY event_id", [eid])
+    assert ops == [("set",), ("retract",)]  # nothing is overwritten
+    freeze(demo_store, "v1", actor="eng")
+    assert "ann" not in load_version("v1").manifest["annotators"]
+
+
+def test_no_answer_in_corpus(demo_store):
+    with pytest.raises(ValidationError, match="still has quotes"):
+        ea.mark_no_answer(demo_store, EXPERT, "q001")
+    for q in ea.quotes(demo_store, EXPERT, "q001"):
+        ea.retract_quote(demo_store, EXPERT, "q001", q["evidence_id"])
+    ea.mark_no_answer(demo_store, EXPERT, "q001")
+    rec = get_query(demo_store, "q001")
+    assert rec.answerable is False and rec.stratum == "negative" and "was stratum lexical" in rec.notes
+    assert "q001" not in set(ea.queue(demo_store, EXPERT)["query_id"])
+
+
+def test_roles_without_label_permission_are_refused(demo_store):
+    with pytest.raises(PermissionDenied):
+        ea.resolve(demo_store, ENGINEER, "anything")
+    res = ea.resolve(demo_store, EXPERT, "Full day EUR 58, half day EUR 29")
+    with pytest.raises(PermissionDenied):
+        ea.save_quote(demo_store, ENGINEER, "q030", res.quote, res)
+
+
+def test_index_follows_corpus_changes(demo_store):
+    assert ea.search_corpus(demo_store, EXPERT, "zeppelin") == []
+    import_documents(demo_store, load_sources([("air.txt", b"The zeppelin hangar is closed.")]), actor="eng")
+    assert ea.search_corpus(demo_store, EXPERT, "zeppelin")[0].doc_id == "air"
