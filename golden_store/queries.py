@@ -36,6 +36,8 @@ class QueryRecord:
     # Which optional input fields the source actually gave (None: all). On re-import, a
     # field the file leaves out keeps the stored value instead of resetting to a default.
     given: frozenset[str] | None = field(default=None, compare=False, repr=False)
+    generator_model: str | None = field(default=None, compare=False)
+    generator_prompt_sha: str | None = field(default=None, compare=False)
 
 
 _OPTIONAL = {"answerable": "answerable", "source": "source", "date": "created_date",
@@ -173,13 +175,14 @@ def add_stratum(store: Store, name: str, description: str, *, actor: str) -> Non
 
 _INSERT_REVISION = (
     "INSERT INTO query_revisions (query_id, text, stratum, answerable, source, created_date,"
-    " held_out, notes, retired, actor, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " held_out, notes, retired, generator_model, generator_prompt_sha, actor, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
 def _revision_row(r: QueryRecord, actor: str, retired: bool = False) -> list:
     return [r.query_id, r.text, r.stratum, r.answerable, r.source, r.created_date, r.held_out,
-            r.notes, retired, actor, utcnow()]
+            r.notes, retired, r.generator_model, r.generator_prompt_sha, actor, utcnow()]
 
 
 def import_queries(store: Store, records: Sequence[QueryRecord], *, actor: str, update: bool = False) -> dict:
@@ -260,11 +263,13 @@ def retire_query(store: Store, query_id: str, *, actor: str) -> None:
 
 def get_query(store: Store, query_id: str) -> QueryRecord | None:
     row = store.read_one(
-        "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes "
-        "FROM queries WHERE query_id = ?",
+        "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "
+        "generator_model, generator_prompt_sha FROM queries WHERE query_id = ?",
         [query_id],
     )
-    return QueryRecord(*row) if row else None
+    if not row:
+        return None
+    return QueryRecord(*row[:8], generator_model=row[8], generator_prompt_sha=row[9])
 
 
 def list_queries(store: Store):

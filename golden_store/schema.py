@@ -78,11 +78,15 @@ _V1 = (
         held_out BOOLEAN NOT NULL,
         notes VARCHAR NOT NULL,
         retired BOOLEAN NOT NULL DEFAULT FALSE,
+        -- for questions proposed by a model (source = synthetic): which model, which prompt
+        generator_model VARCHAR,
+        generator_prompt_sha VARCHAR,
         actor VARCHAR NOT NULL,
         created_at TIMESTAMP NOT NULL
     )""",
     """CREATE VIEW queries AS
         SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,
+               generator_model, generator_prompt_sha,
                actor AS last_edited_by, created_at AS last_edited_at, event_id AS revision
         FROM (
             SELECT *, row_number() OVER (PARTITION BY query_id ORDER BY event_id DESC) AS rn
@@ -239,6 +243,22 @@ _V1 = (
                coalesce(a.approved_event > c.event_id, FALSE) AS approved
         FROM content c LEFT JOIN approvals a USING (query_id, nugget_id)
         WHERE c.rn = 1 AND c.op <> 'delete'""",
+    # ---- LLM calls: usage and cost of every request (never the key, never the prompt text) --
+    """CREATE TABLE llm_calls (
+        call_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        purpose VARCHAR NOT NULL,
+        item VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        prompt_sha VARCHAR NOT NULL,
+        outcome VARCHAR NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cache_creation_input_tokens INTEGER NOT NULL,
+        cache_read_input_tokens INTEGER NOT NULL,
+        cost_usd DOUBLE,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
     # ---- people -------------------------------------------------------------------------------
     """CREATE TABLE users (
         username VARCHAR PRIMARY KEY,

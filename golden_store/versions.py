@@ -51,8 +51,8 @@ _TABLES: dict[str, str] = {
         "FROM documents ORDER BY doc_id"
     ),
     "queries.parquet": (
-        "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, revision "
-        "FROM queries ORDER BY query_id"
+        "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "
+        "generator_model, generator_prompt_sha, revision FROM queries ORDER BY query_id"
     ),
     "spans.parquet": (
         "SELECT e.query_id, evidence_id, quote, doc_id, start, \"end\", canonical_start, canonical_end, "
@@ -338,8 +338,11 @@ def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     ]
     rubric = cur.execute("SELECT version, sha256 FROM rubric_versions ORDER BY version DESC LIMIT 1").fetchone()
     models = cur.execute(
-        "SELECT DISTINCT model, prompt_sha FROM current_nuggets SEMI JOIN queries USING (query_id) "
-        "WHERE approved AND model IS NOT NULL ORDER BY 1, 2"
+        "SELECT DISTINCT model, prompt_sha FROM ("
+        " SELECT model, prompt_sha FROM current_nuggets SEMI JOIN queries USING (query_id)"
+        " WHERE approved AND model IS NOT NULL"
+        " UNION SELECT generator_model, generator_prompt_sha FROM queries WHERE generator_model IS NOT NULL"
+        ") ORDER BY 1, 2"
     ).fetchall()
     if n_judg:
         label_type = "graded_0_3"

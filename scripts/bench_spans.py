@@ -26,7 +26,7 @@ What it does, in order:
    * ``case``: all lower, ALL UPPER, Title Case, or 1-3 words with the first letter flipped;
    * ``punctuation``: 1-3 edits: a mark deleted, replaced by another, or a comma/period added;
    * ``typos``: 1-3 character edits (substitution, deletion, insertion, transposition);
-   * ``drop_word``: one interior word removed.
+   * ``drop_word``: one interior word removed (never the first or last word).
 
    Plus ``--negatives`` quotes that are nowhere in the corpus, with the same length
    distribution: 60% ``fresh`` (new sentences from the same vocabulary), 20% ``stitched``
@@ -394,9 +394,10 @@ def _perturb(rng: random.Random, q: str, kind: str) -> tuple[str, str]:
         parts = re.split(r"(\s+)", q.strip())
         words = parts[0::2]
         i = rng.randrange(1, len(words) - 1)
-        dropped = words[i]
+        size = len(words[i])
         del parts[2 * i - 1:2 * i + 1]  # the word and the whitespace before it
-        return "".join(parts), f"{len(dropped)}-char word"
+        where = "next to an end" if i in (1, len(words) - 2) else "inner"
+        return "".join(parts), f"{'1-4' if size <= 4 else '5-8' if size <= 8 else '9+'} chars, {where}"
     raise ValueError(kind)
 
 
@@ -526,7 +527,13 @@ def _mark_before() -> tuple[int, int]:
 
 
 def child_resolve(data_path: str, out_path: str, profile_to: str | None) -> dict:
+    import hashlib
+
+    from golden_store import resolver
     from golden_store.resolver import CorpusIndex, SpanResolver
+
+    # the code measured (the resolver may be edited between runs): sha256 of the module file
+    code = hashlib.sha256(Path(resolver.__file__).read_bytes()).hexdigest()[:16]
 
     with open(data_path, "rb") as fh:
         data = pickle.load(fh)
@@ -563,7 +570,7 @@ def child_resolve(data_path: str, out_path: str, profile_to: str | None) -> dict
     peak = _maxrss_kib()
     with open(out_path, "w", encoding="utf-8") as fh:
         json.dump(results, fh)
-    return {"index_build_s": t1 - t0, "resolve_s": t3 - t2, "n_tokens": index.n_tokens,
+    return {"index_build_s": t1 - t0, "resolve_s": t3 - t2, "n_tokens": index.n_tokens, "resolver_sha256": code,
             "maxrss_kib": max(pre_peak, peak, build_peak), "pre_rss_kib": before,
             "rss_after_build_kib": after_build, "build_peak_kib": build_peak, "call_peak_kib": max(peak, build_peak)}
 
@@ -761,6 +768,14 @@ def score(items: list[dict], results: list[list], raw: dict[str, str]) -> dict:
 # ---- parent ------------------------------------------------------------------------------------
 
 
+def _git_head() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        return out.stdout.strip() or None
+    except OSError:
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     global _QUIET
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -874,6 +889,7 @@ def main(argv: list[str] | None = None) -> int:
             "date": date.today().isoformat(),
             "params": {"mb": args.mb, "quotes": args.quotes, "negatives": args.negatives,
                        "baseline_sample": args.baseline_sample, "seed": args.seed, "threshold": THRESHOLD},
+            "code": {"git_head": _git_head(), "resolver_sha256_16": rs["resolver_sha256"]},
             "machine": {"nproc": os.cpu_count(), "python": platform.python_version(),
                         "numpy": numpy.__version__, "rapidfuzz": rapidfuzz.__version__,
                         "platform": platform.platform()},

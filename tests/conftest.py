@@ -46,3 +46,14 @@ def table_snapshot(store: Store) -> dict[str, list]:
     tables = [r[0] for r in store.read(
         "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' ORDER BY 1")]
     return {t: sorted(map(repr, store.read(f'SELECT * FROM "{t}"'))) for t in tables}
+
+
+@pytest.fixture
+def llm_server(monkeypatch):
+    """The local Messages API server, with the environment pointing the SDK at it."""
+    from tests.llm_server import MessagesServer
+
+    with MessagesServer() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-never-logged")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        yield server

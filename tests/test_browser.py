@@ -8,9 +8,16 @@ temporary folder), drives it with Debian's chromium through Playwright, and chec
 3. corpus text is shown as plain text: an uploaded ``xss.txt`` holding HTML and Markdown
    is displayed literally, never rendered, and its ``onerror`` handler never runs.
 
+A second test authors evidence on a store seeded with the demo (``golden --db DB demo``
+before the server starts, as DuckDB lets only one process open the file): on the Evidence
+page it picks q030, searches the corpus and sees highlighted hits, pastes a quote, finds it
+as an exact match shown highlighted in its context, saves it, and after stopping the server
+reads the saved exact quote back from the store.
+
 A screenshot of the last page is kept at ``<tmp>/final.png`` and copied to
-``/tmp/browser_final.png``. Needs ``chromium`` on PATH (``apt-get install chromium``);
-without it the test fails rather than skips.
+``/tmp/browser_final.png``; the evidence test keeps ``<tmp>/evidence.png``, copied to
+``/tmp/browser_evidence.png``. Needs ``chromium`` on PATH (``apt-get install chromium``);
+without it the tests fail rather than skip.
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import duckdb
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
@@ -36,11 +45,13 @@ APP = REPO / "app.py"
 TIMEOUT_MS = 30_000
 SERVER_START_S = 60
 SCREENSHOT_COPY = Path("/tmp/browser_final.png")
+EVIDENCE_SCREENSHOT_COPY = Path("/tmp/browser_evidence.png")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run", "--disable-sync",
 ]
 XSS_TEXT = '<img src=x onerror="window.__xss=1"><b>bold</b> **md**'
+QUOTE = "Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night"  # Berlin row of the per-diem table
 
 
 def _free_port() -> int:
@@ -57,15 +68,28 @@ def _log_tail(log: Path, n: int = 4000) -> str:
 
 
 class Server:
-    def __init__(self, url: str, tmp: Path, log: Path) -> None:
-        self.url, self.tmp, self.log = url, tmp, log
+    def __init__(self, url: str, tmp: Path, log: Path, db: Path, proc: subprocess.Popen) -> None:
+        self.url, self.tmp, self.log, self.db, self._proc = url, tmp, log, db, proc
+
+    def stop(self) -> None:
+        """Stop streamlit (SIGTERM, then SIGKILL) and wait, so the store file is free to read.
+        Safe to call twice: the fixture calls it again on teardown."""
+        if self._proc.poll() is not None:
+            return
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait(timeout=10)
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    """The app on a fresh store under ``tmp_path``, started as ``golden serve`` would."""
+@contextmanager
+def _serve(tmp_path: Path) -> Iterator[Server]:
+    """``streamlit run app.py`` on the store ``<tmp_path>/golden.duckdb``, as ``golden serve`` would."""
     port = _free_port()
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "golden.duckdb"))
+    db = tmp_path / "golden.duckdb"
+    env = dict(os.environ, GOLDEN_DB=str(db))
     env.pop("GOLDEN_VERSIONS", None)  # versions go next to the store: <tmp>/versions
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
@@ -73,6 +97,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     log_fh = log.open("wb")
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=log_fh, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
+    srv = Server(url, tmp_path, log, db, proc)
     try:
         deadline = time.monotonic() + SERVER_START_S
         while True:
@@ -88,19 +113,33 @@ def server(tmp_path: Path) -> Iterator[Server]:
             if time.monotonic() > deadline:
                 pytest.fail(f"streamlit not healthy on {url} after {SERVER_START_S} s:\n{_log_tail(log)}")
             time.sleep(0.25)
-        yield Server(url, tmp_path, log)
+        yield srv
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        srv.stop()
         log_fh.close()
 
 
 @pytest.fixture
-def page(server: Server) -> Iterator[Page]:
+def server(tmp_path: Path) -> Iterator[Server]:
+    """The app on a fresh, empty store under ``tmp_path``."""
+    with _serve(tmp_path) as srv:
+        yield srv
+
+
+@pytest.fixture
+def demo_server(tmp_path: Path) -> Iterator[Server]:
+    """The app on a store under ``tmp_path`` with the demo loaded by the CLI first (DuckDB
+    allows one process per file, so the seeding must finish before the server opens it)."""
+    db = tmp_path / "golden.duckdb"
+    seed = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", str(db), "demo"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert seed.returncode == 0, f"golden demo failed:\n{seed.stdout}\n{seed.stderr}"
+    with _serve(tmp_path) as srv:
+        yield srv
+
+
+@contextmanager
+def _browser_page(server: Server, copy_to: Path | None) -> Iterator[Page]:
     exe = shutil.which("chromium")
     if exe is None:
         pytest.fail("chromium not found on PATH: install Debian's chromium: apt-get install chromium")
@@ -121,11 +160,25 @@ def page(server: Server) -> Iterator[Page]:
                 shot = server.tmp / "final.png"
                 try:
                     pg.screenshot(path=str(shot))
-                    shutil.copyfile(shot, SCREENSHOT_COPY)
+                    if copy_to is not None:
+                        shutil.copyfile(shot, copy_to)
                 except Exception as exc:  # noqa: BLE001 - a failed screenshot must not hide the real failure
                     print(f"screenshot failed: {exc}", file=sys.stderr)
         finally:
             browser.close()
+
+
+@pytest.fixture
+def page(server: Server) -> Iterator[Page]:
+    with _browser_page(server, SCREENSHOT_COPY) as pg:
+        yield pg
+
+
+@pytest.fixture
+def demo_page(demo_server: Server) -> Iterator[Page]:
+    # The final picture stays in <tmp>/final.png; the test itself keeps /tmp/browser_evidence.png.
+    with _browser_page(demo_server, None) as pg:
+        yield pg
 
 
 def _metric(page: Page, label: str):
@@ -201,3 +254,90 @@ def test_demo_freeze_and_escaped_corpus(server: Server, page: Page) -> None:
     assert page.evaluate("typeof window.__xss") == "undefined"
     assert not page.errors, f"JavaScript errors in the page: {page.errors}"  # type: ignore[attr-defined]
     shown.scroll_into_view_if_needed()  # so the final screenshot shows the literal text
+
+
+def _commit_text_area(page: Page, label: str, text: str) -> None:
+    """Type ``text`` into the text area ``label`` and apply it with Ctrl+Enter; wait until
+    Streamlit has taken the value (its "Press Ctrl+Enter to apply" hint goes away)."""
+    area = page.get_by_label(label)
+    area.fill(text)
+    area.press("Control+Enter")
+    box = page.get_by_test_id("stTextArea").filter(has=area)
+    expect(box).to_contain_text(re.compile(r"to apply"))  # the hint appeared, so the value was dirty...
+    expect(box).not_to_contain_text(re.compile(r"to apply"))  # ...and went away: Streamlit has it
+    expect(area).to_have_value(text)
+
+
+def test_evidence_authoring(demo_server: Server, demo_page: Page) -> None:
+    page, server = demo_page, demo_server
+    main = page.get_by_test_id("stMain")
+    highlighted = "span.stMarkdownColoredBackground"  # what :orange-background[...] renders to
+
+    # 1. Evidence page from the sidebar (single-user local mode: no sign-in).
+    page.goto(server.url)
+    expect(page.get_by_text("Single-user local mode")).to_be_visible()
+    _nav(page, "Evidence")
+    expect(main.get_by_role("heading", name="Evidence")).to_be_visible()
+
+    # 2. Pick q030; typing filters the list ("q030" also matches e.g. q037, so anchor the name).
+    box = page.get_by_test_id("stSelectbox").filter(has_text="Question (those without quotes first)")
+    combo = box.get_by_role("combobox")
+    combo.click()
+    page.keyboard.type("q030")
+    page.get_by_role("option", name=re.compile(r"^✓ q030 · ")).click()
+    expect(combo).to_have_value(re.compile(r"^✓ q030 · "))
+    expect(main.get_by_role("heading", name="What's the learning budget per person this year?")).to_be_visible()
+    expect(main.get_by_text("Saved quotes (1)")).to_be_visible()  # the demo's own quote
+
+    # 3. Search the corpus: the per-diem policy comes up with its hits highlighted.
+    search = page.get_by_label("Search the corpus")
+    search.fill("per diem Berlin")
+    search.press("Enter")
+    result = main.get_by_test_id("stMarkdownContainer").filter(
+        has=page.locator("strong", has_text=re.compile(r"^expenses-per-diem$")))
+    expect(result).to_be_visible()
+    expect(result).to_contain_text(re.compile(r"\d+ hits · score"))
+    snippet = main.get_by_test_id("stMarkdownContainer").filter(
+        has=page.locator(highlighted, has_text=re.compile(r"^Berlin$")))
+    expect(snippet).to_have_count(1)
+    expect(snippet).to_contain_text("Full day EUR 58")
+    berlin = snippet.locator(highlighted, has_text=re.compile(r"^Berlin$"))
+    bg = berlin.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert bg not in ("", "transparent", "rgba(0, 0, 0, 0)"), f"hit not highlighted: {bg!r}"
+
+    # 4. Paste the quote, apply it, and find it: an exact match shown highlighted in context.
+    _commit_text_area(page, "Paste or type the exact passage that answers the question", QUOTE)
+    page.get_by_role("button", name="Find quote").click()
+    expect(page.get_by_test_id("stAlert").filter(has_text="Exact match in expenses-per-diem")).to_be_visible()
+    placed = main.locator(highlighted, has_text=QUOTE)
+    expect(placed).to_have_count(1)
+    expect(placed).to_have_text(QUOTE)
+    context = main.get_by_test_id("stMarkdownContainer").filter(has=placed)
+    expect(context).to_contain_text(f"| Berlin | Germany | {QUOTE} | | Amsterdam")  # text around the span
+
+    # 5. Save: confirmation, the list grows, and the quote is listed.
+    page.get_by_role("button", name="Save quote").click()
+    expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Saved quote \S+ for q030"))).to_be_visible()
+    expect(main.get_by_text("Saved quotes (2)")).to_be_visible()
+    expect(main.get_by_test_id("stText").filter(has_text=QUOTE)).to_have_count(1)
+    # Its line: document, span, match kind and score, who saved it (the local user). The
+    # document id is not checked here: it shows as "expenses\-per\-diem" (see the report).
+    expect(main.get_by_test_id("stMarkdownContainer").filter(
+        has_text=re.compile(r"\[\d+:\d+\] · exact 100 · local$"))).to_have_count(1)
+    expect(page.get_by_role("button", name="Save quote")).to_have_count(0)  # result cleared after saving
+    assert not page.errors, f"JavaScript errors in the page: {page.errors}"  # type: ignore[attr-defined]
+
+    # 6. Picture of the page with the saved quote, taken while the server still runs.
+    main.get_by_text("Saved quotes (2)").scroll_into_view_if_needed()
+    shot = server.tmp / "evidence.png"
+    page.screenshot(path=str(shot), full_page=True)
+    shutil.copyfile(shot, EVIDENCE_SCREENSHOT_COPY)
+
+    # The store, read after the server lets go of it: q030 has the demo quote and ours, exact.
+    server.stop()
+    with duckdb.connect(str(server.db), read_only=True) as con:
+        rows = con.execute("SELECT actor, doc_id, match_kind, quote, score FROM current_evidence "
+                           "WHERE query_id = 'q030' ORDER BY event_id").fetchall()
+    assert len(rows) == 2, rows
+    assert rows[0][:3] == ("demo-expert", "learning-budget", "exact")
+    assert rows[1] == ("local", "expenses-per-diem", "exact", QUOTE, 100.0), rows[1]

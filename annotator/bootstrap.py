@@ -1,0 +1,150 @@
+"""LLM bootstrap (METHODOLOGY §3.5): Claude proposes questions about one document, each with
+verbatim excerpts. Every excerpt is checked mechanically with the resolver and rejected
+unless it is an exact match in that document; compound questions are flagged. A person
+then accepts the proposals they want: they become queries with ``source = synthetic``,
+the model id and prompt sha, and their excerpts become evidence spans."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Literal
+
+import pydantic
+
+from annotator import llm
+from annotator.evidence_authoring import corpus_index
+from annotator.identity import User, require
+from annotator.roles import Permission
+from golden_store import corpus, evidence, llm_log, queries
+from golden_store.errors import NotFoundError, ValidationError
+from golden_store.evidence import EvidenceSpan, new_evidence_id
+from golden_store.resolver import Candidate, SpanResolver
+from golden_store.rubric import current_rubric
+from golden_store.store import Store
+
+PURPOSE = "bootstrap_questions"
+INSTRUCTIONS = """You write evaluation questions for a retrieval-augmented assistant.
+You are given one document from a company's internal corpus. Propose questions that a real
+employee might type, each answerable from this document alone.
+
+Rules:
+- Each question asks for ONE thing. Do not join two questions with "and".
+- For each question give 1 to 3 excerpts copied VERBATIM from the document: exact
+  substrings, character for character, 8 to 40 words each, that together answer it. Never
+  paraphrase an excerpt; a non-verbatim excerpt is discarded.
+- Vary the wording: some questions should share few words with the excerpts.
+- stratum: lexical if the question contains an exact code, name or number from the text;
+  tabular if the answer sits in a table; temporal if it depends on a date or a change over
+  time; otherwise paraphrase.
+- Set is_compound to true if, despite the rule, the question asks two things."""
+
+
+class ProposedQuestion(pydantic.BaseModel):
+    question: str
+    excerpts: list[str]
+    stratum: Literal["lexical", "paraphrase", "tabular", "temporal"]
+    is_compound: bool
+
+
+class Proposals(pydantic.BaseModel):
+    questions: list[ProposedQuestion]
+
+
+_COMPOUND = re.compile(
+    r"\b(and|or)\s+(what|how|when|where|who|whom|which|why|is|are|do|does|did|can|could|should|will)\b", re.I)
+
+
+def looks_compound(question: str) -> bool:
+    """Two asks in one question (two question marks, or "and what/how/...")."""
+    return question.count("?") > 1 or bool(_COMPOUND.search(question))
+
+
+@dataclass
+class CheckedProposal:
+    question: str
+    stratum: str
+    compound: bool
+    accepted: list[tuple[str, Candidate]] = field(default_factory=list)  # (excerpt, exact span)
+    rejected: list[tuple[str, str]] = field(default_factory=list)        # (excerpt, why)
+
+    @property
+    def usable(self) -> bool:
+        return bool(self.accepted)
+
+
+@dataclass
+class BootstrapResult:
+    doc_id: str
+    outcome: str  # ok | refusal
+    proposals: list[CheckedProposal]
+    model: str
+    prompt_sha: str
+    cost_usd: float | None
+    usage: llm.Usage
+
+
+def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LLMClient | None = None) -> BootstrapResult:
+    require(user, Permission.EDIT_QUERIES)
+    raw = corpus.raw_text(store, doc_id)
+    if raw is None:
+        raise NotFoundError(f"No document {doc_id!r}.")
+    client = client or llm.LLMClient()
+    content = f"Propose {n} questions.\n\n<document id=\"{doc_id}\">\n{raw}\n</document>"
+    res = client.structured(item=f"document {doc_id}", instructions=INSTRUCTIONS, content=content,
+                            output=Proposals)
+    u = res.usage
+    llm_log.record_call(store, purpose=PURPOSE, item=doc_id, model=res.model, prompt_sha=res.prompt_sha,
+                        outcome=res.outcome, input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                        cache_creation_input_tokens=u.cache_creation_input_tokens,
+                        cache_read_input_tokens=u.cache_read_input_tokens, cost_usd=res.cost_usd,
+                        actor=user.username)
+    checked: list[CheckedProposal] = []
+    if res.outcome == "ok":
+        resolver = SpanResolver(corpus_index(store))
+        for p in res.parsed.questions:
+            cp = CheckedProposal(p.question.strip(), p.stratum, p.is_compound or looks_compound(p.question))
+            for ex in p.excerpts:
+                try:
+                    r = resolver.resolve(ex, doc_id=doc_id)
+                except ValidationError as exc:
+                    cp.rejected.append((ex, str(exc)))
+                    continue
+                if r.status == "exact":
+                    cp.accepted.append((ex, r.best))
+                elif r.status == "ambiguous" and all(c.score >= 100 for c in r.candidates):
+                    cp.rejected.append((ex, "occurs in several places in the document"))
+                else:
+                    cp.rejected.append((ex, f"not verbatim in the document ({r.status})"))
+            checked.append(cp)
+    return BootstrapResult(doc_id, res.outcome, checked, res.model, res.prompt_sha, res.cost_usd, res.usage)
+
+
+def accept(store: Store, user: User, result: BootstrapResult, chosen: list[int]) -> list[str]:
+    """Store the chosen proposals (indexes into ``result.proposals``) as synthetic queries
+    with their verified excerpts as evidence. Returns the new query ids."""
+    require(user, Permission.EDIT_QUERIES)
+    picked = [result.proposals[i] for i in chosen]
+    if any(not p.usable for p in picked):
+        raise ValidationError("A proposal without any verbatim excerpt cannot be accepted.")
+    rubric = current_rubric(store)
+    ids = []
+    for p in picked:
+        qid = "syn-" + hashlib.sha256(f"{result.doc_id}\0{p.question}".encode()).hexdigest()[:10]
+        if queries.get_query(store, qid) is not None:
+            continue  # already accepted earlier: nothing is duplicated
+        notes = f"proposed by {result.model} from {result.doc_id}" + ("; FLAGGED: compound question" if p.compound else "")
+        rec = queries.QueryRecord(qid, p.question, p.stratum, True, "synthetic", date.today(), False, notes,
+                                  generator_model=result.model, generator_prompt_sha=result.prompt_sha)
+        queries.save_query(store, rec, actor=user.username, must_exist=False)
+        evidence.append_evidence(
+            store,
+            [EvidenceSpan(qid, new_evidence_id(), ex, c.doc_id, c.start, c.end, c.canonical_start, c.canonical_end,
+                          "exact", 100.0) for ex, c in p.accepted],
+            actor=f"llm:{result.model}", rubric_version=rubric["version"] if rubric else None,
+            note=f"prompt_sha {result.prompt_sha}",
+        )
+        ids.append(qid)
+    return ids
