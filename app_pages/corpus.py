@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from annotator import corpus_import
+from annotator import bootstrap, corpus_import, llm
 from annotator.roles import Permission
 from golden_store.corpus import corpus_stats
 from app_pages._shared import attempt, flash, md_escape, progress_callback, require_page, show_flash, store
@@ -53,3 +53,37 @@ if doc:
     view = st.radio("Text", ["raw", "canonical"], horizontal=True, key="corpus_view")
     # st.text renders plain text: corpus text is untrusted and must never become HTML/Markdown.
     st.text(doc["raw_text"] if view == "raw" else doc["canonical_text"])
+
+if doc and user.can(Permission.EDIT_QUERIES):
+    with st.expander("Propose questions about this document with Claude"):
+        if not llm.api_key_present():
+            st.info(llm.how_to_enable())
+        else:
+            st.caption("Each proposed excerpt is checked against the document; only verbatim excerpts are kept. "
+                       f"Model: {md_escape(llm.model_id())}.")
+            n = st.number_input("How many questions", 1, 20, 5, key="boot_n")
+            if st.button("Propose", key="boot_go"):
+                res = attempt(lambda: bootstrap.propose(s, user, doc_id, n=int(n)))
+                st.session_state["boot_result"] = res
+            res = st.session_state.get("boot_result")
+            if res is not None and res.doc_id == doc_id:
+                cost = f"${res.cost_usd:.4f}" if res.cost_usd is not None else "unknown price"
+                st.caption(f"{res.usage.input_tokens} input + {res.usage.output_tokens} output tokens "
+                           f"({res.usage.cache_read_input_tokens} from cache) · {cost}")
+                if res.outcome == "refusal":
+                    st.warning("The model declined this document (counted as a refusal).")
+                picks = []
+                for i, p in enumerate(res.proposals):
+                    label = p.question + ("  [compound: asks two things]" if p.compound else "")
+                    if st.checkbox(label, key=f"boot_pick_{i}", disabled=not p.usable, value=p.usable and not p.compound):
+                        picks.append(i)
+                    for ex, _ in p.accepted:
+                        st.caption(f"verbatim: {md_escape(ex)}")
+                    for ex, why in p.rejected:
+                        st.caption(f"rejected ({md_escape(why)}): {md_escape(ex)}")
+                if res.proposals and st.button("Add selected as synthetic queries", key="boot_accept"):
+                    ids = attempt(lambda: bootstrap.accept(s, user, res, picks))
+                    if ids is not None:
+                        st.session_state["boot_result"] = None
+                        flash(f"Added {len(ids)} synthetic queries with their excerpts as evidence.")
+                        st.rerun()

@@ -260,11 +260,11 @@ def _commit_text_area(page: Page, label: str, text: str) -> None:
     """Type ``text`` into the text area ``label`` and apply it with Ctrl+Enter; wait until
     Streamlit has taken the value (its "Press Ctrl+Enter to apply" hint goes away)."""
     area = page.get_by_label(label)
-    area.fill(text)
-    area.press("Control+Enter")
     box = page.get_by_test_id("stTextArea").filter(has=area)
-    expect(box).to_contain_text(re.compile(r"to apply"))  # the hint appeared, so the value was dirty...
-    expect(box).not_to_contain_text(re.compile(r"to apply"))  # ...and went away: Streamlit has it
+    area.fill(text)
+    expect(box).to_contain_text("to apply")  # typed but not yet applied
+    area.press("Control+Enter")
+    expect(box).not_to_contain_text("to apply")  # applied: Streamlit has the value
     expect(area).to_have_value(text)
 
 

@@ -270,3 +270,34 @@ def test_evidence_page_unresolved_and_ambiguous(accounts):
     at.text_area(key="ev_quote").input("   ")
     at.button(key="ev_resolve").click().run()
     assert any("quote is empty" in e.value for e in at.error) and not at.exception
+
+
+def test_bootstrap_from_the_corpus_page(accounts, llm_server):
+    import json as _json
+
+    from tests.llm_server import message
+
+    quote = "Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night"
+    llm_server.script.append(lambda body: (200, message(_json.dumps({"questions": [
+        {"question": "Berlin per diem for a full day?", "excerpts": [quote], "stratum": "tabular",
+         "is_compound": False},
+        {"question": "Invented?", "excerpts": ["not in the text at all, not even close"], "stratum": "paraphrase",
+         "is_compound": False}]}))))
+    at = app_as("engineer")
+    at.switch_page("app_pages/corpus.py").run()
+    at.selectbox(key="corpus_doc").set_value("expenses-per-diem").run()
+    at.button(key="boot_go").click().run()
+    assert not at.exception
+    assert at.checkbox(key="boot_pick_0").value is True and at.checkbox(key="boot_pick_1").disabled
+    assert any("rejected (not verbatim" in c.value for c in at.caption)
+    at.button(key="boot_accept").click().run()
+    assert not at.exception and any("Added 1 synthetic" in s.value for s in at.success)
+    assert accounts.read("SELECT text FROM queries WHERE generator_model IS NOT NULL") == [("Berlin per diem for a full day?",)]
+
+
+def test_bootstrap_without_a_key_explains(accounts, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at = app_as("engineer")
+    at.switch_page("app_pages/corpus.py").run()
+    assert any("ANTHROPIC_API_KEY" in i.value for i in at.info)
+    assert "boot_go" not in [b.key for b in at.button]
