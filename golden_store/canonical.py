@@ -19,6 +19,7 @@ canonical span maps back to the raw span that produced it.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from array import array
@@ -87,6 +88,39 @@ class CanonicalText:
         return lo, max(lo, hi)
 
 
+@dataclass(frozen=True)
+class SpanMap:
+    """Compact canonical -> raw offset map: one entry per run of characters, not per
+    character. A run is either an identity run (canonical char i of the run comes from raw
+    ``a + i``) or a block (every char of the run comes from raw ``[a, b)``). Same answers
+    as :meth:`CanonicalText.to_raw`, at a fraction of the memory, so the resolver can keep
+    one for every document."""
+
+    seg_c: Sequence[int]
+    seg_a: Sequence[int]
+    seg_b: Sequence[int]  # -1 for an identity run
+    length: int
+    raw_length: int
+
+    def _start(self, c: int) -> int:
+        i = bisect.bisect_right(self.seg_c, c) - 1
+        b = self.seg_b[i]
+        return self.seg_a[i] + (c - self.seg_c[i]) if b < 0 else self.seg_a[i]
+
+    def _end(self, c: int) -> int:
+        i = bisect.bisect_right(self.seg_c, c) - 1
+        b = self.seg_b[i]
+        return self.seg_a[i] + (c - self.seg_c[i]) + 1 if b < 0 else b
+
+    def to_raw(self, start: int, end: int) -> tuple[int, int]:
+        if not 0 <= start <= end <= self.length:
+            raise ValueError(f"canonical span [{start}, {end}) is outside the text (length {self.length})")
+        if start == end:
+            pos = self._start(start) if start < self.length else self.raw_length
+            return pos, pos
+        return self._start(start), self._end(end - 1)
+
+
 def _clusters(text: str) -> list[tuple[int, int]]:
     """Split ``text`` into ranges that NFKC can normalise independently.
 
@@ -148,9 +182,33 @@ def _reduce(raw: str) -> tuple[str, array | None]:
     return "".join(parts), pos
 
 
-def _canonical(raw: str, with_map: bool) -> tuple[str, array, array]:
+class _Segments:
+    """Builder of a :class:`SpanMap` (consecutive identical blocks merge)."""
+
+    def __init__(self) -> None:
+        self.c, self.a, self.b = array("i"), array("i"), array("i")
+
+    def identity(self, c: int, a: int, n: int) -> None:
+        if self.c and self.b[-1] < 0 and self.a[-1] + (c - self.c[-1]) == a:
+            return  # continues the previous identity run
+        self.c.append(c)
+        self.a.append(a)
+        self.b.append(-1)
+
+    def block(self, c: int, a: int, b: int) -> None:
+        if self.c and self.b[-1] == b and self.a[-1] == a:
+            return
+        self.c.append(c)
+        self.a.append(a)
+        self.b.append(b)
+
+
+def _canonical(raw: str, mode: str) -> tuple[str, array, array, _Segments | None]:
+    """mode: "text" (no map), "chars" (a raw range per character) or "segments" (SpanMap)."""
     reduced, kept = _reduce(raw)
     out: list[str] = []
+    chars = mode == "chars"
+    segs = _Segments() if mode == "segments" else None
     starts, ends = array("i"), array("i")
     pending: tuple[int, int] | None = None  # raw range of a whitespace run not yet emitted
     n_out = 0  # characters emitted so far (leading whitespace is trimmed)
@@ -158,15 +216,20 @@ def _canonical(raw: str, with_map: bool) -> tuple[str, array, array]:
     def raw_of(i: int) -> int:
         return kept[i] if kept is not None else i
 
+    def block(a: int, b: int) -> None:
+        if chars:
+            starts.append(a)
+            ends.append(b)
+        elif segs is not None:
+            segs.block(n_out, a, b)
+
     def flush_space() -> None:
         nonlocal pending, n_out
         if pending is not None:
             if n_out:
+                block(pending[0], pending[1])
                 out.append(" ")
                 n_out += 1
-                if with_map:
-                    starts.append(pending[0])
-                    ends.append(pending[1])
             pending = None
 
     for m in _TOKEN.finditer(reduced):
@@ -178,9 +241,7 @@ def _canonical(raw: str, with_map: bool) -> tuple[str, array, array]:
             continue
         if kind == "plain":
             flush_space()
-            out.append(m.group())
-            n_out += b - a
-            if with_map:
+            if chars:
                 if kept is None:
                     starts.extend(range(a, b))
                     ends.extend(range(a + 1, b + 1))
@@ -188,6 +249,14 @@ def _canonical(raw: str, with_map: bool) -> tuple[str, array, array]:
                     seg = kept[a:b]
                     starts.extend(seg)
                     ends.extend(p + 1 for p in seg)
+            elif segs is not None:
+                if kept is None:
+                    segs.identity(n_out, a, b - a)
+                else:
+                    for i in range(a, b):
+                        segs.identity(n_out + i - a, kept[i], 1)
+            out.append(m.group())
+            n_out += b - a
             continue
         token = m.group()
         for c_start, c_end in _clusters(token):
@@ -201,22 +270,26 @@ def _canonical(raw: str, with_map: bool) -> tuple[str, array, array]:
                     pending = (ra, rb) if pending is None else (pending[0], rb)
                     continue
                 flush_space()
+                block(ra, rb)
                 out.append(_FOLD.get(ch, ch))
                 n_out += 1
-                if with_map:
-                    starts.append(ra)
-                    ends.append(rb)
     # trailing whitespace is trimmed: a pending run is simply not emitted
-    return "".join(out), starts, ends
+    return "".join(out), starts, ends, segs
 
 
 def canonicalize(raw: str) -> CanonicalText:
     """Canonicalize ``raw`` and keep the offset map. See the module docstring for the rules."""
-    text, starts, ends = _canonical(raw, True)
+    text, starts, ends, _ = _canonical(raw, "chars")
     return CanonicalText(text, starts, ends, len(raw))
+
+
+def canonicalize_compact(raw: str) -> tuple[str, SpanMap]:
+    """Canonical text and a compact :class:`SpanMap` (for indexing whole corpora)."""
+    text, _, _, segs = _canonical(raw, "segments")
+    return text, SpanMap(segs.c, segs.a, segs.b, len(text), len(raw))
 
 
 def canonical_text(raw: str) -> str:
     """Just the canonical string (same rules as :func:`canonicalize`, without building the
     offset map: several times faster on large documents)."""
-    return _canonical(raw, False)[0]
+    return _canonical(raw, "text")[0]

@@ -18,14 +18,14 @@ inserted words) become windows that are aligned character by character.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 from rapidfuzz import fuzz
 
-from golden_store.canonical import CanonicalText, canonical_text, canonicalize
+from golden_store.canonical import SpanMap, canonical_text, canonicalize_compact
 from golden_store.errors import ValidationError
 
 DEFAULT_THRESHOLD = 90.0
@@ -34,6 +34,8 @@ _WORD = re.compile(r"\w+")
 _MAX_CANDIDATES = 10
 _WINDOWS = 4            # candidate windows aligned per quote
 _COMMON = 20000         # words with more postings than this do not vote (unless all do)
+_VOTERS = 12            # only the rarest words vote: common ones add cost, not information
+_MIN_FUZZY_CHARS = 12   # shorter quotes must match exactly (one long rare word is no match)
 _TIE = 0.5              # scores this close to the best count as equally good (ambiguous)
 
 
@@ -99,7 +101,8 @@ class CorpusIndex:
     when a span must be mapped back to raw offsets (loaded lazily: most documents never
     need it)."""
 
-    def __init__(self, canonical: dict[str, str], raw_of: Callable[[str], str]) -> None:
+    def __init__(self, canonical: dict[str, str], raw_of: Callable[[str], str],
+                 maps: dict[str, SpanMap] | None = None) -> None:
         self.doc_ids: list[str] = sorted(canonical)
         self.doc_index = {d: i for i, d in enumerate(self.doc_ids)}
         self.texts: list[str] = [canonical[d] for d in self.doc_ids]
@@ -125,13 +128,19 @@ class CorpusIndex:
         self.doc_first = np.asarray(firsts, np.int64)
         self._order = np.argsort(self.tok_hash, kind="stable")
         self._sorted = self.tok_hash[self._order]
-        self._map_cache = lru_cache(maxsize=512)(self._canonical_map)
+        # canonical -> raw maps: given (built with the text), or made on first use and kept
+        # (compact: a few entries per line, not per character)
+        self._maps: dict[str, SpanMap] = dict(maps or {})
+        self._maps_lock = threading.Lock()
 
     # ---- construction helpers ------------------------------------------------------------------
     @classmethod
     def from_raw(cls, raw_docs: dict[str, str]) -> "CorpusIndex":
-        """Index documents given as raw text (canonicalized here)."""
-        return cls({d: canonical_text(t) for d, t in raw_docs.items()}, raw_docs.__getitem__)
+        """Index documents given as raw text (canonicalized here, offset maps included)."""
+        canon, maps = {}, {}
+        for d, t in raw_docs.items():
+            canon[d], maps[d] = canonicalize_compact(t)
+        return cls(canon, raw_docs.__getitem__, maps)
 
     @property
     def n_tokens(self) -> int:
@@ -141,17 +150,25 @@ class CorpusIndex:
         return doc_id in self.doc_index
 
     def postings(self, word_hash: int) -> np.ndarray:
-        """Global token indices of every occurrence of the word, in corpus order."""
+        """Global token indices of every occurrence of the word, in corpus order (the
+        argsort is stable, so equal hashes keep their corpus order: no sort needed)."""
         lo = np.searchsorted(self._sorted, word_hash, "left")
         hi = np.searchsorted(self._sorted, word_hash, "right")
-        return np.sort(self._order[lo:hi])
+        return self._order[lo:hi]
 
-    def _canonical_map(self, doc_id: str) -> CanonicalText:
-        return canonicalize(self._raw_of(doc_id))
+    def span_map(self, doc_id: str) -> SpanMap:
+        m = self._maps.get(doc_id)
+        if m is None:
+            text, m = canonicalize_compact(self._raw_of(doc_id))
+            if text != self.texts[self.doc_index[doc_id]]:
+                raise ValueError(f"document {doc_id!r} changed under the index")
+            with self._maps_lock:
+                self._maps[doc_id] = m
+        return m
 
     def candidate(self, doc: int, cstart: int, cend: int, score: float) -> Candidate:
         doc_id = self.doc_ids[doc]
-        rs, re_ = self._map_cache(doc_id).to_raw(cstart, cend)
+        rs, re_ = self.span_map(doc_id).to_raw(cstart, cend)
         return Candidate(doc_id, rs, re_, cstart, cend, score)
 
 
@@ -189,7 +206,7 @@ class SpanResolver:
             return Resolution(quote, "exact", self._cand(exact[0]))
         if len(exact) > 1:
             return Resolution(quote, "ambiguous", None, tuple(self._cand(h) for h in exact[:_MAX_CANDIDATES]))
-        hits = self._fuzzy(lowq, qtoks, only)
+        hits = self._fuzzy(lowq, qtoks, only) if len(cq) >= _MIN_FUZZY_CHARS else []
         good = [h for h in hits if h.score >= self.threshold]
         if not good:
             near = tuple(self._cand(h) for h in hits[:3])
@@ -253,6 +270,7 @@ class SpanResolver:
         usable = [i for i, g in enumerate(lists) if 0 < g.size <= _COMMON]
         if not usable:
             usable = sorted((i for i, g in enumerate(lists) if g.size), key=lambda i: lists[i].size)[:3]
+        usable = sorted(usable, key=lambda i: lists[i].size)[:_VOTERS]
         if not usable:
             return []
         # each word votes for the quote's start (document, local word index) if it is in place
@@ -301,9 +319,9 @@ class SpanResolver:
         s0, e0 = w0 + al.dest_start, w0 + al.dest_end
         # refine the ends: the best full alignment may be longer or shorter than the quote
         # (a dropped or added word), and should start and end on word boundaries
-        slack = min(60, max(8, len(lowq) // 8))
-        starts = {s0} | set(_nearest(ix.tok_start[a:b + 1], s0, slack))
-        ends = {e0} | set(_nearest(ix.tok_end[a:b + 1], e0, slack))
+        slack = min(60, max(24, len(lowq) // 8))
+        starts = {s0} | set(_nearest(ix.tok_start[a:b + 1], s0, slack, 8))
+        ends = {e0} | set(_nearest(ix.tok_end[a:b + 1], e0, slack, 8))
         best = (-1.0, s0, e0)
         low_text = _lower(text[min(starts):max(ends)])
         base = min(starts)

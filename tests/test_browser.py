@@ -312,7 +312,7 @@ def test_evidence_authoring(demo_server: Server, demo_page: Page) -> None:
     placed = main.locator(highlighted, has_text=QUOTE)
     expect(placed).to_have_count(1)
     expect(placed).to_have_text(QUOTE)
-    context = main.get_by_test_id("stMarkdownContainer").filter(has=placed)
+    context = main.get_by_test_id("stMarkdownContainer").filter(has=page.locator(highlighted, has_text=QUOTE))
     expect(context).to_contain_text(f"| Berlin | Germany | {QUOTE} | | Amsterdam")  # text around the span
 
     # 5. Save: confirmation, the list grows, and the quote is listed.
@@ -330,7 +330,7 @@ def test_evidence_authoring(demo_server: Server, demo_page: Page) -> None:
     # 6. Picture of the page with the saved quote, taken while the server still runs.
     main.get_by_text("Saved quotes (2)").scroll_into_view_if_needed()
     shot = server.tmp / "evidence.png"
-    page.screenshot(path=str(shot), full_page=True)
+    page.screenshot(path=str(shot))
     shutil.copyfile(shot, EVIDENCE_SCREENSHOT_COPY)
 
     # The store, read after the server lets go of it: q030 has the demo quote and ours, exact.

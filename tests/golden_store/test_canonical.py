@@ -119,3 +119,21 @@ def test_fast_path_equals_the_character_by_character_oracle(raw: str) -> None:
     assert fast.text == slow.text == canonical_text(raw)
     assert list(fast.raw_starts) == list(slow.raw_starts)
     assert list(fast.raw_ends) == list(slow.raw_ends)
+
+
+@given(texts, st.data())
+@settings()
+@example("ab-\ncd \u200bx", None)
+def test_compact_map_equals_the_per_character_map(raw: str, data) -> None:
+    from golden_store.canonical import canonicalize_compact
+
+    full = canonicalize(raw)
+    text, compact = canonicalize_compact(raw)
+    assert text == full.text
+    n = len(text)
+    spans = [(0, n)] + [(i, j) for i in range(n + 1) for j in range(i, min(n, i + 3) + 1)][:200]
+    if data is not None and n:
+        a = data.draw(st.integers(0, n))
+        spans.append((a, data.draw(st.integers(a, n))))
+    for a, b in spans:
+        assert compact.to_raw(a, b) == full.to_raw(a, b), (a, b)
