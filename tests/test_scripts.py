@@ -22,3 +22,15 @@ def test_bench_store_runs_and_reports_ratios(tmp_path):
     assert report["verify_checked"]["spans"] == report["frozen_rows"]["spans.parquet"]
     for item in ("freeze", "verify"):
         assert report[item]["ratio_vs_baseline"] > 0 and report[item]["median_s"] > 0
+
+
+def test_bench_spans_runs_and_reports_accuracy_and_ratio(tmp_path):
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_spans.py"), "--mb", "0.5", "--quotes", "200",
+         "--negatives", "20", "--baseline-sample", "4", "--json"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert 0.9 <= report["located_rate"] <= 1.0 and report["false_match_rate"] <= 0.1
+    assert report["baseline_ratio"] > 0 and report["resolve_s"] > 0
