@@ -123,6 +123,14 @@ def marked(segments, style: str = "orange-background") -> str:
     return "".join(out)
 
 
+def broken_labels_notice(problems: list[str]) -> None:
+    """List labels that a corpus change broke (freezing refuses until they are fixed)."""
+    if problems:
+        st.error(f"{len(problems)} label(s) no longer sit on the corpus; freezing is refused until they are "
+                 f"fixed or retracted (Evidence page).")
+        st.code("\n".join(problems), language=None)
+
+
 def flash(message: str) -> None:
     """Show ``message`` as a success note after the next rerun (so counts on the page are
     recomputed after a change and the confirmation still shows)."""

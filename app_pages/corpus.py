@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from annotator import bootstrap, corpus_import, llm
+from annotator import bootstrap, corpus_import, llm, versioning
 from annotator.roles import Permission
 from golden_store.corpus import corpus_stats
-from app_pages._shared import attempt, flash, md_escape, progress_callback, require_page, show_flash, store
+from app_pages._shared import (
+    attempt, broken_labels_notice, flash, md_escape, progress_callback, require_page, show_flash, store,
+)
 
 user = require_page(Permission.VIEW_STORE)
 s = store()
@@ -37,6 +39,7 @@ if user.can(Permission.IMPORT_CORPUS):
             if rep:
                 flash(f"Imported: {md_escape(rep.summary())}")
                 st.rerun()
+broken_labels_notice(versioning.live_problems(s, user))
 
 docs = corpus_import.documents_table(s, user)
 if docs.empty:

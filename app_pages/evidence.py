@@ -5,13 +5,17 @@ from __future__ import annotations
 import streamlit as st
 
 from annotator import evidence_authoring as ea
+from annotator import versioning
 from annotator.roles import Permission
-from app_pages._shared import attempt, flash, marked, md_escape, require_page, show_flash, store, succeeded
+from app_pages._shared import (
+    attempt, broken_labels_notice, flash, marked, md_escape, require_page, show_flash, store, succeeded,
+)
 
 user = require_page(Permission.LABEL)
 s = store()
 st.title("Evidence")
 show_flash()
+broken_labels_notice(versioning.live_problems(s, user))
 
 todo = ea.queue(s, user)
 if todo.empty:

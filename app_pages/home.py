@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotator import demo, overview
+from annotator import demo, overview, versioning
 from annotator.roles import Permission
-from app_pages._shared import attempt, md_escape, progress_callback, require_page, store
+from app_pages._shared import attempt, broken_labels_notice, md_escape, progress_callback, require_page, store
 
 user = require_page(Permission.VIEW_STORE)
 st.title("Golden-set studio")
@@ -35,6 +35,7 @@ if demo.store_is_empty(s):
     st.stop()
 
 ov = overview.store_overview(s, user)
+broken_labels_notice(versioning.live_problems(s, user))
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Documents", ov["corpus"]["documents"])
 c2.metric("Queries", ov["queries"], help="live queries (retired ones excluded)")

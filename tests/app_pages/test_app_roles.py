@@ -301,3 +301,16 @@ def test_bootstrap_without_a_key_explains(accounts, monkeypatch):
     at.switch_page("app_pages/corpus.py").run()
     assert any("ANTHROPIC_API_KEY" in i.value for i in at.info)
     assert "boot_go" not in [b.key for b in at.button]
+
+
+def test_broken_quotes_are_listed_on_the_pages(accounts):
+    from golden_store.corpus import import_documents, load_sources
+
+    import_documents(accounts, load_sources([("vpn-troubleshooting.md", b"Rewritten: no certificates here.\n")]),
+                     actor="eng", replace=True)
+    for page in ("app_pages/home.py", "app_pages/evidence.py", "app_pages/corpus.py"):
+        at = app_as("lead")
+        at.switch_page(page).run()
+        assert not at.exception
+        assert any("no longer sit on the corpus" in e.value for e in at.error), page
+        assert any("query q001 evidence e1" in c.value for c in at.code), page
