@@ -13,11 +13,10 @@ import duckdb
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus, queries
-from golden_store.canonical import canonicalize
 from golden_store.errors import ValidationError
 from golden_store.evidence import EvidenceSpan, append_evidence_tx
 from golden_store.rubric import add_rubric_version_tx
-from golden_store.spans import find_exact
+from golden_store.resolver import CorpusIndex, SpanResolver
 from golden_store.store import Store, is_empty
 
 DEMO_DIR = Path(__file__).parent / "demo_data"
@@ -40,17 +39,17 @@ def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | N
     records = queries.parse_query_file(
         "queries.jsonl", (DEMO_DIR / "queries.jsonl").read_bytes(), set(queries.known_strata(store))
     )
-    canon = {d.doc_id: canonicalize(d.raw_text) for d in docs}
+    resolver = SpanResolver(CorpusIndex.from_raw({d.doc_id: d.raw_text for d in docs}))
     spans: list[EvidenceSpan] = []
     per_query: dict[str, int] = {}
     for lineno, line in enumerate((DEMO_DIR / "evidence.jsonl").read_text("utf-8").splitlines(), 1):
         if not line.strip():
             continue
         ev = json.loads(line)
-        matches = find_exact(ev["doc_id"], canon[ev["doc_id"]], ev["quote"])
-        if len(matches) != 1:
-            raise ValidationError(f"demo evidence.jsonl line {lineno}: quote found {len(matches)} times, expected once")
-        m = matches[0]
+        res = resolver.resolve(ev["quote"], doc_id=ev["doc_id"])
+        if res.status != "exact":
+            raise ValidationError(f"demo evidence.jsonl line {lineno}: quote is {res.status}, expected exact")
+        m = res.best
         n = per_query[ev["query_id"]] = per_query.get(ev["query_id"], 0) + 1
         spans.append(EvidenceSpan(ev["query_id"], f"e{n}", ev["quote"], m.doc_id, m.start, m.end,
                                   m.canonical_start, m.canonical_end, "exact", 100.0))

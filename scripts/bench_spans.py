@@ -63,7 +63,6 @@ import pickle
 import platform
 import random
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -71,6 +70,7 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
+from benchlib import _mark_before, _maxrss_kib, _status_kib  # noqa: E402  (scripts/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -495,35 +495,6 @@ def make_quotes(rng: random.Random, ws: WordStream, raw: dict[str, str], n_pos: 
 
 
 # ---- child side: measured work in a fresh process ----------------------------------------------
-
-
-def _status_kib(field: str) -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def _maxrss_kib() -> int:
-    """Peak RSS of this process's own address space, KiB (``VmHWM``; ``ru_maxrss`` would
-    carry over the parent's peak across ``exec``)."""
-    hwm = _status_kib("VmHWM")
-    return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-def _mark_before() -> tuple[int, int]:
-    """(peak so far, current RSS), then reset the peak so the next reading is the call's own."""
-    peak, cur = _maxrss_kib(), _status_kib("VmRSS") or 0
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
-            fh.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
-    except OSError:
-        pass
-    return peak, cur
 
 
 def child_resolve(data_path: str, out_path: str, profile_to: str | None) -> dict:

@@ -44,7 +44,6 @@ import json
 import os
 import platform
 import random
-import resource
 import statistics
 import subprocess
 import sys
@@ -52,6 +51,7 @@ import tempfile
 import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from benchlib import _mark_before, _maxrss_kib, _status_kib  # noqa: E402  (scripts/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -359,39 +359,6 @@ def generate(db: Path, n_queries: int, n_events: int, n_docs: int, seed: int) ->
 
 
 # ---- child side: one measured operation in a fresh process -------------------------------------
-
-
-def _status_kib(field: str) -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def _maxrss_kib() -> int:
-    """Peak RSS of this process's own address space, KiB.
-
-    ``VmHWM`` rather than ``getrusage().ru_maxrss``: on Linux ``ru_maxrss`` survives
-    ``exec``, so a child started by a 250 MiB parent reports at least 250 MiB (and so does
-    the parent's ``RUSAGE_CHILDREN``). ``VmHWM`` belongs to the child's fresh address space.
-    """
-    hwm = _status_kib("VmHWM")
-    return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-def _mark_before() -> tuple[int, int]:
-    """(peak so far, current RSS), then reset the peak so the next reading is the call's own."""
-    peak, cur = _maxrss_kib(), _status_kib("VmRSS") or 0
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
-            fh.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
-    except OSError:
-        pass
-    return peak, cur
 
 
 def child(args: argparse.Namespace) -> None:
