@@ -142,6 +142,10 @@ def save_quote(store: Store, user: User, query_id: str, quote: str, resolution: 
         cand, kind = chosen, ("exact" if chosen.score >= 100 else "fuzzy")
     else:
         cand, kind = resolution.best, resolution.status
+    same = [q for q in evidence.list_evidence(store, query_id)
+            if (q["doc_id"], q["start"], q["end"]) == (cand.doc_id, cand.start, cand.end)]
+    if same:
+        raise ValidationError(f"This passage is already a quote of {query_id} ({same[0]['evidence_id']}).")
     rubric = current_rubric(store)
     eid = new_evidence_id()
     evidence.append_evidence(

@@ -118,7 +118,7 @@ def marked(segments, style: str = "orange-background") -> str:
         if hit and piece.strip():
             lead = " " if piece.startswith(" ") else ""
             trail = " " if piece.endswith(" ") else ""
-            piece = f"{lead}:{style}[{piece.strip()}]{trail}"
+            piece = f"{lead}:{style}[**{piece.strip()}**]{trail}"
         out.append(piece)
     return "".join(out)
 

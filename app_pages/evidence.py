@@ -23,7 +23,8 @@ if todo.empty:
     st.stop()
 names = {r.query_id: f"{'✓' if r.quotes else '○'} {r.query_id} · {r.stratum} · {r.text[:80]}"
          for r in todo.itertuples(index=False)}
-qid = st.selectbox("Question (those without quotes first)", list(names), format_func=names.get, key="ev_query")
+qid = st.selectbox("Question (those without quotes first)", list(names), format_func=names.get, key="ev_query",
+                   help="○ no quote yet · ✓ has at least one quote")
 rec = ea.question(s, user, qid)
 st.subheader(md_escape(rec.text), anchor=False)
 st.caption(f"{rec.query_id} · stratum {rec.stratum} · source {md_escape(rec.source)}"
@@ -34,7 +35,7 @@ if current:
     st.write(f"**Saved quotes ({len(current)})**")
     for q in current:
         c1, c2 = st.columns([6, 1])
-        c1.markdown(f"`{md_escape(q['doc_id'])}` [{q['start']}:{q['end']}] · {q['match_kind']}"
+        c1.markdown(f"**{md_escape(q['doc_id'])}** \\[{q['start']}:{q['end']}\\] · {q['match_kind']}"
                     f" {q['score']:.0f} · {md_escape(q['actor'])}")
         c1.text(q["quote"])
         if c2.button("Retract", key=f"ev_retract_{q['evidence_id']}") and succeeded(
@@ -60,10 +61,13 @@ with left:
         st.markdown(f"**{md_escape(h.doc_id)}** · {h.n_hits} hits · score {h.score:.1f}")
         st.markdown(marked(h.snippet))
     hint_options = ["(whole corpus)"] + [h.doc_id for h in hits or []]
-    hint = st.selectbox("Look for the quote in", hint_options, key="ev_hint")
 
 with right:
     st.write("**Quote**")
+    if st.session_state.pop("ev_clear", False):
+        st.session_state["ev_quote"] = ""
+    hint = st.selectbox("Look for the quote in", hint_options, key="ev_hint",
+                        help="the whole corpus, or one of the documents the search found")
     quote = st.text_area("Paste or type the exact passage that answers the question", key="ev_quote", height=140)
     if st.button("Find quote", type="primary", key="ev_resolve"):
         doc = None if hint == "(whole corpus)" else hint
@@ -103,5 +107,6 @@ with right:
                 eid = attempt(lambda: ea.save_quote(s, user, qid, rquote, res, chosen))
                 if eid:
                     st.session_state["ev_result"] = None
+                    st.session_state["ev_clear"] = True
                     flash(f"Saved quote {eid} for {qid}.")
                     st.rerun()

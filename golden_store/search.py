@@ -13,6 +13,11 @@ from golden_store.resolver import CorpusIndex
 
 _WORD = re.compile(r"\w+")
 K1, B = 1.2, 0.75
+# Words too common to rank by (they still count when a query has nothing else).
+STOPWORDS = frozenset(
+    "a an the of per to in for on and or is are be been with at by from as it its this that these those "
+    "i you we my our your do does did can could should would will what when where which who how why".split()
+)
 
 
 @dataclass(frozen=True)
@@ -26,7 +31,8 @@ class SearchHit:
 def search(index: CorpusIndex, text: str, *, limit: int = 10, snippet_chars: int = 280,
            only_doc: str | None = None) -> list[SearchHit]:
     """Documents ranked by BM25 for the words of ``text`` (case-insensitive)."""
-    terms = list(dict.fromkeys(w for w in _WORD.findall(text.lower())))
+    words = list(dict.fromkeys(_WORD.findall(text.lower())))
+    terms = [w for w in words if w not in STOPWORDS] or words
     if not terms or not index.doc_ids:
         return []
     n_docs = len(index.doc_ids)
@@ -34,42 +40,53 @@ def search(index: CorpusIndex, text: str, *, limit: int = 10, snippet_chars: int
     avg = float(lengths.mean()) or 1.0
     scores = np.zeros(n_docs)
     hit_tokens: list[np.ndarray] = []
-    for t in terms:
+    hit_terms: list[np.ndarray] = []
+    weight = [0.0] * len(terms)  # idf of each term: rare words decide where the snippet is
+    for ti, t in enumerate(terms):
         g = index.postings(hash(t))
         if only_doc is not None:
             g = g[index.tok_doc[g] == index.doc_index[only_doc]]
         if g.size == 0:
             continue
         hit_tokens.append(g)
+        hit_terms.append(np.full(g.size, ti))
         docs, tf = np.unique(index.tok_doc[g], return_counts=True)
         idf = math.log(1 + (n_docs - docs.size + 0.5) / (docs.size + 0.5))
+        weight[ti] = idf
         dl = lengths[docs]
         scores[docs] += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avg))
     if not hit_tokens:
         return []
     hits = np.concatenate(hit_tokens)
+    term_of = np.concatenate(hit_terms)
     ranked = [int(d) for d in np.argsort(-scores, kind="stable")[:limit] if scores[d] > 0]
     out = []
     for d in ranked:
-        g = np.sort(hits[index.tok_doc[hits] == d])
+        mask = index.tok_doc[hits] == d
+        order = np.argsort(hits[mask], kind="stable")
+        g, tid = hits[mask][order], term_of[mask][order]
         spans = list(zip(index.tok_start[g].tolist(), index.tok_end[g].tolist()))
-        out.append(SearchHit(index.doc_ids[d], float(scores[d]), _snippet(index.texts[d], spans, snippet_chars),
+        out.append(SearchHit(index.doc_ids[d], float(scores[d]),
+                             _snippet(index.texts[d], spans, [(t, weight[t]) for t in tid.tolist()], snippet_chars),
                              len(spans)))
     return out
 
 
-def _snippet(text: str, spans: list[tuple[int, int]], width: int) -> tuple[tuple[str, bool], ...]:
-    """The ``width``-character window with the most hits, cut at word boundaries."""
+def _snippet(text: str, spans: list[tuple[int, int]], weights: list[tuple[int, float]], width: int) -> tuple[tuple[str, bool], ...]:
+    """The ``width``-character window whose distinct query words weigh most (idf: a rare
+    word beats a frequent one), then with most hits; cut at word boundaries. ``weights``
+    holds each hit's (term, weight)."""
     starts = [s for s, _ in spans]
-    best_i, best_n, j = 0, 0, 0
+    best_i, best_key, j = 0, (0, 0), 0
     for i, s in enumerate(starts):
         while starts[j] < s - width // 2:
             j += 1
         k = i
         while k + 1 < len(starts) and starts[k + 1] < s + width // 2:
             k += 1
-        if k - j + 1 > best_n:
-            best_i, best_n = i, k - j + 1
+        key = (round(sum(dict(weights[j:k + 1]).values()), 9), k - j + 1)
+        if key > best_key:
+            best_i, best_key = i, key
     centre = starts[best_i]
     a = max(0, centre - width // 2)
     b = min(len(text), a + width)

@@ -242,6 +242,9 @@ def test_demo_freeze_and_escaped_corpus(server: Server, page: Page) -> None:
     _select(page, "Read a document", "xss")
     expect(main.get_by_text(re.compile(r"^21 documents"))).to_be_visible()
     expect(main.get_by_role("heading", name="xss")).to_be_visible()
+    # While the rerun is in flight the previous document's text can still be on the page
+    # next to the new one: wait for the new text, then for the stale one to go.
+    expect(main.get_by_test_id("stText").filter(has_text="<b>bold</b>")).to_be_visible()
     shown = main.get_by_test_id("stText")
     expect(shown).to_have_count(1)
     expect(shown).to_contain_text("<b>bold</b>")

@@ -100,3 +100,19 @@ def test_index_follows_corpus_changes(demo_store):
     assert ea.search_corpus(demo_store, EXPERT, "zeppelin") == []
     import_documents(demo_store, load_sources([("air.txt", b"The zeppelin hangar is closed.")]), actor="eng")
     assert ea.search_corpus(demo_store, EXPERT, "zeppelin")[0].doc_id == "air"
+
+
+def test_the_same_passage_is_not_saved_twice(demo_store):
+    quote = "Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night"
+    res = ea.resolve(demo_store, EXPERT, quote)
+    ea.save_quote(demo_store, EXPERT, "q030", quote, res)
+    with pytest.raises(ValidationError, match="already a quote of q030"):
+        ea.save_quote(demo_store, EXPERT, "q030", quote, res)
+
+
+def test_search_ignores_stopwords_when_there_is_anything_else(demo_store):
+    hits = ea.search_corpus(demo_store, EXPERT, "per diem Berlin")
+    assert hits[0].doc_id == "expenses-per-diem"
+    assert all("Berlin" in "".join(t for t, _ in h.snippet) or "diem" in "".join(t for t, _ in h.snippet).lower()
+               for h in hits)
+    assert not any(t.lower() == "per" for t, hit in hits[0].snippet if hit)

@@ -249,7 +249,7 @@ def test_evidence_page_flow(accounts):
     at.button(key="ev_resolve").click().run()
     assert not at.exception
     assert any(s.value.startswith("Exact match in expenses") for s in at.success)
-    assert any(":orange-background[Full day EUR 58" in m.value for m in at.markdown)
+    assert any(":orange-background[**Full day EUR 58" in m.value for m in at.markdown)
     at.button(key="ev_save").click().run()
     assert not at.exception and any("Saved quote" in s.value for s in at.success)
     rows = accounts.read("SELECT evidence_id, actor, match_kind FROM current_evidence WHERE query_id = 'q030' "
