@@ -1,0 +1,254 @@
+"""Vectorized evaluation of whole runs, trec_eval semantics, and fast TREC file reading.
+
+* Ranking: score descending, then document id descending (trec_eval's tie break). A
+  document listed twice for a query counts once (its first line).
+* Queries: every query in the qrels is evaluated; one missing from the run scores 0 on
+  every measure and counts in the mean (trec_eval ``-c``). Run queries without judgments
+  are ignored (nothing to score them against). A query whose judgments contain no
+  relevant document scores 0 on every measure (as trec_eval's per-query values do).
+* The mean is the arithmetic mean over the evaluated queries; per-query values are kept.
+
+Everything is numpy over the whole run: no Python loop per line or per query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from golden_store.errors import ValidationError
+from golden_store.scoring.measures import Measure, parse_measure
+
+QrelsLike = "pd.DataFrame | Mapping[str, Mapping[str, int]] | str | Path"
+RunLike = "pd.DataFrame | Mapping[str, Mapping[str, float]] | str | Path"
+
+
+# ---- reading ----------------------------------------------------------------------------------
+
+
+def _read_table(path: Path, names: list[str], what: str, example: str) -> pd.DataFrame:
+    try:
+        df = pd.read_csv(path, sep=r"\s+", header=None, names=names, dtype=str, engine="c",
+                         skip_blank_lines=True, on_bad_lines="error", na_filter=False)
+    except FileNotFoundError:
+        raise ValidationError(f"{path}: no such file.") from None
+    except pd.errors.ParserError as exc:
+        msg = str(exc)
+        raise ValidationError(f"{path}: not a {what} file ({msg.strip()}); expected lines like {example!r}.") from None
+    except pd.errors.EmptyDataError:
+        raise ValidationError(f"{path}: the file is empty.") from None
+    if df.empty:
+        raise ValidationError(f"{path}: the file is empty.")
+    short = (df[names[-1]] == "") if len(df) else pd.Series(dtype=bool)
+    if short.any():
+        line = _line_number(path, int(np.flatnonzero(short.to_numpy())[0]))
+        raise ValidationError(f"{path} line {line}: expected {len(names)} fields like {example!r}.")
+    return df
+
+
+def _line_number(path: Path, row: int) -> int:
+    """1-based line of the ``row``-th non-blank line (only computed on the error path)."""
+    n = -1
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if line.strip():
+                n += 1
+                if n == row:
+                    return lineno
+    return row + 1
+
+
+def _numeric(df: pd.DataFrame, col: str, path: Path, kind: str, integer: bool) -> np.ndarray:
+    values = pd.to_numeric(df[col], errors="coerce")
+    bad = values.isna().to_numpy()
+    if integer:
+        bad |= ~np.isclose(values.fillna(0).to_numpy(), np.round(values.fillna(0).to_numpy()))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValidationError(
+            f"{path} line {_line_number(path, row)}: {col} {df[col].iloc[row]!r} is not {kind}."
+        )
+    return values.to_numpy(dtype=np.int64 if integer else np.float64)
+
+
+def read_qrels(path: str | Path) -> pd.DataFrame:
+    """TREC qrels ``qid 0 docid grade`` -> DataFrame(query_id, doc_id, grade)."""
+    p = Path(path)
+    df = _read_table(p, ["query_id", "iter", "doc_id", "grade"], "qrels", "q1 0 doc7 2")
+    grade = _numeric(df, "grade", p, "an integer grade", integer=True)
+    return pd.DataFrame({"query_id": df["query_id"].to_numpy(), "doc_id": df["doc_id"].to_numpy(), "grade": grade})
+
+
+def read_run(path: str | Path) -> pd.DataFrame:
+    """TREC run ``qid Q0 docid rank score tag`` -> DataFrame(query_id, doc_id, score)."""
+    p = Path(path)
+    df = _read_table(p, ["query_id", "q0", "doc_id", "rank", "score", "tag"], "run", "q1 Q0 doc7 1 12.5 bm25")
+    score = _numeric(df, "score", p, "a number", integer=False)
+    return pd.DataFrame({"query_id": df["query_id"].to_numpy(), "doc_id": df["doc_id"].to_numpy(), "score": score})
+
+
+def _qrels_frame(qrels) -> pd.DataFrame:
+    if isinstance(qrels, (str, Path)):
+        return read_qrels(qrels)
+    if isinstance(qrels, pd.DataFrame):
+        return qrels[["query_id", "doc_id", "grade"]]
+    rows = [(q, d, int(g)) for q, docs in qrels.items() for d, g in docs.items()]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "grade"])
+
+
+def _run_frame(run) -> pd.DataFrame:
+    if isinstance(run, (str, Path)):
+        return read_run(run)
+    if isinstance(run, pd.DataFrame):
+        return run[["query_id", "doc_id", "score"]]
+    rows = [(q, d, float(s)) for q, docs in run.items() for d, s in docs.items()]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+
+
+# ---- evaluation ---------------------------------------------------------------------------------
+
+
+@dataclass
+class EvalResult:
+    measures: list[str]
+    per_query: pd.DataFrame            # index: query_id (sorted), one column per measure
+    mean: dict[str, float]
+    n_queries: int
+    definitions: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self, per_query: bool = False) -> dict:
+        out = {"measures": self.measures, "mean": self.mean, "n_queries": self.n_queries,
+               "definitions": self.definitions}
+        if per_query:
+            out["per_query"] = {q: {m: float(v) for m, v in row.items()}
+                                for q, row in self.per_query.to_dict(orient="index").items()}
+        return out
+
+
+def _group_sum(values: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
+    return np.bincount(groups, weights=values, minlength=n)[:n]
+
+
+def evaluate_trec(qrels, run, measures: Iterable[str | Measure]) -> EvalResult:
+    """Score ``run`` against ``qrels`` (DataFrames, {qid: {doc: value}} dicts, or TREC file paths)."""
+    ms = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    if not ms:
+        raise ValidationError("Give at least one measure (e.g. -m nDCG@10).")
+    q = _qrels_frame(qrels)
+    r = _run_frame(run)
+    # one id space for queries (those in the qrels) and documents (both files)
+    qids = np.unique(q["query_id"].to_numpy().astype(str))
+    nq = qids.size
+    q_qcode = np.searchsorted(qids, q["query_id"].to_numpy().astype(str))
+    r_q = r["query_id"].to_numpy().astype(str)
+    r_qcode = np.searchsorted(qids, r_q)
+    in_qrels = (r_qcode < nq) & (qids[np.minimum(r_qcode, max(nq - 1, 0))] == r_q) if nq else np.zeros(len(r), bool)
+    r = r[in_qrels]
+    r_qcode = r_qcode[in_qrels]
+    docs_all = np.concatenate([q["doc_id"].to_numpy().astype(str), r["doc_id"].to_numpy().astype(str)])
+    doc_vocab, doc_codes = np.unique(docs_all, return_inverse=True)
+    q_dcode = doc_codes[: len(q)]
+    r_dcode = doc_codes[len(q):]
+    nd = max(1, doc_vocab.size)
+
+    # judgments: last line wins for a repeated (query, doc)
+    q_key = q_qcode.astype(np.int64) * nd + q_dcode
+    q_grade = q["grade"].to_numpy().astype(np.int64)
+    uniq_key, last = np.unique(q_key[::-1], return_index=True)
+    j_key = uniq_key
+    j_grade = q_grade[::-1][last]
+    j_q = (j_key // nd).astype(np.int64)
+
+    # the run: dedupe (first line wins), then trec_eval order within each query
+    r_key = r_qcode.astype(np.int64) * nd + r_dcode
+    _, first = np.unique(r_key, return_index=True)
+    first.sort()
+    r_key, r_qcode, r_dcode = r_key[first], r_qcode[first], r_dcode[first]
+    score = r["score"].to_numpy(dtype=np.float64)[first]
+    order = np.lexsort((-r_dcode, -score, r_qcode))
+    r_key, r_qcode = r_key[order], r_qcode[order]
+    starts = np.searchsorted(r_qcode, np.arange(nq))
+    rank = np.arange(r_qcode.size) - starts[r_qcode] + 1  # 1-based
+
+    pos = np.searchsorted(j_key, r_key)
+    found = (pos < j_key.size) & (j_key[np.minimum(pos, max(j_key.size - 1, 0))] == r_key) if j_key.size else \
+        np.zeros(r_key.size, bool)
+    grade = np.where(found, j_grade[np.minimum(pos, max(j_key.size - 1, 0))] if j_key.size else 0, -1)
+    judged = found
+
+    results: dict[str, np.ndarray] = {}
+    definitions: dict[str, str] = {}
+    for m in ms:
+        name = str(m)
+        definitions[name] = m.definition()
+        results[name] = _measure(m, nq, r_qcode, rank, grade, judged, j_q, j_grade, starts)
+    per_query = pd.DataFrame(results, index=pd.Index(qids, name="query_id"))
+    mean = {k: float(v.mean()) if nq else 0.0 for k, v in results.items()}
+    definitions["_queries"] = ("every query in the qrels; a query missing from the run scores 0 and counts "
+                               "(trec_eval -c); run queries without judgments are ignored")
+    definitions["_ties"] = "score descending, then document id descending (trec_eval)"
+    return EvalResult([str(m) for m in ms], per_query, mean, int(nq), definitions)
+
+
+def _measure(m: Measure, nq: int, qc: np.ndarray, rank: np.ndarray, grade: np.ndarray, judged: np.ndarray,
+             j_q: np.ndarray, j_grade: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    k = m.k
+    within = rank <= k if k is not None else np.ones(rank.size, bool)
+    rel = grade >= m.rel
+    n_rel = np.bincount(j_q, weights=(j_grade >= m.rel).astype(float), minlength=nq)[:nq]
+    safe_rel = np.where(n_rel > 0, n_rel, 1.0)
+    if m.name == "P":
+        return _group_sum((rel & within).astype(float), qc, nq) / k
+    if m.name == "R":
+        return np.where(n_rel > 0, _group_sum((rel & within).astype(float), qc, nq) / safe_rel, 0.0)
+    if m.name == "Success":
+        return (_group_sum((rel & within).astype(float), qc, nq) > 0).astype(float)
+    if m.name == "Judged":
+        # ir_measures' definition: judged share of what was returned in the top k
+        shown = np.minimum(np.bincount(qc, minlength=nq)[:nq], k).astype(float)
+        return np.where(shown > 0, _group_sum((judged & within).astype(float), qc, nq) / np.where(shown > 0, shown, 1), 0.0)
+    if m.name == "RR":
+        hit = rel & within
+        first = np.full(nq, np.inf)
+        np.minimum.at(first, qc[hit], rank[hit])
+        return np.where(np.isfinite(first), 1.0 / first, 0.0)
+    if m.name == "AP":
+        hit = (rel & within).astype(np.int64)
+        cum = np.cumsum(hit)
+        before = np.concatenate([[0], cum])[starts][qc]  # hits in earlier queries
+        prec = (cum - before) / rank
+        return np.where(n_rel > 0, _group_sum(prec * hit, qc, nq) / safe_rel, 0.0)
+    if m.name == "nDCG":
+        g = np.where(grade > 0, grade, 0).astype(float)
+        gain = (np.exp2(g) - 1.0) if m.gain == "exp" else g
+        dcg = _group_sum(np.where(within, gain / np.log2(rank + 1.0), 0.0), qc, nq)
+        # ideal: the query's positive grades, best first
+        pos = j_grade > 0
+        iq, ig = j_q[pos], j_grade[pos].astype(float)
+        o = np.lexsort((-ig, iq))
+        iq, ig = iq[o], ig[o]
+        istart = np.searchsorted(iq, np.arange(nq))
+        irank = np.arange(iq.size) - istart[iq] + 1
+        igain = (np.exp2(ig) - 1.0) if m.gain == "exp" else ig
+        keep = irank <= k if k is not None else np.ones(irank.size, bool)
+        idcg = _group_sum(np.where(keep, igain / np.log2(irank + 1.0), 0.0), iq, nq)
+        return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
+    if m.name == "Bpref":
+        n_judged = np.bincount(j_q, minlength=nq)[:nq].astype(float)
+        n_non = n_judged - n_rel
+        nonrel = (judged & ~rel).astype(np.int64)
+        cum = np.cumsum(nonrel)
+        before_q = np.concatenate([[0], cum])[starts][qc]
+        above = cum - nonrel - before_q  # judged non-relevant ranked above this row
+        denom = np.minimum(n_rel, n_non)[qc]
+        term = np.where(denom > 0, 1.0 - np.minimum(above, n_rel[qc]) / np.where(denom > 0, denom, 1.0), 1.0)
+        return np.where(n_rel > 0, _group_sum(np.where(rel, term, 0.0), qc, nq) / safe_rel, 0.0)
+    raise AssertionError(m.name)  # pragma: no cover
+
+
+def qrels_from_mapping(qrels: Mapping[str, Mapping[str, int]]) -> pd.DataFrame:
+    return _qrels_frame(qrels)
