@@ -246,6 +246,30 @@ def cmd_survival(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_score(args: argparse.Namespace) -> int:
+    from golden_store.scoring import evaluate, evaluate_trec, read_run
+    from golden_store.versions import load_version
+
+    if bool(args.qrels) == bool(args.version):
+        raise GoldenError("Give either --qrels FILE or --version NAME (not both).")
+    if args.version:
+        res = evaluate(load_version(args.version, _vdir(args)), read_run(args.run), args.measure)
+    else:
+        res = evaluate_trec(args.qrels, args.run, args.measure)
+    if args.json:
+        _print_json(res.as_dict(per_query=args.per_query))
+        return 0
+    if args.per_query:
+        for qid, row in res.per_query.iterrows():
+            for m in res.measures:
+                print(f"{m}\t{qid}\t{row[m]:.4f}")
+    for m in res.measures:
+        ci = f"  [{res.ci95[m][0]:.4f}, {res.ci95[m][1]:.4f}]" if m in res.ci95 else ""
+        print(f"{m}\tall\t{res.mean[m]:.4f}{ci}")
+    print(f"# {res.n_queries} queries; {res.definitions['_queries']}", file=sys.stderr)
+    return 0
+
+
 def cmd_users_add(args: argparse.Namespace) -> int:
     password = None
     if args.password_stdin:
@@ -344,6 +368,14 @@ def build_parser() -> argparse.ArgumentParser:
     sv_.add_argument("--version", required=True)
     sv_.add_argument("--parsed", required=True, help="folder of parsed .txt/.md files (doc id = file stem)")
     sv_.add_argument("--threshold", type=float, default=90.0)
+
+    sc = add("score", cmd_score, "score a TREC run against qrels or a frozen version")
+    sc.add_argument("--qrels", help="TREC qrels file (qid 0 docid grade)")
+    sc.add_argument("--version", help="a frozen version (its derived qrels)")
+    sc.add_argument("--run", required=True, help="TREC run file (qid Q0 docid rank score tag)")
+    sc.add_argument("-m", "--measure", action="append", required=True,
+                    help="ir_measures name, e.g. nDCG@10, AP, RR@10, P@5, R@100, Bpref, Judged@10 (repeatable)")
+    sc.add_argument("--per-query", action="store_true", help="also print per-query values")
 
     u = sub.add_parser("users", help="user accounts").add_subparsers(dest="users_cmd", required=True, metavar="CMD")
     ua = add("add", cmd_users_add, "add a local account", u)

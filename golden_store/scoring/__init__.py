@@ -4,6 +4,7 @@ result; see each module's docstring."""
 
 from __future__ import annotations
 
+from golden_store.scoring.golden import evaluate
 from golden_store.scoring.measures import Measure, parse_measure
 from golden_store.scoring.retrieval import (
     average_precision,
@@ -22,6 +23,7 @@ __all__ = [
     "Measure",
     "average_precision",
     "bpref",
+    "evaluate",
     "evaluate_trec",
     "judged_at_k",
     "ndcg_at_k",

@@ -31,23 +31,25 @@ RunLike = "pd.DataFrame | Mapping[str, Mapping[str, float]] | str | Path"
 
 
 def _read_table(path: Path, names: list[str], what: str, example: str) -> pd.DataFrame:
+    """Whitespace-separated columns, read by pandas' C parser (no Python loop per line).
+    One spare column catches lines with too many fields."""
+    cols = [*names, "_extra"]
     try:
-        df = pd.read_csv(path, sep=r"\s+", header=None, names=names, dtype=str, engine="c",
-                         skip_blank_lines=True, on_bad_lines="error", na_filter=False)
+        df = pd.read_csv(path, sep=r"\s+", header=None, names=cols, dtype=str, engine="c",
+                         skip_blank_lines=True, na_filter=False, index_col=False)
     except FileNotFoundError:
         raise ValidationError(f"{path}: no such file.") from None
     except pd.errors.ParserError as exc:
-        msg = str(exc)
-        raise ValidationError(f"{path}: not a {what} file ({msg.strip()}); expected lines like {example!r}.") from None
+        raise ValidationError(f"{path}: not a {what} file ({str(exc).strip()}); expected lines like {example!r}.") from None
     except pd.errors.EmptyDataError:
         raise ValidationError(f"{path}: the file is empty.") from None
     if df.empty:
         raise ValidationError(f"{path}: the file is empty.")
-    short = (df[names[-1]] == "") if len(df) else pd.Series(dtype=bool)
-    if short.any():
-        line = _line_number(path, int(np.flatnonzero(short.to_numpy())[0]))
-        raise ValidationError(f"{path} line {line}: expected {len(names)} fields like {example!r}.")
-    return df
+    wrong = ((df["_extra"] != "") | (df[names[-1]] == "")).to_numpy()
+    if wrong.any():
+        line = _line_number(path, int(np.flatnonzero(wrong)[0]))
+        raise ValidationError(f"{path} line {line}: not a {what} line: expected {len(names)} fields like {example!r}.")
+    return df.drop(columns="_extra")
 
 
 def _line_number(path: Path, row: int) -> int:
@@ -64,9 +66,10 @@ def _line_number(path: Path, row: int) -> int:
 
 def _numeric(df: pd.DataFrame, col: str, path: Path, kind: str, integer: bool) -> np.ndarray:
     values = pd.to_numeric(df[col], errors="coerce")
-    bad = values.isna().to_numpy()
+    bad = values.isna().to_numpy().copy()
     if integer:
-        bad |= ~np.isclose(values.fillna(0).to_numpy(), np.round(values.fillna(0).to_numpy()))
+        filled = values.fillna(0).to_numpy(dtype=np.float64)
+        bad |= ~np.isclose(filled, np.round(filled))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise ValidationError(
@@ -119,10 +122,18 @@ class EvalResult:
     mean: dict[str, float]
     n_queries: int
     definitions: dict[str, str] = field(default_factory=dict)
+    ci95: dict[str, tuple[float, float]] = field(default_factory=dict)       # bootstrap interval of each mean
+    strata: dict[str, dict[str, float]] = field(default_factory=dict)        # stratum -> measure -> mean
+    strata_n: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self, per_query: bool = False) -> dict:
         out = {"measures": self.measures, "mean": self.mean, "n_queries": self.n_queries,
                "definitions": self.definitions}
+        if self.ci95:
+            out["ci95"] = {m: list(v) for m, v in self.ci95.items()}
+        if self.strata:
+            out["strata"] = self.strata
+            out["strata_n"] = self.strata_n
         if per_query:
             out["per_query"] = {q: {m: float(v) for m, v in row.items()}
                                 for q, row in self.per_query.to_dict(orient="index").items()}

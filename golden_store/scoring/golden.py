@@ -1,0 +1,76 @@
+"""Scoring a system against a frozen golden set (scorers read frozen versions only).
+
+* A document-level run (``query_id, doc_id, score``) is scored against the version's
+  derived qrels (``qrels_rule`` in the manifest).
+* A passage-level run also carries ``start`` and ``end`` (raw offsets in the frozen
+  documents) and optionally ``passage_id``: its passages get labels from the stored spans
+  through the hit rule (the manifest's unless ``hit_rule`` is given), so any chunker can be
+  scored without re-labeling. A labeled query none of whose passages hit a span scores 0.
+* Unanswerable (negative) queries have no relevant passage: retrieval measures are
+  undefined for them and they are left out (their place is abstention scoring).
+* Every mean comes with a bootstrap interval and per-stratum means; the definitions
+  (dataset version, content digest, qrels rule, hit rule, measure definitions) travel
+  with the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from golden_store.errors import ValidationError
+from golden_store.scoring.measures import Measure
+from golden_store.scoring.stats import bootstrap_ci
+from golden_store.scoring.trec import EvalResult, _run_frame, evaluate_trec
+
+NO_HIT = "__no_labeled_passage__"
+
+
+def _passage_frame(run) -> pd.DataFrame | None:
+    if isinstance(run, pd.DataFrame) and {"start", "end"} <= set(run.columns):
+        return run
+    return None
+
+
+def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: str | None = None,
+             include_held_out: bool = True, n_boot: int = 10_000, seed: int = 0) -> EvalResult:
+    manifest = golden_set.manifest
+    passages = _passage_frame(run)
+    if passages is None:
+        qrels = golden_set.qrels(include_held_out=include_held_out)
+        run_df = _run_frame(run)
+        used_rule = None
+    else:
+        if "passage_id" not in passages.columns:
+            passages = passages.assign(passage_id=passages["doc_id"].astype(str) + ":" + passages["start"].astype(str)
+                                       + "-" + passages["end"].astype(str))
+        bad = passages[(passages["end"] <= passages["start"]) | (passages["start"] < 0)]
+        if len(bad):
+            raise ValidationError(f"passage run: {len(bad)} passage(s) with end <= start or start < 0, e.g. "
+                                  f"{bad.iloc[0].to_dict()}")
+        chunks = passages[["passage_id", "doc_id", "start", "end"]].drop_duplicates("passage_id")
+        cq = golden_set.chunk_qrels(chunks.itertuples(index=False, name=None), hit_rule)
+        used_rule = cq.hit_rule
+        labeled = set(golden_set.qrels(include_held_out=include_held_out))
+        qrels = {q: dict(cq.get(q, {})) or {NO_HIT: 0} for q in labeled}
+        run_df = passages.rename(columns={"doc_id": "source_doc", "passage_id": "doc_id"})[["query_id", "doc_id", "score"]]
+    if not qrels:
+        raise ValidationError("The version has no labeled queries to score against.")
+    res = evaluate_trec(qrels, run_df, measures)
+    strata = golden_set.strata
+    per_stratum = res.per_query.assign(_s=[strata.get(q, "?") for q in res.per_query.index]).groupby("_s")
+    res.strata = {s: {m: float(v) for m, v in g.drop(columns="_s").mean().items()} for s, g in per_stratum}
+    res.strata_n = {s: int(len(g)) for s, g in per_stratum}
+    res.ci95 = {m: bootstrap_ci(res.per_query[m].to_numpy(), n_boot, seed) for m in res.measures}
+    res.definitions.update({
+        "dataset_version": manifest.get("dataset_version"),
+        "content_digest": manifest.get("content_digest"),
+        "corpus_digest": manifest.get("corpus_digest"),
+        "qrels_rule": manifest.get("qrels_rule"),
+        "_negatives": "unanswerable queries have no relevant passage and are not scored here",
+        "_ci95": f"percentile bootstrap of the mean over queries, {n_boot} resamples, seed {seed}",
+    })
+    if used_rule:
+        res.definitions["hit_rule"] = used_rule
+    return res
