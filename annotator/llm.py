@@ -34,6 +34,9 @@ DEFAULT_MODEL = "claude-sonnet-4-5"
 # USD per million tokens: input, output, cache write (5 min), cache read. Prefix match on
 # the model id; a model not listed has an unknown cost (shown as such, never guessed).
 PRICES: dict[str, tuple[float, float, float, float]] = {
+    # METHODOLOGY §11.7 (model table cached 2026-06-24); cache write 1.25x, read 0.1x input
+    "claude-opus-5": (5.0, 25.0, 6.25, 0.50),
+    "claude-sonnet-5": (2.0, 10.0, 2.50, 0.20),
     "claude-opus-4": (15.0, 75.0, 18.75, 1.50),
     "claude-sonnet-4": (3.0, 15.0, 3.75, 0.30),
     "claude-haiku-4": (1.0, 5.0, 1.25, 0.10),

@@ -1,0 +1,144 @@
+"""Generation-side metrics (METHODOLOGY §9.2, §10.5, §10.6, §10.9): pure functions."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from golden_store.canonical import canonical_text
+
+# ---- reranker movement (§9.2) ---------------------------------------------------------------
+
+MOVEMENTS = ("rescued", "broke", "kept", "missed_both")
+
+
+def rerank_movement(pre: Sequence[str], post: Sequence[str], relevant: Iterable[str], final_k: int) -> str:
+    """What reranking did to one query: rescued (a relevant result entered the top
+    ``final_k``), broke (it left), kept, or missed_both (upstream problem)."""
+    rel = set(relevant)
+    pre_hit = bool(set(pre[:final_k]) & rel)
+    post_hit = bool(set(post[:final_k]) & rel)
+    if post_hit and not pre_hit:
+        return "rescued"
+    if pre_hit and not post_hit:
+        return "broke"
+    return "kept" if pre_hit else "missed_both"
+
+
+def movement_breakdown(outcomes: Iterable[str]) -> dict[str, float]:
+    """Share of queries per movement (the 4-way aggregate), plus the count ``n``."""
+    c = Counter(outcomes)
+    n = sum(c.values())
+    out: dict[str, float] = {m: (c[m] / n if n else 0.0) for m in MOVEMENTS}
+    out["n"] = n
+    return out
+
+
+# ---- abstention (§10.5) -----------------------------------------------------------------------
+
+
+def abstention_scores(rows: Iterable[tuple]) -> dict[str, float]:
+    """rows: (answerable, outcome) where outcome is True/"abstained" (declined), False/
+    "answered", or "refusal" (the model's safety refusal: its own category, counted but
+    not scored as an abstention). Returns precision, recall (1 - fabrication rate on
+    unanswerables), over-refusal rate, and the counts."""
+    tp = fp = fn = tn = refusals = 0
+    for answerable, outcome in rows:
+        if outcome == "refusal":
+            refusals += 1
+            continue
+        abstained = outcome is True or outcome == "abstained"
+        if not answerable and abstained:
+            tp += 1
+        elif answerable and abstained:
+            fp += 1
+        elif not answerable:
+            fn += 1
+        else:
+            tn += 1
+    return {
+        "abstention_precision": tp / max(tp + fp, 1),
+        "abstention_recall": tp / max(tp + fn, 1),
+        "over_refusal_rate": fp / max(fp + tn, 1),
+        "declined_unanswerable": tp, "declined_answerable": fp, "fabricated": fn, "answered": tn,
+        "refusals": refusals,
+    }
+
+
+# ---- citations (§10.6) ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Citation:
+    doc_id: str
+    start: int
+    end: int
+    quote: str | None = None        # the cited text, when the system gives it
+    supports: bool | None = None    # does it support the claim (a judge's or person's verdict)
+
+
+@dataclass(frozen=True)
+class Claim:
+    requires_citation: bool
+    citations: tuple[Citation, ...] = field(default=())
+
+
+def citation_valid(c: Citation, documents: Mapping[str, str]) -> bool:
+    """A citation is valid when it resolves to a real span of a real document and, if it
+    quotes, the quote is the text at that span (up to canonicalization). Mechanical."""
+    raw = documents.get(c.doc_id)
+    if raw is None or not (0 <= c.start < c.end <= len(raw)):
+        return False
+    return c.quote is None or canonical_text(raw[c.start:c.end]) == canonical_text(c.quote)
+
+
+def citation_scores(claims: Sequence[Claim], documents: Mapping[str, str]) -> dict[str, float]:
+    """precision = cited spans that support their claim / cited spans; recall = claims
+    needing a citation that have a valid supporting one / claims needing one; validity =
+    citations resolving to a real span / citations. An invalid citation never counts as
+    support."""
+    cites = [(cl, c) for cl in claims for c in cl.citations]
+    valid = [citation_valid(c, documents) for _, c in cites]
+    supporting = [v and bool(c.supports) for v, (_, c) in zip(valid, cites)]
+    need = [cl for cl in claims if cl.requires_citation]
+    covered = sum(1 for cl in need if any(citation_valid(c, documents) and c.supports for c in cl.citations))
+    n = len(cites)
+    return {
+        "citation_precision": sum(supporting) / n if n else 0.0,
+        "citation_recall": covered / len(need) if need else 1.0,
+        "citation_validity": sum(valid) / n if n else 1.0,
+        "citations": n, "invalid_citations": n - sum(valid),
+    }
+
+
+# ---- nuggets (§10.9) ---------------------------------------------------------------------------
+
+Support = Literal["support", "partial", "none"]
+
+
+@dataclass(frozen=True)
+class Nugget:
+    id: str
+    text: str
+    vital: bool
+
+
+def nugget_scores(nuggets: Sequence[Nugget], assigned: Mapping[str, Support]) -> dict[str, float]:
+    """TREC-RAG scores for one answer: V_strict / V over vital nuggets, A_strict / A over
+    all; "partial" earns 0.5 in the non-strict ones; an unassigned nugget is "none". A
+    question without vital nuggets scores 0 on V (castorini's nuggetizer does the same)."""
+    for label in assigned.values():
+        if label not in ("support", "partial", "none"):
+            raise ValueError(f"nugget assignment must be support, partial or none, got {label!r}")
+
+    def score(ns: Sequence[Nugget], strict: bool) -> float:
+        if not ns:
+            return 0.0
+        credit = {"support": 1.0, "partial": 0.0 if strict else 0.5, "none": 0.0}
+        return sum(credit[assigned.get(n.id, "none")] for n in ns) / len(ns)
+
+    vital = [n for n in nuggets if n.vital]
+    return {"v_strict": score(vital, True), "v": score(vital, False),
+            "a_strict": score(nuggets, True), "a": score(nuggets, False)}
