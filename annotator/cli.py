@@ -252,10 +252,20 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     if bool(args.qrels) == bool(args.version):
         raise GoldenError("Give either --qrels FILE or --version NAME (not both).")
+    if args.record and not args.version:
+        raise GoldenError("--record needs --version: recorded results name the dataset version they were scored on.")
     if args.version:
-        res = evaluate(load_version(args.version, _vdir(args)), read_run(args.run), args.measure)
+        gs = load_version(args.version, _vdir(args))
+        res = evaluate(gs, read_run(args.run), args.measure)
     else:
         res = evaluate_trec(args.qrels, args.run, args.measure)
+    if args.record:
+        from golden_store.results import record_run
+
+        n = record_run(_store(args), args.record, res.per_query, dataset_version=args.version, strata=gs.strata,
+                       corpus_digest=gs.manifest.get("corpus_digest"), config_sha=args.config_sha,
+                       system=args.system)
+        print(f"recorded {n} rows as run {args.record!r}", file=sys.stderr)
     if args.json:
         _print_json(res.as_dict(per_query=args.per_query))
         return 0
@@ -267,6 +277,37 @@ def cmd_score(args: argparse.Namespace) -> int:
         ci = f"  [{res.ci95[m][0]:.4f}, {res.ci95[m][1]:.4f}]" if m in res.ci95 else ""
         print(f"{m}\tall\t{res.mean[m]:.4f}{ci}")
     print(f"# {res.n_queries} queries; {res.definitions['_queries']}", file=sys.stderr)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from golden_store.results import run_frame
+    from golden_store.scoring.compare import compare_runs, format_comparison
+
+    store = _store(args)
+    a, b = run_frame(store, args.a), run_frame(store, args.b)
+    notes = []
+    if set(a["dataset_version"]) != set(b["dataset_version"]):
+        notes.append("the runs were scored on different dataset versions; only shared queries are paired")
+    if set(a["metric_impl_sha"]) != set(b["metric_impl_sha"]):
+        notes.append("the metric implementation changed between the runs: re-baseline before trusting a delta")
+    c = compare_runs(a, b, metrics=args.measure, min_meaningful=args.min_meaningful)
+    c["notes"] = notes
+    if args.json:
+        _print_json(c)
+    else:
+        print(format_comparison(c, args.a, args.b))
+        for n in notes:
+            print(f"warning: {n}", file=sys.stderr)
+    verdicts = [e["verdict"] for e in c["metrics"].values()]
+    return 1 if "FAIL" in verdicts else 0
+
+
+def cmd_results_export(args: argparse.Namespace) -> int:
+    from golden_store.results import export_results
+
+    n = export_results(_store(args), Path(args.out))
+    print(f"Wrote {n} result rows to {args.out}")
     return 0
 
 
@@ -376,6 +417,19 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("-m", "--measure", action="append", required=True,
                     help="ir_measures name, e.g. nDCG@10, AP, RR@10, P@5, R@100, Bpref, Judged@10 (repeatable)")
     sc.add_argument("--per-query", action="store_true", help="also print per-query values")
+    sc.add_argument("--record", metavar="RUN_ID", help="store the per-query scores in eval_results (needs --version)")
+    sc.add_argument("--system", help="system name to record with the run")
+    sc.add_argument("--config-sha", help="hash of the pipeline config to record with the run")
+    cp = add("compare", cmd_compare, "paired comparison of two recorded runs, per stratum, with the gate verdict "
+                                     "(exit 1 on FAIL)")
+    cp.add_argument("a", help="baseline run id")
+    cp.add_argument("b", help="candidate run id")
+    cp.add_argument("-m", "--measure", action="append", help="only these metrics")
+    cp.add_argument("--min-meaningful", type=float, default=0.02)
+    rs = sub.add_parser("results", help="evaluation results").add_subparsers(dest="results_cmd", required=True,
+                                                                            metavar="CMD")
+    rx = add("export", cmd_results_export, "export eval_results to Parquet", rs)
+    rx.add_argument("--out", required=True)
 
     u = sub.add_parser("users", help="user accounts").add_subparsers(dest="users_cmd", required=True, metavar="CMD")
     ua = add("add", cmd_users_add, "add a local account", u)

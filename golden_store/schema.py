@@ -271,8 +271,38 @@ _V1 = (
     )""",
 )
 
+# v2: evaluation results, one row per (run, query, metric, trial) - METHODOLOGY §14.4. Never
+# only aggregates: the per-query rows make paired tests and stratification possible later.
+_V2 = (
+    """CREATE TABLE eval_results (
+        run_id VARCHAR NOT NULL,
+        ts TIMESTAMP NOT NULL,
+        system VARCHAR,
+        git_sha VARCHAR,
+        dataset_version VARCHAR NOT NULL,
+        corpus_digest VARCHAR,
+        config_sha VARCHAR,
+        judge_model VARCHAR,
+        rubric_sha VARCHAR,
+        metric_impl_sha VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        stratum VARCHAR,
+        trial INTEGER NOT NULL,
+        metric VARCHAR NOT NULL,
+        value DOUBLE NOT NULL,
+        judged_fraction DOUBLE,
+        latency_ms INTEGER,
+        tokens_in INTEGER,
+        tokens_out INTEGER,
+        cost_usd DOUBLE,
+        trace_id VARCHAR,
+        PRIMARY KEY (run_id, query_id, metric, trial)
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
+    Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -94,3 +94,28 @@ def test_golden_score_cli(tmp_path):
     out = subprocess.run([golden, "score", "--qrels", "q.txt", "--run", "r.txt", "-m", "nDCG@ten"],
                          capture_output=True, text=True, cwd=tmp_path, env=env)
     assert out.returncode == 1 and "Unknown measure" in out.stderr
+
+
+def test_record_and_compare_from_the_cli(tmp_path):
+    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    golden = str(Path(sys.executable).parent / "golden")
+
+    def run(*args):
+        return subprocess.run([golden, *args], capture_output=True, text=True, cwd=tmp_path, env=env)
+
+    assert run("demo").returncode == 0 and run("freeze", "v1").returncode == 0
+    v_qrels = load_version("v1", tmp_path / "versions").qrels()
+    good = "".join(f"{q} Q0 {d} 1 9.0 good\n" for q, docs in v_qrels.items() for d in docs)
+    bad = "".join(f"{q} Q0 pension 1 9.0 bad\n" for q in v_qrels)
+    (tmp_path / "good.txt").write_text(good)
+    (tmp_path / "bad.txt").write_text(bad)
+    assert run("score", "--version", "v1", "--run", "good.txt", "-m", "R@10", "--record", "good").returncode == 0
+    assert run("score", "--version", "v1", "--run", "bad.txt", "-m", "R@10", "--record", "bad").returncode == 0
+    r = run("score", "--version", "v1", "--run", "bad.txt", "-m", "R@10", "--record", "bad")
+    assert r.returncode == 1 and "never overwritten" in r.stderr
+    r = run("compare", "good", "bad")
+    assert r.returncode == 1 and "R@10: FAIL" in r.stdout
+    r = run("compare", "bad", "good", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["metrics"]["R@10"]["verdict"] == "PASS"
+    assert run("results", "export", "--out", "res.parquet").returncode == 0
+    assert (tmp_path / "res.parquet").exists()

@@ -1,0 +1,81 @@
+"""Evaluation results (METHODOLOGY §14.4): per-query scores of scoring runs in the store,
+exportable to Parquet, compared pairwise with the bootstrap."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from golden_store.errors import NotFoundError, ValidationError
+from golden_store.store import Store, utcnow
+
+
+def metric_impl_sha() -> str:
+    """sha256 of the scorer sources: a changed definition shows up as a changed sha."""
+    here = Path(__file__).parent / "scoring"
+    h = hashlib.sha256()
+    for name in ("measures.py", "retrieval.py", "trec.py", "golden.py"):
+        h.update((here / name).read_bytes())
+    return h.hexdigest()
+
+
+def record_run(store: Store, run_id: str, per_query: pd.DataFrame, *, dataset_version: str,
+               strata: dict[str, str] | None = None, corpus_digest: str | None = None,
+               config_sha: str | None = None, system: str | None = None, git_sha: str | None = None,
+               trial: int = 0, judged_fraction: pd.Series | None = None) -> int:
+    """Store ``per_query`` (index query_id, one column per metric) as rows of run ``run_id``.
+    Refuses a run id that already has rows for this trial: results are never overwritten."""
+    if not run_id.strip():
+        raise ValidationError("A run needs a run id (e.g. bm25-2026-12-02).")
+    long = per_query.rename_axis("query_id").reset_index().melt(id_vars="query_id", var_name="metric",
+                                                                value_name="value")
+    long["stratum"] = long["query_id"].map(strata or {})
+    long["judged_fraction"] = long["query_id"].map(judged_fraction) if judged_fraction is not None else None
+    now, impl = utcnow(), metric_impl_sha()
+
+    def run(cur: duckdb.DuckDBPyConnection) -> int:
+        if cur.execute("SELECT 1 FROM eval_results WHERE run_id = ? AND trial = ? LIMIT 1", [run_id, trial]).fetchone():
+            raise ValidationError(f"Run {run_id!r} (trial {trial}) is already recorded; results are never "
+                                  f"overwritten. Use a new run id.")
+        cur.register("_res", long)
+        cur.execute(
+            "INSERT INTO eval_results (run_id, ts, system, git_sha, dataset_version, corpus_digest, config_sha,"
+            " metric_impl_sha, query_id, stratum, trial, metric, value, judged_fraction)"
+            " SELECT ?, ?, ?, ?, ?, ?, ?, ?, query_id, stratum, ?, metric, value, judged_fraction FROM _res",
+            [run_id, now, system, git_sha, dataset_version, corpus_digest, config_sha, impl, trial])
+        cur.unregister("_res")
+        return len(long)
+
+    return store.write(run)
+
+
+def list_runs(store: Store) -> pd.DataFrame:
+    return store.df(
+        "SELECT run_id, min(ts) AS ts, any_value(system) AS system, any_value(dataset_version) AS dataset_version,"
+        " count(DISTINCT query_id) AS queries, string_agg(DISTINCT metric, ', ' ORDER BY metric) AS metrics,"
+        " count(DISTINCT trial) AS trials FROM eval_results GROUP BY run_id ORDER BY ts DESC"
+    )
+
+
+def run_frame(store: Store, run_id: str) -> pd.DataFrame:
+    """Per (query, metric) mean over trials, with stratum and the run's provenance."""
+    df = store.df(
+        "SELECT query_id, any_value(stratum) AS stratum, metric, avg(value) AS value,"
+        " any_value(dataset_version) AS dataset_version, any_value(metric_impl_sha) AS metric_impl_sha"
+        " FROM eval_results WHERE run_id = ? GROUP BY query_id, metric", [run_id])
+    if df.empty:
+        raise NotFoundError(f"No recorded run {run_id!r}; record one with golden score ... --record RUN_ID.")
+    return df
+
+
+def export_results(store: Store, out: Path) -> int:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    target = str(out).replace("'", "''")
+    with store.cursor() as cur:
+        cur.execute(f"COPY (SELECT * FROM eval_results ORDER BY run_id, trial, query_id, metric) TO '{target}' "
+                    "(FORMAT parquet)")
+    return int(store.read_one("SELECT count(*) FROM eval_results")[0])
