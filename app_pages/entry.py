@@ -56,6 +56,7 @@ def main() -> None:
             pages.append(st.Page(PAGES / "evidence.py", title="Evidence", icon=":material/format_quote:"))
         if user.can(Permission.VIEW_VERSIONS):
             pages.append(st.Page(PAGES / "versions.py", title="Versions", icon=":material/inventory_2:"))
+            pages.append(st.Page(PAGES / "power.py", title="Power", icon=":material/query_stats:"))
         if user.can(Permission.MANAGE_USERS):
             pages.append(st.Page(PAGES / "users.py", title="Users", icon=":material/group:"))
 

@@ -17,13 +17,14 @@ PAGES = {
     "queries": "app_pages/queries.py",
     "evidence": "app_pages/evidence.py",
     "versions": "app_pages/versions.py",
+    "power": "app_pages/power.py",
     "users": "app_pages/users.py",
 }
 VISIBLE = {
     "annotator": {"home", "corpus", "queries", "evidence"},
     "reviewer": {"home", "corpus", "queries"},
-    "lead": {"home", "corpus", "queries", "evidence", "versions"},
-    "engineer": {"home", "corpus", "queries", "versions"},
+    "lead": {"home", "corpus", "queries", "evidence", "versions", "power"},
+    "engineer": {"home", "corpus", "queries", "versions", "power"},
     "admin": set(PAGES),
 }
 PASSWORD = "0123456789"
@@ -314,3 +315,23 @@ def test_broken_quotes_are_listed_on_the_pages(accounts):
         assert not at.exception
         assert any("no longer sit on the corpus" in e.value for e in at.error), page
         assert any("query q001 evidence e1" in c.value for c in at.code), page
+
+
+def test_power_page_from_a_value_and_from_recorded_runs(accounts):
+    import pandas as pd
+
+    from golden_store.results import record_run
+
+    at = app_as("engineer")
+    at.switch_page("app_pages/power.py").run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert round(table.loc[table["queries"] == 60, "MDE"].iloc[0], 3) == 0.054  # §3.3: sigma_d 0.15, n 60
+    assert at.dataframe[1].value.loc[2, "queries needed"] == 197         # MDE 0.03 -> 197 queries
+    a = pd.DataFrame({"R@10": {"q1": 0.0, "q2": 1.0, "q3": 0.5}}).rename_axis("query_id")
+    b = pd.DataFrame({"R@10": {"q1": 1.0, "q2": 1.0, "q3": 0.5}}).rename_axis("query_id")
+    record_run(accounts, "a", a, dataset_version="v1")
+    record_run(accounts, "b", b, dataset_version="v1")
+    at.radio(key="pw_source").set_value("two recorded runs").run()
+    assert not at.exception
+    assert any("σ_d = 0.5774 measured on 3 shared queries" in c.value for c in at.caption)

@@ -1,0 +1,42 @@
+"""Power planning (METHODOLOGY §3.3): how small a difference can this set detect?"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from annotator.identity import User, require
+from annotator.roles import Permission
+from golden_store import results
+from golden_store.errors import ValidationError
+from golden_store.scoring.stats import mde_paired, n_for_mde
+from golden_store.store import Store
+
+
+def recorded_runs(store: Store, user: User) -> pd.DataFrame:
+    require(user, Permission.VIEW_VERSIONS)
+    return results.list_runs(store)
+
+
+def sigma_from_runs(store: Store, user: User, run_a: str, run_b: str, metric: str) -> tuple[float, int]:
+    """σ_d = standard deviation of the per-query differences of two recorded runs on the
+    queries both scored, and how many queries that is."""
+    require(user, Permission.VIEW_VERSIONS)
+    a = results.run_frame(store, run_a)
+    b = results.run_frame(store, run_b)
+    a = a[a["metric"] == metric].set_index("query_id")["value"]
+    b = b[b["metric"] == metric].set_index("query_id")["value"]
+    common = a.index.intersection(b.index)
+    if len(common) < 2:
+        raise ValidationError(f"Runs {run_a!r} and {run_b!r} share fewer than 2 queries scored on {metric}.")
+    d = (b[common] - a[common]).to_numpy()
+    return float(np.std(d, ddof=1)), int(len(common))
+
+
+def mde_curve(sigma_d: float, alpha: float, power: float, ns: list[int]) -> pd.DataFrame:
+    return pd.DataFrame({"queries": ns, "MDE": [mde_paired(n, sigma_d, alpha, power) for n in ns]}).set_index("queries")
+
+
+def queries_needed(sigma_d: float, alpha: float, power: float, deltas: list[float]) -> pd.DataFrame:
+    return pd.DataFrame({"detectable difference": deltas,
+                         "queries needed": [n_for_mde(d, sigma_d, alpha, power) for d in deltas]})
