@@ -39,7 +39,9 @@ def test_freeze_writes_manifest_and_parquet(demo_store, tmp_path):
     assert m["kappa_binary"] is None and m["kappa_graded"] is None and m["judged_fraction_at_10"] is None
     assert m["corpus_commit"] is None
     assert m["corpus_digest"].startswith("sha256:") and m["content_digest"] == versions.manifest_digest(m)
-    assert m["store_schema_version"] == 1
+    from golden_store.schema import SCHEMA_VERSION
+
+    assert m["store_schema_version"] == SCHEMA_VERSION
     assert set(m["files"]) == {"documents.parquet", "queries.parquet", "spans.parquet",
                                "judgments.parquet", "nuggets.parquet", "qrels.parquet"}
     assert m["files"]["queries.parquet"]["rows"] == 40
