@@ -140,6 +140,24 @@ class EvalResult:
         return out
 
 
+def r_key_of(qcode: np.ndarray, dcode: np.ndarray, nd: int) -> np.ndarray:
+    return qcode.astype(np.int64) * nd + dcode
+
+
+def _refuse_judged_duplicates(keys: np.ndarray, describe, source) -> None:
+    """A run must not list a judged document twice for one query (trec_eval refuses such
+    runs). Repeated unjudged documents are not checked: each line occupies a rank."""
+    if keys.size < 2:
+        return
+    srt = np.sort(keys)
+    dup = srt[1:][srt[1:] == srt[:-1]]
+    if dup.size:
+        q, d = describe(int(dup[0]))
+        where = f"{source}: " if isinstance(source, (str, Path)) else ""
+        raise ValidationError(f"{where}query {q} lists document {d} more than once ({dup.size} repeated judged "
+                              f"line(s)); a run ranks each document once per query.")
+
+
 def _group_sum(values: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(groups, weights=values, minlength=n)[:n]
 
@@ -174,29 +192,27 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure]) -> EvalResult:
     j_grade = q_grade[::-1][last]
     j_q = (j_key // nd).astype(np.int64)
 
-    # the run: dedupe (first line wins), then trec_eval order within each query
-    r_key = r_qcode.astype(np.int64) * nd + r_dcode
-    _, first = np.unique(r_key, return_index=True)
-    first.sort()
-    r_key, r_qcode, r_dcode = r_key[first], r_qcode[first], r_dcode[first]
-    score = r["score"].to_numpy(dtype=np.float64)[first]
+    # the run in trec_eval order within each query
+    score = r["score"].to_numpy(dtype=np.float64)
     order = np.lexsort((-r_dcode, -score, r_qcode))
-    r_key, r_qcode = r_key[order], r_qcode[order]
+    r_key, r_qcode = r_key_of(r_qcode, r_dcode, nd)[order], r_qcode[order]
     starts = np.searchsorted(r_qcode, np.arange(nq))
     rank = np.arange(r_qcode.size) - starts[r_qcode] + 1  # 1-based
 
     pos = np.searchsorted(j_key, r_key)
     found = (pos < j_key.size) & (j_key[np.minimum(pos, max(j_key.size - 1, 0))] == r_key) if j_key.size else \
         np.zeros(r_key.size, bool)
+    _refuse_judged_duplicates(r_key[found], lambda key: (qids[key // nd], doc_vocab[key % nd]), run)
     grade = np.where(found, j_grade[np.minimum(pos, max(j_key.size - 1, 0))] if j_key.size else 0, -1)
     judged = found
+    n_retrieved = np.bincount(r_qcode, minlength=nq)[:nq]
 
     results: dict[str, np.ndarray] = {}
     definitions: dict[str, str] = {}
     for m in ms:
         name = str(m)
         definitions[name] = m.definition()
-        results[name] = _measure(m, nq, r_qcode, rank, grade, judged, j_q, j_grade, starts)
+        results[name] = _measure(m, nq, r_qcode, rank, grade, judged, j_q, j_grade, starts, n_retrieved)
     per_query = pd.DataFrame(results, index=pd.Index(qids, name="query_id"))
     mean = {k: float(v.mean()) if nq else 0.0 for k, v in results.items()}
     definitions["_queries"] = ("every query in the qrels; a query missing from the run scores 0 and counts "
@@ -206,7 +222,10 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure]) -> EvalResult:
 
 
 def _measure(m: Measure, nq: int, qc: np.ndarray, rank: np.ndarray, grade: np.ndarray, judged: np.ndarray,
-             j_q: np.ndarray, j_grade: np.ndarray, starts: np.ndarray) -> np.ndarray:
+             j_q: np.ndarray, j_grade: np.ndarray, starts: np.ndarray, n_retrieved: np.ndarray) -> np.ndarray:
+    """One measure for every query. The rows (``qc``, ``rank``, ``grade``, ``judged``) are
+    sorted by query then rank and may be only the judged rows of a run (unjudged rows add
+    nothing to any measure); ``n_retrieved`` is each query's full result count."""
     k = m.k
     within = rank <= k if k is not None else np.ones(rank.size, bool)
     rel = grade >= m.rel
@@ -220,7 +239,7 @@ def _measure(m: Measure, nq: int, qc: np.ndarray, rank: np.ndarray, grade: np.nd
         return (_group_sum((rel & within).astype(float), qc, nq) > 0).astype(float)
     if m.name == "Judged":
         # ir_measures' definition: judged share of what was returned in the top k
-        shown = np.minimum(np.bincount(qc, minlength=nq)[:nq], k).astype(float)
+        shown = np.minimum(n_retrieved, k).astype(float)
         return np.where(shown > 0, _group_sum((judged & within).astype(float), qc, nq) / np.where(shown > 0, shown, 1), 0.0)
     if m.name == "RR":
         hit = rel & within

@@ -57,7 +57,8 @@ def test_score_a_frozen_version_by_document_and_by_passage(demo_store):
     # a document run that puts each query's evidence document first
     rows = [(s.query_id, s.doc_id, 10.0) for s in spans.itertuples()] + \
            [(q, "pension", 1.0) for q in set(spans["query_id"])]
-    res = evaluate(v, pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]), ["R@10", "Success@1"])
+    doc_run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]).drop_duplicates(["query_id", "doc_id"])
+    res = evaluate(v, doc_run, ["R@10", "Success@1"])
     assert res.mean["R@10"] == 1.0, res.per_query[res.per_query["R@10"] < 1]
     assert res.n_queries == spans["query_id"].nunique()
     assert set(res.strata) <= set(v.strata.values()) and "negative" not in res.strata
@@ -119,3 +120,13 @@ def test_record_and_compare_from_the_cli(tmp_path):
     assert r.returncode == 0 and json.loads(r.stdout)["metrics"]["R@10"]["verdict"] == "PASS"
     assert run("results", "export", "--out", "res.parquet").returncode == 0
     assert (tmp_path / "res.parquet").exists()
+
+
+def test_a_judged_document_listed_twice_is_an_error(tmp_path):
+    (tmp_path / "q.txt").write_text("q1 0 a 1\nq1 0 b 0\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 a 1 3.0 t\nq1 Q0 x 2 2.0 t\nq1 Q0 a 3 1.0 t\n")
+    with pytest.raises(ValidationError, match="query q1 lists document a more than once"):
+        evaluate_trec(tmp_path / "q.txt", tmp_path / "r.txt", ["AP"])
+    # repeated unjudged documents are not checked: each line occupies a rank
+    (tmp_path / "r2.txt").write_text("q1 Q0 x 1 3.0 t\nq1 Q0 x 2 2.0 t\nq1 Q0 a 3 1.0 t\n")
+    assert evaluate_trec(tmp_path / "q.txt", tmp_path / "r2.txt", ["RR"]).mean["RR"] == pytest.approx(1 / 3)
