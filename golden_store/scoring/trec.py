@@ -168,6 +168,10 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure]) -> EvalResult:
     if not ms:
         raise ValidationError("Give at least one measure (e.g. -m nDCG@10).")
     q = _qrels_frame(qrels)
+    if isinstance(run, (str, Path)):
+        fast = _evaluate_run_file(q, Path(run), ms)
+        if fast is not None:
+            return fast
     r = _run_frame(run)
     # one id space for queries (those in the qrels) and documents (both files)
     qids = np.unique(q["query_id"].to_numpy().astype(str))
@@ -213,6 +217,131 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure]) -> EvalResult:
         name = str(m)
         definitions[name] = m.definition()
         results[name] = _measure(m, nq, r_qcode, rank, grade, judged, j_q, j_grade, starts, n_retrieved)
+    per_query = pd.DataFrame(results, index=pd.Index(qids, name="query_id"))
+    mean = {k: float(v.mean()) if nq else 0.0 for k, v in results.items()}
+    definitions["_queries"] = ("every query in the qrels; a query missing from the run scores 0 and counts "
+                               "(trec_eval -c); run queries without judgments are ignored")
+    definitions["_ties"] = "score descending, then document id descending (trec_eval)"
+    return EvalResult([str(m) for m in ms], per_query, mean, int(nq), definitions)
+
+
+def _read_run_arrow(path: Path):
+    """Columns query_id (dictionary), doc_id, score of a single-space-separated run, read by
+    Arrow's multithreaded C++ parser; None when the file needs the careful reader (other
+    separators, bad lines), which then reports the exact line."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    try:
+        return pcsv.read_csv(
+            path,
+            read_options=pcsv.ReadOptions(column_names=["query_id", "q0", "doc_id", "rank", "score", "tag"]),
+            parse_options=pcsv.ParseOptions(delimiter=" "),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=["query_id", "doc_id", "score"],
+                column_types={"query_id": pa.dictionary(pa.int32(), pa.string()), "doc_id": pa.string(),
+                              "score": pa.float64()}),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+
+
+def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalResult | None:
+    """The same evaluation as the DataFrame path, for a run file, touching only what
+    matters: ranks come from the file order when it is already grouped by query with
+    scores descending (TREC runs are), and only judged rows are ranked precisely (an
+    unjudged row contributes nothing but its position)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not path.exists():
+        raise ValidationError(f"{path}: no such file.")
+    table = _read_run_arrow(path)
+    if table is None or table.num_rows == 0:
+        return None
+    qcol = table["query_id"].unify_dictionaries().combine_chunks() if table["query_id"].num_chunks > 1 \
+        else table["query_id"].chunk(0)
+    if isinstance(qcol, pa.ChunkedArray):
+        qcol = qcol.combine_chunks()
+    ri = qcol.indices.to_numpy(zero_copy_only=False).astype(np.int64)  # query, by first appearance
+    run_qids = np.asarray(qcol.dictionary.to_pylist(), dtype=object)
+    doc = table["doc_id"].combine_chunks()
+    score = table["score"].to_numpy()
+
+    qids = np.unique(q["query_id"].to_numpy().astype(str))
+    nq = qids.size
+    qindex = {str(x): i for i, x in enumerate(qids)}
+    to_q = np.array([qindex.get(str(x), -1) for x in run_qids], dtype=np.int64)
+
+    # trec_eval order: query groups, score descending (document id descending on ties, below)
+    n = ri.size
+    same = ri[1:] == ri[:-1]
+    ordered = bool((ri[1:] >= ri[:-1]).all() and (score[1:][same] <= score[:-1][same]).all())
+    order = None if ordered else np.lexsort((-score, ri))
+    if order is not None:
+        ri, score = ri[order], score[order]
+    starts_ri = np.searchsorted(ri, np.arange(run_qids.size))
+    rank = np.arange(n) - starts_ri[ri] + 1
+
+    # judged rows: the document is judged somewhere, then the exact (query, document) pair
+    judged_docs = np.unique(q["doc_id"].to_numpy().astype(str))
+    jd = pc.index_in(doc, value_set=pa.array(judged_docs.tolist(), pa.string())).to_numpy(zero_copy_only=False)
+    jd = np.where(np.isnan(jd), -1, jd).astype(np.int64) if jd.dtype.kind == "f" else jd.astype(np.int64)
+    if order is not None:
+        jd = jd[order]
+    rq = to_q[ri]
+    cand = np.flatnonzero((jd >= 0) & (rq >= 0))
+    nd = max(1, judged_docs.size)
+    q_qcode = np.searchsorted(qids, q["query_id"].to_numpy().astype(str))
+    q_dcode = np.searchsorted(judged_docs, q["doc_id"].to_numpy().astype(str))
+    q_key = q_qcode.astype(np.int64) * nd + q_dcode
+    uniq_key, last = np.unique(q_key[::-1], return_index=True)
+    j_grade_all = q["grade"].to_numpy().astype(np.int64)[::-1][last]
+    j_q = (uniq_key // nd).astype(np.int64)
+    c_key = rq[cand] * nd + jd[cand]
+    pos = np.searchsorted(uniq_key, c_key)
+    hit = (pos < uniq_key.size) & (uniq_key[np.minimum(pos, max(uniq_key.size - 1, 0))] == c_key)
+    rows = cand[hit]
+    _refuse_judged_duplicates(c_key[hit], lambda key: (qids[key // nd], judged_docs[key % nd]), path)
+    grade = j_grade_all[pos[hit]]
+
+    # ties: inside a run of equal (query, score), documents go by id descending. Only the
+    # judged rows' positions inside their own tie run can change; fix those.
+    if rows.size:
+        run_start = np.concatenate([[True], (ri[1:] != ri[:-1]) | (score[1:] != score[:-1])])
+        run_id = np.cumsum(run_start) - 1
+        run_first = np.flatnonzero(run_start)
+        run_len = np.diff(np.append(run_first, n))
+        tied = rows[run_len[run_id[rows]] > 1]
+        if tied.size:
+            src = order if order is not None else None
+            for r_id in np.unique(run_id[tied]):
+                a, ln = run_first[r_id], run_len[r_id]
+                idx = np.arange(a, a + ln)
+                take = idx if src is None else src[idx]
+                names = doc.take(pa.array(take)).to_pylist()
+                by_desc = sorted(range(ln), key=lambda i: names[i], reverse=True)
+                pos_in_run = np.empty(ln, np.int64)
+                pos_in_run[by_desc] = np.arange(ln)
+                base = a - starts_ri[ri[a]] + 1  # rank of the run's first position
+                for row in tied[run_id[tied] == r_id]:
+                    rank[row] = base + pos_in_run[row - a]
+
+    qc = rq[rows]
+    rk = rank[rows]
+    o = np.lexsort((rk, qc))
+    qc, rk, grade = qc[o], rk[o], grade[o]
+    starts = np.searchsorted(qc, np.arange(nq))
+    n_retrieved = np.zeros(nq, np.int64)
+    counts = np.bincount(ri, minlength=run_qids.size)
+    ok = to_q >= 0
+    n_retrieved[to_q[ok]] = counts[ok]
+    judged = np.ones(qc.size, bool)
+    results: dict[str, np.ndarray] = {}
+    definitions: dict[str, str] = {}
+    for m in ms:
+        definitions[str(m)] = m.definition()
+        results[str(m)] = _measure(m, nq, qc, rk, grade, judged, j_q, j_grade_all, starts, n_retrieved)
     per_query = pd.DataFrame(results, index=pd.Index(qids, name="query_id"))
     mean = {k: float(v.mean()) if nq else 0.0 for k, v in results.items()}
     definitions["_queries"] = ("every query in the qrels; a query missing from the run scores 0 and counts "

@@ -126,3 +126,24 @@ def test_exp_gain_ndcg_equals_sklearn_with_burges_gains():
         for k in (10, 5):
             assert res.per_query.at[qid, f"nDCG(dcg='exp-log2')@{k}"] == pytest.approx(
                 ndcg_score(gains, scores, k=k), abs=1e-9), (qid, k)
+
+
+def test_run_files_take_the_fast_path_and_agree_with_the_dataframe_path(data, tmp_path):
+    """Files are read by Arrow and only judged rows are ranked precisely: same numbers as
+    the general path, whether the file is in TREC order or shuffled."""
+    qrels, run = data
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    (tmp_path / "q.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, ds in qrels.items() for d, g in ds.items()))
+    ordered = sorted(rows, key=lambda r: (r[0], -r[2]))
+    rng = random.Random(9)
+    shuffled = rows[:]
+    rng.shuffle(shuffled)
+    general = evaluate_trec(qrels, run, list(PAIRS) + ["Judged@10"])
+    for name, lines in (("ordered", ordered), ("shuffled", shuffled)):
+        path = tmp_path / f"{name}.txt"
+        path.write_text("".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in lines))
+        fast = evaluate_trec(tmp_path / "q.txt", path, list(PAIRS) + ["Judged@10"])
+        assert fast.n_queries == general.n_queries
+        for m in fast.measures:
+            diff = (fast.per_query[m] - general.per_query[m]).abs().max()
+            assert diff < 1e-12, (name, m, diff)
