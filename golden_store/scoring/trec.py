@@ -308,23 +308,30 @@ def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalRe
     # ties: inside a run of equal (query, score), documents go by id descending. Only the
     # judged rows' positions inside their own tie run can change; fix those.
     if rows.size:
-        run_start = np.concatenate([[True], (ri[1:] != ri[:-1]) | (score[1:] != score[:-1])])
+        run_start = np.empty(n, bool)
+        run_start[0] = True
+        run_start[1:] = (ri[1:] != ri[:-1]) | (score[1:] != score[:-1])
         run_id = np.cumsum(run_start) - 1
         run_first = np.flatnonzero(run_start)
-        run_len = np.diff(np.append(run_first, n))
+        run_len = np.diff(run_first, append=n)
         tied = rows[run_len[run_id[rows]] > 1]
         if tied.size:
-            src = order if order is not None else None
-            for r_id in np.unique(run_id[tied]):
-                a, ln = run_first[r_id], run_len[r_id]
-                idx = np.arange(a, a + ln)
-                take = idx if src is None else src[idx]
-                names = doc.take(pa.array(take)).to_pylist()
-                by_desc = sorted(range(ln), key=lambda i: names[i], reverse=True)
+            tied = tied[np.argsort(run_id[tied], kind="stable")]
+            rids, lo = np.unique(run_id[tied], return_index=True)
+            hi = np.append(lo[1:], tied.size)
+            firsts, lens = run_first[rids], run_len[rids]
+            idx = np.repeat(firsts - np.cumsum(np.append(0, lens[:-1])), lens) + np.arange(lens.sum())
+            names = doc.take(pa.array(idx if order is None else order[idx])).to_pylist()
+            off = 0
+            for j in range(rids.size):
+                a, ln = int(firsts[j]), int(lens[j])
+                seg = names[off:off + ln]
+                off += ln
+                by_desc = sorted(range(ln), key=seg.__getitem__, reverse=True)
                 pos_in_run = np.empty(ln, np.int64)
                 pos_in_run[by_desc] = np.arange(ln)
                 base = a - starts_ri[ri[a]] + 1  # rank of the run's first position
-                for row in tied[run_id[tied] == r_id]:
+                for row in tied[lo[j]:hi[j]]:
                     rank[row] = base + pos_in_run[row - a]
 
     qc = rq[rows]
