@@ -34,3 +34,15 @@ def test_bench_spans_runs_and_reports_accuracy_and_ratio(tmp_path):
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert 0.9 <= report["located_rate"] <= 1.0 and report["false_match_rate"] <= 0.1
     assert report["baseline_ratio"] > 0 and report["resolve_s"] > 0
+
+
+def test_bench_scoring_runs_and_agrees_with_pytrec_eval(tmp_path):
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_scoring.py"), "--queries", "200", "--depth", "100",
+         "--reps", "1", "--boot", "500", "--boot-reps", "1", "--json"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["agreement"]["max_abs_diff_all"] <= 1e-9
+    assert report["ratio_golden_vs_pytrec"] > 0
