@@ -76,7 +76,7 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, _status_kib  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, _status_kib, print_profile  # noqa: E402  (scripts/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -431,19 +431,6 @@ def _git_head() -> str | None:
         return None
 
 
-def _print_profile(path: str, title: str, n: int = 18) -> None:
-    import io
-    import pstats
-
-    for key in ("cumulative", "tottime"):
-        buf = io.StringIO()
-        pstats.Stats(path, stream=buf).strip_dirs().sort_stats(key).print_stats(n)
-        text = buf.getvalue()
-        start = text.find("   ncalls")
-        print(f"\n--- profile: {title}, top {n} by {key} ---")
-        print(text[start:].rstrip())
-
-
 def main(argv: list[str] | None = None) -> int:
     global _QUIET
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -618,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"RNG floor {boot['floor_median_s']:.3f} s ({boot['ratio_vs_floor']}x)")
             print("targets: " + ", ".join(f"{k} {'MET' if v else 'NOT met'}" for k, v in targets.items()))
             if args.profile:
-                _print_profile(prof_path, "golden read_qrels + read_run + evaluate_trec")
+                print_profile(prof_path, "golden read_qrels + read_run + evaluate_trec")
             print()
         print(json.dumps(result, sort_keys=False))
     finally:

@@ -70,7 +70,7 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, _status_kib  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, _status_kib, print_profile  # noqa: E402  (scripts/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -899,7 +899,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.json:
             _print_report(result, sc, args.examples)
             if args.profile:
-                _print_profile(prof, "resolve (1,000 quotes)")
+                print_profile(prof, "resolve (1,000 quotes)")
             print()
         print(json.dumps(result, sort_keys=False))
     finally:
@@ -952,19 +952,6 @@ def _print_report(r: dict, sc: dict, n_examples: int) -> None:
     for f in sc["false_matches"][:n_examples * 2]:
         print(f"- false match [{f['kind']}] {f['status']} score {f['score']}\n    quote:    {f['quote']!r}\n"
               f"    returned: {f['returned']!r}")
-
-
-def _print_profile(path: str, title: str, n: int = 16) -> None:
-    import io
-    import pstats
-
-    for key in ("cumulative", "tottime"):
-        buf = io.StringIO()
-        pstats.Stats(path, stream=buf).strip_dirs().sort_stats(key).print_stats(n)
-        text = buf.getvalue()
-        start = text.find("   ncalls")
-        print(f"\n--- profile: {title}, top {n} by {key} ---")
-        print(text[start:].rstrip())
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ import tempfile
 import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, _status_kib  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, _status_kib, print_profile  # noqa: E402  (scripts/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -466,19 +466,6 @@ def _summary(runs: list[dict]) -> dict:
     }
 
 
-def _print_profile(path: str, title: str, n: int = 14) -> None:
-    import io
-    import pstats
-
-    for key in ("cumulative", "tottime"):
-        buf = io.StringIO()
-        pstats.Stats(path, stream=buf).strip_dirs().sort_stats(key).print_stats(n)
-        text = buf.getvalue()
-        start = text.find("   ncalls")
-        print(f"\n--- profile: {title}, top {n} by {key} ---")
-        print(text[start:].rstrip())
-
-
 def main(argv: list[str] | None = None) -> int:
     global _QUIET
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -596,8 +583,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"output: frozen {result['frozen_bytes'] / 2**20:.1f} MiB, "
                   f"baseline {result['baseline_bytes'] / 2**20:.1f} MiB")
             if args.profile:
-                _print_profile(prof_f, "freeze")
-                _print_profile(prof_v, "verify")
+                print_profile(prof_f, "freeze")
+                print_profile(prof_v, "verify")
             print()
         print(json.dumps(result, sort_keys=False))
     finally:

@@ -36,3 +36,17 @@ def _mark_before() -> tuple[int, int]:
     except OSError:
         pass
     return peak, cur
+
+
+def print_profile(path: str, title: str, n: int = 16) -> None:
+    """The top ``n`` entries of a cProfile dump, by cumulative and by own time."""
+    import io
+    import pstats
+
+    for key in ("cumulative", "tottime"):
+        buf = io.StringIO()
+        pstats.Stats(path, stream=buf).strip_dirs().sort_stats(key).print_stats(n)
+        text = buf.getvalue()
+        start = text.find("   ncalls")
+        print(f"\n--- profile: {title}, top {n} by {key} ---")
+        print(text[start:].rstrip())
