@@ -311,6 +311,39 @@ def cmd_results_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_runs_import(args: argparse.Namespace) -> int:
+    from annotator import runs_import
+
+    n = runs_import.import_run(_store(args), identity.cli_user(), args.file, args.system, args.format,
+                               replace=args.replace, progress=_Progress("placing passages"))
+    print(f"Imported run {args.system!r}: {n} results.")
+    return 0
+
+
+def cmd_runs_list(args: argparse.Namespace) -> int:
+    from annotator import runs_import
+
+    df = runs_import.run_table(_store(args), identity.cli_user())
+    _print_json(df.to_dict(orient="records")) if args.json else print(df.to_string(index=False) if len(df) else
+                                                                       "No runs imported yet.")
+    return 0
+
+
+def cmd_pool_build(args: argparse.Namespace) -> int:
+    from annotator import runs_import
+
+    rep = runs_import.build_pool(_store(args), identity.cli_user(), args.depth, args.runs)
+    if args.json:
+        _print_json({k: v for k, v in rep.as_dict().items() if k != "new_items"})
+    else:
+        print(f"Pool: {rep.pool_size} items over {rep.queries} queries; {rep.new_items} added, "
+              f"{rep.new_unjudged} of them unjudged.")
+        for system, m in rep.per_run.items():
+            flag = "  (below 0.8: its metrics are suspect)" if min(m.values()) < 0.8 else ""
+            print(f"  {system}: " + ", ".join(f"{k} {v:.3f}" for k, v in m.items()) + flag)
+    return 0
+
+
 def cmd_users_add(args: argparse.Namespace) -> int:
     password = None
     if args.password_stdin:
@@ -430,6 +463,18 @@ def build_parser() -> argparse.ArgumentParser:
                                                                             metavar="CMD")
     rx = add("export", cmd_results_export, "export eval_results to Parquet", rs)
     rx.add_argument("--out", required=True)
+
+    rn = sub.add_parser("runs", help="system runs").add_subparsers(dest="runs_cmd", required=True, metavar="CMD")
+    ri = add("import", cmd_runs_import, "import a TREC or JSONL passage run (all or nothing)", rn)
+    ri.add_argument("file")
+    ri.add_argument("--system", required=True, help="the system's name (no spaces)")
+    ri.add_argument("--format", choices=["trec", "jsonl"], default="trec")
+    ri.add_argument("--replace", action="store_true", help="replace a run of the same name")
+    add("list", cmd_runs_list, "list imported runs", rn)
+    po = sub.add_parser("pool", help="the judging pool").add_subparsers(dest="pool_cmd", required=True, metavar="CMD")
+    pb = add("build", cmd_pool_build, "add the union of the runs' top-K per query to the pool", po)
+    pb.add_argument("--depth", type=int, required=True)
+    pb.add_argument("--runs", nargs="+", help="systems to pool (default: all imported)")
 
     u = sub.add_parser("users", help="user accounts").add_subparsers(dest="users_cmd", required=True, metavar="CMD")
     ua = add("add", cmd_users_add, "add a local account", u)

@@ -300,9 +300,55 @@ _V2 = (
     )""",
 )
 
+# v3: imported system runs and the judging pool (METHODOLOGY §3.6). A run's results are
+# stored as corpus spans, so judgments survive re-chunking; which runs contributed a pool
+# item is kept apart (pool_sources) and never shown to judges.
+_V3 = (
+    """CREATE TABLE runs (
+        system VARCHAR PRIMARY KEY,
+        format VARCHAR NOT NULL,
+        source_name VARCHAR,
+        source_sha256 VARCHAR NOT NULL,
+        n_results INTEGER NOT NULL,
+        imported_at TIMESTAMP NOT NULL,
+        imported_by VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE run_results (
+        system VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        rank INTEGER NOT NULL,
+        score DOUBLE,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        match_kind VARCHAR NOT NULL,
+        PRIMARY KEY (system, query_id, rank)
+    )""",
+    """CREATE TABLE pool_items (
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        depth INTEGER NOT NULL,
+        added_at TIMESTAMP NOT NULL,
+        added_by VARCHAR NOT NULL,
+        PRIMARY KEY (query_id, doc_id, start, "end")
+    )""",
+    """CREATE TABLE pool_sources (
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        system VARCHAR NOT NULL,
+        rank INTEGER NOT NULL,
+        PRIMARY KEY (query_id, doc_id, start, "end", system)
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
+    Migration(3, "runs, run_results, pool_items, pool_sources", _V3),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,0 +1,92 @@
+"""Run import (TREC and JSONL passages placed as spans) and pool building (issue 5, part 1)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotator import runs_import
+from annotator.identity import User
+from annotator.roles import PermissionDenied, Role
+from golden_store.errors import ValidationError
+from tests.conftest import table_snapshot
+
+ENG = User("eng", "Eng", frozenset({Role.ENGINEER}))
+QUOTE = "Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night"
+
+
+def _trec(tmp_path, name, lines):
+    p = tmp_path / name
+    p.write_text("".join(f"{q} Q0 {d} {r} {s} sys\n" for q, d, r, s in lines))
+    return p
+
+
+def test_trec_run_import_ranks_by_score_and_stores_whole_documents(demo_store, tmp_path):
+    p = _trec(tmp_path, "a.txt", [("q001", "pension", 1, 1.0), ("q001", "vpn-troubleshooting", 2, 5.0)])
+    assert runs_import.import_run(demo_store, ENG, p, "bm25") == 2
+    rows = demo_store.read("SELECT rank, doc_id, start, \"end\" FROM run_results WHERE system = 'bm25' ORDER BY rank")
+    n = demo_store.read_one("SELECT length(raw_text) FROM documents WHERE doc_id = 'vpn-troubleshooting'")[0]
+    assert rows[0] == (1, "vpn-troubleshooting", 0, n)
+    with pytest.raises(ValidationError, match="exists"):
+        runs_import.import_run(demo_store, ENG, p, "bm25")
+    assert runs_import.import_run(demo_store, ENG, p, "bm25", replace=True) == 2
+
+
+def test_jsonl_passages_are_placed_on_the_corpus(demo_store, tmp_path):
+    p = tmp_path / "p.jsonl"
+    p.write_text("\n".join(json.dumps(x) for x in [
+        {"query_id": "q004", "doc_id": "expenses-per-diem", "text": QUOTE, "score": 3.0},
+        {"query_id": "q004", "doc_id": "expenses-per-diem", "text": QUOTE.lower().replace("165", "165,"),
+         "score": 2.0},
+    ]) + "\n")
+    runs_import.import_run(demo_store, ENG, p, "dense", "jsonl")
+    rows = demo_store.read("SELECT rank, start, \"end\", match_kind FROM run_results WHERE system = 'dense' ORDER BY rank")
+    raw = demo_store.read_one("SELECT raw_text FROM documents WHERE doc_id = 'expenses-per-diem'")[0]
+    assert raw[rows[0][1]:rows[0][2]] == QUOTE and rows[0][3] == "exact" and rows[1][3] == "fuzzy"
+
+
+@pytest.mark.parametrize("content,fmt,message", [
+    ("q999 Q0 pension 1 1.0 x\n", "trec", "unknown query id 'q999'"),
+    ("q001 Q0 nosuchdoc 1 1.0 x\n", "trec", "unknown doc id 'nosuchdoc'"),
+    ("q001 Q0 pension 1 1.0 x\nq001 Q0 pension 2\n", "trec", "line 2"),
+    ('{"query_id": "q001", "doc_id": "pension", "text": "Employees may keep a pet dragon at their desk", "score": 1}\n',
+     "jsonl", "could not be placed in 'pension'"),
+])
+def test_bad_runs_are_refused_and_leave_the_store_unchanged(demo_store, tmp_path, content, fmt, message):
+    p = tmp_path / f"bad.{fmt}"
+    p.write_text(content)
+    before = table_snapshot(demo_store)
+    with pytest.raises(ValidationError, match=message):
+        runs_import.import_run(demo_store, ENG, p, "bad", fmt)
+    assert table_snapshot(demo_store) == before
+
+
+def test_pool_is_the_deduplicated_union_and_extends_with_unjudged_items_only(demo_store, tmp_path):
+    a = _trec(tmp_path, "a.txt", [("q001", "vpn-troubleshooting", 1, 3.0), ("q001", "pension", 2, 2.0),
+                                  ("q001", "sick-leave", 3, 1.0), ("q002", "sick-leave", 1, 1.0)])
+    b = _trec(tmp_path, "b.txt", [("q001", "pension", 1, 3.0), ("q001", "annual-leave", 2, 2.0),
+                                  ("q002", "sick-leave", 1, 1.0)])
+    runs_import.import_run(demo_store, ENG, a, "a")
+    rep = runs_import.build_pool(demo_store, ENG, 2, ["a"])
+    assert (rep.pool_size, rep.new_items, rep.queries) == (3, 3, 2)
+    # someone judges pension for q001
+    start, end = demo_store.read_one("SELECT start, \"end\" FROM pool_items WHERE doc_id = 'pension'")
+    demo_store.write(lambda cur: cur.execute(
+        "INSERT INTO grade_events (query_id, doc_id, start, \"end\", op, grade, actor, created_at)"
+        " VALUES ('q001', 'pension', ?, ?, 'grade', 0, 'ann', now())", [start, end]))
+    runs_import.import_run(demo_store, ENG, b, "b")
+    rep = runs_import.build_pool(demo_store, ENG, 2)
+    assert rep.new_items == 1 and rep.new_unjudged == 1  # only annual-leave is new
+    assert rep.pool_size == 4
+    assert rep.per_run["b"]["judged_at_2"] == pytest.approx((1 / 2 + 0) / 2)
+    srcs = demo_store.read("SELECT system FROM pool_sources WHERE doc_id = 'pension' ORDER BY system")
+    assert srcs == [("a",), ("b",)]  # both runs contributed it: recorded, never shown to judges
+    rep = runs_import.build_pool(demo_store, ENG, 2)
+    assert rep.new_items == 0
+
+
+def test_only_engineers_import_runs(demo_store, tmp_path):
+    p = _trec(tmp_path, "a.txt", [("q001", "pension", 1, 1.0)])
+    with pytest.raises(PermissionDenied):
+        runs_import.import_run(demo_store, User("ann", "Ann", frozenset({Role.ANNOTATOR})), p, "x")
