@@ -54,6 +54,7 @@ def main() -> None:
             ]
         if user.can(Permission.LABEL):
             pages.append(st.Page(PAGES / "evidence.py", title="Evidence", icon=":material/format_quote:"))
+            pages.append(st.Page(PAGES / "judge.py", title="Judge", icon=":material/gavel:"))
         if user.can(Permission.VIEW_VERSIONS):
             pages.append(st.Page(PAGES / "versions.py", title="Versions", icon=":material/inventory_2:"))
             pages.append(st.Page(PAGES / "power.py", title="Power", icon=":material/query_stats:"))

@@ -16,14 +16,15 @@ PAGES = {
     "corpus": "app_pages/corpus.py",
     "queries": "app_pages/queries.py",
     "evidence": "app_pages/evidence.py",
+    "judge": "app_pages/judge.py",
     "versions": "app_pages/versions.py",
     "power": "app_pages/power.py",
     "users": "app_pages/users.py",
 }
 VISIBLE = {
-    "annotator": {"home", "corpus", "queries", "evidence"},
+    "annotator": {"home", "corpus", "queries", "evidence", "judge"},
     "reviewer": {"home", "corpus", "queries"},
-    "lead": {"home", "corpus", "queries", "evidence", "versions", "power"},
+    "lead": {"home", "corpus", "queries", "evidence", "judge", "versions", "power"},
     "engineer": {"home", "corpus", "queries", "versions", "power"},
     "admin": set(PAGES),
 }
@@ -335,3 +336,73 @@ def test_power_page_from_a_value_and_from_recorded_runs(accounts):
     at.radio(key="pw_source").set_value("two recorded runs").run()
     assert not at.exception
     assert any("σ_d = 0.5774 measured on 3 shared queries" in c.value for c in at.caption)
+
+
+def _pool(store, tmp_path):
+    from annotator import runs_import
+
+    run = tmp_path / "run.txt"
+    run.write_text("q001 Q0 vpn-troubleshooting 1 3.0 x\nq001 Q0 pension 2 2.0 x\nq002 Q0 sick-leave 1 1.0 x\n")
+    admin = identity.get_user(store, "admin")
+    runs_import.import_run(store, admin, run, "secret-system-name")
+    runs_import.build_pool(store, admin, 5)
+
+
+def _everything_rendered(at) -> str:
+    """Every text the page put on screen (markdown, captions, titles, tables, widget labels)."""
+    parts = [e.value for e in [*at.markdown, *at.caption, *at.title, *at.subheader, *at.text, *at.success,
+                               *at.info, *at.warning, *at.error]]
+    parts += [str(d.value) for d in at.dataframe]
+    parts += [w.label for w in [*at.button, *at.text_input, *at.selectbox, *at.radio]]
+    parts += [str(o) for sb in at.selectbox for o in sb.options]
+    return "\n".join(map(str, parts))
+
+
+def test_judging_is_blind_grades_are_events_and_corrections_are_new_events(accounts, tmp_path):
+    _pool(accounts, tmp_path)
+    at = app_as("annotator")
+    at.switch_page("app_pages/judge.py").run()
+    assert not at.exception
+    assert "secret-system-name" not in _everything_rendered(at)
+    first = at.subheader[0].value
+    at.button(key="grade_2").click().run()
+    assert not at.exception and "secret-system-name" not in _everything_rendered(at)
+    rows = accounts.read("SELECT query_id, op, grade, rubric_version, doc_sha256 IS NOT NULL FROM grade_events "
+                         "WHERE actor = 'annotator'")
+    assert len(rows) == 1 and rows[0][1:] == ("grade", 2, 1, True)
+    at.button(key="judge_skip").click().run()
+    at.button(key="judge_unsure").click().run()
+    assert accounts.read_one("SELECT count(*) FROM grade_events WHERE actor = 'annotator'")[0] == 3
+    assert any("Nothing left in your queue" in s.value for s in at.success)
+    # correct the first judgment: a new event, the old one stays
+    at.selectbox(key="fix_pick").set_value(2).run()
+    at.radio(key="fix_grade").set_value(3).run()
+    at.button(key="fix_save").click().run()
+    assert not at.exception
+    grades = accounts.read("SELECT grade FROM grade_events WHERE actor = 'annotator' AND op = 'grade' ORDER BY event_id")
+    assert grades == [(2,), (3,)]
+    assert first  # the first item shown had a question
+
+
+def test_each_annotator_has_their_own_order(accounts, tmp_path):
+    from annotator import judging
+
+    _pool(accounts, tmp_path)
+    a = judging.next_item(accounts, identity.get_user(accounts, "annotator"))
+    orders = {judging.next_item(accounts, identity.User(f"x{i}", "x", frozenset(identity.Role))).doc_id
+              for i in range(12)}
+    assert a is not None and len(orders) > 1  # different annotators start on different items
+
+
+def test_only_leads_edit_the_rubric(accounts, tmp_path):
+    at = app_as("annotator")
+    at.switch_page("app_pages/judge.py").run()
+    assert "rub_save" not in [b.key for b in at.button]
+    at = app_as("lead")
+    at.switch_page("app_pages/judge.py").run()
+    at.text_area(key="rub_text").input("Grade 3 only if the passage alone answers.")
+    at.text_input(key="rub_change").input("Clarified grade 3 after adjudicating q001")
+    at.button(key="rub_save").click().run()
+    assert not at.exception
+    assert accounts.read_one("SELECT max(version), any_value(changelog ORDER BY version DESC) FROM rubric_versions") == (
+        2, "Clarified grade 3 after adjudicating q001")
