@@ -344,6 +344,22 @@ def cmd_pool_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_pool_status(args: argparse.Namespace) -> int:
+    from annotator import runs_import
+
+    rep = runs_import.pool_status(_store(args), identity.cli_user(), args.k)
+    if args.json:
+        _print_json(rep)
+        return 0
+    for system, e in rep["runs"].items():
+        extra = f"  AP {e['ap']:.3f} vs Bpref {e['bpref']:.3f}" if "ap" in e else ""
+        print(f"{system}: judged@10 {e['judged_at_10']:.3f}  judged@{rep['k']} {e['judged_at_' + str(rep['k'])]:.3f}  "
+              f"{e['queries_below_threshold']}/{e['queries']} queries below {rep['threshold']}{extra}")
+    if not rep["runs"]:
+        print("No runs imported yet.")
+    return 0
+
+
 def cmd_users_add(args: argparse.Namespace) -> int:
     password = None
     if args.password_stdin:
@@ -475,6 +491,8 @@ def build_parser() -> argparse.ArgumentParser:
     pb = add("build", cmd_pool_build, "add the union of the runs' top-K per query to the pool", po)
     pb.add_argument("--depth", type=int, required=True)
     pb.add_argument("--runs", nargs="+", help="systems to pool (default: all imported)")
+    ps = add("status", cmd_pool_status, "judged coverage per run (judged@10, judged@k, AP vs Bpref)", po)
+    ps.add_argument("--k", type=int, default=10)
 
     u = sub.add_parser("users", help="user accounts").add_subparsers(dest="users_cmd", required=True, metavar="CMD")
     ua = add("add", cmd_users_add, "add a local account", u)

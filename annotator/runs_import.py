@@ -28,3 +28,8 @@ def build_pool(store: Store, user: User, depth: int, systems: Sequence[str] | No
 def run_table(store: Store, user: User):
     require(user, Permission.VIEW_STORE)
     return runs.list_runs(store)
+
+
+def pool_status(store: Store, user: User, k: int = 10) -> dict:
+    require(user, Permission.VIEW_STORE)
+    return runs.pool_status(store, k=k)

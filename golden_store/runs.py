@@ -206,3 +206,34 @@ def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None
         return PoolReport(int(queries), int(size), len(new_items), new_unjudged, per_run)
 
     return store.write(tx)
+
+
+def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
+    """Coverage of every imported run by the judgments (METHODOLOGY §3.6): judged@10 and
+    judged@k per run, the queries below ``threshold`` flagged, and Bpref beside AP (both
+    grade >= 2): when AP sits far below Bpref, unjudged passages are dragging the run down
+    (pooling bias), not bad retrieval."""
+    from golden_store.scoring.trec import evaluate_trec
+
+    grades = store.df("SELECT query_id, doc_id || ':' || start || '-' || \"end\" AS doc_id, grade FROM final_grades")
+    judged_any = store.df("SELECT DISTINCT query_id, doc_id || ':' || start || '-' || \"end\" AS doc_id, 0 AS grade "
+                          "FROM current_grades")
+    out: dict = {"k": k, "threshold": threshold, "runs": {}}
+    systems = [r[0] for r in store.read("SELECT system FROM runs ORDER BY system")]
+    for system in systems:
+        run = store.df("SELECT query_id, doc_id || ':' || start || '-' || \"end\" AS doc_id, -rank AS score "
+                       "FROM run_results WHERE system = ?", [system])
+        queries = sorted(set(run["query_id"]))
+        # judged@ uses "has any grade"; every query of the run is evaluated (a dummy 0 keeps unjudged ones in)
+        anyq = pd.concat([judged_any, pd.DataFrame({"query_id": queries, "doc_id": "__none__", "grade": 0})])
+        cov = evaluate_trec(anyq, run, [f"Judged@10", f"Judged@{k}"] if k != 10 else ["Judged@10"])
+        low = sorted(cov.per_query.index[cov.per_query["Judged@10"] < threshold])
+        entry = {"queries": len(queries), "judged_at_10": cov.mean["Judged@10"],
+                 f"judged_at_{k}": cov.mean[f"Judged@{k}"], "queries_below_threshold": len(low),
+                 "below_threshold": low[:50]}
+        if len(grades):
+            rel = evaluate_trec(grades, run, ["AP(rel=2)", "Bpref(rel=2)"])
+            entry["ap"] = rel.mean["AP(rel=2)"]
+            entry["bpref"] = rel.mean["Bpref(rel=2)"]
+        out["runs"][system] = entry
+    return out

@@ -288,7 +288,6 @@ def freeze(
             "qrels_rule": QRELS_RULE,
             "kappa_binary": None,
             "kappa_graded": None,
-            "judged_fraction_at_10": None,
             "files": files,
             # the labels and corpus alone: equal for two freezes of identical content
             "data_digest": data_digest,
@@ -360,7 +359,14 @@ def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         generator = {"kind": "human", "model": None, "prompt_sha": None}
     else:
         generator = None
+    per_run = dict(cur.execute(
+        "SELECT system, avg(jq) FROM (SELECT r.system, r.query_id, avg(CASE WHEN g.query_id IS NULL THEN 0.0 ELSE 1.0 "
+        "END) AS jq FROM run_results r SEMI JOIN queries q USING (query_id) LEFT JOIN (SELECT DISTINCT query_id, "
+        "doc_id, start, \"end\" FROM current_grades) g USING (query_id, doc_id, start, \"end\") WHERE r.rank <= 10 "
+        "GROUP BY r.system, r.query_id) GROUP BY system ORDER BY system").fetchall())
     return {
+        "judged_fraction_at_10": (sum(per_run.values()) / len(per_run)) if per_run else None,
+        "judged_fraction_at_10_per_run": {k: float(v) for k, v in per_run.items()} or None,
         "corpus_digest": corpus_digest(docs),
         # spans index the raw text: a re-encoded corpus (CRLF, say) keeps the canonical
         # digest but moves every offset, so the raw text is pinned too

@@ -8,6 +8,8 @@
   scored without re-labeling. A labeled query none of whose passages hit a span scores 0.
 * Unanswerable (negative) queries have no relevant passage: retrieval measures are
   undefined for them and they are left out (their place is abstention scoring).
+* Binary measures count grade >= 2 (partially or fully answers) unless the name says
+  ``rel=``: the result is keyed by the full name, e.g. ``R(rel=2)@10``.
 * Every mean comes with a bootstrap interval and per-stratum means; the definitions
   (dataset version, content digest, qrels rule, hit rule, measure definitions) travel
   with the result.
@@ -16,11 +18,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 import pandas as pd
 
 from golden_store.errors import ValidationError
-from golden_store.scoring.measures import Measure
+from golden_store.scoring.measures import Measure, parse_measure
 from golden_store.scoring.stats import bootstrap_ci
 from golden_store.scoring.trec import EvalResult, _run_frame, evaluate_trec
 
@@ -36,6 +39,11 @@ def _passage_frame(run) -> pd.DataFrame | None:
 def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: str | None = None,
              include_held_out: bool = True, n_boot: int = 10_000, seed: int = 0) -> EvalResult:
     manifest = golden_set.manifest
+    # graded golden labels: a binary measure counts grade >= 2 (partially or fully answers)
+    # unless the measure name says rel=...
+    measures = [m if isinstance(m, Measure) else
+                (parse_measure(m) if "rel=" in m.replace(" ", "") else replace(parse_measure(m), rel=2))
+                for m in measures]
     passages = _passage_frame(run)
     if passages is None:
         qrels = golden_set.qrels(include_held_out=include_held_out)
@@ -69,6 +77,7 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
         "corpus_digest": manifest.get("corpus_digest"),
         "qrels_rule": manifest.get("qrels_rule"),
         "_negatives": "unanswerable queries have no relevant passage and are not scored here",
+        "_relevance": "binary measures count grade >= 2 unless the measure says rel=...; nDCG uses the grades",
         "_ci95": f"percentile bootstrap of the mean over queries, {n_boot} resamples, seed {seed}",
     })
     if used_rule:

@@ -90,3 +90,24 @@ def test_only_engineers_import_runs(demo_store, tmp_path):
     p = _trec(tmp_path, "a.txt", [("q001", "pension", 1, 1.0)])
     with pytest.raises(PermissionDenied):
         runs_import.import_run(demo_store, User("ann", "Ann", frozenset({Role.ANNOTATOR})), p, "x")
+
+
+def test_pool_status_and_the_manifest_judged_fraction(demo_store, tmp_path):
+    from golden_store import judging
+    from golden_store.runs import pool_status
+    from golden_store.versions import freeze
+
+    a = _trec(tmp_path, "a.txt", [("q001", "vpn-troubleshooting", 1, 3.0), ("q001", "pension", 2, 2.0),
+                                  ("q002", "sick-leave", 1, 1.0), ("q002", "pension", 2, 0.5)])
+    runs_import.import_run(demo_store, ENG, a, "a")
+    runs_import.build_pool(demo_store, ENG, 10)
+    items = demo_store.read_dicts("SELECT query_id, doc_id, start, \"end\" FROM pool_items ORDER BY query_id, doc_id")
+    for it, g in zip(items[:3], [3, 0, 3]):  # q001 fully judged, q002 half
+        judging.record(demo_store, "ann", it["query_id"], it["doc_id"], it["start"], it["end"], op="grade", grade=g)
+    st = pool_status(demo_store)["runs"]["a"]
+    assert st["judged_at_10"] == pytest.approx((1.0 + 0.5) / 2)
+    assert st["below_threshold"] == ["q002"] and st["queries_below_threshold"] == 1
+    assert 0 <= st["ap"] <= st["bpref"] + 1e-9
+    m = freeze(demo_store, "v1", actor="eng").manifest
+    assert m["judged_fraction_at_10"] == pytest.approx(0.75) and m["judged_fraction_at_10_per_run"]["a"] == 0.75
+    assert m["label_type"] == "graded_0_3"

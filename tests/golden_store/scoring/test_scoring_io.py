@@ -58,11 +58,12 @@ def test_score_a_frozen_version_by_document_and_by_passage(demo_store):
     rows = [(s.query_id, s.doc_id, 10.0) for s in spans.itertuples()] + \
            [(q, "pension", 1.0) for q in set(spans["query_id"])]
     doc_run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]).drop_duplicates(["query_id", "doc_id"])
-    res = evaluate(v, doc_run, ["R@10", "Success@1"])
-    assert res.mean["R@10"] == 1.0, res.per_query[res.per_query["R@10"] < 1]
+    res = evaluate(v, doc_run, ["R@10", "Success@1", "nDCG@10"])
+    assert res.measures == ["R(rel=2)@10", "Success(rel=2)@1", "nDCG@10"]  # graded labels: relevant = grade >= 2
+    assert res.mean["R(rel=2)@10"] == 1.0
     assert res.n_queries == spans["query_id"].nunique()
     assert set(res.strata) <= set(v.strata.values()) and "negative" not in res.strata
-    assert res.ci95["R@10"] == (1.0, 1.0)
+    assert res.ci95["R(rel=2)@10"] == (1.0, 1.0)
     assert res.definitions["dataset_version"] == "v1" and res.definitions["content_digest"].startswith("sha256:")
     # a passage run: one passage exactly on each span (ranked first), one elsewhere
     prows = []
@@ -70,13 +71,13 @@ def test_score_a_frozen_version_by_document_and_by_passage(demo_store):
         prows.append((s.query_id, s.doc_id, int(s.start), int(s.end), 5.0))
         prows.append((s.query_id, s.doc_id, int(s.end) + 1000, int(s.end) + 1400, 2.0))
     passages = pd.DataFrame(prows, columns=["query_id", "doc_id", "start", "end", "score"])
-    res = evaluate(v, passages, ["RR", "Success@1"])
+    res = evaluate(v, passages, ["RR(rel=1)", "Success@1"])
     assert res.definitions["hit_rule"] == "min_overlap(0.5)"
-    assert res.mean["RR"] == 1.0 and res.mean["Success@1"] == 1.0
+    assert res.mean["RR"] == 1.0 and res.mean["Success(rel=2)@1"] == 1.0
     # the same passages moved off every span: nothing hits, every labeled query scores 0 and counts
     missed = passages.assign(start=passages["start"] + 20000, end=passages["end"] + 20000)
     res = evaluate(v, missed, ["RR"], hit_rule="any_overlap")
-    assert res.mean["RR"] == 0.0 and res.n_queries == spans["query_id"].nunique()
+    assert res.mean["RR(rel=2)"] == 0.0 and res.n_queries == spans["query_id"].nunique()
     assert res.definitions["hit_rule"] == "any_overlap"
 
 
@@ -115,9 +116,9 @@ def test_record_and_compare_from_the_cli(tmp_path):
     r = run("score", "--version", "v1", "--run", "bad.txt", "-m", "R@10", "--record", "bad")
     assert r.returncode == 1 and "never overwritten" in r.stderr
     r = run("compare", "good", "bad")
-    assert r.returncode == 1 and "R@10: FAIL" in r.stdout
+    assert r.returncode == 1 and "R(rel=2)@10: FAIL" in r.stdout
     r = run("compare", "bad", "good", "--json")
-    assert r.returncode == 0 and json.loads(r.stdout)["metrics"]["R@10"]["verdict"] == "PASS"
+    assert r.returncode == 0 and json.loads(r.stdout)["metrics"]["R(rel=2)@10"]["verdict"] == "PASS"
     assert run("results", "export", "--out", "res.parquet").returncode == 0
     assert (tmp_path / "res.parquet").exists()
 
