@@ -57,6 +57,7 @@ def main() -> None:
             pages.append(st.Page(PAGES / "judge.py", title="Judge", icon=":material/gavel:"))
         if user.can(Permission.VIEW_VERSIONS):
             pages.append(st.Page(PAGES / "versions.py", title="Versions", icon=":material/inventory_2:"))
+            pages.append(st.Page(PAGES / "pool.py", title="Runs & pool", icon=":material/stacks:"))
             pages.append(st.Page(PAGES / "power.py", title="Power", icon=":material/query_stats:"))
         if user.can(Permission.MANAGE_USERS):
             pages.append(st.Page(PAGES / "users.py", title="Users", icon=":material/group:"))

@@ -19,13 +19,14 @@ PAGES = {
     "judge": "app_pages/judge.py",
     "versions": "app_pages/versions.py",
     "power": "app_pages/power.py",
+    "pool": "app_pages/pool.py",
     "users": "app_pages/users.py",
 }
 VISIBLE = {
     "annotator": {"home", "corpus", "queries", "evidence", "judge"},
     "reviewer": {"home", "corpus", "queries"},
-    "lead": {"home", "corpus", "queries", "evidence", "judge", "versions", "power"},
-    "engineer": {"home", "corpus", "queries", "versions", "power"},
+    "lead": {"home", "corpus", "queries", "evidence", "judge", "versions", "power", "pool"},
+    "engineer": {"home", "corpus", "queries", "versions", "power", "pool"},
     "admin": set(PAGES),
 }
 PASSWORD = "0123456789"
@@ -406,3 +407,18 @@ def test_only_leads_edit_the_rubric(accounts, tmp_path):
     assert not at.exception
     assert accounts.read_one("SELECT max(version), any_value(changelog ORDER BY version DESC) FROM rubric_versions") == (
         2, "Clarified grade 3 after adjudicating q001")
+
+
+def test_engineer_imports_a_run_builds_the_pool_and_sees_coverage(accounts, tmp_path):
+    at = app_as("engineer")
+    at.switch_page("app_pages/pool.py").run()
+    assert not at.exception and any("No runs yet" in i.value for i in at.info)
+    _pool(accounts, tmp_path)  # a run imported and pooled through the annotator layer
+    at.run()
+    assert not at.exception
+    cov = at.dataframe[1].value
+    assert cov.loc[0, "run"] == "secret-system-name" and cov.loc[0, "judged@10"] == 0.0
+    assert any("judged@10 below 0.8" in w.value for w in at.warning)
+    at = app_as("lead")
+    at.switch_page("app_pages/pool.py").run()
+    assert "run_import" not in [b.key for b in at.button]  # leads see coverage, engineers import
