@@ -339,8 +339,8 @@ def cmd_pool_build(args: argparse.Namespace) -> int:
         print(f"Pool: {rep.pool_size} items over {rep.queries} queries; {rep.new_items} added, "
               f"{rep.new_unjudged} of them unjudged.")
         for system, m in rep.per_run.items():
-            flag = "  (below 0.8: its metrics are suspect)" if min(m.values()) < 0.8 else ""
-            print(f"  {system}: " + ", ".join(f"{k} {v:.3f}" for k, v in m.items()) + flag)
+            flag = "  (below 0.8: its metrics are suspect)" if m["judged_at_k"] < 0.8 else ""
+            print(f"  {system}: judged@{m['k']} {m['judged_at_k']:.3f}{flag}")
     return 0
 
 

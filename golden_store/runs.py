@@ -199,7 +199,7 @@ def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None
                 "ELSE 1.0 END) AS j FROM _top t LEFT JOIN (SELECT DISTINCT query_id, doc_id, start, \"end\" "
                 "FROM current_grades) g USING (query_id, doc_id, start, \"end\") GROUP BY system, query_id) t "
                 "GROUP BY t.system ORDER BY 1").fetchall():
-                per_run[system] = {f"judged_at_{depth}": float(value)}
+                per_run[system] = {"judged_at_k": float(value), "k": depth}
             queries, size = cur.execute("SELECT count(DISTINCT query_id), count(*) FROM pool_items").fetchone()
         finally:
             cur.execute("DROP TABLE _top")

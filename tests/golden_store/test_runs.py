@@ -79,7 +79,7 @@ def test_pool_is_the_deduplicated_union_and_extends_with_unjudged_items_only(dem
     rep = runs_import.build_pool(demo_store, ENG, 2)
     assert rep.new_items == 1 and rep.new_unjudged == 1  # only annual-leave is new
     assert rep.pool_size == 4
-    assert rep.per_run["b"]["judged_at_2"] == pytest.approx((1 / 2 + 0) / 2)
+    assert rep.per_run["b"] == {"judged_at_k": pytest.approx((1 / 2 + 0) / 2), "k": 2}
     srcs = demo_store.read("SELECT system FROM pool_sources WHERE doc_id = 'pension' ORDER BY system")
     assert srcs == [("a",), ("b",)]  # both runs contributed it: recorded, never shown to judges
     rep = runs_import.build_pool(demo_store, ENG, 2)
@@ -111,3 +111,27 @@ def test_pool_status_and_the_manifest_judged_fraction(demo_store, tmp_path):
     m = freeze(demo_store, "v1", actor="eng").manifest
     assert m["judged_fraction_at_10"] == pytest.approx(0.75) and m["judged_fraction_at_10_per_run"]["a"] == 0.75
     assert m["label_type"] == "graded_0_3"
+
+
+def test_pool_cli_json_shape(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    golden = str(Path(sys.executable).parent / "golden")
+    run = lambda *a: subprocess.run([golden, *a], capture_output=True, text=True, cwd=tmp_path, env=env)  # noqa: E731
+    assert run("demo").returncode == 0
+    _trec(tmp_path, "a.txt", [("q001", "pension", 1, 1.0), ("q001", "sick-leave", 2, 0.5)])
+    r = run("runs", "import", "a.txt", "--system", "bm25")
+    assert r.returncode == 0, r.stderr
+    r = run("pool", "build", "--depth", "1", "--json")
+    rep = json.loads(r.stdout)
+    assert rep == {"queries": 1, "pool_size": 1, "new_unjudged": 1, "per_run": {"bm25": {"judged_at_k": 0.0, "k": 1}}}
+    r = run("pool", "status", "--json")
+    assert json.loads(r.stdout)["runs"]["bm25"]["queries_below_threshold"] == 1
+    bad = tmp_path / "bad.txt"
+    bad.write_text("q001 Q0 pension 1 1.0 x\nq001 Q0 pension\n")
+    r = run("runs", "import", "bad.txt", "--system", "x")
+    assert r.returncode == 1 and "bad.txt line 2" in r.stderr
