@@ -46,3 +46,17 @@ def test_bench_scoring_runs_and_agrees_with_pytrec_eval(tmp_path):
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["agreement"]["max_abs_diff_all"] <= 1e-9
     assert report["ratio_golden_vs_pytrec"] > 0
+
+
+def test_bench_judging_runs(tmp_path):
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_judging.py"), "--events", "5000", "--queries", "50",
+         "--runs", "2", "--depth", "5", "--actions", "10", "--docs", "100", "--pool-reps", "1", "--json"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    # the actions really judged items, and both measurements carry a same-run baseline ratio
+    assert report["judge_progress_after"] != report["judge_progress_before"]
+    assert report["judging_action"]["n"] == 10 and report["judging_action"]["ratio_vs_baseline"] > 0
+    assert report["build_pool"]["pool_size"] > 0 and report["build_pool"]["ratio_vs_baseline"] > 0
