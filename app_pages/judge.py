@@ -50,16 +50,17 @@ with left:
                 md_escape(t) if kind == "plain" else f":{styles[kind]}[{md_escape(t)}]"
                 for t, kind in item.segments).replace("\n", "  \n"))
         note = st.text_input("Note (optional)", key=f"judge_note_{item.query_id}_{item.doc_id}_{item.start}")
+        st.caption(" · ".join(f"**{g}** {label}" for g, label in judging.GRADES.items()) + " · keys 0-3, s, u")
         cols = st.columns(6)
         for g in (0, 1, 2, 3):
-            if cols[g].button(f"{g} · {judging.GRADES[g]}", key=f"grade_{g}", shortcut=str(g),
+            if cols[g].button(str(g), key=f"grade_{g}", shortcut=str(g), help=judging.GRADES[g],
                               use_container_width=True):
                 judging.judge(s, user, item, "grade", g, note)
                 st.rerun()
-        if cols[4].button("Skip (s)", key="judge_skip", shortcut="s", use_container_width=True):
+        if cols[4].button("Skip", key="judge_skip", shortcut="s", use_container_width=True):
             judging.judge(s, user, item, "skip", note=note)
             st.rerun()
-        if cols[5].button("Unsure (u)", key="judge_unsure", shortcut="u", use_container_width=True):
+        if cols[5].button("Unsure", key="judge_unsure", shortcut="u", use_container_width=True):
             judging.judge(s, user, item, "unsure", note=note)
             st.rerun()
 
