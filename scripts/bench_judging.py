@@ -52,7 +52,9 @@ import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from benchlib import _mark_before, _maxrss_kib  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, child_runner, mib  # noqa: E402  (scripts/ is on sys.path)
+
+run_child = child_runner(__file__)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -327,24 +329,7 @@ def _plan_lines(plan: dict) -> list[str]:
     return lines
 
 
-def run_child(op: str, **kw: object) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op]
-    for k, v in kw.items():
-        if v is True:
-            cmd.append(f"--{k.replace('_', '-')}")
-        elif v not in (None, False):
-            cmd += [f"--{k.replace('_', '-')}", str(v)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 # ---- parent -----------------------------------------------------------------------------------
-
-
-def _mib(kib: float) -> float:
-    return round(kib / 1024, 1)
 
 
 def _ms(xs: list[float]) -> dict:
@@ -421,8 +406,8 @@ def main(argv: list[str] | None = None) -> int:
         pool = {"median_s": round(statistics.median(pool_secs), 3), "min_s": round(min(pool_secs), 3),
                 "max_s": round(max(pool_secs), 3), "reps": len(pool_secs),
                 "pool_size": pool_runs[-1]["report"]["pool_size"],
-                "peak_rss_mib": _mib(max(r["maxrss_kib"] for r in pool_runs)),
-                "rss_growth_mib": _mib(statistics.median(r["call_peak_kib"] - r["pre_rss_kib"] for r in pool_runs))}
+                "peak_rss_mib": mib(max(r["maxrss_kib"] for r in pool_runs)),
+                "rss_growth_mib": mib(statistics.median(r["call_peak_kib"] - r["pre_rss_kib"] for r in pool_runs))}
         pool_floor = {"median_s": round(statistics.median(pb_secs), 3), "min_s": round(min(pb_secs), 3),
                       "max_s": round(max(pb_secs), 3)}
         pool["ratio_vs_baseline"] = round(statistics.median(pool_secs) / statistics.median(pb_secs), 2)
@@ -444,8 +429,8 @@ def main(argv: list[str] | None = None) -> int:
             "next_items": judge["next_items"],
             "baseline_pk_read": judge["baseline"],
             "judge_progress_before": j["progress_before"], "judge_progress_after": j["progress_after"],
-            "judge_peak_rss_mib": _mib(j["maxrss_kib"]),
-            "judge_rss_growth_mib": _mib(j["call_peak_kib"] - j["pre_rss_kib"]),
+            "judge_peak_rss_mib": mib(j["maxrss_kib"]),
+            "judge_rss_growth_mib": mib(j["call_peak_kib"] - j["pre_rss_kib"]),
             "build_pool": pool,
             "pool_baseline_distinct_topk": pool_floor,
             "targets": {"action_p95_ms": P95_TARGET_MS,

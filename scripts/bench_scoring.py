@@ -76,7 +76,9 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, _status_kib, print_profile  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, _status_kib, child_runner, git_head, mib, print_profile  # noqa: E402  (scripts/ is on sys.path)
+
+run_child = child_runner(__file__)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -380,17 +382,6 @@ def run_pytrec(data: dict, work: Path, dump: Path | None = None) -> dict:
     return r
 
 
-def run_child(op: str, **kw: object) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op]
-    for k, v in kw.items():
-        if v is not None:
-            cmd += [f"--{k.replace('_', '-')}", str(v)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def agreement(golden_pq: dict, ref: dict) -> dict:
     """Max |golden - pytrec_eval| per measure over every query golden scored (a query
     pytrec_eval leaves out, i.e. one missing from the run, is expected to be 0)."""
@@ -412,23 +403,11 @@ def agreement(golden_pq: dict, ref: dict) -> dict:
 # ---- parent -----------------------------------------------------------------------------------
 
 
-def _mib(kib: float) -> float:
-    return round(kib / 1024, 1)
-
-
 def _summary(runs: list[dict]) -> dict:
     secs = [r["seconds"] for r in runs]
     return {"median_s": round(statistics.median(secs), 3), "min_s": round(min(secs), 3),
-            "max_s": round(max(secs), 3), "peak_rss_mib": _mib(max(r["peak_kib"] for r in runs)),
-            "peak_rss_mib_median": _mib(statistics.median(r["peak_kib"] for r in runs))}
-
-
-def _git_head() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        return out.stdout.strip() or None
-    except OSError:
-        return None
+            "max_s": round(max(secs), 3), "peak_rss_mib": mib(max(r["peak_kib"] for r in runs)),
+            "peak_rss_mib_median": mib(statistics.median(r["peak_kib"] for r in runs))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -518,8 +497,8 @@ def main(argv: list[str] | None = None) -> int:
             runs["pytrec"].append(run_pytrec(data, work))
             runs["golden"].append(run_golden(data, work))
             log(f"rep {rep}/{args.reps}: pytrec_eval {runs['pytrec'][-1]['seconds']:.2f} s "
-                f"({_mib(runs['pytrec'][-1]['peak_kib']):.0f} MiB), golden {runs['golden'][-1]['seconds']:.2f} s "
-                f"({_mib(runs['golden'][-1]['peak_kib']):.0f} MiB)")
+                f"({mib(runs['pytrec'][-1]['peak_kib']):.0f} MiB), golden {runs['golden'][-1]['seconds']:.2f} s "
+                f"({mib(runs['golden'][-1]['peak_kib']):.0f} MiB)")
         # the timed golden runs print the same means as the warm-up
         for r in runs["golden"]:
             for m, v in r["result"]["mean"].items():
@@ -542,17 +521,17 @@ def main(argv: list[str] | None = None) -> int:
         boot = {"queries": args.queries, "n_boot": args.boot, "reps": args.boot_reps,
                 "median_s": round(statistics.median(b_secs), 3), "min_s": round(min(b_secs), 3),
                 "max_s": round(max(b_secs), 3),
-                "growth_mib": _mib(statistics.median(c["growth_kib"] for c in bs["calls"])),
+                "growth_mib": mib(statistics.median(c["growth_kib"] for c in bs["calls"])),
                 "floor_median_s": round(statistics.median(bs["floor_s"]), 3)}
         boot["ratio_vs_floor"] = round(boot["median_s"] / boot["floor_median_s"], 2) if boot["floor_median_s"] else None
         phases = {
             "import_s": round(ph["import_s"], 3),
             "read_qrels_s": round(ph["read_qrels_s"], 3), "read_run_s": round(ph["read_run_s"], 3),
             "evaluate_trec_s": round(ph["evaluate_trec_s"], 3),
-            "rss_after_import_mib": _mib(ph["rss_after_import_kib"]),
-            "peak_after_read_run_mib": _mib(ph["read_run_peak_kib"]),
-            "rss_after_read_run_mib": _mib(ph["read_run_rss_kib"]),
-            "peak_after_evaluate_mib": _mib(ph["evaluate_trec_peak_kib"]),
+            "rss_after_import_mib": mib(ph["rss_after_import_kib"]),
+            "peak_after_read_run_mib": mib(ph["read_run_peak_kib"]),
+            "rss_after_read_run_mib": mib(ph["read_run_rss_kib"]),
+            "peak_after_evaluate_mib": mib(ph["evaluate_trec_peak_kib"]),
             "run_frame_deep_mib": ph["run_frame_mib"],
         }
         targets = {
@@ -569,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": {"nproc": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
                         "pandas": pd.__version__, "pytrec_eval": getattr(pytrec_eval, "__version__", None),
                         "platform": platform.platform()},
-            "code": {"git_head": _git_head(),
+            "code": {"git_head": git_head(ROOT),
                      "trec_sha256_16": hashlib.sha256(Path(trec.__file__).read_bytes()).hexdigest()[:16]},
             "data": {k: v for k, v in data.items() if k not in ("run", "qrels")},
             "measures": MEASURES,

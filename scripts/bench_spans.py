@@ -70,7 +70,9 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, _status_kib, print_profile  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, _status_kib, child_runner, git_head, print_profile  # noqa: E402  (scripts/ is on sys.path)
+
+run_child = child_runner(__file__)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -590,17 +592,6 @@ def child_baseline(data_path: str, out_path: str) -> dict:
     return {"prep_s": prep_s}
 
 
-def run_child(op: str, **kw: object) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op]
-    for k, v in kw.items():
-        if v is not None:
-            cmd += [f"--{k.replace('_', '-')}", str(v)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 # ---- scoring -----------------------------------------------------------------------------------
 
 
@@ -739,14 +730,6 @@ def score(items: list[dict], results: list[list], raw: dict[str, str]) -> dict:
 # ---- parent ------------------------------------------------------------------------------------
 
 
-def _git_head() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        return out.stdout.strip() or None
-    except OSError:
-        return None
-
-
 def main(argv: list[str] | None = None) -> int:
     global _QUIET
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -860,7 +843,7 @@ def main(argv: list[str] | None = None) -> int:
             "date": date.today().isoformat(),
             "params": {"mb": args.mb, "quotes": args.quotes, "negatives": args.negatives,
                        "baseline_sample": args.baseline_sample, "seed": args.seed, "threshold": THRESHOLD},
-            "code": {"git_head": _git_head(), "resolver_sha256_16": rs["resolver_sha256"]},
+            "code": {"git_head": git_head(ROOT), "resolver_sha256_16": rs["resolver_sha256"]},
             "machine": {"nproc": os.cpu_count(), "python": platform.python_version(),
                         "numpy": numpy.__version__, "rapidfuzz": rapidfuzz.__version__,
                         "platform": platform.platform()},

@@ -51,7 +51,9 @@ import tempfile
 import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, _status_kib, print_profile  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, _status_kib, child_runner, mib, print_profile  # noqa: E402  (scripts/ is on sys.path)
+
+run_child = child_runner(__file__)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -437,22 +439,7 @@ def child(args: argparse.Namespace) -> None:
     print(json.dumps(out))
 
 
-def run_child(op: str, **kw: object) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op]
-    for k, v in kw.items():
-        if v is not None:
-            cmd += [f"--{k.replace('_', '-')}", str(v)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 # ---- parent -----------------------------------------------------------------------------------
-
-
-def _mib(kib: float) -> float:
-    return round(kib / 1024, 1)
 
 
 def _summary(runs: list[dict]) -> dict:
@@ -461,8 +448,8 @@ def _summary(runs: list[dict]) -> dict:
         "median_s": round(statistics.median(secs), 3),
         "min_s": round(min(secs), 3),
         "max_s": round(max(secs), 3),
-        "peak_rss_mib": _mib(max(r["maxrss_kib"] for r in runs)),
-        "rss_growth_mib": _mib(statistics.median(r["call_peak_kib"] - r["pre_rss_kib"] for r in runs)),
+        "peak_rss_mib": mib(max(r["maxrss_kib"] for r in runs)),
+        "rss_growth_mib": mib(statistics.median(r["call_peak_kib"] - r["pre_rss_kib"] for r in runs)),
     }
 
 

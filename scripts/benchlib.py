@@ -50,3 +50,43 @@ def print_profile(path: str, title: str, n: int = 16) -> None:
         start = text.find("   ncalls")
         print(f"\n--- profile: {title}, top {n} by {key} ---")
         print(text[start:].rstrip())
+
+
+def child_runner(script: str):
+    """``run_child(op, **kw)`` for a benchmark script: runs ``script --_child op`` in a fresh
+    process (True flags become bare options, None/False are left out) and returns the JSON
+    object it prints last."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = str(Path(script).resolve())
+
+    def run_child(op: str, **kw: object) -> dict:
+        cmd = [sys.executable, path, "--_child", op]
+        for k, v in kw.items():
+            if v is True:
+                cmd.append(f"--{k.replace('_', '-')}")
+            elif v not in (None, False):
+                cmd += [f"--{k.replace('_', '-')}", str(v)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    return run_child
+
+
+def mib(kib: float) -> float:
+    return round(kib / 1024, 1)
+
+
+def git_head(root) -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+        return out.stdout.strip() or None
+    except OSError:
+        return None
