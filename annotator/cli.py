@@ -353,7 +353,8 @@ def cmd_pool_status(args: argparse.Namespace) -> int:
         return 0
     for system, e in rep["runs"].items():
         extra = f"  AP {e['ap']:.3f} vs Bpref {e['bpref']:.3f}" if "ap" in e else ""
-        print(f"{system}: judged@10 {e['judged_at_10']:.3f}  judged@{rep['k']} {e['judged_at_' + str(rep['k'])]:.3f}  "
+        at_k = f"  judged@{rep['k']} {e['judged_at_' + str(rep['k'])]:.3f}" if rep["k"] != 10 else ""
+        print(f"{system}: judged@10 {e['judged_at_10']:.3f}{at_k}  "
               f"{e['queries_below_threshold']}/{e['queries']} queries below {rep['threshold']}{extra}")
     if not rep["runs"]:
         print("No runs imported yet.")

@@ -21,7 +21,7 @@ import pandas as pd
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.jsonl import iter_objects
 from golden_store.resolver import CorpusIndex, SpanResolver
-from golden_store.scoring.trec import read_run
+from golden_store.scoring.trec import _line_number, read_run
 from golden_store.store import Store, utcnow
 
 FORMATS = ("trec", "jsonl")
@@ -65,8 +65,11 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str, index: Corp
         df = df.assign(_line=range(len(df)))
         unknown_q = sorted(set(df["query_id"]) - queries)
         unknown_d = sorted(set(df["doc_id"]) - set(docs))
-        problems += [f"{p}: unknown query id {q!r} (not in the store's queries)" for q in unknown_q[:20]]
-        problems += [f"{p}: unknown doc id {d!r} (not in the corpus)" for d in unknown_d[:20]]
+        first_row = lambda col, v: int(df.loc[df[col] == v, "_line"].iloc[0])  # noqa: E731
+        problems += [f"{p} line {_line_number(p, first_row('query_id', q))}: unknown query id {q!r} "
+                     f"(not in the store's queries)" for q in unknown_q[:20]]
+        problems += [f"{p} line {_line_number(p, first_row('doc_id', d))}: unknown doc id {d!r} (not in the corpus)"
+                     for d in unknown_d[:20]]
         if problems:
             raise ValidationError(f"Run import refused: {len(unknown_q)} unknown query id(s), {len(unknown_d)} "
                                   f"unknown doc id(s); nothing was imported.", problems)

@@ -47,7 +47,7 @@ def test_jsonl_passages_are_placed_on_the_corpus(demo_store, tmp_path):
 
 
 @pytest.mark.parametrize("content,fmt,message", [
-    ("q999 Q0 pension 1 1.0 x\n", "trec", "unknown query id 'q999'"),
+    ("q001 Q0 pension 1 1.0 x\n\nq999 Q0 pension 1 1.0 x\n", "trec", "bad.trec line 3: unknown query id 'q999'"),
     ("q001 Q0 nosuchdoc 1 1.0 x\n", "trec", "unknown doc id 'nosuchdoc'"),
     ("q001 Q0 pension 1 1.0 x\nq001 Q0 pension 2\n", "trec", "line 2"),
     ('{"query_id": "q001", "doc_id": "pension", "text": "Employees may keep a pet dragon at their desk", "score": 1}\n',
