@@ -20,23 +20,38 @@ _DONE = (
 )
 
 
+# The items in an annotator's queue: those a round assigned to them, plus those no round
+# assigned to anybody (the single-annotator case). `mine_first` orders assigned items first,
+# by the round that gave them out. Parameters: actor, actor.
+_SCOPE = (
+    "SELECT p.query_id, p.doc_id, p.start, p.\"end\", a.first_round FROM pool_items p "
+    "LEFT JOIN (SELECT query_id, doc_id, start, \"end\", bool_or(ra.annotator = ?) AS mine, "
+    "  min(r.created_at) FILTER (WHERE ra.annotator = ?) AS first_round "
+    "  FROM round_assignments ra JOIN rounds r USING (round_id) GROUP BY ALL) a "
+    "USING (query_id, doc_id, start, \"end\") WHERE a.mine IS NULL OR a.mine"
+)
+
+
 def next_items(store: Store, actor: str, limit: int = 1) -> list[dict]:
-    """The annotator's next pool items, in their own pseudo-random order (stable: a
-    session resumes where it stopped)."""
+    """The annotator's next items: first what rounds assigned to them (oldest round first),
+    then unassigned pool items, each in the annotator's own pseudo-random order (stable, so
+    a session resumes where it stopped). Another annotator's assigned items never appear."""
     return store.read_dicts(
         "SELECT p.query_id, p.doc_id, p.start, p.\"end\", q.text AS query_text "
-        "FROM pool_items p JOIN queries q USING (query_id) "
+        f"FROM ({_SCOPE}) p JOIN queries q USING (query_id) "
         f"ANTI JOIN ({_DONE}) d USING (query_id, doc_id, start, \"end\") "
-        "ORDER BY hash(? || '\x1f' || p.query_id || '\x1f' || p.doc_id || '\x1f' || p.start || '\x1f' || p.\"end\") "
+        "ORDER BY p.first_round NULLS LAST, "
+        "hash(? || '\x1f' || p.query_id || '\x1f' || p.doc_id || '\x1f' || p.start || '\x1f' || p.\"end\") "
         "LIMIT ?",
-        [actor, actor, limit],
+        [actor, actor, actor, actor, limit],
     )
 
 
 def progress(store: Store, actor: str) -> tuple[int, int]:
-    total = store.read_one("SELECT count(*) FROM pool_items SEMI JOIN queries USING (query_id)")[0]
-    done = store.read_one(f"SELECT count(*) FROM ({_DONE}) SEMI JOIN pool_items USING (query_id, doc_id, start, \"end\")",
-                          [actor])[0]
+    """(done, total) over the annotator's own queue."""
+    total = store.read_one(f"SELECT count(*) FROM ({_SCOPE}) SEMI JOIN queries USING (query_id)", [actor, actor])[0]
+    done = store.read_one(f"SELECT count(*) FROM ({_DONE}) SEMI JOIN ({_SCOPE}) s USING (query_id, doc_id, start, "
+                          "\"end\") SEMI JOIN queries USING (query_id)", [actor, actor, actor])[0]
     return int(done), int(total)
 
 
@@ -52,11 +67,16 @@ def record(store: Store, actor: str, query_id: str, doc_id: str, start: int, end
         sha = cur.execute("SELECT canonical_sha256 FROM documents WHERE doc_id = ?", [doc_id]).fetchone()
         if sha is None:
             raise ValidationError(f"Document {doc_id!r} is not in the corpus.")
+        # the round that gave this item to this annotator (the latest, if several did)
+        rnd = cur.execute(
+            "SELECT ra.round_id FROM round_assignments ra JOIN rounds r USING (round_id) WHERE ra.annotator = ? "
+            "AND ra.query_id = ? AND ra.doc_id = ? AND ra.start = ? AND ra.\"end\" = ? "
+            "ORDER BY r.created_at DESC LIMIT 1", [actor, query_id, doc_id, start, end]).fetchone()
         cur.execute(
             "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at,"
-            " rubric_version, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " rubric_version, round_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [query_id, doc_id, start, end, sha[0], op, grade if op == "grade" else None, actor, utcnow(),
-             rubric_version, note or None])
+             rubric_version, rnd[0] if rnd else None, note or None])
 
     store.write(tx)
 

@@ -345,10 +345,49 @@ _V3 = (
     )""",
 )
 
+# v4: double annotation (METHODOLOGY §3.7). A round assigns pool items to annotators: a
+# calibration round gives the same items to everyone in it; a split round gives each item to
+# one annotator, plus an overlap share to two. An item assigned to somebody is in nobody
+# else's queue. `pending_grades` are disagreements no lead has adjudicated yet: they wait in
+# the adjudication queue and stay out of a freeze.
+_V4 = (
+    """CREATE TABLE rounds (
+        round_id VARCHAR PRIMARY KEY,
+        kind VARCHAR NOT NULL CHECK (kind IN ('calibration', 'split')),
+        annotators VARCHAR[] NOT NULL,
+        overlap DOUBLE,
+        seed INTEGER,
+        n_items INTEGER NOT NULL,
+        note VARCHAR,
+        created_by VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE round_assignments (
+        round_id VARCHAR NOT NULL,
+        annotator VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        PRIMARY KEY (round_id, annotator, query_id, doc_id, start, "end")
+    )""",
+    """CREATE VIEW adjudications AS
+        SELECT query_id, doc_id, start, "end", grade, actor, note AS rationale, rubric_version,
+               created_at, event_id
+        FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY query_id, doc_id, start, "end" ORDER BY event_id DESC) AS rn
+            FROM grade_events WHERE op = 'adjudicate'
+        ) WHERE rn = 1""",
+    """CREATE VIEW pending_grades AS
+        SELECT d.* FROM disputed_grades d ANTI JOIN adjudications a USING (query_id, doc_id, start, "end")""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
     Migration(3, "runs, run_results, pool_items, pool_sources", _V3),
+    Migration(4, "rounds, round_assignments, adjudications and pending_grades views", _V4),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -37,6 +37,7 @@ from golden_store.errors import (
     VersionExistsError,
 )
 from golden_store.qrels import EVIDENCE_GRADE, QRELS_RULE, derive_qrels
+from golden_store.scoring import agreement_report
 from golden_store.schema import SCHEMA_VERSION
 from golden_store.store import Store, default_db_path, utcnow, versions_dir_for
 
@@ -286,8 +287,6 @@ def freeze(
             **facts,
             "hit_rule": rule.name,
             "qrels_rule": QRELS_RULE,
-            "kappa_binary": None,
-            "kappa_graded": None,
             "files": files,
             # the labels and corpus alone: equal for two freezes of identical content
             "data_digest": data_digest,
@@ -324,7 +323,7 @@ def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     ).fetchone()
     n_spans = cur.execute("SELECT count(*) FROM current_evidence SEMI JOIN queries USING (query_id)").fetchone()[0]
     n_judg = cur.execute("SELECT count(*) FROM final_grades SEMI JOIN queries USING (query_id)").fetchone()[0]
-    n_disputed = cur.execute("SELECT count(*) FROM disputed_grades SEMI JOIN queries USING (query_id)").fetchone()[0]
+    n_pending = cur.execute("SELECT count(*) FROM pending_grades SEMI JOIN queries USING (query_id)").fetchone()[0]
     annotators = [
         r[0]
         for r in cur.execute(
@@ -380,10 +379,43 @@ def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "label_type": label_type,
         "n_spans": int(n_spans),
         "n_judgments": int(n_judg),
-        "n_disputed_judgments_left_out": int(n_disputed),
+        "n_pending_judgments": int(n_pending),
+        "pending_reason": (f"{n_pending} graded item(s) where annotators disagree and no lead has adjudicated "
+                           "yet are left out; adjudicate them (Adjudication page) and freeze again")
+        if n_pending else None,
         "annotators": annotators,
+        **_agreement_facts(cur),
         "rubric": {"version": rubric[0], "sha256": rubric[1]} if rubric else None,
         "generator": generator,
+    }
+
+
+def _agreement_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """κ and α over the items two or more annotators graded (before adjudication: agreement
+    measures the instrument, not the gold), and every round with its own figures. Null
+    when nothing was labelled twice - never invented."""
+    rows = cur.execute(
+        "SELECT g.query_id || '|' || g.doc_id || '|' || g.start || '|' || g.\"end\" AS unit, g.actor, g.grade, "
+        "g.round_id FROM current_grades g SEMI JOIN queries USING (query_id)").df()
+    whole = agreement_report.group(rows).summary()
+    per_round = agreement_report.by(rows, "round_id")
+    by_round = {r["round_id"]: r for r in per_round.to_dict("records")} if len(per_round) else {}
+    history = []
+    for rid, kind, annotators, overlap, seed, n_items, created_at in cur.execute(
+            "SELECT round_id, kind, annotators, overlap, seed, n_items, created_at FROM rounds "
+            "ORDER BY created_at, round_id").fetchall():
+        fig = by_round.get(rid, {})
+        history.append({"round_id": rid, "kind": kind, "annotators": list(annotators), "overlap": overlap,
+                        "seed": seed, "n_items": n_items, "created_at": created_at.isoformat() + "Z",
+                        "n_units_double": fig.get("n_units", 0), "kappa_binary": fig.get("kappa_binary"),
+                        "kappa_graded": fig.get("kappa_graded"), "alpha_ordinal": fig.get("alpha_ordinal")})
+    return {
+        "kappa_binary": whole["kappa_binary"],
+        "kappa_graded": whole["kappa_graded"],
+        "kappa_graded_weights": agreement_report.GRADED_WEIGHTS,
+        "alpha_ordinal": whole["alpha_ordinal"],
+        "n_items_double_annotated": whole["n_units"],
+        "rounds": history,
     }
 
 

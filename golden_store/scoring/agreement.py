@@ -188,7 +188,8 @@ def krippendorff_alpha(reliability_data: Any, level: Literal["nominal", "ordinal
         return Kappa(math.nan, "every pairable label is the same value, so α is undefined")
     try:
         kwargs = {"value_domain": list(value_domain)} if value_domain is not None else {}
-        value = krippendorff.alpha(reliability_data=data, level_of_measurement=level, **kwargs)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = krippendorff.alpha(reliability_data=data, level_of_measurement=level, **kwargs)
     except (ValueError, ZeroDivisionError) as exc:
         return Kappa(math.nan, str(exc))
     if value is None or math.isnan(value):

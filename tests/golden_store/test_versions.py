@@ -160,7 +160,7 @@ def test_judgments_final_labels_and_qrels(demo_store):
     _grade(demo_store, "q002", "pension", 10, 60, 0, "ann")
     v1 = freeze(demo_store, "v1", actor="eng").manifest
     assert v1["label_type"] == "graded_0_3" and v1["n_judgments"] == 2
-    assert v1["n_disputed_judgments_left_out"] == 1 and v1["annotators"] == ("ann", "bob", "demo-expert")
+    assert v1["n_pending_judgments"] == 1 and v1["annotators"] == ("ann", "bob", "demo-expert")
     qrels = load_version("v1").qrels()
     assert qrels["q001"]["vpn-troubleshooting"] == 3  # evidence doc stays 3 (max rule)
     assert "sick-leave" not in qrels["q001"]

@@ -1,0 +1,88 @@
+"""Calibration rounds and the work split, for leads (METHODOLOGY §3.7): start a round on a
+stratified sample of free pool items that every chosen annotator labels blind; once κ
+clears the bar, split the remaining items with a permanent overlap share."""
+
+from __future__ import annotations
+
+from annotator.assignment import pick_calibration, plan_split
+from annotator.identity import User, get_user, require
+from annotator.roles import Permission
+from golden_store import rounds as store_rounds
+from golden_store import users as user_rows
+from golden_store.errors import ValidationError
+from golden_store.store import Store
+
+DEFAULT_CALIBRATION_ITEMS = 50
+DEFAULT_OVERLAP = 0.10
+
+
+def _check_annotators(store: Store, annotators: list[str]) -> list[str]:
+    names = sorted({a.strip() for a in annotators if a and a.strip()})
+    if not names:
+        raise ValidationError("Name the annotators of the round.")
+    if user_rows.count_users(store):  # accounts mode: every name must be an account that labels
+        problems = []
+        for name in names:
+            u = get_user(store, name)
+            if u is None:
+                problems.append(f"{name}: no such enabled account (see `golden users list`)")
+            elif not u.can(Permission.LABEL):
+                problems.append(f"{name}: their roles do not allow labelling")
+        if problems:
+            raise ValidationError("Some annotators cannot take part in the round.", problems)
+    return names
+
+
+def labellers(store: Store, user: User) -> list[str]:
+    """Accounts that may label (for the round form); empty in single-user local mode."""
+    require(user, Permission.RUN_ROUNDS)
+    out = []
+    for row in user_rows.list_user_rows(store):
+        u = get_user(store, row["username"])
+        if u is not None and u.can(Permission.LABEL):
+            out.append(u.username)
+    return out
+
+
+def free_item_count(store: Store, user: User) -> int:
+    require(user, Permission.RUN_ROUNDS)
+    return len(store_rounds.free_items(store))
+
+
+def _free(store: Store) -> tuple[list[tuple], dict]:
+    rows = store_rounds.free_items(store)
+    items = [(r["query_id"], r["doc_id"], r["start"], r["end"]) for r in rows]
+    return items, {it: r["stratum"] for it, r in zip(items, rows)}
+
+
+def start_calibration(store: Store, user: User, annotators: list[str], n: int = DEFAULT_CALIBRATION_ITEMS,
+                      seed: int = 0, note: str | None = None) -> str:
+    """Every annotator labels the same ``n`` free pool items (stratified); returns the round id."""
+    require(user, Permission.RUN_ROUNDS)
+    names = _check_annotators(store, annotators)
+    if len(names) < 2:
+        raise ValidationError("A calibration round needs at least two annotators.")
+    items, strata = _free(store)
+    picked = pick_calibration(items, strata, n, seed) if items else []
+    return store_rounds.create_round(store, "calibration", {a: picked for a in names}, actor=user.username,
+                                     seed=seed, note=note)
+
+
+def split_work(store: Store, user: User, annotators: list[str], overlap: float = DEFAULT_OVERLAP, seed: int = 0,
+               note: str | None = None) -> str:
+    """Give every free pool item to one annotator, and an ``overlap`` share (in every
+    stratum) to two; returns the round id."""
+    require(user, Permission.RUN_ROUNDS)
+    names = _check_annotators(store, annotators)
+    items, strata = _free(store)
+    try:
+        plan = plan_split(items, strata, names, overlap, seed)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+    return store_rounds.create_round(store, "split", plan, actor=user.username, overlap=overlap, seed=seed,
+                                     note=note)
+
+
+def list_rounds(store: Store, user: User) -> list[dict]:
+    require(user, Permission.RUN_ROUNDS)
+    return store_rounds.list_rounds(store)

@@ -1,0 +1,85 @@
+"""Adjudication, the SQL side (METHODOLOGY §3.7 step 3): the queue of graded items the
+annotators disagree on, each annotator's label on an item, the lead's decision (an
+``adjudicate`` grade event with its rationale, optionally with a rubric clarification in the
+same transaction), and the history of decisions."""
+
+from __future__ import annotations
+
+import duckdb
+
+from golden_store.errors import NotFoundError, ValidationError
+from golden_store.rubric import add_rubric_version_tx
+from golden_store.store import Store, utcnow
+
+CLARIFICATIONS_HEADING = "## Clarifications from adjudication"
+
+
+def queue(store: Store, stratum: str | None = None) -> list[dict]:
+    """Disagreements nobody has adjudicated, by stratum then age (oldest first)."""
+    return store.read_dicts(
+        "SELECT p.query_id, p.doc_id, p.start, p.\"end\", q.stratum, q.text AS query_text, p.n_annotators, "
+        "min(g.created_at) AS first_label_at, max(g.created_at) AS last_label_at "
+        "FROM pending_grades p JOIN queries q USING (query_id) "
+        "JOIN current_grades g USING (query_id, doc_id, start, \"end\") "
+        "WHERE ? IS NULL OR q.stratum = ? "
+        "GROUP BY ALL ORDER BY q.stratum, first_label_at, p.query_id, p.doc_id, p.start",
+        [stratum, stratum])
+
+
+def labels(store: Store, query_id: str, doc_id: str, start: int, end: int) -> list[dict]:
+    """Each annotator's current label on one item: grade, note, time, rubric version, round."""
+    return store.read_dicts(
+        "SELECT actor, grade, note, created_at, rubric_version, round_id FROM current_grades "
+        "WHERE query_id = ? AND doc_id = ? AND start = ? AND \"end\" = ? ORDER BY actor",
+        [query_id, doc_id, start, end])
+
+
+def decide(store: Store, actor: str, query_id: str, doc_id: str, start: int, end: int, grade: int,
+           rationale: str, clarification: str | None = None) -> int | None:
+    """Record the final grade with its rationale. With ``clarification``, the rubric gets a
+    new version (the sentence appended under a clarifications heading, the item named in
+    the changelog) in the same transaction. Returns the new rubric version, if any."""
+    if grade not in (0, 1, 2, 3):
+        raise ValidationError("A final grade is 0, 1, 2 or 3.")
+    if not rationale or not rationale.strip():
+        raise ValidationError("Write the rationale: it is what turns a disagreement into a rubric fix.")
+
+    def tx(cur: duckdb.DuckDBPyConnection) -> int | None:
+        labelled = cur.execute(
+            "SELECT count(*) FROM current_grades WHERE query_id = ? AND doc_id = ? AND start = ? AND \"end\" = ?",
+            [query_id, doc_id, start, end]).fetchone()[0]
+        if not labelled:
+            raise NotFoundError(f"No annotator has graded {query_id} · {doc_id} [{start}:{end}]: nothing to adjudicate.")
+        sha = cur.execute("SELECT canonical_sha256 FROM documents WHERE doc_id = ?", [doc_id]).fetchone()
+        rubric = cur.execute("SELECT version, text FROM rubric_versions ORDER BY version DESC LIMIT 1").fetchone()
+        cur.execute(
+            "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at,"
+            " rubric_version, note) VALUES (?, ?, ?, ?, ?, 'adjudicate', ?, ?, ?, ?, ?)",
+            [query_id, doc_id, start, end, sha[0] if sha else None, grade, actor, utcnow(),
+             rubric[0] if rubric else None, rationale.strip()])
+        if clarification and clarification.strip():
+            text = rubric[1] if rubric else ""
+            if CLARIFICATIONS_HEADING not in text:
+                text = text.rstrip() + f"\n\n{CLARIFICATIONS_HEADING}\n"
+            text = text.rstrip() + f"\n- {clarification.strip()}\n"
+            return add_rubric_version_tx(
+                cur, text, f"Clarification from adjudicating {query_id} · {doc_id} [{start}:{end}] "
+                           f"(final grade {grade}): {clarification.strip()}", actor)
+        return None
+
+    return store.write(tx)
+
+
+def history(store: Store, limit: int = 200) -> list[dict]:
+    """Decided items, newest first, with the annotators' grades beside the final one."""
+    return store.read_dicts(
+        "SELECT a.query_id, a.doc_id, a.start, a.\"end\", q.stratum, a.grade AS final_grade, a.rationale, "
+        "a.actor AS decided_by, a.created_at AS decided_at, a.rubric_version, "
+        "string_agg(g.actor || '=' || g.grade, ', ' ORDER BY g.actor) AS annotator_grades "
+        "FROM adjudications a LEFT JOIN queries q USING (query_id) "
+        "LEFT JOIN current_grades g USING (query_id, doc_id, start, \"end\") "
+        "GROUP BY ALL ORDER BY decided_at DESC LIMIT ?", [limit])
+
+
+def count_pending(store: Store) -> int:
+    return int(store.read_one("SELECT count(*) FROM pending_grades SEMI JOIN queries USING (query_id)")[0])

@@ -1,0 +1,83 @@
+"""Annotation rounds, the SQL side (METHODOLOGY §3.7): which pool items are free to assign,
+writing a round and its assignments in one transaction, and reading rounds back.
+
+Which items go to whom is decided by the pure planner in ``annotator.assignment``; this
+module only checks that what it is handed is a real pool item and stores it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import duckdb
+
+from golden_store.errors import ValidationError
+from golden_store.store import Store, utcnow
+
+KINDS = ("calibration", "split")
+Item = tuple[str, str, int, int]  # (query_id, doc_id, start, end)
+
+_KEY = 'query_id, doc_id, start, "end"'
+
+
+def free_items(store: Store) -> list[dict]:
+    """Pool items nobody has graded and no round has assigned, with the query's stratum:
+    what a new round can draw from."""
+    return store.read_dicts(
+        f"SELECT p.query_id, p.doc_id, p.start, p.\"end\", q.stratum FROM pool_items p "
+        f"JOIN queries q USING (query_id) "
+        f"ANTI JOIN (SELECT DISTINCT {_KEY} FROM round_assignments) a USING ({_KEY}) "
+        f"ANTI JOIN (SELECT DISTINCT {_KEY} FROM grade_events WHERE op = 'grade') g USING ({_KEY}) "
+        f"ORDER BY p.query_id, p.doc_id, p.start")
+
+
+def create_round(store: Store, kind: str, assignments: Mapping[str, Sequence[Item]], *, actor: str,
+                 overlap: float | None = None, seed: int | None = None, note: str | None = None) -> str:
+    """Store a round and its assignments atomically; returns the new round id (r1, r2, ...).
+    Every item must be in the pool; a round gives out at least one item."""
+    if kind not in KINDS:
+        raise ValidationError(f"Unknown round kind {kind!r}: use one of {', '.join(KINDS)}.")
+    annotators = sorted(assignments)
+    if kind == "calibration" and len(annotators) < 2:
+        raise ValidationError("A calibration round needs at least two annotators.")
+    rows = [(a, *item) for a in annotators for item in assignments[a]]
+    if not rows:
+        raise ValidationError("The round has no items: build or extend the pool first "
+                              "(`golden pool build --depth K`), or all pool items are already assigned.")
+    items = {r[1:] for r in rows}
+
+    def tx(cur: duckdb.DuckDBPyConnection) -> str:
+        cur.execute("CREATE TEMP TABLE IF NOT EXISTS _round_items (query_id VARCHAR, doc_id VARCHAR, "
+                    "start INTEGER, \"end\" INTEGER)")
+        cur.execute("DELETE FROM _round_items")
+        cur.executemany("INSERT INTO _round_items VALUES (?, ?, ?, ?)", sorted(items))
+        missing = cur.execute(f"SELECT {_KEY} FROM _round_items ANTI JOIN pool_items USING ({_KEY}) "
+                              f"ORDER BY 1, 2, 3 LIMIT 5").fetchall()
+        if missing:
+            raise ValidationError("Some round items are not in the pool.",
+                                  [f"{q} {d} [{s}:{e}]" for q, d, s, e in missing])
+        n = cur.execute("SELECT count(*) FROM rounds").fetchone()[0]
+        round_id = f"r{n + 1}"
+        cur.execute("INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [round_id, kind, annotators, overlap, seed, len(items), note or None, actor, utcnow()])
+        cur.executemany("INSERT INTO round_assignments VALUES (?, ?, ?, ?, ?, ?)",
+                        [(round_id, *r) for r in rows])
+        return round_id
+
+    return store.write(tx)
+
+
+def list_rounds(store: Store) -> list[dict]:
+    """Every round, oldest first, with how many of its assignments have a current grade."""
+    return store.read_dicts(
+        "SELECT r.round_id, r.kind, r.annotators, r.overlap, r.seed, r.n_items, r.note, r.created_by, "
+        "r.created_at, count(a.annotator) AS n_assignments, count(g.grade) AS n_graded "
+        "FROM rounds r LEFT JOIN round_assignments a USING (round_id) "
+        "LEFT JOIN current_grades g ON g.query_id = a.query_id AND g.doc_id = a.doc_id "
+        "AND g.start = a.start AND g.\"end\" = a.\"end\" AND g.actor = a.annotator "
+        "GROUP BY ALL ORDER BY r.created_at, r.round_id")
+
+
+def round_items(store: Store, round_id: str) -> list[dict]:
+    return store.read_dicts(
+        f"SELECT DISTINCT {_KEY} FROM round_assignments WHERE round_id = ? ORDER BY 1, 2, 3", [round_id])

@@ -1,0 +1,173 @@
+"""The live agreement report (METHODOLOGY §3.7): pairwise κ, group α, distributions, and the
+same figures per stratum, per round, per week, and each annotator against the gold labels.
+
+Pure: it takes the long (unit, actor, grade, ...) frame the store hands out and returns
+plain data, so the Agreement page, the freeze manifest and the CLI report the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from golden_store.scoring.agreement import (
+    BINARY_THRESHOLD,
+    GRADES,
+    KAPPA_BAR_BINARY,
+    KAPPA_BAR_GRADED,
+    PairAgreement,
+    cohens_kappa,
+    grade_matrix,
+    krippendorff_alpha,
+    pairwise,
+    pooled,
+    raw_agreement,
+    reading,
+    spans_agree,
+)
+
+# The graded κ a manifest carries: linear weights (stricter than quadratic on 0-3 grades).
+GRADED_WEIGHTS = "linear"
+
+
+@dataclass
+class GroupAgreement:
+    """Agreement among everyone who labelled the same units."""
+
+    n_units: int  # units labelled by two or more annotators
+    annotators: list[str]
+    pairs: list[PairAgreement]
+    kappa_binary: float
+    kappa_graded: float
+    kappa_quadratic: float
+    raw: float
+    alpha_ordinal: float
+    alpha_nominal_binary: float
+
+    def summary(self) -> dict[str, Any]:
+        def num(x: float) -> float | None:
+            return None if math.isnan(x) else round(float(x), 4)
+
+        return {"n_units": self.n_units, "annotators": self.annotators, "kappa_binary": num(self.kappa_binary),
+                "kappa_graded": num(self.kappa_graded), "kappa_quadratic": num(self.kappa_quadratic),
+                "raw_agreement": num(self.raw), "alpha_ordinal": num(self.alpha_ordinal),
+                "alpha_nominal_binary": num(self.alpha_nominal_binary),
+                "reading_binary": reading(self.kappa_binary), "reading_graded": reading(self.kappa_graded),
+                "clears_bar": clears_bar(self.kappa_binary, self.kappa_graded)}
+
+
+def clears_bar(kappa_binary: float, kappa_graded: float) -> bool:
+    """κ ≥ 0.7 on binary relevance and ≥ 0.6 on the grades (§3.7)."""
+    return (not math.isnan(kappa_binary) and kappa_binary >= KAPPA_BAR_BINARY
+            and not math.isnan(kappa_graded) and kappa_graded >= KAPPA_BAR_GRADED)
+
+
+def group(rows: pd.DataFrame) -> GroupAgreement:
+    """Agreement over the units two or more annotators labelled (``rows``: unit, actor, grade)."""
+    multi = rows[rows.groupby("unit")["actor"].transform("nunique") >= 2] if len(rows) else rows
+    if not len(multi):
+        nan = math.nan
+        return GroupAgreement(0, sorted(rows["actor"].unique()) if len(rows) else [], [], nan, nan, nan, nan,
+                              nan, nan)
+    m, raters, units = grade_matrix(multi["unit"], multi["actor"], multi["grade"])
+    pairs = pairwise(m, raters)
+    binary = np.where(np.isnan(m), np.nan, (m >= BINARY_THRESHOLD).astype(float))
+    raw_n = sum(p.raw * p.n for p in pairs)
+    return GroupAgreement(
+        n_units=len(units), annotators=raters, pairs=pairs,
+        kappa_binary=pooled(pairs, "kappa_binary"), kappa_graded=pooled(pairs, "kappa_linear"),
+        kappa_quadratic=pooled(pairs, "kappa_quadratic"), raw=raw_n / sum(p.n for p in pairs),
+        alpha_ordinal=float(krippendorff_alpha(m, "ordinal", value_domain=GRADES)),
+        alpha_nominal_binary=float(krippendorff_alpha(binary, "nominal", value_domain=(0, 1))),
+    )
+
+
+def distributions(rows: pd.DataFrame) -> pd.DataFrame:
+    """Share of each grade per annotator (rows: annotators, columns: grades 0-3)."""
+    if not len(rows):
+        return pd.DataFrame(columns=list(GRADES))
+    counts = pd.crosstab(rows["actor"], rows["grade"]).reindex(columns=list(GRADES), fill_value=0)
+    return counts.div(counts.sum(axis=1), axis=0)
+
+
+def by(rows: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Group figures per value of ``column`` (stratum, round_id, week): one row each."""
+    out = []
+    if not len(rows) or column not in rows:
+        return pd.DataFrame(out)
+    for key, part in rows.dropna(subset=[column]).groupby(column, sort=True):
+        g = group(part)
+        if g.n_units:
+            out.append({column: key, **{k: v for k, v in g.summary().items() if k != "annotators"}})
+    return pd.DataFrame(out)
+
+
+def over_time(rows: pd.DataFrame, freq: str = "W") -> pd.DataFrame:
+    """Figures per period of the unit's latest label (a unit counts once both labels exist)."""
+    if not len(rows):
+        return pd.DataFrame()
+    latest = rows.groupby("unit")["created_at"].transform("max")
+    with_period = rows.assign(period=pd.to_datetime(latest).dt.to_period(freq).dt.start_time)
+    return by(with_period, "period")
+
+
+def drift(rows: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
+    """Each annotator against the gold labels on the units they graded: raw agreement and κ.
+    Adjudicated units are the informative ones (a unanimous gold includes the annotator's own
+    label), so they are counted separately."""
+    if not len(rows) or not len(gold):
+        return pd.DataFrame()
+    joined = rows.merge(gold.rename(columns={"grade": "gold"}), on="unit")
+    out = []
+    for actor, part in joined.groupby("actor", sort=True):
+        adj = part[part["basis"] == "adjudicated"]
+        out.append({
+            "annotator": actor, "n_units": len(part), "n_adjudicated": len(adj),
+            "raw_vs_gold": raw_agreement(list(part["grade"]), list(part["gold"])),
+            "kappa_binary_vs_gold": float(cohens_kappa(list(part["grade"] >= BINARY_THRESHOLD),
+                                                       list(part["gold"] >= BINARY_THRESHOLD), labels=[False, True])),
+            "kappa_graded_vs_gold": float(cohens_kappa(list(part["grade"]), list(part["gold"]), GRADED_WEIGHTS,
+                                                       labels=list(GRADES))),
+            "raw_on_adjudicated": raw_agreement(list(adj["grade"]), list(adj["gold"])) if len(adj) else math.nan,
+        })
+    return pd.DataFrame(out)
+
+
+@dataclass
+class EvidenceAgreement:
+    n_questions: int
+    raw_answerable: float
+    kappa_answerable: float
+    raw_spans: float
+    per_question: list[dict] = field(default_factory=list)
+
+
+def evidence(rows: pd.DataFrame, threshold: float = 0.5) -> EvidenceAgreement:
+    """Agreement on evidence for questions two or more people quoted: answerable (has spans)
+    and span agreement (same document, overlap ≥ threshold) for every pair of people."""
+    per_q, ans_a, ans_b, agree = [], [], [], []
+    if len(rows):
+        for qid, part in rows.groupby("query_id", sort=True):
+            people = sorted(part["actor"].unique())
+            if len(people) < 2:
+                continue
+            spans = {p: [(r.doc_id, int(r.start), int(r.end)) for r in part[part["actor"] == p].itertuples()]
+                     for p in people}
+            for i, a in enumerate(people):
+                for b in people[i + 1:]:
+                    ok = spans_agree(spans[a], spans[b], threshold)
+                    agree.append(ok)
+                    ans_a.append(bool(spans[a]))
+                    ans_b.append(bool(spans[b]))
+                    per_q.append({"query_id": qid, "annotator_a": a, "annotator_b": b, "spans_agree": ok})
+    return EvidenceAgreement(
+        n_questions=len({r["query_id"] for r in per_q}),
+        raw_answerable=raw_agreement(ans_a, ans_b),
+        kappa_answerable=float(cohens_kappa(ans_a, ans_b, labels=[False, True])),
+        raw_spans=float(np.mean(agree)) if agree else math.nan,
+        per_question=per_q,
+    )
