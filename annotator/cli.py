@@ -361,6 +361,72 @@ def cmd_pool_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _people(raw: str) -> list[str]:
+    return [p.strip() for p in raw.split(",") if p.strip()]
+
+
+def cmd_rounds_start(args: argparse.Namespace) -> int:
+    from annotator import rounds
+
+    rid = rounds.start_calibration(_store(args), identity.cli_user(), _people(args.annotators), args.n, args.seed,
+                                   args.note)
+    _print_json({"round_id": rid}) if args.json else print(
+        f"Calibration round {rid} started for {args.annotators}: their Judge queues show its items first.")
+    return 0
+
+
+def cmd_rounds_split(args: argparse.Namespace) -> int:
+    from annotator import rounds
+
+    rid = rounds.split_work(_store(args), identity.cli_user(), _people(args.annotators), args.overlap, args.seed,
+                            args.note)
+    _print_json({"round_id": rid}) if args.json else print(
+        f"Round {rid}: free pool items split among {args.annotators}, {args.overlap:.0%} of each stratum twice.")
+    return 0
+
+
+def cmd_rounds_list(args: argparse.Namespace) -> int:
+    from annotator import rounds
+
+    rows = rounds.list_rounds(_store(args), identity.cli_user())
+    if args.json:
+        _print_json(rows)
+    elif not rows:
+        print("No rounds yet: golden rounds start --annotators a,b --n 50")
+    for r in rows if not args.json else []:
+        print(f"{r['round_id']}  {r['kind']:<11} {','.join(r['annotators'])}  {r['n_items']} items, "
+              f"{r['n_graded']}/{r['n_assignments']} assignments graded")
+    return 0
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    from annotator import agreement
+
+    rep = agreement.compute(_store(args), identity.cli_user(), args.round)
+    summary = rep.group.summary()
+    if args.json:
+        _print_json({**summary, "pairs": rep.pair_table().to_dict(orient="records"),
+                     "per_round": rep.per_round.to_dict(orient="records"),
+                     "per_stratum": rep.per_stratum.to_dict(orient="records")})
+        return 0
+    if not summary["n_units"]:
+        print("No item has been graded by two annotators yet.")
+        return 0
+
+    def f(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    print(f"{summary['n_units']} items graded by 2+ of {len(summary['annotators'])} annotators")
+    print(f"kappa binary {f(summary['kappa_binary'])} ({summary['reading_binary']}, bar 0.7)  "
+          f"kappa graded/linear {f(summary['kappa_graded'])} ({summary['reading_graded']}, bar 0.6)  "
+          f"alpha ordinal {f(summary['alpha_ordinal'])}  raw {f(summary['raw_agreement'])}  "
+          + ("bar cleared" if summary["clears_bar"] else "BELOW THE BAR"))
+    for p in rep.group.pairs:
+        print(f"  {p.a} x {p.b}: n={p.n} kappa_binary={p.kappa_binary:.3f} linear={p.kappa_linear:.3f} "
+              f"quadratic={p.kappa_quadratic:.3f} raw={p.raw:.3f}")
+    return 0
+
+
 def cmd_users_add(args: argparse.Namespace) -> int:
     password = None
     if args.password_stdin:
@@ -494,6 +560,23 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--runs", nargs="+", help="systems to pool (default: all imported)")
     ps = add("status", cmd_pool_status, "judged coverage per run (judged@10, judged@k, AP vs Bpref)", po)
     ps.add_argument("--k", type=int, default=10)
+
+    ro = sub.add_parser("rounds", help="double-annotation rounds").add_subparsers(dest="rounds_cmd", required=True,
+                                                                                metavar="CMD")
+    rst = add("start", cmd_rounds_start, "calibration round: every annotator grades the same stratified sample "
+                                         "of free pool items", ro)
+    rst.add_argument("--annotators", required=True, help="comma-separated usernames (two or more)")
+    rst.add_argument("--n", type=int, default=50, help="items (default 50)")
+    rst.add_argument("--seed", type=int, default=0)
+    rst.add_argument("--note")
+    rsp = add("split", cmd_rounds_split, "split the free pool items, an overlap share graded twice", ro)
+    rsp.add_argument("--annotators", required=True, help="comma-separated usernames")
+    rsp.add_argument("--overlap", type=float, default=0.10, help="share of each stratum graded twice (default 0.10)")
+    rsp.add_argument("--seed", type=int, default=0)
+    rsp.add_argument("--note")
+    add("list", cmd_rounds_list, "list rounds and their progress", ro)
+    ag = add("agreement", cmd_agreement, "inter-annotator agreement on the grades (kappa, alpha), per pair")
+    ag.add_argument("--round", help="only this round's labels")
 
     u = sub.add_parser("users", help="user accounts").add_subparsers(dest="users_cmd", required=True, metavar="CMD")
     ua = add("add", cmd_users_add, "add a local account", u)

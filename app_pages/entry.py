@@ -55,6 +55,10 @@ def main() -> None:
         if user.can(Permission.LABEL):
             pages.append(st.Page(PAGES / "evidence.py", title="Evidence", icon=":material/format_quote:"))
             pages.append(st.Page(PAGES / "judge.py", title="Judge", icon=":material/gavel:"))
+        if user.can(Permission.ADJUDICATE):
+            pages.append(st.Page(PAGES / "adjudication.py", title="Adjudication", icon=":material/balance:"))
+        if user.can(Permission.RUN_ROUNDS):
+            pages.append(st.Page(PAGES / "agreement.py", title="Agreement", icon=":material/handshake:"))
         if user.can(Permission.VIEW_VERSIONS):
             pages.append(st.Page(PAGES / "versions.py", title="Versions", icon=":material/inventory_2:"))
             pages.append(st.Page(PAGES / "pool.py", title="Runs & pool", icon=":material/stacks:"))

@@ -54,13 +54,13 @@ with left:
         cols = st.columns(6)
         for g in (0, 1, 2, 3):
             if cols[g].button(str(g), key=f"grade_{g}", shortcut=str(g), help=judging.GRADES[g],
-                              use_container_width=True):
+                              width="stretch"):
                 judging.judge(s, user, item, "grade", g, note)
                 st.rerun()
-        if cols[4].button("Skip", key="judge_skip", shortcut="s", use_container_width=True):
+        if cols[4].button("Skip", key="judge_skip", shortcut="s", width="stretch"):
             judging.judge(s, user, item, "skip", note=note)
             st.rerun()
-        if cols[5].button("Unsure", key="judge_unsure", shortcut="u", use_container_width=True):
+        if cols[5].button("Unsure", key="judge_unsure", shortcut="u", width="stretch"):
             judging.judge(s, user, item, "unsure", note=note)
             st.rerun()
 

@@ -221,3 +221,44 @@ def test_survival_and_live_verify(tmp_path):
     assert r.returncode == 1 and "query q001 evidence e1" in r.stderr
     r = run(tmp_path, "freeze", "v2")
     assert r.returncode == 1 and "query q001 evidence e1" in r.stderr
+
+
+def test_rounds_and_agreement_from_the_cli(tmp_path):
+    """A calibration round, grades from two people, `golden agreement --json` = scikit-learn."""
+    from sklearn.metrics import cohen_kappa_score
+
+    assert run(tmp_path, "demo").returncode == 0
+    (tmp_path / "r.txt").write_text("".join(f"q00{q} Q0 {d} {i + 1} {9 - i} x\n" for q in (1, 2, 3)
+                                            for i, d in enumerate(["pension", "sick-leave", "annual-leave"])))
+    assert run(tmp_path, "runs", "import", "r.txt", "--system", "s").returncode == 0
+    assert run(tmp_path, "pool", "build", "--depth", "3").returncode == 0
+    r = run(tmp_path, "rounds", "start", "--annotators", "ann,bob", "--n", "6", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"round_id": "r1"}
+    bad = run(tmp_path, "rounds", "start", "--annotators", "ann", "--n", "3")
+    assert bad.returncode == 1 and "at least two annotators" in bad.stderr
+    # the two annotators grade the round's items (through the store API the Judge page uses)
+    from golden_store import judging as store_judging
+    from golden_store.store import Store
+
+    a_grades = [3, 2, 0, 1, 3, 2]
+    b_grades = [3, 1, 0, 1, 2, 2]
+    with Store.open(tmp_path / "g.duckdb") as s:
+        items = s.read("SELECT query_id, doc_id, start, \"end\" FROM round_assignments WHERE annotator = 'ann' "
+                       "ORDER BY 1, 2, 3")
+        for (q, d, st, en), ga, gb in zip(items, a_grades, b_grades):
+            store_judging.record(s, "ann", q, d, st, en, op="grade", grade=ga)
+            store_judging.record(s, "bob", q, d, st, en, op="grade", grade=gb)
+    r = run(tmp_path, "agreement", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["n_units"] == 6 and out["annotators"] == ["ann", "bob"]
+    assert out["kappa_binary"] == pytest.approx(
+        cohen_kappa_score([g >= 2 for g in a_grades], [g >= 2 for g in b_grades]), abs=1e-4)
+    assert out["kappa_graded"] == pytest.approx(
+        cohen_kappa_score(a_grades, b_grades, weights="linear", labels=[0, 1, 2, 3]), abs=1e-4)
+    assert out["per_round"][0]["round_id"] == "r1"
+    text = run(tmp_path, "agreement")
+    assert "ann x bob: n=6" in text.stdout
+    listed = run(tmp_path, "rounds", "list")
+    assert "r1  calibration ann,bob  6 items, 12/12 assignments graded" in listed.stdout

@@ -21,11 +21,14 @@ PAGES = {
     "power": "app_pages/power.py",
     "pool": "app_pages/pool.py",
     "users": "app_pages/users.py",
+    "adjudication": "app_pages/adjudication.py",
+    "agreement": "app_pages/agreement.py",
 }
 VISIBLE = {
     "annotator": {"home", "corpus", "queries", "evidence", "judge"},
     "reviewer": {"home", "corpus", "queries"},
-    "lead": {"home", "corpus", "queries", "evidence", "judge", "versions", "power", "pool"},
+    "lead": {"home", "corpus", "queries", "evidence", "judge", "versions", "power", "pool", "adjudication",
+             "agreement"},
     "engineer": {"home", "corpus", "queries", "versions", "power", "pool"},
     "admin": set(PAGES),
 }

@@ -1,0 +1,74 @@
+"""Adjudication: every disagreement, oldest first within its stratum, with each annotator's
+grade, note and time and the rubric in force; the lead decides with a rationale (keys 0-3)
+and can turn it into a rubric clarification in the same step."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from annotator import adjudication
+from annotator.judging import GRADES
+from annotator.roles import Permission
+from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store
+
+user = require_page(Permission.ADJUDICATE)
+s = store()
+st.title("Adjudication")
+show_flash()
+
+all_items = adjudication.queue(s, user)
+strata = sorted({r["stratum"] for r in all_items})
+c1, c2 = st.columns([1, 3])
+stratum = c1.selectbox("Stratum", ["all", *strata], key="adj_stratum")
+items = [r for r in all_items if stratum == "all" or r["stratum"] == stratum]
+c2.progress(0.0 if all_items else 1.0, text=f"{len(all_items)} disagreement(s) waiting")
+
+left, right = st.columns([3, 2])
+rub = adjudication.rubric(s, user)
+with right:
+    st.write(f"**Rubric v{rub['version']}**" if rub else "**No rubric yet**")
+    if rub:
+        with st.container(height=420):
+            st.text(rub["text"])
+
+with left:
+    if not items:
+        st.success("No disagreement waiting." if not all_items else "None in this stratum.")
+    else:
+        pick = st.selectbox("Item", range(len(items)), key="adj_pick",
+                            format_func=lambda i: f"{items[i]['stratum']} · {items[i]['query_id']} · "
+                                                  f"{items[i]['doc_id']} [{items[i]['start']}:{items[i]['end']}]")
+        d = adjudication.dispute(s, user, items[pick])
+        st.subheader(md_escape(d.query_text), anchor=False)
+        st.caption(f"{d.query_id} · {md_escape(d.stratum)} · passage from {md_escape(d.doc_id)} [{d.start}:{d.end}]")
+        with st.container(height=260):
+            st.text(d.passage)
+        st.dataframe(pd.DataFrame([{"annotator": lab["actor"], "grade": lab["grade"],
+                                    "meaning": GRADES[lab["grade"]], "note": lab["note"] or "",
+                                    "at": lab["created_at"], "rubric v": lab["rubric_version"],
+                                    "round": lab["round_id"]} for lab in d.labels]),
+                     hide_index=True, width="stretch")
+        key = f"{d.query_id}_{d.doc_id}_{d.start}_{d.end}"
+        rationale = st.text_area("Rationale (required)", key=f"adj_rationale_{key}", height=80)
+        clar = ""
+        if user.can(Permission.EDIT_RUBRIC):
+            clar = st.text_input("Also add to the rubric as a clarification (optional: a new rubric version)",
+                                 key=f"adj_clar_{key}")
+        st.caption("Final grade: " + " · ".join(f"**{g}** {name}" for g, name in GRADES.items())
+                   + " · keys 0-3 once the rationale is written (click outside the text box first)")
+        cols = st.columns(4)
+        for g in GRADES:
+            if cols[g].button(str(g), key=f"adj_grade_{g}", shortcut=str(g), help=GRADES[g], width="stretch"):
+                done = attempt(lambda g=g: adjudication.decide(s, user, d, g, rationale, clar) or 0)
+                if done is not None:
+                    flash(f"Decided {d.query_id} · {d.doc_id}: grade {g}"
+                          + (f"; rubric v{done} saved with the clarification." if done else "."))
+                    st.rerun()
+
+with st.expander("Decided items"):
+    hist = adjudication.history(s, user)
+    if hist:
+        st.dataframe(pd.DataFrame(hist), hide_index=True, width="stretch")
+    else:
+        st.caption("Nothing decided yet.")

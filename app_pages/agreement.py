@@ -1,0 +1,147 @@
+"""Agreement: live κ and α between annotators (METHODOLOGY §3.7), against the bar, by pair,
+stratum, round and week, each annotator against the gold; and the rounds that produce them
+(calibration on a shared sample, then the split with a permanent overlap)."""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from annotator import agreement, rounds
+from annotator.roles import Permission
+from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store
+from golden_store.scoring.agreement import KAPPA_BAR_BINARY, KAPPA_BAR_GRADED, reading
+
+user = require_page(Permission.RUN_ROUNDS)
+s = store()
+st.title("Agreement")
+show_flash()
+
+
+def fmt(x: float) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+tab_agree, tab_rounds = st.tabs(["Agreement", "Rounds"])
+
+with tab_rounds:
+    existing = rounds.list_rounds(s, user)
+    if existing:
+        st.dataframe(pd.DataFrame(existing), hide_index=True, width="stretch")
+    else:
+        st.caption("No rounds yet. Start with a calibration round: everyone labels the same items.")
+    people = rounds.labellers(s, user)
+    free = rounds.free_item_count(s, user)
+    st.caption(f"{free} pool item(s) are free (not graded, not assigned).")
+
+    def pick_people(key: str) -> list[str]:
+        if people:
+            return st.multiselect("Annotators", people, key=key)
+        raw = st.text_input("Annotators (comma-separated usernames)", key=key + "_txt")
+        return [p.strip() for p in raw.split(",") if p.strip()]
+
+    with st.form("calibration"):
+        st.subheader("Start a calibration round", anchor=False)
+        st.caption("Every chosen annotator labels the same items, blind to each other; the sample is "
+                   "stratified so every stratum is met.")
+        chosen = pick_people("cal_people")
+        c1, c2 = st.columns(2)
+        n = c1.number_input("Items", 1, 10_000, rounds.DEFAULT_CALIBRATION_ITEMS, key="cal_n")
+        seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="cal_seed")
+        if st.form_submit_button("Start calibration round", type="primary"):
+            rid = attempt(lambda: rounds.start_calibration(s, user, chosen, int(n), int(seed)))
+            if rid:
+                flash(f"Round {rid} started: each annotator finds its items first in their Judge queue.")
+                st.rerun()
+
+    with st.form("split"):
+        st.subheader("Split the remaining work", anchor=False)
+        latest = agreement.compute(s, user).per_round
+        cleared = None
+        if len(latest):
+            last = latest.iloc[-1]
+            cleared = bool(last["clears_bar"])
+            (st.success if cleared else st.warning)(
+                f"Latest round {md_escape(last['round_id'])}: κ binary {fmt(last['kappa_binary'])}, "
+                f"κ graded {fmt(last['kappa_graded'])} - "
+                + ("the bar is cleared." if cleared else
+                   f"below the bar (κ ≥ {KAPPA_BAR_BINARY} binary, ≥ {KAPPA_BAR_GRADED} graded): adjudicate, "
+                   "clarify the rubric and run a fresh calibration round first."))
+        chosen_split = pick_people("split_people")
+        c1, c2 = st.columns(2)
+        overlap = c1.number_input("Overlap share labelled twice (%)", 0, 100, 10, key="split_overlap")
+        seed_s = c2.number_input("Seed", 0, 2**31 - 1, 0, key="split_seed")
+        if st.form_submit_button("Split the work"):
+            rid = attempt(lambda: rounds.split_work(s, user, chosen_split, overlap / 100, int(seed_s)))
+            if rid:
+                flash(f"Round {rid}: the free items are split; {overlap}% of each stratum is labelled twice.")
+                st.rerun()
+
+with tab_agree:
+    round_ids = [r["round_id"] for r in rounds.list_rounds(s, user)]
+    scope = st.selectbox("Labels", ["all labels", *round_ids], key="agree_scope",
+                         format_func=lambda r: r if r == "all labels" else f"round {r}")
+    rep = agreement.compute(s, user, None if scope == "all labels" else scope)
+    g = rep.group
+    if not g.n_units:
+        st.info("No item has been graded by two annotators yet. Start a calibration round (Rounds tab).")
+    else:
+        c = st.columns(5)
+        c[0].metric("κ binary (grade ≥ 2)", fmt(g.kappa_binary), help=f"bar {KAPPA_BAR_BINARY}")
+        c[1].metric("κ graded (linear)", fmt(g.kappa_graded), help=f"bar {KAPPA_BAR_GRADED}")
+        c[2].metric("κ graded (quadratic)", fmt(g.kappa_quadratic))
+        c[3].metric("α ordinal", fmt(g.alpha_ordinal))
+        c[4].metric("raw agreement", fmt(g.raw))
+        ok = g.summary()["clears_bar"]
+        (st.success if ok else st.warning)(
+            f"{g.n_units} items graded by two or more of {len(g.annotators)} annotators. "
+            f"Binary: {reading(g.kappa_binary)} (bar {KAPPA_BAR_BINARY}); graded: {reading(g.kappa_graded)} "
+            f"(bar {KAPPA_BAR_GRADED}) - " + ("bar cleared." if ok else "below the bar."))
+
+        st.subheader("Pairs", anchor=False)
+        table = rep.pair_table()
+        st.dataframe(table, hide_index=True, width="stretch")
+        st.download_button("Download the pairwise table (CSV)", table.to_csv(index=False).encode(),
+                           "agreement_pairs.csv", "text/csv", key="pairs_csv")
+        pair = st.selectbox("Confusion matrix for", range(len(g.pairs)), key="agree_pair",
+                            format_func=lambda i: f"{g.pairs[i].a} × {g.pairs[i].b}")
+        a, b = g.pairs[pair].a, g.pairs[pair].b
+        cm = rep.pair_confusion(a, b)
+        long = cm.reset_index(names="row").melt("row", var_name="col", value_name="items")
+        heat = alt.Chart(long).mark_rect().encode(
+            x=alt.X("col:N", title=b, sort=list(cm.columns)), y=alt.Y("row:N", title=a, sort=list(cm.index)),
+            color=alt.Color("items:Q", scale=alt.Scale(scheme="blues")), tooltip=["row", "col", "items"])
+        text = alt.Chart(long).mark_text().encode(x=alt.X("col:N", sort=list(cm.columns)),
+                                                   y=alt.Y("row:N", sort=list(cm.index)), text="items:Q")
+        left, right = st.columns(2)
+        left.altair_chart(heat + text, width="stretch")
+        pc = pd.DataFrame(rep.pair_per_class(a, b)).T.rename_axis("grade").reset_index()
+        right.caption(f"Per grade: precision and recall of {md_escape(b)} taking {md_escape(a)} as reference")
+        right.dataframe(pc, hide_index=True, width="stretch")
+
+        st.subheader("Label distributions", anchor=False)
+        st.dataframe(rep.distributions.style.format("{:.0%}"), width="stretch")
+        st.subheader("Per stratum", anchor=False)
+        st.dataframe(rep.per_stratum, hide_index=True, width="stretch")
+        st.subheader("Across rounds and over time", anchor=False)
+        if len(rep.per_round):
+            st.dataframe(rep.per_round, hide_index=True, width="stretch")
+        if len(rep.over_time):
+            trend = rep.over_time.set_index("period")[["kappa_binary", "kappa_graded"]]
+            st.line_chart(trend, y_label="κ", x_label="week of the latest label")
+        st.subheader("Each annotator against the gold", anchor=False)
+        st.caption("Gold is the adjudicated label, else the unanimous one; adjudicated items are the telling ones.")
+        st.dataframe(rep.drift, hide_index=True, width="stretch")
+
+    ev = rep.evidence
+    with st.expander("Evidence spans"):
+        if ev.n_questions:
+            st.write(f"{ev.n_questions} question(s) quoted by two or more people: span agreement "
+                     f"{fmt(ev.raw_spans)} (same document, overlap ≥ 50% of the shorter span); answerable "
+                     f"agreement {fmt(ev.raw_answerable)}, κ {fmt(ev.kappa_answerable)}.")
+            st.dataframe(pd.DataFrame(ev.per_question), hide_index=True, width="stretch")
+        else:
+            st.caption("No question has evidence from two different people yet.")

@@ -1,0 +1,117 @@
+"""The double-annotation flow in the real app (AppTest): a lead starts a calibration round on
+the Agreement page, two annotators grade blind on the Judge page, the lead sees κ, decides
+both disagreements on the Adjudication page (one with a rubric clarification) and κ, the
+queue and the rubric follow."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from annotator import context, demo, identity, runs_import
+from tests.app_pages.test_app_roles import _everything_rendered, app_as
+
+PASSWORD = "0123456789"
+
+
+@pytest.fixture
+def team(tmp_path):
+    store = context.get_store()
+    admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
+    identity.create_user(store, admin, "lead", ["lead"], password=PASSWORD)
+    for name in ("ann", "bob"):
+        identity.create_user(store, admin, name, ["annotator"], password=PASSWORD)
+    demo.load_demo(store, admin)
+    run = tmp_path / "run.txt"
+    docs = ["vpn-troubleshooting", "pension", "sick-leave", "expenses-per-diem", "parental-leave"]
+    run.write_text("".join(f"q00{q} Q0 {d} {i + 1} {5 - i} x\n" for q in (1, 2) for i, d in enumerate(docs)))
+    runs_import.import_run(store, admin, run, "sys-hidden")
+    runs_import.build_pool(store, admin, 5)
+    return store
+
+
+def _grade_all(username: str, grade_for) -> list[tuple]:
+    """Grade the user's whole queue on the Judge page; returns what was shown, in order."""
+    at = app_as(username)
+    at.switch_page("app_pages/judge.py").run()
+    shown = []
+    while not any("Nothing left in your queue" in s.value for s in at.success):
+        cap = next(c.value for c in at.caption if " · passage from " in c.value)
+        shown.append(cap)
+        at.text_input[0].input(f"{username.upper()}-NOTE")
+        at.button(key=f"grade_{grade_for(cap, len(shown))}").click().run()
+        assert not at.exception
+    return shown
+
+
+def test_calibration_round_blind_grading_agreement_and_adjudication(team):
+    lead = app_as("lead")
+    lead.switch_page("app_pages/agreement.py").run()
+    assert not lead.exception
+    assert any("No item has been graded by two annotators" in i.value for i in lead.info)
+    lead.multiselect(key="cal_people").set_value(["ann", "bob"])
+    lead.number_input(key="cal_n").set_value(5)
+    lead.button[0].click().run()  # the calibration form's submit button
+    assert not lead.exception
+    assert team.read_one("SELECT count(*), count(DISTINCT annotator) FROM round_assignments") == (10, 2)
+
+    ann_seen = _grade_all("ann", lambda cap, k: 3)
+    assert len(ann_seen) == 10  # the 5 round items first, then the 5 pool items no round assigned
+    # bob is blind to ann: nothing of hers on any page he can open
+    bob = app_as("bob")
+    for page in ("home", "corpus", "queries", "evidence", "judge"):
+        bob.switch_page(f"app_pages/{page}.py").run()
+        assert not bob.exception
+        rendered = _everything_rendered(bob)
+        assert "ANN-NOTE" not in rendered and "sys-hidden" not in rendered, page
+    bob_items = set(team.read("SELECT query_id, doc_id, start, \"end\" FROM round_assignments WHERE annotator = 'bob'"))
+    # bob: disagree (grade 0) on the first two round items he sees, agree on the rest
+    disagree = []
+
+    def bob_grade(cap, k):
+        m = re.match(r"^(q\d+) · passage from (\S+) \[(\d+):(\d+)\]", cap)
+        item = (m.group(1), m.group(2).replace("\\", ""), int(m.group(3)), int(m.group(4)))
+        if item in bob_items and len(disagree) < 2:
+            disagree.append(item)
+            return 0
+        return 3
+
+    _grade_all("bob", bob_grade)
+    assert len(disagree) == 2
+
+    lead.run()
+    assert not lead.exception
+    kappas = {m.label: m.value for m in lead.metric}
+    expected = cohen_kappa_score([1] * 5, [0, 0, 1, 1, 1])  # binary: ann all >= 2, bob two zeros
+    assert float(kappas["κ binary (grade ≥ 2)"]) == pytest.approx(expected, abs=1e-3)
+    assert "ANN-NOTE" not in _everything_rendered(lead)  # notes are for the adjudication page
+
+    adj = app_as("lead")
+    adj.switch_page("app_pages/adjudication.py").run()
+    assert not adj.exception
+    assert len(adj.selectbox(key="adj_pick").options) == 2
+    labels_table = adj.dataframe[0].value
+    assert sorted(labels_table["annotator"]) == ["ann", "bob"] and "ANN-NOTE" in set(labels_table["note"])
+    # no rationale: refused, nothing written
+    adj.button(key="adj_grade_2").click().run()
+    assert any("rationale" in e.value for e in adj.error)
+    assert team.read_one("SELECT count(*) FROM grade_events WHERE op = 'adjudicate'")[0] == 0
+    adj.text_area[0].input("Names the form but not the deadline: partial.")
+    adj.text_input[0].input("Naming the right form without the deadline is a 2.")
+    adj.button(key="adj_grade_2").click().run()
+    assert not adj.exception
+    assert any("rubric v2" in s.value for s in adj.success)
+    assert len(adj.selectbox(key="adj_pick").options) == 1
+    adj.text_area[0].input("Unrelated policy.")
+    adj.button(key="adj_grade_0").click().run()
+    assert any("No disagreement waiting" in s.value for s in adj.success)
+    rub = team.read_one("SELECT version, text FROM rubric_versions ORDER BY version DESC LIMIT 1")
+    assert rub[0] == 2 and "Naming the right form without the deadline is a 2." in rub[1]
+    assert team.read("SELECT grade, note FROM grade_events WHERE op = 'adjudicate' ORDER BY event_id") == [
+        (2, "Names the form but not the deadline: partial."), (0, "Unrelated policy.")]
+    # κ stays a property of the annotators' labels; the drift table now has adjudicated gold
+    lead.run()
+    drift = next(d.value for d in lead.dataframe if "n_adjudicated" in d.value.columns).set_index("annotator")
+    assert drift.loc["bob", "n_adjudicated"] == 2
