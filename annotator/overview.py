@@ -6,7 +6,7 @@ from typing import Any
 
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import corpus, evidence, queries, versions
+from golden_store import corpus, evidence, judging, queries, versions
 from golden_store.rubric import current_rubric
 from golden_store.store import Store, versions_dir_for
 
@@ -28,6 +28,7 @@ def store_overview(store: Store, user: User) -> dict[str, Any]:
         "evidence": ev,
         "evidence_progress": (ev["queries_with_evidence"] / answerable) if answerable else None,
         "rubric_version": rubric["version"] if rubric else None,
+        "judging": judging.pool_counts(store),
         "versions": [],
     }
     if user.can(Permission.VIEW_VERSIONS):

@@ -57,9 +57,19 @@ with right:
     prog = ov["evidence_progress"]
     st.write("**Evidence quotes** (answerable queries with at least one resolved span)")
     st.progress(prog or 0.0, text=f"{ev['queries_with_evidence']} / {ov['answerable']} queries, {ev['spans']} spans")
+    jc = ov["judging"]
+    st.write("**Pooled relevance judging** (pool items with at least one grade)")
+    if jc["pool_items"]:
+        st.progress(jc["pool_graded"] / jc["pool_items"], text=f"{jc['pool_graded']} / {jc['pool_items']} pool items")
+    else:
+        st.caption("No pool yet: import system runs and build one (Runs & pool).")
+    st.write("**Double annotation & adjudication**")
+    if jc["rounds"] or jc["double_graded"]:
+        st.caption(f"{jc['rounds']} round(s) · {jc['double_graded']} item(s) graded twice or more · "
+                   f"{jc['pending']} disagreement(s) waiting for a lead")
+    else:
+        st.caption("No round yet: a lead starts a calibration round on the Agreement page.")
     for name, what in [
-        ("Pooled relevance judging", "import system runs, build a pool, grade passages 0-3"),
-        ("Double annotation & agreement", "calibration rounds, Cohen's kappa, Krippendorff's alpha"),
         ("Nuggets", "draft with Claude, edit, approve"),
         ("Judge calibration", "judge report, reliability, cascade band"),
         ("Transcript review", "sampled failures back into the golden set"),

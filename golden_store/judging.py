@@ -86,3 +86,17 @@ def recent(store: Store, actor: str, n: int = 10) -> list[dict]:
         "SELECT e.event_id, e.query_id, e.doc_id, e.start, e.\"end\", e.op, e.grade, e.note, e.created_at "
         "FROM grade_events e WHERE actor = ? AND op IN ('grade', 'skip', 'unsure') "
         "ORDER BY event_id DESC LIMIT ?", [actor, n])
+
+
+def pool_counts(store: Store) -> dict[str, int]:
+    """Workflow counts for the home page (numbers only, nobody's labels): pool size, items
+    with at least one grade, items graded by two or more, disagreements waiting, rounds."""
+    row = store.read_one(
+        "WITH g AS (SELECT query_id, doc_id, start, \"end\", count(*) AS n FROM current_grades GROUP BY ALL) "
+        "SELECT (SELECT count(*) FROM pool_items SEMI JOIN queries USING (query_id)), "
+        "(SELECT count(*) FROM pool_items p SEMI JOIN g USING (query_id, doc_id, start, \"end\")), "
+        "(SELECT count(*) FROM g WHERE n >= 2), "
+        "(SELECT count(*) FROM pending_grades SEMI JOIN queries USING (query_id)), "
+        "(SELECT count(*) FROM rounds)")
+    keys = ("pool_items", "pool_graded", "double_graded", "pending", "rounds")
+    return {k: int(v) for k, v in zip(keys, row)}

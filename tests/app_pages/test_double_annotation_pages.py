@@ -81,6 +81,8 @@ def test_calibration_round_blind_grading_agreement_and_adjudication(team):
     _grade_all("bob", bob_grade)
     assert len(disagree) == 2
 
+    home = app_as("lead")
+    assert any("2 disagreement(s) waiting for a lead" in c.value for c in home.caption)
     lead.run()
     assert not lead.exception
     kappas = {m.label: m.value for m in lead.metric}
