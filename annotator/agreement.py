@@ -12,7 +12,7 @@ from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import agreement_data
 from golden_store.scoring import agreement_report as report
-from golden_store.scoring.agreement import GRADES, confusion, per_class
+from golden_store.scoring.agreement import BINARY_THRESHOLD, GRADES, confusion, kappa_bootstrap_ci, per_class
 from golden_store.store import Store
 
 
@@ -36,6 +36,20 @@ class Agreement:
         both = wide[[a, b]].dropna()
         cm, labs = confusion(list(both[a].astype(int)), list(both[b].astype(int)), labels=list(GRADES))
         return pd.DataFrame(cm, index=[f"{a}: {g}" for g in labs], columns=[f"{b}: {g}" for g in labs])
+
+    def _pair(self, a: str, b: str) -> tuple[list[int], list[int]]:
+        wide = self.rows.pivot_table(index="unit", columns="actor", values="grade", aggfunc="first")
+        both = wide[[a, b]].dropna()
+        return list(both[a].astype(int)), list(both[b].astype(int))
+
+    def pair_intervals(self, a: str, b: str, n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[float, float]]:
+        """95% bootstrap intervals (items resampled) for the pair's binary and linear κ."""
+        ga, gb = self._pair(a, b)
+        return {
+            "kappa_binary": kappa_bootstrap_ci([g >= BINARY_THRESHOLD for g in ga], [g >= BINARY_THRESHOLD for g in gb],
+                                               labels=[False, True], n_boot=n_boot, seed=seed),
+            "kappa_graded": kappa_bootstrap_ci(ga, gb, "linear", labels=list(GRADES), n_boot=n_boot, seed=seed),
+        }
 
     def pair_per_class(self, a: str, b: str) -> dict:
         wide = self.rows.pivot_table(index="unit", columns="actor", values="grade", aggfunc="first")

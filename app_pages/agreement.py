@@ -109,6 +109,11 @@ with tab_agree:
         pair = st.selectbox("Confusion matrix for", range(len(g.pairs)), key="agree_pair",
                             format_func=lambda i: f"{g.pairs[i].a} × {g.pairs[i].b}")
         a, b = g.pairs[pair].a, g.pairs[pair].b
+        ci = rep.pair_intervals(a, b)
+        st.caption(f"{md_escape(a)} × {md_escape(b)}, {g.pairs[pair].n} items: κ binary "
+                   f"{fmt(g.pairs[pair].kappa_binary)} (95% bootstrap CI {fmt(ci['kappa_binary'][0])} to "
+                   f"{fmt(ci['kappa_binary'][1])}), κ linear {fmt(g.pairs[pair].kappa_linear)} "
+                   f"({fmt(ci['kappa_graded'][0])} to {fmt(ci['kappa_graded'][1])}): a small round gives a wide interval.")
         cm = rep.pair_confusion(a, b)
         long = cm.reset_index(names="row").melt("row", var_name="col", value_name="items")
         heat = alt.Chart(long).mark_rect().encode(

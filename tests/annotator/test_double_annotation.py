@@ -229,6 +229,9 @@ def test_agreement_figures_match_scikit_learn(pooled):
     assert list(table[["annotator_a", "annotator_b", "n_items"]].iloc[0]) == ["ann", "bob", 12]
     cm = rep.pair_confusion("ann", "bob")
     assert int(cm.values.sum()) == 12 and int(cm.values.trace()) == sum(x == y for x, y in zip(a, b))
+    ci = rep.pair_intervals("ann", "bob", n_boot=400, seed=1)
+    lo, hi = ci["kappa_graded"]
+    assert lo <= rep.group.kappa_graded <= hi and hi - lo > 0.05  # 12 items: a wide interval
     assert list(rep.per_round["round_id"]) == ["r1"]
     assert rep.per_stratum["n_units"].sum() == 12
     assert rep.distributions.loc["ann", 2] == pytest.approx(pattern_a.count(2) / 12)
