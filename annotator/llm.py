@@ -11,6 +11,8 @@
 * Rate limits and 5xx are retried with backoff (the SDK's retry loop, ``max_retries``).
 * Every call's usage (input, output, cache write, cache read tokens) and cost are returned
   and recorded by the caller; the model id and the prompt sha are pinned in what it makes.
+* Bulk jobs can go through the Message Batches API (:meth:`LLMClient.batch_structured`):
+  half price, results matched to items by ``custom_id``.
 * Held-out questions never reach a hosted model: :func:`refuse_held_out` is called before
   any request is built.
 """
@@ -20,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -102,6 +106,9 @@ class Usage:
                 + self.cache_read_input_tokens * cr) / 1e6
 
 
+BATCH_DISCOUNT = 0.5  # the Message Batches API bills half the standard price (§11.7)
+
+
 @dataclass(frozen=True)
 class CallResult(Generic[T]):
     item: str
@@ -110,10 +117,12 @@ class CallResult(Generic[T]):
     usage: Usage
     model: str
     prompt_sha: str
+    batch: bool = False
 
     @property
     def cost_usd(self) -> float | None:
-        return self.usage.cost_usd(self.model)
+        cost = self.usage.cost_usd(self.model)
+        return None if cost is None else cost * (BATCH_DISCOUNT if self.batch else 1.0)
 
 
 class _LastResponse(threading.local):
@@ -156,7 +165,7 @@ class LLMClient:
         import anthropic
 
         sha = prompt_sha(instructions, repr(sorted(output.model_json_schema().items())))
-        system = [{"type": "text", "text": instructions, "cache_control": {"type": "ephemeral"}}]
+        system = _system(instructions)
         try:
             msg = self._client.messages.parse(
                 model=self.model, max_tokens=max_tokens, system=system,
@@ -186,6 +195,78 @@ class LLMClient:
         if parsed is None:
             raise LLMOutputError(f"{item}: the model returned no structured answer.")
         return CallResult(item, "ok", parsed, usage, self.model, sha)
+
+
+    def batch_structured(self, *, items: list[tuple[str, str]], instructions: str, output: type[T],
+                         max_tokens: int = 4096, poll_s: float = 10.0, max_wait_s: float = 24 * 3600,
+                         progress: Callable[[int, int], None] | None = None,
+                         sleep: Callable[[float], None] = time.sleep) -> dict[str, CallResult[T] | LLMOutputError]:
+        """Many structured calls through the Message Batches API (half price, results within
+        24 h): ``items`` are (item name, user content). Creates the batch, polls until it
+        ends, then matches every result to its item by ``custom_id`` (results come in any
+        order). Each item maps to its CallResult, or to the LLMOutputError that names it."""
+        import anthropic
+        from anthropic.lib._parse._transform import cached_json_schema, transform_schema
+
+        sha = prompt_sha(instructions, repr(sorted(output.model_json_schema().items())))
+        schema = transform_schema(cached_json_schema(pydantic.TypeAdapter(output)))
+        ids = {f"item-{i}": name for i, (name, _) in enumerate(items)}  # custom_id: [A-Za-z0-9_-]{1,64}
+        requests = [{"custom_id": f"item-{i}", "params": {
+            "model": self.model, "max_tokens": max_tokens, "system": _system(instructions),
+            "messages": [{"role": "user", "content": content}],
+            "output_config": {"format": {"type": "json_schema", "schema": schema}}}}
+            for i, (_, content) in enumerate(items)]
+        try:
+            batch = self._client.messages.batches.create(requests=requests)
+            waited = 0.0
+            while batch.processing_status != "ended":
+                if progress:
+                    c = batch.request_counts
+                    progress(c.succeeded + c.errored + c.canceled + c.expired, len(items))
+                if waited >= max_wait_s:
+                    raise LLMOutputError(f"batch {batch.id}: not finished after {max_wait_s:.0f} s; fetch it later.")
+                sleep(poll_s)
+                waited += poll_s
+                batch = self._client.messages.batches.retrieve(batch.id)
+            out: dict[str, CallResult[T] | LLMOutputError] = {}
+            for r in self._client.messages.batches.results(batch.id):
+                name = ids.get(r.custom_id)
+                if name is None:
+                    continue  # not ours: never attach a result to the wrong item
+                if r.result.type != "succeeded":
+                    out[name] = LLMOutputError(f"{name}: the batch request {r.result.type}.")
+                    continue
+                out[name] = self._interpret(name, r.result.message, output, sha, max_tokens, batch=True)
+        except anthropic.APIStatusError as exc:
+            raise LLMOutputError(f"batch of {len(items)}: the API answered {exc.status_code} after retries.") from None
+        except anthropic.APIConnectionError:
+            raise LLMOutputError("batch: cannot reach the API "
+                                 f"({os.environ.get('ANTHROPIC_BASE_URL') or 'default endpoint'}).") from None
+        for name in ids.values():
+            out.setdefault(name, LLMOutputError(f"{name}: no result came back from the batch."))
+        if progress:
+            progress(len(items), len(items))
+        return out
+
+    def _interpret(self, item: str, msg, output: type[T], sha: str, max_tokens: int, *, batch: bool) -> CallResult[T] | LLMOutputError:
+        """A batch result message → CallResult (ok / refusal) or the error naming the item."""
+        usage = _usage(msg.usage.model_dump() if msg.usage else {})
+        if msg.stop_reason == "refusal":
+            return CallResult(item, "refusal", None, usage, self.model, sha, batch)
+        if msg.stop_reason == "max_tokens":
+            return LLMOutputError(f"{item}: the answer was cut at max_tokens={max_tokens}.")
+        text = "".join(getattr(b, "text", "") for b in msg.content)
+        try:
+            parsed = output.model_validate_json(text)
+        except pydantic.ValidationError as exc:
+            return LLMOutputError(f"{item}: the model's answer does not match the expected format "
+                                  f"({exc.error_count()} validation error(s)).")
+        return CallResult(item, "ok", parsed, usage, self.model, sha, batch)
+
+
+def _system(instructions: str) -> list[dict]:
+    """The fixed instructions as one cached system block (paid once per cache window)."""
+    return [{"type": "text", "text": instructions, "cache_control": {"type": "ephemeral"}}]
 
 
 def _usage(u: dict) -> Usage:

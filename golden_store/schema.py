@@ -383,11 +383,25 @@ _V4 = (
         SELECT d.* FROM disputed_grades d ANTI JOIN adjudications a USING (query_id, doc_id, start, "end")""",
 )
 
+# v5: system answers, for nugget assignment (METHODOLOGY §10.9). Support labels are
+# verdict_events of kind 'nugget' (item_id = system|query_id|nugget_id).
+_V5 = (
+    """CREATE TABLE answers (
+        system VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        answer VARCHAR NOT NULL,
+        imported_at TIMESTAMP NOT NULL,
+        imported_by VARCHAR NOT NULL,
+        PRIMARY KEY (system, query_id)
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
     Migration(3, "runs, run_results, pool_items, pool_sources", _V3),
     Migration(4, "rounds, round_assignments, adjudications and pending_grades views", _V4),
+    Migration(5, "answers: system answers for nugget assignment", _V5),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,0 +1,367 @@
+"""Nuggets (METHODOLOGY §10.9): Claude drafts a question's atomic facts from its evidence,
+a domain expert edits and approves them, graders assign them to system answers, and the
+V_strict / V / A_strict / A scores follow.
+
+The drafting rules of §11.4-11.5 and DESIGN: structured output, the instructions as a cached
+prefix, an escape hatch ("the evidence is not enough"), refusals counted as their own
+outcome, every supporting quote checked mechanically against the evidence with the
+resolver (a quote that is not there is flagged, never accepted silently), usage and cost
+recorded, held-out questions refused before any request is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pandas as pd
+import pydantic
+
+from annotator import llm
+from annotator.evidence_authoring import corpus_index
+from annotator.identity import User, require
+from annotator.roles import Permission
+from golden_store import corpus, evidence, llm_log, nuggets, queries
+from golden_store.errors import NotFoundError, ValidationError
+from golden_store.nuggets import NuggetDraft
+from golden_store.resolver import SpanResolver
+from golden_store.rubric import current_rubric
+from golden_store.scoring.generation import Nugget, nugget_scores
+from golden_store.store import Store
+
+PURPOSE = "draft_nuggets"
+INSTRUCTIONS = """You write the nuggets of a question for a RAG evaluation set (TREC-RAG style).
+A nugget is one atomic fact that a good answer to the question must or should contain.
+
+You get the question and numbered evidence passages from the company's corpus. Rules:
+- Use only facts stated in the evidence. Never add outside knowledge.
+- Each nugget is ONE fact, 1 to 12 words, written as a short statement (not a question).
+- importance: "vital" if a good answer must contain it; "okay" if it is useful but optional.
+- quote: copy, VERBATIM and character for character, the shortest span of one evidence
+  passage (5 to 40 words) that supports the nugget. A paraphrased quote is rejected.
+- Order nuggets from most to least important; usually 2 to 8 nuggets.
+- If the evidence does not answer the question, set insufficient_evidence to true and
+  return no nuggets."""
+
+
+class ProposedNugget(pydantic.BaseModel):
+    text: str = pydantic.Field(description="one atomic fact, 1-12 words")
+    importance: Literal["vital", "okay"]
+    quote: str = pydantic.Field(description="verbatim supporting quote from one evidence passage")
+
+
+class NuggetProposal(pydantic.BaseModel):
+    insufficient_evidence: bool
+    nuggets: list[ProposedNugget]
+
+
+@dataclass(frozen=True)
+class Passage:
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    kind: str  # evidence | judged
+
+
+@dataclass
+class DraftOutcome:
+    query_id: str
+    outcome: str  # ok | refusal | insufficient_evidence | error | skipped
+    added: list[str] = field(default_factory=list)
+    flagged: list[str] = field(default_factory=list)  # nugget ids whose quote is not in the evidence
+    message: str = ""
+    cost_usd: float | None = None
+    usage: llm.Usage = field(default_factory=llm.Usage)
+
+
+# ---- the evidence a draft is made from ---------------------------------------------------------
+
+
+def passages(store: Store, query_id: str, include_judged: bool = True) -> list[Passage]:
+    """The question's evidence spans, plus (optionally) pooled passages whose gold grade is ≥ 2."""
+    out = []
+    for e in evidence.list_evidence(store, query_id):
+        raw = corpus.raw_text(store, e["doc_id"]) or ""
+        out.append(Passage(e["doc_id"], e["start"], e["end"], raw[e["start"]:e["end"]], "evidence"))
+    if include_judged:
+        for j in store.read_dicts(
+                "SELECT doc_id, start, \"end\" FROM final_grades WHERE query_id = ? AND grade >= 2 "
+                "ORDER BY grade DESC, doc_id, start", [query_id]):
+            if any(p.doc_id == j["doc_id"] and p.start <= j["start"] and j["end"] <= p.end for p in out):
+                continue
+            raw = corpus.raw_text(store, j["doc_id"]) or ""
+            out.append(Passage(j["doc_id"], j["start"], j["end"], raw[j["start"]:j["end"]], "judged"))
+    return out
+
+
+def prompt_content(question: str, ps: list[Passage]) -> str:
+    body = "\n\n".join(f'<passage n="{i + 1}" doc="{p.doc_id}">\n{p.text}\n</passage>' for i, p in enumerate(ps))
+    return f"<question>\n{question}\n</question>\n\n{body}"
+
+
+def verify_quote(store: Store, quote: str | None, ps: list[Passage]) -> tuple[str, int, int] | None:
+    """Place ``quote`` with the resolver in the documents of the evidence and accept it only
+    if the place lies inside one of the passages: (doc_id, start, end), else None."""
+    if not quote or not quote.strip():
+        return None
+    resolver = SpanResolver(corpus_index(store))
+    for doc in sorted({p.doc_id for p in ps}):
+        try:
+            r = resolver.resolve(quote, doc_id=doc)
+        except ValidationError:
+            return None
+        cands = [r.best] if r.best else list(r.candidates) if r.status == "ambiguous" else []
+        for c in cands:
+            if any(p.doc_id == c.doc_id and p.start <= c.start and c.end <= p.end for p in ps):
+                return c.doc_id, c.start, c.end
+    return None
+
+
+# ---- drafting ------------------------------------------------------------------------------------
+
+
+def _eligible(store: Store, query_id: str, include_judged: bool) -> tuple[queries.QueryRecord, list[Passage]]:
+    q = queries.get_query(store, query_id)
+    if q is None:
+        raise NotFoundError(f"Query {query_id!r} is not in the store.")
+    # contamination (§3.8): refused before anything is built or sent
+    llm.refuse_held_out(bool(q.held_out), query_id)
+    ps = passages(store, query_id, include_judged)
+    if not ps:
+        raise ValidationError(f"{query_id} has no evidence to draft from: add evidence quotes (Evidence page) or "
+                              "judge pooled passages first, or write its nuggets by hand.")
+    return q, ps
+
+
+def _store_result(store: Store, user: User, query_id: str, res: llm.CallResult, ps: list[Passage]) -> DraftOutcome:
+    u = res.usage
+    llm_log.record_call(store, purpose=PURPOSE, item=query_id, model=res.model, prompt_sha=res.prompt_sha,
+                        outcome=res.outcome if res.outcome == "refusal" or not res.parsed
+                        or not res.parsed.insufficient_evidence else "insufficient_evidence",
+                        input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                        cache_creation_input_tokens=u.cache_creation_input_tokens,
+                        cache_read_input_tokens=u.cache_read_input_tokens, cost_usd=res.cost_usd,
+                        actor=user.username)
+    out = DraftOutcome(query_id, res.outcome, cost_usd=res.cost_usd, usage=u)
+    if res.outcome == "refusal":
+        out.message = "Claude declined to draft nuggets for this question (counted as a refusal)."
+        return out
+    if res.parsed.insufficient_evidence or not res.parsed.nuggets:
+        out.outcome = "insufficient_evidence"
+        out.message = "Claude says the evidence does not answer the question: check the evidence first."
+        return out
+    drafts, problems = [], []
+    for i, pn in enumerate(res.parsed.nuggets):
+        place = verify_quote(store, pn.quote, ps)
+        d = NuggetDraft(pn.text.strip(), pn.importance, pn.quote.strip(), *(place or (None, None, None)))
+        try:
+            nuggets.check(d, f"{query_id} proposal {i + 1}")
+        except ValidationError as exc:
+            problems.append(str(exc))
+            continue
+        drafts.append(d)
+    rubric = current_rubric(store)
+    ids = nuggets.add_draft(store, query_id, drafts, actor=user.username, model=res.model, prompt_sha=res.prompt_sha,
+                            rubric_version=rubric["version"] if rubric else None) if drafts else []
+    out.added = ids
+    out.flagged = [nid for nid, d in zip(ids, drafts) if d.quote and d.doc_id is None]
+    out.message = (f"{len(ids)} nugget(s) drafted" + (f", {len(out.flagged)} flagged: quote not in the evidence"
+                                                      if out.flagged else "")
+                   + (f"; {len(problems)} proposal(s) dropped: " + "; ".join(problems) if problems else ""))
+    return out
+
+
+def draft(store: Store, user: User, query_id: str, *, include_judged: bool = True,
+          client: llm.LLMClient | None = None) -> DraftOutcome:
+    """Ask Claude for the question's nuggets and append them as a draft (events)."""
+    require(user, Permission.LABEL)
+    q, ps = _eligible(store, query_id, include_judged)
+    client = client or llm.LLMClient()
+    res = client.structured(item=query_id, instructions=INSTRUCTIONS, content=prompt_content(q.text, ps),
+                            output=NuggetProposal)
+    return _store_result(store, user, query_id, res, ps)
+
+
+def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = False, include_judged: bool = True,
+               client: llm.LLMClient | None = None,
+               progress: Callable[[int, int], None] | None = None) -> list[DraftOutcome]:
+    """Draft for many questions (a stratum, or all): held-out and evidence-less questions are
+    skipped with the reason; with ``batch`` the requests go through the Message Batches API."""
+    require(user, Permission.LABEL)
+    ready: list[tuple[str, queries.QueryRecord, list[Passage]]] = []
+    outcomes: list[DraftOutcome] = []
+    for qid in query_ids:
+        try:
+            q, ps = _eligible(store, qid, include_judged)
+            ready.append((qid, q, ps))
+        except (llm.LLMRefused, ValidationError, NotFoundError) as exc:
+            outcomes.append(DraftOutcome(qid, "skipped", message=str(exc)))
+    if not ready:
+        return outcomes
+    client = client or llm.LLMClient()
+    if batch:
+        results = client.batch_structured(items=[(qid, prompt_content(q.text, ps)) for qid, q, ps in ready],
+                                          instructions=INSTRUCTIONS, output=NuggetProposal, progress=progress)
+        for qid, _, ps in ready:
+            r = results[qid]
+            outcomes.append(DraftOutcome(qid, "error", message=str(r)) if isinstance(r, llm.LLMOutputError)
+                            else _store_result(store, user, qid, r, ps))
+        return outcomes
+    for k, (qid, q, ps) in enumerate(ready):
+        try:
+            outcomes.append(draft(store, user, qid, include_judged=include_judged, client=client))
+        except llm.LLMOutputError as exc:
+            outcomes.append(DraftOutcome(qid, "error", message=str(exc)))
+        if progress:
+            progress(k + 1, len(ready))
+    return outcomes
+
+
+def summarize(outcomes: list[DraftOutcome]) -> dict:
+    """Counts per outcome, nuggets added and flagged, tokens and cost of a bulk draft."""
+    by: dict[str, int] = {}
+    for o in outcomes:
+        by[o.outcome] = by.get(o.outcome, 0) + 1
+    costs = [o.cost_usd for o in outcomes if o.cost_usd is not None]
+    return {"questions": len(outcomes), "outcomes": by, "nuggets_added": sum(len(o.added) for o in outcomes),
+            "flagged": sum(len(o.flagged) for o in outcomes),
+            "input_tokens": sum(o.usage.input_tokens for o in outcomes),
+            "output_tokens": sum(o.usage.output_tokens for o in outcomes),
+            "cache_read_tokens": sum(o.usage.cache_read_input_tokens for o in outcomes),
+            "cache_write_tokens": sum(o.usage.cache_creation_input_tokens for o in outcomes),
+            "cost_usd": sum(costs) if costs else None}
+
+
+# ---- editing and approval ---------------------------------------------------------------------
+
+
+def current(store: Store, user: User, query_id: str) -> list[dict]:
+    require(user, Permission.VIEW_STORE)
+    return nuggets.current(store, query_id)
+
+
+def history(store: Store, user: User, query_id: str) -> list[dict]:
+    require(user, Permission.VIEW_STORE)
+    return nuggets.history(store, query_id)
+
+
+def status(store: Store, user: User) -> list[dict]:
+    require(user, Permission.VIEW_STORE)
+    return nuggets.status(store)
+
+
+def save(store: Store, user: User, query_id: str, rows: list[dict]) -> dict[str, int]:
+    """Save the edited list (rows: nugget_id or None, text, importance, quote; in order). A
+    changed quote is re-verified against the evidence; a cleared quote is allowed."""
+    require(user, Permission.LABEL)
+    ps = passages(store, query_id)
+    old = {n["nugget_id"]: n for n in nuggets.current(store, query_id)}
+    out = []
+    for r in rows:
+        nid = r.get("nugget_id") or None
+        quote = (r.get("quote") or "").strip() or None
+        if nid and nid in old and (old[nid]["quote"] or None) == quote:
+            place = (old[nid]["doc_id"], old[nid]["start"], old[nid]["end"])
+        else:
+            place = verify_quote(store, quote, ps) if quote else None
+        out.append((nid, NuggetDraft((r.get("text") or "").strip(), (r.get("importance") or "").strip(), quote,
+                                     *(place or (None, None, None)))))
+    rubric = current_rubric(store)
+    return nuggets.save_list(store, query_id, out, actor=user.username,
+                             rubric_version=rubric["version"] if rubric else None)
+
+
+def approve(store: Store, user: User, query_id: str) -> int:
+    require(user, Permission.LABEL)
+    return nuggets.approve(store, query_id, actor=user.username)
+
+
+def export_rows(store: Store, user: User) -> list[dict]:
+    require(user, Permission.VIEW_STORE)
+    return nuggets.approved(store)
+
+
+# ---- answers, assignment and scores ----------------------------------------------------------
+
+
+def import_answers(store: Store, user: User, path: str, system: str, *, replace: bool = False) -> int:
+    """JSONL ``{"query_id", "answer"}`` per line; unknown query ids and empty answers are
+    errors with their line number; all or nothing."""
+    require(user, Permission.IMPORT_RUNS)
+    from pathlib import Path
+
+    from golden_store.jsonl import iter_objects
+
+    if not system or any(c.isspace() for c in system):
+        raise ValidationError("The system name must be non-empty and contain no spaces.")
+    known = set(queries.list_queries(store)["query_id"])
+    rows, problems, seen = [], [], set()
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"{path}: cannot read it as UTF-8 text ({exc.__class__.__name__}).") from None
+    for line, obj in iter_objects(str(path), text, problems):
+        qid, ans = obj.get("query_id"), obj.get("answer")
+        if not isinstance(qid, str) or qid not in known:
+            problems.append(f"{path} line {line}: unknown query_id {qid!r}")
+        elif not isinstance(ans, str) or not ans.strip():
+            problems.append(f"{path} line {line}: field 'answer' must be a non-empty string")
+        elif qid in seen:
+            problems.append(f"{path} line {line}: a second answer for {qid}")
+        else:
+            seen.add(qid)
+            rows.append((qid, ans))
+    if problems:
+        raise ValidationError(f"Answers refused ({len(problems)} problem(s)); nothing was imported.", problems[:50])
+    if not rows:
+        raise ValidationError(f"{path}: no answers in the file.")
+    return nuggets.store_answers(store, system, rows, actor=user.username, replace=replace)
+
+
+def answers(store: Store, user: User, system: str | None = None) -> list[dict]:
+    require(user, Permission.LABEL)
+    return nuggets.answers(store, system)
+
+
+def assign(store: Store, user: User, system: str, query_id: str, nugget_id: str, label: str) -> None:
+    require(user, Permission.LABEL)
+    nuggets.assign(store, system, query_id, nugget_id, label, actor=user.username)
+
+
+def assignments(store: Store, user: User, system: str | None = None) -> list[dict]:
+    require(user, Permission.LABEL)
+    return nuggets.assignments(store, system)
+
+
+def scores(store: Store, user: User) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per (system, question) V_strict / V / A_strict / A over the approved nuggets, and the
+    mean per system. An answer counts once every approved nugget of its question has a label
+    (an unassigned nugget would silently count as "none")."""
+    require(user, Permission.VIEW_STORE)
+    approved: dict[str, list[Nugget]] = {}
+    for n in nuggets.approved(store):
+        approved.setdefault(n["query_id"], []).append(Nugget(n["nugget_id"], n["text"], n["importance"] == "vital"))
+    labels: dict[tuple[str, str], dict[str, str]] = {}
+    for a in nuggets.assignments(store):
+        labels.setdefault((a["system"], a["query_id"]), {})[a["nugget_id"]] = a["label"]
+    rows = []
+    for ans in nuggets.answers(store):
+        ns = approved.get(ans["query_id"])
+        if not ns:
+            continue
+        got = labels.get((ans["system"], ans["query_id"]), {})
+        done = all(n.id in got for n in ns)
+        row = {"system": ans["system"], "query_id": ans["query_id"], "nuggets": len(ns),
+               "assigned": sum(n.id in got for n in ns), "complete": done}
+        if done:
+            row.update(nugget_scores(ns, {n.id: got[n.id] for n in ns}))
+        rows.append(row)
+    per_answer = pd.DataFrame(rows)
+    if per_answer.empty or "v_strict" not in per_answer:
+        return per_answer, pd.DataFrame()
+    complete = per_answer[per_answer["complete"]]
+    per_system = complete.groupby("system")[["v_strict", "v", "a_strict", "a"]].mean().reset_index()
+    per_system.insert(1, "answers", complete.groupby("system").size().values)
+    return per_answer, per_system

@@ -1,0 +1,236 @@
+"""Nuggets, the SQL side (METHODOLOGY §10.9): every draft, edit, delete and approval is an
+event (who, when, model id and prompt sha when a model proposed it), the current list is a
+view, and system answers with their per-nugget support labels live beside them.
+
+A nugget's supporting quote is stored with the span it was verified on; a quote that could
+not be placed on the evidence is kept with ``doc_id`` NULL, which is what "flagged" means:
+such a nugget cannot be approved until a person fixes or clears its quote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import duckdb
+
+from golden_store.errors import NotFoundError, ValidationError
+from golden_store.store import Store, utcnow
+
+IMPORTANCE = ("vital", "okay")
+SUPPORT = ("support", "partial", "none")
+ASSIGN_KIND = "nugget"  # verdict_events.kind of a nugget-support label
+MAX_WORDS = 12
+
+
+@dataclass(frozen=True)
+class NuggetDraft:
+    """One nugget as written to the store (by a model's draft or a person's edit)."""
+
+    text: str
+    importance: str
+    quote: str | None = None
+    doc_id: str | None = None  # set when the quote was verified on the evidence
+    start: int | None = None
+    end: int | None = None
+
+
+def check(n: NuggetDraft, where: str) -> None:
+    if not n.text or not n.text.strip():
+        raise ValidationError(f"{where}: the nugget text is empty.")
+    words = len(n.text.split())
+    if words > MAX_WORDS:
+        raise ValidationError(f"{where}: {words} words; a nugget is one atomic fact of 1-{MAX_WORDS} words "
+                              f"(split it).")
+    if n.importance not in IMPORTANCE:
+        raise ValidationError(f"{where}: importance must be vital or okay, not {n.importance!r}.")
+
+
+def current(store: Store, query_id: str) -> list[dict]:
+    """The question's current nuggets in order, each with ``approved`` and ``flagged``."""
+    return store.read_dicts(
+        "SELECT nugget_id, text, importance, position, quote, doc_id, start, \"end\", actor, created_at, model, "
+        "prompt_sha, approved, (quote IS NOT NULL AND doc_id IS NULL) AS flagged FROM current_nuggets "
+        "WHERE query_id = ? ORDER BY position, nugget_id", [query_id])
+
+
+def history(store: Store, query_id: str) -> list[dict]:
+    """Every nugget event of the question, oldest first: what a model proposed, what people changed."""
+    return store.read_dicts(
+        "SELECT event_id, nugget_id, op, text, importance, position, quote, doc_id IS NOT NULL AS quote_verified, "
+        "actor, model, prompt_sha, created_at FROM nugget_events WHERE query_id = ? ORDER BY event_id", [query_id])
+
+
+def _insert(cur: duckdb.DuckDBPyConnection, query_id: str, nugget_id: str, op: str, n: NuggetDraft | None,
+            position: int | None, actor: str, model: str | None, prompt_sha: str | None,
+            rubric_version: int | None) -> None:
+    sha = None
+    if n is not None and n.doc_id:
+        row = cur.execute("SELECT canonical_sha256 FROM documents WHERE doc_id = ?", [n.doc_id]).fetchone()
+        sha = row[0] if row else None
+    cur.execute(
+        "INSERT INTO nugget_events (query_id, nugget_id, op, text, importance, position, quote, doc_id, start, "
+        "\"end\", doc_sha256, actor, created_at, rubric_version, model, prompt_sha) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [query_id, nugget_id, op, n.text.strip() if n else None, n.importance if n else None, position,
+         (n.quote or None) if n else None, n.doc_id if n else None, n.start if n else None, n.end if n else None,
+         sha, actor, utcnow(), rubric_version, model, prompt_sha])
+
+
+def _next_ids(cur: duckdb.DuckDBPyConnection, query_id: str, k: int) -> list[str]:
+    used = cur.execute("SELECT coalesce(max(TRY_CAST(substr(nugget_id, 2) AS INTEGER)), 0) FROM nugget_events "
+                       "WHERE query_id = ? AND nugget_id LIKE 'n%'", [query_id]).fetchone()[0]
+    return [f"n{used + i + 1}" for i in range(k)]
+
+
+def _require_query(cur: duckdb.DuckDBPyConnection, query_id: str) -> None:
+    if not cur.execute("SELECT 1 FROM queries WHERE query_id = ?", [query_id]).fetchone():
+        raise NotFoundError(f"Query {query_id!r} is not in the store.")
+
+
+def add_draft(store: Store, query_id: str, nuggets: Sequence[NuggetDraft], *, actor: str, model: str | None,
+              prompt_sha: str | None, rubric_version: int | None = None) -> list[str]:
+    """Append nuggets after the current ones (a model's draft, or people adding); one transaction."""
+    for i, n in enumerate(nuggets):
+        check(n, f"{query_id} nugget {i + 1}")
+
+    def tx(cur: duckdb.DuckDBPyConnection) -> list[str]:
+        _require_query(cur, query_id)
+        start = cur.execute("SELECT coalesce(max(position), 0) FROM current_nuggets WHERE query_id = ?",
+                            [query_id]).fetchone()[0]
+        ids = _next_ids(cur, query_id, len(nuggets))
+        for k, (nid, n) in enumerate(zip(ids, nuggets)):
+            _insert(cur, query_id, nid, "add", n, start + k + 1, actor, model, prompt_sha, rubric_version)
+        return ids
+
+    return store.write(tx)
+
+
+def save_list(store: Store, query_id: str, rows: Sequence[tuple[str | None, NuggetDraft]], *, actor: str,
+              rubric_version: int | None = None) -> dict[str, int]:
+    """Make the current list equal to ``rows`` (nugget id or None for a new one, in display
+    order): changed nuggets get an ``edit``, missing ones a ``delete``, new ones an ``add``.
+    Only differences become events. Returns counts per op."""
+    for i, (_, n) in enumerate(rows):
+        check(n, f"{query_id} row {i + 1}")
+
+    def tx(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
+        _require_query(cur, query_id)
+        now = {r[0]: r[1:] for r in cur.execute(
+            "SELECT nugget_id, text, importance, position, quote, doc_id, start, \"end\" FROM current_nuggets "
+            "WHERE query_id = ?", [query_id]).fetchall()}
+        kept = {nid for nid, _ in rows if nid}
+        unknown = sorted(kept - set(now))
+        if unknown:
+            raise ValidationError(f"{query_id}: nugget id(s) {', '.join(unknown)} are not current; reload and retry.")
+        counts = {"add": 0, "edit": 0, "delete": 0}
+        new_ids = iter(_next_ids(cur, query_id, sum(1 for nid, _ in rows if not nid)))
+        for pos, (nid, n) in enumerate(rows, start=1):
+            if nid is None:
+                _insert(cur, query_id, next(new_ids), "add", n, pos, actor, None, None, rubric_version)
+                counts["add"] += 1
+                continue
+            text, imp, old_pos, quote, doc, s, e = now[nid]
+            if (text, imp, old_pos, quote or None) != (n.text.strip(), n.importance, pos, n.quote or None):
+                if (quote or None) == (n.quote or None):  # quote unchanged: keep where it was verified
+                    n = NuggetDraft(n.text, n.importance, quote, doc, s, e)
+                _insert(cur, query_id, nid, "edit", n, pos, actor, None, None, rubric_version)
+                counts["edit"] += 1
+        for nid in sorted(set(now) - kept):
+            _insert(cur, query_id, nid, "delete", None, None, actor, None, None, rubric_version)
+            counts["delete"] += 1
+        return counts
+
+    return store.write(tx)
+
+
+def approve(store: Store, query_id: str, *, actor: str) -> int:
+    """Approve the question's whole current list (one event per nugget). Refused while a
+    nugget's quote is unverified, or when there is nothing to approve."""
+
+    def tx(cur: duckdb.DuckDBPyConnection) -> int:
+        rows = cur.execute("SELECT nugget_id, quote IS NOT NULL AND doc_id IS NULL FROM current_nuggets "
+                           "WHERE query_id = ? ORDER BY position", [query_id]).fetchall()
+        if not rows:
+            raise ValidationError(f"{query_id} has no nuggets to approve: draft or add some first.")
+        flagged = [nid for nid, bad in rows if bad]
+        if flagged:
+            raise ValidationError(f"{query_id}: the supporting quote of {', '.join(flagged)} is not in the evidence; "
+                                  "fix the quote (or clear it) before approving.")
+        for nid, _ in rows:
+            cur.execute("INSERT INTO nugget_events (query_id, nugget_id, op, actor, created_at) "
+                        "VALUES (?, ?, 'approve', ?, ?)", [query_id, nid, actor, utcnow()])
+        return len(rows)
+
+    return store.write(tx)
+
+
+def status(store: Store) -> list[dict]:
+    """Per live query: stratum, held_out, number of evidence spans, nuggets and approved nuggets."""
+    return store.read_dicts(
+        "SELECT q.query_id, q.text, q.stratum, q.held_out, q.answerable, "
+        "(SELECT count(*) FROM current_evidence e WHERE e.query_id = q.query_id) AS n_evidence, "
+        "count(n.nugget_id) AS n_nuggets, count(n.nugget_id) FILTER (WHERE n.approved) AS n_approved "
+        "FROM queries q LEFT JOIN current_nuggets n USING (query_id) GROUP BY ALL ORDER BY q.query_id")
+
+
+def approved(store: Store) -> list[dict]:
+    """Every approved nugget of a live query, for export and scoring."""
+    return store.read_dicts(
+        "SELECT n.query_id, nugget_id, text, importance, position, quote, doc_id, start, \"end\", actor, model, "
+        "prompt_sha FROM current_nuggets n SEMI JOIN queries USING (query_id) WHERE approved "
+        "ORDER BY n.query_id, position, nugget_id")
+
+
+# ---- system answers and nugget assignment ---------------------------------------------------
+
+
+def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str]], *, actor: str,
+                  replace: bool = False) -> int:
+    """Store a system's answers ``(query_id, answer)`` in one transaction."""
+
+    def tx(cur: duckdb.DuckDBPyConnection) -> int:
+        if cur.execute("SELECT 1 FROM answers WHERE system = ? LIMIT 1", [system]).fetchone():
+            if not replace:
+                raise ValidationError(f"Answers of system {system!r} are already imported; use --replace to "
+                                      "replace them (support labels on unchanged answers are kept).")
+            cur.execute("DELETE FROM answers WHERE system = ?", [system])
+        now = utcnow()
+        cur.executemany("INSERT INTO answers VALUES (?, ?, ?, ?, ?)",
+                        [(system, q, a, now, actor) for q, a in rows])
+        return len(rows)
+
+    return store.write(tx)
+
+
+def answers(store: Store, system: str | None = None) -> list[dict]:
+    return store.read_dicts(
+        "SELECT a.system, a.query_id, q.text AS query_text, a.answer FROM answers a JOIN queries q USING (query_id) "
+        "WHERE ? IS NULL OR a.system = ? ORDER BY a.system, a.query_id", [system, system])
+
+
+def assign(store: Store, system: str, query_id: str, nugget_id: str, label: str, *, actor: str) -> None:
+    """Record whether the system's answer supports the nugget (support / partial / none)."""
+    if label not in SUPPORT:
+        raise ValidationError(f"A nugget assignment is support, partial or none, not {label!r}.")
+
+    def tx(cur: duckdb.DuckDBPyConnection) -> None:
+        if not cur.execute("SELECT 1 FROM answers WHERE system = ? AND query_id = ?", [system, query_id]).fetchone():
+            raise NotFoundError(f"No answer of {system!r} to {query_id}.")
+        if not cur.execute("SELECT 1 FROM current_nuggets WHERE query_id = ? AND nugget_id = ?",
+                           [query_id, nugget_id]).fetchone():
+            raise NotFoundError(f"{query_id} has no current nugget {nugget_id}.")
+        cur.execute("INSERT INTO verdict_events (kind, item_id, query_id, value, detail, actor, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [ASSIGN_KIND, f"{system}|{query_id}|{nugget_id}", query_id, label, system, actor, utcnow()])
+
+    store.write(tx)
+
+
+def assignments(store: Store, system: str | None = None) -> list[dict]:
+    """The latest support label per (system, query, nugget)."""
+    return store.read_dicts(
+        "SELECT detail AS system, query_id, split_part(item_id, '|', 3) AS nugget_id, value AS label, actor, "
+        "created_at FROM (SELECT *, row_number() OVER (PARTITION BY item_id ORDER BY event_id DESC) AS rn "
+        "FROM verdict_events WHERE kind = ?) WHERE rn = 1 AND (? IS NULL OR detail = ?) "
+        "ORDER BY system, query_id, nugget_id", [ASSIGN_KIND, system, system])

@@ -1,0 +1,229 @@
+"""Nugget drafting with the real anthropic SDK against the local Messages API server, human
+editing as events, approval, answers, assignment and V_strict / V / A_strict / A."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotator import llm, nuggets
+from annotator.identity import LOCAL_USER
+from golden_store import nuggets as store_nuggets
+from golden_store.errors import ValidationError
+from golden_store.versions import freeze, load_version
+from tests.conftest import table_snapshot
+from tests.llm_server import message
+
+Q1_QUOTE = "VPN-ERR-0417 means the device certificate on your laptop has expired"
+Q1_FIX = "open Company Portal, renew the device certificate and restart the client"
+Q2_QUOTE = "phone or message your line manager before 10:00 on the first morning of absence"
+
+
+def proposal(*items: tuple[str, str, str], insufficient: bool = False) -> str:
+    return json.dumps({"insufficient_evidence": insufficient,
+                       "nuggets": [{"text": t, "importance": i, "quote": q} for t, i, q in items]})
+
+
+def ok(text: str, usage: dict | None = None):
+    return lambda body: (200, message(text, usage=usage))
+
+
+def test_draft_is_parsed_verified_and_stored_as_events(demo_store, llm_server):
+    llm_server.script.append(ok(proposal(
+        ("VPN-ERR-0417 means an expired device certificate", "vital", Q1_QUOTE),
+        ("Renew the certificate in Company Portal", "vital", Q1_FIX),
+        ("Restart the VPN client afterwards", "okay", "simply reboot the router twice"),  # not in the evidence
+    )))
+    out = nuggets.draft(demo_store, LOCAL_USER, "q001")
+    assert out.outcome == "ok" and out.added == ["n1", "n2", "n3"] and out.flagged == ["n3"]
+    req = llm_server.requests[-1]["body"]
+    # the fixed instructions are a cached system prefix; structured output was asked for
+    assert req["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert req["system"][0]["text"] == nuggets.INSTRUCTIONS
+    assert req["output_config"]["format"]["type"] == "json_schema"
+    assert "VPN-ERR-0417" in req["messages"][0]["content"]
+    cur = nuggets.current(demo_store, LOCAL_USER, "q001")
+    assert [(n["nugget_id"], n["importance"], n["flagged"]) for n in cur] == [
+        ("n1", "vital", False), ("n2", "vital", False), ("n3", "okay", True)]
+    raw = demo_store.read_one("SELECT raw_text FROM documents WHERE doc_id = 'vpn-troubleshooting'")[0]
+    assert raw[cur[0]["start"]:cur[0]["end"]] == Q1_QUOTE  # verified onto the exact span
+    hist = nuggets.history(demo_store, LOCAL_USER, "q001")
+    assert {h["model"] for h in hist} == {llm.model_id()} and len({h["prompt_sha"] for h in hist}) == 1
+    # usage and cost recorded: cost = usage x prices
+    call = demo_store.read_dicts("SELECT * FROM llm_calls WHERE purpose = 'draft_nuggets'")[0]
+    i, o, cw, cr = next(p for k, p in llm.PRICES.items() if llm.model_id().startswith(k))
+    assert call["cost_usd"] == pytest.approx((1200 * i + 300 * o + 900 * cw + 0 * cr) / 1e6)
+    assert out.cost_usd == pytest.approx(call["cost_usd"])
+    # a flagged nugget blocks approval until its quote is fixed or cleared
+    with pytest.raises(ValidationError, match="not in the evidence"):
+        nuggets.approve(demo_store, LOCAL_USER, "q001")
+
+
+def test_edits_are_events_and_the_history_shows_draft_versus_edits(demo_store, llm_server):
+    llm_server.script.append(ok(proposal(
+        ("Error means expired device certificate", "vital", Q1_QUOTE),
+        ("Renew in Company Portal", "okay", Q1_FIX),
+        ("Bogus", "okay", "not a quote from anywhere at all here"),
+    )))
+    nuggets.draft(demo_store, LOCAL_USER, "q001")
+    cur = {n["nugget_id"]: n for n in nuggets.current(demo_store, LOCAL_USER, "q001")}
+    rows = [  # reorder, reword, flip importance, delete n3, add one by hand without a quote
+        {"nugget_id": "n2", "text": "Renew the device certificate in Company Portal", "importance": "vital",
+         "quote": cur["n2"]["quote"]},
+        {"nugget_id": "n1", "text": cur["n1"]["text"], "importance": "vital", "quote": cur["n1"]["quote"]},
+        {"nugget_id": None, "text": "Then restart the VPN client", "importance": "okay", "quote": ""},
+    ]
+    counts = nuggets.save(demo_store, LOCAL_USER, "q001", rows)
+    assert counts == {"add": 1, "edit": 2, "delete": 1}
+    cur = nuggets.current(demo_store, LOCAL_USER, "q001")
+    assert [(n["nugget_id"], n["text"], n["importance"]) for n in cur] == [
+        ("n2", "Renew the device certificate in Company Portal", "vital"),
+        ("n1", "Error means expired device certificate", "vital"),
+        ("n4", "Then restart the VPN client", "okay")]
+    assert cur[0]["doc_id"] == "vpn-troubleshooting"  # unchanged quote keeps its verified span
+    hist = nuggets.history(demo_store, LOCAL_USER, "q001")
+    drafted = [h for h in hist if h["model"]]
+    edited = [h for h in hist if not h["model"]]
+    assert [h["op"] for h in drafted] == ["add"] * 3
+    assert sorted(h["op"] for h in edited) == ["add", "delete", "edit", "edit"]
+    assert all(h["actor"] == "local" for h in hist)
+    # saving the same list again writes nothing
+    same = [{"nugget_id": n["nugget_id"], "text": n["text"], "importance": n["importance"], "quote": n["quote"]}
+            for n in cur]
+    assert nuggets.save(demo_store, LOCAL_USER, "q001", same) == {"add": 0, "edit": 0, "delete": 0}
+    # too long / bad importance: refused, nothing written
+    before = table_snapshot(demo_store)
+    with pytest.raises(ValidationError, match="12"):
+        nuggets.save(demo_store, LOCAL_USER, "q001", same + [{"text": "w " * 13, "importance": "vital"}])
+    with pytest.raises(ValidationError, match="vital or okay"):
+        nuggets.save(demo_store, LOCAL_USER, "q001", [{**same[0], "importance": "must"}])
+    assert table_snapshot(demo_store) == before
+    assert nuggets.approve(demo_store, LOCAL_USER, "q001") == 3
+    assert all(n["approved"] for n in nuggets.current(demo_store, LOCAL_USER, "q001"))
+
+
+def test_refusal_is_counted_and_malformed_output_rejected(demo_store, llm_server):
+    llm_server.script.append(lambda body: (200, message("I can't help with that.", stop_reason="refusal")))
+    out = nuggets.draft(demo_store, LOCAL_USER, "q001")
+    assert out.outcome == "refusal" and out.added == []
+    llm_server.script.append(ok('{"nuggets": "not a list"}'))
+    with pytest.raises(llm.LLMOutputError, match="q001.*does not match"):
+        nuggets.draft(demo_store, LOCAL_USER, "q001")
+    llm_server.script.append(lambda body: (200, message('{"insufficient', stop_reason="max_tokens")))
+    with pytest.raises(llm.LLMOutputError, match="q001.*max_tokens"):
+        nuggets.draft(demo_store, LOCAL_USER, "q001")
+    llm_server.script.append(ok(proposal(insufficient=True)))
+    assert nuggets.draft(demo_store, LOCAL_USER, "q001").outcome == "insufficient_evidence"
+    assert nuggets.current(demo_store, LOCAL_USER, "q001") == []
+    outcomes = dict(demo_store.read("SELECT outcome, count(*) FROM llm_calls GROUP BY 1"))
+    assert outcomes == {"refusal": 1, "insufficient_evidence": 1}
+
+
+def test_rate_limit_is_retried(demo_store, llm_server):
+    llm_server.script.append(lambda body: (429, {"type": "error", "error": {"type": "rate_limit_error",
+                                                                           "message": "slow down"}}))
+    llm_server.script.append(ok(proposal(("Expired device certificate", "vital", Q1_QUOTE))))
+    out = nuggets.draft(demo_store, LOCAL_USER, "q001")
+    assert out.outcome == "ok" and out.added == ["n1"]
+    assert [r["path"] for r in llm_server.requests] == ["/v1/messages", "/v1/messages"]
+
+
+def test_held_out_is_never_sent(demo_store, llm_server):
+    assert demo_store.read_one("SELECT held_out FROM queries WHERE query_id = 'q009'")[0]
+    with pytest.raises(llm.LLMRefused, match="held out"):
+        nuggets.draft(demo_store, LOCAL_USER, "q009")
+    outs = nuggets.draft_many(demo_store, LOCAL_USER, ["q009", "q018"], batch=True)
+    assert [o.outcome for o in outs] == ["skipped", "skipped"]
+    assert llm_server.requests == []  # no HTTP call at all
+
+
+def test_no_key_explains_and_manual_authoring_works(demo_store, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(llm.LLMUnavailable, match="ANTHROPIC_API_KEY"):
+        nuggets.draft(demo_store, LOCAL_USER, "q001")
+    nuggets.save(demo_store, LOCAL_USER, "q001", [{"text": "Certificate expired", "importance": "vital",
+                                                   "quote": Q1_QUOTE}])
+    assert nuggets.current(demo_store, LOCAL_USER, "q001")[0]["doc_id"] == "vpn-troubleshooting"
+    assert nuggets.approve(demo_store, LOCAL_USER, "q001") == 1
+
+
+def test_batch_results_are_matched_out_of_order(demo_store, llm_server):
+    by_question = {
+        "q001": proposal(("Expired device certificate", "vital", Q1_QUOTE)),
+        "q002": proposal(("Tell line manager before 10:00", "vital", Q2_QUOTE),
+                         ("Say how long you expect to be off", "okay",
+                          "say roughly how long you expect to be off")),
+    }
+    usage = {"input_tokens": 1000, "output_tokens": 200, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 800}
+
+    def result(cid, params):
+        text = params["messages"][0]["content"]
+        qid = "q001" if "VPN-ERR-0417" in text else "q002"
+        return {"type": "succeeded", "message": message(by_question[qid], usage=usage)}
+
+    llm_server.batch_result = result
+    seen = []
+    outs = nuggets.draft_many(demo_store, LOCAL_USER, ["q001", "q002", "q009"], batch=True,
+                              progress=lambda d, t: seen.append((d, t)))
+    assert {o.query_id: (o.outcome, len(o.added)) for o in outs} == {
+        "q001": ("ok", 1), "q002": ("ok", 2), "q009": ("skipped", 0)}
+    assert [n["text"] for n in nuggets.current(demo_store, LOCAL_USER, "q002")][0] == "Tell line manager before 10:00"
+    assert seen[-1] == (2, 2)
+    methods = [(r.get("method"), r["path"].split("?")[0]) for r in llm_server.requests]
+    assert methods[0] == ("POST", "/v1/messages/batches") and ("GET", "/v1/messages/batches/msgbatch_0001/results") in methods
+    created = llm_server.requests[0]["body"]["requests"]
+    assert all(r["params"]["system"][0]["cache_control"] == {"type": "ephemeral"} for r in created)
+    # batch price: half of usage x prices
+    i, o, cw, cr = next(p for k, p in llm.PRICES.items() if llm.model_id().startswith(k))
+    per_call = (1000 * i + 200 * o + 800 * cr) / 1e6 * 0.5
+    s = nuggets.summarize(outs)
+    assert s["cost_usd"] == pytest.approx(2 * per_call) and s["cache_read_tokens"] == 1600
+    assert s["outcomes"] == {"ok": 2, "skipped": 1}
+
+
+def test_answers_assignment_and_scores(demo_store, tmp_path):
+    nuggets.save(demo_store, LOCAL_USER, "q001", [
+        {"text": "Certificate expired", "importance": "vital", "quote": Q1_QUOTE},
+        {"text": "Renew in Company Portal", "importance": "vital", "quote": Q1_FIX},
+        {"text": "Restart the client", "importance": "okay", "quote": ""}])
+    nuggets.approve(demo_store, LOCAL_USER, "q001")
+    f = tmp_path / "answers.jsonl"
+    f.write_text(json.dumps({"query_id": "q001", "answer": "Your certificate expired. <script>x</script>"}) + "\n")
+    assert nuggets.import_answers(demo_store, LOCAL_USER, str(f), "rag-a") == 1
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"query_id": "q001", "answer": "x"}) + "\n" + json.dumps({"query_id": "nope", "answer": "y"})
+                   + "\n")
+    before = table_snapshot(demo_store)
+    with pytest.raises(ValidationError) as e:
+        nuggets.import_answers(demo_store, LOCAL_USER, str(bad), "rag-b")
+    assert "bad.jsonl line 2: unknown query_id 'nope'" in e.value.problems[0]
+    assert table_snapshot(demo_store) == before
+    ids = [n["nugget_id"] for n in nuggets.current(demo_store, LOCAL_USER, "q001")]
+    nuggets.assign(demo_store, LOCAL_USER, "rag-a", "q001", ids[0], "support")
+    per_answer, per_system = nuggets.scores(demo_store, LOCAL_USER)
+    assert not per_answer.loc[0, "complete"] and per_system.empty  # unassigned nuggets are not "none"
+    nuggets.assign(demo_store, LOCAL_USER, "rag-a", "q001", ids[1], "partial")
+    nuggets.assign(demo_store, LOCAL_USER, "rag-a", "q001", ids[2], "support")
+    per_answer, per_system = nuggets.scores(demo_store, LOCAL_USER)
+    row = per_answer.iloc[0]
+    assert (row["v_strict"], row["v"], row["a_strict"], row["a"]) == (0.5, 0.75, pytest.approx(2 / 3),
+                                                                        pytest.approx(2.5 / 3))
+    assert per_system.loc[0, "system"] == "rag-a" and per_system.loc[0, "answers"] == 1
+    with pytest.raises(ValidationError, match="support, partial or none"):
+        nuggets.assign(demo_store, LOCAL_USER, "rag-a", "q001", ids[0], "yes")
+    # approved nuggets go into the frozen version with their provenance
+    freeze(demo_store, "n.v1", actor="eng", versions_dir=tmp_path / "v")
+    frozen = load_version("n.v1", tmp_path / "v").nuggets
+    assert list(frozen["text"]) == ["Certificate expired", "Renew in Company Portal", "Restart the client"]
+    assert list(frozen["importance"]) == ["vital", "vital", "okay"]
+
+
+def test_store_level_ids_continue_after_deletes(demo_store):
+    store_nuggets.add_draft(demo_store, "q001", [store_nuggets.NuggetDraft("A fact", "vital")], actor="x",
+                            model=None, prompt_sha=None)
+    nuggets.save(demo_store, LOCAL_USER, "q001", [])
+    ids = store_nuggets.add_draft(demo_store, "q001", [store_nuggets.NuggetDraft("B fact", "okay")], actor="x",
+                                  model=None, prompt_sha=None)
+    assert ids == ["n2"]  # a deleted id is never reused
