@@ -427,6 +427,66 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_nuggets_draft(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+
+    store, user = _store(args), identity.cli_user()
+    rows = nuggets.status(store, user)
+    targets = [r["query_id"] for r in rows
+               if (not args.query or r["query_id"] in args.query)
+               and (not args.stratum or r["stratum"] == args.stratum)
+               and (args.query or r["n_nuggets"] == 0)]
+    if not targets:
+        print("No question to draft (questions that already have nuggets are skipped unless named with --query).")
+        return 0
+    outs = nuggets.draft_many(store, user, targets, batch=args.batch, progress=_Progress("drafting"))
+    summary = nuggets.summarize(outs)
+    if args.json:
+        _print_json({**summary, "per_question": [{"query_id": o.query_id, "outcome": o.outcome, "added": o.added,
+                                                  "flagged": o.flagged, "message": o.message} for o in outs]})
+        return 0
+    for o in outs:
+        print(f"{o.query_id}: {o.outcome}" + (f" - {o.message}" if o.message else ""))
+    cost = f"${summary['cost_usd']:.4f}" if summary["cost_usd"] is not None else "unknown"
+    print(f"{summary['questions']} question(s): {summary['outcomes']}; {summary['nuggets_added']} nugget(s) added, "
+          f"{summary['flagged']} flagged; tokens in {summary['input_tokens']}, out {summary['output_tokens']}, "
+          f"cache read {summary['cache_read_tokens']}; cost {cost}" + (" (batch price)" if args.batch else ""))
+    return 0
+
+
+def cmd_nuggets_export(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+
+    rows = nuggets.export_rows(_store(args), identity.cli_user())
+    with open(args.out, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    print(f"Wrote {len(rows)} approved nugget(s) to {args.out}.")
+    return 0
+
+
+def cmd_nuggets_scores(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+
+    per_answer, per_system = nuggets.scores(_store(args), identity.cli_user())
+    if args.json:
+        _print_json({"per_system": per_system.to_dict(orient="records"),
+                     "per_answer": per_answer.to_dict(orient="records")})
+    elif per_system.empty:
+        print("No fully assigned answer yet.")
+    else:
+        print(per_system.to_string(index=False))
+    return 0
+
+
+def cmd_answers_import(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+
+    n = nuggets.import_answers(_store(args), identity.cli_user(), args.file, args.system, replace=args.replace)
+    print(f"Imported {n} answer(s) of {args.system!r}.")
+    return 0
+
+
 def cmd_users_add(args: argparse.Namespace) -> int:
     password = None
     if args.password_stdin:
@@ -577,6 +637,22 @@ def build_parser() -> argparse.ArgumentParser:
     add("list", cmd_rounds_list, "list rounds and their progress", ro)
     ag = add("agreement", cmd_agreement, "inter-annotator agreement on the grades (kappa, alpha), per pair")
     ag.add_argument("--round", help="only this round's labels")
+
+    nu = sub.add_parser("nuggets", help="nuggets").add_subparsers(dest="nuggets_cmd", required=True, metavar="CMD")
+    nd = add("draft", cmd_nuggets_draft, "draft nuggets with Claude for questions without nuggets (held-out "
+                                         "questions are never sent)", nu)
+    nd.add_argument("--stratum", help="only this stratum")
+    nd.add_argument("--query", nargs="+", help="only these query ids (drafted even if they have nuggets)")
+    nd.add_argument("--batch", action="store_true", help="use the Message Batches API (half price, slower)")
+    ne = add("export", cmd_nuggets_export, "export approved nuggets as JSONL", nu)
+    ne.add_argument("--out", required=True)
+    add("scores", cmd_nuggets_scores, "V_strict / V / A_strict / A per system from the assigned answers", nu)
+    an = sub.add_parser("answers", help="system answers").add_subparsers(dest="answers_cmd", required=True,
+                                                                         metavar="CMD")
+    ai = add("import", cmd_answers_import, 'import a system\'s answers: JSONL {"query_id", "answer"}', an)
+    ai.add_argument("file")
+    ai.add_argument("--system", required=True)
+    ai.add_argument("--replace", action="store_true")
 
     u = sub.add_parser("users", help="user accounts").add_subparsers(dest="users_cmd", required=True, metavar="CMD")
     ua = add("add", cmd_users_add, "add a local account", u)

@@ -198,7 +198,7 @@ class LLMClient:
 
 
     def batch_structured(self, *, items: list[tuple[str, str]], instructions: str, output: type[T],
-                         max_tokens: int = 4096, poll_s: float = 10.0, max_wait_s: float = 24 * 3600,
+                         max_tokens: int = 4096, poll_s: float | None = None, max_wait_s: float = 24 * 3600,
                          progress: Callable[[int, int], None] | None = None,
                          sleep: Callable[[float], None] = time.sleep) -> dict[str, CallResult[T] | LLMOutputError]:
         """Many structured calls through the Message Batches API (half price, results within
@@ -208,6 +208,8 @@ class LLMClient:
         import anthropic
         from anthropic.lib._parse._transform import cached_json_schema, transform_schema
 
+        if poll_s is None:  # how often to ask whether the batch has ended (GOLDEN_BATCH_POLL_S, default 10 s)
+            poll_s = float(os.environ.get("GOLDEN_BATCH_POLL_S") or 10.0)
         sha = prompt_sha(instructions, repr(sorted(output.model_json_schema().items())))
         schema = transform_schema(cached_json_schema(pydantic.TypeAdapter(output)))
         ids = {f"item-{i}": name for i, (name, _) in enumerate(items)}  # custom_id: [A-Za-z0-9_-]{1,64}

@@ -273,6 +273,29 @@ def save(store: Store, user: User, query_id: str, rows: list[dict]) -> dict[str,
                              rubric_version=rubric["version"] if rubric else None)
 
 
+def edit_one(store: Store, user: User, query_id: str, nugget_id: str | None, *, text: str = "",
+             importance: str = "vital", quote: str = "", position: int | None = None,
+             delete: bool = False) -> dict[str, int]:
+    """Change, add (``nugget_id`` None) or delete one nugget; the rest of the list stays."""
+    rows = [{"nugget_id": n["nugget_id"], "text": n["text"], "importance": n["importance"], "quote": n["quote"]}
+            for n in nuggets.current(store, query_id)]
+    idx = next((i for i, r in enumerate(rows) if r["nugget_id"] == nugget_id), None)
+    if nugget_id is not None and idx is None:
+        raise NotFoundError(f"{query_id} has no current nugget {nugget_id}.")
+    if delete:
+        rows.pop(idx)
+        return save(store, user, query_id, rows)
+    new = {"nugget_id": nugget_id, "text": text, "importance": importance, "quote": quote}
+    if idx is None:
+        rows.append(new)
+        idx = len(rows) - 1
+    else:
+        rows[idx] = new
+    if position is not None:
+        rows.insert(max(0, min(len(rows) - 1, position - 1)), rows.pop(idx))
+    return save(store, user, query_id, rows)
+
+
 def approve(store: Store, user: User, query_id: str) -> int:
     require(user, Permission.LABEL)
     return nuggets.approve(store, query_id, actor=user.username)

@@ -56,4 +56,5 @@ def llm_server(monkeypatch):
     with MessagesServer() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-never-logged")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("GOLDEN_BATCH_POLL_S", "0.05")  # the local server ends a batch on the 2nd poll
         yield server

@@ -262,3 +262,33 @@ def test_rounds_and_agreement_from_the_cli(tmp_path):
     assert "ann x bob: n=6" in text.stdout
     listed = run(tmp_path, "rounds", "list")
     assert "r1  calibration ann,bob  6 items, 12/12 assignments graded" in listed.stdout
+
+
+def test_nuggets_draft_export_and_answers_from_the_cli(tmp_path, llm_server, monkeypatch):
+    """`golden nuggets draft --batch` against the local server (held-out skipped, no request
+    for it), `golden nuggets export`, `golden answers import` with a bad line refused."""
+    monkeypatch.setenv("GOLDEN_BATCH_POLL_S", "0.05")
+    assert run(tmp_path, "demo").returncode == 0
+    quote = "VPN-ERR-0417 means the device certificate on your laptop has expired"
+    from tests.llm_server import message
+
+    llm_server.batch_result = lambda cid, params: {"type": "succeeded", "message": message(json.dumps(
+        {"insufficient_evidence": False, "nuggets": [{"text": "Expired device certificate", "importance": "vital",
+                                                      "quote": quote}]}))}
+    r = run(tmp_path, "nuggets", "draft", "--query", "q001", "q009", "--batch", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["outcomes"] == {"ok": 1, "skipped": 1} and out["nuggets_added"] == 1
+    assert "held out" in next(p["message"] for p in out["per_question"] if p["query_id"] == "q009")
+    created = [q for q in llm_server.requests if q["path"] == "/v1/messages/batches"]
+    assert len(created) == 1 and len(created[0]["body"]["requests"]) == 1  # q009 never sent
+    assert "test-key-never-logged" not in r.stdout + r.stderr
+    # unapproved nuggets are not exported
+    assert run(tmp_path, "nuggets", "export", "--out", "n.jsonl").returncode == 0
+    assert (tmp_path / "n.jsonl").read_text() == ""
+    (tmp_path / "a.jsonl").write_text('{"query_id": "q001", "answer": "ok"}\n{"query_id": "zzz", "answer": "x"}\n')
+    bad = run(tmp_path, "answers", "import", "a.jsonl", "--system", "rag")
+    assert bad.returncode == 1 and "a.jsonl line 2: unknown query_id 'zzz'" in bad.stderr
+    (tmp_path / "a.jsonl").write_text('{"query_id": "q001", "answer": "ok"}\n')
+    assert run(tmp_path, "answers", "import", "a.jsonl", "--system", "rag").returncode == 0
+    assert "No fully assigned answer yet" in run(tmp_path, "nuggets", "scores").stdout

@@ -22,13 +22,14 @@ PAGES = {
     "pool": "app_pages/pool.py",
     "users": "app_pages/users.py",
     "adjudication": "app_pages/adjudication.py",
+    "nuggets": "app_pages/nuggets.py",
     "agreement": "app_pages/agreement.py",
 }
 VISIBLE = {
-    "annotator": {"home", "corpus", "queries", "evidence", "judge"},
+    "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets"},
     "reviewer": {"home", "corpus", "queries"},
-    "lead": {"home", "corpus", "queries", "evidence", "judge", "versions", "power", "pool", "adjudication",
-             "agreement"},
+    "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "pool",
+             "adjudication", "agreement"},
     "engineer": {"home", "corpus", "queries", "versions", "power", "pool"},
     "admin": set(PAGES),
 }

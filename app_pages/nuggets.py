@@ -1,0 +1,223 @@
+"""Nuggets: draft a question's atomic facts with Claude (or write them), edit, approve; assign
+them to system answers (keys 1/2/3) and read V_strict / V / A_strict / A (METHODOLOGY §10.9)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from annotator import jobs, llm, nuggets
+from annotator.roles import Permission
+from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store
+from golden_store import llm_log
+
+user = require_page(Permission.LABEL)
+s = store()
+st.title("Nuggets")
+show_flash()
+
+# One section at a time (not tabs): hidden tabs would still bind the assignment keys 1/2/3.
+mode = st.radio("Section", ["Author", "Assign to answers", "Scores"], horizontal=True, key="nug_mode",
+                label_visibility="collapsed")
+
+# ---- author ---------------------------------------------------------------------------------
+if mode == "Author":
+    status = pd.DataFrame(nuggets.status(s, user))
+    # questions with evidence and no approved nuggets first
+    status["todo"] = (status["n_approved"] == 0) & (status["n_evidence"] > 0)
+    status = status.sort_values(["todo", "query_id"], ascending=[False, True])
+    qids = status["query_id"].tolist()
+    meta = status.set_index("query_id")
+    qid = st.selectbox("Question", qids, key="nug_q",
+                       format_func=lambda q: f"{q} · {meta.loc[q, 'stratum']} · {meta.loc[q, 'n_approved']}/"
+                                             f"{meta.loc[q, 'n_nuggets']} approved · {meta.loc[q, 'text'][:80]}")
+    row = meta.loc[qid]
+    st.subheader(md_escape(row["text"]), anchor=False)
+    st.caption(f"{qid} · {md_escape(row['stratum'])}" + (" · held out: never sent to a hosted model"
+                                                         if row["held_out"] else ""))
+    include_judged = st.checkbox("Also use pooled passages graded 2 or 3", value=True, key="nug_judged")
+    ps = nuggets.passages(s, qid, include_judged)
+    with st.expander(f"Evidence ({len(ps)} passage(s))", expanded=False):
+        for i, p in enumerate(ps, 1):
+            st.caption(f"[{i}] {md_escape(p.doc_id)} [{p.start}:{p.end}] · {p.kind}")
+            st.text(p.text)
+        if not ps:
+            st.caption("No evidence yet: add quotes on the Evidence page, or write nuggets by hand.")
+
+    key_ok = llm.api_key_present()
+    c1, c2 = st.columns([1, 3])
+    if c1.button("Draft with Claude", type="primary", key="nug_draft",
+                 disabled=not key_ok or bool(row["held_out"]) or not ps):
+        out = attempt(lambda: nuggets.draft(s, user, qid, include_judged=include_judged))
+        if out is not None:
+            flash(f"{out.outcome}: {out.message}" + (f" (cost ${out.cost_usd:.4f})" if out.cost_usd else ""))
+            st.rerun()
+    if not key_ok:
+        c2.info(llm.how_to_enable() + " You can write nuggets by hand below.")
+    elif row["held_out"]:
+        c2.caption("Held-out questions are never sent to Claude (contamination, §3.8): write them by hand.")
+
+    current = nuggets.current(s, user, qid)
+    frame = pd.DataFrame([{"nugget_id": n["nugget_id"], "position": i + 1, "text": n["text"],
+                           "importance": n["importance"], "quote": n["quote"] or "",
+                           "quote in evidence": not n["flagged"] if n["quote"] else None, "approved": n["approved"],
+                           "by": n["actor"] + (f" ({n['model']})" if n["model"] else "")}
+                          for i, n in enumerate(current)],
+                         columns=["nugget_id", "position", "text", "importance", "quote", "quote in evidence",
+                                  "approved", "by"])
+    st.caption("Edit in place; add a row for a new nugget, delete rows to drop them, change position to "
+               "reorder. Nuggets are 1-12 words; the quote must be verbatim from the evidence.")
+    edited = st.data_editor(
+        frame, key=f"nug_editor_{qid}", num_rows="dynamic", hide_index=True, width="stretch",
+        column_config={
+            "nugget_id": st.column_config.TextColumn("id", disabled=True),
+            "position": st.column_config.NumberColumn("position", min_value=1, step=1),
+            "text": st.column_config.TextColumn("nugget", required=True, max_chars=200),
+            "importance": st.column_config.SelectboxColumn("importance", options=["vital", "okay"], required=True),
+            "quote": st.column_config.TextColumn("supporting quote"),
+            "quote in evidence": st.column_config.CheckboxColumn(disabled=True),
+            "approved": st.column_config.CheckboxColumn(disabled=True),
+            "by": st.column_config.TextColumn(disabled=True),
+        })
+    b1, b2, _ = st.columns([1, 1, 3])
+    if b1.button("Save edits", key="nug_save"):
+        rows = edited.assign(position=edited["position"].fillna(len(edited) + 1)).sort_values("position", kind="stable")
+        payload = [{"nugget_id": r["nugget_id"] if isinstance(r["nugget_id"], str) and r["nugget_id"] else None,
+                    "text": r["text"] if isinstance(r["text"], str) else "",
+                    "importance": r["importance"] if isinstance(r["importance"], str) else "",
+                    "quote": r["quote"] if isinstance(r["quote"], str) else ""} for _, r in rows.iterrows()]
+        counts = attempt(lambda: nuggets.save(s, user, qid, payload))
+        if counts is not None:
+            flash(f"Saved: {counts['add']} added, {counts['edit']} edited, {counts['delete']} deleted.")
+            st.rerun()
+    if b2.button("Approve the list", key="nug_approve"):
+        n = attempt(lambda: nuggets.approve(s, user, qid))
+        if n is not None:
+            flash(f"Approved {n} nugget(s) of {qid}: they go into the next frozen version.")
+            st.rerun()
+
+    with st.expander("Edit one nugget, or add one", expanded=not current):
+        ids = [None] + [n["nugget_id"] for n in current]
+        target = st.selectbox("Nugget", ids, key=f"nug_one_{qid}",
+                              format_func=lambda nid: "a new nugget" if nid is None else
+                              f"{nid}: {next(n['text'] for n in current if n['nugget_id'] == nid)}")
+        base = next((n for n in current if n["nugget_id"] == target), None)
+        suffix = f"{qid}_{target}"
+        one_text = st.text_input("Nugget (1-12 words)", value=base["text"] if base else "", key=f"nug_t_{suffix}")
+        one_imp = st.radio("Importance", ["vital", "okay"], horizontal=True, key=f"nug_i_{suffix}",
+                           index=0 if not base or base["importance"] == "vital" else 1)
+        one_quote = st.text_input("Supporting quote (verbatim from the evidence; optional)",
+                                  value=(base["quote"] or "") if base else "", key=f"nug_qt_{suffix}")
+        one_pos = st.number_input("Position", 1, max(1, len(current) + 1),
+                                  value=(current.index(base) + 1) if base else len(current) + 1, key=f"nug_p_{suffix}")
+        e1, e2, _ = st.columns([1, 1, 3])
+        if e1.button("Save nugget" if base else "Add nugget", key="nug_one_save"):
+            counts = attempt(lambda: nuggets.edit_one(s, user, qid, target, text=one_text, importance=one_imp,
+                                                      quote=one_quote, position=int(one_pos)))
+            if counts is not None:
+                flash(f"Saved: {counts['add']} added, {counts['edit']} edited.")
+                st.rerun()
+        if base and e2.button("Delete nugget", key="nug_one_delete"):
+            if attempt(lambda: nuggets.edit_one(s, user, qid, target, delete=True)) is not None:
+                flash(f"Deleted {target}.")
+                st.rerun()
+
+    with st.expander("History (what the model proposed, what people changed)"):
+        hist = nuggets.history(s, user, qid)
+        if hist:
+            st.dataframe(pd.DataFrame(hist), hide_index=True, width="stretch")
+        else:
+            st.caption("No nugget events yet.")
+
+    with st.expander("Draft many questions (background job)"):
+        strata = sorted(status["stratum"].unique())
+        which = st.selectbox("Questions", ["all without nuggets", *strata], key="nug_bulk_scope",
+                             format_func=lambda v: v if v == "all without nuggets" else f"stratum {v} (without nuggets)")
+        use_batch = st.checkbox("Use the Message Batches API (half price, can take up to 24 h)", key="nug_batch")
+        pick = status[(status["n_nuggets"] == 0) & ((which == "all without nuggets") | (status["stratum"] == which))]
+        st.caption(f"{len(pick)} question(s); held-out ones and ones without evidence are skipped with the reason.")
+        if st.button("Start drafting", key="nug_bulk", disabled=not key_ok or pick.empty):
+            targets = pick["query_id"].tolist()
+            job = jobs.start(f"Drafting nuggets for {len(targets)} question(s)", user.username,
+                             lambda progress: nuggets.summarize(nuggets.draft_many(
+                                 s, user, targets, batch=use_batch, progress=progress)))
+            st.session_state["nug_job"] = job.job_id
+
+        @st.fragment(run_every=1.0)
+        def job_panel() -> None:
+            job = jobs.get(st.session_state.get("nug_job"))
+            if job is None:
+                return
+            if job.status == "running":
+                st.progress(job.done / job.total if job.total else 0.0,
+                            text=f"{job.label}: {job.done}/{job.total or '?'}")
+            elif job.status == "failed":
+                st.error(md_escape(job.error))
+            else:
+                r = job.result
+                st.success(f"{job.label}: done. Outcomes {r['outcomes']}; {r['nuggets_added']} nugget(s) added, "
+                           f"{r['flagged']} flagged; tokens in {r['input_tokens']}, out {r['output_tokens']}, "
+                           f"cache read {r['cache_read_tokens']}; cost "
+                           + (f"${r['cost_usd']:.4f}" if r["cost_usd"] is not None else "unknown"))
+
+        job_panel()
+        u = llm_log.usage_summary(s, nuggets.PURPOSE)
+        st.caption(f"All nugget drafting so far: {u['calls']} call(s), {u['refusals']} refusal(s), "
+                   f"{u['input_tokens']} input / {u['output_tokens']} output tokens, "
+                   + (f"${u['cost_usd']:.4f}" if u["cost_usd"] is not None else "no priced calls"))
+
+# ---- assign ----------------------------------------------------------------------------------
+if mode == "Assign to answers":
+    answers = [a for a in nuggets.answers(s, user)
+               if any(n["approved"] for n in nuggets.current(s, user, a["query_id"]))]
+    if not answers:
+        st.info("No system answer to a question with approved nuggets yet. An engineer imports answers with "
+                "`golden answers import FILE --system NAME` (JSONL: query_id, answer).")
+    else:
+        pick = st.selectbox("Answer", range(len(answers)), key="as_pick",
+                            format_func=lambda i: f"{answers[i]['system']} · {answers[i]['query_id']}")
+        a = answers[pick]
+        st.subheader(md_escape(a["query_text"]), anchor=False)
+        with st.container(height=220):
+            st.text(a["answer"])
+        ns = [n for n in nuggets.current(s, user, a["query_id"]) if n["approved"]]
+        got = {x["nugget_id"]: x["label"] for x in nuggets.assignments(s, user, a["system"])
+               if x["query_id"] == a["query_id"]}
+        todo = [n for n in ns if n["nugget_id"] not in got]
+        st.progress(1 - len(todo) / len(ns), text=f"{len(ns) - len(todo)} / {len(ns)} nuggets assigned")
+        current_n = todo[0] if todo else None
+        if current_n:
+            st.write(f"**{md_escape(current_n['text'])}** ({current_n['importance']})")
+            if current_n["quote"]:
+                st.caption("Evidence: " + md_escape(current_n["quote"]))
+            cols = st.columns(3)
+            for col, (label, key) in zip(cols, [("support", "1"), ("partial", "2"), ("none", "3")]):
+                if col.button(label, key=f"as_{label}", shortcut=key, width="stretch"):
+                    if attempt(lambda label=label: nuggets.assign(s, user, a["system"], a["query_id"],
+                                                                  current_n["nugget_id"], label) or True):
+                        st.rerun()
+            st.caption("Keys: 1 support · 2 partial · 3 none")
+        else:
+            st.success("Every nugget of this answer is assigned.")
+        st.dataframe(pd.DataFrame([{"nugget": n["text"], "importance": n["importance"],
+                                    "label": got.get(n["nugget_id"], "")} for n in ns]),
+                     hide_index=True, width="stretch")
+        with st.expander("Change a label"):
+            fix = st.selectbox("Nugget", [n["nugget_id"] for n in ns], key="as_fix",
+                               format_func=lambda nid: next(n["text"] for n in ns if n["nugget_id"] == nid))
+            lab = st.radio("Label", ["support", "partial", "none"], horizontal=True, key="as_fix_label")
+            if st.button("Save label", key="as_fix_save") and attempt(
+                    lambda: nuggets.assign(s, user, a["system"], a["query_id"], fix, lab) or True):
+                st.rerun()
+
+# ---- scores ----------------------------------------------------------------------------------
+if mode == "Scores":
+    per_answer, per_system = nuggets.scores(s, user)
+    if per_answer.empty:
+        st.info("Scores appear once answers are imported and their nuggets assigned.")
+    else:
+        st.caption("V_strict: share of vital nuggets fully supported; V: partial counts 0.5; A_strict / A: the "
+                   "same over all nuggets. Compare systems on these means, not single answers (§10.9).")
+        if not per_system.empty:
+            st.dataframe(per_system, hide_index=True, width="stretch")
+        st.dataframe(per_answer, hide_index=True, width="stretch")

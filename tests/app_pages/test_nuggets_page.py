@@ -1,0 +1,114 @@
+"""The Nuggets page in the real app (AppTest): draft with Claude against the local Messages
+API server, edit and add by hand, approve, see draft vs edits in the history; assign nuggets
+to a system answer with the 1/2/3 buttons and read the scores; without a key the page
+explains and manual authoring works."""
+
+from __future__ import annotations
+
+import json
+
+from annotator import context, demo, identity, nuggets
+from tests.app_pages.test_app_roles import app_as
+from tests.llm_server import message
+
+PASSWORD = "0123456789"
+Q1_QUOTE = "VPN-ERR-0417 means the device certificate on your laptop has expired"
+
+
+def _accounts():
+    store = context.get_store()
+    admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
+    identity.create_user(store, admin, "annotator", ["annotator"], password=PASSWORD)
+    demo.load_demo(store, admin)
+    return store, admin
+
+
+def _open(at):
+    at.switch_page("app_pages/nuggets.py").run()
+    assert not at.exception
+    at.selectbox(key="nug_q").set_value("q001").run()
+    assert not at.exception
+    return at
+
+
+def test_draft_edit_approve_and_history(llm_server):
+    store, _ = _accounts()
+    llm_server.script.append(lambda body: (200, message(json.dumps({"insufficient_evidence": False, "nuggets": [
+        {"text": "Error means expired device certificate", "importance": "vital", "quote": Q1_QUOTE},
+        {"text": "Reboot the router", "importance": "okay", "quote": "reboot your home router twice"}]}))))
+    at = _open(app_as("annotator"))
+    at.button(key="nug_draft").click().run()
+    assert not at.exception
+    assert any("ok: 2 nugget(s) drafted, 1 flagged" in m.value for m in at.success)
+    assert llm_server.requests and llm_server.requests[0]["path"] == "/v1/messages"
+    current = nuggets.current(store, identity.get_user(store, "annotator"), "q001")
+    assert [n["flagged"] for n in current] == [False, True]
+    # approval refused while a quote is not in the evidence
+    at.button(key="nug_approve").click().run()
+    assert any("not in the evidence" in e.value for e in at.error)
+    # fix n2 by hand: new text, no quote; then add a third nugget
+    at.selectbox(key="nug_one_q001").set_value("n2").run()
+    at.text_input(key="nug_t_q001_n2").input("Renew the certificate in Company Portal")
+    at.text_input(key="nug_qt_q001_n2").input("")
+    at.button(key="nug_one_save").click().run()
+    assert not at.exception and any("1 edited" in m.value for m in at.success)
+    at.selectbox(key="nug_one_q001").set_value(None).run()
+    at.text_input(key="nug_t_q001_None").input("Restart the VPN client")
+    at.radio(key="nug_i_q001_None").set_value("okay")
+    at.button(key="nug_one_save").click().run()
+    assert any("1 added" in m.value for m in at.success)
+    at.button(key="nug_approve").click().run()
+    assert any("Approved 3 nugget(s) of q001" in m.value for m in at.success)
+    hist = next(d.value for d in at.dataframe if "op" in d.value.columns)
+    by_model = hist[hist["model"].notna()]
+    assert list(by_model["op"]) == ["add", "add"]  # what the model proposed
+    people = hist[hist["model"].isna()]
+    assert list(people["op"]) == ["edit", "add", "approve", "approve", "approve"]  # what people changed
+
+
+def test_no_key_explains_and_manual_authoring_works(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    store, _ = _accounts()
+    at = _open(app_as("annotator"))
+    assert any("ANTHROPIC_API_KEY" in i.value for i in at.info)
+    assert at.button(key="nug_draft").disabled
+    at.text_input(key="nug_t_q001_None").input("Device certificate expired")
+    at.text_input(key="nug_qt_q001_None").input(Q1_QUOTE)
+    at.button(key="nug_one_save").click().run()
+    at.button(key="nug_approve").click().run()
+    assert any("Approved 1 nugget(s)" in m.value for m in at.success)
+
+
+def test_held_out_question_cannot_be_drafted(llm_server):
+    _accounts()
+    at = app_as("annotator")
+    at.switch_page("app_pages/nuggets.py").run()
+    at.selectbox(key="nug_q").set_value("q009").run()
+    assert at.button(key="nug_draft").disabled
+    assert any("never sent to Claude" in c.value for c in at.caption)
+    assert llm_server.requests == []
+
+
+def test_assign_with_buttons_and_scores(tmp_path):
+    store, admin = _accounts()
+    ann = identity.get_user(store, "annotator")
+    for text, imp in (("Certificate expired", "vital"), ("Renew in Company Portal", "vital"), ("Restart", "okay")):
+        nuggets.edit_one(store, ann, "q001", None, text=text, importance=imp)
+    nuggets.approve(store, ann, "q001")
+    f = tmp_path / "a.jsonl"
+    f.write_text(json.dumps({"query_id": "q001", "answer": "<b>Your cert</b> expired; renew it."}) + "\n")
+    nuggets.import_answers(store, admin, str(f), "rag-a")
+    at = app_as("annotator")
+    at.switch_page("app_pages/nuggets.py").run()
+    at.radio(key="nug_mode").set_value("Assign to answers").run()
+    assert not at.exception
+    assert any("<b>Your cert</b>" in t.value for t in at.text)  # shown as plain text
+    for label in ("support", "partial", "none"):
+        at.button(key=f"as_{label}").click().run()
+        assert not at.exception
+    assert any("Every nugget of this answer is assigned" in m.value for m in at.success)
+    at.radio(key="nug_mode").set_value("Scores").run()
+    per_system = at.dataframe[0].value
+    assert per_system.loc[0, "system"] == "rag-a"
+    assert (per_system.loc[0, "v_strict"], per_system.loc[0, "v"]) == (0.5, 0.75)
+    assert per_system.loc[0, "a_strict"] == 1 / 3 and per_system.loc[0, "a"] == 0.5
