@@ -69,8 +69,13 @@ with right:
                    f"{jc['pending']} disagreement(s) waiting for a lead")
     else:
         st.caption("No round yet: a lead starts a calibration round on the Agreement page.")
+    nc = ov["nuggets"]
+    st.write("**Nuggets** (answerable questions with an approved nugget list)")
+    st.progress(min(1.0, nc["questions_approved"] / ov["answerable"]) if ov["answerable"] else 0.0,
+                text=f"{nc['questions_approved']} / {ov['answerable']} questions · {nc['approved']} approved, "
+                     f"{nc['unapproved']} awaiting approval · {nc['assigned']} support label(s) on "
+                     f"{nc['answers']} answer(s)")
     for name, what in [
-        ("Nuggets", "draft with Claude, edit, approve"),
         ("Judge calibration", "judge report, reliability, cascade band"),
         ("Transcript review", "sampled failures back into the golden set"),
     ]:

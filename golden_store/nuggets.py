@@ -234,3 +234,17 @@ def assignments(store: Store, system: str | None = None) -> list[dict]:
         "created_at FROM (SELECT *, row_number() OVER (PARTITION BY item_id ORDER BY event_id DESC) AS rn "
         "FROM verdict_events WHERE kind = ?) WHERE rn = 1 AND (? IS NULL OR detail = ?) "
         "ORDER BY system, query_id, nugget_id", [ASSIGN_KIND, system, system])
+
+
+def counts(store: Store) -> dict[str, int]:
+    """Home-page numbers: questions with approved nuggets, approved nuggets, drafts waiting
+    for approval, imported answers and support labels."""
+    row = store.read_one(
+        "SELECT (SELECT count(DISTINCT query_id) FROM current_nuggets SEMI JOIN queries USING (query_id) "
+        "        WHERE approved), "
+        "(SELECT count(*) FROM current_nuggets SEMI JOIN queries USING (query_id) WHERE approved), "
+        "(SELECT count(*) FROM current_nuggets SEMI JOIN queries USING (query_id) WHERE NOT approved), "
+        "(SELECT count(*) FROM answers), "
+        "(SELECT count(DISTINCT item_id) FROM verdict_events WHERE kind = ?)", [ASSIGN_KIND])
+    keys = ("questions_approved", "approved", "unapproved", "answers", "assigned")
+    return {k: int(v) for k, v in zip(keys, row)}

@@ -112,3 +112,45 @@ def test_assign_with_buttons_and_scores(tmp_path):
     assert per_system.loc[0, "system"] == "rag-a"
     assert (per_system.loc[0, "v_strict"], per_system.loc[0, "v"]) == (0.5, 0.75)
     assert per_system.loc[0, "a_strict"] == 1 / 3 and per_system.loc[0, "a"] == 0.5
+
+
+def test_bulk_drafting_runs_as_a_background_job_with_progress(llm_server):
+    import time
+
+    from annotator import jobs
+
+    store, _ = _accounts()
+    llm_server.default = lambda body: (200, message(json.dumps({"insufficient_evidence": True, "nuggets": []})))
+    at = app_as("annotator")
+    at.switch_page("app_pages/nuggets.py").run()
+    at.selectbox(key="nug_bulk_scope").set_value("lexical").run()
+    at.button(key="nug_bulk").click().run()
+    assert not at.exception
+    job = jobs.get(at.session_state["nug_job"])
+    deadline = time.monotonic() + 60
+    while job.status == "running" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert job.status == "done", job.error
+    lexical = store.read("SELECT query_id, held_out FROM queries WHERE stratum = 'lexical'")
+    sent = [q for q, held in lexical if not held]
+    assert job.result["outcomes"].get("insufficient_evidence", 0) + job.result["outcomes"].get("skipped", 0) == len(
+        lexical)
+    assert len(llm_server.requests) == job.result["outcomes"].get("insufficient_evidence", 0) <= len(sent)
+    at.run()
+    assert any("done. Outcomes" in m.value for m in at.success)
+
+
+def test_a_failing_job_reports_its_error():
+    from annotator import jobs
+
+    def boom(progress):
+        progress(1, 2)
+        raise RuntimeError("disk full")
+
+    job = jobs.start("x", "me", boom)
+    for _ in range(100):
+        if job.status != "running":
+            break
+        import time
+        time.sleep(0.02)
+    assert job.status == "failed" and "disk full" in job.error and (job.done, job.total) == (1, 2)
