@@ -86,9 +86,7 @@ def passages(store: Store, query_id: str, include_judged: bool = True) -> list[P
         raw = corpus.raw_text(store, e["doc_id"]) or ""
         out.append(Passage(e["doc_id"], e["start"], e["end"], raw[e["start"]:e["end"]], "evidence"))
     if include_judged:
-        for j in store.read_dicts(
-                "SELECT doc_id, start, \"end\" FROM final_grades WHERE query_id = ? AND grade >= 2 "
-                "ORDER BY grade DESC, doc_id, start", [query_id]):
+        for j in nuggets.judged_relevant(store, query_id):
             if any(p.doc_id == j["doc_id"] and p.start <= j["start"] and j["end"] <= p.end for p in out):
                 continue
             raw = corpus.raw_text(store, j["doc_id"]) or ""

@@ -248,3 +248,10 @@ def counts(store: Store) -> dict[str, int]:
         "(SELECT count(DISTINCT item_id) FROM verdict_events WHERE kind = ?)", [ASSIGN_KIND])
     keys = ("questions_approved", "approved", "unapproved", "answers", "assigned")
     return {k: int(v) for k, v in zip(keys, row)}
+
+
+def judged_relevant(store: Store, query_id: str) -> list[dict]:
+    """Pooled passages whose gold grade is 2 or 3 (extra evidence for drafting)."""
+    return store.read_dicts(
+        "SELECT doc_id, start, \"end\" FROM final_grades WHERE query_id = ? AND grade >= 2 "
+        "ORDER BY grade DESC, doc_id, start", [query_id])
