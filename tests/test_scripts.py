@@ -60,3 +60,21 @@ def test_bench_judging_runs(tmp_path):
     assert report["judge_progress_after"] != report["judge_progress_before"]
     assert report["judging_action"]["n"] == 10 and report["judging_action"]["ratio_vs_baseline"] > 0
     assert report["build_pool"]["pool_size"] > 0 and report["build_pool"]["ratio_vs_baseline"] > 0
+
+
+def test_bench_agreement_runs_and_matches_sklearn(tmp_path):
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_agreement.py"), "--annotators", "4", "--items", "200",
+         "--repeats", "1", "--json"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    # every pair of the 4 annotators shares items, and the report's kappas equal scikit-learn's
+    assert report["result"]["annotators"] == 4 and report["result"]["pairs"] == 6
+    assert report["result"]["strata"] >= 1 and report["result"]["drift_annotators"] == 4
+    assert report["check_vs_sklearn"]["pairs_differing"] == 0
+    assert report["check_vs_sklearn"]["max_abs_kappa_diff"] <= 1e-9
+    assert report["refresh"]["n"] == 1 and report["refresh"]["median_s"] > 0
+    assert set(report["parts"]) >= {"grade_rows", "group"}
+    assert report["ratios"]["refresh_vs_aim"] > 0 and report["ratios"]["group_vs_baseline"] > 0
