@@ -18,6 +18,7 @@ from golden_store.scoring.agreement import (
     kappa_bootstrap_ci,
     krippendorff_alpha,
     pairwise,
+    pairwise_long,
     per_class,
     pooled,
     raw_agreement,
@@ -178,3 +179,26 @@ def test_span_agreement():
     assert not spans_agree([("d", 0, 10)], [("d", 7, 20)], threshold=0.5)  # 3 of 10
     # every span of each side must be matched
     assert not spans_agree([("d", 0, 10), ("e", 0, 5)], [("d", 0, 10)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pairwise_from_long_labels_equals_the_matrix_version(seed):
+    rng = np.random.default_rng(seed)
+    raters = [f"r{i}" for i in range(int(rng.integers(2, 8)))]
+    rows = []
+    for u in range(int(rng.integers(1, 120))):
+        who = rng.choice(len(raters), size=int(rng.integers(1, len(raters) + 1)), replace=False)
+        truth = int(rng.integers(0, 4))
+        rows += [(f"u{u}", raters[w], truth if rng.random() < 0.7 else int(rng.integers(0, 4))) for w in who]
+    m, names, _ = grade_matrix(*zip(*rows))
+    expected = pairwise(m, names)
+    codes_u = np.array([int(u[1:]) for u, _, _ in rows])
+    codes_r = np.array([names.index(r) for _, r, _ in rows])
+    got = pairwise_long(codes_u, codes_r, np.array([g for _, _, g in rows]), names)
+    assert [(p.a, p.b, p.n) for p in got] == [(p.a, p.b, p.n) for p in expected]
+    for x, y in zip(got, expected):
+        for f in ("raw", "kappa_binary", "kappa_linear", "kappa_quadratic"):
+            vx, vy = getattr(x, f), getattr(y, f)
+            assert (math.isnan(vx) and math.isnan(vy)) or vx == pytest.approx(vy, abs=1e-12), f
+        if math.isnan(x.kappa_binary):
+            assert x.kappa_binary.reason
