@@ -1,0 +1,226 @@
+"""Judge calibration (METHODOLOGY §11.1, §11.2, §11.8): the judge report, reliability bins
+and ECE, isotonic recalibration, the cascade band, the cascade report, and two bias
+diagnostics. Pure functions over arrays.
+
+Conventions: a calibration item is PASS or FAIL; ``y = 1`` means FAIL (the bad item, the
+class a judge exists to catch) and a judge's ``p`` is its probability of FAIL. A judge may
+also say "insufficient" (the escape hatch); for the cascade that counts as not-FAIL.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from golden_store.scoring.agreement import cohens_kappa, per_class
+
+PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient"
+KAPPA_GATE = 0.7  # §11.1 step 4
+
+
+# ---- the judge report (§11.1) --------------------------------------------------------------------
+
+
+def judge_report(human: Sequence[Any], judge: Sequence[Any], fail_label: Any = FAIL) -> dict[str, Any]:
+    """Accuracy, Cohen's κ, per-class precision/recall (the judge against humans), the FAIL
+    class's figures pulled out, and both label distributions. Never accuracy alone."""
+    if len(human) != len(judge):
+        raise ValueError(f"{len(human)} human labels but {len(judge)} judge labels.")
+    if not human:
+        raise ValueError("The calibration set is empty.")
+    labels = sorted(set(human) | set(judge), key=str)
+    per = per_class(list(human), list(judge), labels=labels)
+    k = cohens_kappa(list(human), list(judge), labels=labels)
+    fail = per.get(fail_label, {"precision": math.nan, "recall": math.nan})
+    return {
+        "n": len(human),
+        "accuracy": float(np.mean([h == j for h, j in zip(human, judge)])),
+        "kappa": float(k),
+        "kappa_reason": k.reason,
+        "passes_gate": (not math.isnan(k)) and k >= KAPPA_GATE,
+        "per_class": per,
+        "fail_recall": fail["recall"],
+        "fail_precision": fail["precision"],
+        "human_dist": dict(Counter(human)),
+        "judge_dist": dict(Counter(judge)),
+    }
+
+
+# ---- reliability and recalibration (§11.8) ---------------------------------------------------------
+
+
+def _edges(p: np.ndarray, bins: int, strategy: str) -> np.ndarray:
+    if strategy == "uniform":
+        return np.linspace(0.0, 1.0, bins + 1)
+    if strategy == "quantile":
+        return np.percentile(p, np.linspace(0, 100, bins + 1))
+    raise ValueError(f"strategy must be 'uniform' or 'quantile', not {strategy!r}.")
+
+
+def reliability(p: Sequence[float], y: Sequence[int], bins: int = 10,
+                strategy: Literal["uniform", "quantile"] = "uniform") -> dict[str, Any]:
+    """Per bin: mean p, share of FAIL (y = 1) and count; empty bins are dropped; ECE is the
+    count-weighted gap. Bins are right-closed, (a, b], the first one [0, b] - the binning
+    of ``sklearn.calibration.calibration_curve``, so the two can be compared."""
+    pa, ya = np.asarray(p, dtype=float), np.asarray(y, dtype=float)
+    if len(pa) != len(ya) or not len(pa):
+        raise ValueError("p and y must be non-empty and of equal length.")
+    if pa.min() < 0 or pa.max() > 1:
+        raise ValueError("p must be probabilities in [0, 1].")
+    edges = _edges(pa, bins, strategy)
+    ids = np.searchsorted(edges[1:-1], pa)  # side='left': a p on an edge goes to the lower bin
+    counts = np.bincount(ids, minlength=len(edges) - 1)
+    sum_p = np.bincount(ids, weights=pa, minlength=len(edges) - 1)
+    sum_y = np.bincount(ids, weights=ya, minlength=len(edges) - 1)
+    keep = counts > 0
+    mean_p, frac = sum_p[keep] / counts[keep], sum_y[keep] / counts[keep]
+    ece = float(np.sum(counts[keep] / len(pa) * np.abs(mean_p - frac)))
+    return {"ece": ece, "bins": [(float(a), float(b), int(c)) for a, b, c in zip(mean_p, frac, counts[keep])],
+            "edges": [float(e) for e in edges]}
+
+
+@dataclass(frozen=True)
+class IsotonicMap:
+    """A fitted monotone map p → calibrated p: linear between the fitted thresholds and
+    clipped outside them (how scikit-learn's IsotonicRegression(out_of_bounds="clip")
+    predicts). Plain lists, so it can be stored, versioned and exported."""
+
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+
+    def __call__(self, p: Sequence[float]) -> np.ndarray:
+        pa = np.clip(np.asarray(p, dtype=float), self.x[0], self.x[-1])
+        return np.interp(pa, self.x, self.y)
+
+    def as_dict(self) -> dict[str, list[float]]:
+        return {"x": list(self.x), "y": list(self.y)}
+
+
+def fit_isotonic(p: Sequence[float], y: Sequence[int]) -> IsotonicMap:
+    """Fit the monotone map on the FIT split only (scikit-learn's pool-adjacent-violators;
+    not re-implemented here)."""
+    from sklearn.isotonic import IsotonicRegression
+
+    iso = IsotonicRegression(out_of_bounds="clip").fit(np.asarray(p, dtype=float), np.asarray(y, dtype=float))
+    return IsotonicMap(tuple(float(v) for v in iso.X_thresholds_), tuple(float(v) for v in iso.y_thresholds_))
+
+
+# ---- splits and the cascade band -----------------------------------------------------------------
+
+
+def split(labels: Sequence[Any], fit_share: float = 0.5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Deterministic split stratified by label: (fit indexes, report indexes). A band is
+    fitted on one and reported on the other (§11.8 rule 2)."""
+    if not 0 < fit_share < 1:
+        raise ValueError("fit_share is between 0 and 1.")
+    rng = np.random.default_rng(seed)
+    lab = np.asarray([str(v) for v in labels])
+    fit: list[int] = []
+    for value in sorted(set(lab)):
+        idx = np.flatnonzero(lab == value)
+        rng.shuffle(idx)
+        fit += idx[: int(round(fit_share * len(idx)))].tolist()
+    fit_arr = np.array(sorted(fit), dtype=int)
+    report = np.setdiff1d(np.arange(len(lab)), fit_arr)
+    return fit_arr, report
+
+
+def pick_band(p: Sequence[float], y: Sequence[int], max_missed_bad: float = 0.02,
+              max_false_fail: float = 0.02) -> dict[str, float]:
+    """The (low, high) band of the three-way cascade (§11.8): p ≤ low auto-PASS (at most
+    ``max_missed_bad`` of the FAIL items land there), p ≥ high auto-FAIL (at most
+    ``max_false_fail`` of the PASS items), in between escalate to the LLM judge. When the
+    two budgets cross (clean separation) the band collapses to one cut."""
+    pa, ya = np.asarray(p, dtype=float), np.asarray(y, dtype=int)
+    bad = np.sort(pa[ya == 1])
+    good = np.sort(pa[ya == 0])[::-1]
+    k_bad = int(max_missed_bad * len(bad))
+    k_good = int(max_false_fail * len(good))
+    low = float(bad[k_bad]) - 1e-9 if len(bad) else 1.0
+    high = float(good[k_good]) + 1e-9 if len(good) else 0.0
+    if low >= high:
+        low = high = (low + high) / 2
+    escalated = float(np.mean((pa > low) & (pa < high))) if len(pa) else math.nan
+    return {"low": low, "high": high, "escalation_rate": escalated}
+
+
+def band_decisions(p: Sequence[float], low: float, high: float) -> np.ndarray:
+    """'pass' / 'fail' / 'escalate' per item for a band."""
+    pa = np.asarray(p, dtype=float)
+    return np.where(pa <= low, PASS, np.where(pa >= high, FAIL, "escalate"))
+
+
+def _as_binary(labels: Sequence[Any]) -> list[str]:
+    """FAIL stays FAIL; PASS and the escape hatch are not-FAIL (for the binary gate figures)."""
+    return [FAIL if v == FAIL else PASS for v in labels]
+
+
+def cascade_report(p: Sequence[float], human: Sequence[str], llm: Sequence[str], low: float, high: float,
+                   threshold: float = 0.5, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """§11.8 rule 1 on the report split: κ and FAIL recall of (a) the decision model alone
+    (FAIL when p ≥ threshold), (b) the LLM judge alone and (c) the cascade (band, LLM in
+    between), with the escalation rate. The cascade must beat (a) and stay within noise of
+    (b): 'within noise' = the 95% bootstrap interval of κ(cascade) − κ(LLM) reaches 0."""
+    pa = np.asarray(p, dtype=float)
+    h = _as_binary(human)
+    dec = np.where(pa >= threshold, FAIL, PASS).tolist()
+    lj = _as_binary(llm)
+    band = band_decisions(pa, low, high)
+    cas = [lj[i] if b == "escalate" else str(b) for i, b in enumerate(band)]
+
+    def fig(pred: list[str]) -> dict[str, float]:
+        r = judge_report(h, pred)
+        return {"kappa": r["kappa"], "fail_recall": r["fail_recall"], "accuracy": r["accuracy"]}
+
+    out = {"n": len(pa), "escalation_rate": float(np.mean(band == "escalate")) if len(pa) else math.nan,
+           "decision_model": fig(dec), "llm_judge": fig(lj), "cascade": fig(cas)}
+    rng = np.random.default_rng(seed)
+    hb = np.array([v == FAIL for v in h])
+    cb = np.array([v == FAIL for v in cas])
+    lb = np.array([v == FAIL for v in lj])
+    diffs = []
+    for _ in range(n_boot):
+        idx = rng.integers(0, len(pa), len(pa))
+        kc = cohens_kappa(hb[idx], cb[idx], labels=[False, True])
+        kl = cohens_kappa(hb[idx], lb[idx], labels=[False, True])
+        if not (math.isnan(kc) or math.isnan(kl)):
+            diffs.append(kc - kl)
+    lo, hi = (float(np.quantile(diffs, 0.025)), float(np.quantile(diffs, 0.975))) if diffs else (math.nan, math.nan)
+    beats = out["cascade"]["kappa"] > out["decision_model"]["kappa"]
+    within = not math.isnan(hi) and hi >= 0
+    out.update({"kappa_diff_vs_llm_ci": (lo, hi), "beats_decision_model": bool(beats),
+                "within_noise_of_llm": bool(within), "rule1_ok": bool(beats and within)})
+    return out
+
+
+# ---- bias diagnostics (§11.2) ----------------------------------------------------------------------
+
+
+def length_bias(scores: Sequence[float], lengths: Sequence[float]) -> dict[str, float]:
+    """Least-squares slope of the judge's score on answer length (per 100 characters), its
+    correlation and n. A clear positive slope is verbosity bias."""
+    s, ln = np.asarray(scores, dtype=float), np.asarray(lengths, dtype=float)
+    if len(s) < 3 or np.ptp(ln) == 0:
+        return {"slope_per_100_chars": math.nan, "r": math.nan, "n": len(s)}
+    slope, _ = np.polyfit(ln / 100.0, s, 1)
+    r = float(np.corrcoef(ln, s)[0, 1]) if np.ptp(s) > 0 else math.nan
+    return {"slope_per_100_chars": float(slope), "r": r, "n": len(s)}
+
+
+def position_bias(ab: Sequence[str], ba: Sequence[str]) -> dict[str, float]:
+    """Pairwise judging run in both orders. ``ab`` is the winner ('A', 'B' or 'tie') with A
+    shown first, ``ba`` the winner (in the same A/B names) with B shown first. The rate at
+    which the two orders disagree is the judge's noise floor; the first-slot share says
+    which way the bias leans."""
+    if len(ab) != len(ba) or not ab:
+        raise ValueError("ab and ba must be non-empty and of equal length.")
+    disagree = float(np.mean([x != y for x, y in zip(ab, ba)]))
+    first_slot = [x == "A" for x in ab] + [y == "B" for y in ba]
+    decided = [x != "tie" for x in ab] + [y != "tie" for y in ba]
+    share = sum(f for f, d in zip(first_slot, decided) if d) / max(1, sum(decided))
+    return {"disagreement_rate": disagree, "first_slot_win_share": float(share), "n": len(ab)}

@@ -1,0 +1,161 @@
+"""Judge calibration math against its references: scikit-learn's calibration_curve and
+IsotonicRegression, an independent ECE, METHODOLOGY Case 3, and pick_band's promises."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.calibration import calibration_curve
+from sklearn.isotonic import IsotonicRegression
+from sklearn.metrics import cohen_kappa_score
+
+from golden_store.scoring.calibration import (
+    FAIL,
+    PASS,
+    band_decisions,
+    cascade_report,
+    fit_isotonic,
+    judge_report,
+    length_bias,
+    pick_band,
+    position_bias,
+    reliability,
+    split,
+)
+
+
+def _data(seed: int, n: int = 400, skew: float = 1.0):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(int)
+    p = np.clip(rng.beta(2, 5, n) + y * rng.beta(3, 2, n) * 0.6, 0, 1) ** skew
+    return p, y
+
+
+def test_case_3_the_judge_that_passes_everything():
+    human = [FAIL] * 12 + [PASS] * 88
+    # first judge: fails 4, of which 2 are truly bad
+    first = [FAIL] * 2 + [PASS] * 10 + [FAIL] * 2 + [PASS] * 86
+    r = judge_report(human, first)
+    assert r["accuracy"] == pytest.approx(0.88)
+    assert round(r["kappa"], 2) == 0.20
+    assert round(r["fail_recall"], 2) == 0.17
+    assert not r["passes_gate"]
+    assert r["human_dist"] == {FAIL: 12, PASS: 88} and r["judge_dist"] == {FAIL: 4, PASS: 96}
+    # fixed judge: fails 13, 10 truly bad
+    fixed = [FAIL] * 10 + [PASS] * 2 + [FAIL] * 3 + [PASS] * 85
+    r = judge_report(human, fixed)
+    assert r["accuracy"] == pytest.approx(0.95)
+    assert round(r["fail_recall"], 2) == 0.83 and round(r["fail_precision"], 2) == 0.77
+    assert round(r["kappa"], 2) == 0.77 and r["passes_gate"]
+    assert r["kappa"] == pytest.approx(cohen_kappa_score(human, fixed))
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+@pytest.mark.parametrize("seed", range(6))
+def test_reliability_bins_equal_scikit_learn(strategy, seed):
+    p, y = _data(seed, n=int(np.random.default_rng(seed).integers(30, 500)), skew=1 + seed / 3)
+    if seed == 0:  # probabilities exactly on bin edges go to the lower (right-closed) bin
+        p[:20] = np.round(p[:20], 1)
+    got = reliability(p, y, bins=10, strategy=strategy)
+    frac, mean_p = calibration_curve(y, p, n_bins=10, strategy=strategy)
+    assert [b[0] for b in got["bins"]] == pytest.approx(list(mean_p))
+    assert [b[1] for b in got["bins"]] == pytest.approx(list(frac))
+    # ECE computed independently: a plain loop over right-closed bins
+    edges = got["edges"]
+    ece = 0.0
+    for i in range(10):
+        lo, hi = edges[i], edges[i + 1]
+        idx = [k for k, v in enumerate(p) if (lo < v <= hi) or (i == 0 and v == lo) or (v > edges[-1] and i == 9)]
+        if idx:
+            ece += len(idx) / len(p) * abs(np.mean(p[idx]) - np.mean(y[idx]))
+    assert got["ece"] == pytest.approx(ece)
+    assert sum(b[2] for b in got["bins"]) == len(p)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_isotonic_map_equals_scikit_learn(seed):
+    p, y = _data(seed, skew=2.0)
+    fit_idx, rep_idx = split(y, 0.5, seed)
+    m = fit_isotonic(p[fit_idx], y[fit_idx])
+    ref = IsotonicRegression(out_of_bounds="clip").fit(p[fit_idx], y[fit_idx])
+    probe = np.r_[p[rep_idx], -0.5, 0.0, 1.0, 2.0, np.linspace(0, 1, 50)]
+    assert m(probe) == pytest.approx(ref.predict(probe))
+    assert np.all(np.diff(m(np.linspace(0, 1, 200))) >= -1e-12)  # monotone
+    assert fit_isotonic(**{"p": p[fit_idx], "y": y[fit_idx]}).as_dict() == m.as_dict()
+
+
+def test_recalibration_lowers_ece_on_the_report_split():
+    p, y = _data(3, n=3000, skew=3.0)  # a badly calibrated judge
+    fit_idx, rep_idx = split(y, 0.5, 1)
+    m = fit_isotonic(p[fit_idx], y[fit_idx])
+    before = reliability(p[rep_idx], y[rep_idx])["ece"]
+    after = reliability(m(p[rep_idx]), y[rep_idx])["ece"]
+    assert after < before / 2
+
+
+def test_split_is_stratified_deterministic_and_disjoint():
+    y = [1] * 30 + [0] * 70
+    f1, r1 = split(y, 0.5, 7)
+    f2, r2 = split(y, 0.5, 7)
+    assert (f1 == f2).all() and (r1 == r2).all()
+    assert not set(f1) & set(r1) and len(f1) + len(r1) == 100
+    assert sum(y[i] for i in f1) == 15 and sum(y[i] for i in r1) == 15
+    assert not (split(y, 0.5, 8)[0] == f1).all()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pick_band_meets_both_limits_on_the_fit_split(seed):
+    p, y = _data(seed, n=500)
+    for mb, mf in ((0.02, 0.02), (0.05, 0.1), (0.0, 0.0), (0.2, 0.01)):
+        band = pick_band(p, y, mb, mf)
+        d = band_decisions(p, band["low"], band["high"])
+        missed = np.mean(d[y == 1] == PASS)
+        false_fail = np.mean(d[y == 0] == FAIL)
+        assert missed <= mb + 1e-12 and false_fail <= mf + 1e-12, (mb, mf, band)
+        assert band["escalation_rate"] == pytest.approx(np.mean(d == "escalate"))
+
+
+def test_clean_separation_collapses_the_band_to_one_cut():
+    p = [0.05, 0.1, 0.2, 0.3, 0.7, 0.8, 0.9, 0.95]
+    y = [0, 0, 0, 0, 1, 1, 1, 1]
+    band = pick_band(p, y, 0.25, 0.25)
+    assert band["low"] == band["high"] and 0.3 < band["low"] < 0.7
+    assert band["escalation_rate"] == 0.0
+    d = band_decisions(p, band["low"], band["high"])
+    assert list(d) == [PASS] * 4 + [FAIL] * 4
+
+
+def test_cascade_report_rule_one():
+    rng = np.random.default_rng(0)
+    n = 600
+    y = (rng.random(n) < 0.25).astype(int)
+    human = [FAIL if v else PASS for v in y]
+    p = np.clip(0.25 + 0.5 * y + rng.normal(0, 0.22, n), 0, 1)  # decision model: noisy in the middle
+    llm = [h if rng.random() < 0.95 else (PASS if h == FAIL else FAIL) for h in human]  # a good LLM judge
+    band = pick_band(p, y, 0.05, 0.05)
+    rep = cascade_report(p, human, llm, band["low"], band["high"], n_boot=300)
+    assert rep["cascade"]["kappa"] > rep["decision_model"]["kappa"]
+    assert rep["rule1_ok"] and rep["within_noise_of_llm"]
+    assert 0 < rep["escalation_rate"] < 1
+    # the cascade's figures are those of its decisions, recomputed independently
+    d = band_decisions(p, band["low"], band["high"])
+    cas = [llm[i] if v == "escalate" else v for i, v in enumerate(d)]
+    assert rep["cascade"]["kappa"] == pytest.approx(cohen_kappa_score(human, cas))
+    # a useless LLM judge in the band: the cascade falls outside the LLM's noise or loses rule 1
+    bad_llm = [PASS] * n
+    worse = cascade_report(p, human, bad_llm, band["low"], band["high"], n_boot=200)
+    assert not math.isnan(worse["cascade"]["kappa"])
+
+
+def test_bias_diagnostics():
+    lengths = np.arange(10, 1010, 10)
+    scores = 0.2 + lengths / 1000 * 0.5  # longer answers score higher
+    lb = length_bias(scores, lengths)
+    assert lb["slope_per_100_chars"] == pytest.approx(0.05) and lb["r"] == pytest.approx(1.0)
+    assert math.isnan(length_bias([1, 2, 3], [5, 5, 5])["slope_per_100_chars"])
+    pb = position_bias(["A", "A", "B", "tie"], ["A", "B", "B", "tie"])
+    assert pb["disagreement_rate"] == 0.25
+    # first slot wins: A-first says A twice of 3 decided; B-first says B twice of 3 decided
+    assert pb["first_slot_win_share"] == pytest.approx(4 / 6)
