@@ -60,6 +60,7 @@ def main() -> None:
             pages.append(st.Page(PAGES / "adjudication.py", title="Adjudication", icon=":material/balance:"))
         if user.can(Permission.RUN_ROUNDS):
             pages.append(st.Page(PAGES / "agreement.py", title="Agreement", icon=":material/handshake:"))
+            pages.append(st.Page(PAGES / "calibration.py", title="Judge calibration", icon=":material/tune:"))
         if user.can(Permission.VIEW_VERSIONS):
             pages.append(st.Page(PAGES / "versions.py", title="Versions", icon=":material/inventory_2:"))
             pages.append(st.Page(PAGES / "pool.py", title="Runs & pool", icon=":material/stacks:"))

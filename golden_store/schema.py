@@ -396,12 +396,48 @@ _V5 = (
     )""",
 )
 
+# v6: judge calibrations (METHODOLOGY §11.1, §11.6, §11.8). Append-only: a saved calibration
+# is never changed; a new judge (model or rubric sha) gets a new one, and the archived items
+# let the page show the offset between old and new judge on the same items.
+_V6 = (
+    """CREATE TABLE calibrations (
+        calibration_id VARCHAR PRIMARY KEY,
+        judge_model VARCHAR NOT NULL,
+        rubric_sha VARCHAR NOT NULL,
+        question_sha VARCHAR,
+        source VARCHAR NOT NULL,
+        split_seed INTEGER NOT NULL,
+        fit_share DOUBLE NOT NULL,
+        band_low DOUBLE,
+        band_high DOUBLE,
+        max_missed_bad DOUBLE,
+        max_false_fail DOUBLE,
+        isotonic VARCHAR,
+        report VARCHAR NOT NULL,
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE calibration_items (
+        calibration_id VARCHAR NOT NULL,
+        item_id VARCHAR NOT NULL,
+        human_label VARCHAR NOT NULL,
+        judge_label VARCHAR,
+        judge_p DOUBLE,
+        stratum VARCHAR,
+        length INTEGER,
+        split VARCHAR NOT NULL,
+        PRIMARY KEY (calibration_id, item_id)
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
     Migration(3, "runs, run_results, pool_items, pool_sources", _V3),
     Migration(4, "rounds, round_assignments, adjudications and pending_grades views", _V4),
     Migration(5, "answers: system answers for nugget assignment", _V5),
+    Migration(6, "calibrations and calibration_items: saved judge calibrations", _V6),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

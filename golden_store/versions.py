@@ -27,6 +27,7 @@ import duckdb
 import pandas as pd
 import pyarrow.parquet as pq
 
+from golden_store import calibrations
 from golden_store.canonical import canonical_text
 from golden_store.chunk_labels import ChunkQrels, chunk_qrels, parse_hit_rule
 from golden_store.corpus import corpus_digest, sha256_text
@@ -416,6 +417,7 @@ def _agreement_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "alpha_ordinal": whole["alpha_ordinal"],
         "n_items_double_annotated": whole["n_units"],
         "rounds": history,
+        "judge_calibrations": calibrations.manifest_entries(cur),
     }
 
 

@@ -23,13 +23,14 @@ PAGES = {
     "users": "app_pages/users.py",
     "adjudication": "app_pages/adjudication.py",
     "nuggets": "app_pages/nuggets.py",
+    "calibration": "app_pages/calibration.py",
     "agreement": "app_pages/agreement.py",
 }
 VISIBLE = {
     "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets"},
     "reviewer": {"home", "corpus", "queries"},
     "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "pool",
-             "adjudication", "agreement"},
+             "adjudication", "agreement", "calibration"},
     "engineer": {"home", "corpus", "queries", "versions", "power", "pool"},
     "admin": set(PAGES),
 }

@@ -1,0 +1,193 @@
+"""Judge calibration (METHODOLOGY §11): a calibration set and a judge's outputs → the judge
+report against humans, reliability and isotonic recalibration, the cascade band fitted on
+one split and reported on the other, bias diagnostics; saved pinned to the judge."""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from annotator import calibration, llm
+from annotator.roles import Permission
+from app_pages._shared import attempt, flash, md_escape, progress_callback, require_page, show_flash, store
+from golden_store.scoring.calibration import FAIL, KAPPA_GATE
+
+user = require_page(Permission.RUN_ROUNDS)
+s = store()
+st.title("Judge calibration")
+show_flash()
+
+
+def fmt(x) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+# ---- 1. the calibration set ------------------------------------------------------------------
+st.subheader("1. Calibration set", anchor=False)
+source = st.radio("Items and human labels", ["Upload a file", "Relevance grades in the store"], horizontal=True,
+                  key="cal_source")
+df: pd.DataFrame | None = None
+source_name = ""
+if source == "Upload a file":
+    up = st.file_uploader("CSV or JSONL: item_id, human_label (pass/fail), judge_label (pass/fail/insufficient) "
+                          "and/or judge_p (probability of fail); optional stratum, length, question, text, "
+                          "winner_ab, winner_ba", type=["csv", "jsonl"], key="cal_file")
+    if up is not None:
+        df = attempt(lambda: calibration.load_upload(up.name, up.getvalue()))
+        source_name = f"upload:{up.name}"
+else:
+    df = attempt(lambda: calibration.store_set(s, user))
+    source_name = "store:relevance_grades"
+if df is None:
+    st.info("Choose a calibration set: 100-200 human-labelled items, hard and ambiguous ones included (§11.1).")
+    st.stop()
+
+# ---- 2. the judge's outputs ------------------------------------------------------------------
+st.subheader("2. Judge outputs", anchor=False)
+judge_key = f"cal_judge_{source_name}"
+ran = st.session_state.get(judge_key)
+if ran:  # labels from a Claude run on this set, kept for this session
+    df = df.assign(judge_label=df["item_id"].map(ran["labels"]))
+can_run = df["question"].notna().any() and df["text"].notna().any() if "question" in df else False
+c1, c2 = st.columns([2, 1])
+judge_model = c1.text_input("Judge model id (pinned with the calibration)",
+                            value=ran["model"] if ran else llm.model_id(), key="cal_model")
+rubric = c1.text_area("Judge rubric (its sha is pinned; edit it and you have a new judge)",
+                      value=calibration.DEFAULT_RUBRIC, height=160, key="cal_rubric")
+c2.caption(f"{int(df['judge_label'].notna().sum())} of {len(df)} items have a judge label; "
+           f"{int(df['judge_p'].notna().sum())} have a probability.")
+if can_run:
+    if not llm.api_key_present():
+        c2.info(llm.how_to_enable())
+    elif c2.button("Run the Claude judge on this set", key="cal_run"):
+        run = attempt(lambda: calibration.run_claude_judge(s, user, df, rubric,
+                                                           progress=progress_callback("Judging")))
+        if run is not None:
+            st.session_state[judge_key] = {"labels": run.labels, "model": run.model}
+            flash(f"Judged {len(run.labels)} item(s): {run.refusals} refusal(s), {run.quote_backstops} pass(es) "
+                  f"without a verbatim quote turned insufficient, {run.skipped_held_out} held-out item(s) not "
+                  f"sent, {len(run.errors)} error(s); cost ${run.cost_usd:.4f}.")
+            st.rerun()
+
+c3, c4, c5 = st.columns(3)
+seed = int(c3.number_input("Split seed", 0, 2**31 - 1, 0, key="cal_seed"))
+fit_share = c4.slider("Fit split share", 0.2, 0.8, 0.5, 0.05, key="cal_fit")
+recal = c5.checkbox("Isotonic recalibration (fitted on the fit split)", value=True, key="cal_iso")
+c6, c7 = st.columns(2)
+max_missed = c6.slider("Max share of bad items auto-passed", 0.0, 0.2, 0.02, 0.01, key="cal_missed")
+max_false = c7.slider("Max share of good items auto-failed", 0.0, 0.2, 0.02, 0.01, key="cal_false")
+a = attempt(lambda: calibration.analyze(df, seed=seed, fit_share=fit_share, recalibrate=recal,
+                                        max_missed_bad=max_missed, max_false_fail=max_false))
+if a is None:
+    st.stop()
+
+# ---- 3. the judge report ---------------------------------------------------------------------
+st.subheader("3. Judge report", anchor=False)
+r = a.report
+if r is None:
+    st.info("No judge labels yet: upload them or run the Claude judge.")
+else:
+    m = st.columns(4)
+    m[0].metric("Cohen's κ", fmt(r["kappa"]), help=f"gate {KAPPA_GATE}")
+    m[1].metric("FAIL recall", fmt(r["fail_recall"]), help="the number that decides whether the judge can gate")
+    m[2].metric("FAIL precision", fmt(r["fail_precision"]))
+    m[3].metric("accuracy", fmt(r["accuracy"]), help="never read alone")
+    (st.success if r["passes_gate"] else st.error)(
+        f"κ {fmt(r['kappa'])} against the {KAPPA_GATE} gate: "
+        + ("the judge may gate." if r["passes_gate"] else "the judge may NOT gate anything yet; iterate the rubric.")
+        + f" It catches {fmt(r['fail_recall'])} of the FAIL items.")
+    per = pd.DataFrame(r["per_class"]).T.rename_axis("class").reset_index()
+    st.dataframe(per, hide_index=True, width="stretch")
+    dist = pd.DataFrame({"human": pd.Series(r["human_dist"]), "judge": pd.Series(r["judge_dist"])}).fillna(0)
+    st.caption("Label distributions, side by side")
+    st.bar_chart(dist, stack=False)
+
+# ---- 4. reliability and recalibration ---------------------------------------------------------
+if a.reliability_raw:
+    st.subheader("4. Reliability (report split)", anchor=False)
+    rows = [{"mean p": b[0], "share FAIL": b[1], "items": b[2], "judge": "raw"} for b in a.reliability_raw["bins"]]
+    if a.reliability_cal:
+        rows += [{"mean p": b[0], "share FAIL": b[1], "items": b[2], "judge": "recalibrated"}
+                 for b in a.reliability_cal["bins"]]
+    rel = pd.DataFrame(rows)
+    diag = alt.Chart(pd.DataFrame({"x": [0, 1], "y": [0, 1]})).mark_line(strokeDash=[4, 4], color="gray").encode(
+        x="x:Q", y="y:Q")
+    curve = alt.Chart(rel).mark_line(point=True).encode(
+        x=alt.X("mean p:Q", scale=alt.Scale(domain=[0, 1])), y=alt.Y("share FAIL:Q", scale=alt.Scale(domain=[0, 1])),
+        color="judge:N", tooltip=["judge", "mean p", "share FAIL", "items"])
+    left, right = st.columns(2)
+    left.altair_chart(diag + curve, width="stretch")
+    right.metric("ECE raw", fmt(a.reliability_raw["ece"]))
+    if a.reliability_cal:
+        right.metric("ECE after isotonic map", fmt(a.reliability_cal["ece"]))
+    right.dataframe(rel, hide_index=True, width="stretch")
+
+    st.subheader("5. Cascade band", anchor=False)
+    hist = pd.DataFrame({"p": a.p_used, "class": np.where(df["human_label"].to_numpy() == FAIL, "FAIL", "PASS")})
+    bars = alt.Chart(hist).mark_bar(opacity=0.6).encode(
+        x=alt.X("p:Q", bin=alt.Bin(maxbins=30), title="p (probability of FAIL" + (", recalibrated)" if recal else ")")),
+        y=alt.Y("count():Q", stack=None), color="class:N")
+    rules = alt.Chart(pd.DataFrame({"cut": [a.band["low"], a.band["high"]], "edge": ["low", "high"]})).mark_rule(
+        color="black").encode(x="cut:Q", tooltip=["edge", "cut"])
+    st.altair_chart(bars + rules, width="stretch")
+    st.write(f"Band fitted on the fit split: auto-PASS at p ≤ **{a.band['low']:.3f}**, auto-FAIL at p ≥ "
+             f"**{a.band['high']:.3f}**, escalate in between.")
+    br = a.band_report
+    st.caption(f"On the report split: escalation rate {fmt(br['escalation_rate'])}, bad items auto-passed "
+               f"{fmt(br['missed_bad_share'])}, good items auto-failed {fmt(br['false_fail_share'])}.")
+    if a.cascade:
+        c = a.cascade
+        st.dataframe(pd.DataFrame([{"tier": name, **c[key]} for name, key in
+                                   (("decision model alone", "decision_model"), ("LLM judge alone", "llm_judge"),
+                                    ("cascade", "cascade"))]), hide_index=True, width="stretch")
+        lo, hi = c["kappa_diff_vs_llm_ci"]
+        (st.success if c["rule1_ok"] else st.warning)(
+            f"Rule 1: the cascade {'beats' if c['beats_decision_model'] else 'does NOT beat'} the decision model and "
+            f"is {'within noise of' if c['within_noise_of_llm'] else 'clearly worse than'} the LLM judge "
+            f"(κ difference 95% CI {fmt(lo)} to {fmt(hi)}); escalation rate {fmt(c['escalation_rate'])}.")
+    else:
+        st.caption("The cascade report needs an LLM judge label on every report-split item.")
+
+if a.length or a.position:
+    st.subheader("Bias diagnostics", anchor=False)
+    if a.length:
+        st.write(f"Score vs length: slope {fmt(a.length['slope_per_100_chars'])} per 100 characters, r "
+                 f"{fmt(a.length['r'])} (n {a.length['n']}). A clear positive slope is verbosity bias.")
+    if a.position:
+        st.write(f"Position swap: the two orders disagree on {fmt(a.position['disagreement_rate'])} of pairs; the "
+                 f"first slot wins {fmt(a.position['first_slot_win_share'])} of decided comparisons.")
+
+# ---- save and compare -------------------------------------------------------------------------
+st.subheader("Save", anchor=False)
+qsha = st.text_input("Question sha (the judge question's text hash, if it is not part of the rubric)",
+                     key="cal_qsha")
+note = st.text_input("Note", key="cal_note")
+if st.button("Save this calibration", type="primary", key="cal_save"):
+    cid = attempt(lambda: calibration.save(s, user, df, a, judge_model=judge_model, rubric=rubric,
+                                           question_sha=qsha or None, source=source_name, seed=seed,
+                                           fit_share=fit_share, max_missed_bad=max_missed,
+                                           max_false_fail=max_false, note=note))
+    if cid:
+        flash(f"Saved calibration {cid}: it goes into the next frozen version's manifest.")
+        st.rerun()
+
+saved = calibration.saved(s, user)
+if saved:
+    st.dataframe(pd.DataFrame([{k: v for k, v in r.items() if k not in ("report", "isotonic")} for r in saved]),
+                 hide_index=True, width="stretch")
+    if len(saved) >= 2:
+        ids = [r["calibration_id"] for r in saved]
+        o1, o2 = st.columns(2)
+        old = o1.selectbox("Old judge", ids, index=len(ids) - 2, key="cal_old")
+        new = o2.selectbox("New judge", ids, index=len(ids) - 1, key="cal_new")
+        off = calibration.offset(s, user, old, new)
+        st.caption(f"On the {off['shared_items']} archived item(s) both saw: " + ", ".join(
+            f"{k.replace('_', ' ')} {fmt(v) if isinstance(v, float) else v}" for k, v in off.items()
+            if k != "shared_items") + ". Publish this offset before switching dashboards (§11.6).")
+    with st.expander("What the next frozen version's manifest carries"):
+        st.json(calibration.manifest_entries(s, user))
+st.caption(md_escape("Held-out items are never sent to a hosted model; refusals are counted, not hidden."))
