@@ -118,13 +118,27 @@ def load_upload(name: str, data: bytes) -> pd.DataFrame:
     return df
 
 
-def store_set(store: Store, user: User) -> pd.DataFrame:
-    """Gold relevance grades from the store as a calibration set (no judge outputs yet)."""
+NUGGET_RUBRIC = """You judge whether a system's answer states a given fact (a nugget), for a RAG evaluation.
+
+Verdicts:
+- pass: the answer states the fact (wording may differ).
+- fail: the answer does not state it, or contradicts it.
+- insufficient: you cannot tell.
+
+Write the justification FIRST, then the verdict. For pass, copy the sentence of the answer
+that states the fact verbatim as the supporting quote."""
+
+
+def store_set(store: Store, user: User, kind: Literal["relevance", "nuggets"] = "relevance") -> pd.DataFrame:
+    """Human labels from the store as a calibration set (no judge outputs yet): gold
+    relevance grades (pass = grade ≥ 2) or nugget support labels (support / none)."""
     require(user, Permission.RUN_ROUNDS)
-    df = pd.DataFrame(calibrations.relevance_set(store))
+    rows = calibrations.relevance_set(store) if kind == "relevance" else calibrations.nugget_support_set(store)
+    df = pd.DataFrame(rows)
     if df.empty:
         raise ValidationError("No gold relevance grades in the store yet: judge pooled passages first, or upload a "
-                              "calibration file.")
+                              "calibration file." if kind == "relevance" else
+                              "No nugget support labels in the store yet: assign nuggets to answers first.")
     return df.assign(judge_label=None, judge_p=np.nan, winner_ab=None, winner_ba=None)
 
 

@@ -28,8 +28,8 @@ def fmt(x) -> str:
 
 # ---- 1. the calibration set ------------------------------------------------------------------
 st.subheader("1. Calibration set", anchor=False)
-source = st.radio("Items and human labels", ["Upload a file", "Relevance grades in the store"], horizontal=True,
-                  key="cal_source")
+source = st.radio("Items and human labels", ["Upload a file", "Relevance grades in the store",
+                                             "Nugget support labels in the store"], horizontal=True, key="cal_source")
 df: pd.DataFrame | None = None
 source_name = ""
 if source == "Upload a file":
@@ -39,9 +39,12 @@ if source == "Upload a file":
     if up is not None:
         df = attempt(lambda: calibration.load_upload(up.name, up.getvalue()))
         source_name = f"upload:{up.name}"
-else:
-    df = attempt(lambda: calibration.store_set(s, user))
+elif source == "Relevance grades in the store":
+    df = attempt(lambda: calibration.store_set(s, user, "relevance"))
     source_name = "store:relevance_grades"
+else:
+    df = attempt(lambda: calibration.store_set(s, user, "nuggets"))
+    source_name = "store:nugget_support"
 if df is None:
     st.info("Choose a calibration set: 100-200 human-labelled items, hard and ambiguous ones included (§11.1).")
     st.stop()
@@ -57,7 +60,8 @@ c1, c2 = st.columns([2, 1])
 judge_model = c1.text_input("Judge model id (pinned with the calibration)",
                             value=ran["model"] if ran else llm.model_id(), key="cal_model")
 rubric = c1.text_area("Judge rubric (its sha is pinned; edit it and you have a new judge)",
-                      value=calibration.DEFAULT_RUBRIC, height=160, key="cal_rubric")
+                      value=calibration.NUGGET_RUBRIC if source_name == "store:nugget_support"
+                      else calibration.DEFAULT_RUBRIC, height=160, key=f"cal_rubric_{source_name}")
 c2.caption(f"{int(df['judge_label'].notna().sum())} of {len(df)} items have a judge label; "
            f"{int(df['judge_p'].notna().sum())} have a probability.")
 if can_run:

@@ -98,3 +98,18 @@ def manifest_entries(cur: duckdb.DuckDBPyConnection) -> list[dict]:
                     "ece_recalibrated": rep.get("ece_recalibrated"),
                     "isotonic": json.loads(iso) if iso else None, "created_at": created.isoformat() + "Z"})
     return out
+
+
+def nugget_support_set(store: Store) -> list[dict]:
+    """Nugget support labels as a calibration set: the item is (system answer, nugget), the
+    human label is pass for "support" and fail for "none" ("partial" is left out: a binary
+    judge cannot be right or wrong about it)."""
+    return store.read_dicts(
+        "WITH lab AS (SELECT item_id, query_id, detail AS system, value, row_number() OVER "
+        "  (PARTITION BY item_id ORDER BY event_id DESC) AS rn FROM verdict_events WHERE kind = 'nugget') "
+        "SELECT l.item_id, l.query_id, CASE WHEN l.value = 'support' THEN 'pass' ELSE 'fail' END AS human_label, "
+        "q.stratum, 'Does the answer state this fact? ' || n.text AS question, q.held_out, a.answer AS text, "
+        "length(a.answer) AS length "
+        "FROM lab l JOIN queries q USING (query_id) JOIN answers a ON a.system = l.system AND a.query_id = l.query_id "
+        "JOIN current_nuggets n ON n.query_id = l.query_id AND n.nugget_id = split_part(l.item_id, '|', 3) "
+        "WHERE l.rn = 1 AND l.value IN ('support', 'none') ORDER BY l.item_id")

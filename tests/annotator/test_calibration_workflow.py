@@ -134,3 +134,20 @@ def test_claude_judge_on_store_grades(demo_store, llm_server, tmp_path):
     calls = dict(demo_store.read("SELECT outcome, count(*) FROM llm_calls WHERE purpose = 'judge_calibration' "
                                  "GROUP BY 1"))
     assert calls == {"ok": 4, "refusal": 2}
+
+
+def test_nugget_support_labels_as_a_calibration_set(demo_store, tmp_path):
+    from annotator import nuggets
+
+    for text in ("Certificate expired", "Renew in Company Portal", "Restart the client"):
+        nuggets.edit_one(demo_store, LOCAL_USER, "q001", None, text=text, importance="vital")
+    nuggets.approve(demo_store, LOCAL_USER, "q001")
+    f = tmp_path / "a.jsonl"
+    f.write_text(json.dumps({"query_id": "q001", "answer": "Your certificate expired."}) + "\n")
+    nuggets.import_answers(demo_store, LOCAL_USER, str(f), "rag")
+    for nid, label in (("n1", "support"), ("n2", "partial"), ("n3", "none")):
+        nuggets.assign(demo_store, LOCAL_USER, "rag", "q001", nid, label)
+    df = calibration.store_set(demo_store, LOCAL_USER, "nuggets")
+    assert list(df["item_id"]) == ["rag|q001|n1", "rag|q001|n3"]  # partial left out
+    assert list(df["human_label"]) == [PASS, FAIL]
+    assert df["question"].iloc[0].endswith("Certificate expired") and df["text"].iloc[0] == "Your certificate expired."

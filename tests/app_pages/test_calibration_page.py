@@ -52,7 +52,7 @@ def test_upload_report_band_save_and_offset():
     # a second judge on the same items: the offset between them is shown
     data2, df2 = _file(1, 0.3)
     at.file_uploader(key="cal_file").upload("calibration2.csv", data2, "text/csv").run()
-    at.text_area(key="cal_rubric").input("a changed rubric")
+    at.text_area(key="cal_rubric_upload:calibration2.csv").input("a changed rubric")
     at.button(key="cal_save").click().run()
     assert any("Saved calibration c2" in m.value for m in at.success)
     caption = next(c.value for c in at.caption if "archived item(s) both saw" in c.value)
