@@ -7,10 +7,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotator import adjudication
+from annotator import adjudication, transcripts
 from annotator.judging import GRADES
 from annotator.roles import Permission
-from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store
+from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store, succeeded
 
 user = require_page(Permission.ADJUDICATE)
 s = store()
@@ -65,6 +65,25 @@ with left:
                     flash(f"Decided {d.query_id} · {d.doc_id}: grade {g}"
                           + (f"; rubric v{done} saved with the clarification." if done else "."))
                     st.rerun()
+
+st.subheader("Questioned by reviewers", anchor=False)
+st.caption("Transcripts a reviewer judged a grader failure: the judge or the label was wrong. Settle each one.")
+qs = transcripts.questioned(s, user)
+if not qs:
+    st.caption("None waiting.")
+for q in qs:
+    with st.expander(f"{q['stratum']} · {q['item_id']} · judge said {q['judge_verdict'] or '-'}"):
+        st.write(f"**{md_escape(q['question'])}**")
+        st.caption(f"reviewer {md_escape(q['reviewer'])}: {md_escape(q['review_note'] or '(no note)')}")
+        st.text(q["answer"] or "")
+        st.text(q["judge_justification"] or "")
+        res = st.radio("Resolution", ["label_fixed", "judge_fixed", "reviewer_wrong"], horizontal=True,
+                       key=f"q_res_{q['item_id']}")
+        why = st.text_input("Rationale", key=f"q_why_{q['item_id']}")
+        if st.button("Resolve", key=f"q_go_{q['item_id']}") and succeeded(
+                lambda q=q, res=res, why=why: transcripts.resolve(s, user, q["item_id"], res, why)):
+            flash(f"Resolved {q['item_id']} ({res}).")
+            st.rerun()
 
 with st.expander("Decided items"):
     hist = adjudication.history(s, user)

@@ -56,6 +56,8 @@ def main() -> None:
             pages.append(st.Page(PAGES / "evidence.py", title="Evidence", icon=":material/format_quote:"))
             pages.append(st.Page(PAGES / "judge.py", title="Judge", icon=":material/gavel:"))
             pages.append(st.Page(PAGES / "nuggets.py", title="Nuggets", icon=":material/checklist:"))
+        if user.can(Permission.REVIEW) or user.can(Permission.IMPORT_RUNS):
+            pages.append(st.Page(PAGES / "transcripts.py", title="Transcripts", icon=":material/forum:"))
         if user.can(Permission.ADJUDICATE):
             pages.append(st.Page(PAGES / "adjudication.py", title="Adjudication", icon=":material/balance:"))
         if user.can(Permission.RUN_ROUNDS):

@@ -431,6 +431,40 @@ _V6 = (
     )""",
 )
 
+# v7: evaluation transcripts for failure review (METHODOLOGY §12.5, §15.4). Review verdicts
+# are verdict_events (kind 'transcript'; item_id = run_id|query_id|trial); every sample
+# drawn is kept so draws do not repeat until the failures are exhausted.
+_V7 = (
+    """CREATE TABLE transcripts (
+        run_id VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        trial INTEGER NOT NULL,
+        source VARCHAR NOT NULL CHECK (source IN ('eval_run', 'production_log')),
+        question VARCHAR NOT NULL,
+        stratum VARCHAR,
+        passed BOOLEAN NOT NULL,
+        failure_type VARCHAR,
+        metrics VARCHAR,
+        retrieved VARCHAR,
+        answer VARCHAR,
+        judge_verdict VARCHAR,
+        judge_justification VARCHAR,
+        trace_id VARCHAR,
+        imported_at TIMESTAMP NOT NULL,
+        imported_by VARCHAR NOT NULL,
+        PRIMARY KEY (run_id, query_id, trial)
+    )""",
+    """CREATE TABLE transcript_draws (
+        draw_id VARCHAR NOT NULL,
+        item_id VARCHAR NOT NULL,
+        position INTEGER NOT NULL,
+        seed INTEGER NOT NULL,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (draw_id, item_id)
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -438,6 +472,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "rounds, round_assignments, adjudications and pending_grades views", _V4),
     Migration(5, "answers: system answers for nugget assignment", _V5),
     Migration(6, "calibrations and calibration_items: saved judge calibrations", _V6),
+    Migration(7, "transcripts and transcript_draws: failure review", _V7),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -24,14 +24,15 @@ PAGES = {
     "adjudication": "app_pages/adjudication.py",
     "nuggets": "app_pages/nuggets.py",
     "calibration": "app_pages/calibration.py",
+    "transcripts": "app_pages/transcripts.py",
     "agreement": "app_pages/agreement.py",
 }
 VISIBLE = {
     "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets"},
-    "reviewer": {"home", "corpus", "queries"},
+    "reviewer": {"home", "corpus", "queries", "transcripts"},
     "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "pool",
              "adjudication", "agreement", "calibration"},
-    "engineer": {"home", "corpus", "queries", "versions", "power", "pool"},
+    "engineer": {"home", "corpus", "queries", "versions", "power", "pool", "transcripts"},
     "admin": set(PAGES),
 }
 PASSWORD = "0123456789"

@@ -1,0 +1,243 @@
+"""Failure transcript review and the label flywheel (METHODOLOGY §12.5, §13.6, §15.4).
+
+Engineers import an evaluation run's transcripts; reviewers draw a stratified sample of
+failures, read each one and say whether the system failed (and how), the grader was wrong,
+or it is ambiguous. Grader failures go to the lead's adjudication queue; system failures on
+questions not yet in the golden set can be added to it in one step, tagged with their source
+and date so new items can be measured apart for a release or two.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from annotator.identity import User, require
+from annotator.roles import Permission
+from annotator.transcript_sampling import Candidate, sample_failures
+from golden_store import corpus, evidence, queries
+from golden_store import transcripts as store_t
+from golden_store.errors import NotFoundError, ValidationError
+from golden_store.jsonl import iter_objects
+from golden_store.store import Store
+
+SOURCES = ("eval_run", "production_log")
+_MAX_PROBLEMS = 50
+
+
+def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, Any]:
+    def need_str(key: str, src: dict = obj) -> str:
+        v = src.get(key)
+        if not isinstance(v, str) or not v.strip():
+            raise ValueError(f"field {key!r} must be a non-empty string")
+        return v.strip()
+
+    run_id, qid = need_str("run_id"), need_str("query_id")
+    trial = obj.get("trial", 0)
+    if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
+        raise ValueError("field 'trial' must be a non-negative integer")
+    source = obj.get("source") or "eval_run"
+    if source not in SOURCES:
+        raise ValueError(f"field 'source' must be eval_run or production_log, not {source!r}")
+    if qid not in known and source != "production_log":
+        raise ValueError(f"unknown query_id {qid!r} (only production_log items may bring new questions)")
+    passed = obj.get("passed")
+    if not isinstance(passed, bool):
+        raise ValueError("field 'passed' must be true or false")
+    metrics = obj.get("metrics") or {}
+    if not isinstance(metrics, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                for v in metrics.values()):
+        raise ValueError("field 'metrics' must be an object of numbers")
+    t = obj.get("transcript")
+    if not isinstance(t, dict):
+        raise ValueError("field 'transcript' must be an object (question, retrieved, answer, judge)")
+    question = need_str("question", t)
+    retrieved = t.get("retrieved") or []
+    if not isinstance(retrieved, list) or not all(isinstance(p, dict) and isinstance(p.get("text"), str)
+                                                  for p in retrieved):
+        raise ValueError("transcript.retrieved must be a list of objects with a 'text' (and 'doc_id')")
+    judge = t.get("judge") or {}
+    if not isinstance(judge, dict):
+        raise ValueError("transcript.judge must be an object (verdict, justification)")
+    return {"run_id": run_id, "query_id": qid, "trial": trial, "source": source, "question": question,
+            "stratum": (obj.get("stratum") or None) if qid not in known else None, "passed": passed,
+            "failure_type": obj.get("failure_type") or None, "metrics": metrics,
+            "retrieved": [{"doc_id": p.get("doc_id"), "text": p["text"], "score": p.get("score")} for p in retrieved],
+            "answer": t.get("answer") if isinstance(t.get("answer"), str) else None,
+            "judge_verdict": str(judge["verdict"]) if judge.get("verdict") is not None else None,
+            "judge_justification": judge.get("justification") if isinstance(judge.get("justification"), str)
+            else None, "trace_id": obj.get("trace_id") or None}
+
+
+def import_file(store: Store, user: User, path: str | Path,
+                progress: Callable[[int, int], None] | None = None) -> int:
+    """Import a JSONL of transcripts, all or nothing; every problem names its line."""
+    require(user, Permission.IMPORT_RUNS)
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError:
+        raise ValidationError(f"{p}: no such file.") from None
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"{p}: not UTF-8 (byte {exc.start}).") from None
+    known = set(queries.list_queries(store)["query_id"])
+    problems: list[str] = []
+    rows, seen = [], set()
+    objs = list(iter_objects(str(p), text, problems))
+    for k, (line, obj) in enumerate(objs):
+        try:
+            r = _validate(line, obj, known, str(p))
+            key = (r["run_id"], r["query_id"], r["trial"])
+            if key in seen:
+                raise ValueError(f"run {key[0]} query {key[1]} trial {key[2]} appears twice")
+            seen.add(key)
+            rows.append(r)
+        except ValueError as exc:
+            problems.append(f"{p} line {line}: {exc}")
+        if progress and k % 200 == 0:
+            progress(k, len(objs))
+    if problems:
+        raise ValidationError(f"Transcripts refused ({len(problems)} problem(s)); nothing was imported.",
+                              problems[:_MAX_PROBLEMS])
+    if not rows:
+        raise ValidationError(f"{p}: no transcripts in the file.")
+    n = store_t.store_transcripts(store, rows, actor=user.username)
+    if progress:
+        progress(len(objs), len(objs))
+    return n
+
+
+# ---- sampling and reading ------------------------------------------------------------------------
+
+
+def draw(store: Store, user: User, n: int = 10, seed: int = 0) -> tuple[str | None, list[str]]:
+    """Draw a stratified sample of unreviewed failures (recorded, so the next draw moves on)."""
+    require(user, Permission.REVIEW)
+    fails = store_t.failures(store)
+    cands = [Candidate(f["item_id"], f["stratum"], f["failure_type"] or "") for f in fails]
+    reviewed = {f["item_id"] for f in fails if f["verdict"]}
+    items = sample_failures(cands, n, seed, reviewed=reviewed, drawn_before=store_t.drawn_before(store))
+    if not items:
+        return None, []
+    return store_t.record_draw(store, items, seed, actor=user.username), items
+
+
+def latest_draw(store: Store, user: User) -> list[dict]:
+    """The reviewer's latest sample, each item with its current verdict."""
+    require(user, Permission.REVIEW)
+    did = store_t.latest_draw(store, user.username)
+    return [transcript(store, user, it) for it in store_t.draw_items(store, did)] if did else []
+
+
+def transcript(store: Store, user: User, item_id: str) -> dict:
+    """One transcript, its retrieved passages split into (text, is_evidence) segments: the
+    question's known evidence quotes are marked where they occur in a passage."""
+    require(user, Permission.REVIEW)
+    t = store_t.get(store, item_id)
+    quotes = []
+    if t["in_golden_set"]:
+        for e in evidence.list_evidence(store, t["query_id"]):
+            raw = corpus.raw_text(store, e["doc_id"]) or ""
+            span = raw[e["start"]:e["end"]]
+            if span.strip():
+                quotes.append((e["doc_id"], span))
+    for p in t["retrieved"]:
+        p["segments"] = _mark(p["text"], [q for d, q in quotes if not p.get("doc_id") or d == p.get("doc_id")])
+        p["has_evidence"] = any(hit for _, hit in p["segments"])
+    return t
+
+
+MIN_PARTIAL_CHARS = 40  # a chunk cut through the evidence still shows the part it holds
+
+
+def _mark(text: str, spans: list[str]) -> list[tuple[str, bool]]:
+    """Mark every occurrence of an evidence span in ``text``; where a span is not there
+    whole (the chunk cut through it), mark the longest piece of it the text does hold, if
+    that piece is at least MIN_PARTIAL_CHARS long."""
+    from difflib import SequenceMatcher
+
+    hits = []
+    for s in spans:
+        start = text.find(s)
+        if start == -1:
+            m = SequenceMatcher(None, text, s, autojunk=False).find_longest_match(0, len(text), 0, len(s))
+            if m.size >= MIN_PARTIAL_CHARS:
+                hits.append((m.a, m.a + m.size))
+        while start != -1:
+            hits.append((start, start + len(s)))
+            start = text.find(s, start + 1)
+    hits.sort()
+    out, pos = [], 0
+    for a, b in hits:
+        if a < pos:
+            continue
+        if a > pos:
+            out.append((text[pos:a], False))
+        out.append((text[a:b], True))
+        pos = b
+    if pos < len(text) or not out:
+        out.append((text[pos:], False))
+    return out
+
+
+def review(store: Store, user: User, item_id: str, verdict: str, failure_class: str | None = None,
+           note: str = "") -> None:
+    require(user, Permission.REVIEW)
+    store_t.record_verdict(store, item_id, verdict, failure_class, note, actor=user.username)
+
+
+def strata(store: Store, user: User) -> set[str]:
+    require(user, Permission.REVIEW)
+    return queries.known_strata(store)
+
+
+def summary(store: Store, user: User) -> list[dict]:
+    require(user, Permission.VIEW_STORE)
+    return store_t.summary(store)
+
+
+# ---- the flywheel -------------------------------------------------------------------------------
+
+
+def add_to_golden_set(store: Store, user: User, item_id: str, stratum: str | None = None) -> str:
+    """Turn a reviewed system failure on a question the golden set lacks into a new query:
+    source = the transcript's source, date = today, the stratum chosen (else the record's),
+    a note naming the run. It then waits in the evidence queue like any new question."""
+    require(user, Permission.REVIEW)
+    t = store_t.get(store, item_id)
+    if t["verdict"] != "system_failure":
+        raise ValidationError(f"{item_id}: only a transcript reviewed as a system failure is added to the golden set.")
+    if t["in_golden_set"]:
+        raise ValidationError(f"{t['query_id']} is already in the golden set.")
+    chosen = stratum or (t["stratum"] if t["stratum"] != "unassigned" else None)
+    if not chosen:
+        raise ValidationError("Choose the stratum of the new question.")
+    qid = t["query_id"]
+    if queries.get_query(store, qid) is not None:  # a same-named query appeared meanwhile
+        qid = "fw-" + hashlib.sha256(item_id.encode()).hexdigest()[:10]
+    rec = queries.QueryRecord(qid, t["question"], chosen, True, t["source"], date.today(), False,
+                              f"added from transcript {item_id} ({t['failure_class']}) by {user.username}; "
+                              f"trace {t['trace_id'] or '-'}")
+    queries.save_query(store, rec, actor=user.username, must_exist=False)
+    return qid
+
+
+# ---- grader failures, for the lead -------------------------------------------------------------
+
+
+def questioned(store: Store, user: User) -> list[dict]:
+    require(user, Permission.ADJUDICATE)
+    return store_t.questioned(store)
+
+
+def resolve(store: Store, user: User, item_id: str, resolution: str, rationale: str) -> None:
+    require(user, Permission.ADJUDICATE)
+    store_t.resolve(store, item_id, resolution, rationale, actor=user.username)
+
+
+def sample_json(items: list[dict]) -> str:
+    return json.dumps(items, indent=2, default=str)

@@ -1,0 +1,201 @@
+"""Failure transcript review (METHODOLOGY §12.5, §15.4): the pure sampler, import
+validation, reviews as events, grader failures in the lead's queue, the flywheel into the
+evidence queue, the per-stratum summary and the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import date
+
+import pytest
+
+from annotator import evidence_authoring, transcripts
+from annotator.identity import LOCAL_USER, Role, User
+from annotator.roles import PermissionDenied
+from annotator.transcript_sampling import Candidate, sample_failures
+from golden_store.errors import ValidationError
+from tests.conftest import table_snapshot
+
+REVIEWER = User("rita", "Rita", frozenset({Role.REVIEWER}))
+LEAD = User("leo", "Leo", frozenset({Role.LEAD}))
+ENGINEER = User("eng", "Eng", frozenset({Role.ENGINEER}))
+
+
+# ---- the pure sampler ----------------------------------------------------------------------------
+
+
+def _cands():
+    out = []
+    for s, n in (("lexical", 30), ("paraphrase", 12), ("tabular", 4), ("negative", 2)):
+        for i in range(n):
+            out.append(Candidate(f"{s}-{i}", s, "retrieval" if i % 3 else "generation"))
+    return out
+
+
+def test_sample_is_stratified_balanced_and_reproducible():
+    c = _cands()
+    a = sample_failures(c, 10, seed=5)
+    assert a == sample_failures(list(reversed(c)), 10, seed=5)  # input order irrelevant
+    assert a != sample_failures(c, 10, seed=6)
+    per = Counter(x.split("-")[0] for x in a)
+    assert set(per) == {"lexical", "paraphrase", "tabular", "negative"}  # every stratum met
+    assert max(per.values()) - min(per.values()) <= 1 or per["negative"] == 2
+    lex = [x for x in a if x.startswith("lexical")]
+    kinds = Counter("generation" if int(x.split("-")[1]) % 3 == 0 else "retrieval" for x in lex)
+    assert len(kinds) == 2  # both failure types of the stratum
+    assert len(set(a)) == 10
+
+
+def test_reviewed_never_drawn_and_no_repeats_until_exhausted():
+    c = _cands()
+    first = sample_failures(c, 10, seed=1)
+    second = sample_failures(c, 10, seed=1, drawn_before=first)
+    assert not set(first) & set(second)
+    reviewed = set(first[:4])
+    seen = set(first) | set(second)
+    third = sample_failures(c, 100, seed=2, reviewed=reviewed, drawn_before=seen)
+    assert not reviewed & set(third)
+    fresh = [x for x in third if x not in seen]
+    assert third[:len(fresh)] == fresh  # fresh ones first, then earlier draws
+    assert len(third) == len(c) - len(reviewed)
+
+
+# ---- import, review, flywheel ------------------------------------------------------------------
+
+
+def _record(qid, trial=0, passed=False, source="eval_run", **extra):
+    return {"run_id": "run-7", "query_id": qid, "trial": trial, "passed": passed, "source": source,
+            "metrics": {"recall@10": 0.0 if not passed else 1.0},
+            "transcript": {"question": extra.pop("question", f"question {qid}"),
+                           "retrieved": [{"doc_id": "vpn-troubleshooting",
+                                          "text": "VPN-ERR-0417 means the device certificate on your laptop has "
+                                                  "expired; open Company Portal <script>alert(1)</script>"}],
+                           "answer": "<img src=x onerror=alert(1)> Restart your router.",
+                           "judge": {"verdict": "pass", "justification": "Looks fine **bold**"}},
+            **extra}
+
+
+def _write(tmp_path, records, name="t.jsonl"):
+    f = tmp_path / name
+    f.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return f
+
+
+def test_import_validation_is_all_or_nothing(demo_store, tmp_path):
+    before = table_snapshot(demo_store)
+    bad = _write(tmp_path, [_record("q001"), _record("nope"), {**_record("q002"), "passed": "no"},
+                            _record("q001")])
+    with pytest.raises(ValidationError) as e:
+        transcripts.import_file(demo_store, LOCAL_USER, bad)
+    problems = "\n".join(e.value.problems)
+    assert "t.jsonl line 2: unknown query_id 'nope' (only production_log items may bring new questions)" in problems
+    assert "t.jsonl line 3: field 'passed' must be true or false" in problems
+    assert "t.jsonl line 4: run run-7 query q001 trial 0 appears twice" in problems
+    assert table_snapshot(demo_store) == before
+    with pytest.raises(PermissionDenied):
+        transcripts.import_file(demo_store, REVIEWER, bad)
+    ok = _write(tmp_path, [_record("q001"), _record("q002", passed=True),
+                           _record("new-1", source="production_log", stratum="paraphrase",
+                                   question="how do I expense a taxi?")])
+    assert transcripts.import_file(demo_store, ENGINEER, ok) == 3
+    with pytest.raises(ValidationError, match="already imported"):
+        transcripts.import_file(demo_store, ENGINEER, ok)
+
+
+def test_review_flow_grader_failure_to_adjudication_and_flywheel(demo_store, tmp_path):
+    records = [_record(q) for q in ("q001", "q002", "q003", "q004")]
+    records += [_record("pl-1", source="production_log", stratum="paraphrase", question="taxi receipts?",
+                        trace_id="tr-99")]
+    transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, records))
+    did, items = transcripts.draw(demo_store, REVIEWER, 3, seed=4)
+    assert did == "d1" and len(items) == 3
+    sample = transcripts.latest_draw(demo_store, REVIEWER)
+    assert [t["item_id"] for t in sample] == items
+    # the question's evidence is marked inside the retrieved passage
+    q1 = transcripts.transcript(demo_store, REVIEWER, "run-7|q001|0")
+    assert q1["retrieved"][0]["has_evidence"]
+    # grader failure -> the lead's queue; resolved -> gone
+    transcripts.review(demo_store, REVIEWER, "run-7|q001|0", "grader_failure", note="the answer was right")
+    with pytest.raises(PermissionDenied):
+        transcripts.questioned(demo_store, REVIEWER)
+    q = transcripts.questioned(demo_store, LEAD)
+    assert [x["item_id"] for x in q] == ["run-7|q001|0"] and q[0]["review_note"] == "the answer was right"
+    with pytest.raises(ValidationError, match="rationale"):
+        transcripts.resolve(demo_store, LEAD, "run-7|q001|0", "judge_fixed", "")
+    transcripts.resolve(demo_store, LEAD, "run-7|q001|0", "judge_fixed", "rubric line added")
+    assert transcripts.questioned(demo_store, LEAD) == []
+    # a system failure needs its class
+    with pytest.raises(ValidationError, match="needs its class"):
+        transcripts.review(demo_store, REVIEWER, "run-7|q002|0", "system_failure")
+    transcripts.review(demo_store, REVIEWER, "run-7|q002|0", "system_failure", "retrieval_miss")
+    events = demo_store.read("SELECT kind, value, detail, actor FROM verdict_events ORDER BY event_id")
+    assert events == [("transcript", "grader_failure", None, "rita"),
+                      ("grader_failure_resolution", "judge_fixed", None, "leo"),
+                      ("transcript", "system_failure", "retrieval_miss", "rita")]
+    # the next draw skips reviewed items and earlier draws while fresh ones remain
+    _, again = transcripts.draw(demo_store, REVIEWER, 10, seed=4)
+    assert not {"run-7|q001|0", "run-7|q002|0"} & set(again)
+    reviewed = {"run-7|q001|0", "run-7|q002|0"}
+    fresh = {f"run-7|{x}|0" for x in ("q001", "q002", "q003", "q004", "pl-1")} - set(items) - reviewed
+    assert set(again[:len(fresh)]) == fresh  # never-drawn first, then earlier draws not yet reviewed
+    assert set(again) == {f"run-7|{x}|0" for x in ("q001", "q002", "q003", "q004", "pl-1")} - reviewed
+    # flywheel: a production-log system failure becomes a golden question in the evidence queue
+    with pytest.raises(ValidationError, match="only a transcript reviewed as a system failure"):
+        transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0")
+    transcripts.review(demo_store, REVIEWER, "run-7|pl-1|0", "system_failure", "incomplete")
+    qid = transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0")
+    assert qid == "pl-1"
+    row = demo_store.read_one("SELECT text, stratum, source, created_date, answerable, notes FROM queries "
+                              "WHERE query_id = 'pl-1'")
+    assert row[:5] == ("taxi receipts?", "paraphrase", "production_log", date.today(), True)
+    assert "run-7|pl-1|0" in row[5] and "tr-99" in row[5]
+    queue = evidence_authoring.queue(demo_store, LOCAL_USER)
+    assert "pl-1" in set(queue[queue["quotes"] == 0]["query_id"])
+    with pytest.raises(ValidationError, match="already in the golden set"):
+        transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0")
+    # summary per stratum
+    summ = {r["stratum"]: r for r in transcripts.summary(demo_store, REVIEWER)}
+    lex = summ[demo_store.read_one("SELECT stratum FROM queries WHERE query_id = 'q001'")[0]]
+    assert lex["grader_failures"] >= 1 and lex["grader_failure_rate"] > 0
+    assert all(0 <= r["headroom"] <= 1 for r in summ.values())
+
+
+def test_saturated_stratum_is_flagged(demo_store, tmp_path):
+    recs = [_record("q001", trial=i, passed=True) for i in range(60)]
+    transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, recs))
+    summ = transcripts.summary(demo_store, REVIEWER)
+    assert len(summ) == 1 and summ[0]["saturated"] and summ[0]["headroom"] == 0.0
+
+
+def test_cli_import_and_sample(tmp_path):
+    from tests.annotator.test_cli import run
+
+    assert run(tmp_path, "demo").returncode == 0
+    recs = [_record(q, trial=t) for q in ("q001", "q002", "q005", "q010", "q020") for t in range(2)]
+    _write(tmp_path, recs, "tr.jsonl")
+    r = run(tmp_path, "transcripts", "import", "tr.jsonl")
+    assert r.returncode == 0, r.stderr
+    a = json.loads(run(tmp_path, "transcripts", "sample", "--n", "4", "--seed", "3", "--json").stdout)
+    b = json.loads(run(tmp_path, "transcripts", "sample", "--n", "4", "--seed", "3", "--json").stdout)
+    assert len(a["items"]) == 4 and a["draw_id"] == "d1" and b["draw_id"] == "d2"
+    assert not {i["item_id"] for i in a["items"]} & {i["item_id"] for i in b["items"]}  # no repeats
+    assert len({i["stratum"] for i in a["items"]}) >= 2
+    summary = run(tmp_path, "transcripts", "summary")
+    assert "failures" in summary.stdout and summary.returncode == 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"run_id": "r"}\n')
+    r = run(tmp_path, "transcripts", "import", "bad.jsonl")
+    assert r.returncode == 1 and "bad.jsonl line 1" in r.stderr
+
+
+def test_evidence_marking_whole_and_cut():
+    from annotator.transcripts import _mark
+
+    ev = "VPN-ERR-0417 means the device certificate on your laptop has expired; renew it."
+    whole = _mark("Intro. " + ev + " Outro.", [ev])
+    assert [t for t, hit in whole if hit] == [ev]
+    cut = _mark("Intro. VPN-ERR-0417 means the device certificate on your laptop", [ev])
+    assert [t for t, hit in cut if hit] == ["VPN-ERR-0417 means the device certificate on your laptop"]
+    assert [t for t, hit in _mark("nothing in common here at all", [ev]) if hit] == []
+    assert "".join(t for t, _ in cut) == "Intro. VPN-ERR-0417 means the device certificate on your laptop"
