@@ -6,7 +6,7 @@ from typing import Any
 
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import corpus, evidence, judging, nuggets, queries, versions
+from golden_store import calibrations, corpus, evidence, judging, nuggets, queries, transcripts, versions
 from golden_store.rubric import current_rubric
 from golden_store.store import Store, versions_dir_for
 
@@ -30,6 +30,8 @@ def store_overview(store: Store, user: User) -> dict[str, Any]:
         "rubric_version": rubric["version"] if rubric else None,
         "judging": judging.pool_counts(store),
         "nuggets": nuggets.counts(store),
+        "transcripts": transcripts.counts(store),
+        "calibrations": len(calibrations.list_all(store)),
         "versions": [],
     }
     if user.can(Permission.VIEW_VERSIONS):

@@ -75,12 +75,16 @@ with right:
                 text=f"{nc['questions_approved']} / {ov['answerable']} questions · {nc['approved']} approved, "
                      f"{nc['unapproved']} awaiting approval · {nc['assigned']} support label(s) on "
                      f"{nc['answers']} answer(s)")
-    for name, what in [
-        ("Judge calibration", "judge report, reliability, cascade band"),
-        ("Transcript review", "sampled failures back into the golden set"),
-    ]:
-        st.write(f"**{name}**: not started ({what})")
-        st.progress(0.0)
+    tc = ov["transcripts"]
+    st.write("**Transcript review** (reviewed share of failed transcripts)")
+    if tc["failures"]:
+        st.progress(tc["reviewed"] / tc["failures"], text=f"{tc['reviewed']} / {tc['failures']} failures reviewed · "
+                                                          f"{tc['grader_failures']} grader failure(s)")
+    else:
+        st.caption("No failed transcript imported yet.")
+    st.write("**Judge calibration**")
+    st.caption(f"{ov['calibrations']} saved calibration(s)" if ov["calibrations"] else
+               "None saved yet: a lead calibrates a judge on the Judge calibration page.")
 
 if user.can(Permission.VIEW_VERSIONS):
     st.subheader("Frozen versions")

@@ -181,3 +181,11 @@ def summary(store: Store) -> list[dict]:
         r["headroom"] = 1.0 - float(r["score"])
         r["saturated"] = float(r["score"]) >= SATURATED
     return rows
+
+
+def counts(store: Store) -> dict[str, int]:
+    """Home-page numbers: failed transcripts, reviewed ones, grader failures."""
+    row = store.read_one(
+        "SELECT count(*) FILTER (WHERE NOT passed), count(*) FILTER (WHERE NOT passed AND verdict IS NOT NULL), "
+        f"count(*) FILTER (WHERE verdict = 'grader_failure') FROM ({_with_review()})")
+    return {"failures": int(row[0]), "reviewed": int(row[1]), "grader_failures": int(row[2])}
