@@ -229,7 +229,15 @@ def _metric(page: Page, label: str):
 
 
 def _nav(page: Page, title: str) -> None:
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True).click()
+    """Open the page ``title`` from the sidebar; past 10 pages Streamlit folds the rest of the
+    list under "View N more", so unfold it first when it is folded."""
+    nav = page.get_by_test_id("stSidebarNav")
+    expect(nav.get_by_role("link").first).to_be_visible()
+    more = nav.get_by_test_id("stSidebarNavViewButton")
+    if more.count() and re.fullmatch(r"View \d+ more", more.inner_text().strip()):
+        more.click()
+        expect(more).to_have_text("View less")
+    nav.get_by_role("link", name=title, exact=True).click()
 
 
 def _select(page: Page, label: str, option: str) -> None:

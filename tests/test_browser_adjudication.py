@@ -1,0 +1,413 @@
+"""Real-browser test of double annotation and adjudication with local accounts.
+
+The CLI prepares the store before the server starts (DuckDB lets only one process open the
+file): the demo, four accounts (``admin`` first, as the first account must be an admin, then
+``lead`` with role lead and ``ann`` and ``bob`` with role annotator), a 5-line TREC run over
+q001-q005, a pool of depth 5 (exactly those 5 items) and a calibration round that gives the
+same 5 items to ann and bob. Then, in chromium through Playwright:
+
+1. ann signs in and grades her 5 items (keys 0-3, reading each item's caption to know which
+   item it is; she writes a note on the first one) and signs out;
+2. the lead sees on the Agreement page that no item is graded by two annotators yet (κ has
+   nothing to be computed on);
+3. bob signs in and grades the same 5 items, disagreeing with ann on exactly 2 of them, both
+   across the binary threshold (grade ≥ 2), so binary κ is defined; ann's note never shows
+   on his page (blind labelling);
+4. the lead's Agreement page now shows κ binary equal to sklearn's ``cohen_kappa_score`` on
+   the two annotators' binary labels, and the table "Each annotator against the gold" counts
+   3 (unanimous) items per annotator, none adjudicated;
+5. the Adjudication page says "2 disagreement(s) waiting" and its Item list holds exactly
+   those 2 items, each showing both annotators' grades (and ann's note: the lead, unlike bob,
+   sees it); the lead writes a rationale and decides the first with a rubric clarification
+   (rubric v2 shows, with the clarification), then the second, and sees "No disagreement
+   waiting."; the "Decided items" table lists both with their rationales;
+6. back on Agreement, κ stays what it was (it is computed on the annotators' labels, which
+   adjudication does not change: what "κ updates" means here is that it appears once two
+   annotators' labels overlap) while the gold table now counts 5 items and 2 adjudicated ones
+   per annotator, agreed with by ann (whom the lead sided with) and not by bob;
+7. no JavaScript error occurred, and after stopping the server the store holds exactly 2
+   ``adjudicate`` events by the lead with the typed rationales and the chosen grades (the
+   second recorded under rubric v2), rubric v2 = v1 plus the clarification, no pending
+   disagreement, and the annotators' 10 grades unchanged, ann's note with hers.
+
+Streamlit draws dataframes on a canvas; their cells are read from the accessibility table
+the grid keeps in the DOM. Sidebar links past the tenth are folded under "View N more":
+this file's ``_nav`` unfolds them.
+
+A screenshot of the last page goes to ``/tmp/browser_adjudication.png``. Needs ``chromium``
+on PATH, like tests/test_browser.py, whose server and browser helpers this file reuses.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+from playwright.sync_api import Locator, Page, expect
+from sklearn.metrics import cohen_kappa_score
+
+from tests.test_browser import Server, _browser_page, _cli, _metric, _nav, _serve
+
+SCREENSHOT_COPY = Path("/tmp/browser_adjudication.png")
+PASSWORDS = {"admin": "admin-password-1", "lead": "lead-password-1", "ann": "ann-password-1",
+             "bob": "bob-password-1"}
+ROLES = {"admin": "admin", "lead": "lead", "ann": "annotator", "bob": "annotator"}
+# One passage per query, over demo documents: the pool of depth 5 is exactly these 5 items.
+RUN = (
+    "q001 Q0 vpn-troubleshooting 1 3.0 sysa\n"
+    "q002 Q0 sick-leave 1 3.0 sysa\n"
+    "q003 Q0 notice-periods 1 3.0 sysa\n"
+    "q004 Q0 expenses-per-diem 1 3.0 sysa\n"
+    "q005 Q0 pension 1 3.0 sysa\n"
+)
+# ann's grades in the order her queue shows the items: both binary classes are used.
+ANN_GRADES = [3, 3, 3, 0, 0]
+ANN_NOTE = "ann-private-note-7Q2X: unsure about the second paragraph"
+RATIONALES = ["Rationale one: the passage states the answer outright.",
+              "Rationale two: the passage is about something else entirely."]
+CLARIFICATION = "A passage that quotes the exact error code and its fix fully answers."
+KAPPA_BINARY = "κ binary (grade ≥ 2)"
+CAPTION_RE = re.compile(r"^(q\d+) · passage from (\S+) \[(\d+):(\d+)\]")
+
+Item = tuple[str, str, int, int]  # query_id, doc_id, start, end
+
+
+def _add_user(tmp_path: Path, name: str) -> None:
+    """``golden users add NAME --role R --password-stdin`` (``_cli`` feeds no stdin)."""
+    db = tmp_path / "golden.duckdb"
+    done = subprocess.run(
+        [sys.executable, "-m", "annotator.cli", "--db", str(db), "users", "add", name, "--role", ROLES[name],
+         "--password-stdin"],
+        input=PASSWORDS[name] + "\n", cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"golden users add {name} failed:\n{done.stdout}\n{done.stderr}"
+
+
+@pytest.fixture
+def round_server(tmp_path: Path) -> Iterator[Server]:
+    """The app in accounts mode on a store with the demo, a 5-item pool and a calibration
+    round giving those 5 items to ann and bob, all prepared by the CLI first."""
+    _cli(tmp_path, "demo")
+    for name in ("admin", "lead", "ann", "bob"):  # the first account must be an admin
+        _add_user(tmp_path, name)
+    run = tmp_path / "sysa.run"
+    run.write_text(RUN, encoding="utf-8")
+    _cli(tmp_path, "runs", "import", str(run), "--system", "sysa")
+    _cli(tmp_path, "pool", "build", "--depth", "5")
+    _cli(tmp_path, "rounds", "start", "--annotators", "ann,bob", "--n", "5")
+    with _serve(tmp_path) as srv:
+        yield srv
+
+
+@pytest.fixture
+def round_page(round_server: Server) -> Iterator[Page]:
+    with _browser_page(round_server, SCREENSHOT_COPY) as pg:
+        yield pg
+
+
+def _idle(page: Page) -> None:
+    """Wait until the script run is over (the page shows its final elements)."""
+    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning")
+
+
+def _sign_in(page: Page, name: str) -> None:
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_role("heading", name="Sign in")).to_be_visible()
+    main.get_by_role("textbox", name="Username").fill(name)
+    main.get_by_role("textbox", name="Password").fill(PASSWORDS[name])
+    main.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_test_id("stSidebar").get_by_text(f"Roles: {ROLES[name]}", exact=True)).to_be_visible()
+    _idle(page)
+
+
+def _sign_out(page: Page) -> None:
+    page.get_by_test_id("stSidebar").get_by_role("button", name="Sign out").click()
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_test_id("stSidebar").get_by_role("button", name="Sign out")).to_have_count(0)
+    _idle(page)
+
+
+def _commit_text_input(page: Page, label: str, text: str) -> None:
+    """Type ``text`` into the text input ``label`` and apply it with Enter; wait until
+    Streamlit has taken the value (its "Press Enter to apply" hint goes away) and the rerun
+    that applying starts is over."""
+    main = page.get_by_test_id("stMain")
+    field = main.get_by_label(label, exact=True)
+    box = main.get_by_test_id("stTextInput").filter(has=page.get_by_label(label, exact=True))
+    field.fill(text)
+    expect(box).to_contain_text("to apply")  # typed but not yet applied
+    field.press("Enter")
+    expect(box).not_to_contain_text("to apply")
+    expect(field).to_have_value(text)
+    _idle(page)
+
+
+def _button(main: Locator, key: str) -> Locator:
+    """The button with widget key ``key`` (Streamlit also renders a hidden copy of a button
+    with a help tooltip, hence the :visible)."""
+    return main.locator(f".st-key-{key} button:visible")
+
+
+def _item_of(caption_text: str) -> Item:
+    m = CAPTION_RE.match(caption_text)
+    assert m, caption_text
+    # the page escapes Markdown in document ids, and the escape can show (see test_browser.py)
+    return m.group(1), m.group(2).replace("\\", ""), int(m.group(3)), int(m.group(4))
+
+
+def _open_judge(page: Page) -> tuple[Locator, Locator]:
+    main = page.get_by_test_id("stMain")
+    _nav(page, "Judge")
+    title = main.get_by_role("heading", name="Judge")
+    expect(title).to_be_visible()
+    expect(main.get_by_text("0 / 5 pool items judged by you")).to_be_visible()
+    caption = main.get_by_test_id("stCaptionContainer").filter(has_text=" · passage from ")
+    return title, caption
+
+
+def _grade_all(page: Page, grade_for, note_first: str | None, *, keys: bool,
+               forbidden: str | None = None) -> list[Item]:
+    """Grade the 5 items of the signed-in annotator's queue, ``grade_for(i, item)`` each, with
+    the keys 0-3 (``keys``) or by clicking the buttons; returns the items in the order shown.
+    ``forbidden`` must never appear in the page (another annotator's note)."""
+    main = page.get_by_test_id("stMain")
+    title, caption = _open_judge(page)
+    seen: list[Item] = []
+    shown = ""
+    for i in range(5):
+        _idle(page)
+        # The grade buttons live in a lazily loaded chunk; their shortcut badges render with
+        # the component that binds the keys (see test_judging_with_the_keyboard).
+        expect(main.get_by_label("Shortcut 3").first).to_be_visible()
+        expect(caption).to_have_count(1)
+        if shown:
+            expect(caption).not_to_have_text(shown)  # the next item, not the one just graded
+        shown = caption.inner_text()
+        item = _item_of(shown)
+        assert item not in seen, (item, seen)
+        seen.append(item)
+        if forbidden is not None:
+            assert forbidden not in page.content(), "another annotator's note reached the page"
+        if i == 0 and note_first:
+            _commit_text_input(page, "Note (optional)", note_first)
+        g = grade_for(i, item)
+        if keys:
+            title.click()  # the focus on the page, not in the note box
+            page.keyboard.press(str(g))
+        else:
+            _button(main, f"grade_{g}").click()
+        expect(main.get_by_text(f"{i + 1} / 5 pool items judged by you")).to_be_visible()
+    _idle(page)
+    expect(main.get_by_text("Nothing left in your queue.")).to_be_visible()
+    return seen
+
+
+def _grid(frame: Locator) -> list[dict[str, str]]:
+    """The rows of a Streamlit dataframe as {column: text}, read from the grid's
+    accessibility table (the grid itself is drawn on a canvas; the table is rendered once
+    the grid is on screen, and holds the columns in view)."""
+    expect(frame).to_have_count(1)
+    frame.scroll_into_view_if_needed()
+    expect(frame.locator("td[role=gridcell]").first).to_be_attached()
+    headers = [t.strip() for t in frame.locator("th[role=columnheader]").all_text_contents()]
+    rows = frame.locator("tbody tr[role=row]").evaluate_all(
+        "rows => rows.map(r => Array.from(r.querySelectorAll('td[role=gridcell]')).map(c => c.textContent.trim()))")
+    return [dict(zip(headers, cells)) for cells in rows]
+
+
+def _drift_table(page: Page) -> dict[str, dict[str, str]]:
+    """The Agreement page's table "Each annotator against the gold", by annotator: the
+    dataframe right after the caption "Gold is the adjudicated label, ..."."""
+    frame = page.get_by_test_id("stMain").locator(
+        '[data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"]'
+        ':has-text("Gold is the adjudicated label")) + [data-testid="stElementContainer"] [data-testid="stDataFrame"]')
+    return {r["annotator"]: r for r in _grid(frame)}
+
+
+def _open_options(page: Page, combo: Locator) -> Locator:
+    """Open a selectbox's list and return its options. Now and then the click lands on a
+    page that is still settling after the page switch and only focuses the box, leaving the
+    list shut: click again then (never on an open list, which a click would close)."""
+    listbox = page.get_by_role("listbox")
+    for _ in range(3):
+        if not listbox.is_visible():
+            combo.click()
+        try:
+            expect(listbox).to_be_visible(timeout=5_000)
+            break
+        except AssertionError:
+            continue
+    expect(listbox).to_be_visible()
+    return listbox.get_by_role("option")
+
+
+def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, round_page: Page) -> None:
+    page, server = round_page, round_server
+    main = page.get_by_test_id("stMain")
+    page.goto(server.url)
+
+    # 1. ann grades her 5 items, with a note on the first (grade 3, so it becomes disputed).
+    _sign_in(page, "ann")
+    ann_items = _grade_all(page, lambda i, item: ANN_GRADES[i], ANN_NOTE, keys=True)
+    ann = dict(zip(ann_items, ANN_GRADES))
+    _sign_out(page)
+
+    # 2. The lead: one annotator's labels give no agreement figure yet.
+    _sign_in(page, "lead")
+    _nav(page, "Agreement")
+    expect(main.get_by_role("heading", name="Agreement")).to_be_visible()
+    expect(main.get_by_text("No item has been graded by two annotators yet")).to_be_visible()
+    expect(_metric(page, KAPPA_BINARY)).to_have_count(0)
+    _sign_out(page)
+
+    # 3. bob grades the same 5 items (in his own order), disagreeing on exactly 2: the one ann
+    # noted and graded 3 he grades 0, one ann graded 0 he grades 3 (both cross the binary
+    # bar, and each of the two uses both binary classes, so κ binary is defined). Blind:
+    # ann's note never reaches his page.
+    up = ann_items[0]
+    down = next(it for it in ann_items if ann[it] == 0)
+    assert ann[up] == 3
+    flips = {up: 0, down: 3}
+    _sign_in(page, "bob")
+    bob_items = _grade_all(page, lambda i, item: flips.get(item, ann[item]), None, keys=False, forbidden=ANN_NOTE)
+    assert sorted(bob_items) == sorted(ann_items), (bob_items, ann_items)
+    bob = {it: flips.get(it, ann[it]) for it in ann_items}
+    assert {it for it in ann_items if ann[it] != bob[it]} == set(flips)
+    assert ANN_NOTE not in page.content()
+    _sign_out(page)
+
+    # 4. The lead: κ binary now stands, equal to sklearn's on the two annotators' binary
+    # labels; the gold so far is the 3 unanimous items, none adjudicated.
+    units = sorted(ann_items)
+    expected = cohen_kappa_score([int(ann[u] >= 2) for u in units], [int(bob[u] >= 2) for u in units])
+    assert -1 < expected < 1, expected
+    kappa_text = f"{expected:.3f}"
+    _sign_in(page, "lead")
+    _nav(page, "Agreement")
+    expect(main.get_by_role("heading", name="Agreement")).to_be_visible()
+    expect(_metric(page, KAPPA_BINARY)).to_have_text(kappa_text)
+    expect(main.get_by_text("5 items graded by two or more of 2 annotators")).to_be_visible()
+    expect(main.get_by_text("No item has been graded by two annotators yet")).to_have_count(0)
+    _idle(page)
+    before = _drift_table(page)
+    assert {a: (r["n_units"], r["n_adjudicated"]) for a, r in before.items()} == {
+        "ann": ("3", "0"), "bob": ("3", "0")}, before
+
+    # 5. Adjudication: exactly the 2 disagreements wait, and exactly they are listed.
+    _nav(page, "Adjudication")
+    expect(main.get_by_role("heading", name="Adjudication")).to_be_visible()
+    expect(main.get_by_text("2 disagreement(s) waiting")).to_be_visible()
+    _idle(page)
+    combo = main.get_by_test_id("stSelectbox").filter(has=page.get_by_text("Item", exact=True)).get_by_role(
+        "combobox")
+    options = _open_options(page, combo)
+    expect(options).to_have_count(2)
+    listed = set()
+    for text in options.all_inner_texts():
+        m = re.match(r"^\S+ · (q\d+) · (\S+) \[(\d+):(\d+)\]$", text.strip())
+        assert m, text
+        listed.add((m.group(1), m.group(2), int(m.group(3)), int(m.group(4))))
+    assert listed == set(flips), (listed, flips)
+    page.keyboard.press("Escape")
+    expect(options).to_have_count(0)
+
+    # Decide each, the one shown first with a rubric clarification; the lead sides with ann.
+    decided: dict[Item, tuple[int, str]] = {}
+    shown = ""
+    previous: Locator | None = None  # the confirmation of the decision before
+    caption = main.get_by_test_id("stCaptionContainer").filter(has_text=" · passage from ")
+    for n, rationale in enumerate(RATIONALES):
+        _idle(page)
+        expect(caption).to_have_count(1)
+        if shown:
+            expect(caption).not_to_have_text(shown)
+        shown = caption.inner_text()
+        m = re.match(r"^(q\d+) · \S+ · passage from (\S+) \[(\d+):(\d+)\]", shown)
+        assert m, shown
+        item = (m.group(1), m.group(2).replace("\\", ""), int(m.group(3)), int(m.group(4)))
+        assert item in flips and item not in decided, (item, decided)
+        # The lead (unlike bob) sees each annotator's grade and note.
+        # (its table sits in the page's columns; the "Decided items" one does not)
+        labels = {r["annotator"]: r for r in _grid(
+            main.get_by_test_id("stHorizontalBlock").get_by_test_id("stDataFrame"))}
+        assert {a: int(r["grade"]) for a, r in labels.items()} == {"ann": ann[item], "bob": bob[item]}, labels
+        assert labels["ann"]["note"] == (ANN_NOTE if item == up else ""), labels
+        final = ann[item]
+        # Applying the rationale reruns the page, and that rerun drops the previous decision's
+        # note at the top: until the run ends, the shifted page briefly shows the old text area
+        # next to the new one, so wait for the run to end before looking at it again.
+        area = main.get_by_label("Rationale (required)")
+        box = main.get_by_test_id("stTextArea").filter(has=page.get_by_label("Rationale (required)"))
+        expect(area).to_have_count(1)
+        area.fill(rationale)
+        expect(box).to_contain_text("to apply")  # typed but not yet applied
+        area.press("Control+Enter")
+        if previous is not None:
+            expect(previous).to_have_count(0)
+        _idle(page)
+        expect(box).to_have_count(1)
+        expect(box).not_to_contain_text("to apply")  # applied: Streamlit has the value
+        expect(area).to_have_value(rationale)
+        if n == 0:
+            _commit_text_input(page, "Also add to the rubric as a clarification (optional: a new rubric version)",
+                               CLARIFICATION)
+        _button(main, f"adj_grade_{final}").click()
+        done = page.get_by_test_id("stAlert").filter(has_text=f"Decided {item[0]} · {item[1]}: grade {final}")
+        expect(done).to_be_visible()
+        if n == 0:
+            expect(done).to_contain_text("rubric v2 saved with the clarification")
+            expect(main.get_by_text("Rubric v2", exact=True)).to_be_visible()
+            expect(main.get_by_test_id("stText").filter(has_text=CLARIFICATION)).to_have_count(1)
+        else:
+            expect(done).not_to_contain_text("rubric v")
+        expect(main.get_by_text(f"{1 - n} disagreement(s) waiting")).to_be_visible()
+        decided[item] = (final, rationale)
+        previous = done
+    expect(main.get_by_text("No disagreement waiting.")).to_be_visible()
+    expect(main.get_by_text("Item", exact=True)).to_have_count(0)
+    history = main.get_by_test_id("stExpander").filter(has_text="Decided items")
+    history.locator("summary").click()
+    rows = _grid(history.get_by_test_id("stDataFrame"))
+    assert {((r["query_id"], r["doc_id"], int(r["start"]), int(r["end"])), (int(r["final_grade"]), r["rationale"]),
+             r["decided_by"]) for r in rows} == {(it, d, "lead") for it, d in decided.items()}, rows
+
+    # 6. Agreement again: κ is computed on the annotators' labels, which adjudication leaves
+    # alone, so it stays; what updates is the gold: all 5 items now, 2 of them adjudicated,
+    # where ann (whom the lead sided with) agrees and bob does not.
+    _nav(page, "Agreement")
+    expect(main.get_by_role("heading", name="Agreement")).to_be_visible()
+    _idle(page)
+    expect(_metric(page, KAPPA_BINARY)).to_have_text(kappa_text)
+    after = _drift_table(page)
+    assert {a: (r["n_units"], r["n_adjudicated"], r["raw_on_adjudicated"]) for a, r in after.items()} == {
+        "ann": ("5", "2", "1"), "bob": ("5", "2", "0")}, after
+    assert not page.errors, f"JavaScript errors in the page: {page.errors}"  # type: ignore[attr-defined]
+
+    # 7. The store, read after the server lets go of it.
+    server.stop()
+    with duckdb.connect(str(server.db), read_only=True) as con:
+        adj = con.execute("SELECT query_id, doc_id, start, \"end\", grade, actor, note, rubric_version "
+                          "FROM grade_events WHERE op = 'adjudicate' ORDER BY event_id").fetchall()
+        rubrics = con.execute("SELECT version, text, changelog FROM rubric_versions ORDER BY version").fetchall()
+        grades = con.execute("SELECT actor, query_id, doc_id, start, \"end\", grade, note FROM grade_events "
+                             "WHERE op = 'grade'").fetchall()
+        pending = con.execute("SELECT count(*) FROM pending_grades").fetchone()[0]
+    # exactly 2 decisions by the lead, with the typed rationales; the first under rubric v1,
+    # the second under v2 (the clarification the first one added)
+    assert [(r[:4], (r[4], r[6]), r[5]) for r in adj] == [(it, d, "lead") for it, d in decided.items()], adj
+    assert [r[7] for r in adj] == [1, 2], adj
+    assert pending == 0
+    assert [r[0] for r in rubrics] == [1, 2], rubrics
+    v1, v2 = rubrics[0][1], rubrics[1][1]
+    assert v2.startswith(v1.rstrip()) and v2.rstrip().endswith(f"- {CLARIFICATION}"), v2[len(v1) - 40:]
+    first = next(iter(decided))
+    assert f"{first[0]} · {first[1]} [{first[2]}:{first[3]}]" in rubrics[1][2], rubrics[1][2]
+    assert CLARIFICATION in rubrics[1][2]
+    # the annotators' own labels, unchanged by adjudication; ann's note kept with her grade
+    assert sorted(grades) == sorted(
+        [("ann", *it, ann[it], ANN_NOTE if it == up else None) for it in ann_items]
+        + [("bob", *it, bob[it], None) for it in ann_items]), grades
