@@ -116,6 +116,17 @@ def latest_draw(store: Store, actor: str) -> str | None:
     return row[0] if row else None
 
 
+def _verdict_tx(cur: duckdb.DuckDBPyConnection, kind: str, item_id: str, value: str, detail: str | None,
+                note: str | None, actor: str) -> None:
+    """Append a verdict event on an existing transcript (its query id recorded with it)."""
+    row = cur.execute("SELECT query_id FROM transcripts WHERE run_id || '|' || query_id || '|' || trial = ?",
+                      [item_id]).fetchone()
+    if row is None:
+        raise NotFoundError(f"No transcript {item_id!r}.")
+    cur.execute("INSERT INTO verdict_events (kind, item_id, query_id, value, detail, note, actor, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [kind, item_id, row[0], value, detail, note or None, actor, utcnow()])
+
+
 def record_verdict(store: Store, item_id: str, verdict: str, failure_class: str | None, note: str | None, *,
                    actor: str) -> None:
     if verdict not in VERDICTS:
@@ -125,16 +136,7 @@ def record_verdict(store: Store, item_id: str, verdict: str, failure_class: str 
     if verdict != "system_failure":
         failure_class = None
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> None:
-        row = cur.execute("SELECT query_id FROM transcripts WHERE run_id || '|' || query_id || '|' || trial = ?",
-                          [item_id]).fetchone()
-        if row is None:
-            raise NotFoundError(f"No transcript {item_id!r}.")
-        cur.execute("INSERT INTO verdict_events (kind, item_id, query_id, value, detail, note, actor, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [KIND, item_id, row[0], verdict, failure_class, note or None, actor, utcnow()])
-
-    store.write(tx)
+    store.write(lambda cur: _verdict_tx(cur, KIND, item_id, verdict, failure_class, note, actor))
 
 
 def questioned(store: Store) -> list[dict]:
@@ -153,16 +155,7 @@ def resolve(store: Store, item_id: str, resolution: str, rationale: str, *, acto
     if not rationale or not rationale.strip():
         raise ValidationError("Write the rationale of the resolution.")
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> None:
-        row = cur.execute("SELECT query_id FROM transcripts WHERE run_id || '|' || query_id || '|' || trial = ?",
-                          [item_id]).fetchone()
-        if row is None:
-            raise NotFoundError(f"No transcript {item_id!r}.")
-        cur.execute("INSERT INTO verdict_events (kind, item_id, query_id, value, note, actor, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)", [RESOLUTION, item_id, row[0], resolution, rationale.strip(),
-                                                     actor, utcnow()])
-
-    store.write(tx)
+    store.write(lambda cur: _verdict_tx(cur, RESOLUTION, item_id, resolution, None, rationale.strip(), actor))
 
 
 def summary(store: Store) -> list[dict]:

@@ -52,14 +52,13 @@ import os
 import platform
 import statistics
 import sys
-import tempfile
 import time
 import warnings
 from datetime import date, datetime
 from itertools import combinations
 from pathlib import Path
 
-from benchlib import _mark_before, _maxrss_kib, child_runner, git_head, mib, print_profile  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, child_runner, git_head, mib, print_profile, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 
@@ -422,15 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import pandas as pd
 
-    if args.keep:
-        work = Path(args.keep)
-        work.mkdir(parents=True, exist_ok=True)
-        if any(work.iterdir()):
-            ap.error(f"--keep {work}: folder is not empty")
-        tmp = None
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="bench_agreement-")
-        work = Path(tmp.name)
+    work, tmp = work_dir(ap, args.keep, "bench_agreement-")
     try:
         db = work / "bench.duckdb"
         log(f"generating: {args.annotators} annotators x {args.items} items (seed {args.seed}) in {work}")

@@ -47,12 +47,11 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from benchlib import _mark_before, _maxrss_kib, child_runner, mib  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, child_runner, mib, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 
@@ -366,15 +365,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import duckdb
 
-    if args.keep:
-        work = Path(args.keep)
-        work.mkdir(parents=True, exist_ok=True)
-        if any(work.iterdir()):
-            ap.error(f"--keep {work}: folder is not empty")
-        tmp = None
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="bench_judging-")
-        work = Path(tmp.name)
+    work, tmp = work_dir(ap, args.keep, "bench_judging-")
     try:
         db = work / "bench.duckdb"
         log(f"generating: {args.docs} docs, {args.queries} queries, {args.runs} runs x {args.depth + 5} results "

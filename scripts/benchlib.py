@@ -90,3 +90,19 @@ def git_head(root) -> str | None:
         return out.stdout.strip() or None
     except OSError:
         return None
+
+
+def work_dir(ap, keep: str | None, prefix: str):
+    """Where a benchmark builds its data: ``--keep DIR`` (must be empty; kept afterwards)
+    or a temporary folder. Returns (path, TemporaryDirectory or None to clean up)."""
+    import tempfile
+    from pathlib import Path
+
+    if keep:
+        work = Path(keep)
+        work.mkdir(parents=True, exist_ok=True)
+        if any(work.iterdir()):
+            ap.error(f"--keep {work}: folder is not empty")
+        return work, None
+    tmp = tempfile.TemporaryDirectory(prefix=prefix)
+    return Path(tmp.name), tmp
