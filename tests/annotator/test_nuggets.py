@@ -227,3 +227,14 @@ def test_store_level_ids_continue_after_deletes(demo_store):
     ids = store_nuggets.add_draft(demo_store, "q001", [store_nuggets.NuggetDraft("B fact", "okay")], actor="x",
                                   model=None, prompt_sha=None)
     assert ids == ["n2"]  # a deleted id is never reused
+
+
+def test_server_error_is_retried_and_a_persistent_one_names_the_item(demo_store, llm_server):
+    err = lambda body: (500, {"type": "error", "error": {"type": "api_error", "message": "boom"}})  # noqa: E731
+    llm_server.script += [err, ok(proposal(("Expired device certificate", "vital", Q1_QUOTE)))]
+    assert nuggets.draft(demo_store, LOCAL_USER, "q001").added == ["n1"]
+    assert len(llm_server.requests) == 2
+    llm_server.default = err
+    with pytest.raises(llm.LLMOutputError, match="q002.*500"):
+        nuggets.draft(demo_store, LOCAL_USER, "q002", client=llm.LLMClient(max_retries=1))
+    assert nuggets.current(demo_store, LOCAL_USER, "q002") == []
