@@ -10,7 +10,7 @@ import pandas as pd
 
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import agreement_data
+from golden_store import agreement_data, evidence_rounds
 from golden_store.scoring import agreement_report as report
 from golden_store.scoring.agreement import BINARY_THRESHOLD, GRADES, confusion, kappa_bootstrap_ci, per_class
 from golden_store.store import Store
@@ -68,5 +68,5 @@ def compute(store: Store, user: User, round_id: str | None = None) -> Agreement:
         rows=rows, group=report.group(rows), distributions=report.distributions(rows),
         per_stratum=report.by(rows, "stratum"), per_round=report.by(rows, "round_id"),
         over_time=report.over_time(rows), drift=report.drift(rows, agreement_data.gold_rows(store)),
-        evidence=report.evidence(agreement_data.evidence_rows(store)),
+        evidence=report.evidence(agreement_data.evidence_rows(store), rounds=evidence_rounds.round_spans(store)),
     )

@@ -368,8 +368,14 @@ def _people(raw: str) -> list[str]:
 def cmd_rounds_start(args: argparse.Namespace) -> int:
     from annotator import rounds
 
-    rid = rounds.start_calibration(_store(args), identity.cli_user(), _people(args.annotators), args.n, args.seed,
-                                   args.note)
+    if args.evidence:
+        from annotator import evidence_rounds
+
+        rid = evidence_rounds.start(_store(args), identity.cli_user(), _people(args.annotators), args.n, args.seed,
+                                    args.note)
+    else:
+        rid = rounds.start_calibration(_store(args), identity.cli_user(), _people(args.annotators), args.n,
+                                       args.seed, args.note)
     _print_json({"round_id": rid}) if args.json else print(
         f"Calibration round {rid} started for {args.annotators}: their Judge queues show its items first.")
     return 0
@@ -394,8 +400,9 @@ def cmd_rounds_list(args: argparse.Namespace) -> int:
     elif not rows:
         print("No rounds yet: golden rounds start --annotators a,b --n 50")
     for r in rows if not args.json else []:
-        print(f"{r['round_id']}  {r['kind']:<11} {','.join(r['annotators'])}  {r['n_items']} items, "
-              f"{r['n_graded']}/{r['n_assignments']} assignments graded")
+        what = "questions" if r["item_kind"] == "evidence" else "items"
+        print(f"{r['round_id']}  {r['kind']:<11} {','.join(r['annotators'])}  {r['n_items']} {what}, "
+              f"{r['n_done']}/{r['n_assignments']} assignments done")
     return 0
 
 
@@ -668,6 +675,8 @@ def build_parser() -> argparse.ArgumentParser:
     rst.add_argument("--n", type=int, default=50, help="items (default 50)")
     rst.add_argument("--seed", type=int, default=0)
     rst.add_argument("--note")
+    rst.add_argument("--evidence", action="store_true",
+                     help="an evidence round: the annotators quote the same questions, blind to each other")
     rsp = add("split", cmd_rounds_split, "split the free pool items, an overlap share graded twice", ro)
     rsp.add_argument("--annotators", required=True, help="comma-separated usernames")
     rsp.add_argument("--overlap", type=float, default=0.10, help="share of each stratum graded twice (default 0.10)")

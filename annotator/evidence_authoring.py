@@ -12,9 +12,11 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from annotator.evidence_rounds import is_blind, say_no_answer, visible_evidence
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus, evidence, queries
+from golden_store import evidence_rounds as er
 from golden_store.corpus import store_corpus_digest
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.evidence import EvidenceSpan, new_evidence_id
@@ -51,9 +53,19 @@ def corpus_index(store: Store) -> CorpusIndex:
 
 
 def queue(store: Store, user: User):
-    """Answerable questions, those still without evidence first."""
+    """Answerable questions: the annotator's evidence-round questions first, then those
+    still without evidence. On a blind (unsettled round) question the quote count is the
+    annotator's own, so nobody learns that another already quoted it."""
     require(user, Permission.LABEL)
-    return evidence.evidence_queue(store)
+    df = evidence.evidence_queue(store)
+    blind = er.unsettled(store)
+    if blind and not user.can(Permission.ADJUDICATE):
+        own = {q: len(visible_evidence(store, user, q)) for q in blind if q in set(df["query_id"])}
+        df["quotes"] = [own.get(q, n) for q, n in zip(df["query_id"], df["quotes"])]
+    mine = er.assigned_to(store, user.username)
+    df["in_round"] = df["query_id"].isin(mine)
+    return df.sort_values(["in_round", "quotes", "query_id"], ascending=[False, True, True],
+                          key=lambda c: c > 0 if c.name == "quotes" else c).reset_index(drop=True)
 
 
 def question(store: Store, user: User, query_id: str) -> queries.QueryRecord:
@@ -65,8 +77,24 @@ def question(store: Store, user: User, query_id: str) -> queries.QueryRecord:
 
 
 def quotes(store: Store, user: User, query_id: str) -> list[dict]:
+    """The quotes this user may see (only their own on a question of an unsettled round)."""
     require(user, Permission.LABEL)
-    return evidence.list_evidence(store, query_id)
+    return visible_evidence(store, user, query_id)
+
+
+def in_evidence_round(store: Store, user: User, query_id: str) -> bool:
+    """True while the question is in an unsettled evidence round (and this user is blind)."""
+    require(user, Permission.LABEL)
+    return is_blind(store, query_id) and not user.can(Permission.ADJUDICATE)
+
+
+def said_no_answer(store: Store, user: User, query_id: str) -> bool:
+    require(user, Permission.LABEL)
+    return user.username in er.no_answer_actors(store, query_id)
+
+
+def withdraw_no_answer(store: Store, user: User, query_id: str) -> None:
+    say_no_answer(store, user, query_id, on=False)
 
 
 # ---- search and resolution ---------------------------------------------------------------
@@ -142,7 +170,7 @@ def save_quote(store: Store, user: User, query_id: str, quote: str, resolution: 
         cand, kind = chosen, ("exact" if chosen.score >= 100 else "fuzzy")
     else:
         cand, kind = resolution.best, resolution.status
-    same = [q for q in evidence.list_evidence(store, query_id)
+    same = [q for q in visible_evidence(store, user, query_id)
             if (q["doc_id"], q["start"], q["end"]) == (cand.doc_id, cand.start, cand.end)]
     if same:
         raise ValidationError(f"This passage is already a quote of {query_id} ({same[0]['evidence_id']}).")
@@ -159,6 +187,8 @@ def save_quote(store: Store, user: User, query_id: str, quote: str, resolution: 
 
 def retract_quote(store: Store, user: User, query_id: str, evidence_id: str) -> None:
     require(user, Permission.LABEL)
+    if not any(q["evidence_id"] == evidence_id for q in visible_evidence(store, user, query_id)):
+        raise NotFoundError(f"Query {query_id} has no current quote {evidence_id}.")
     if not evidence.retract_evidence(store, query_id, evidence_id, actor=user.username):
         raise NotFoundError(f"Query {query_id} has no current quote {evidence_id}.")
 
@@ -171,6 +201,9 @@ def mark_no_answer(store: Store, user: User, query_id: str) -> None:
     rec = queries.get_query(store, query_id)
     if rec is None:
         raise NotFoundError(f"No query with id {query_id!r}.")
+    if is_blind(store, query_id):  # in an evidence round it is this annotator's own verdict
+        say_no_answer(store, user, query_id)
+        return
     if evidence.list_evidence(store, query_id):
         raise ValidationError(f"Query {query_id} still has quotes; retract them before marking it unanswerable.")
     note = (rec.notes + " | " if rec.notes else "") + f"no answer in corpus (was stratum {rec.stratum}, {user.username})"

@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from annotator.evidence_rounds import visible_evidence
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import corpus, evidence, judging
+from golden_store import corpus, judging
 from golden_store.rubric import add_rubric_version, current_rubric
 from golden_store.search import STOPWORDS
 from golden_store.store import Store
@@ -65,7 +66,7 @@ def next_item(store: Store, user: User) -> JudgeItem | None:
     it = items[0]
     raw = corpus.raw_text(store, it["doc_id"]) or ""
     passage = raw[it["start"]:it["end"]]
-    ev = [(q["start"], q["end"]) for q in evidence.list_evidence(store, it["query_id"]) if q["doc_id"] == it["doc_id"]]
+    ev = [(q["start"], q["end"]) for q in visible_evidence(store, user, it["query_id"]) if q["doc_id"] == it["doc_id"]]
     return JudgeItem(it["query_id"], it["query_text"], it["doc_id"], it["start"], it["end"],
                      _segments(passage, it["start"], it["query_text"], ev))
 

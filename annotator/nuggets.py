@@ -20,6 +20,7 @@ import pydantic
 
 from annotator import llm
 from annotator.evidence_authoring import corpus_index
+from annotator.evidence_rounds import visible_evidence
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus, evidence, llm_log, nuggets, queries
@@ -79,10 +80,12 @@ class DraftOutcome:
 # ---- the evidence a draft is made from ---------------------------------------------------------
 
 
-def passages(store: Store, query_id: str, include_judged: bool = True) -> list[Passage]:
-    """The question's evidence spans, plus (optionally) pooled passages whose gold grade is ≥ 2."""
+def passages(store: Store, query_id: str, include_judged: bool = True, user: User | None = None) -> list[Passage]:
+    """The question's evidence spans (those ``user`` may see, if given: only their own on a
+    question of an unsettled evidence round), plus (optionally) pooled passages whose gold
+    grade is ≥ 2."""
     out = []
-    for e in evidence.list_evidence(store, query_id):
+    for e in (visible_evidence(store, user, query_id) if user is not None else evidence.list_evidence(store, query_id)):
         raw = corpus.raw_text(store, e["doc_id"]) or ""
         out.append(Passage(e["doc_id"], e["start"], e["end"], raw[e["start"]:e["end"]], "evidence"))
     if include_judged:
@@ -120,13 +123,14 @@ def verify_quote(store: Store, quote: str | None, ps: list[Passage]) -> tuple[st
 # ---- drafting ------------------------------------------------------------------------------------
 
 
-def _eligible(store: Store, query_id: str, include_judged: bool) -> tuple[queries.QueryRecord, list[Passage]]:
+def _eligible(store: Store, query_id: str, include_judged: bool,
+              user: User | None = None) -> tuple[queries.QueryRecord, list[Passage]]:
     q = queries.get_query(store, query_id)
     if q is None:
         raise NotFoundError(f"Query {query_id!r} is not in the store.")
     # contamination (§3.8): refused before anything is built or sent
     llm.refuse_held_out(bool(q.held_out), query_id)
-    ps = passages(store, query_id, include_judged)
+    ps = passages(store, query_id, include_judged, user)
     if not ps:
         raise ValidationError(f"{query_id} has no evidence to draft from: add evidence quotes (Evidence page) or "
                               "judge pooled passages first, or write its nuggets by hand.")
@@ -175,7 +179,7 @@ def draft(store: Store, user: User, query_id: str, *, include_judged: bool = Tru
           client: llm.LLMClient | None = None) -> DraftOutcome:
     """Ask Claude for the question's nuggets and append them as a draft (events)."""
     require(user, Permission.LABEL)
-    q, ps = _eligible(store, query_id, include_judged)
+    q, ps = _eligible(store, query_id, include_judged, user)
     client = client or llm.LLMClient()
     res = client.structured(item=query_id, instructions=INSTRUCTIONS, content=prompt_content(q.text, ps),
                             output=NuggetProposal)
@@ -192,7 +196,7 @@ def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = 
     outcomes: list[DraftOutcome] = []
     for qid in query_ids:
         try:
-            q, ps = _eligible(store, qid, include_judged)
+            q, ps = _eligible(store, qid, include_judged, user)
             ready.append((qid, q, ps))
         except (llm.LLMRefused, ValidationError, NotFoundError) as exc:
             outcomes.append(DraftOutcome(qid, "skipped", message=str(exc)))
@@ -254,7 +258,7 @@ def save(store: Store, user: User, query_id: str, rows: list[dict]) -> dict[str,
     """Save the edited list (rows: nugget_id or None, text, importance, quote; in order). A
     changed quote is re-verified against the evidence; a cleared quote is allowed."""
     require(user, Permission.LABEL)
-    ps = passages(store, query_id)
+    ps = passages(store, query_id, user=user)
     old = {n["nugget_id"]: n for n in nuggets.current(store, query_id)}
     out = []
     for r in rows:

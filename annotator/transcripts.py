@@ -16,10 +16,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from annotator.evidence_rounds import visible_evidence
 from annotator.identity import User, require
 from annotator.roles import Permission
 from annotator.transcript_sampling import Candidate, sample_failures
-from golden_store import corpus, evidence, queries
+from golden_store import corpus, queries
 from golden_store import transcripts as store_t
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.jsonl import iter_objects
@@ -140,7 +141,7 @@ def transcript(store: Store, user: User, item_id: str) -> dict:
     t = store_t.get(store, item_id)
     quotes = []
     if t["in_golden_set"]:
-        for e in evidence.list_evidence(store, t["query_id"]):
+        for e in visible_evidence(store, user, t["query_id"]):
             raw = corpus.raw_text(store, e["doc_id"]) or ""
             span = raw[e["start"]:e["end"]]
             if span.strip():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotator import adjudication, transcripts
+from annotator import adjudication, evidence_rounds, transcripts
 from annotator.judging import GRADES
 from annotator.roles import Permission
 from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store, succeeded
@@ -65,6 +65,33 @@ with left:
                     flash(f"Decided {d.query_id} · {d.doc_id}: grade {g}"
                           + (f"; rubric v{done} saved with the clarification." if done else "."))
                     st.rerun()
+
+st.subheader("Evidence rounds", anchor=False)
+ev_disputes = evidence_rounds.disputes(s, user)
+waiting = [d for d in ev_disputes if d.agree is not None]
+st.caption(f"{len(ev_disputes)} unsettled question(s) in evidence rounds; {len(waiting)} quoted by two or more "
+           f"annotators, {sum(1 for d in waiting if not d.agree)} of them in disagreement. Their quotes stay out of "
+           "a freeze until settled.")
+if any(d.agree for d in waiting) and st.button("Accept every agreeing question", key="ev_accept_all"):
+    n = attempt(lambda: evidence_rounds.accept_agreeing(s, user))
+    if n is not None:
+        flash(f"Settled {n} agreeing question(s).")
+        st.rerun()
+for d in waiting:
+    with st.expander(f"{'agree' if d.agree else 'DISAGREE'} · {d.stratum} · {d.query_id} · {d.query_text[:70]}"):
+        for who, got in d.annotators.items():
+            st.write(f"**{md_escape(who)}**: " + ("no answer in corpus" if got["no_answer"] else
+                                                 f"{len(got['spans'])} quote(s)" if got["spans"] else "not done yet"))
+            for sp in got["spans"]:
+                st.caption(f"{md_escape(sp['doc_id'])} [{sp['start']}:{sp['end']}]")
+                st.text(sp["quote"])
+        options = [f"keep:{a}" for a in d.finished if d.annotators[a]["spans"]] + ["keep_all", "no_answer"]
+        choice = st.radio("Decision", options, horizontal=True, key=f"ev_dec_{d.query_id}")
+        why = st.text_input("Rationale", key=f"ev_why_{d.query_id}")
+        if st.button("Settle", key=f"ev_settle_{d.query_id}") and succeeded(
+                lambda d=d, choice=choice, why=why: evidence_rounds.settle(s, user, d.query_id, choice, why)):
+            flash(f"Settled {d.query_id} ({choice}).")
+            st.rerun()
 
 st.subheader("Questioned by reviewers", anchor=False)
 st.caption("Transcripts a reviewer judged a grader failure: the judge or the label was wrong. Settle each one.")

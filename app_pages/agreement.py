@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from annotator import agreement, rounds
+from annotator import agreement, evidence_rounds, rounds
 from annotator.roles import Permission
 from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store
 from golden_store.scoring.agreement import KAPPA_BAR_BINARY, KAPPA_BAR_GRADED, reading
@@ -55,6 +55,21 @@ with tab_rounds:
             rid = attempt(lambda: rounds.start_calibration(s, user, chosen, int(n), int(seed)))
             if rid:
                 flash(f"Round {rid} started: each annotator finds its items first in their Judge queue.")
+                st.rerun()
+
+    with st.form("evidence_round"):
+        st.subheader("Start an evidence round", anchor=False)
+        st.caption("Every chosen annotator quotes the same questions (answerable, not yet quoted, stratified); "
+                   "until a lead settles a question, each sees only their own quotes and their own "
+                   "\"no answer\".")
+        chosen_ev = pick_people("ev_people")
+        e1, e2 = st.columns(2)
+        n_ev = e1.number_input("Questions", 1, 10_000, 20, key="ev_n")
+        seed_ev = e2.number_input("Seed", 0, 2**31 - 1, 0, key="ev_seed")
+        if st.form_submit_button("Start evidence round"):
+            rid = attempt(lambda: evidence_rounds.start(s, user, chosen_ev, int(n_ev), int(seed_ev)))
+            if rid:
+                flash(f"Evidence round {rid} started: its questions come first in each annotator's Evidence queue.")
                 st.rerun()
 
     with st.form("split"):
@@ -142,9 +157,10 @@ with tab_agree:
         st.dataframe(rep.drift, hide_index=True, width="stretch")
 
     ev = rep.evidence
-    with st.expander("Evidence spans"):
+    with st.expander("Evidence spans", expanded=bool(ev.n_questions)):
         if ev.n_questions:
-            st.write(f"{ev.n_questions} question(s) quoted by two or more people: span agreement "
+            st.write(f"{ev.n_questions} question(s) quoted (or declared unanswerable) by two or more people, "
+                     "evidence rounds included: span agreement "
                      f"{fmt(ev.raw_spans)} (same document, overlap ≥ 50% of the shorter span); answerable "
                      f"agreement {fmt(ev.raw_answerable)}, κ {fmt(ev.kappa_answerable)}.")
             st.dataframe(pd.DataFrame(ev.per_question), hide_index=True, width="stretch")

@@ -21,8 +21,8 @@ todo = ea.queue(s, user)
 if todo.empty:
     st.info("No answerable questions yet: add queries on the Queries page.")
     st.stop()
-names = {r.query_id: f"{'✓' if r.quotes else '○'} {r.query_id} · {r.stratum} · {r.text[:80]}"
-         for r in todo.itertuples(index=False)}
+names = {r.query_id: f"{'✓' if r.quotes else '○'} {'[round] ' if r.in_round else ''}{r.query_id} · {r.stratum} · "
+                     f"{r.text[:80]}" for r in todo.itertuples(index=False)}
 qid = st.selectbox("Question (those without quotes first)", list(names), format_func=names.get, key="ev_query",
                    help="○ no quote yet · ✓ has at least one quote")
 rec = ea.question(s, user, qid)
@@ -30,8 +30,18 @@ st.subheader(md_escape(rec.text), anchor=False)
 st.caption(f"{rec.query_id} · stratum {rec.stratum} · source {md_escape(rec.source)}"
            + (" · held out (never sent to a hosted model)" if rec.held_out else ""))
 
+blind = ea.in_evidence_round(s, user, qid)
+if blind:
+    st.info("Evidence round: you see only your own quotes of this question until a lead settles it; "
+            "\"No answer in corpus\" is your own verdict.")
 current = ea.quotes(s, user, qid)
-if current:
+if blind and ea.said_no_answer(s, user, qid):
+    st.warning("You said the corpus does not answer this question.")
+    if st.button("Withdraw my \"no answer\"", key="ev_no_answer_undo") and succeeded(
+            lambda: ea.withdraw_no_answer(s, user, qid)):
+        flash(f"Withdrawn: {qid} is open again for your quotes.")
+        st.rerun()
+elif current:
     st.write(f"**Saved quotes ({len(current)})**")
     for q in current:
         c1, c2 = st.columns([6, 1])
@@ -47,7 +57,8 @@ else:
     if st.button("No answer in corpus", key="ev_no_answer",
                  help="The corpus does not answer this question: it moves to the negative stratum."):
         if succeeded(lambda: ea.mark_no_answer(s, user, qid)):
-            flash(f"{qid} marked as unanswerable (negative stratum).")
+            flash(f"{qid}: your \"no answer\" is recorded." if blind else
+                  f"{qid} marked as unanswerable (negative stratum).")
             st.rerun()
 
 left, right = st.columns(2)

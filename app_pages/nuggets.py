@@ -36,7 +36,7 @@ if mode == "Author":
     st.caption(f"{qid} · {md_escape(row['stratum'])}" + (" · held out: never sent to a hosted model"
                                                          if row["held_out"] else ""))
     include_judged = st.checkbox("Also use pooled passages graded 2 or 3", value=True, key="nug_judged")
-    ps = nuggets.passages(s, qid, include_judged)
+    ps = nuggets.passages(s, qid, include_judged, user)
     with st.expander(f"Evidence ({len(ps)} passage(s))", expanded=False):
         for i, p in enumerate(ps, 1):
             st.caption(f"[{i}] {md_escape(p.doc_id)} [{p.start}:{p.end}] · {p.kind}")

@@ -58,7 +58,8 @@ def create_round(store: Store, kind: str, assignments: Mapping[str, Sequence[Ite
                                   [f"{q} {d} [{s}:{e}]" for q, d, s, e in missing])
         n = cur.execute("SELECT count(*) FROM rounds").fetchone()[0]
         round_id = f"r{n + 1}"
-        cur.execute("INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        cur.execute("INSERT INTO rounds (round_id, kind, annotators, overlap, seed, n_items, note, created_by, "
+                    "created_at, item_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'grade')",
                     [round_id, kind, annotators, overlap, seed, len(items), note or None, actor, utcnow()])
         cur.executemany("INSERT INTO round_assignments VALUES (?, ?, ?, ?, ?, ?)",
                         [(round_id, *r) for r in rows])
@@ -68,14 +69,21 @@ def create_round(store: Store, kind: str, assignments: Mapping[str, Sequence[Ite
 
 
 def list_rounds(store: Store) -> list[dict]:
-    """Every round, oldest first, with how many of its assignments have a current grade."""
+    """Every round, oldest first: what it gives out (grades or evidence), and how many of its
+    assignments are done (a current grade; for evidence, a quote or a "no answer")."""
     return store.read_dicts(
-        "SELECT r.round_id, r.kind, r.annotators, r.overlap, r.seed, r.n_items, r.note, r.created_by, "
-        "r.created_at, count(a.annotator) AS n_assignments, count(g.grade) AS n_graded "
-        "FROM rounds r LEFT JOIN round_assignments a USING (round_id) "
-        "LEFT JOIN current_grades g ON g.query_id = a.query_id AND g.doc_id = a.doc_id "
-        "AND g.start = a.start AND g.\"end\" = a.\"end\" AND g.actor = a.annotator "
-        "GROUP BY ALL ORDER BY r.created_at, r.round_id")
+        "SELECT r.round_id, r.kind, r.item_kind, r.annotators, r.overlap, r.seed, r.n_items, r.note, r.created_by, "
+        "r.created_at, coalesce(g.n, 0) + coalesce(e.n, 0) AS n_assignments, "
+        "coalesce(g.done, 0) + coalesce(e.done, 0) AS n_done "
+        "FROM rounds r "
+        "LEFT JOIN (SELECT a.round_id, count(*) AS n, count(c.grade) AS done FROM round_assignments a "
+        "  LEFT JOIN current_grades c ON c.query_id = a.query_id AND c.doc_id = a.doc_id AND c.start = a.start "
+        "  AND c.\"end\" = a.\"end\" AND c.actor = a.annotator GROUP BY a.round_id) g USING (round_id) "
+        "LEFT JOIN (SELECT a.round_id, count(*) AS n, count(*) FILTER (WHERE EXISTS (SELECT 1 FROM evidence_events "
+        "  x WHERE x.query_id = a.query_id AND x.actor = a.annotator AND x.op = 'set') OR EXISTS (SELECT 1 FROM "
+        "  verdict_events v WHERE v.kind = 'evidence_no_answer' AND v.item_id = a.query_id AND v.actor = a.annotator)) "
+        "  AS done FROM evidence_assignments a GROUP BY a.round_id) e USING (round_id) "
+        "ORDER BY r.created_at, r.round_id")
 
 
 def round_items(store: Store, round_id: str) -> list[dict]:

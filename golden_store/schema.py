@@ -465,6 +465,27 @@ _V7 = (
     )""",
 )
 
+# v8: double annotation of evidence (METHODOLOGY §3.7 on questions' quotes). An evidence
+# round gives the same questions to several annotators; until a lead settles a question
+# (verdict_events kind 'evidence_adjudication'), each annotator sees only their own quotes
+# of it, a per-annotator "no answer" is a verdict (kind 'evidence_no_answer') rather than a
+# change to the question, and its quotes stay out of a freeze (`frozen_evidence`).
+_V8 = (
+    "ALTER TABLE rounds ADD COLUMN item_kind VARCHAR DEFAULT 'grade'",
+    """CREATE TABLE evidence_assignments (
+        round_id VARCHAR NOT NULL,
+        annotator VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        PRIMARY KEY (round_id, annotator, query_id)
+    )""",
+    """CREATE VIEW unsettled_evidence_questions AS
+        SELECT DISTINCT query_id FROM evidence_assignments
+        ANTI JOIN (SELECT DISTINCT item_id AS query_id FROM verdict_events
+                   WHERE kind = 'evidence_adjudication') s USING (query_id)""",
+    """CREATE VIEW frozen_evidence AS
+        SELECT * FROM current_evidence ANTI JOIN unsettled_evidence_questions USING (query_id)""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -473,6 +494,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "answers: system answers for nugget assignment", _V5),
     Migration(6, "calibrations and calibration_items: saved judge calibrations", _V6),
     Migration(7, "transcripts and transcript_draws: failure review", _V7),
+    Migration(8, "evidence rounds: evidence_assignments, unsettled questions, frozen_evidence", _V8),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

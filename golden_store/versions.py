@@ -59,7 +59,7 @@ _TABLES: dict[str, str] = {
     "spans.parquet": (
         "SELECT e.query_id, evidence_id, quote, doc_id, start, \"end\", canonical_start, canonical_end, "
         "match_kind, score, actor, created_at, rubric_version "
-        "FROM current_evidence e SEMI JOIN queries q USING (query_id) "
+        "FROM frozen_evidence e SEMI JOIN queries q USING (query_id) "
         "ORDER BY e.query_id, evidence_id"
     ),
     "judgments.parquet": (
@@ -150,7 +150,7 @@ def broken_labels(cur: duckdb.DuckDBPyConnection) -> list[str]:
     ev = cur.execute(
         "SELECT e.query_id, e.evidence_id, e.doc_id, e.start, e.\"end\", e.quote, e.match_kind, "
         "e.doc_sha256 IS NOT NULL AND e.doc_sha256 <> d.canonical_sha256 AS stale, d.raw_text "
-        "FROM current_evidence e SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id)"
+        "FROM frozen_evidence e SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id)"
     ).fetchall()
     for qid, eid, doc, start, end, quote, kind, stale, raw in ev:
         where = f"query {qid} evidence {eid} ({_short(quote)})"
@@ -252,7 +252,7 @@ def freeze(
             cur.execute(
                 f"COPY (SELECT query_id, doc_id, CAST(max(grade) AS INTEGER) AS grade FROM ("
                 f" SELECT DISTINCT e.query_id, e.doc_id, CAST(? AS INTEGER) AS grade"
-                f" FROM current_evidence e SEMI JOIN queries q USING (query_id)"
+                f" FROM frozen_evidence e SEMI JOIN queries q USING (query_id)"
                 f" UNION ALL SELECT j.query_id, j.doc_id, j.grade FROM final_grades j"
                 f" SEMI JOIN queries q USING (query_id)"
                 f") GROUP BY query_id, doc_id ORDER BY query_id, doc_id) TO '{out}' (FORMAT parquet)",
@@ -322,14 +322,16 @@ def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     n_q, n_ans, n_held = cur.execute(
         "SELECT count(*), count(*) FILTER (answerable), count(*) FILTER (held_out) FROM queries"
     ).fetchone()
-    n_spans = cur.execute("SELECT count(*) FROM current_evidence SEMI JOIN queries USING (query_id)").fetchone()[0]
+    n_spans = cur.execute("SELECT count(*) FROM frozen_evidence SEMI JOIN queries USING (query_id)").fetchone()[0]
     n_judg = cur.execute("SELECT count(*) FROM final_grades SEMI JOIN queries USING (query_id)").fetchone()[0]
     n_pending = cur.execute("SELECT count(*) FROM pending_grades SEMI JOIN queries USING (query_id)").fetchone()[0]
+    n_ev_pending = cur.execute(
+        "SELECT count(*) FROM unsettled_evidence_questions SEMI JOIN queries USING (query_id)").fetchone()[0]
     annotators = [
         r[0]
         for r in cur.execute(
             "SELECT DISTINCT actor FROM ("
-            " SELECT actor FROM current_evidence SEMI JOIN queries USING (query_id)"
+            " SELECT actor FROM frozen_evidence SEMI JOIN queries USING (query_id)"
             " UNION SELECT actor FROM current_grades SEMI JOIN queries USING (query_id)"
             " UNION SELECT actor FROM current_nuggets SEMI JOIN queries USING (query_id) WHERE approved"
             ") WHERE actor NOT LIKE 'system:%' ORDER BY 1"
@@ -384,6 +386,10 @@ def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "pending_reason": (f"{n_pending} graded item(s) where annotators disagree and no lead has adjudicated "
                            "yet are left out; adjudicate them (Adjudication page) and freeze again")
         if n_pending else None,
+        "n_evidence_questions_pending": int(n_ev_pending),
+        "evidence_pending_reason": (f"the quotes of {n_ev_pending} question(s) in an evidence round no lead has "
+                                    "settled yet are left out; settle them (Adjudication page) and freeze again")
+        if n_ev_pending else None,
         "annotators": annotators,
         **_agreement_facts(cur),
         "rubric": {"version": rubric[0], "sha256": rubric[1]} if rubric else None,
@@ -402,11 +408,12 @@ def _agreement_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     per_round = agreement_report.by(rows, "round_id")
     by_round = {r["round_id"]: r for r in per_round.to_dict("records")} if len(per_round) else {}
     history = []
-    for rid, kind, annotators, overlap, seed, n_items, created_at in cur.execute(
-            "SELECT round_id, kind, annotators, overlap, seed, n_items, created_at FROM rounds "
+    for rid, kind, item_kind, annotators, overlap, seed, n_items, created_at in cur.execute(
+            "SELECT round_id, kind, item_kind, annotators, overlap, seed, n_items, created_at FROM rounds "
             "ORDER BY created_at, round_id").fetchall():
         fig = by_round.get(rid, {})
-        history.append({"round_id": rid, "kind": kind, "annotators": list(annotators), "overlap": overlap,
+        history.append({"round_id": rid, "kind": kind, "items": item_kind, "annotators": list(annotators),
+                        "overlap": overlap,
                         "seed": seed, "n_items": n_items, "created_at": created_at.isoformat() + "Z",
                         "n_units_double": fig.get("n_units", 0), "kappa_binary": fig.get("kappa_binary"),
                         "kappa_graded": fig.get("kappa_graded"), "alpha_ordinal": fig.get("alpha_ordinal")})

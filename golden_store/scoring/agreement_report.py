@@ -150,14 +150,22 @@ class EvidenceAgreement:
     per_question: list[dict] = field(default_factory=list)
 
 
-def evidence(rows: pd.DataFrame, threshold: float = 0.5) -> EvidenceAgreement:
-    """Agreement on evidence for questions two or more people quoted: answerable (has spans)
-    and span agreement (same document, overlap ≥ threshold) for every pair of people."""
-    per_q, ans_a, ans_b, agree = [], [], [], []
+def evidence(rows: pd.DataFrame, threshold: float = 0.5,
+             rounds: dict[str, dict[str, list]] | None = None) -> EvidenceAgreement:
+    """Agreement on evidence for questions two or more people quoted (``rows``: current
+    quotes with their author) and, overriding those, evidence-round questions (``rounds``:
+    question -> annotator -> spans, [] for "no answer")."""
     spans: dict[str, dict[str, list]] = {}
     if len(rows):  # one pass into plain dicts: pandas per-question masks cost ~1 ms each
         for qid, actor, doc, s, e in zip(rows["query_id"], rows["actor"], rows["doc_id"], rows["start"], rows["end"]):
             spans.setdefault(qid, {}).setdefault(actor, []).append((doc, int(s), int(e)))
+    spans.update(rounds or {})
+    return evidence_pairs(spans, threshold)
+
+
+def evidence_pairs(spans: dict[str, dict[str, list]], threshold: float = 0.5) -> EvidenceAgreement:
+    """Every pair of people on every question: answerable (has spans) and span agreement."""
+    per_q, ans_a, ans_b, agree = [], [], [], []
     for qid in sorted(spans):
         people = sorted(spans[qid])
         for i, a in enumerate(people):
@@ -166,7 +174,9 @@ def evidence(rows: pd.DataFrame, threshold: float = 0.5) -> EvidenceAgreement:
                 agree.append(ok)
                 ans_a.append(bool(spans[qid][a]))
                 ans_b.append(bool(spans[qid][b]))
-                per_q.append({"query_id": qid, "annotator_a": a, "annotator_b": b, "spans_agree": ok})
+                per_q.append({"query_id": qid, "annotator_a": a, "annotator_b": b,
+                              "a_answerable": bool(spans[qid][a]), "b_answerable": bool(spans[qid][b]),
+                              "spans_agree": ok})
     return EvidenceAgreement(
         n_questions=len({r["query_id"] for r in per_q}),
         raw_answerable=raw_agreement(ans_a, ans_b),

@@ -261,7 +261,7 @@ def test_rounds_and_agreement_from_the_cli(tmp_path):
     text = run(tmp_path, "agreement")
     assert "ann x bob: n=6" in text.stdout
     listed = run(tmp_path, "rounds", "list")
-    assert "r1  calibration ann,bob  6 items, 12/12 assignments graded" in listed.stdout
+    assert "r1  calibration ann,bob  6 items, 12/12 assignments done" in listed.stdout
 
 
 def test_nuggets_draft_export_and_answers_from_the_cli(tmp_path, llm_server, monkeypatch):

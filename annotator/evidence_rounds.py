@@ -1,0 +1,126 @@
+"""Double annotation of evidence quotes (METHODOLOGY §3.7): a lead gives the same questions
+to several annotators; while a question is unsettled each of them sees only their own quotes
+(on every page), "no answer" is their own verdict, and agreement is measured on span overlap
+and on answerable/unanswerable. The lead settles each question (keep one annotator's
+quotes, keep all, or no answer) with a rationale; until then its quotes stay out of a freeze."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotator.assignment import pick_calibration
+from annotator.identity import User, get_user, require
+from annotator.roles import Permission
+from golden_store import evidence, users
+from golden_store import evidence_rounds as er
+from golden_store.errors import ValidationError
+from golden_store.scoring.agreement import spans_agree
+from golden_store.store import Store
+
+OVERLAP = 0.5  # span agreement: same document, overlap ≥ half of the shorter span
+
+
+def visible_evidence(store: Store, user: User | None, query_id: str) -> list[dict]:
+    """The question's current quotes as ``user`` may see them: all of them, except on a
+    question of an unsettled evidence round, where only a lead (ADJUDICATE) sees everyone's
+    and anybody else sees only their own."""
+    rows = evidence.list_evidence(store, query_id)
+    if user is not None and user.can(Permission.ADJUDICATE):
+        return rows
+    if query_id in er.unsettled(store):
+        return [r for r in rows if user is not None and r["actor"] == user.username]
+    return rows
+
+
+def is_blind(store: Store, query_id: str) -> bool:
+    return query_id in er.unsettled(store)
+
+
+def start(store: Store, user: User, annotators: list[str], n: int = 20, seed: int = 0, note: str | None = None) -> str:
+    """Give the same ``n`` answerable, not yet quoted questions (stratified) to every annotator."""
+    require(user, Permission.RUN_ROUNDS)
+    names = sorted({a.strip() for a in annotators if a and a.strip()})
+    if users.count_users(store):
+        bad = [a for a in names if (u := get_user(store, a)) is None or not u.can(Permission.LABEL)]
+        if bad:
+            raise ValidationError("Some annotators cannot take part (no such enabled account, or no label role).", bad)
+    free = er.free_questions(store)
+    picked = pick_calibration([r["query_id"] for r in free], {r["query_id"]: r["stratum"] for r in free}, n, seed) \
+        if free else []
+    return er.create(store, names, sorted(picked), actor=user.username, seed=seed, note=note)
+
+
+def my_questions(store: Store, user: User) -> list[str]:
+    require(user, Permission.LABEL)
+    return er.assigned_to(store, user.username)
+
+
+def say_no_answer(store: Store, user: User, query_id: str, on: bool = True) -> None:
+    """An annotator's own "no answer in corpus" on an evidence-round question."""
+    require(user, Permission.LABEL)
+    if not is_blind(store, query_id):
+        raise ValidationError(f"{query_id} is not in an unsettled evidence round.")
+    if on and any(r["actor"] == user.username for r in evidence.list_evidence(store, query_id)):
+        raise ValidationError(f"You still have quotes on {query_id}; retract them before saying it has no answer.")
+    er.set_no_answer(store, query_id, user.username, on)
+
+
+def said_no_answer(store: Store, user: User, query_id: str) -> bool:
+    require(user, Permission.LABEL)
+    return user.username in er.no_answer_actors(store, query_id)
+
+
+@dataclass
+class EvidenceDispute:
+    query_id: str
+    query_text: str
+    stratum: str
+    annotators: dict[str, dict]  # annotator -> {"spans": [...], "no_answer": bool}
+    finished: list[str]  # annotators who quoted or said no answer
+    agree: bool | None  # None until two have finished
+
+
+def disputes(store: Store, user: User) -> list[EvidenceDispute]:
+    """Every unsettled evidence-round question with each annotator's quotes or "no answer",
+    and whether those who finished agree (same answerability; spans overlapping ≥ 50%)."""
+    require(user, Permission.ADJUDICATE)
+    by_q: dict[str, EvidenceDispute] = {}
+    for st in er.round_state(store):
+        d = by_q.setdefault(st["query_id"], EvidenceDispute(st["query_id"], st["query_text"], st["stratum"], {}, [],
+                                                            None))
+        d.annotators[st["annotator"]] = {"spans": st["spans"], "no_answer": st["no_answer"]}
+        if st["spans"] or st["no_answer"]:
+            d.finished.append(st["annotator"])
+    for d in by_q.values():
+        if len(d.finished) >= 2:
+            sets = [[(s["doc_id"], s["start"], s["end"]) for s in d.annotators[a]["spans"]] for a in d.finished]
+            d.agree = all(spans_agree(sets[0], other, OVERLAP) for other in sets[1:])
+    return sorted(by_q.values(), key=lambda d: (d.agree is not False, d.stratum, d.query_id))
+
+
+def settle(store: Store, user: User, query_id: str, decision: str, rationale: str) -> int:
+    require(user, Permission.ADJUDICATE)
+    return er.settle(store, query_id, decision, rationale, actor=user.username)
+
+
+def accept_agreeing(store: Store, user: User) -> int:
+    """Settle every question whose finished annotators agree, keeping the quotes of the first
+    of them (alphabetically): agreeing quotes overlap, so one set is enough."""
+    require(user, Permission.ADJUDICATE)
+    n = 0
+    for d in disputes(store, user):
+        if d.agree:
+            keep = next(a for a in sorted(d.finished) if d.annotators[a]["spans"]) if any(
+                d.annotators[a]["spans"] for a in d.finished) else None
+            er.settle(store, d.query_id, f"keep:{keep}" if keep else "no_answer",
+                      "annotators agree (accepted in bulk)", actor=user.username)
+            n += 1
+    return n
+
+
+def agreement_rows(store: Store, user: User) -> dict[str, dict[str, list]]:
+    """For the agreement figures: question -> annotator -> spans ([] = said no answer), over
+    the finished annotators of evidence-round questions (settled ones included: the
+    figures describe the round, not the gold)."""
+    require(user, Permission.RUN_ROUNDS)
+    return er.round_spans(store)

@@ -1,0 +1,125 @@
+"""Double annotation of evidence quotes: a round gives the same questions to two annotators,
+each sees only their own quotes on every page, "no answer" is per annotator, agreement is
+measured on span overlap and answerability, the lead settles (in bulk when they agree), and
+unsettled quotes stay out of a freeze."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from annotator import agreement, evidence_authoring as ea, evidence_rounds, judging, nuggets
+from annotator.identity import create_user
+from annotator.roles import PermissionDenied
+from golden_store import queries
+from golden_store.errors import NotFoundError, ValidationError
+from golden_store.versions import freeze
+
+PASSWORD = "correct horse battery"
+VPN = "VPN-ERR-0417 means the device certificate on your laptop has expired"
+VPN_LONGER = ("VPN-ERR-0417 means the device certificate on your laptop has expired; open Company Portal, renew "
+              "the device certificate and restart the client.")
+SICK = "phone or message your line manager before 10:00 on the first morning of absence"
+
+
+@pytest.fixture
+def team(demo_store):
+    s = demo_store
+    for qid, text in (("e1", "What does VPN error 0417 mean?"), ("e2", "When must I report sick?")):
+        queries.save_query(s, queries.QueryRecord(qid, text, "paraphrase", True, "expert", date(2026, 3, 1)),
+                           actor="t", must_exist=False)
+    admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
+    u = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD)}
+    for name in ("ann", "bob", "cat"):
+        u[name] = create_user(s, admin, name, ["annotator"], password=PASSWORD)
+    return s, u
+
+
+def _save(s, user, qid, quote):
+    res = ea.resolve(s, user, quote)
+    return ea.save_quote(s, user, qid, quote, res, res.best if res.status != "ambiguous" else res.candidates[0])
+
+
+def test_blind_evidence_round_agreement_settlement_and_freeze(team, tmp_path):
+    s, u = team
+    rid = evidence_rounds.start(s, u["lead"], ["ann", "bob"], n=5, seed=1)
+    assigned = evidence_rounds.my_questions(s, u["ann"])
+    assert set(assigned) == {"e1", "e2"}  # the only answerable questions without quotes
+    q_ann = ea.queue(s, u["ann"])
+    assert list(q_ann["query_id"][:2]) == sorted(assigned) and q_ann["in_round"][:2].all()
+
+    eid = _save(s, u["ann"], "e1", VPN)
+    # bob is blind to ann's quote: quotes, queue count, duplicate check, retract, judge and nugget views
+    assert ea.quotes(s, u["bob"], "e1") == []
+    assert int(ea.queue(s, u["bob"]).set_index("query_id").loc["e1", "quotes"]) == 0
+    with pytest.raises(NotFoundError):
+        ea.retract_quote(s, u["bob"], "e1", eid)
+    assert nuggets.passages(s, "e1", user=u["bob"]) == []
+    assert [p.text for p in nuggets.passages(s, "e1", user=u["ann"])] == [VPN]
+    assert evidence_rounds.visible_evidence(s, u["cat"], "e1") == []  # not in the round either
+    assert len(evidence_rounds.visible_evidence(s, u["lead"], "e1")) == 1  # the lead sees everyone's
+    # bob quotes the same passage (not refused as a duplicate: his own quotes are separate)
+    _save(s, u["bob"], "e1", VPN_LONGER)
+    # e2: ann quotes, bob says "no answer" (his own verdict; the question stays answerable)
+    _save(s, u["ann"], "e2", SICK)
+    ea.mark_no_answer(s, u["bob"], "e2")
+    assert ea.said_no_answer(s, u["bob"], "e2") and not ea.said_no_answer(s, u["ann"], "e2")
+    assert queries.get_query(s, "e2").answerable
+    with pytest.raises(ValidationError, match="retract them"):
+        ea.mark_no_answer(s, u["ann"], "e2")
+
+    ev = agreement.compute(s, u["lead"]).evidence
+    pairs = {p["query_id"]: p for p in ev.per_question if {p["annotator_a"], p["annotator_b"]} == {"ann", "bob"}}
+    assert pairs["e1"]["spans_agree"] and not pairs["e2"]["spans_agree"]
+    assert not pairs["e2"]["b_answerable"] and ev.raw_answerable == 0.5
+
+    # unsettled: their quotes stay out of a freeze, which says so
+    m = freeze(s, "ev.v1", actor="eng", versions_dir=tmp_path / "v").manifest
+    assert m["n_evidence_questions_pending"] == 2 and "evidence round" in m["evidence_pending_reason"]
+    assert m["n_spans"] == 39  # the demo's, none of the round's
+
+    disputes = {d.query_id: d for d in evidence_rounds.disputes(s, u["lead"])}
+    assert disputes["e1"].agree is True and disputes["e2"].agree is False
+    with pytest.raises(PermissionDenied):
+        evidence_rounds.disputes(s, u["ann"])
+    assert evidence_rounds.accept_agreeing(s, u["lead"]) == 1
+    assert [q["actor"] for q in ea.quotes(s, u["bob"], "e1")] == ["ann"]  # settled: visible, one set kept
+    with pytest.raises(ValidationError, match="rationale"):
+        evidence_rounds.settle(s, u["lead"], "e2", "no_answer", " ")
+    evidence_rounds.settle(s, u["lead"], "e2", "no_answer", "the policy does not say when")
+    rec = queries.get_query(s, "e2")
+    assert (rec.answerable, rec.stratum) == (False, "negative")
+    assert ea.quotes(s, u["ann"], "e2") == []
+    m2 = freeze(s, "ev.v2", actor="eng", versions_dir=tmp_path / "v").manifest
+    assert m2["n_evidence_questions_pending"] == 0 and m2["n_spans"] == 40
+    assert m2["rounds"][0]["round_id"] == rid and m2["rounds"][0]["items"] == "evidence"
+    # the round's agreement still describes what the annotators said, not the settled gold
+    ev2 = agreement.compute(s, u["lead"]).evidence
+    assert ev2.raw_answerable == 0.5 and ev2.n_questions == 2
+
+
+def test_judge_page_highlights_only_visible_evidence(team, tmp_path):
+    from annotator import runs_import
+
+    s, u = team
+    evidence_rounds.start(s, u["lead"], ["ann", "bob"], n=2)
+    _save(s, u["ann"], "e1", VPN)
+    run = tmp_path / "r.txt"
+    run.write_text("e1 Q0 vpn-troubleshooting 1 1 x\n")
+    runs_import.import_run(s, u["admin"], run, "x")
+    runs_import.build_pool(s, u["admin"], 5)
+    seen_by_bob = judging.next_item(s, u["bob"])
+    seen_by_ann = judging.next_item(s, u["ann"])
+    assert not any(kind == "evidence" for _, kind in seen_by_bob.segments)
+    assert any(kind == "evidence" for _, kind in seen_by_ann.segments)
+
+
+def test_round_needs_two_annotators_with_label_roles(team):
+    s, u = team
+    with pytest.raises(ValidationError, match="two annotators"):
+        evidence_rounds.start(s, u["lead"], ["ann"], n=2)
+    with pytest.raises(ValidationError, match="cannot take part"):
+        evidence_rounds.start(s, u["lead"], ["ann", "ghost"], n=2)
+    with pytest.raises(PermissionDenied):
+        evidence_rounds.start(s, u["ann"], ["ann", "bob"], n=2)
