@@ -26,6 +26,7 @@ def fmt(x: float) -> str:
 
 
 tab_agree, tab_rounds = st.tabs(["Agreement", "Rounds"])
+everything = agreement.compute(s, user)  # one refresh serves both tabs
 
 with tab_rounds:
     existing = rounds.list_rounds(s, user)
@@ -74,7 +75,7 @@ with tab_rounds:
 
     with st.form("split"):
         st.subheader("Split the remaining work", anchor=False)
-        latest = agreement.compute(s, user).per_round
+        latest = everything.per_round
         cleared = None
         if len(latest):
             last = latest.iloc[-1]
@@ -99,7 +100,7 @@ with tab_agree:
     round_ids = [r["round_id"] for r in rounds.list_rounds(s, user)]
     scope = st.selectbox("Labels", ["all labels", *round_ids], key="agree_scope",
                          format_func=lambda r: r if r == "all labels" else f"round {r}")
-    rep = agreement.compute(s, user, None if scope == "all labels" else scope)
+    rep = everything if scope == "all labels" else agreement.compute(s, user, scope)
     g = rep.group
     if not g.n_units:
         st.info("No item has been graded by two annotators yet. Start a calibration round (Rounds tab).")
