@@ -233,7 +233,8 @@ def generate(db: Path, n_annotators: int, n_items: int, seed: int, evidence: boo
                 " 'exact', 100.0, actor, created_at, 1 FROM _e")
             cur.unregister("_e")
             for k in range(1, N_ROUNDS + 1):
-                cur.execute("INSERT INTO rounds VALUES (?, 'split', ?, 0.0, ?, ?, NULL, ?, ?)",
+                cur.execute("INSERT INTO rounds (round_id, kind, annotators, overlap, seed, n_items, note, created_by,"
+                            " created_at) VALUES (?, 'split', ?, 0.0, ?, ?, NULL, ?, ?)",
                             [f"round-{k}", list(actors), seed, int((it_round == k).sum()), LEAD, now])
 
         store.write(tx)
