@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from annotator.evidence_rounds import is_blind, say_no_answer, visible_evidence
+from annotator.evidence_rounds import check_can_write, is_blind, say_no_answer, visible_evidence
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus, evidence, queries
@@ -160,6 +160,7 @@ def save_quote(store: Store, user: User, query_id: str, quote: str, resolution: 
     rec = queries.get_query(store, query_id)
     if rec is None:
         raise NotFoundError(f"No query with id {query_id!r}.")
+    check_can_write(store, user, query_id, quoting=True)
     if not rec.answerable:
         raise ValidationError(f"Query {query_id} is marked 'no answer in corpus'; it takes no quotes.")
     if resolution.status == "unresolved":

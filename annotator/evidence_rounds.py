@@ -36,6 +36,18 @@ def is_blind(store: Store, query_id: str) -> bool:
     return query_id in er.unsettled(store)
 
 
+def check_can_write(store: Store, user: User, query_id: str, *, quoting: bool = False) -> None:
+    """On an unsettled evidence-round question only its annotators (and leads) write; an
+    annotator who said "no answer" withdraws it before quoting."""
+    if not is_blind(store, query_id) or user.can(Permission.ADJUDICATE):
+        return
+    if query_id not in er.assigned_to(store, user.username):
+        raise ValidationError(f"{query_id} is in an evidence round you are not part of; its quotes come from the "
+                              "round's annotators until a lead settles it.")
+    if quoting and user.username in er.no_answer_actors(store, query_id):
+        raise ValidationError(f"You said {query_id} has no answer in the corpus: withdraw that first, then quote.")
+
+
 def start(store: Store, user: User, annotators: list[str], n: int = 20, seed: int = 0, note: str | None = None) -> str:
     """Give the same ``n`` answerable, not yet quoted questions (stratified) to every annotator."""
     require(user, Permission.RUN_ROUNDS)
@@ -60,6 +72,7 @@ def say_no_answer(store: Store, user: User, query_id: str, on: bool = True) -> N
     require(user, Permission.LABEL)
     if not is_blind(store, query_id):
         raise ValidationError(f"{query_id} is not in an unsettled evidence round.")
+    check_can_write(store, user, query_id)
     if on and any(r["actor"] == user.username for r in evidence.list_evidence(store, query_id)):
         raise ValidationError(f"You still have quotes on {query_id}; retract them before saying it has no answer.")
     er.set_no_answer(store, query_id, user.username, on)

@@ -20,7 +20,7 @@ import pydantic
 
 from annotator import llm
 from annotator.evidence_authoring import corpus_index
-from annotator.evidence_rounds import visible_evidence
+from annotator.evidence_rounds import is_blind, visible_evidence
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus, evidence, llm_log, nuggets, queries
@@ -179,6 +179,7 @@ def draft(store: Store, user: User, query_id: str, *, include_judged: bool = Tru
           client: llm.LLMClient | None = None) -> DraftOutcome:
     """Ask Claude for the question's nuggets and append them as a draft (events)."""
     require(user, Permission.LABEL)
+    _refuse_blind(store, user, query_id)
     q, ps = _eligible(store, query_id, include_judged, user)
     client = client or llm.LLMClient()
     res = client.structured(item=query_id, instructions=INSTRUCTIONS, content=prompt_content(q.text, ps),
@@ -196,6 +197,7 @@ def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = 
     outcomes: list[DraftOutcome] = []
     for qid in query_ids:
         try:
+            _refuse_blind(store, user, qid)
             q, ps = _eligible(store, qid, include_judged, user)
             ready.append((qid, q, ps))
         except (llm.LLMRefused, ValidationError, NotFoundError) as exc:
@@ -239,25 +241,44 @@ def summarize(outcomes: list[DraftOutcome]) -> dict:
 # ---- editing and approval ---------------------------------------------------------------------
 
 
+def _blind(store: Store, user: User, query_id: str) -> bool:
+    """A question of an unsettled evidence round is blind for everyone but leads: its
+    nuggets would show the quotes another annotator placed."""
+    return is_blind(store, query_id) and not user.can(Permission.ADJUDICATE)
+
+
+def _refuse_blind(store: Store, user: User, query_id: str) -> None:
+    if _blind(store, user, query_id):
+        raise ValidationError(f"{query_id} is in an evidence round a lead has not settled yet: its nuggets wait "
+                              "until then (they would rest on quotes you cannot see).")
+
+
 def current(store: Store, user: User, query_id: str) -> list[dict]:
     require(user, Permission.VIEW_STORE)
-    return nuggets.current(store, query_id)
+    return [] if _blind(store, user, query_id) else nuggets.current(store, query_id)
 
 
 def history(store: Store, user: User, query_id: str) -> list[dict]:
     require(user, Permission.VIEW_STORE)
-    return nuggets.history(store, query_id)
+    return [] if _blind(store, user, query_id) else nuggets.history(store, query_id)
 
 
 def status(store: Store, user: User) -> list[dict]:
+    """Per question: stratum, evidence count (as this user may see it), nuggets, approved."""
     require(user, Permission.VIEW_STORE)
-    return nuggets.status(store)
+    rows = nuggets.status(store)
+    for r in rows:
+        if _blind(store, user, r["query_id"]):
+            r["n_evidence"] = len(visible_evidence(store, user, r["query_id"]))
+            r["n_nuggets"] = r["n_approved"] = 0
+    return rows
 
 
 def save(store: Store, user: User, query_id: str, rows: list[dict]) -> dict[str, int]:
     """Save the edited list (rows: nugget_id or None, text, importance, quote; in order). A
     changed quote is re-verified against the evidence; a cleared quote is allowed."""
     require(user, Permission.LABEL)
+    _refuse_blind(store, user, query_id)
     ps = passages(store, query_id, user=user)
     old = {n["nugget_id"]: n for n in nuggets.current(store, query_id)}
     out = []
@@ -300,6 +321,7 @@ def edit_one(store: Store, user: User, query_id: str, nugget_id: str | None, *, 
 
 def approve(store: Store, user: User, query_id: str) -> int:
     require(user, Permission.LABEL)
+    _refuse_blind(store, user, query_id)
     return nuggets.approve(store, query_id, actor=user.username)
 
 

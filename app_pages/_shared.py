@@ -133,14 +133,15 @@ def broken_labels_notice(problems: list[str]) -> None:
 
 def flash(message: str) -> None:
     """Show ``message`` as a success note after the next rerun (so counts on the page are
-    recomputed after a change and the confirmation still shows)."""
+    recomputed after a change and the confirmation still shows). It is plain text: ids and
+    names in it come from files and people, so it is escaped when shown."""
     st.session_state["_flash"] = message
 
 
 def show_flash() -> None:
     msg = st.session_state.pop("_flash", None)
     if msg:
-        st.success(msg)
+        st.success(md_escape(msg))
 
 
 def progress_callback(label: str):

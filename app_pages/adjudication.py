@@ -78,7 +78,8 @@ if any(d.agree for d in waiting) and st.button("Accept every agreeing question",
         flash(f"Settled {n} agreeing question(s).")
         st.rerun()
 for d in waiting:
-    with st.expander(f"{'agree' if d.agree else 'DISAGREE'} · {d.stratum} · {d.query_id} · {d.query_text[:70]}"):
+    with st.expander(f"{'agree' if d.agree else 'DISAGREE'} · {md_escape(d.stratum)} · {md_escape(d.query_id)} · "
+                     f"{md_escape(d.query_text[:70])}"):
         for who, got in d.annotators.items():
             st.write(f"**{md_escape(who)}**: " + ("no answer in corpus" if got["no_answer"] else
                                                  f"{len(got['spans'])} quote(s)" if got["spans"] else "not done yet"))
@@ -99,7 +100,8 @@ qs = transcripts.questioned(s, user)
 if not qs:
     st.caption("None waiting.")
 for q in qs:
-    with st.expander(f"{q['stratum']} · {q['item_id']} · judge said {q['judge_verdict'] or '-'}"):
+    with st.expander(f"{md_escape(q['stratum'])} · {md_escape(q['item_id'])} · judge said "
+                     f"{md_escape(q['judge_verdict'] or '-')}"):
         st.write(f"**{md_escape(q['question'])}**")
         st.caption(f"reviewer {md_escape(q['reviewer'])}: {md_escape(q['review_note'] or '(no note)')}")
         st.text(q["answer"] or "")

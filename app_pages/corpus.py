@@ -37,7 +37,7 @@ if user.can(Permission.IMPORT_CORPUS):
             rep = attempt(lambda: corpus_import.import_uploads(
                 s, user, sources, replace=replace, progress=progress_callback("Canonicalizing")))
             if rep:
-                flash(f"Imported: {md_escape(rep.summary())}")
+                flash(f"Imported: {rep.summary()}")
                 st.rerun()
 broken_labels_notice(versioning.live_problems(s, user))
 

@@ -98,7 +98,7 @@ with right:
             chosen = res.best
         elif res.status == "ambiguous":
             st.warning(f"The quote occurs in {len(res.candidates)} places: choose the one that answers the question.")
-            labels = [f"{c.doc_id} [{c.start}:{c.end}] score {c.score:.0f}" for c in res.candidates]
+            labels = [f"{md_escape(c.doc_id)} \\[{c.start}:{c.end}\\] score {c.score:.0f}" for c in res.candidates]
             pick = st.radio("Place", range(len(labels)), format_func=lambda i: labels[i], key="ev_pick")
             chosen = res.candidates[pick]
         else:

@@ -65,8 +65,11 @@ with right:
         st.caption("No pool yet: import system runs and build one (Runs & pool).")
     st.write("**Double annotation & adjudication**")
     if jc["rounds"] or jc["double_graded"]:
-        st.caption(f"{jc['rounds']} round(s) · {jc['double_graded']} item(s) graded twice or more · "
-                   f"{jc['pending']} disagreement(s) waiting for a lead")
+        # the disagreement count is for leads: an annotator could learn from it whether a
+        # grade they just gave differs from a colleague's (blind double annotation)
+        st.caption(f"{jc['rounds']} round(s) · {jc['double_graded']} item(s) graded twice or more"
+                   + (f" · {jc['pending']} disagreement(s) waiting for a lead"
+                      if user.can(Permission.ADJUDICATE) else ""))
     else:
         st.caption("No round yet: a lead starts a calibration round on the Agreement page.")
     nc = ov["nuggets"]

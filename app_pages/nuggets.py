@@ -23,6 +23,9 @@ mode = st.radio("Section", ["Author", "Assign to answers", "Scores"], horizontal
 # ---- author ---------------------------------------------------------------------------------
 if mode == "Author":
     status = pd.DataFrame(nuggets.status(s, user))
+    if status.empty:
+        st.info("No questions yet: add queries on the Queries page.")
+        st.stop()
     # questions with evidence and no approved nuggets first
     status["todo"] = (status["n_approved"] == 0) & (status["n_evidence"] > 0)
     status = status.sort_values(["todo", "query_id"], ascending=[False, True])

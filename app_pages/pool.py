@@ -33,7 +33,7 @@ if user.can(Permission.IMPORT_RUNS):
                 n = attempt(lambda: runs_import.import_run(s, user, path, system.strip(), fmt, replace=replace,
                                                            progress=progress_callback("Placing passages")))
             if n is not None:
-                flash(f"Imported {n} results as run {md_escape(system.strip())}.")
+                flash(f"Imported {n} results as run {system.strip()}.")
                 st.rerun()
 
 runs = runs_import.run_table(s, user)

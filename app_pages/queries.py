@@ -10,7 +10,7 @@ import streamlit as st
 from annotator import query_editing
 from annotator.roles import Permission
 from golden_store.queries import QueryRecord, get_query, list_strata
-from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store, succeeded
+from app_pages._shared import attempt, flash, require_page, show_flash, store, succeeded
 
 user = require_page(Permission.VIEW_STORE)
 s = store()
@@ -53,7 +53,7 @@ if can_edit:
     with tab_add:
         rec = query_form("q_add", None)
         if rec and succeeded(lambda: query_editing.add_query(s, user, rec)):
-            flash(f"Added {md_escape(rec.query_id)}.")
+            flash(f"Added {rec.query_id}.")
             st.rerun()
     with tab_edit:
         if df.empty:
@@ -65,7 +65,7 @@ if can_edit:
             if new:
                 new = replace(new, query_id=qid)
                 if succeeded(lambda: query_editing.edit_query(s, user, new)):
-                    flash(f"Saved a new revision of {md_escape(qid)}.")
+                    flash(f"Saved a new revision of {qid}.")
                     st.rerun()
             if st.button("Retire this query", key="q_retire") and succeeded(
                 lambda: query_editing.retire_query(s, user, qid)

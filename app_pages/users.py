@@ -7,7 +7,7 @@ import streamlit as st
 
 from annotator import identity
 from annotator.roles import Permission, Role
-from app_pages._shared import flash, md_escape, oidc_configured, require_page, show_flash, store, succeeded
+from app_pages._shared import flash, oidc_configured, require_page, show_flash, store, succeeded
 
 user = require_page(Permission.MANAGE_USERS)
 s = store()
@@ -35,7 +35,7 @@ with st.form("user_add"):
     if st.form_submit_button("Add account", type="primary"):
         if succeeded(lambda: identity.create_user(s, user, username, roles, password=password or None,
                                                   display_name=display or None, passwordless=oidc)):
-            flash(f"Added {md_escape(username)}.")
+            flash(f"Added {username}.")
             st.rerun()
 
 if rows:

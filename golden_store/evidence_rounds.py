@@ -116,8 +116,10 @@ def settle(store: Store, query_id: str, decision: str, rationale: str, *, actor:
             raise NotFoundError(f"{query_id} is not an unsettled evidence-round question.")
         quotes = cur.execute("SELECT evidence_id, actor FROM current_evidence WHERE query_id = ?",
                              [query_id]).fetchall()
-        if decision == "keep_all":
-            drop = []
+        assigned = {r[0] for r in cur.execute("SELECT DISTINCT annotator FROM evidence_assignments WHERE query_id = ?",
+                                              [query_id]).fetchall()}
+        if decision == "keep_all":  # every quote of the round's annotators (no one else's)
+            drop = [e for e, a in quotes if a not in assigned]
         elif decision == "no_answer":
             drop = [e for e, _ in quotes]
         elif decision.startswith("keep:"):

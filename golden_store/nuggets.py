@@ -251,7 +251,11 @@ def counts(store: Store) -> dict[str, int]:
 
 
 def judged_relevant(store: Store, query_id: str) -> list[dict]:
-    """Pooled passages whose gold grade is 2 or 3 (extra evidence for drafting)."""
+    """Pooled passages whose gold grade is 2 or 3 (extra evidence for drafting). An item a
+    round gave out counts only once settled (adjudicated, or agreed by two or more): before
+    that its "gold" is one annotator's grade, which the others must not see."""
     return store.read_dicts(
-        "SELECT doc_id, start, \"end\" FROM final_grades WHERE query_id = ? AND grade >= 2 "
+        "SELECT doc_id, start, \"end\" FROM final_grades f WHERE query_id = ? AND grade >= 2 "
+        "AND (basis = 'adjudicated' OR strpos(decided_by, ',') > 0 OR NOT EXISTS (SELECT 1 FROM round_assignments a "
+        "  WHERE a.query_id = f.query_id AND a.doc_id = f.doc_id AND a.start = f.start AND a.\"end\" = f.\"end\")) "
         "ORDER BY grade DESC, doc_id, start", [query_id])

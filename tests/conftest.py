@@ -58,3 +58,11 @@ def llm_server(monkeypatch):
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         monkeypatch.setenv("GOLDEN_BATCH_POLL_S", "0.05")  # the local server ends a batch on the 2nd poll
         yield server
+
+
+def plain(markdown: str) -> str:
+    """The text a Markdown source shows: backslash escapes removed (pages escape ids and
+    names from files and people before rendering them)."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", markdown)

@@ -123,3 +123,26 @@ def test_round_needs_two_annotators_with_label_roles(team):
         evidence_rounds.start(s, u["lead"], ["ann", "ghost"], n=2)
     with pytest.raises(PermissionDenied):
         evidence_rounds.start(s, u["ann"], ["ann", "bob"], n=2)
+
+
+def test_outsiders_cannot_write_and_no_answer_blocks_quoting(team):
+    s, u = team
+    evidence_rounds.start(s, u["lead"], ["ann", "bob"], n=2)
+    with pytest.raises(ValidationError, match="not part of"):
+        _save(s, u["cat"], "e1", VPN)
+    with pytest.raises(ValidationError, match="not part of"):
+        ea.mark_no_answer(s, u["cat"], "e1")
+    ea.mark_no_answer(s, u["ann"], "e1")
+    with pytest.raises(ValidationError, match="withdraw that first"):
+        _save(s, u["ann"], "e1", VPN)
+    ea.withdraw_no_answer(s, u["ann"], "e1")
+    _save(s, u["ann"], "e1", VPN)
+    # a lead may still quote (and is not blind); keep_all keeps only the round's annotators' quotes
+    _save(s, u["lead"], "e1", VPN_LONGER)
+    _save(s, u["bob"], "e1", VPN)
+    evidence_rounds.settle(s, u["lead"], "e1", "keep_all", "both fine")
+    assert sorted(q["actor"] for q in ea.quotes(s, u["ann"], "e1")) == ["ann", "bob"]
+    # nuggets of a blind question wait for the settlement
+    with pytest.raises(ValidationError, match="evidence round"):
+        nuggets.save(s, u["ann"], "e2", [{"text": "x", "importance": "vital"}])
+    assert nuggets.current(s, u["ann"], "e2") == []

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import plain
 from annotator import context, demo, identity
 from golden_store.queries import get_query
 
@@ -167,7 +168,7 @@ def test_engineer_freezes_from_the_versions_page(accounts):
     next(w for w in at.text_input if w.label == "Version name").input("ui.v1")
     next(b for b in at.button if b.label == "Freeze").click().run()
     assert not at.exception
-    assert any("Frozen ui.v1" in s.value.replace("\\", "") for s in at.success)
+    assert any("Frozen ui.v1" in plain(s.value) for s in at.success)
     assert (accounts.path.parent / "versions" / "ui.v1" / "manifest.json").exists()
     # a second freeze with the same name is refused with a clear message, not a traceback
     next(w for w in at.text_input if w.label == "Version name").input("ui.v1")
@@ -241,7 +242,7 @@ def test_import_refreshes_counts_and_keeps_the_confirmation(accounts):
     next(w for w in at.text_area if w.label == "Question").input("Is there a bike scheme?")
     next(b for b in at.button if b.label == "Save").click().run()
     assert not at.exception
-    assert any("Added q501" in s.value for s in at.success)
+    assert any("Added q501" in plain(s.value) for s in at.success)
     assert any("41 of 41 queries" in c.value for c in at.caption)
 
 
@@ -257,10 +258,10 @@ def test_evidence_page_flow(accounts):
     at.text_area(key="ev_quote").input("Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night")
     at.button(key="ev_resolve").click().run()
     assert not at.exception
-    assert any(s.value.startswith("Exact match in expenses") for s in at.success)
+    assert any(plain(s.value).startswith("Exact match in expenses") for s in at.success)
     assert any(":orange-background[**Full day EUR 58" in m.value for m in at.markdown)
     at.button(key="ev_save").click().run()
-    assert not at.exception and any("Saved quote" in s.value for s in at.success)
+    assert not at.exception and any("Saved quote" in plain(s.value) for s in at.success)
     rows = accounts.read("SELECT evidence_id, actor, match_kind FROM current_evidence WHERE query_id = 'q030' "
                          "AND actor = 'annotator'")
     assert len(rows) == 1 and rows[0][2] == "exact"
@@ -300,7 +301,7 @@ def test_bootstrap_from_the_corpus_page(accounts, llm_server):
     assert at.checkbox(key="boot_pick_0").value is True and at.checkbox(key="boot_pick_1").disabled
     assert any("rejected (not verbatim" in c.value for c in at.caption)
     at.button(key="boot_accept").click().run()
-    assert not at.exception and any("Added 1 synthetic" in s.value for s in at.success)
+    assert not at.exception and any("Added 1 synthetic" in plain(s.value) for s in at.success)
     assert accounts.read("SELECT text FROM queries WHERE generator_model IS NOT NULL") == [("Berlin per diem for a full day?",)]
 
 
@@ -380,7 +381,7 @@ def test_judging_is_blind_grades_are_events_and_corrections_are_new_events(accou
     at.button(key="judge_skip").click().run()
     at.button(key="judge_unsure").click().run()
     assert accounts.read_one("SELECT count(*) FROM grade_events WHERE actor = 'annotator'")[0] == 3
-    assert any("Nothing left in your queue" in s.value for s in at.success)
+    assert any("Nothing left in your queue" in plain(s.value) for s in at.success)
     # correct the first judgment: a new event, the old one stays
     at.selectbox(key="fix_pick").set_value(2).run()
     at.radio(key="fix_grade").set_value(3).run()

@@ -9,6 +9,7 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
 from annotator import context, demo, identity
+from tests.conftest import plain
 from tests.app_pages.test_app_roles import app_as
 
 PASSWORD = "0123456789"
@@ -48,13 +49,13 @@ def test_upload_report_band_save_and_offset():
     assert any("Position swap" in m.value for m in at.markdown)
     at.text_input(key="cal_model").input("judge-x")
     at.button(key="cal_save").click().run()
-    assert any("Saved calibration c1" in m.value for m in at.success)
+    assert any("Saved calibration c1" in plain(m.value) for m in at.success)
     # a second judge on the same items: the offset between them is shown
     data2, df2 = _file(1, 0.3)
     at.file_uploader(key="cal_file").upload("calibration2.csv", data2, "text/csv").run()
     at.text_area(key="cal_rubric_upload:calibration2.csv").input("a changed rubric")
     at.button(key="cal_save").click().run()
-    assert any("Saved calibration c2" in m.value for m in at.success)
+    assert any("Saved calibration c2" in plain(m.value) for m in at.success)
     caption = next(c.value for c in at.caption if "archived item(s) both saw" in c.value)
     agree = np.mean(df["judge_label"].to_numpy() == df2["judge_label"].to_numpy())
     assert "160 archived" in caption and f"label agreement {agree:.3f}" in caption

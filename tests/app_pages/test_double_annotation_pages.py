@@ -11,6 +11,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from annotator import context, demo, identity, runs_import
+from tests.conftest import plain
 from tests.app_pages.test_app_roles import _everything_rendered, app_as
 
 PASSWORD = "0123456789"
@@ -37,7 +38,7 @@ def _grade_all(username: str, grade_for) -> list[tuple]:
     at = app_as(username)
     at.switch_page("app_pages/judge.py").run()
     shown = []
-    while not any("Nothing left in your queue" in s.value for s in at.success):
+    while not any("Nothing left in your queue" in plain(s.value) for s in at.success):
         cap = next(c.value for c in at.caption if " · passage from " in c.value)
         shown.append(cap)
         at.text_input[0].input(f"{username.upper()}-NOTE")
@@ -104,11 +105,11 @@ def test_calibration_round_blind_grading_agreement_and_adjudication(team):
     adj.text_input[0].input("Naming the right form without the deadline is a 2.")
     adj.button(key="adj_grade_2").click().run()
     assert not adj.exception
-    assert any("rubric v2" in s.value for s in adj.success)
+    assert any("rubric v2" in plain(s.value) for s in adj.success)
     assert len(adj.selectbox(key="adj_pick").options) == 1
     adj.text_area[0].input("Unrelated policy.")
     adj.button(key="adj_grade_0").click().run()
-    assert any("No disagreement waiting" in s.value for s in adj.success)
+    assert any("No disagreement waiting" in plain(s.value) for s in adj.success)
     rub = team.read_one("SELECT version, text FROM rubric_versions ORDER BY version DESC LIMIT 1")
     assert rub[0] == 2 and "Naming the right form without the deadline is a 2." in rub[1]
     assert team.read("SELECT grade, note FROM grade_events WHERE op = 'adjudicate' ORDER BY event_id") == [

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from annotator import context, demo, identity, nuggets
+from tests.conftest import plain
 from tests.app_pages.test_app_roles import app_as
 from tests.llm_server import message
 
@@ -39,7 +40,7 @@ def test_draft_edit_approve_and_history(llm_server):
     at = _open(app_as("annotator"))
     at.button(key="nug_draft").click().run()
     assert not at.exception
-    assert any("ok: 2 nugget(s) drafted, 1 flagged" in m.value for m in at.success)
+    assert any("ok: 2 nugget(s) drafted, 1 flagged" in plain(m.value) for m in at.success)
     assert llm_server.requests and llm_server.requests[0]["path"] == "/v1/messages"
     current = nuggets.current(store, identity.get_user(store, "annotator"), "q001")
     assert [n["flagged"] for n in current] == [False, True]
@@ -51,14 +52,14 @@ def test_draft_edit_approve_and_history(llm_server):
     at.text_input(key="nug_t_q001_n2").input("Renew the certificate in Company Portal")
     at.text_input(key="nug_qt_q001_n2").input("")
     at.button(key="nug_one_save").click().run()
-    assert not at.exception and any("1 edited" in m.value for m in at.success)
+    assert not at.exception and any("1 edited" in plain(m.value) for m in at.success)
     at.selectbox(key="nug_one_q001").set_value(None).run()
     at.text_input(key="nug_t_q001_None").input("Restart the VPN client")
     at.radio(key="nug_i_q001_None").set_value("okay")
     at.button(key="nug_one_save").click().run()
-    assert any("1 added" in m.value for m in at.success)
+    assert any("1 added" in plain(m.value) for m in at.success)
     at.button(key="nug_approve").click().run()
-    assert any("Approved 3 nugget(s) of q001" in m.value for m in at.success)
+    assert any("Approved 3 nugget(s) of q001" in plain(m.value) for m in at.success)
     hist = next(d.value for d in at.dataframe if "op" in d.value.columns)
     by_model = hist[hist["model"].notna()]
     assert list(by_model["op"]) == ["add", "add"]  # what the model proposed
@@ -76,7 +77,7 @@ def test_no_key_explains_and_manual_authoring_works(monkeypatch):
     at.text_input(key="nug_qt_q001_None").input(Q1_QUOTE)
     at.button(key="nug_one_save").click().run()
     at.button(key="nug_approve").click().run()
-    assert any("Approved 1 nugget(s)" in m.value for m in at.success)
+    assert any("Approved 1 nugget(s)" in plain(m.value) for m in at.success)
 
 
 def test_held_out_question_cannot_be_drafted(llm_server):
@@ -106,7 +107,7 @@ def test_assign_with_buttons_and_scores(tmp_path):
     for label in ("support", "partial", "none"):
         at.button(key=f"as_{label}").click().run()
         assert not at.exception
-    assert any("Every nugget of this answer is assigned" in m.value for m in at.success)
+    assert any("Every nugget of this answer is assigned" in plain(m.value) for m in at.success)
     at.radio(key="nug_mode").set_value("Scores").run()
     per_system = at.dataframe[0].value
     assert per_system.loc[0, "system"] == "rag-a"
@@ -137,7 +138,7 @@ def test_bulk_drafting_runs_as_a_background_job_with_progress(llm_server):
         lexical)
     assert len(llm_server.requests) == job.result["outcomes"].get("insufficient_evidence", 0) <= len(sent)
     at.run()
-    assert any("done. Outcomes" in m.value for m in at.success)
+    assert any("done. Outcomes" in plain(m.value) for m in at.success)
 
 
 def test_a_failing_job_reports_its_error():

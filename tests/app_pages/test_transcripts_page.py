@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from annotator import context, demo, identity
+from tests.conftest import plain
 from tests.annotator.test_transcripts import _record
 from tests.app_pages.test_app_roles import _everything_rendered, app_as
 
@@ -28,14 +29,14 @@ def test_review_flow_escaping_flywheel_and_adjudication():
     eng.switch_page("app_pages/transcripts.py").run()
     eng.file_uploader(key="tr_file").upload("t.jsonl", data, "application/json").run()
     eng.button(key="tr_import").click().run()
-    assert not eng.exception and any("Imported 2 transcript(s)" in m.value for m in eng.success)
+    assert not eng.exception and any("Imported 2 transcript(s)" in plain(m.value) for m in eng.success)
     assert not any(b.key and b.key.startswith("tr_sys_") for b in eng.button)  # engineers do not review
 
     rev = app_as("reviewer")
     rev.switch_page("app_pages/transcripts.py").run()
     rev.number_input(key="tr_n").set_value(2)
     rev.button(key="tr_draw").click().run()
-    assert any("Drew 2 failure(s)" in m.value for m in rev.success)
+    assert any("Drew 2 failure(s)" in plain(m.value) for m in rev.success)
     # escaped: the script and img tags are text, never markup
     shown = _everything_rendered(rev)
     assert "<img src=x onerror=alert(1)>" in shown  # in st.text, verbatim
@@ -46,23 +47,23 @@ def test_review_flow_escaping_flywheel_and_adjudication():
     items = {item: i for i, item in enumerate(order)}
     rev.selectbox(key=pick_key).set_value(items["run-7|q001|0"]).run()
     rev.button(key="tr_grader").click().run()
-    assert any("grader failure" in m.value for m in rev.success)
+    assert any("grader failure" in plain(m.value) for m in rev.success)
     rev.selectbox(key=pick_key).set_value(items["run-7|pl-9|0"]).run()
     rev.button(key="tr_sys_incomplete").click().run()
-    assert any("system failure (incomplete)" in m.value for m in rev.success)
+    assert any("system failure (incomplete)" in plain(m.value) for m in rev.success)
     rev.selectbox(key=pick_key).set_value(items["run-7|pl-9|0"]).run()
     rev.button(key="tr_add").click().run()
-    assert any("Added pl-9" in m.value for m in rev.success)
+    assert any("Added pl-9" in plain(m.value) for m in rev.success)
     assert store.read_one("SELECT source, stratum FROM queries WHERE query_id = 'pl-9'") == (
         "production_log", "paraphrase")
 
     lead = app_as("lead")
     lead.switch_page("app_pages/adjudication.py").run()
     assert not lead.exception
-    assert any("run-7|q001|0" in e.label for e in lead.expander)
+    assert any("run-7|q001|0" in plain(e.label) for e in lead.expander)
     lead.text_input(key="q_why_run-7|q001|0").input("the label was wrong")
     lead.radio(key="q_res_run-7|q001|0").set_value("label_fixed")
     lead.button(key="q_go_run-7|q001|0").click().run()
-    assert any("Resolved run-7|q001|0" in m.value for m in lead.success)
+    assert any("Resolved run-7|q001|0" in plain(m.value) for m in lead.success)
     assert store.read_one("SELECT value, note FROM verdict_events WHERE kind = 'grader_failure_resolution'") == (
         "label_fixed", "the label was wrong")
