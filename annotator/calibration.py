@@ -262,6 +262,9 @@ def analyze(df: pd.DataFrame, *, seed: int = 0, fit_share: float = 0.5, recalibr
     human = df["human_label"].tolist()
     y = np.array([h == cal.FAIL for h in human], dtype=int)
     fit_idx, rep_idx = cal.split(human, fit_share, seed)
+    if not len(fit_idx) or not len(rep_idx):
+        raise ValidationError(f"With {len(df)} item(s) and a fit share of {fit_share:.0%} one split is empty: "
+                              "use more items or a share nearer 50%.")
     labelled = df["judge_label"].notna().to_numpy()
     out = Analysis(len(df), None, fit_idx, rep_idx)
     if labelled.any():
@@ -307,7 +310,7 @@ def save(store: Store, user: User, df: pd.DataFrame, a: Analysis, *, judge_model
     archive its items for comparing a later judge on them."""
     require(user, Permission.RUN_ROUNDS)
     split_of = {int(i): "fit" for i in a.fit_idx} | {int(i): "report" for i in a.report_idx}
-    items = [(r["item_id"], r["human_label"], r["judge_label"],
+    items = [(r["item_id"], r["human_label"], None if pd.isna(r["judge_label"]) else r["judge_label"],
               None if r["judge_p"] is None or (isinstance(r["judge_p"], float) and math.isnan(r["judge_p"]))
               else float(r["judge_p"]), r.get("stratum"),
               None if r.get("length") is None or (isinstance(r.get("length"), float) and math.isnan(r["length"]))
@@ -331,7 +334,8 @@ def offset(store: Store, user: User, old: str, new: str) -> dict[str, Any]:
     often their labels agree, κ between them, and the shift in FAIL rate and in mean p."""
     require(user, Permission.RUN_ROUNDS)
     rows = calibrations.shared_items(store, old, new)
-    both = [r for r in rows if r["old_label"] and r["new_label"]]
+    known = set(LABELS.values())  # a refused or missing label is not a label
+    both = [r for r in rows if r["old_label"] in known and r["new_label"] in known]
     out: dict[str, Any] = {"shared_items": len(rows), "labelled_by_both": len(both)}
     if both:
         from golden_store.scoring.agreement import cohens_kappa

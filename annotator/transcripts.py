@@ -38,6 +38,8 @@ def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, An
         return v.strip()
 
     run_id, qid = need_str("run_id"), need_str("query_id")
+    if "|" in run_id or "|" in qid:
+        raise ValueError("run_id and query_id may not contain '|' (it separates them in a transcript's id)")
     trial = obj.get("trial", 0)
     if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
         raise ValueError("field 'trial' must be a non-negative integer")
@@ -218,7 +220,8 @@ def add_to_golden_set(store: Store, user: User, item_id: str, stratum: str | Non
     if not chosen:
         raise ValidationError("Choose the stratum of the new question.")
     qid = t["query_id"]
-    if queries.get_query(store, qid) is not None:  # a same-named query appeared meanwhile
+    if not queries.id_is_valid(qid) or queries.id_ever_used(store, qid):
+        # a same-named (or retired) query must not come back with another question's labels
         qid = "fw-" + hashlib.sha256(item_id.encode()).hexdigest()[:10]
     rec = queries.QueryRecord(qid, t["question"], chosen, True, t["source"], date.today(), False,
                               f"added from transcript {item_id} ({t['failure_class']}) by {user.username}; "

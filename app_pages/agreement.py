@@ -76,9 +76,12 @@ with tab_rounds:
     with st.form("split"):
         st.subheader("Split the remaining work", anchor=False)
         latest = everything.per_round
+        grade_rounds = [r["round_id"] for r in existing if r.get("item_kind", "grade") == "grade"]
+        latest = latest[latest["round_id"].isin(grade_rounds)] if len(latest) else latest
         cleared = None
-        if len(latest):
-            last = latest.iloc[-1]
+        if len(latest):  # the most recently created grade round with figures (not the last by name)
+            order = {rid: i for i, rid in enumerate(grade_rounds)}
+            last = latest.loc[latest["round_id"].map(order).idxmax()]
             cleared = bool(last["clears_bar"])
             (st.success if cleared else st.warning)(
                 f"Latest round {md_escape(last['round_id'])}: κ binary {fmt(last['kappa_binary'])}, "

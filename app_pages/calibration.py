@@ -54,7 +54,8 @@ st.subheader("2. Judge outputs", anchor=False)
 judge_key = f"cal_judge_{source_name}"
 ran = st.session_state.get(judge_key)
 if ran:  # labels from a Claude run on this set, kept for this session
-    df = df.assign(judge_label=df["item_id"].map(ran["labels"]))
+    df = df.assign(judge_label=df["item_id"].map(ran["labels"]).astype(object).where(
+        df["item_id"].map(ran["labels"]).notna(), None))
 can_run = df["question"].notna().any() and df["text"].notna().any() if "question" in df else False
 c1, c2 = st.columns([2, 1])
 judge_model = c1.text_input("Judge model id (pinned with the calibration)",

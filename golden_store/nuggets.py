@@ -116,9 +116,11 @@ def save_list(store: Store, query_id: str, rows: Sequence[tuple[str | None, Nugg
 
     def tx(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
         _require_query(cur, query_id)
-        now = {r[0]: r[1:] for r in cur.execute(
-            "SELECT nugget_id, text, importance, position, quote, doc_id, start, \"end\" FROM current_nuggets "
+        now = {r[0]: r[1:8] for r in cur.execute(
+            "SELECT nugget_id, text, importance, position, quote, doc_id, start, \"end\", approved FROM current_nuggets "
             "WHERE query_id = ?", [query_id]).fetchall()}
+        approved = {r[0] for r in cur.execute("SELECT nugget_id FROM current_nuggets WHERE query_id = ? AND approved",
+                                              [query_id]).fetchall()}
         kept = {nid for nid, _ in rows if nid}
         unknown = sorted(kept - set(now))
         if unknown:
@@ -136,6 +138,10 @@ def save_list(store: Store, query_id: str, rows: Sequence[tuple[str | None, Nugg
                     n = NuggetDraft(n.text, n.importance, quote, doc, s, e)
                 _insert(cur, query_id, nid, "edit", n, pos, actor, None, None, rubric_version)
                 counts["edit"] += 1
+                if nid in approved and (text, imp, quote or None) == (n.text.strip(), n.importance, n.quote or None):
+                    # only moved: its content is what was approved, so the approval stands
+                    cur.execute("INSERT INTO nugget_events (query_id, nugget_id, op, actor, created_at) "
+                                "VALUES (?, ?, 'approve', ?, ?)", [query_id, nid, actor, utcnow()])
         for nid in sorted(set(now) - kept):
             _insert(cur, query_id, nid, "delete", None, None, actor, None, None, rubric_version)
             counts["delete"] += 1
@@ -194,6 +200,16 @@ def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str]], *,
             if not replace:
                 raise ValidationError(f"Answers of system {system!r} are already imported; use --replace to "
                                       "replace them (support labels on unchanged answers are kept).")
+            old = dict(cur.execute("SELECT query_id, answer FROM answers WHERE system = ?", [system]).fetchall())
+            new = dict(rows)
+            changed = [q for q, a in old.items() if new.get(q) != a]
+            # support labels on a changed or dropped answer no longer describe it: withdrawn
+            for q in changed:
+                cur.execute(
+                    "INSERT INTO verdict_events (kind, item_id, query_id, value, detail, note, actor, created_at) "
+                    "SELECT DISTINCT kind, item_id, query_id, 'withdrawn', detail, 'answer replaced', ?, ? "
+                    "FROM verdict_events WHERE kind = ? AND detail = ? AND query_id = ?",
+                    [actor, utcnow(), ASSIGN_KIND, system, q])
             cur.execute("DELETE FROM answers WHERE system = ?", [system])
         now = utcnow()
         cur.executemany("INSERT INTO answers VALUES (?, ?, ?, ?, ?)",
@@ -232,7 +248,7 @@ def assignments(store: Store, system: str | None = None) -> list[dict]:
     return store.read_dicts(
         "SELECT detail AS system, query_id, split_part(item_id, '|', 3) AS nugget_id, value AS label, actor, "
         "created_at FROM (SELECT *, row_number() OVER (PARTITION BY item_id ORDER BY event_id DESC) AS rn "
-        "FROM verdict_events WHERE kind = ?) WHERE rn = 1 AND (? IS NULL OR detail = ?) "
+        "FROM verdict_events WHERE kind = ?) WHERE rn = 1 AND value <> 'withdrawn' AND (? IS NULL OR detail = ?) "
         "ORDER BY system, query_id, nugget_id", [ASSIGN_KIND, system, system])
 
 

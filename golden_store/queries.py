@@ -290,3 +290,12 @@ def query_history(store: Store, query_id: str):
 def strata_counts(store: Store) -> dict[str, int]:
     rows = store.read("SELECT stratum, count(*) FROM queries GROUP BY stratum ORDER BY stratum")
     return {s: int(n) for s, n in rows}
+
+
+def id_is_valid(query_id: str) -> bool:
+    return bool(_ID_RE.match(query_id))
+
+
+def id_ever_used(store: Store, query_id: str) -> bool:
+    """True if any revision (a retired query included) ever used this id."""
+    return store.read_one("SELECT 1 FROM query_revisions WHERE query_id = ? LIMIT 1", [query_id]) is not None

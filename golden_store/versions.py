@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -296,7 +297,7 @@ def freeze(
         if progress:
             progress(len(_TABLES) + 2, steps, "writing manifest")
         with (tmp / "manifest.json").open("w", encoding="utf-8") as fh:
-            json.dump(manifest, fh, indent=2, ensure_ascii=False, sort_keys=False)
+            json.dump(manifest, fh, indent=2, ensure_ascii=False, sort_keys=False, allow_nan=False)
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -406,7 +407,10 @@ def _agreement_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "g.round_id FROM current_grades g SEMI JOIN queries USING (query_id)").df()
     whole = agreement_report.group(rows).summary()
     per_round = agreement_report.by(rows, "round_id")
-    by_round = {r["round_id"]: r for r in per_round.to_dict("records")} if len(per_round) else {}
+    # NaN (an undefined κ in one round next to a number in another) becomes null: manifest.json
+    # is strict JSON, and a missing figure is never invented
+    by_round = {r["round_id"]: {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+                for r in per_round.to_dict("records")} if len(per_round) else {}
     history = []
     for rid, kind, item_kind, annotators, overlap, seed, n_items, created_at in cur.execute(
             "SELECT round_id, kind, item_kind, annotators, overlap, seed, n_items, created_at FROM rounds "

@@ -151,3 +151,9 @@ def test_nugget_support_labels_as_a_calibration_set(demo_store, tmp_path):
     assert list(df["item_id"]) == ["rag|q001|n1", "rag|q001|n3"]  # partial left out
     assert list(df["human_label"]) == [PASS, FAIL]
     assert df["question"].iloc[0].endswith("Certificate expired") and df["text"].iloc[0] == "Your certificate expired."
+
+
+def test_an_empty_split_is_a_clear_error():
+    df = calibration.load_upload("c.csv", b"item_id,human_label,judge_p\na,pass,0.1\nb,fail,0.9\n")
+    with pytest.raises(ValidationError, match="one split is empty"):
+        calibration.analyze(df, fit_share=0.8)

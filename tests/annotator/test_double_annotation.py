@@ -284,3 +284,18 @@ def test_local_mode_lead_can_run_rounds_for_named_annotators(pooled):
     s.write(lambda cur: cur.execute("DELETE FROM users"))
     rid = rounds.start_calibration(s, LOCAL_USER, ["x", "y"], n=3)
     assert [r["round_id"] for r in rounds.list_rounds(s, LOCAL_USER)] == [rid]
+
+
+def test_manifest_is_strict_json_when_a_round_kappa_is_undefined(pooled, tmp_path):
+    s, u = pooled
+    rounds.start_calibration(s, u["lead"], ["ann", "bob"], n=3, seed=1)
+    _grade_queue_n(s, u["ann"], 3, lambda i: 3)
+    _grade_queue_n(s, u["bob"], 3, lambda i: 3)  # all 3s: kappa undefined in r1
+    rounds.start_calibration(s, u["lead"], ["ann", "cat"], n=4, seed=2)
+    _grade_queue_n(s, u["ann"], 4, lambda i, it=iter([0, 3, 0, 3]): next(it))
+    _grade_queue_n(s, u["cat"], 4, lambda i, it=iter([0, 3, 3, 3]): next(it))
+    res = freeze(s, "strict", actor="eng", versions_dir=tmp_path / "v")
+    text = (res.path / "manifest.json").read_text()
+    assert "NaN" not in text
+    by_id = {r["round_id"]: r for r in json.loads(text)["rounds"]}
+    assert by_id["r1"]["kappa_binary"] is None and by_id["r2"]["kappa_binary"] is not None

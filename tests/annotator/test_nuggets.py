@@ -238,3 +238,23 @@ def test_server_error_is_retried_and_a_persistent_one_names_the_item(demo_store,
     with pytest.raises(llm.LLMOutputError, match="q002.*500"):
         nuggets.draft(demo_store, LOCAL_USER, "q002", client=llm.LLMClient(max_retries=1))
     assert nuggets.current(demo_store, LOCAL_USER, "q002") == []
+
+
+def test_moving_an_approved_nugget_keeps_its_approval_and_replaced_answers_lose_labels(demo_store, tmp_path):
+    for text in ("First fact here", "Second fact here", "Third fact here"):
+        nuggets.edit_one(demo_store, LOCAL_USER, "q001", None, text=text, importance="vital")
+    nuggets.approve(demo_store, LOCAL_USER, "q001")
+    nuggets.edit_one(demo_store, LOCAL_USER, "q001", "n1", delete=True)  # n2, n3 move up
+    cur = nuggets.current(demo_store, LOCAL_USER, "q001")
+    assert [(n["nugget_id"], n["approved"]) for n in cur] == [("n2", True), ("n3", True)]
+    nuggets.edit_one(demo_store, LOCAL_USER, "q001", "n2", text="Second fact, reworded", importance="vital")
+    assert [n["approved"] for n in nuggets.current(demo_store, LOCAL_USER, "q001")] == [False, True]
+    f = tmp_path / "a.jsonl"
+    f.write_text(json.dumps({"query_id": "q001", "answer": "one"}) + "\n")
+    nuggets.import_answers(demo_store, LOCAL_USER, str(f), "rag")
+    nuggets.assign(demo_store, LOCAL_USER, "rag", "q001", "n3", "support")
+    nuggets.import_answers(demo_store, LOCAL_USER, str(f), "rag", replace=True)  # same text: labels stay
+    assert len(nuggets.assignments(demo_store, LOCAL_USER, "rag")) == 1
+    f.write_text(json.dumps({"query_id": "q001", "answer": "a different answer"}) + "\n")
+    nuggets.import_answers(demo_store, LOCAL_USER, str(f), "rag", replace=True)
+    assert nuggets.assignments(demo_store, LOCAL_USER, "rag") == []  # withdrawn with the old text

@@ -199,3 +199,19 @@ def test_evidence_marking_whole_and_cut():
     assert [t for t, hit in cut if hit] == ["VPN-ERR-0417 means the device certificate on your laptop"]
     assert [t for t, hit in _mark("nothing in common here at all", [ev]) if hit] == []
     assert "".join(t for t, _ in cut) == "Intro. VPN-ERR-0417 means the device certificate on your laptop"
+
+
+def test_ids_with_a_separator_are_refused_and_retired_ids_never_come_back(demo_store, tmp_path):
+    with pytest.raises(ValidationError) as e:
+        transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, [{**_record("q001"), "run_id": "a|b"}]))
+    assert "may not contain '|'" in e.value.problems[0]
+    from golden_store import queries
+
+    queries.save_query(demo_store, queries.QueryRecord("old-1", "retired question", "paraphrase", True, "expert",
+                                                       date(2026, 1, 1)), actor="t", must_exist=False)
+    queries.retire_query(demo_store, "old-1", actor="t")
+    transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, [
+        _record("old-1", source="production_log", stratum="paraphrase", question="a new question")]))
+    transcripts.review(demo_store, REVIEWER, "run-7|old-1|0", "system_failure", "retrieval_miss")
+    qid = transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|old-1|0")
+    assert qid.startswith("fw-") and queries.get_query(demo_store, qid).text == "a new question"
