@@ -84,6 +84,10 @@ def main() -> None:
             elif st.button("Sign out"):
                 st.session_state.pop("username", None)
                 st.rerun()
+        # A real button on every page: besides re-reading the store, it makes the browser load
+        # the button component at start-up, so on the Judge page the grade keys are bound as
+        # soon as the item shows (without it the first key pressed there could be lost).
+        st.button("Refresh", key="sidebar_refresh", help="Re-read the store (other people's changes)")
         st.caption(f"Store: {md_escape(store.path)}")
 
     st.navigation(pages).run()

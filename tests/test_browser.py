@@ -420,15 +420,13 @@ def test_judging_with_the_keyboard(pool_server: Server, pool_page: Page) -> None
     question = main.get_by_role("heading", level=3).first.inner_text()
     assert question.strip(), "no question heading"
 
-    # 2. Press "3" with the focus on the page body (click the title, not the note input).
-    # The grade buttons live in a lazily loaded chunk: the question and passage can be on
-    # the page a few hundred ms before the buttons mount and bind their keys, and a key
-    # pressed in that window does nothing. The button's shortcut badge ("Shortcut 3") is
-    # rendered by the same component that binds the key, so wait for it, and for the
-    # script run to finish.
+    # 2. Press "3" with the focus on the page body (click the title, not the note input), as
+    # soon as the script run is over - no waiting for the buttons. Streamlit loads the button
+    # component lazily; before the sidebar's Refresh button existed, a key pressed in the few
+    # hundred ms before the grade buttons mounted was lost (2 of 8 first presses worked; 8 of
+    # 8 with the sidebar button loading the component at start-up). This checks it stays so.
     def ready() -> None:
         expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning")
-        expect(main.get_by_label("Shortcut 3").first).to_be_visible()
 
     ready()
     title.click()
