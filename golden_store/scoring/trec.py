@@ -263,30 +263,30 @@ def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalRe
         else table["query_id"].chunk(0)
     if isinstance(qcol, pa.ChunkedArray):
         qcol = qcol.combine_chunks()
-    ri = qcol.indices.to_numpy(zero_copy_only=False).astype(np.int64)  # query, by first appearance
+    # int32 codes and row numbers throughout: 10 M rows x a dozen arrays is the memory peak
+    ri = qcol.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)  # query, by first appearance
     run_qids = np.asarray(qcol.dictionary.to_pylist(), dtype=object)
     doc = table["doc_id"].combine_chunks()
     score = table["score"].to_numpy()
+    del table, qcol  # the columns above are the copies we keep
 
     qids = np.unique(q["query_id"].to_numpy().astype(str))
     nq = qids.size
     qindex = {str(x): i for i, x in enumerate(qids)}
-    to_q = np.array([qindex.get(str(x), -1) for x in run_qids], dtype=np.int64)
+    to_q = np.array([qindex.get(str(x), -1) for x in run_qids], dtype=np.int32)
 
     # trec_eval order: query groups, score descending (document id descending on ties, below)
     n = ri.size
-    same = ri[1:] == ri[:-1]
-    ordered = bool((ri[1:] >= ri[:-1]).all() and (score[1:][same] <= score[:-1][same]).all())
+    ordered = bool((ri[1:] >= ri[:-1]).all() and ((score[1:] <= score[:-1]) | (ri[1:] != ri[:-1])).all())
     order = None if ordered else np.lexsort((-score, ri))
     if order is not None:
         ri, score = ri[order], score[order]
-    starts_ri = np.searchsorted(ri, np.arange(run_qids.size))
-    rank = np.arange(n) - starts_ri[ri] + 1
+    starts_ri = np.searchsorted(ri, np.arange(run_qids.size, dtype=np.int32))
 
     # judged rows: the document is judged somewhere, then the exact (query, document) pair
     judged_docs = np.unique(q["doc_id"].to_numpy().astype(str))
-    jd = pc.index_in(doc, value_set=pa.array(judged_docs.tolist(), pa.string())).to_numpy(zero_copy_only=False)
-    jd = np.where(np.isnan(jd), -1, jd).astype(np.int64) if jd.dtype.kind == "f" else jd.astype(np.int64)
+    jd = pc.fill_null(pc.index_in(doc, value_set=pa.array(judged_docs.tolist(), pa.string())), -1)
+    jd = jd.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
     if order is not None:
         jd = jd[order]
     rq = to_q[ri]
@@ -298,12 +298,15 @@ def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalRe
     uniq_key, last = np.unique(q_key[::-1], return_index=True)
     j_grade_all = q["grade"].to_numpy().astype(np.int64)[::-1][last]
     j_q = (uniq_key // nd).astype(np.int64)
-    c_key = rq[cand] * nd + jd[cand]
+    c_key = rq[cand].astype(np.int64) * nd + jd[cand]
     pos = np.searchsorted(uniq_key, c_key)
     hit = (pos < uniq_key.size) & (uniq_key[np.minimum(pos, max(uniq_key.size - 1, 0))] == c_key)
     rows = cand[hit]
     _refuse_judged_duplicates(c_key[hit], lambda key: (qids[key // nd], judged_docs[key % nd]), path)
     grade = j_grade_all[pos[hit]]
+    del cand, jd
+    # rank = position inside the query's list; only judged rows need one
+    rk = (rows - starts_ri[ri[rows]] + 1).astype(np.int64)
 
     # ties: inside a run of equal (query, score), documents go by id descending. Only the
     # judged rows' positions inside their own tie run can change; fix those.
@@ -311,9 +314,10 @@ def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalRe
         run_start = np.empty(n, bool)
         run_start[0] = True
         run_start[1:] = (ri[1:] != ri[:-1]) | (score[1:] != score[:-1])
-        run_id = np.cumsum(run_start) - 1
-        run_first = np.flatnonzero(run_start)
-        run_len = np.diff(run_first, append=n)
+        run_id = np.cumsum(run_start, dtype=np.int32) - 1
+        run_first = np.flatnonzero(run_start).astype(np.int32)
+        del run_start
+        run_len = np.diff(run_first, append=np.int32(n))
         tied = rows[run_len[run_id[rows]] > 1]
         if tied.size:
             tied = tied[np.argsort(run_id[tied], kind="stable")]
@@ -332,10 +336,9 @@ def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalRe
                 pos_in_run[by_desc] = np.arange(ln)
                 base = a - starts_ri[ri[a]] + 1  # rank of the run's first position
                 for row in tied[lo[j]:hi[j]]:
-                    rank[row] = base + pos_in_run[row - a]
+                    rk[np.searchsorted(rows, row)] = base + pos_in_run[row - a]
 
     qc = rq[rows]
-    rk = rank[rows]
     o = np.lexsort((rk, qc))
     qc, rk, grade = qc[o], rk[o], grade[o]
     starts = np.searchsorted(qc, np.arange(nq))
