@@ -28,7 +28,7 @@ def visible_evidence(store: Store, user: User | None, query_id: str) -> list[dic
     if user is not None and user.can(Permission.ADJUDICATE):
         return rows
     if query_id in er.unsettled(store):
-        return [r for r in rows if user is not None and r["actor"] == user.username]
+        return [r for r in rows if user is not None and r["author"] == user.username]
     return rows
 
 
@@ -72,8 +72,11 @@ def say_no_answer(store: Store, user: User, query_id: str, on: bool = True) -> N
     require(user, Permission.LABEL)
     if not is_blind(store, query_id):
         raise ValidationError(f"{query_id} is not in an unsettled evidence round.")
-    check_can_write(store, user, query_id)
-    if on and any(r["actor"] == user.username for r in evidence.list_evidence(store, query_id)):
+    if query_id not in er.assigned_to(store, user.username):
+        raise ValidationError(f"{query_id} is in an evidence round you are not part of"
+                              + ("; a lead decides by settling it (Adjudication page)."
+                                 if user.can(Permission.ADJUDICATE) else "."))
+    if on and any(r["author"] == user.username for r in evidence.list_evidence(store, query_id)):
         raise ValidationError(f"You still have quotes on {query_id}; retract them before saying it has no answer.")
     er.set_no_answer(store, query_id, user.username, on)
 
@@ -91,6 +94,11 @@ class EvidenceDispute:
     annotators: dict[str, dict]  # annotator -> {"spans": [...], "no_answer": bool}
     finished: list[str]  # annotators who quoted or said no answer
     agree: bool | None  # None until two have finished
+
+    @property
+    def complete(self) -> bool:
+        """Everyone in the round has quoted or said "no answer"."""
+        return len(self.finished) == len(self.annotators)
 
 
 def disputes(store: Store, user: User) -> list[EvidenceDispute]:
@@ -117,12 +125,12 @@ def settle(store: Store, user: User, query_id: str, decision: str, rationale: st
 
 
 def accept_agreeing(store: Store, user: User) -> int:
-    """Settle every question whose finished annotators agree, keeping the quotes of the first
+    """Settle every question where everyone in the round finished and agrees, keeping the quotes of the first
     of them (alphabetically): agreeing quotes overlap, so one set is enough."""
     require(user, Permission.ADJUDICATE)
     n = 0
     for d in disputes(store, user):
-        if d.agree:
+        if d.agree and d.complete:  # never before everyone in the round has had their say
             keep = next(a for a in sorted(d.finished) if d.annotators[a]["spans"]) if any(
                 d.annotators[a]["spans"] for a in d.finished) else None
             er.settle(store, d.query_id, f"keep:{keep}" if keep else "no_answer",

@@ -24,6 +24,7 @@ from annotator.evidence_rounds import is_blind, visible_evidence
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus, evidence, llm_log, nuggets, queries
+from golden_store import evidence_rounds as er
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.nuggets import NuggetDraft
 from golden_store.resolver import SpanResolver
@@ -248,9 +249,11 @@ def _blind(store: Store, user: User, query_id: str) -> bool:
 
 
 def _refuse_blind(store: Store, user: User, query_id: str) -> None:
-    if _blind(store, user, query_id):
+    """Nobody - leads and the CLI included - drafts or edits the nuggets of an unsettled
+    evidence-round question: they would rest on quotes the settlement may retract."""
+    if is_blind(store, query_id):
         raise ValidationError(f"{query_id} is in an evidence round a lead has not settled yet: its nuggets wait "
-                              "until then (they would rest on quotes you cannot see).")
+                              "until then (they would rest on quotes the settlement may retract).")
 
 
 def current(store: Store, user: User, query_id: str) -> list[dict]:
@@ -267,8 +270,9 @@ def status(store: Store, user: User) -> list[dict]:
     """Per question: stratum, evidence count (as this user may see it), nuggets, approved."""
     require(user, Permission.VIEW_STORE)
     rows = nuggets.status(store)
+    blind = set() if user.can(Permission.ADJUDICATE) else er.unsettled(store)  # one read, not one per question
     for r in rows:
-        if _blind(store, user, r["query_id"]):
+        if r["query_id"] in blind:
             r["n_evidence"] = len(visible_evidence(store, user, r["query_id"]))
             r["n_nuggets"] = r["n_approved"] = 0
     return rows

@@ -16,7 +16,7 @@ def store_overview(store: Store, user: User) -> dict[str, Any]:
     qdf = queries.list_queries(store)
     n_q = len(qdf)
     answerable = int(qdf["answerable"].sum()) if n_q else 0
-    ev = evidence.evidence_counts(store)
+    ev = evidence.evidence_counts(store, settled_only=not user.can(Permission.ADJUDICATE))
     rubric = current_rubric(store)
     out: dict[str, Any] = {
         "db_path": str(store.path),

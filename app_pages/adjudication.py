@@ -71,14 +71,16 @@ ev_disputes = evidence_rounds.disputes(s, user)
 waiting = [d for d in ev_disputes if d.agree is not None]
 st.caption(f"{len(ev_disputes)} unsettled question(s) in evidence rounds; {len(waiting)} quoted by two or more "
            f"annotators, {sum(1 for d in waiting if not d.agree)} of them in disagreement. Their quotes stay out of "
-           "a freeze until settled.")
-if any(d.agree for d in waiting) and st.button("Accept every agreeing question", key="ev_accept_all"):
+           "a freeze until settled; a question someone never finished can be settled here too.")
+if any(d.agree and d.complete for d in waiting) and st.button("Accept every agreeing question (all finished)",
+                                                               key="ev_accept_all"):
     n = attempt(lambda: evidence_rounds.accept_agreeing(s, user))
     if n is not None:
         flash(f"Settled {n} agreeing question(s).")
         st.rerun()
-for d in waiting:
-    with st.expander(f"{'agree' if d.agree else 'DISAGREE'} · {md_escape(d.stratum)} · {md_escape(d.query_id)} · "
+for d in ev_disputes:
+    state = "not finished" if d.agree is None else "agree" if d.agree else "DISAGREE"
+    with st.expander(f"{state} · {md_escape(d.stratum)} · {md_escape(d.query_id)} · "
                      f"{md_escape(d.query_text[:70])}"):
         for who, got in d.annotators.items():
             st.write(f"**{md_escape(who)}**: " + ("no answer in corpus" if got["no_answer"] else
@@ -86,7 +88,7 @@ for d in waiting:
             for sp in got["spans"]:
                 st.caption(f"{md_escape(sp['doc_id'])} [{sp['start']}:{sp['end']}]")
                 st.text(sp["quote"])
-        options = [f"keep:{a}" for a in d.finished if d.annotators[a]["spans"]] + ["keep_all", "no_answer"]
+        options = [f"keep:{a}" for a, got in d.annotators.items() if got["spans"]] + ["keep_all", "no_answer"]
         choice = st.radio("Decision", options, horizontal=True, key=f"ev_dec_{d.query_id}")
         why = st.text_input("Rationale", key=f"ev_why_{d.query_id}")
         if st.button("Settle", key=f"ev_settle_{d.query_id}") and succeeded(

@@ -83,9 +83,12 @@ def evidence_queue(store: Store):
     )
 
 
-def evidence_counts(store: Store) -> dict[str, int]:
+def evidence_counts(store: Store, *, settled_only: bool = False) -> dict[str, int]:
+    """Quotes and quoted questions; ``settled_only`` leaves out unsettled evidence-round
+    questions (what an annotator may count without learning what a colleague quoted)."""
+    view = "frozen_evidence" if settled_only else "current_evidence"
     n_spans, n_queries = store.read_one(
-        "SELECT count(*), count(DISTINCT query_id) FROM current_evidence SEMI JOIN queries USING (query_id)"
+        f"SELECT count(*), count(DISTINCT query_id) FROM {view} SEMI JOIN queries USING (query_id)"
     )
     return {"spans": int(n_spans), "queries_with_evidence": int(n_queries)}
 
@@ -93,7 +96,7 @@ def evidence_counts(store: Store) -> dict[str, int]:
 def list_evidence(store: Store, query_id: str) -> list[dict]:
     return store.read_dicts(
         "SELECT evidence_id, quote, doc_id, start, \"end\", canonical_start, canonical_end, match_kind,"
-        " score, actor, created_at, note FROM current_evidence WHERE query_id = ? ORDER BY event_id",
+        " score, actor, author, created_at, note FROM current_evidence WHERE query_id = ? ORDER BY event_id",
         [query_id],
     )
 

@@ -85,7 +85,7 @@ def round_state(store: Store) -> list[dict]:
         "SELECT a.query_id, a.annotator, q.text AS query_text, q.stratum, e.evidence_id, e.doc_id, e.start, "
         "e.\"end\", e.quote FROM (SELECT DISTINCT query_id, annotator FROM evidence_assignments) a "
         "SEMI JOIN unsettled_evidence_questions u USING (query_id) JOIN queries q USING (query_id) "
-        "LEFT JOIN current_evidence e ON e.query_id = a.query_id AND e.actor = a.annotator "
+        "LEFT JOIN current_evidence e ON e.query_id = a.query_id AND e.author = a.annotator "
         "ORDER BY a.query_id, a.annotator, e.doc_id, e.start")
     no = store.read(
         "SELECT item_id, actor FROM (SELECT item_id, actor, value, row_number() OVER (PARTITION BY item_id, actor "
@@ -114,7 +114,7 @@ def settle(store: Store, query_id: str, decision: str, rationale: str, *, actor:
     def tx(cur: duckdb.DuckDBPyConnection) -> int:
         if not cur.execute("SELECT 1 FROM unsettled_evidence_questions WHERE query_id = ?", [query_id]).fetchone():
             raise NotFoundError(f"{query_id} is not an unsettled evidence-round question.")
-        quotes = cur.execute("SELECT evidence_id, actor FROM current_evidence WHERE query_id = ?",
+        quotes = cur.execute("SELECT evidence_id, author FROM current_evidence WHERE query_id = ?",
                              [query_id]).fetchall()
         assigned = {r[0] for r in cur.execute("SELECT DISTINCT annotator FROM evidence_assignments WHERE query_id = ?",
                                               [query_id]).fetchall()}
@@ -124,6 +124,8 @@ def settle(store: Store, query_id: str, decision: str, rationale: str, *, actor:
             drop = [e for e, _ in quotes]
         elif decision.startswith("keep:"):
             who = decision.split(":", 1)[1]
+            if who not in assigned or not any(a == who for _, a in quotes):
+                raise ValidationError(f"{who!r} has no quote of {query_id} in this round to keep.")
             drop = [e for e, a in quotes if a != who]
         else:
             raise ValidationError(f"Unknown decision {decision!r}: keep:<annotator>, keep_all or no_answer.")
@@ -137,6 +139,8 @@ def settle(store: Store, query_id: str, decision: str, rationale: str, *, actor:
             row = cur.execute("SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "
                               "generator_model, generator_prompt_sha FROM queries WHERE query_id = ?",
                               [query_id]).fetchone()
+            if row is None:
+                raise NotFoundError(f"{query_id} is retired.")
             rec = QueryRecord(*row[:8], generator_model=row[8], generator_prompt_sha=row[9])
             notes = (rec.notes + " | " if rec.notes else "") + f"no answer in corpus (adjudicated by {actor})"
             cur.execute(_INSERT_REVISION, _revision_row(replace(rec, answerable=False, stratum="negative",
@@ -166,7 +170,8 @@ def round_spans(store: Store) -> dict[str, dict[str, list]]:
         out.setdefault(q, {}).setdefault(a, []).append((d, st, en))
     for q, a in store.read(
             "SELECT item_id, actor FROM (SELECT item_id, actor, value, row_number() OVER (PARTITION BY item_id, actor "
-            "ORDER BY event_id DESC) AS rn FROM verdict_events WHERE kind = ?) WHERE rn = 1 AND value = 'no_answer'",
+            "ORDER BY event_id DESC) AS rn FROM verdict_events WHERE kind = ?) v WHERE rn = 1 AND value = 'no_answer' "
+            "AND EXISTS (SELECT 1 FROM evidence_assignments a WHERE a.query_id = v.item_id AND a.annotator = v.actor)",
             [NO_ANSWER]):
         out.setdefault(q, {}).setdefault(a, [])
     return out

@@ -486,6 +486,30 @@ _V8 = (
         SELECT * FROM current_evidence ANTI JOIN unsettled_evidence_questions USING (query_id)""",
 )
 
+# v9: a quote's author is whoever first placed it, whatever system events (re-placement
+# after a corpus change) came later: blind evidence rounds decide whose quote is whose by
+# it. Retired questions leave the set of unsettled ones.
+_V9 = (
+    """CREATE OR REPLACE VIEW current_evidence AS
+        SELECT c.query_id, c.evidence_id, c.quote, c.doc_id, c.start, c."end", c.canonical_start, c.canonical_end,
+               c.doc_sha256, c.match_kind, c.score, c.actor, c.created_at, c.rubric_version, c.note, c.event_id,
+               a.author
+        FROM (
+            SELECT *, row_number() OVER (PARTITION BY query_id, evidence_id ORDER BY event_id DESC) AS rn
+            FROM evidence_events
+        ) c JOIN (
+            SELECT query_id, evidence_id, arg_min(actor, event_id) AS author FROM evidence_events
+            WHERE op = 'set' GROUP BY ALL
+        ) a USING (query_id, evidence_id)
+        WHERE c.rn = 1 AND c.op = 'set'""",
+    """CREATE OR REPLACE VIEW unsettled_evidence_questions AS
+        SELECT DISTINCT query_id FROM evidence_assignments SEMI JOIN queries USING (query_id)
+        ANTI JOIN (SELECT DISTINCT item_id AS query_id FROM verdict_events
+                   WHERE kind = 'evidence_adjudication') s USING (query_id)""",
+    """CREATE OR REPLACE VIEW frozen_evidence AS
+        SELECT * FROM current_evidence ANTI JOIN unsettled_evidence_questions USING (query_id)""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -495,6 +519,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "calibrations and calibration_items: saved judge calibrations", _V6),
     Migration(7, "transcripts and transcript_draws: failure review", _V7),
     Migration(8, "evidence rounds: evidence_assignments, unsettled questions, frozen_evidence", _V8),
+    Migration(9, "current_evidence.author; retired questions leave the unsettled set", _V9),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

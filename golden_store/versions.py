@@ -142,16 +142,19 @@ def span_problem(raw: str, start: int | None, end: int | None, quote: str | None
     return f"the text at [{start}, {end}) no longer matches the quote"
 
 
-def broken_labels(cur: duckdb.DuckDBPyConnection) -> list[str]:
+def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_evidence") -> list[str]:
     """Labels that no longer sit on the current corpus, one sentence each naming the query
-    and the quote. Freezing refuses while any exist."""
+    and the quote. Freezing refuses while any exist (among the quotes it would freeze); the
+    live check looks at every current quote, unsettled evidence-round ones included."""
+    if evidence_view not in ("frozen_evidence", "current_evidence"):
+        raise ValueError(evidence_view)
     from golden_store.drift import stale_grades_tx
 
     problems: list[str] = []
     ev = cur.execute(
         "SELECT e.query_id, e.evidence_id, e.doc_id, e.start, e.\"end\", e.quote, e.match_kind, "
         "e.doc_sha256 IS NOT NULL AND e.doc_sha256 <> d.canonical_sha256 AS stale, d.raw_text "
-        "FROM frozen_evidence e SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id)"
+        f"FROM {evidence_view} e SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id)"
     ).fetchall()
     for qid, eid, doc, start, end, quote, kind, stale, raw in ev:
         where = f"query {qid} evidence {eid} ({_short(quote)})"
@@ -184,7 +187,7 @@ def broken_labels(cur: duckdb.DuckDBPyConnection) -> list[str]:
 def live_label_problems(store: Store) -> list[str]:
     """:func:`broken_labels` for the live store, in a read transaction."""
     with store.cursor() as cur:
-        return broken_labels(cur)
+        return broken_labels(cur, "current_evidence")
 
 
 def _short(quote: str | None, n: int = 60) -> str:

@@ -146,3 +146,36 @@ def test_outsiders_cannot_write_and_no_answer_blocks_quoting(team):
     with pytest.raises(ValidationError, match="evidence round"):
         nuggets.save(s, u["ann"], "e2", [{"text": "x", "importance": "vital"}])
     assert nuggets.current(s, u["ann"], "e2") == []
+
+
+def test_review_fixes_corpus_change_stuck_questions_and_counts(team, tmp_path):
+    from annotator import corpus_import, overview, versioning
+
+    s, u = team
+    evidence_rounds.start(s, u["lead"], ["ann", "bob", "cat"], n=2)
+    _save(s, u["ann"], "e1", VPN)
+    # home counts for annotators leave unsettled round questions out
+    before = overview.store_overview(s, u["bob"])["evidence"]["spans"]
+    _save(s, u["bob"], "e1", VPN)
+    assert overview.store_overview(s, u["cat"])["evidence"]["spans"] == before
+    assert overview.store_overview(s, u["lead"])["evidence"]["spans"] == before + 2
+    # a corpus change re-places the quotes (system events) but they stay their authors'
+    raw = s.read_one("SELECT raw_text FROM documents WHERE doc_id = 'vpn-troubleshooting'")[0]
+    f = tmp_path / "vpn-troubleshooting.md"
+    f.write_text("A new first line.\n\n" + raw)
+    corpus_import.import_paths(s, u["admin"], [f], replace=True)
+    assert s.read_one("SELECT count(*) FROM evidence_events WHERE actor LIKE 'system:%' AND query_id = 'e1'")[0] >= 1
+    assert [q["author"] for q in ea.quotes(s, u["ann"], "e1")] == ["ann"]
+    assert versioning.live_problems(s, u["lead"]) == []  # re-placed, nothing broken
+    # not everyone finished: no bulk accept, but the lead can settle it by hand
+    assert evidence_rounds.accept_agreeing(s, u["lead"]) == 0
+    d = {x.query_id: x for x in evidence_rounds.disputes(s, u["lead"])}["e1"]
+    assert d.agree is True and not d.complete
+    with pytest.raises(ValidationError, match="no quote"):
+        evidence_rounds.settle(s, u["lead"], "e1", "keep:typo", "x")
+    assert evidence_rounds.settle(s, u["lead"], "e1", "keep:ann", "cat never started") == 1
+    # leads decide by settling, not by a "no answer" of their own; drafting waits for settlement
+    with pytest.raises(ValidationError, match="settling"):
+        ea.mark_no_answer(s, u["lead"], "e2")
+    with pytest.raises(ValidationError, match="evidence round"):
+        nuggets.save(s, u["lead"], "e2", [{"text": "x", "importance": "vital"}])
