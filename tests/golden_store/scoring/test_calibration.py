@@ -143,10 +143,10 @@ def test_cascade_report_rule_one():
     d = band_decisions(p, band["low"], band["high"])
     cas = [llm[i] if v == "escalate" else v for i, v in enumerate(d)]
     assert rep["cascade"]["kappa"] == pytest.approx(cohen_kappa_score(human, cas))
-    # a useless LLM judge in the band: the cascade falls outside the LLM's noise or loses rule 1
-    bad_llm = [PASS] * n
-    worse = cascade_report(p, human, bad_llm, band["low"], band["high"], n_boot=200)
-    assert not math.isnan(worse["cascade"]["kappa"])
+    # a wrong band (auto-passing most bad items) fails rule 1 on both counts
+    wrong = cascade_report(p, human, llm, 0.7, 0.99, n_boot=300)
+    assert not wrong["beats_decision_model"] and not wrong["within_noise_of_llm"] and not wrong["rule1_ok"]
+    assert wrong["kappa_diff_vs_llm_ci"][1] < 0
 
 
 def test_bias_diagnostics():
