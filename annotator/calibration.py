@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -359,10 +357,3 @@ def manifest_entries(store: Store, user: User) -> list[dict]:
     with store.cursor() as cur:
         return calibrations.manifest_entries(cur)
 
-
-def read_file(path: str) -> pd.DataFrame:
-    p = Path(path)
-    try:
-        return load_upload(p.name, p.read_bytes())
-    except OSError:
-        raise ValidationError(f"{path}: no such file.") from None

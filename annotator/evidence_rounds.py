@@ -81,9 +81,6 @@ def say_no_answer(store: Store, user: User, query_id: str, on: bool = True) -> N
     er.set_no_answer(store, query_id, user.username, on)
 
 
-def said_no_answer(store: Store, user: User, query_id: str) -> bool:
-    require(user, Permission.LABEL)
-    return user.username in er.no_answer_actors(store, query_id)
 
 
 @dataclass
@@ -138,10 +135,3 @@ def accept_agreeing(store: Store, user: User) -> int:
             n += 1
     return n
 
-
-def agreement_rows(store: Store, user: User) -> dict[str, dict[str, list]]:
-    """For the agreement figures: question -> annotator -> spans ([] = said no answer), over
-    the finished annotators of evidence-round questions (settled ones included: the
-    figures describe the round, not the gold)."""
-    require(user, Permission.RUN_ROUNDS)
-    return er.round_spans(store)

@@ -10,7 +10,6 @@ and date so new items can be measured apart for a release or two.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -22,7 +21,7 @@ from annotator.roles import Permission
 from annotator.transcript_sampling import Candidate, sample_failures
 from golden_store import corpus, queries
 from golden_store import transcripts as store_t
-from golden_store.errors import NotFoundError, ValidationError
+from golden_store.errors import ValidationError
 from golden_store.jsonl import iter_objects
 from golden_store.store import Store
 
@@ -242,6 +241,3 @@ def resolve(store: Store, user: User, item_id: str, resolution: str, rationale: 
     require(user, Permission.ADJUDICATE)
     store_t.resolve(store, item_id, resolution, rationale, actor=user.username)
 
-
-def sample_json(items: list[dict]) -> str:
-    return json.dumps(items, indent=2, default=str)

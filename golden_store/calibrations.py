@@ -52,10 +52,6 @@ def list_all(store: Store) -> list[dict]:
     return rows
 
 
-def items(store: Store, calibration_id: str) -> list[dict]:
-    return store.read_dicts(
-        "SELECT item_id, human_label, judge_label, judge_p, stratum, length, split FROM calibration_items "
-        "WHERE calibration_id = ? ORDER BY item_id", [calibration_id])
 
 
 def shared_items(store: Store, old: str, new: str) -> list[dict]:

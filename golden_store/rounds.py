@@ -85,7 +85,3 @@ def list_rounds(store: Store) -> list[dict]:
         "  AS done FROM evidence_assignments a GROUP BY a.round_id) e USING (round_id) "
         "ORDER BY r.created_at, r.round_id")
 
-
-def round_items(store: Store, round_id: str) -> list[dict]:
-    return store.read_dicts(
-        f"SELECT DISTINCT {_KEY} FROM round_assignments WHERE round_id = ? ORDER BY 1, 2, 3", [round_id])

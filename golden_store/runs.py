@@ -229,7 +229,7 @@ def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
         queries = sorted(set(run["query_id"]))
         # judged@ uses "has any grade"; every query of the run is evaluated (a dummy 0 keeps unjudged ones in)
         anyq = pd.concat([judged_any, pd.DataFrame({"query_id": queries, "doc_id": "__none__", "grade": 0})])
-        cov = evaluate_trec(anyq, run, [f"Judged@10", f"Judged@{k}"] if k != 10 else ["Judged@10"])
+        cov = evaluate_trec(anyq, run, ["Judged@10", f"Judged@{k}"] if k != 10 else ["Judged@10"])
         low = sorted(cov.per_query.index[cov.per_query["Judged@10"] < threshold])
         entry = {"queries": len(queries), "judged_at_10": cov.mean["Judged@10"],
                  f"judged_at_{k}": cov.mean[f"Judged@{k}"], "queries_below_threshold": len(low),

@@ -53,11 +53,6 @@ def store_transcripts(store: Store, rows: Sequence[dict[str, Any]], *, actor: st
     return store.write(tx)
 
 
-def strata_of(store: Store, query_ids: Sequence[str]) -> dict[str, str]:
-    if not query_ids:
-        return {}
-    return dict(store.read("SELECT query_id, stratum FROM queries WHERE query_id IN (SELECT unnest(?))",
-                           [list(query_ids)]))
 
 
 def _with_review(where: str = "TRUE") -> str:

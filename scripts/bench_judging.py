@@ -45,10 +45,9 @@ import os
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import time
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 
 from benchlib import _mark_before, _maxrss_kib, child_runner, mib, work_dir  # noqa: E402  (scripts/ is on sys.path)

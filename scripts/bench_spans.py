@@ -64,7 +64,6 @@ import platform
 import random
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time

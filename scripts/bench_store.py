@@ -45,12 +45,11 @@ import os
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, _status_kib, child_runner, mib, print_profile, work_dir  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, child_runner, mib, print_profile, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 

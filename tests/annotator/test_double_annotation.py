@@ -4,7 +4,6 @@ the adjudication queue and decisions, gold derivation into the freeze, and live 
 from __future__ import annotations
 
 import json
-import math
 import threading
 from collections import Counter
 
