@@ -16,6 +16,7 @@ import pydantic
 
 from annotator import llm
 from annotator.evidence_authoring import corpus_index
+from annotator.held_out import HeldOut
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus, evidence, llm_log, queries
@@ -87,10 +88,16 @@ class BootstrapResult:
 
 
 def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LLMClient | None = None) -> BootstrapResult:
+    """Ask Claude for ``n`` questions about one document. A document that contains the text
+    of a held-out question is refused before any request is built (§3.8): the document is
+    the whole prompt, so the question would reach the model with it."""
     require(user, Permission.EDIT_QUERIES)
     raw = corpus.raw_text(store, doc_id)
     if raw is None:
         raise NotFoundError(f"No document {doc_id!r}.")
+    if hit := HeldOut.of(store).text_in(raw):
+        raise llm.LLMRefused(f"Document {doc_id} contains the text of held-out question {hit}; held-out questions "
+                             "are never sent to a hosted model. Write questions about it by hand.")
     client = client or llm.LLMClient()
     content = f"Propose {n} questions.\n\n<document id=\"{doc_id}\">\n{raw}\n</document>"
     res = client.structured(item=f"document {doc_id}", instructions=INSTRUCTIONS, content=content,

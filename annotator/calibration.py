@@ -18,6 +18,7 @@ import pandas as pd
 import pydantic
 
 from annotator import llm
+from annotator.held_out import HeldOut
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import calibrations, llm_log
@@ -163,15 +164,22 @@ class JudgeRun:
 def run_claude_judge(store: Store, user: User, df: pd.DataFrame, rubric: str = DEFAULT_RUBRIC,
                      client: llm.LLMClient | None = None,
                      progress: Callable[[int, int], None] | None = None) -> JudgeRun:
-    """Judge every item that has a question and a text. Held-out items are never sent; a
+    """Judge every item that has a question and a text. Held-out items are never sent: those
+    flagged so, and any row (an uploaded file's too) whose id names a held-out question or
+    whose question or text is or holds one (normalized); a rubric quoting one is refused. A
     pass whose quote is not verbatim in the text becomes insufficient (§11.5); refusals
     are counted and left unlabelled; usage and cost are recorded per call."""
     require(user, Permission.RUN_ROUNDS)
     run = JudgeRun()
+    guard = HeldOut.of(store)  # contamination (§3.8): checked before any request is built
+    if hit := guard.text_in(rubric):
+        raise llm.LLMRefused(f"The rubric contains the text of held-out question {hit}; held-out questions are never "
+                             "sent to a hosted model. Take it out of the rubric.")
     todo = []
     for r in df.to_dict("records"):
-        if r.get("held_out"):
-            run.skipped_held_out += 1  # contamination (§3.8): refused before any request is built
+        if (r.get("held_out") or guard.id_in(r.get("item_id")) or guard.id_in(r.get("query_id"))
+                or guard.text_in(r.get("question"), r.get("text"))):
+            run.skipped_held_out += 1
         elif r.get("question") and r.get("text"):
             todo.append(r)
     if not todo:

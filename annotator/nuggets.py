@@ -21,6 +21,7 @@ import pydantic
 from annotator import llm
 from annotator.evidence_authoring import corpus_index
 from annotator.evidence_rounds import is_blind, visible_evidence
+from annotator.held_out import HeldOut
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus, evidence, llm_log, nuggets, queries
@@ -125,7 +126,10 @@ def verify_quote(store: Store, quote: str | None, ps: list[Passage]) -> tuple[st
 
 
 def _eligible(store: Store, query_id: str, include_judged: bool,
-              user: User | None = None) -> tuple[queries.QueryRecord, list[Passage]]:
+              user: User | None = None, guard: HeldOut | None = None) -> tuple[queries.QueryRecord, list[Passage]]:
+    """The question and its passages, once nothing held out would be sent: not the question's
+    own flag, and no held-out question's text in the question or a passage (a copy of a
+    held-out question under another id carries no flag)."""
     q = queries.get_query(store, query_id)
     if q is None:
         raise NotFoundError(f"Query {query_id!r} is not in the store.")
@@ -135,6 +139,10 @@ def _eligible(store: Store, query_id: str, include_judged: bool,
     if not ps:
         raise ValidationError(f"{query_id} has no evidence to draft from: add evidence quotes (Evidence page) or "
                               "judge pooled passages first, or write its nuggets by hand.")
+    if hit := (guard or HeldOut.of(store)).text_in(q.text, *(p.text for p in ps)):
+        raise llm.LLMRefused(f"{query_id}: its question or evidence contains the text of held-out question {hit}, "
+                             "and held-out questions are never sent to a hosted model (§3.8). Write its nuggets by "
+                             "hand.")
     return q, ps
 
 
@@ -196,10 +204,11 @@ def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = 
     require(user, Permission.LABEL)
     ready: list[tuple[str, queries.QueryRecord, list[Passage]]] = []
     outcomes: list[DraftOutcome] = []
+    guard = HeldOut.of(store)
     for qid in query_ids:
         try:
             _refuse_blind(store, user, qid)
-            q, ps = _eligible(store, qid, include_judged, user)
+            q, ps = _eligible(store, qid, include_judged, user, guard)
             ready.append((qid, q, ps))
         except (llm.LLMRefused, ValidationError, NotFoundError) as exc:
             outcomes.append(DraftOutcome(qid, "skipped", message=str(exc)))

@@ -12,6 +12,10 @@ from golden_store.store import Store, versions_dir_for
 
 
 def store_overview(store: Store, user: User) -> dict[str, Any]:
+    """The home page's figures as ``user`` may see them. ``judging["pending"]`` (disagreements
+    waiting for a lead) is left out for anyone who may neither adjudicate nor run rounds: an
+    annotator who re-grades a shared item and re-reads it learns when and how a colleague
+    graded it, which breaks blind double annotation (issue 18)."""
     require(user, Permission.VIEW_STORE)
     qdf = queries.list_queries(store)
     n_q = len(qdf)
@@ -28,7 +32,7 @@ def store_overview(store: Store, user: User) -> dict[str, Any]:
         "evidence": ev,
         "evidence_progress": (ev["queries_with_evidence"] / answerable) if answerable else None,
         "rubric_version": rubric["version"] if rubric else None,
-        "judging": judging.pool_counts(store),
+        "judging": _judging_counts(store, user),
         "nuggets": nuggets.counts(store),
         "transcripts": transcripts.counts(store),
         "calibrations": len(calibrations.list_all(store)),
@@ -37,3 +41,11 @@ def store_overview(store: Store, user: User) -> dict[str, Any]:
     if user.can(Permission.VIEW_VERSIONS):
         out["versions"] = versions.list_versions(versions_dir_for(store.path))
     return out
+
+
+def _judging_counts(store: Store, user: User) -> dict[str, int]:
+    """Pool counts; the pending-disagreement count only for those who may adjudicate or run rounds."""
+    counts = judging.pool_counts(store)
+    if not (user.can(Permission.ADJUDICATE) or user.can(Permission.RUN_ROUNDS)):
+        del counts["pending"]
+    return counts

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from annotator.evidence_authoring import corpus_index
 from annotator.identity import User, require
-from annotator.roles import Permission
+from annotator.roles import Permission, PermissionDenied
 from golden_store import runs
 from golden_store.store import Store
 
@@ -31,5 +31,17 @@ def run_table(store: Store, user: User):
 
 
 def pool_status(store: Store, user: User, k: int = 10) -> dict:
-    require(user, Permission.VIEW_STORE)
+    """Judged coverage per run, for leads (RUN_ROUNDS) and engineers (IMPORT_RUNS) only: an
+    annotator who grades a passage and sees one run's judged@10 move learns which system
+    retrieved it, and judging is blind to systems (issue 18)."""
+    _require_coverage(user)
     return runs.pool_status(store, k=k)
+
+
+def _require_coverage(user: User | None) -> User:
+    """PermissionDenied unless ``user`` may see per-run coverage (leads and engineers)."""
+    if user is not None and (user.can(Permission.RUN_ROUNDS) or user.can(Permission.IMPORT_RUNS)):
+        return user
+    raise PermissionDenied(f"{user.username if user else 'Nobody signed in'} may not see judged coverage per run: "
+                           "it would tell which system retrieved a passage (judging is blind). Leads and engineers "
+                           "may.")

@@ -52,6 +52,10 @@ def manifest(user: User, vdir: Path, name: str) -> dict[str, Any]:
 
 
 def live_problems(store: Store, user: User) -> list[str]:
-    """Labels in the live store that no longer sit on the corpus (what freeze would refuse)."""
+    """Labels in the live store that no longer sit on the corpus (what freeze would refuse).
+    Leads (ADJUDICATE) and engineers (FREEZE) see every problem; anyone else only those about
+    labels they may see, so a colleague's unsettled quote text or grade never shows in the
+    broken-label notice (blind double annotation, issue 18)."""
     require(user, Permission.VIEW_STORE)
-    return versions.live_label_problems(store)
+    sees_all = user.can(Permission.ADJUDICATE) or user.can(Permission.FREEZE)
+    return versions.live_label_problems(store, None if sees_all else user.username)

@@ -279,6 +279,16 @@ def list_queries(store: Store):
     )
 
 
+def held_out_texts(store: Store) -> list[tuple[str, str]]:
+    """(query_id, text) for every wording ever given to a question that is held out now,
+    retired ones included: none of them may reach a hosted model (METHODOLOGY §3.8)."""
+    return store.read(
+        "WITH latest AS (SELECT query_id, held_out, row_number() OVER (PARTITION BY query_id ORDER BY event_id DESC) "
+        "AS rn FROM query_revisions) "
+        "SELECT DISTINCT r.query_id, r.text FROM query_revisions r JOIN latest l USING (query_id) "
+        "WHERE l.rn = 1 AND l.held_out ORDER BY 1, 2")
+
+
 def query_history(store: Store, query_id: str):
     return store.df(
         "SELECT event_id AS revision, text, stratum, answerable, source, created_date, held_out, "

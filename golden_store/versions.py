@@ -142,19 +142,30 @@ def span_problem(raw: str, start: int | None, end: int | None, quote: str | None
     return f"the text at [{start}, {end}) no longer matches the quote"
 
 
-def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_evidence") -> list[str]:
+def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_evidence", *,
+                  viewer: str | None = None) -> list[str]:
     """Labels that no longer sit on the current corpus, one sentence each naming the query
     and the quote. Freezing refuses while any exist (among the quotes it would freeze); the
-    live check looks at every current quote, unsettled evidence-round ones included."""
+    live check looks at every current quote, unsettled evidence-round ones included.
+
+    With ``viewer`` (an annotator's username) only problems about labels that person may see
+    are listed: on an unsettled evidence-round question only their own quotes, and only
+    grades they gave themselves; a colleague's quote text or grade is blind until a lead
+    settles (issue 18). ``None`` lists everything (leads, engineers, freezing)."""
     if evidence_view not in ("frozen_evidence", "current_evidence"):
         raise ValueError(evidence_view)
+    if viewer is not None and evidence_view != "current_evidence":
+        raise ValueError("viewer applies to the live check (current_evidence) only")
     from golden_store.drift import stale_grades_tx
 
     problems: list[str] = []
+    blind = ("" if viewer is None else
+             " WHERE e.author = $viewer OR e.query_id NOT IN (SELECT query_id FROM unsettled_evidence_questions)")
     ev = cur.execute(
         "SELECT e.query_id, e.evidence_id, e.doc_id, e.start, e.\"end\", e.quote, e.match_kind, "
         "e.doc_sha256 IS NOT NULL AND e.doc_sha256 <> d.canonical_sha256 AS stale, d.raw_text "
-        f"FROM {evidence_view} e SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id)"
+        f"FROM {evidence_view} e SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id){blind}",
+        {"viewer": viewer} if viewer is not None else None,
     ).fetchall()
     for qid, eid, doc, start, end, quote, kind, stale, raw in ev:
         where = f"query {qid} evidence {eid} ({_short(quote)})"
@@ -167,9 +178,13 @@ def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_e
             )
         elif why := span_problem(raw, start, end, quote, kind):
             problems.append(f"{where}: {why} in {doc!r}")
+    own = ("" if viewer is None else
+           " SEMI JOIN (SELECT query_id, doc_id, start, \"end\" FROM current_grades WHERE actor = $viewer) m "
+           "USING (query_id, doc_id, start, \"end\")")
     rows = cur.execute(
         "SELECT j.query_id, j.doc_id, j.start, j.\"end\", length(d.raw_text) FROM final_grades j "
-        "SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id)"
+        f"SEMI JOIN queries q USING (query_id){own} LEFT JOIN documents d USING (doc_id)",
+        {"viewer": viewer} if viewer is not None else None,
     ).fetchall()
     for qid, doc, start, end, n in rows:
         if n is None:
@@ -177,6 +192,8 @@ def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_e
         elif not 0 <= start < end <= n:
             problems.append(f"query {qid} judgment: passage [{start}, {end}) is outside document {doc!r}")
     for qid, doc, start, end, actor in stale_grades_tx(cur):
+        if viewer is not None and actor != viewer:
+            continue
         problems.append(
             f"query {qid} judgment by {actor} of {doc}[{start}:{end}]: made on an earlier text of the "
             f"document; re-judge the passage"
@@ -184,10 +201,10 @@ def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_e
     return problems
 
 
-def live_label_problems(store: Store) -> list[str]:
-    """:func:`broken_labels` for the live store, in a read transaction."""
+def live_label_problems(store: Store, viewer: str | None = None) -> list[str]:
+    """:func:`broken_labels` for the live store, in a read transaction (``viewer``: see there)."""
     with store.cursor() as cur:
-        return broken_labels(cur, "current_evidence")
+        return broken_labels(cur, "current_evidence", viewer=viewer)
 
 
 def _short(quote: str | None, n: int = 60) -> str:
