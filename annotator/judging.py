@@ -5,18 +5,29 @@ force, and their last judgments to correct. Blind: nothing returned here names a
 from __future__ import annotations
 
 import re
+import uuid
 from dataclasses import dataclass
+from typing import Any
 
+import duckdb
+
+from annotator import labeling
 from annotator.evidence_rounds import visible_evidence
 from annotator.identity import User, require
+from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
-from golden_store import corpus, judging
-from golden_store.rubric import add_rubric_version, current_rubric
+from golden_store import corpus, judging, label_receipts
+from golden_store.rubric import add_rubric_version, current_rubric, current_version_tx
 from golden_store.search import STOPWORDS
 from golden_store.store import Store
 
 _WORD = re.compile(r"\w+")
 GRADES = {0: "irrelevant", 1: "related, does not answer", 2: "partially answers", 3: "fully answers"}
+SURFACE = "judge"
+# The keys of the Judge surface: (key, action, value, label).
+KEYS = tuple((str(g), "grade", g, label) for g, label in GRADES.items()) + (
+    ("s", "skip", None, "skip"), ("u", "unsure", None, "unsure"))
+QUEUE_AHEAD = 12  # items the browser holds, so a burst of keys never waits for the server
 
 
 @dataclass(frozen=True)
@@ -27,6 +38,22 @@ class JudgeItem:
     start: int
     end: int
     segments: tuple[tuple[str, str], ...]  # (text, kind): kind in plain / term / evidence
+
+    @property
+    def key(self) -> dict[str, Any]:
+        return {"query_id": self.query_id, "doc_id": self.doc_id, "start": self.start, "end": self.end}
+
+    @property
+    def digest(self) -> str:
+        """Digest of what the judge reads: the question and the passage."""
+        return labeling.digest(self.query_text, "".join(t for t, _ in self.segments))
+
+    def card(self) -> dict[str, Any]:
+        """The item as the labeling surface paints it (plain data; the browser escapes it)."""
+        return {"item": self.key, "digest": self.digest, "title": self.query_text,
+                "meta": f"{self.query_id} · passage from {self.doc_id} [{self.start}:{self.end}] · "
+                        "query words highlighted, known evidence in green",
+                "blocks": [{"heading": "", "segments": [list(s) for s in self.segments]}]}
 
 
 def _segments(text: str, offset: int, query: str, evidence_spans: list[tuple[int, int]]) -> tuple:
@@ -58,17 +85,80 @@ def _segments(text: str, offset: int, query: str, evidence_spans: list[tuple[int
     return tuple(out)
 
 
-def next_item(store: Store, user: User) -> JudgeItem | None:
-    require(user, Permission.LABEL)
-    items = judging.next_items(store, user.username, 1)
-    if not items:
-        return None
-    it = items[0]
-    raw = corpus.raw_text(store, it["doc_id"]) or ""
+def _judge_item(store: Store, user: User, it: dict, raw: str, evidence: dict[str, list[dict]]) -> JudgeItem:
     passage = raw[it["start"]:it["end"]]
-    ev = [(q["start"], q["end"]) for q in visible_evidence(store, user, it["query_id"]) if q["doc_id"] == it["doc_id"]]
+    ev = [(q["start"], q["end"]) for q in evidence[it["query_id"]] if q["doc_id"] == it["doc_id"]]
     return JudgeItem(it["query_id"], it["query_text"], it["doc_id"], it["start"], it["end"],
                      _segments(passage, it["start"], it["query_text"], ev))
+
+
+def next_items(store: Store, user: User, n: int = QUEUE_AHEAD, order: str = "random") -> list[JudgeItem]:
+    """The annotator's next ``n`` items, ready to paint (each document and each question's
+    visible evidence read once)."""
+    require(user, Permission.LABEL)
+    rows = judging.next_items(store, user.username, n, order=order)
+    raws = {d: corpus.raw_text(store, d) or "" for d in {r["doc_id"] for r in rows}}
+    evidence = {q: visible_evidence(store, user, q) for q in {r["query_id"] for r in rows}}
+    return [_judge_item(store, user, r, raws[r["doc_id"]], evidence) for r in rows]
+
+
+def next_item(store: Store, user: User) -> JudgeItem | None:
+    items = next_items(store, user, 1)
+    return items[0] if items else None
+
+
+def _key_of(item: dict[str, Any]) -> tuple[str, str, int, int]:
+    try:
+        key = (item["query_id"], item["doc_id"], item["start"], item["end"])
+    except KeyError as exc:
+        raise LabelRefused(f"Not saved: the label does not name its passage ({exc.args[0]} missing).") from None
+    if not (isinstance(key[0], str) and isinstance(key[1], str) and type(key[2]) is int and type(key[3]) is int):
+        raise LabelRefused("Not saved: the label names its passage wrongly.")
+    return key
+
+
+def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
+    """The Judge surface's rules for one label, inside its transaction (see annotator/labeling)."""
+    require(user, Permission.LABEL)
+    if label.action == "undo":
+        return _undo(cur, user, label)
+    if label.action not in judging.OPS:
+        raise LabelRefused(f"Not saved: {label.action!r} is not a judging action.")
+    grade = label.value if label.action == "grade" else None
+    if label.action == "grade" and (type(grade) is not int or grade not in GRADES):
+        raise LabelRefused("Not saved: a grade is 0, 1, 2 or 3.")
+    q, d, s, e = _key_of(label.item)
+    where = f"{q} · {d} [{s}:{e}]"
+    content = judging.item_content_tx(cur, q, d, s, e)
+    if content is None:
+        raise LabelRefused(f"Not saved: {where} is gone (its question was retired or its document changed).")
+    if labeling.digest(*content) != label.digest:
+        raise LabelRefused(f"Not saved: {where} changed since it was shown (question edited or document "
+                           "re-imported); it is offered again with its new text.")
+    problem = judging.scope_problem_tx(cur, user.username, q, d, s, e)
+    if problem:
+        raise LabelRefused(f"Not saved: you may not grade {where} now: {problem}.")
+    return judging.insert_tx(cur, user.username, q, d, s, e, op=label.action, grade=grade, note=label.note,
+                             rubric_version=current_version_tx(cur))
+
+
+def _undo(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
+    """Undo = a 'retract' event on the target label's item, only while that label is still
+    the person's latest word on the item (an undo never erases a later label)."""
+    target = label_receipts.written_by(cur, label.target, user.username)
+    if target is None:
+        raise LabelRefused("Nothing to undo: that label was never saved.")
+    event_id, item = target
+    q, d, s, e = _key_of(item)
+    if judging.latest_own_event_tx(cur, user.username, q, d, s, e) != event_id:
+        raise LabelRefused(f"Not undone: you labeled {q} · {d} [{s}:{e}] again since.")
+    return judging.insert_tx(cur, user.username, q, d, s, e, op="retract", note="undo",
+                             rubric_version=current_version_tx(cur))
+
+
+def submit(store: Store, user: User | None, raw_labels: object) -> list[Ack]:
+    """Write the labels the Judge surface sent (each bound to what was shown)."""
+    return labeling.submit(store, user, SURFACE, raw_labels, _write, Permission.LABEL)
 
 
 def progress(store: Store, user: User) -> tuple[int, int]:
@@ -77,10 +167,11 @@ def progress(store: Store, user: User) -> tuple[int, int]:
 
 
 def judge(store: Store, user: User, item: JudgeItem, op: str, grade: int | None = None, note: str = "") -> None:
-    require(user, Permission.LABEL)
-    rubric = current_rubric(store)
-    judging.record(store, user.username, item.query_id, item.doc_id, item.start, item.end, op=op, grade=grade,
-                   note=note, rubric_version=rubric["version"] if rubric else None)
+    """Label ``item`` as shown (the same rules as the surface); a refusal raises LabelRefused."""
+    ack = labeling.write_once(store, user, SURFACE, Label(uuid.uuid4().hex, user.username, item.key, item.digest, op,
+                                                          grade, note), _write)
+    if ack.status == "refused":
+        raise LabelRefused(ack.message)
 
 
 def correct(store: Store, user: User, previous: dict, grade: int, note: str = "") -> None:

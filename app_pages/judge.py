@@ -1,5 +1,7 @@
-"""Judge: grade pooled passages 0-3 for a question, with the keyboard (0-3, s skip, u unsure).
-Blind: the page never shows which system retrieved a passage."""
+"""Judge: grade pooled passages 0-3 for a question, with the keyboard (0-3, s skip, u unsure,
+Backspace/z undo, arrows to look back, ? for the keys). The labeling surface holds the next
+items in the browser, so a key paints the next passage at once; each grade is bound to the
+passage that was on screen. Blind: the page never shows which system retrieved a passage."""
 
 from __future__ import annotations
 
@@ -8,19 +10,30 @@ import streamlit as st
 
 from annotator import judging
 from annotator.roles import Permission
-from app_pages._shared import flash, md_escape, require_page, show_flash, store, succeeded
+from app_pages._shared import current_user, flash, require_page, show_flash, store, succeeded
+from app_pages.labeling_surface import labeling_surface
 
 user = require_page(Permission.LABEL)
 s = store()
 st.title("Judge")
 show_flash()
 
+order = st.radio("Queue", ["random", "by_query"], horizontal=True, key="judge_order",
+                 format_func=lambda o: {"random": "Randomized", "by_query": "Grouped by question (TREC)"}[o],
+                 help="Grouped: all pooled passages of one question in a row, so you read the question once.")
 done, total = judging.progress(s, user)
-st.progress(done / total if total else 0.0, text=f"{done} / {total} pool items judged by you")
-item = judging.next_item(s, user)
+cards = [it.card() for it in judging.next_items(s, user, judging.QUEUE_AHEAD, order)]
 rub = judging.rubric(s, user)
 
 left, right = st.columns([3, 2])
+with left:
+    labeling_surface(
+        key="judge_surface", surface=judging.SURFACE, actor=user.username, cards=cards, keys=judging.KEYS,
+        # the signed-in user is re-read when labels arrive (an account disabled meanwhile writes nothing)
+        submit=lambda labels: judging.submit(store(), current_user(), labels),
+        progress={"done": done, "total": total}, exhausted=len(cards) < judging.QUEUE_AHEAD,
+        empty="Nothing left in your queue." if total else
+              "The pool is empty: an engineer builds it with `golden pool build --depth K`.")
 with right:
     st.write(f"**Rubric v{rub['version']}**" if rub else "**No rubric yet**")
     if rub:
@@ -35,34 +48,6 @@ with right:
             ):
                 flash("Rubric saved as a new version; new grades record it.")
                 st.rerun()
-
-with left:
-    if item is None:
-        st.success("Nothing left in your queue." if total else "The pool is empty: an engineer builds it with "
-                   "`golden pool build --depth K`.")
-    else:
-        st.subheader(md_escape(item.query_text), anchor=False)
-        st.caption(f"{item.query_id} · passage from {md_escape(item.doc_id)} [{item.start}:{item.end}] · "
-                   "query words highlighted, known evidence in green")
-        styles = {"term": "orange-background", "evidence": "green-background"}
-        with st.container(height=360):
-            st.markdown("".join(
-                md_escape(t) if kind == "plain" else f":{styles[kind]}[{md_escape(t)}]"
-                for t, kind in item.segments).replace("\n", "  \n"))
-        note = st.text_input("Note (optional)", key=f"judge_note_{item.query_id}_{item.doc_id}_{item.start}")
-        st.caption(" · ".join(f"**{g}** {label}" for g, label in judging.GRADES.items()) + " · keys 0-3, s, u")
-        cols = st.columns(6)
-        for g in (0, 1, 2, 3):
-            if cols[g].button(str(g), key=f"grade_{g}", shortcut=str(g), help=judging.GRADES[g],
-                              width="stretch"):
-                judging.judge(s, user, item, "grade", g, note)
-                st.rerun()
-        if cols[4].button("Skip", key="judge_skip", shortcut="s", width="stretch"):
-            judging.judge(s, user, item, "skip", note=note)
-            st.rerun()
-        if cols[5].button("Unsure", key="judge_unsure", shortcut="u", width="stretch"):
-            judging.judge(s, user, item, "unsure", note=note)
-            st.rerun()
 
 with st.expander("My last 10 judgments (correct a mistake)"):
     recent = judging.my_recent(s, user)

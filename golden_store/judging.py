@@ -32,19 +32,92 @@ _SCOPE = (
 )
 
 
-def next_items(store: Store, actor: str, limit: int = 1) -> list[dict]:
+ORDERS = ("random", "by_query")
+
+
+def next_items(store: Store, actor: str, limit: int = 1, *, order: str = "random") -> list[dict]:
     """The annotator's next items: first what rounds assigned to them (oldest round first),
     then unassigned pool items, each in the annotator's own pseudo-random order (stable, so
-    a session resumes where it stopped). Another annotator's assigned items never appear."""
+    a session resumes where it stopped). ``order="by_query"`` keeps all pooled passages of
+    one question together (TREC practice: the judge reads the question once), questions in
+    the annotator's own order. Another annotator's assigned items never appear."""
+    if order not in ORDERS:
+        raise ValidationError(f"Unknown queue order {order!r}: one of {', '.join(ORDERS)}.")
+    item_hash = ("hash(? || '\x1f' || p.query_id || '\x1f' || p.doc_id || '\x1f' || p.start || '\x1f' || "
+                 "p.\"end\")")
+    by = f"hash(? || '\x1f' || p.query_id), p.query_id, {item_hash}" if order == "by_query" else item_hash
+    params = [actor, actor, actor] + ([actor] if order == "by_query" else []) + [actor, limit]
     return store.read_dicts(
         "SELECT p.query_id, p.doc_id, p.start, p.\"end\", q.text AS query_text "
         f"FROM ({_SCOPE}) p JOIN queries q USING (query_id) "
         f"ANTI JOIN ({_DONE}) d USING (query_id, doc_id, start, \"end\") "
-        "ORDER BY p.first_round NULLS LAST, "
-        "hash(? || '\x1f' || p.query_id || '\x1f' || p.doc_id || '\x1f' || p.start || '\x1f' || p.\"end\") "
-        "LIMIT ?",
-        [actor, actor, actor, actor, limit],
+        f"ORDER BY p.first_round NULLS LAST, {by} LIMIT ?",
+        params,
     )
+
+
+# ---- cursor-level pieces of one label's transaction (annotator/labeling.py composes them) ----
+
+
+def item_content_tx(cur: duckdb.DuckDBPyConnection, query_id: str, doc_id: str, start: int,
+                    end: int) -> tuple[str, str] | None:
+    """(question text, passage text) of a pool item as it stands now, or None if the
+    question is gone or the span no longer fits its document."""
+    row = cur.execute(
+        "SELECT q.text, d.raw_text FROM queries q, documents d WHERE q.query_id = ? AND d.doc_id = ?",
+        [query_id, doc_id]).fetchone()
+    if row is None or end > len(row[1]) or start < 0 or start > end:
+        return None
+    return row[0], row[1][start:end]
+
+
+def scope_problem_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id: str, start: int,
+                     end: int) -> str | None:
+    """Why ``actor`` may not grade this item now (None when they may): it left the pool,
+    or a round gave it to other annotators only."""
+    key = [query_id, doc_id, start, end]
+    if cur.execute("SELECT 1 FROM pool_items WHERE query_id = ? AND doc_id = ? AND start = ? AND \"end\" = ?",
+                   key).fetchone() is None:
+        return "it is no longer in the pool"
+    mine = cur.execute(
+        "SELECT count(*), count(*) FILTER (WHERE annotator = ?) FROM round_assignments "
+        "WHERE query_id = ? AND doc_id = ? AND start = ? AND \"end\" = ?", [actor, *key]).fetchone()
+    if mine[0] and not mine[1]:
+        return "a round now gives it to other annotators"
+    return None
+
+
+def latest_own_event_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id: str, start: int,
+                        end: int) -> int | None:
+    """The event id of the actor's latest grade / skip / unsure / retract on this item."""
+    row = cur.execute(
+        "SELECT max(event_id) FROM grade_events WHERE actor = ? AND query_id = ? AND doc_id = ? AND start = ? "
+        "AND \"end\" = ? AND op IN ('grade', 'skip', 'unsure', 'retract')",
+        [actor, query_id, doc_id, start, end]).fetchone()
+    return row[0] if row else None
+
+
+def insert_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id: str, start: int, end: int, *,
+              op: str, grade: int | None = None, note: str | None = None,
+              rubric_version: int | None = None) -> int:
+    """Append one judging event inside the caller's transaction; returns its event id."""
+    if op not in OPS + ("retract",):
+        raise ValidationError(f"Unknown judging action {op!r}.")
+    if op == "grade" and grade not in (0, 1, 2, 3):
+        raise ValidationError("A grade is 0, 1, 2 or 3.")
+    sha = cur.execute("SELECT canonical_sha256 FROM documents WHERE doc_id = ?", [doc_id]).fetchone()
+    if sha is None:
+        raise ValidationError(f"Document {doc_id!r} is not in the corpus.")
+    # the round that gave this item to this annotator (the latest, if several did)
+    rnd = cur.execute(
+        "SELECT ra.round_id FROM round_assignments ra JOIN rounds r USING (round_id) WHERE ra.annotator = ? "
+        "AND ra.query_id = ? AND ra.doc_id = ? AND ra.start = ? AND ra.\"end\" = ? "
+        "ORDER BY r.created_at DESC LIMIT 1", [actor, query_id, doc_id, start, end]).fetchone()
+    return cur.execute(
+        "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at,"
+        " rubric_version, round_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
+        [query_id, doc_id, start, end, sha[0], op, grade if op == "grade" else None, actor, utcnow(),
+         rubric_version, rnd[0] if rnd else None, note or None]).fetchone()[0]
 
 
 def progress(store: Store, actor: str) -> tuple[int, int]:
@@ -60,25 +133,8 @@ def record(store: Store, actor: str, query_id: str, doc_id: str, start: int, end
     """Append one judging event (a correction is just a later event)."""
     if op not in OPS:
         raise ValidationError(f"Unknown judging action {op!r}.")
-    if op == "grade" and grade not in (0, 1, 2, 3):
-        raise ValidationError("A grade is 0, 1, 2 or 3.")
-
-    def tx(cur: duckdb.DuckDBPyConnection) -> None:
-        sha = cur.execute("SELECT canonical_sha256 FROM documents WHERE doc_id = ?", [doc_id]).fetchone()
-        if sha is None:
-            raise ValidationError(f"Document {doc_id!r} is not in the corpus.")
-        # the round that gave this item to this annotator (the latest, if several did)
-        rnd = cur.execute(
-            "SELECT ra.round_id FROM round_assignments ra JOIN rounds r USING (round_id) WHERE ra.annotator = ? "
-            "AND ra.query_id = ? AND ra.doc_id = ? AND ra.start = ? AND ra.\"end\" = ? "
-            "ORDER BY r.created_at DESC LIMIT 1", [actor, query_id, doc_id, start, end]).fetchone()
-        cur.execute(
-            "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at,"
-            " rubric_version, round_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [query_id, doc_id, start, end, sha[0], op, grade if op == "grade" else None, actor, utcnow(),
-             rubric_version, rnd[0] if rnd else None, note or None])
-
-    store.write(tx)
+    store.write(lambda cur: insert_tx(cur, actor, query_id, doc_id, start, end, op=op, grade=grade, note=note,
+                                      rubric_version=rubric_version))
 
 
 def recent(store: Store, actor: str, n: int = 10) -> list[dict]:

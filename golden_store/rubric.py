@@ -26,6 +26,11 @@ def add_rubric_version(store: Store, text: str, changelog: str, *, actor: str) -
     return store.write(lambda cur: add_rubric_version_tx(cur, text, changelog, actor))
 
 
+def current_version_tx(cur: duckdb.DuckDBPyConnection) -> int | None:
+    """The rubric version in force, read inside the caller's transaction (labels record it)."""
+    return cur.execute("SELECT max(version) FROM rubric_versions").fetchone()[0]
+
+
 def current_rubric(store: Store) -> dict | None:
     rows = store.read_dicts(
         "SELECT version, text, sha256, changelog, actor, created_at FROM rubric_versions "

@@ -510,6 +510,28 @@ _V9 = (
         SELECT * FROM current_evidence ANTI JOIN unsettled_evidence_questions USING (query_id)""",
 )
 
+# Labels sent by the client-side labeling surface carry an id the browser made; a receipt per
+# id, written in the same transaction as the event, makes a re-sent label a no-op. Sign-in
+# sessions let a local account survive a refresh: only the token's sha256 is stored.
+_V10 = (
+    """CREATE TABLE label_receipts (
+        label_id VARCHAR PRIMARY KEY,
+        actor VARCHAR NOT NULL,
+        surface VARCHAR NOT NULL,
+        item VARCHAR NOT NULL,
+        action VARCHAR NOT NULL,
+        event_id BIGINT,
+        recorded_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE sign_in_sessions (
+        token_sha256 VARCHAR PRIMARY KEY,
+        username VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        expires_at TIMESTAMP NOT NULL,
+        revoked_at TIMESTAMP
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -520,6 +542,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "transcripts and transcript_draws: failure review", _V7),
     Migration(8, "evidence rounds: evidence_assignments, unsettled questions, frozen_evidence", _V8),
     Migration(9, "current_evidence.author; retired questions leave the unsettled set", _V9),
+    Migration(10, "label_receipts (idempotent labels) and sign_in_sessions", _V10),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
