@@ -83,7 +83,7 @@ def test_broken_label_notice_shows_only_labels_the_viewer_may_see(team, tmp_path
 
     everything = "\n".join(versioning.live_problems(s, u["lead"]))
     assert "query e1 evidence" in everything and "VPN-ERR-0417 means" in everything and "by ann" in everything and "by bob" in everything
-    assert "\n".join(versioning.live_problems(s, u["eve"])) == everything  # engineers fix them before a freeze
+    assert sorted(versioning.live_problems(s, u["eve"])) == sorted(everything.split("\n"))  # engineers fix them
     bob = "\n".join(versioning.live_problems(s, u["bob"]))
     assert "e1" not in bob and "by ann" not in bob  # neither ann's unsettled quote nor her grade
     assert "judgment by bob" in bob  # his own labels he sees
