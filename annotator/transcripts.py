@@ -10,16 +10,21 @@ and date so new items can be measured apart for a release or two.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
+from annotator import labeling
 from annotator.evidence_rounds import visible_evidence
 from annotator.identity import User, require
+from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
 from annotator.transcript_sampling import Candidate, sample_failures
-from golden_store import corpus, queries
+from golden_store import corpus, label_receipts, queries
 from golden_store import transcripts as store_t
 from golden_store.errors import ValidationError
 from golden_store.jsonl import iter_objects
@@ -27,6 +32,13 @@ from golden_store.store import Store
 
 SOURCES = ("eval_run", "production_log")
 _MAX_PROBLEMS = 50
+SURFACE = "transcripts"
+# The keys of the review surface: 1-6 a system failure of that class, g grader, a ambiguous.
+KEYS = tuple((str(i), "system_failure", cls, cls.replace("_", " ")) for i, cls in
+             enumerate(store_t.FAILURE_CLASSES, 1)) + (
+    ("g", "grader_failure", None, "grader failure (the judge or the label was wrong)"),
+    ("a", "ambiguous", None, "ambiguous"))
+QUEUE_AHEAD = 4  # transcripts are long; a few ahead is enough to never wait
 
 
 def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, Any]:
@@ -190,6 +202,87 @@ def review(store: Store, user: User, item_id: str, verdict: str, failure_class: 
            note: str = "") -> None:
     require(user, Permission.REVIEW)
     store_t.record_verdict(store, item_id, verdict, failure_class, note, actor=user.username)
+
+
+# ---- the keyed review surface ------------------------------------------------------------------
+
+
+def _digest(question: str, retrieved: list, answer: str | None, judge_verdict: str | None,
+            judge_justification: str | None) -> str:
+    """Digest of what a reviewer reads: question, retrieved passages, answer, the judge."""
+    return labeling.digest(question, json.dumps(retrieved, sort_keys=True, ensure_ascii=False), answer or "",
+                           judge_verdict or "", judge_justification or "")
+
+
+def card(t: dict) -> dict[str, Any]:
+    """One transcript (as :func:`transcript` returns it) as the labeling surface paints it."""
+    raw_retrieved = [{k: v for k, v in p.items() if k not in ("segments", "has_evidence")} for p in t["retrieved"]]
+    blocks = [{"heading": f"[{i}] {p.get('doc_id') or '?'}" + (" · contains evidence" if p["has_evidence"] else ""),
+               "segments": [[text, "evidence" if hit else "plain"] for text, hit in p["segments"]]}
+              for i, p in enumerate(t["retrieved"], 1)]
+    if not blocks:
+        blocks = [{"heading": "Retrieved passages", "segments": [["Nothing was retrieved.", "plain"]]}]
+    blocks.append({"heading": "Answer", "segments": [[t["answer"] or "(no answer)", "plain"]]})
+    blocks.append({"heading": f"Judge · verdict: {t['judge_verdict'] or '-'}",
+                   "segments": [[t["judge_justification"] or "", "plain"]]})
+    metrics = ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in t["metrics"].items())
+    return {"item": {"item_id": t["item_id"]},
+            "digest": _digest(t["question"], raw_retrieved, t["answer"], t["judge_verdict"], t["judge_justification"]),
+            "title": t["question"],
+            "meta": f"{t['item_id']} · {t['stratum']} · {t['source']}"
+                    + (f" · trace {t['trace_id']}" if t["trace_id"] else "")
+                    + ("" if t["in_golden_set"] else " · not in the golden set") + f" · metrics {metrics}",
+            "blocks": blocks}
+
+
+def review_cards(store: Store, user: User, n: int = QUEUE_AHEAD) -> list[dict[str, Any]]:
+    """The reviewer's next transcripts to review, ready to paint."""
+    require(user, Permission.REVIEW)
+    return [card(transcript(store, user, it)) for it in store_t.review_queue(store, user.username, n)]
+
+
+def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
+    """The review surface's rules for one verdict, inside its transaction."""
+    require(user, Permission.REVIEW)
+    item_id = label.item.get("item_id")
+    if not isinstance(item_id, str):
+        raise LabelRefused("Not saved: the verdict does not name its transcript.")
+    if label.action == "undo":
+        target = label_receipts.written_by(cur, label.target, user.username)
+        if target is None:
+            raise LabelRefused("Nothing to undo: that verdict was never saved.")
+        if store_t.latest_verdict_event_tx(cur, target[1].get("item_id", "")) != target[0]:
+            raise LabelRefused(f"Not undone: the verdict on {target[1].get('item_id')} changed since.")
+        return store_t.review_tx(cur, target[1]["item_id"], store_t.WITHDRAWN, None, "undo", user.username)
+    if label.action not in store_t.VERDICTS:
+        raise LabelRefused(f"Not saved: {label.action!r} is not a review verdict.")
+    content = store_t.content_tx(cur, item_id)
+    if content is None:
+        raise LabelRefused(f"Not saved: there is no transcript {item_id}.")
+    if not content["drawn"]:
+        raise LabelRefused(f"Not saved: {item_id} was never drawn for review.")
+    if _digest(content["question"], content["retrieved"], content["answer"], content["judge_verdict"],
+               content["judge_justification"]) != label.digest:
+        raise LabelRefused(f"Not saved: {item_id} is not the transcript that was on screen.")
+    return store_t.review_tx(cur, item_id, label.action, label.value, label.note, user.username)
+
+
+def submit(store: Store, user: User | None, raw_labels: object) -> list[Ack]:
+    """Write the verdicts the review surface sent (each bound to the transcript shown)."""
+    return labeling.submit(store, user, SURFACE, raw_labels, _write, Permission.REVIEW)
+
+
+def to_add(store: Store, user: User) -> list[dict]:
+    """Transcripts the reviewer judged system failures on questions the golden set lacks."""
+    require(user, Permission.REVIEW)
+    return [{k: f[k] for k in ("item_id", "question", "stratum", "source")}
+            for f in store_t.failures(store) if f["verdict"] == "system_failure" and not f["in_golden_set"]]
+
+
+def my_reviewed(store: Store, user: User) -> list[dict]:
+    """The reviewer's drawn transcripts that have a verdict, with it (for looking back)."""
+    require(user, Permission.REVIEW)
+    return store_t.reviewed_in_draws(store, user.username)
 
 
 def strata(store: Store, user: User) -> set[str]:

@@ -14,16 +14,15 @@ from annotator import transcripts
 from annotator.roles import Permission
 from app_pages._shared import (
     attempt,
+    current_user,
     flash,
-    marked,
     md_escape,
     progress_callback,
     require_page,
     show_flash,
     store,
-    succeeded,
 )
-from golden_store.transcripts import FAILURE_CLASSES
+from app_pages.labeling_surface import labeling_surface
 
 user = require_page(Permission.VIEW_STORE)
 if not (user.can(Permission.REVIEW) or user.can(Permission.IMPORT_RUNS)):
@@ -72,67 +71,35 @@ if c3.button("Draw failures to review", type="primary", key="tr_draw"):
         flash(f"Drew {len(did[1])} failure(s) ({did[0]})." if did[1] else "No unreviewed failure left to draw.")
         st.rerun()
 
-sample = transcripts.latest_draw(s, user)
-if not sample:
+cards = transcripts.review_cards(s, user)
+if not cards and not transcripts.latest_draw(s, user):
     st.caption("Draw a sample: failures across strata and failure types, none you reviewed already.")
     st.stop()
-todo = [t for t in sample if not t["verdict"]]
-st.progress(1 - len(todo) / len(sample), text=f"{len(sample) - len(todo)} / {len(sample)} reviewed in this sample")
-ids = [t["item_id"] for t in sample]
-default = ids.index(todo[0]["item_id"]) if todo else 0
-pick = st.selectbox("Transcript", range(len(ids)), index=default, key=f"tr_pick_{ids[0]}",
-                    format_func=lambda i: f"{sample[i]['stratum']} · {ids[i]}"
-                                          + (f" · {sample[i]['verdict']}" if sample[i]["verdict"] else ""))
-t = sample[pick]
+st.caption("Keys: **1-6** system failure of that class · **g** grader failure (the judge or the label was wrong) · "
+           "**a** ambiguous · **Backspace/z** undo · **?** all keys. Each verdict is bound to the transcript on screen.")
+labeling_surface(
+    key="transcript_surface", surface=transcripts.SURFACE, actor=user.username, cards=cards, keys=transcripts.KEYS,
+    submit=lambda labels: transcripts.submit(store(), current_user(), labels),
+    exhausted=len(cards) < transcripts.QUEUE_AHEAD,
+    empty="Every transcript you drew is reviewed: draw another sample.")
 
-st.subheader(md_escape(t["question"]), anchor=False)
-st.caption(f"{md_escape(t['item_id'])} · {md_escape(t['stratum'])} · {t['source']}"
-           + (f" · trace {md_escape(t['trace_id'])}" if t["trace_id"] else "")
-           + ("" if t["in_golden_set"] else " · not in the golden set")
-           + " · metrics " + md_escape(", ".join(f"{k} {v:g}" for k, v in t["metrics"].items())))
-left, right = st.columns(2)
-with left:
-    st.write("**Retrieved passages** (known evidence highlighted)")
-    for i, p in enumerate(t["retrieved"], 1):
-        with st.container(border=True):
-            st.caption(f"[{i}] {md_escape(p.get('doc_id') or '?')}" + (" · contains evidence" if p["has_evidence"] else ""))
-            st.markdown(marked(p["segments"], "green-background"))
-    if not t["retrieved"]:
-        st.caption("Nothing was retrieved.")
-with right:
-    st.write("**Answer**")
-    st.text(t["answer"] or "(no answer)")
-    st.write("**Judge**")
-    st.write(f"verdict: `{md_escape(t['judge_verdict'] or '-')}`")
-    st.text(t["judge_justification"] or "")
-
-note = st.text_input("Note", key=f"tr_note_{t['item_id']}")
-st.caption("System failure: " + " · ".join(f"**{i}** {c.replace('_', ' ')}" for i, c in enumerate(FAILURE_CLASSES, 1))
-           + " · **g** grader failure (the judge or the label was wrong) · **a** ambiguous")
-cols = st.columns(len(FAILURE_CLASSES) + 2)
-for i, cls in enumerate(FAILURE_CLASSES, 1):
-    if cols[i - 1].button(cls.replace("_", " "), key=f"tr_sys_{cls}", shortcut=str(i), width="stretch") and succeeded(
-            lambda cls=cls: transcripts.review(s, user, t["item_id"], "system_failure", cls, note)):
-        flash(f"{t['item_id']}: system failure ({cls}).")
-        st.rerun()
-if cols[-2].button("grader failure", key="tr_grader", shortcut="g", width="stretch") and succeeded(
-        lambda: transcripts.review(s, user, t["item_id"], "grader_failure", None, note)):
-    flash(f"{t['item_id']}: grader failure; it is in the lead's adjudication queue.")
-    st.rerun()
-if cols[-1].button("ambiguous", key="tr_ambiguous", shortcut="a", width="stretch") and succeeded(
-        lambda: transcripts.review(s, user, t["item_id"], "ambiguous", None, note)):
-    flash(f"{t['item_id']}: ambiguous.")
-    st.rerun()
-
-if t["verdict"] == "system_failure" and not t["in_golden_set"]:
+missing = transcripts.to_add(s, user)
+if missing:
     with st.container(border=True):
-        st.write("This question is not in the golden set yet.")
-        strata = transcripts.strata(s, user)
+        st.write(f"**{len(missing)} reviewed system failure(s) on questions not in the golden set yet**")
+        pick = st.selectbox("Transcript", range(len(missing)), key="tr_add_pick",
+                            format_func=lambda i: f"{missing[i]['item_id']} · {missing[i]['question'][:80]}")
+        t = missing[pick]
+        strata = sorted(transcripts.strata(s, user))
         cur = t["stratum"] if t["stratum"] in strata else None
-        stratum = st.selectbox("Stratum", sorted(strata), index=sorted(strata).index(cur) if cur else 0,
-                               key=f"tr_stratum_{t['item_id']}")
+        stratum = st.selectbox("Stratum", strata, index=strata.index(cur) if cur else 0, key="tr_add_stratum")
         if st.button("Add to the golden set", key="tr_add"):
             qid = attempt(lambda: transcripts.add_to_golden_set(s, user, t["item_id"], stratum))
             if qid:
                 flash(f"Added {qid} ({t['source']}, dated today): it waits in the evidence queue.")
                 st.rerun()
+
+reviewed = transcripts.my_reviewed(s, user)
+if reviewed:
+    with st.expander(f"Reviewed in my samples ({len(reviewed)})"):
+        st.dataframe(pd.DataFrame(reviewed), hide_index=True, width="stretch")

@@ -17,6 +17,7 @@ from golden_store.store import Store, utcnow
 KIND = "transcript"
 RESOLUTION = "grader_failure_resolution"
 VERDICTS = ("system_failure", "grader_failure", "ambiguous")
+WITHDRAWN = "withdrawn"  # a reviewer's undo: the transcript is unreviewed again
 FAILURE_CLASSES = ("retrieval_miss", "ranking", "generation_unfaithful", "incomplete", "over_answering",
                    "over_refusal")
 RESOLUTIONS = ("label_fixed", "judge_fixed", "reviewer_wrong")
@@ -66,6 +67,7 @@ def _with_review(where: str = "TRUE") -> str:
         "v.note AS review_note, v.actor AS reviewer "
         "FROM transcripts t LEFT JOIN queries q USING (query_id) "
         "LEFT JOIN v ON v.item_id = t.run_id || '|' || t.query_id || '|' || t.trial AND v.rn = 1 "
+        f"AND v.value <> '{WITHDRAWN}' "
         f"WHERE {where}")
 
 
@@ -112,26 +114,68 @@ def latest_draw(store: Store, actor: str) -> str | None:
 
 
 def _verdict_tx(cur: duckdb.DuckDBPyConnection, kind: str, item_id: str, value: str, detail: str | None,
-                note: str | None, actor: str) -> None:
+                note: str | None, actor: str) -> int:
     """Append a verdict event on an existing transcript (its query id recorded with it)."""
     row = cur.execute("SELECT query_id FROM transcripts WHERE run_id || '|' || query_id || '|' || trial = ?",
                       [item_id]).fetchone()
     if row is None:
         raise NotFoundError(f"No transcript {item_id!r}.")
-    cur.execute("INSERT INTO verdict_events (kind, item_id, query_id, value, detail, note, actor, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [kind, item_id, row[0], value, detail, note or None, actor, utcnow()])
+    return cur.execute(
+        "INSERT INTO verdict_events (kind, item_id, query_id, value, detail, note, actor, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
+        [kind, item_id, row[0], value, detail, note or None, actor, utcnow()]).fetchone()[0]
+
+
+def review_tx(cur: duckdb.DuckDBPyConnection, item_id: str, verdict: str, failure_class: str | None,
+              note: str | None, actor: str) -> int:
+    """Append a reviewer's verdict (or WITHDRAWN) inside the caller's transaction."""
+    if verdict not in VERDICTS + (WITHDRAWN,):
+        raise ValidationError(f"A review verdict is one of {', '.join(VERDICTS)}, not {verdict!r}.")
+    if verdict == "system_failure" and failure_class not in FAILURE_CLASSES:
+        raise ValidationError(f"A system failure needs its class: one of {', '.join(FAILURE_CLASSES)}.")
+    return _verdict_tx(cur, KIND, item_id, verdict, failure_class if verdict == "system_failure" else None, note,
+                       actor)
+
+
+def content_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> dict | None:
+    """What a reviewer reads of a transcript, as it stands now, and whether it was ever drawn
+    for review (None if there is no such transcript)."""
+    row = cur.execute(
+        "SELECT question, retrieved, answer, judge_verdict, judge_justification, "
+        "EXISTS (SELECT 1 FROM transcript_draws d WHERE d.item_id = ?) FROM transcripts "
+        "WHERE run_id || '|' || query_id || '|' || trial = ?", [item_id, item_id]).fetchone()
+    if row is None:
+        return None
+    return {"question": row[0], "retrieved": json.loads(row[1] or "[]"), "answer": row[2],
+            "judge_verdict": row[3], "judge_justification": row[4], "drawn": bool(row[5])}
+
+
+def latest_verdict_event_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> int | None:
+    return cur.execute("SELECT max(event_id) FROM verdict_events WHERE kind = ? AND item_id = ?",
+                       [KIND, item_id]).fetchone()[0]
+
+
+def reviewed_in_draws(store: Store, actor: str) -> list[dict]:
+    return store.read_dicts(
+        f"SELECT t.item_id, t.stratum, t.verdict, t.failure_class, t.reviewer, t.review_note FROM ({_with_review()}) t "
+        "WHERE t.verdict IS NOT NULL AND t.item_id IN (SELECT item_id FROM transcript_draws WHERE actor = ?) "
+        "ORDER BY t.item_id", [actor])
+
+
+def review_queue(store: Store, actor: str, limit: int) -> list[str]:
+    """The reviewer's transcripts still to review, from every sample they drew (oldest draw
+    first, in drawn order): an earlier sample's item stays reachable."""
+    return [r[0] for r in store.read(
+        f"SELECT d.item_id FROM transcript_draws d JOIN ({_with_review()}) t USING (item_id) "
+        "WHERE d.actor = ? AND t.verdict IS NULL "
+        "GROUP BY d.item_id ORDER BY min(d.created_at), min(d.draw_id), min(d.position) LIMIT ?", [actor, limit])]
 
 
 def record_verdict(store: Store, item_id: str, verdict: str, failure_class: str | None, note: str | None, *,
                    actor: str) -> None:
     if verdict not in VERDICTS:
         raise ValidationError(f"A review verdict is one of {', '.join(VERDICTS)}, not {verdict!r}.")
-    if verdict == "system_failure" and failure_class not in FAILURE_CLASSES:
-        raise ValidationError(f"A system failure needs its class: one of {', '.join(FAILURE_CLASSES)}.")
-    if verdict != "system_failure":
-        failure_class = None
-
-    store.write(lambda cur: _verdict_tx(cur, KIND, item_id, verdict, failure_class, note, actor))
+    store.write(lambda cur: review_tx(cur, item_id, verdict, failure_class, note, actor))
 
 
 def questioned(store: Store) -> list[dict]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
 from annotator import context, demo, identity
 from golden_store.queries import get_query
@@ -372,16 +375,20 @@ def test_judging_is_blind_grades_are_events_and_corrections_are_new_events(accou
     at.switch_page("app_pages/judge.py").run()
     assert not at.exception
     assert "secret-system-name" not in _everything_rendered(at)
-    first = at.subheader[0].value
-    at.button(key="grade_2").click().run()
-    assert not at.exception and "secret-system-name" not in _everything_rendered(at)
+    items = cards(at, "judge_surface")
+    assert len(items) == 3 and "secret-system-name" not in json.dumps(surface_data(at, "judge_surface"))
+    first = items[0]
+    acks = send(at, "judge_surface", [label_for(first, "annotator", "grade", 2)])
+    assert [a["status"] for a in acks.values()] == ["saved"]
+    assert "secret-system-name" not in _everything_rendered(at)
     rows = accounts.read("SELECT query_id, op, grade, rubric_version, doc_sha256 IS NOT NULL FROM grade_events "
                          "WHERE actor = 'annotator'")
-    assert len(rows) == 1 and rows[0][1:] == ("grade", 2, 1, True)
-    at.button(key="judge_skip").click().run()
-    at.button(key="judge_unsure").click().run()
+    assert rows == [(first["item"]["query_id"], "grade", 2, 1, True)]
+    rest = cards(at, "judge_surface")
+    assert first["uid"] not in {c["uid"] for c in rest} and len(rest) == 2
+    send(at, "judge_surface", [label_for(rest[0], "annotator", "skip"), label_for(rest[1], "annotator", "unsure")])
     assert accounts.read_one("SELECT count(*) FROM grade_events WHERE actor = 'annotator'")[0] == 3
-    assert any("Nothing left in your queue" in plain(s.value) for s in at.success)
+    assert cards(at, "judge_surface") == [] and surface_data(at, "judge_surface")["exhausted"]
     # correct the first judgment: a new event, the old one stays
     at.selectbox(key="fix_pick").set_value(2).run()
     at.radio(key="fix_grade").set_value(3).run()
@@ -389,7 +396,6 @@ def test_judging_is_blind_grades_are_events_and_corrections_are_new_events(accou
     assert not at.exception
     grades = accounts.read("SELECT grade FROM grade_events WHERE actor = 'annotator' AND op = 'grade' ORDER BY event_id")
     assert grades == [(2,), (3,)]
-    assert first  # the first item shown had a question
 
 
 def test_each_annotator_has_their_own_order(accounts, tmp_path):

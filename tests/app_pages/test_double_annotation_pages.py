@@ -11,6 +11,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from annotator import context, demo, identity, runs_import
+from tests.app_pages.surface import cards, label_for, send
 from tests.conftest import plain
 from tests.app_pages.test_app_roles import _everything_rendered, app_as
 
@@ -34,16 +35,16 @@ def team(tmp_path):
 
 
 def _grade_all(username: str, grade_for) -> list[tuple]:
-    """Grade the user's whole queue on the Judge page; returns what was shown, in order."""
+    """Grade the user's whole queue on the Judge page, one label a send as keys would;
+    returns what was shown (each card's meta line), in order."""
     at = app_as(username)
     at.switch_page("app_pages/judge.py").run()
     shown = []
-    while not any("Nothing left in your queue" in plain(s.value) for s in at.success):
-        cap = next(c.value for c in at.caption if " · passage from " in c.value)
+    while items := cards(at, "judge_surface"):
+        cap = items[0]["meta"]
         shown.append(cap)
-        at.text_input[0].input(f"{username.upper()}-NOTE")
-        at.button(key=f"grade_{grade_for(cap, len(shown))}").click().run()
-        assert not at.exception
+        label = label_for(items[0], username, "grade", grade_for(cap, len(shown)), note=f"{username.upper()}-NOTE")
+        assert send(at, "judge_surface", [label])[label["id"]]["status"] == "saved"
     return shown
 
 

@@ -1,6 +1,6 @@
 """The Transcripts page in the real app (AppTest): an engineer imports with the uploader, a
 reviewer draws a sample, reads a transcript whose text carries HTML and script (shown as
-text), records verdicts with the buttons, adds a production-log failure to the golden set,
+text), records verdicts through the labeling surface, adds a production-log failure to the golden set,
 and the lead finds the grader failure on the Adjudication page and resolves it."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from annotator import context, demo, identity
+from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
 from tests.annotator.test_transcripts import _record
 from tests.app_pages.test_app_roles import _everything_rendered, app_as
@@ -30,28 +31,29 @@ def test_review_flow_escaping_flywheel_and_adjudication():
     eng.file_uploader(key="tr_file").upload("t.jsonl", data, "application/json").run()
     eng.button(key="tr_import").click().run()
     assert not eng.exception and any("Imported 2 transcript(s)" in plain(m.value) for m in eng.success)
-    assert not any(b.key and b.key.startswith("tr_sys_") for b in eng.button)  # engineers do not review
+    assert not eng.get("bidi_component")  # engineers do not review
 
     rev = app_as("reviewer")
     rev.switch_page("app_pages/transcripts.py").run()
     rev.number_input(key="tr_n").set_value(2)
     rev.button(key="tr_draw").click().run()
     assert any("Drew 2 failure(s)" in plain(m.value) for m in rev.success)
-    # escaped: the script and img tags are text, never markup
-    shown = _everything_rendered(rev)
-    assert "<img src=x onerror=alert(1)>" in shown  # in st.text, verbatim
-    assert any("\\<script\\>" in m.value for m in rev.markdown)  # markdown-escaped in the passage
-    assert not any("<script>" in m.value for m in rev.markdown)
-    pick_key = next(sb.key for sb in rev.selectbox if sb.key.startswith("tr_pick_"))
-    order = [r[0] for r in store.read("SELECT item_id FROM transcript_draws WHERE draw_id = 'd1' ORDER BY position")]
-    items = {item: i for i, item in enumerate(order)}
-    rev.selectbox(key=pick_key).set_value(items["run-7|q001|0"]).run()
-    rev.button(key="tr_grader").click().run()
-    assert any("grader failure" in plain(m.value) for m in rev.success)
-    rev.selectbox(key=pick_key).set_value(items["run-7|pl-9|0"]).run()
-    rev.button(key="tr_sys_incomplete").click().run()
-    assert any("system failure (incomplete)" in plain(m.value) for m in rev.success)
-    rev.selectbox(key=pick_key).set_value(items["run-7|pl-9|0"]).run()
+    # the surface gets plain text (the browser sets it with textContent, never as HTML)
+    items = {c["item"]["item_id"]: c for c in cards(rev, "transcript_surface")}
+    assert set(items) == {"run-7|q001|0", "run-7|pl-9|0"}
+    texts = json.dumps(surface_data(rev, "transcript_surface"))
+    assert "<img src=x onerror=alert(1)>" in texts and "<script>" in texts
+    grader = label_for(items["run-7|q001|0"], "reviewer", "grader_failure")
+    system = label_for(items["run-7|pl-9|0"], "reviewer", "system_failure", "incomplete")
+    acks = send(rev, "transcript_surface", [grader, system])
+    assert [acks[grader["id"]]["status"], acks[system["id"]]["status"]] == ["saved", "saved"]
+    assert cards(rev, "transcript_surface") == []
+    assert sorted(store.read("SELECT item_id, value, detail FROM verdict_events WHERE kind = 'transcript'")) == [
+        ("run-7|pl-9|0", "system_failure", "incomplete"), ("run-7|q001|0", "grader_failure", None)]
+    # the same labels again (a browser that did not hear back re-sends): nothing more is written
+    again = send(rev, "transcript_surface", [grader, system])
+    assert {a["status"] for a in again.values()} <= {"saved", "duplicate"}
+    assert store.read_one("SELECT count(*) FROM verdict_events WHERE kind = 'transcript'")[0] == 2
     rev.button(key="tr_add").click().run()
     assert any("Added pl-9" in plain(m.value) for m in rev.success)
     assert store.read_one("SELECT source, stratum FROM queries WHERE query_id = 'pl-9'") == (
