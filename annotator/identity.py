@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from annotator.roles import Permission, PermissionDenied, Role, parse_roles, permissions_of
+from golden_store import sign_in_sessions
 from golden_store import users as user_rows
 from golden_store.errors import GoldenError, ValidationError
 from golden_store.store import Store
@@ -199,6 +200,7 @@ def set_password(store: Store, actor: User, username: str, password: str) -> Non
         require(actor, Permission.MANAGE_USERS)
     _check_new_password(password)
     user_rows.update_user(store, username, password_hash=hash_password(password))
+    sign_in_sessions.revoke_all(store, username)  # a new password signs out every browser
 
 
 def set_disabled(store: Store, actor: User, username: str, disabled: bool) -> None:
@@ -206,6 +208,8 @@ def set_disabled(store: Store, actor: User, username: str, disabled: bool) -> No
     if username == actor.username and disabled:
         raise ValidationError("You cannot disable your own account.")
     user_rows.update_user(store, username, disabled=disabled)
+    if disabled:
+        sign_in_sessions.revoke_all(store, username)
 
 
 def list_users(store: Store, actor: User) -> list[dict]:

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from annotator import context, identity
+from annotator import context, identity, sessions
 from annotator.identity import User
 from annotator.roles import Permission, PermissionDenied
 from golden_store.errors import GoldenError, ValidationError
@@ -56,11 +56,25 @@ def current_user() -> User | None:
         return identity.LOCAL_USER
     if mode == "oidc":
         return identity.user_for_oidc(store(), st.user.get("email")) if oidc_signed_in() else None
-    name = st.session_state.get("username")
-    user = identity.get_user(store(), name) if name else None
-    if name and user is None:  # account disabled or removed since sign-in
+    token = st.session_state.get("session_token")
+    if token is None:  # a refresh or a deep link: the browser's cookie finds the session again
+        from app_pages.session_cookie import browser_token
+
+        token = browser_token()
+    user = sessions.user_for(store(), token)
+    if user is None:  # signed out, expired, revoked, or the account was disabled
         st.session_state.pop("username", None)
+        st.session_state.pop("session_token", None)
+        return None
+    st.session_state["username"] = user.username
+    st.session_state["session_token"] = token
     return user
+
+
+def sign_out() -> None:
+    """End this browser's session on the server (the cookie is cleared on the next run)."""
+    sessions.end(store(), st.session_state.pop("session_token", None))
+    st.session_state.pop("username", None)
 
 
 def require_page(perm: Permission) -> User:

@@ -9,13 +9,15 @@ annotator layer checks again on every write: the navigation list is a convenienc
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlparse
 
 import streamlit as st
 
 from annotator import context
 from annotator.roles import Permission
 from golden_store.errors import GoldenError
-from app_pages._shared import auth_mode, current_user, md_escape, oidc_signed_in
+from app_pages._shared import auth_mode, current_user, md_escape, oidc_signed_in, sign_out
+from app_pages.session_cookie import sync_cookie
 
 PAGES = Path(__file__).resolve().parent
 
@@ -82,12 +84,31 @@ def main() -> None:
             elif mode == "oidc":
                 st.button("Sign out", on_click=st.logout)
             elif st.button("Sign out"):
-                st.session_state.pop("username", None)
+                sign_out()
                 st.rerun()
         # A real button on every page: besides re-reading the store, it makes the browser load
         # the button component at start-up, so on the Judge page the grade keys are bound as
         # soon as the item shows (without it the first key pressed there could be lost).
         st.button("Refresh", key="sidebar_refresh", help="Re-read the store (other people's changes)")
         st.caption(f"Store: {md_escape(store.path)}")
+        if mode == "accounts":
+            sync_cookie(st.session_state.get("session_token"))
 
-    st.navigation(pages).run()
+    if user is None:  # remember a deep link, to open it once the person has signed in
+        st.session_state.setdefault("_wanted_page", _requested_page())
+    current = st.navigation(pages)
+    wanted = st.session_state.pop("_wanted_page", None) if user is not None else None
+    target = next((p for p in pages if wanted and p.url_path == wanted), None)
+    if target is not None and target.url_path != current.url_path:
+        st.switch_page(target)
+    current.run()
+
+
+def _requested_page() -> str | None:
+    """The page named in the address the browser opened (``/judge`` -> ``judge``)."""
+    try:
+        path = urlparse(st.context.url or "").path
+    except Exception:  # no browser behind this run
+        return None
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    return last or None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from annotator import identity
+from annotator import identity, sessions
 from app_pages._shared import auth_mode, store
 
 st.title("Golden-set studio")
@@ -15,8 +15,8 @@ if auth_mode() == "oidc":
 
 st.subheader("Sign in")
 with st.form("sign_in"):
-    username = st.text_input("Username")
-    password = st.text_input("Password", type="password")
+    username = st.text_input("Username", autocomplete="username")
+    password = st.text_input("Password", type="password", autocomplete="current-password")
     submitted = st.form_submit_button("Sign in", type="primary")
 if submitted:
     user = identity.authenticate(store(), username, password)
@@ -24,4 +24,5 @@ if submitted:
         st.error("Unknown username or wrong password (or the account is disabled).")
     else:
         st.session_state["username"] = user.username
+        st.session_state["session_token"] = sessions.start(store(), user)
         st.rerun()

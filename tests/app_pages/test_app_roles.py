@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
-from annotator import context, demo, identity
+from annotator import context, demo, identity, sessions
 from golden_store.queries import get_query
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -53,10 +53,18 @@ def accounts():
     return store
 
 
+def signed_in(at: AppTest, username: str) -> AppTest:
+    """Sign ``username`` in as the sign-in page does: a server-side session and its token."""
+    store = context.get_store()
+    at.session_state["username"] = username
+    at.session_state["session_token"] = sessions.start(store, identity.get_user(store, username))
+    return at
+
+
 def app_as(username: str | None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     if username:
-        at.session_state["username"] = username
+        signed_in(at, username)
     return at.run()
 
 
@@ -93,8 +101,7 @@ def test_pages_refuse_a_role_even_when_reached_directly(accounts, role):
         if name in VISIBLE[role]:
             continue
         at = AppTest.from_file(str(Path(APP).parent / path), default_timeout=60)
-        at.session_state["username"] = role
-        at.run()
+        signed_in(at, role).run()
         assert not at.exception
         assert any("do not have access" in e.value for e in at.error), (role, name)
         assert not at.button and not at.text_input and not at.dataframe

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from annotator import context, corpus_import, demo, evidence_authoring as ea, evidence_rounds, identity, runs_import
 from golden_store import judging, queries
-from tests.app_pages.test_app_roles import APP, _everything_rendered, app_as
+from tests.app_pages.test_app_roles import signed_in, APP, _everything_rendered, app_as
 
 PASSWORD = "0123456789"
 QUOTE = "VPN-ERR-0417 means the device certificate on your laptop has expired"
@@ -68,6 +68,5 @@ def test_second_annotator_sees_no_colleagues_quote_pending_count_or_coverage(tea
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         app_as("bob").switch_page("app_pages/pool.py")
     direct = AppTest.from_file(str(Path(APP).parent / "app_pages/pool.py"), default_timeout=60)
-    direct.session_state["username"] = "bob"
-    direct.run()
+    signed_in(direct, "bob").run()
     assert not direct.exception and not direct.dataframe and "judged@10" not in _shown(direct)
