@@ -21,7 +21,7 @@ from annotator import llm
 from annotator.held_out import HeldOut
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import calibrations, llm_log
+from golden_store import calibrations, llm_log, textin
 from golden_store.canonical import canonical_text
 from golden_store.errors import ValidationError
 from golden_store.jsonl import iter_objects
@@ -65,18 +65,18 @@ def load_upload(name: str, data: bytes) -> pd.DataFrame:
     ``judge_label`` and/or ``judge_p`` (probability of FAIL), optionally ``stratum``,
     ``length``, ``question``, ``text`` (to run a Claude judge on it), ``winner_ab`` and
     ``winner_ba`` (pairwise runs in both orders). Every problem names its line."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValidationError(f"{name}: not UTF-8 (byte {exc.start}).") from None
+    text = textin.decode(name, data)  # the importers' one text rule
     problems: list[str] = []
     if name.lower().endswith((".jsonl", ".json")):
         rows = [(line, obj) for line, obj in iter_objects(name, text, problems)]
     else:
+        if not text.strip():
+            raise ValidationError(f"{name}: the file is empty (expected a header row: item_id, human_label, "
+                                  "judge_label and/or judge_p).")
         try:
             frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-        except pd.errors.ParserError as exc:
-            raise ValidationError(f"{name}: not a readable CSV ({exc}).") from None
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+            raise ValidationError(f"{name}: not a readable CSV ({textin.shown(str(exc), 200)}).") from None
         rows = [(i + 2, rec) for i, rec in enumerate(frame.to_dict("records"))]  # line 1 is the header
     out, seen = [], set()
     for line, obj in rows:
@@ -86,20 +86,29 @@ def load_upload(name: str, data: bytes) -> pd.DataFrame:
             if not item:
                 raise ValueError(f"{where}: item_id is missing")
             if item in seen:
-                raise ValueError(f"{where}: item_id {item!r} appears twice")
+                raise ValueError(f"{where}: item_id {textin.shown(item)} appears twice")
             seen.add(item)
             human = _label(obj.get("human_label"), f"{where} human_label", ("pass", "fail"))
             if human is None:
                 raise ValueError(f"{where}: human_label is missing (pass or fail)")
             judge = _label(obj.get("judge_label"), f"{where} judge_label", ("pass", "fail", "insufficient"))
             p_raw = obj.get("judge_p")
-            p = None if p_raw in (None, "") else float(p_raw)
+            try:
+                p = None if p_raw in (None, "") else textin.parse_finite(p_raw)
+            except ValueError:
+                p = math.nan
             if p is not None and not 0 <= p <= 1:
-                raise ValueError(f"{where}: judge_p {p_raw!r} is not a probability in [0, 1]")
+                raise ValueError(f"{where}: judge_p {textin.shown(p_raw)} is not a probability in [0, 1]")
             length_raw = obj.get("length")
+            try:
+                length = None if length_raw in (None, "") else textin.parse_finite(length_raw)
+            except ValueError:
+                length = -1.0
+            if length is not None and not 0 <= length < 2**53:
+                raise ValueError(f"{where}: length {textin.shown(length_raw)} is not a number of characters")
             out.append({"item_id": item, "human_label": human, "judge_label": judge, "judge_p": p,
                         "stratum": str(obj.get("stratum") or "") or None,
-                        "length": None if length_raw in (None, "") else int(float(length_raw)),
+                        "length": None if length is None else int(length),
                         "question": obj.get("question") or None, "text": obj.get("text") or None,
                         "held_out": False,
                         "winner_ab": obj.get("winner_ab") or None, "winner_ba": obj.get("winner_ba") or None})
@@ -142,7 +151,12 @@ def store_set(store: Store, user: User, kind: Literal["relevance", "nuggets"] = 
 
 
 def rubric_sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError(f"The rubric holds an invalid character (a lone surrogate, U+{ord(text[exc.start]):04X}, "
+                              f"at character {exc.start + 1}); delete it and try again.") from None
+    return hashlib.sha256(data).hexdigest()
 
 
 # ---- a Claude judge on the set -------------------------------------------------------------------
@@ -172,6 +186,7 @@ def run_claude_judge(store: Store, user: User, df: pd.DataFrame, rubric: str = D
     require(user, Permission.RUN_ROUNDS)
     run = JudgeRun()
     guard = HeldOut.of(store)  # contamination (§3.8): checked before any request is built
+    rubric_sha(rubric)  # a rubric that is not valid text is refused before anything else
     if hit := guard.text_in(rubric):
         raise llm.LLMRefused(f"The rubric contains the text of held-out question {hit}; held-out questions are never "
                              "sent to a hosted model. Take it out of the rubric.")

@@ -133,8 +133,14 @@ def cmd_strata_list(args: argparse.Namespace) -> int:
 
 
 def cmd_freeze(args: argparse.Namespace) -> int:
-    res = versioning.freeze(_store(args), identity.cli_user(), args.name, note=args.note or "",
-                            hit_rule=args.hit_rule, progress=_Progress("freezing"))
+    if args.sign:
+        from annotator import signing
+
+        res = signing.freeze_signed(_store(args), identity.cli_user(), args.name, args.sign, note=args.note or "",
+                                    hit_rule=args.hit_rule, progress=_Progress("freezing"))
+    else:
+        res = versioning.freeze(_store(args), identity.cli_user(), args.name, note=args.note or "",
+                                hit_rule=args.hit_rule, progress=_Progress("freezing"))
     m = res.manifest
     if args.json:
         from golden_store.versions import thaw
@@ -142,7 +148,21 @@ def cmd_freeze(args: argparse.Namespace) -> int:
         _print_json({"name": res.name, "path": str(res.path), "manifest": thaw(m)})
     else:
         print(f"Frozen {res.name} at {res.path}: {m['n_queries']} queries, {m['n_spans']} spans, "
-              f"{m['n_judgments']} judgments; content_digest {m['content_digest']}")
+              f"{m['n_judgments']} judgments; content_digest {m['content_digest']}"
+              + ("; signed" if args.sign else ""))
+    return 0
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from annotator import signing
+
+    priv, pub, text = signing.keygen(args.path)
+    if args.json:
+        _print_json({"private_key": str(priv), "public_key_file": str(pub), "public_key": text})
+    else:
+        print(f"Private key: {priv} (keep it secret; sign with: golden freeze NAME --sign {priv})\n"
+              f"Public key:  {pub}\n  {text}\n"
+              f"Verify with: GOLDEN_VERIFY_KEY={pub} golden verify NAME  (or golden verify NAME --key {pub})")
     return 0
 
 
@@ -157,8 +177,8 @@ def cmd_versions(args: argparse.Namespace) -> int:
             if r.get("error"):
                 print(f"{r['name']:<20} ERROR {r['error']}")
             else:
-                print(f"{r['name']:<20} {r['built_at']}  {r['n_queries']:>6} queries  "
-                      f"{r['content_digest'][:19]}  {r['note'] or ''}")
+                print(f"{r['name']:<20} {r['built_at']}  {r['n_queries']!s:>6} queries  "
+                      f"{str(r['content_digest'])[:19]}  {'signed  ' if r.get('signed') else ''}{r['note'] or ''}")
     return 0
 
 
@@ -166,7 +186,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.name is None:
         return _verify_live(args)
     live, why_not = _live_corpus_digest(args)
-    rep = versioning.verify(identity.cli_user(), _vdir(args), args.name, live_corpus_digest=live)
+    if args.key:
+        from annotator import signing
+
+        rep = signing.verify(identity.cli_user(), _vdir(args), args.name, live_corpus_digest=live,
+                             verify_key=args.key)
+    else:
+        rep = versioning.verify(identity.cli_user(), _vdir(args), args.name, live_corpus_digest=live)
     if why_not and not args.json:
         print(f"note: live corpus not compared ({why_not})", file=sys.stderr)
     if args.json:
@@ -176,8 +202,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         for w in rep.warnings:
             print(f"warning: {w}", file=sys.stderr)
         if rep.ok:
-            checked = ", ".join(f"{n} {k}" for k, n in rep.checked.items())
-            print(f"{rep.name}: OK (all file hashes match; re-checked {checked})")
+            checked = ", ".join(f"{n} {k}" for k, n in rep.checked.items() if k != "signature")
+            signed = "; signature by the verify key checked" if rep.checked.get("signature") else ""
+            print(f"{rep.name}: OK (all file hashes match; re-checked {checked}{signed})")
         else:
             print(f"{rep.name}: FAILED verification", file=sys.stderr)
             for p in rep.problems:
@@ -496,6 +523,9 @@ def cmd_answers_import(args: argparse.Namespace) -> int:
 
 def cmd_transcripts_import(args: argparse.Namespace) -> int:
     from annotator import transcripts
+    from golden_store.textin import read_text
+
+    read_text(args.file)  # the importers' one text rule, with the line of a bad byte, before the import reads it
 
     n = transcripts.import_file(_store(args), identity.cli_user(), args.file, progress=_Progress("transcripts"))
     print(f"Imported {n} transcript(s).")
@@ -610,10 +640,17 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--hit-rule", default=None,
                    help="how a span maps onto a retrieved unit, recorded in the manifest: any_overlap "
                         "(default), min_overlap(0.5), contains_span")
+    f.add_argument("--sign", metavar="KEYFILE",
+                   help="sign the version with this Ed25519 private key (make one with golden keygen)")
+    kg = add("keygen", cmd_keygen, "make an Ed25519 key pair for signing frozen versions (PATH and PATH.pub)")
+    kg.add_argument("path", metavar="PATH")
     add("versions", cmd_versions, "list frozen versions")
     v = add("verify", cmd_verify, "re-hash a version and re-check it against its corpus; with no NAME, "
                                    "check the live store's labels against the current corpus")
     v.add_argument("name", nargs="?")
+    v.add_argument("--key", metavar="PUBKEY",
+                   help="trusted public key (the .pub file or its ed25519:... text): the version must be signed "
+                        "by it (default: $GOLDEN_VERIFY_KEY)")
     e = add("export", cmd_export, "export a version (TREC qrels, BEIR layout, JSONL)")
     e.add_argument("name")
     e.add_argument("--format", required=True, choices=["trec", "beir", "jsonl"])

@@ -350,22 +350,18 @@ def import_answers(store: Store, user: User, path: str, system: str, *, replace:
     """JSONL ``{"query_id", "answer"}`` per line; unknown query ids and empty answers are
     errors with their line number; all or nothing."""
     require(user, Permission.IMPORT_RUNS)
-    from pathlib import Path
-
     from golden_store.jsonl import iter_objects
+    from golden_store.textin import read_text, shown
 
     if not system or any(c.isspace() for c in system):
         raise ValidationError("The system name must be non-empty and contain no spaces.")
     known = set(queries.list_queries(store)["query_id"])
     rows, problems, seen = [], [], set()
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"{path}: cannot read it as UTF-8 text ({exc.__class__.__name__}).") from None
+    text = read_text(path)  # the importers' one text rule (golden_store.textin)
     for line, obj in iter_objects(str(path), text, problems):
         qid, ans = obj.get("query_id"), obj.get("answer")
         if not isinstance(qid, str) or qid not in known:
-            problems.append(f"{path} line {line}: unknown query_id {qid!r}")
+            problems.append(f"{path} line {line}: unknown query_id {shown(qid)}")
         elif not isinstance(ans, str) or not ans.strip():
             problems.append(f"{path} line {line}: field 'answer' must be a non-empty string")
         elif qid in seen:

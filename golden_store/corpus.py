@@ -16,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 
+from golden_store import textin
 from golden_store.canonical import canonical_text
 from golden_store.drift import DriftReport, reresolve_tx
 from golden_store.errors import ValidationError
@@ -155,15 +156,9 @@ def _first_heading(text: str) -> str | None:
 
 
 def _decode(path: Path, data: bytes, problems: list[str]) -> str | None:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.append(
-            f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}). "
-            f"Re-save the file as UTF-8 and import again."
-        )
-        return None
-    return text[1:] if text.startswith("\ufeff") else text
+    """The importers' one text rule (golden_store.textin): UTF-8, a BOM dropped, problems
+    name the file, line and column."""
+    return textin.decode_into(path, data, problems)
 
 
 def expand_paths(paths: Sequence[str | Path]) -> tuple[list[Path], list[str]]:
@@ -233,20 +228,20 @@ def prepare(docs: Sequence[SourceDocument], problems: list[str], progress: Progr
             progress(i, len(docs))
         if d.doc_id in seen:
             problems.append(
-                f"duplicate doc id '{d.doc_id}': {seen[d.doc_id]} and {d.source_path}; "
+                f"duplicate doc id {textin.shown(d.doc_id)}: {seen[d.doc_id]} and {d.source_path}; "
                 f"rename one of them (doc id = file name without extension, or the 'doc_id' field)"
             )
             continue
         seen[d.doc_id] = d.source_path
         if not _DOC_ID_RE.match(d.doc_id):
             problems.append(
-                f"{d.source_path}: doc id {d.doc_id!r} must be 1-200 characters with no whitespace or "
+                f"{d.source_path}: doc id {textin.shown(d.doc_id)} must be 1-200 characters with no whitespace or "
                 f"control characters (TREC qrels and run files are whitespace-separated); rename it"
             )
             continue
         canon = canonical_text(d.raw_text)
         if not canon:
-            problems.append(f"{d.source_path}: document '{d.doc_id}' is empty (no text after canonicalization)")
+            problems.append(f"{d.source_path}: document {textin.shown(d.doc_id)} is empty (no text after canonicalization)")
             continue
         out.append(
             PreparedDocument(
@@ -279,7 +274,15 @@ def load_paths(paths: Sequence[str | Path], progress: Progress | None = None) ->
     files, problems = expand_paths(paths)
     if problems:
         raise ValidationError(f"Corpus import refused: {len(problems)} problem(s); nothing was imported.", problems)
-    return load_sources([(str(f), f.read_bytes()) for f in files], progress)
+    sources = []
+    for f in files:
+        try:
+            sources.append((str(f), f.read_bytes()))
+        except OSError as exc:
+            problems.append(f"{f}: cannot be read ({exc.strerror or exc.__class__.__name__})")
+    if problems:
+        raise ValidationError(f"Corpus import refused: {len(problems)} problem(s); nothing was imported.", problems)
+    return load_sources(sources, progress)
 
 
 # ---- writing to the store -----------------------------------------------------------------
@@ -316,7 +319,7 @@ def import_documents_tx(
         raise ValidationError(
             f"Corpus import refused: {len(conflicts)} document(s) already exist with different "
             f"text; nothing was imported. Re-run with --replace (CLI) or tick 'replace' to change them.",
-            [f"{d.source_path}: doc id '{d.doc_id}' differs from the stored document" for d in conflicts],
+            [f"{d.source_path}: doc id {textin.shown(d.doc_id)} differs from the stored document" for d in conflicts],
         )
     rows, events = [], []
     for d in docs:

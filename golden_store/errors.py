@@ -15,15 +15,24 @@ class StoreSchemaError(GoldenError):
     """The store was written by a newer version of the studio, or is not a studio store."""
 
 
+MAX_PROBLEM_CHARS = 600
+
+
+def _capped(text: str) -> str:
+    """A backstop for messages that quote input: no single line of an error runs past
+    MAX_PROBLEM_CHARS (importers cap each value they echo; this catches the rest)."""
+    return text if len(text) <= MAX_PROBLEM_CHARS else text[:MAX_PROBLEM_CHARS] + "…"
+
+
 class ValidationError(GoldenError):
     """Bad input. ``problems`` lists every problem found (file/line/field), not just the first."""
 
     def __init__(self, summary: str, problems: list[str] | None = None) -> None:
-        self.summary = summary
-        self.problems = list(problems or [])
+        self.summary = _capped(summary)
+        self.problems = [_capped(p) for p in problems or []]
         shown = self.problems[:20]
         more = len(self.problems) - len(shown)
-        lines = [summary, *(f"  - {p}" for p in shown)]
+        lines = [self.summary, *(f"  - {p}" for p in shown)]
         if more > 0:
             lines.append(f"  ... and {more} more")
         super().__init__("\n".join(lines))

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import duckdb
 
+from golden_store import textin
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.jsonl import iter_objects
+from golden_store.textin import shown
 from golden_store.store import Store, utcnow
 
 QUERY_FIELDS = ("id", "text", "stratum", "answerable", "source", "date", "held_out", "notes")
@@ -54,7 +56,7 @@ def _parse_bool(value: object, field: str, where: str, problems: list[str], defa
         return True
     if s in _FALSE:
         return default if s == "" else False
-    problems.append(f"{where}: field '{field}' must be true or false, got {value!r}")
+    problems.append(f"{where}: field '{field}' must be true or false, got {shown(value)}")
     return default
 
 
@@ -67,7 +69,7 @@ def validate_record(obj: dict, where: str, strata: set[str], problems: list[str]
         problems.append(f"{where}: field 'id' is missing")
     elif not _ID_RE.match(qid):
         problems.append(
-            f"{where}: id {qid!r} must be 1-128 characters of letters, digits, '_', '.', ':' or '-'"
+            f"{where}: id {shown(qid)} must be 1-128 characters of letters, digits, '_', '.', ':' or '-'"
         )
     text = str(obj.get("text") or "").strip()
     if not text:
@@ -77,7 +79,7 @@ def validate_record(obj: dict, where: str, strata: set[str], problems: list[str]
         problems.append(f"{where}: field 'stratum' is missing (one of {', '.join(sorted(strata))})")
     elif stratum not in strata:
         problems.append(
-            f"{where}: unknown stratum {stratum!r}; known: {', '.join(sorted(strata))}. "
+            f"{where}: unknown stratum {shown(stratum)}; known: {', '.join(sorted(strata))}. "
             f"Add a new one with `golden strata add NAME` or on the Queries page."
         )
     answerable = _parse_bool(obj.get("answerable"), "answerable", where, problems, default=True)
@@ -93,7 +95,7 @@ def validate_record(obj: dict, where: str, strata: set[str], problems: list[str]
         try:
             created = date.fromisoformat(str(raw_date).strip()[:10])
         except ValueError:
-            problems.append(f"{where}: field 'date' must be YYYY-MM-DD, got {raw_date!r}")
+            problems.append(f"{where}: field 'date' must be YYYY-MM-DD, got {shown(raw_date)}")
     notes = str(obj.get("notes") or "")
     if len(problems) > n_before:
         return None
@@ -103,31 +105,64 @@ def validate_record(obj: dict, where: str, strata: set[str], problems: list[str]
     return QueryRecord(qid, text, stratum, answerable, source, created, held_out, notes, given)
 
 
+def _json_types_ok(obj: dict, where: str, problems: list[str]) -> bool:
+    """A JSONL query's fields are text (an id may be an integer; flags may be true/false):
+    a number or list where text belongs is refused, never turned into text like "nan"."""
+    ok = True
+    for key in ("id", "query_id", "text", "stratum", "source", "date", "created_date", "notes",
+                "answerable", "held_out"):
+        value = obj.get(key)
+        if value is None or isinstance(value, str):
+            continue
+        if key in ("id", "query_id") and isinstance(value, int) and not isinstance(value, bool):
+            continue
+        if key in ("answerable", "held_out") and (isinstance(value, bool) or value in (0, 1)):
+            continue
+        problems.append(f"{where}: field {key!r} must be {'true or false' if key in ('answerable', 'held_out') else 'a string'}, "
+                        f"got {type(value).__name__} {shown(value)}")
+        ok = False
+    return ok
+
+
 def parse_query_file(name: str, data: bytes, strata: set[str], today: date | None = None) -> list[QueryRecord]:
     """Parse a CSV (header row) or JSONL query file. Raises ValidationError naming every bad line."""
     today = today or utcnow().date()
     problems: list[str] = []
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValidationError(
-            f"Query import refused: {name} is not valid UTF-8 (byte offset {exc.start}); re-save it as UTF-8."
-        ) from None
+        text = textin.decode(name, data)
+    except ValidationError as exc:
+        raise ValidationError(f"Query import refused: {exc}") from None
     rows: list[tuple[str, dict]] = []
     suffix = Path(name).suffix.lower()
     if suffix == ".jsonl":
         for lineno, obj in iter_objects(name, text, problems):
-            rows.append((f"{name} line {lineno}", obj))
+            if _json_types_ok(obj, f"{name} line {lineno}", problems):
+                rows.append((f"{name} line {lineno}", obj))
     elif suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text))
-        missing = [f for f in ("id", "text", "stratum") if f not in (reader.fieldnames or [])]
+        try:
+            header = reader.fieldnames
+        except csv.Error as exc:
+            raise ValidationError(f"Query import refused: {name} line 1: not readable CSV ({exc}).") from None
+        missing = [f for f in ("id", "text", "stratum") if f not in (header or [])]
         if missing:
             raise ValidationError(
                 f"Query import refused: {name} header lacks column(s) {', '.join(missing)}; "
                 f"expected columns {', '.join(QUERY_FIELDS)}."
             )
-        for rowno, row in enumerate(reader, start=2):
-            rows.append((f"{name} line {rowno}", row))
+        end = reader.line_num  # the line the last row read ends on
+        try:
+            for row in reader:
+                rows.append((f"{name} line {reader.line_num}", row))  # where the row ends
+                end = reader.line_num
+        except csv.Error as exc:
+            # the failing row starts on the first non-blank line after the last good row
+            lines = text.split("\n")
+            start = end
+            while start < len(lines) and not lines[start].strip():
+                start += 1
+            raise ValidationError(f"Query import refused: {name} line {start + 1}: not readable CSV ({exc}).") \
+                from None
     else:
         raise ValidationError(f"Query import refused: {name}: use a .csv or .jsonl file.")
     records: list[QueryRecord] = []
@@ -137,7 +172,7 @@ def parse_query_file(name: str, data: bytes, strata: set[str], today: date | Non
         if rec is None:
             continue
         if rec.query_id in seen:
-            problems.append(f"{where}: id {rec.query_id!r} already used at {seen[rec.query_id]}")
+            problems.append(f"{where}: id {shown(rec.query_id)} already used at {seen[rec.query_id]}")
             continue
         seen[rec.query_id] = where
         records.append(rec)

@@ -14,6 +14,13 @@ def add_rubric_version_tx(cur: duckdb.DuckDBPyConnection, text: str, changelog: 
         raise ValidationError("The rubric text is empty.")
     if not changelog.strip():
         raise ValidationError("Say what changed in this rubric version (the changelog).")
+    for what, value in (("rubric text", text), ("changelog", changelog)):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValidationError(f"The {what} holds an invalid character (a lone surrogate, "
+                                  f"U+{ord(value[exc.start]):04X}, at character {exc.start + 1}); delete it and "
+                                  "save again.") from None
     version = cur.execute("SELECT coalesce(max(version), 0) + 1 FROM rubric_versions").fetchone()[0]
     cur.execute(
         "INSERT INTO rubric_versions VALUES (?, ?, ?, ?, ?, ?)",

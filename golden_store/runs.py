@@ -18,11 +18,13 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
+from golden_store import textin
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.jsonl import iter_objects
 from golden_store.resolver import CorpusIndex, SpanResolver
 from golden_store.scoring.trec import _line_number, read_run
 from golden_store.store import Store, utcnow
+from golden_store.textin import shown
 
 FORMATS = ("trec", "jsonl")
 _MAX_PROBLEMS = 50
@@ -47,17 +49,24 @@ def _known(store: Store) -> tuple[set[str], dict[str, int]]:
 def parse_run(store: Store, path: str | Path, system: str, fmt: str, index: CorpusIndex | None = None,
               progress: Callable[[int, int], None] | None = None) -> ParsedRun:
     """Read and validate a run file against the store; raise one ValidationError listing
-    every unknown query, unknown document and passage that cannot be placed."""
+    every unknown query, unknown document and passage that cannot be placed.
+
+    The file's text follows the importers' one rule (golden_store.textin). A JSONL run is
+    checked whole in a first, cheap pass (syntax, fields, numbers, known ids) before any
+    passage is placed on the corpus, so a bad last line is refused at once."""
     p = Path(path)
     if fmt not in FORMATS:
-        raise ValidationError(f"Unknown run format {fmt!r}; use trec or jsonl.")
+        raise ValidationError(f"Unknown run format {shown(fmt)}; use trec or jsonl.")
     if not system or any(c.isspace() for c in system):
         raise ValidationError("The system name must be non-empty and contain no spaces (e.g. bm25-v2).")
     try:
         data = p.read_bytes()
-    except OSError:
+    except FileNotFoundError:
         raise ValidationError(f"{p}: no such file.") from None
+    except OSError as exc:
+        raise ValidationError(f"{p}: cannot be read ({exc.strerror or exc.__class__.__name__}).") from None
     sha = hashlib.sha256(data).hexdigest()
+    text = textin.decode(p, data)
     queries, docs = _known(store)
     problems: list[str] = []
     if fmt == "trec":
@@ -66,10 +75,10 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str, index: Corp
         unknown_q = sorted(set(df["query_id"]) - queries)
         unknown_d = sorted(set(df["doc_id"]) - set(docs))
         first_row = lambda col, v: int(df.loc[df[col] == v, "_line"].iloc[0])  # noqa: E731
-        problems += [f"{p} line {_line_number(p, first_row('query_id', q))}: unknown query id {q!r} "
+        problems += [f"{p} line {_line_number(p, first_row('query_id', q))}: unknown query id {shown(q)} "
                      f"(not in the store's queries)" for q in unknown_q[:20]]
-        problems += [f"{p} line {_line_number(p, first_row('doc_id', d))}: unknown doc id {d!r} (not in the corpus)"
-                     for d in unknown_d[:20]]
+        problems += [f"{p} line {_line_number(p, first_row('doc_id', d))}: unknown doc id {shown(d)} "
+                     "(not in the corpus)" for d in unknown_d[:20]]
         if problems:
             raise ValidationError(f"Run import refused: {len(unknown_q)} unknown query id(s), {len(unknown_d)} "
                                   f"unknown doc id(s); nothing was imported.", problems)
@@ -79,42 +88,47 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str, index: Corp
                              "doc_id": df["doc_id"], "start": 0, "end": df["doc_id"].map(docs),
                              "match_kind": "document"})
         return ParsedRun(system, fmt, p.name, sha, rows.reset_index(drop=True))
-    # JSONL passage run
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValidationError(f"{p} is not valid UTF-8 (byte offset {exc.start}).") from None
-    resolver = SpanResolver(index) if index is not None else None
-    out = []
-    items = list(iter_objects(str(p), text, problems))
-    for i, (lineno, obj) in enumerate(items):
-        if progress and i % 200 == 0:
-            progress(i, len(items))
+    # JSONL passage run. First pass: everything but placing passages (cheap, streaming).
+    items = []
+    for lineno, obj in iter_objects(str(p), text, problems):
         where = f"{p} line {lineno}"
         qid, doc, passage = obj.get("query_id"), obj.get("doc_id"), obj.get("text")
         score, rank = obj.get("score"), obj.get("rank")
-        if qid not in queries:
-            problems.append(f"{where}: unknown query id {qid!r}")
-            continue
-        if doc not in docs:
-            problems.append(f"{where}: unknown doc id {doc!r}")
-            continue
-        if not isinstance(passage, str) or not passage.strip():
+        if not isinstance(qid, str) or qid not in queries:
+            problems.append(f"{where}: unknown query id {shown(qid)}")
+        elif not isinstance(doc, str) or doc not in docs:
+            problems.append(f"{where}: unknown doc id {shown(doc)}")
+        elif not isinstance(passage, str) or not passage.strip():
             problems.append(f"{where}: field 'text' is missing or empty")
-            continue
-        if not isinstance(score, (int, float)) and not isinstance(rank, int):
+        elif score is not None and not textin.finite(score):
+            problems.append(f"{where}: 'score' must be a finite number, got {shown(score)}")
+        elif rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
+            problems.append(f"{where}: 'rank' must be a positive integer, got {shown(rank)}")
+        elif score is None and rank is None:
             problems.append(f"{where}: give a numeric 'score' or an integer 'rank'")
-            continue
-        if resolver is None:
-            raise ValidationError("A passage run needs the corpus index.")
+        else:
+            items.append((lineno, qid, doc, passage, score, rank))
+    if not items and not problems:
+        problems.append(f"{p}: the file has no results (a run needs at least one line)")
+    if problems:
+        raise ValidationError(f"Run import refused: {len(problems)} problem(s); nothing was imported.",
+                              problems[:_MAX_PROBLEMS])
+    if index is None:
+        raise ValidationError("A passage run needs the corpus index.")
+    # Second pass: place each passage on its document.
+    resolver = SpanResolver(index)
+    out = []
+    for i, (lineno, qid, doc, passage, score, rank) in enumerate(items):
+        if progress and i % 200 == 0:
+            progress(i, len(items))
         res = resolver.resolve(passage, doc_id=doc)
         if not res.located:
-            problems.append(f"{where}: the passage could not be placed in {doc!r} ({res.status}); "
+            problems.append(f"{p} line {lineno}: the passage could not be placed in {shown(doc)} ({res.status}); "
                             f"is it from another version of the document?")
             continue
         b = res.best
-        out.append((qid, rank, float(score) if isinstance(score, (int, float)) else None, doc, b.start, b.end,
-                    res.status, lineno))
+        out.append((qid, rank, float(score) if score is not None else None, doc, b.start, b.end, res.status,
+                    lineno))
     if progress:
         progress(len(items), len(items))
     if problems:

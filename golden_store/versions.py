@@ -15,6 +15,8 @@ import math
 import os
 import re
 import shutil
+import socket
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,7 +30,7 @@ import duckdb
 import pandas as pd
 import pyarrow.parquet as pq
 
-from golden_store import calibrations
+from golden_store import calibrations, signing
 from golden_store.canonical import canonical_text
 from golden_store.chunk_labels import ChunkQrels, chunk_qrels, parse_hit_rule
 from golden_store.corpus import corpus_digest, sha256_text
@@ -228,10 +230,13 @@ def freeze(
     hit_rule: str = DEFAULT_HIT_RULE,
     versions_dir: Path | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    signing_key: Any = None,
 ) -> FreezeResult:
     """Write the live store's current state as version ``name``. Refuses an existing name,
     an empty store, and labels that no longer resolve on the corpus. ``hit_rule`` is the
-    default rule for deriving chunk labels from this version's spans (manifest field)."""
+    default rule for deriving chunk labels from this version's spans (manifest field).
+    ``signing_key`` (an Ed25519 private key, :func:`golden_store.signing.load_private_key`)
+    adds ``signature.json``, written before the version appears."""
     validate_name(name)
     rule = parse_hit_rule(hit_rule)
     vdir = Path(versions_dir) if versions_dir else versions_dir_for(store.path)
@@ -242,8 +247,11 @@ def freeze(
             f"Pick a new name (e.g. {name}-2)."
         )
     vdir.mkdir(parents=True, exist_ok=True)
-    tmp = vdir / f".tmp-{name}-{uuid.uuid4().hex[:8]}"
+    sweep_temp_folders(vdir)
+    tmp = vdir / f"{TEMP_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
+    # who is freezing: a later sweep removes this folder once that process is gone
+    (tmp / OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}), encoding="utf-8")
     steps = len(_TABLES) + 3
     try:
         def snapshot(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
@@ -321,6 +329,9 @@ def freeze(
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())
+        if signing_key is not None:
+            signing.write_signature(tmp, signing_key, name, manifest["content_digest"])
+        (tmp / OWNER_FILE).unlink()
         try:
             os.rename(tmp, target)
         except OSError:
@@ -460,35 +471,109 @@ def _resolve_dir(versions_dir: Path | str | None) -> Path:
 
 
 def list_versions(versions_dir: Path | str | None = None) -> list[dict[str, Any]]:
-    """Summaries of every version folder (newest first); a folder with an unreadable
-    manifest is listed with an ``error`` instead of being hidden."""
+    """Summaries of every version folder (newest first). A damaged folder (unreadable or
+    malformed manifest) is listed by name with an ``error`` and never hides the others.
+    Leftovers of interrupted freezes are cleaned up on the way (:func:`sweep_temp_folders`)."""
     vdir = _resolve_dir(versions_dir)
     if not vdir.exists():
         return []
+    sweep_temp_folders(vdir)
     out = []
     for p in sorted(vdir.iterdir()):
         if not p.is_dir() or p.name.startswith("."):
             continue
         try:
-            m = json.loads((p / "manifest.json").read_text(encoding="utf-8"))
-            out.append(
-                {
-                    "name": p.name,
-                    "built_at": m.get("built_at"),
-                    "frozen_by": m.get("frozen_by"),
-                    "n_queries": m.get("n_queries"),
-                    "n_spans": m.get("n_spans"),
-                    "n_judgments": m.get("n_judgments"),
-                    "corpus_digest": m.get("corpus_digest"),
-                    "content_digest": m.get("content_digest"),
-                    "note": m.get("note", ""),
-                    "error": None,
-                }
-            )
-        except (OSError, ValueError) as exc:
-            out.append({"name": p.name, "error": f"unreadable manifest: {exc}"})
-    out.sort(key=lambda v: v.get("built_at") or "", reverse=True)
+            m = _read_manifest(p)
+        except VerificationError as exc:
+            out.append({"name": p.name, "error": "; ".join(exc.problems) or str(exc)})
+            continue
+        except OSError as exc:
+            out.append({"name": p.name, "error": f"unreadable manifest: {exc.strerror or exc}"})
+            continue
+        out.append(
+            {
+                "name": p.name,
+                "built_at": m.get("built_at"),
+                "frozen_by": m.get("frozen_by"),
+                "n_queries": m.get("n_queries"),
+                "n_spans": m.get("n_spans"),
+                "n_judgments": m.get("n_judgments"),
+                "corpus_digest": m.get("corpus_digest"),
+                "content_digest": m.get("content_digest"),
+                "note": m.get("note", ""),
+                "signed": (p / signing.SIGNATURE_FILE).exists(),
+                "error": None,
+            }
+        )
+    out.sort(key=lambda v: str(v.get("built_at") or ""), reverse=True)
     return out
+
+
+# ---- interrupted freezes ------------------------------------------------------------------------
+
+TEMP_PREFIX = ".tmp-"
+OWNER_FILE = ".freeze-owner.json"
+STALE_TEMP_S = 30 * 60  # a temp folder untouched this long is an interrupted freeze
+_ALIVE_LIMIT_S = 24 * 3600  # even a live owner's folder goes after a day (its pid was reused)
+
+
+def _pid_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # exists (another user's) or cannot tell: keep
+    except OSError:
+        return True
+    return True
+
+
+def _newest_mtime(folder: Path) -> float:
+    newest = folder.stat().st_mtime
+    for child in folder.iterdir():
+        try:
+            newest = max(newest, child.stat().st_mtime)
+        except OSError:
+            pass
+    return newest
+
+
+def _temp_is_stale(folder: Path, now: float, max_age_s: float) -> bool:
+    age = now - _newest_mtime(folder)
+    owner: dict[str, Any] = {}
+    try:
+        owner = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    pid, host = (owner.get("pid"), owner.get("host")) if isinstance(owner, dict) else (None, None)
+    if isinstance(pid, int) and host == socket.gethostname():
+        # this machine's freeze: stale as soon as its process is gone
+        return not _pid_running(pid) or age > _ALIVE_LIMIT_S
+    return age > max_age_s  # another machine's, or no owner recorded: by age only
+
+
+def sweep_temp_folders(versions_dir: Path | str, *, max_age_s: float = STALE_TEMP_S) -> list[str]:
+    """Remove the ``.tmp-<name>-<hex>`` folders interrupted freezes left behind: those whose
+    freezing process (on this machine) is gone, and any untouched for ``max_age_s``. A
+    freeze still running is never touched. Returns the names removed; errors are ignored
+    (a read-only versions folder is still listed)."""
+    vdir = Path(versions_dir)
+    removed: list[str] = []
+    try:
+        candidates = [p for p in vdir.iterdir() if p.name.startswith(TEMP_PREFIX) and p.is_dir()
+                      and not p.is_symlink()]
+    except OSError:
+        return removed
+    now = time.time()
+    for p in candidates:
+        try:
+            if _temp_is_stale(p, now, max_age_s):
+                shutil.rmtree(p)
+                removed.append(p.name)
+        except OSError:
+            continue
+    return removed
 
 
 @dataclass(frozen=True)
@@ -568,14 +653,36 @@ class FrozenVersion:
         return tuple(self._tables["queries.parquet"]["query_id"])
 
 
+_NON_DATA_FILES = ("manifest.json", signing.SIGNATURE_FILE)
+
+
+def _manifest_shape(m: Any) -> list[str]:
+    """Why a parsed manifest cannot be read as one (empty when it can)."""
+    if not isinstance(m, dict):
+        return [f"manifest.json is not a JSON object (it holds a {type(m).__name__})"]
+    files = m.get("files")
+    if not isinstance(files, dict):
+        return [f"manifest.json: 'files' is not an object of file entries (it is {type(files).__name__})"]
+    problems = []
+    for fname, meta in files.items():
+        if not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str):
+            problems.append(f"manifest.json: the entry for {_short(fname)} is not an object with a sha256")
+    return problems
+
+
 def _read_manifest(path: Path) -> dict[str, Any]:
     mpath = path / "manifest.json"
     if not mpath.exists():
         raise VerificationError(f"Version at {path} is incomplete:", ["manifest.json is missing"])
     try:
-        return json.loads(mpath.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise VerificationError(f"Version at {path} is damaged:", [f"manifest.json is not valid JSON ({exc})"])
+        m = json.loads(mpath.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise VerificationError(f"Version at {path} is damaged:",
+                                [f"manifest.json is not valid JSON ({str(exc)[:200]})"]) from None
+    problems = _manifest_shape(m)
+    if problems:
+        raise VerificationError(f"Version at {path} is damaged:", problems)
+    return m
 
 
 def _version_path(name: str, versions_dir: Path | str | None) -> Path:
@@ -587,37 +694,101 @@ def _version_path(name: str, versions_dir: Path | str | None) -> Path:
     return path
 
 
-def _check_files(path: Path, manifest: Mapping[str, Any]) -> list[str]:
+def _inside(path: Path, fname: str) -> bool:
+    """True when ``fname`` is a plain file name whose file lies in ``path`` (no folders,
+    no '..', no link leading out)."""
+    if not fname or fname in (".", "..") or "/" in fname or "\\" in fname or "\x00" in fname:
+        return False
+    try:
+        return (path / fname).resolve().parent == path.resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+def _check_files(path: Path, manifest: Mapping[str, Any], name: str | None = None, *,
+                 verify_key: str | None = None) -> list[str]:
+    return _cheap_checks(path, manifest, name, verify_key=verify_key)[0]
+
+
+def _cheap_checks(path: Path, manifest: Mapping[str, Any], name: str | None = None, *,
+                  verify_key: str | None = None) -> tuple[list[str], bool]:
+    """What :func:`load_version` checks before anyone reads a version, all cheap: the
+    manifest's own digest and name (= folder), every file inside the folder and matching its
+    sha256, row counts from the Parquet footers against the manifest, the data digest, no
+    unlisted file, and the signature (required when a verify key is configured). The full
+    re-derivation of the content is :func:`verify`'s. Returns (problems, whether a file is
+    missing or unreadable, which leaves nothing to re-derive)."""
     problems: list[str] = []
+    blocking = False
     files = manifest.get("files") or {}
     if manifest.get("content_digest") != manifest_digest(manifest):
         problems.append("manifest.json: content_digest does not match the manifest (it was edited)")
+    if manifest.get("format") != FORMAT:
+        problems.append(f"manifest.json: format {_short(str(manifest.get('format')))} is not {FORMAT}")
+    if name is not None and manifest.get("dataset_version") != name:
+        problems.append(
+            f"manifest dataset_version is {_short(str(manifest.get('dataset_version')))} but the folder is {name!r} "
+            f"(a copied or renamed version)"
+        )
     for fname in [*_TABLES, QRELS_FILE]:
         if fname not in files:
             problems.append(f"manifest.json: no entry for {fname}")
+            blocking = True
+    rows: dict[str, int] = {}
     for fname, meta in files.items():
+        if not _inside(path, fname) or fname in _NON_DATA_FILES:
+            problems.append(f"manifest.json: the entry {_short(fname)} is not a data file inside the version folder")
+            continue
         p = path / fname
-        if not p.exists():
+        if not p.is_file():
             problems.append(f"{fname}: missing")
+            blocking = True
             continue
         actual = _sha256_file(p)
         if actual != meta.get("sha256"):
             problems.append(f"{fname}: sha256 {actual[:12]}... does not match the manifest ({str(meta.get('sha256'))[:12]}...)")
-    extra = sorted(
-        p.name for p in path.iterdir() if p.name != "manifest.json" and p.name not in files
-    )
-    for name in extra:
-        problems.append(f"{name}: file not listed in the manifest")
-    return problems
+            blocking = True
+            continue
+        try:
+            rows[fname] = pq.ParquetFile(p).metadata.num_rows
+        except Exception as exc:  # noqa: BLE001 - any footer error means the same: not a readable table
+            problems.append(f"{fname}: not a readable Parquet file ({exc.__class__.__name__})")
+            blocking = True
+            continue
+        if meta.get("rows") != rows[fname]:
+            problems.append(f"{fname}: holds {rows[fname]} rows but the manifest says {_short(str(meta.get('rows')))}")
+    for key, fname in (("n_documents", "documents.parquet"), ("n_queries", "queries.parquet"),
+                       ("n_spans", "spans.parquet"), ("n_judgments", "judgments.parquet")):
+        if fname in rows and manifest.get(key) != rows[fname]:
+            problems.append(f"manifest {key}={_short(str(manifest.get(key)))} but {fname} holds {rows[fname]} rows")
+    if not blocking:
+        data_digest = "sha256:" + hashlib.sha256("".join(
+            f"{f}\t{meta['sha256']}\n" for f, meta in sorted(files.items())).encode("utf-8")).hexdigest()
+        if manifest.get("data_digest") != data_digest:
+            problems.append("manifest data_digest does not match the files' hashes")
+    try:
+        extra = sorted(p.name for p in path.iterdir() if p.name not in _NON_DATA_FILES and p.name not in files)
+    except OSError:
+        extra = []
+    for fname in extra:
+        problems.append(f"{fname}: file not listed in the manifest")
+    if name is not None:
+        sig_problems, _ = signing.check_signature(path, name, manifest, verify_key)
+        problems += sig_problems
+    return problems, blocking
 
 
-def load_version(name: str, versions_dir: Path | str | None = None, *, check: bool = True) -> FrozenVersion:
-    """Open a frozen version read-only. With ``check`` (default) the files are re-hashed
-    first, so nobody scores against a tampered version by accident."""
+def load_version(name: str, versions_dir: Path | str | None = None, *, check: bool = True,
+                 verify_key: str | Path | None = None) -> FrozenVersion:
+    """Open a frozen version read-only. With ``check`` (default) the cheap checks of
+    :func:`_check_files` run first (hashes, names, counts, the signature), so nobody scores
+    against a tampered, copied or unsigned version by accident. ``verify_key``: the trusted
+    public key (or its file); default ``GOLDEN_VERIFY_KEY``; none configured: unsigned
+    versions load."""
     path = _version_path(name, versions_dir)
     manifest = _read_manifest(path)
     if check:
-        problems = _check_files(path, manifest)
+        problems = _check_files(path, manifest, name, verify_key=signing.resolve_verify_key(verify_key))
         if problems:
             raise VerificationError(f"Version {name!r} failed its integrity check; run `golden verify {name}`:", problems)
     return FrozenVersion(name, path, deep_freeze(manifest))
@@ -635,17 +806,26 @@ class VerifyReport:
         return not self.problems
 
 
-def verify(name: str, versions_dir: Path | str | None = None, *, live_corpus_digest: str | None = None) -> VerifyReport:
-    """Re-hash every file, then re-check the content against the frozen corpus: document
-    hashes, corpus digest, every span's offsets and text, qrels re-derived from the labels.
-    ``live_corpus_digest`` (when given) adds a warning if the live corpus has moved on."""
+def verify(name: str, versions_dir: Path | str | None = None, *, live_corpus_digest: str | None = None,
+           verify_key: str | Path | None = None) -> VerifyReport:
+    """Run :func:`load_version`'s checks, then re-check the content against the frozen
+    corpus: document hashes, corpus digest, every span's offsets and text, qrels re-derived
+    from the labels. ``live_corpus_digest`` (when given) adds a warning if the live corpus
+    has moved on. ``verify_key`` as for :func:`load_version`."""
     path = _version_path(name, versions_dir)
     manifest = _read_manifest(path)
-    problems = _check_files(path, manifest)
+    trusted = signing.resolve_verify_key(verify_key)
+    problems, blocking = _cheap_checks(path, manifest, name, verify_key=trusted)
     warnings: list[str] = []
     checked: dict[str, int] = {}
-    if problems:
+    if blocking:
         return VerifyReport(name, problems, warnings, checked)
+    _, signer = signing.check_signature(path, name, manifest, trusted)
+    if signer and trusted:
+        checked["signature"] = 1
+    elif signer:
+        warnings.append(f"signed by {signer}, but no verify key is configured ({signing.VERIFY_KEY_ENV} or --key): "
+                        "the signature shows the version is unchanged since signing, not who signed it")
     v = FrozenVersion(name, path, deep_freeze(manifest))
     docs = v.documents
     raw_by_id: dict[str, str] = {}
@@ -688,11 +868,6 @@ def verify(name: str, versions_dir: Path | str | None = None, *, live_corpus_dig
     if expected != v.qrels():
         problems.append("qrels.parquet: does not match the qrels derived from spans and judgments")
     checked["qrels"] = sum(len(d) for d in expected.values())
-    if manifest.get("dataset_version") != name:
-        problems.append(
-            f"manifest dataset_version is {manifest.get('dataset_version')!r} but the folder is {name!r} "
-            f"(a copied or renamed version)"
-        )
     q = v.queries
     derived = {
         "n_documents": len(docs),
@@ -703,11 +878,9 @@ def verify(name: str, versions_dir: Path | str | None = None, *, live_corpus_dig
         "n_spans": len(spans),
         "n_judgments": len(judg),
         "raw_corpus_digest": corpus_digest(zip(docs["doc_id"], docs["raw_sha256"])),
-        "data_digest": "sha256:" + hashlib.sha256("".join(
-            f"{f}\t{meta['sha256']}\n" for f, meta in sorted(manifest["files"].items())).encode("utf-8")).hexdigest(),
-    }
+    }  # data_digest and the row counts were checked with the files
     for key, value in derived.items():
-        if manifest.get(key) != value:
+        if manifest.get(key) != value and not any(p.startswith(f"manifest {key}=") for p in problems):
             problems.append(f"manifest {key}={manifest.get(key)!r} but the files give {value!r}")
     if live_corpus_digest and live_corpus_digest != manifest.get("corpus_digest"):
         warnings.append(

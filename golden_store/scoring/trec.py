@@ -22,6 +22,7 @@ import pandas as pd
 
 from golden_store.errors import ValidationError
 from golden_store.scoring.measures import Measure, parse_measure
+from golden_store.textin import shown
 
 QrelsLike = "pd.DataFrame | Mapping[str, Mapping[str, int]] | str | Path"
 RunLike = "pd.DataFrame | Mapping[str, Mapping[str, float]] | str | Path"
@@ -43,6 +44,12 @@ def _read_table(path: Path, names: list[str], what: str, example: str) -> pd.Dat
         raise ValidationError(f"{path}: not a {what} file ({str(exc).strip()}); expected lines like {example!r}.") from None
     except pd.errors.EmptyDataError:
         raise ValidationError(f"{path}: the file is empty.") from None
+    except UnicodeDecodeError:
+        # the importers' one text rule names the line and column (only read on this error path)
+        from golden_store.textin import read_text
+
+        read_text(path)
+        raise
     if df.empty:
         raise ValidationError(f"{path}: the file is empty.")
     wrong = ((df["_extra"] != "") | (df[names[-1]] == "")).to_numpy()
@@ -66,14 +73,15 @@ def _line_number(path: Path, row: int) -> int:
 
 def _numeric(df: pd.DataFrame, col: str, path: Path, kind: str, integer: bool) -> np.ndarray:
     values = pd.to_numeric(df[col], errors="coerce")
-    bad = values.isna().to_numpy().copy()
+    bad = ~np.isfinite(values.to_numpy(dtype=np.float64, na_value=np.nan))  # NaN, inf and non-numbers
     if integer:
         filled = values.fillna(0).to_numpy(dtype=np.float64)
         bad |= ~np.isclose(filled, np.round(filled))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise ValidationError(
-            f"{path} line {_line_number(path, row)}: {col} {df[col].iloc[row]!r} is not {kind}."
+            f"{path} line {_line_number(path, row)}: {col} {shown(df[col].iloc[row])} is not {kind}"
+            + (" (only finite numbers)." if kind == "a number" else ".")
         )
     return values.to_numpy(dtype=np.int64 if integer else np.float64)
 
@@ -259,6 +267,8 @@ def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalRe
     table = _read_run_arrow(path)
     if table is None or table.num_rows == 0:
         return None
+    if table["score"].null_count or not pc.all(pc.is_finite(table["score"])).as_py():
+        return None  # NaN or inf: the careful reader refuses the line
     qcol = table["query_id"].unify_dictionaries().combine_chunks() if table["query_id"].num_chunks > 1 \
         else table["query_id"].chunk(0)
     if isinstance(qcol, pa.ChunkedArray):
