@@ -15,11 +15,11 @@ as an exact match shown highlighted in its context, saves it, and after stopping
 reads the saved exact quote back from the store.
 
 A third test judges with the keyboard: the CLI loads the demo, imports a 3-line run from
-``secret-system`` and builds a pool of depth 5 (3 items); on the Judge page, pressing "3"
-with the focus on the page body grades the shown item, the progress goes from 0 / 3 to
-1 / 3 and another item is shown; pressing "1" right after the rerun grades that one too
-(2 / 3); the system name never appears in the page (blind judging), and the store then
-holds exactly two ``grade`` events by ``local``: 3 on the first item, 1 on the second.
+``secret-system`` and builds a pool of depth 5 (3 items); on the Judge page the labeling
+surface paints an item; "3" pressed as soon as it is painted grades that item and the next
+one is painted at once; "1" pressed right away grades the second; both are acknowledged,
+the system name never appears in the page (shadow roots included), and the store then holds
+exactly two ``grade`` events by ``local``: 3 on the first item shown, 1 on the second.
 
 A screenshot of the last page is kept at ``<tmp>/final.png`` and copied to
 ``/tmp/browser_final.png``; the evidence test keeps ``<tmp>/evidence.png``, copied to
@@ -45,7 +45,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Locator, Page, expect, sync_playwright
 
 REPO = Path(__file__).resolve().parent.parent
 APP = REPO / "app.py"
@@ -100,16 +100,17 @@ class Server:
 
 
 @contextmanager
-def _serve(tmp_path: Path) -> Iterator[Server]:
-    """``streamlit run app.py`` on the store ``<tmp_path>/golden.duckdb``, as ``golden serve`` would."""
-    port = _free_port()
+def _serve(tmp_path: Path, port: int | None = None) -> Iterator[Server]:
+    """``streamlit run app.py`` on the store ``<tmp_path>/golden.duckdb``, as ``golden serve`` would
+    (on ``port`` when given: a restarted server keeps its address, so browsers reconnect)."""
+    port = port or _free_port()
     db = tmp_path / "golden.duckdb"
     env = dict(os.environ, GOLDEN_DB=str(db))
     env.pop("GOLDEN_VERSIONS", None)  # versions go next to the store: <tmp>/versions
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     log = tmp_path / "server.log"
-    log_fh = log.open("wb")
+    log_fh = log.open("ab")
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=log_fh, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     srv = Server(url, tmp_path, log, db, proc)
@@ -238,6 +239,30 @@ def _nav(page: Page, title: str) -> None:
         more.click()
         expect(more).to_have_text("View less")
     nav.get_by_role("link", name=title, exact=True).click()
+
+
+def idle(page: Page) -> None:
+    """Wait until the script run is over (the page shows its final elements)."""
+    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning")
+
+
+def surface(page: Page) -> Locator:
+    """The labeling surface's root (inside the component's shadow root; Playwright's CSS
+    locators pierce open shadow roots)."""
+    return page.get_by_test_id("stMain").locator(".gs-root")
+
+
+def shown_uid(page: Page) -> str:
+    """The item the surface paints right now (its data-uid, the item key as JSON)."""
+    return surface(page).get_attribute("data-uid") or ""
+
+
+def all_text(page: Page) -> str:
+    """Every text node of the page, shadow roots included (page.content() leaves them out)."""
+    return page.evaluate("""() => { const out = [];
+        const walk = (n) => { if (n.shadowRoot) walk(n.shadowRoot);
+            for (const c of n.childNodes) { if (c.nodeType === 3) out.push(c.textContent); else walk(c); } };
+        walk(document.body); return out.join(' '); }""")
 
 
 def _select(page: Page, label: str, option: str) -> None:
@@ -405,50 +430,31 @@ def test_judging_with_the_keyboard(pool_server: Server, pool_page: Page) -> None
     page.goto(server.url)
     expect(page.get_by_text("Single-user local mode")).to_be_visible()
     _nav(page, "Judge")
-    title = main.get_by_role("heading", name="Judge")
-    expect(title).to_be_visible()
-    expect(main.get_by_text("0 / 3 pool items judged by you")).to_be_visible()
+    expect(main.get_by_role("heading", name="Judge")).to_be_visible()
+    root = surface(page)
+    expect(root.locator(".gs-counter")).to_contain_text("3 left of 3")
+    expect(root).not_to_have_attribute("data-uid", "")
+    first = json.loads(shown_uid(page))
+    question = root.locator(".gs-title").inner_text()
+    assert question.strip(), "no question"
+    expect(root.locator(".gs-meta")).to_contain_text(f"{first['query_id']} · passage from {first['doc_id']} "
+                                                     f"[{first['start']}:{first['end']}]")
 
-    # The item shown: its question heading and its caption "qid · passage from doc [s:e] · ...".
-    # (Two items share q001, so the caption, not the heading, tells items apart.)
-    caption = main.get_by_test_id("stCaptionContainer").filter(has_text=" · passage from ")
-    expect(caption).to_have_count(1)
-    first = caption.inner_text()
-    m = re.match(r"^(q\d+) · passage from (\S+) \[(\d+):(\d+)\]", first)
-    assert m, first
-    qid, doc, start, end = m.group(1), m.group(2).replace("\\", ""), int(m.group(3)), int(m.group(4))
-    question = main.get_by_role("heading", level=3).first.inner_text()
-    assert question.strip(), "no question heading"
-
-    # 2. Press "3" with the focus on the page body (click the title, not the note input), as
-    # soon as the script run is over - no waiting for the buttons. Streamlit loads the button
-    # component lazily; before the sidebar's Refresh button existed, a key pressed in the few
-    # hundred ms before the grade buttons mounted was lost (2 of 8 first presses worked; 8 of
-    # 8 with the sidebar button loading the component at start-up). This checks it stays so.
-    def ready() -> None:
-        expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning")
-
-    ready()
-    title.click()
-    assert page.evaluate("document.activeElement === null || document.activeElement === document.body "
-                         "|| !['INPUT', 'TEXTAREA'].includes(document.activeElement.tagName)")
+    # 2. Press "3" as soon as the item is painted: the surface binds its keys when it mounts,
+    # so the first key is never lost, and the next item is painted at once from the queue.
     page.keyboard.press("3")
-    expect(main.get_by_text("1 / 3 pool items judged by you")).to_be_visible()
-    expect(caption).to_have_count(1)
-    expect(caption).not_to_have_text(first)  # a different item is up next
-    expect(main.get_by_role("heading", level=3).first).to_be_visible()
-    second = caption.inner_text()
-    m2 = re.match(r"^(q\d+) · passage from (\S+) \[(\d+):(\d+)\]", second)
-    assert m2, second
+    expect(root).not_to_have_attribute("data-uid", json.dumps(first, separators=(",", ":"), sort_keys=True))
+    second = json.loads(shown_uid(page))
+    assert second != first
 
-    # 2b. The next key works at once on the next item (the rhythm of judging for hours):
-    # no wait beyond the rerun finishing, no click to refocus.
-    ready()
+    # 2b. The next key right away, before the first label is even acknowledged.
     page.keyboard.press("1")
-    expect(main.get_by_text("2 / 3 pool items judged by you")).to_be_visible()
+    expect(root).to_have_attribute("data-saved", "2")
+    expect(root).to_have_attribute("data-pending", "0")
+    expect(root.locator(".gs-counter")).to_contain_text("1 left of 3")
 
-    # 3. Blind: the system name never reaches the page.
-    assert SECRET_SYSTEM not in page.content()
+    # 3. Blind: the system name never reaches the page (shadow roots included).
+    assert SECRET_SYSTEM not in all_text(page) and SECRET_SYSTEM not in page.content()
     assert not page.errors, f"JavaScript errors in the page: {page.errors}"  # type: ignore[attr-defined]
 
     shot = server.tmp / "judge.png"
@@ -459,8 +465,8 @@ def test_judging_with_the_keyboard(pool_server: Server, pool_page: Page) -> None
     # on the items that were shown.
     server.stop()
     with duckdb.connect(str(server.db), read_only=True) as con:
-        rows = con.execute("SELECT op, grade, actor, query_id, doc_id, start, \"end\" FROM grade_events").fetchall()
-    assert sorted(rows) == sorted([
-        ("grade", 3, "local", qid, doc, start, end),
-        ("grade", 1, "local", m2.group(1), m2.group(2).replace("\\", ""), int(m2.group(3)), int(m2.group(4))),
-    ]), (rows, first, second, question)
+        rows = con.execute("SELECT op, grade, actor, query_id, doc_id, start, \"end\" FROM grade_events "
+                           "ORDER BY event_id").fetchall()
+    assert rows == [("grade", 3, "local", first["query_id"], first["doc_id"], first["start"], first["end"]),
+                    ("grade", 1, "local", second["query_id"], second["doc_id"], second["start"], second["end"])], \
+        (rows, first, second, question)

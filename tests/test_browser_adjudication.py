@@ -51,7 +51,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 from sklearn.metrics import cohen_kappa_score
 
-from tests.test_browser import Server, _browser_page, _cli, _metric, _nav, _serve
+from tests.test_browser import Server, _browser_page, _cli, _metric, _nav, _serve, all_text, surface
 
 SCREENSHOT_COPY = Path("/tmp/browser_adjudication.png")
 PASSWORDS = {"admin": "admin-password-1", "lead": "lead-password-1", "ann": "ann-password-1",
@@ -159,50 +159,47 @@ def _item_of(caption_text: str) -> Item:
     return m.group(1), m.group(2).replace("\\", ""), int(m.group(3)), int(m.group(4))
 
 
-def _open_judge(page: Page) -> tuple[Locator, Locator]:
+def _open_judge(page: Page) -> Locator:
     main = page.get_by_test_id("stMain")
     _nav(page, "Judge")
-    title = main.get_by_role("heading", name="Judge")
-    expect(title).to_be_visible()
-    expect(main.get_by_text("0 / 5 pool items judged by you")).to_be_visible()
-    caption = main.get_by_test_id("stCaptionContainer").filter(has_text=" · passage from ")
-    return title, caption
+    expect(main.get_by_role("heading", name="Judge")).to_be_visible()
+    root = surface(page)
+    expect(root.locator(".gs-counter")).to_contain_text("5 left of 5")
+    return root
 
 
 def _grade_all(page: Page, grade_for, note_first: str | None, *, keys: bool,
                forbidden: str | None = None) -> list[Item]:
     """Grade the 5 items of the signed-in annotator's queue, ``grade_for(i, item)`` each, with
-    the keys 0-3 (``keys``) or by clicking the buttons; returns the items in the order shown.
-    ``forbidden`` must never appear in the page (another annotator's note)."""
-    main = page.get_by_test_id("stMain")
-    title, caption = _open_judge(page)
+    the keys 0-3 (``keys``) or by clicking the surface's key buttons; returns the items in the
+    order shown. ``forbidden`` must never appear in the page (another annotator's note)."""
+    root = _open_judge(page)
+    meta = root.locator(".gs-meta")
     seen: list[Item] = []
     shown = ""
     for i in range(5):
-        _idle(page)
-        # The grade buttons live in a lazily loaded chunk; their shortcut badges render with
-        # the component that binds the keys (see test_judging_with_the_keyboard).
-        expect(main.get_by_label("Shortcut 3").first).to_be_visible()
-        expect(caption).to_have_count(1)
+        expect(meta).to_contain_text(" · passage from ")
         if shown:
-            expect(caption).not_to_have_text(shown)  # the next item, not the one just graded
-        shown = caption.inner_text()
+            expect(meta).not_to_have_text(shown)  # the next item, not the one just graded
+        shown = meta.inner_text()
         item = _item_of(shown)
         assert item not in seen, (item, seen)
         seen.append(item)
         if forbidden is not None:
-            assert forbidden not in page.content(), "another annotator's note reached the page"
+            assert forbidden not in all_text(page), "another annotator's note reached the page"
         if i == 0 and note_first:
-            _commit_text_input(page, "Note (optional)", note_first)
+            root.locator(".gs-note input").fill(note_first)
+            page.keyboard.press("3")  # typed into the note, not a grade
+            expect(root.locator(".gs-note input")).to_have_value(note_first + "3")
+            page.keyboard.press("Backspace")
+            page.keyboard.press("Escape")  # leave the field: keys grade again
         g = grade_for(i, item)
         if keys:
-            title.click()  # the focus on the page, not in the note box
             page.keyboard.press(str(g))
         else:
-            _button(main, f"grade_{g}").click()
-        expect(main.get_by_text(f"{i + 1} / 5 pool items judged by you")).to_be_visible()
-    _idle(page)
-    expect(main.get_by_text("Nothing left in your queue.")).to_be_visible()
+            root.locator(f'button.gs-key[title="Key {g}"]').click()
+    expect(root).to_have_attribute("data-saved", "5")
+    expect(root.locator(".gs-title")).to_have_text("Nothing left in your queue.")
     return seen
 
 

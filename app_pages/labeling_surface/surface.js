@@ -352,7 +352,7 @@ class Surface {
       table.appendChild(tr);
     }
     this.overlay.appendChild(table);
-    this.overlay.appendChild(el("div", "gs-meta", "Press ? or Esc to close."));
+    this.overlay.appendChild(el("div", "gs-overlay-foot", "Press ? or Esc to close."));
   }
 }
 
