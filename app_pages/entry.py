@@ -44,9 +44,13 @@ def main() -> None:
         st.stop()
 
     if user is None:
-        # Same url_path as Home: after signing in, the same address lands on Home.
+        # The sign-in page answers at the address asked for: after signing in, the same
+        # address opens that page (or Home).
         pages = [st.Page(PAGES / "sign_in.py", title="Sign in", icon=":material/login:",
                          url_path="home", default=True)]
+        asked = _asked_page()
+        if asked:
+            pages.append(st.Page(PAGES / "sign_in.py", title="Sign in", icon=":material/login:", url_path=asked))
     else:
         pages = [st.Page(PAGES / "home.py", title="Home", icon=":material/home:", url_path="home", default=True)]
         if user.can(Permission.VIEW_STORE):
@@ -94,21 +98,20 @@ def main() -> None:
         if mode == "accounts":
             sync_cookie(st.session_state.get("session_token"))
 
-    if user is None:  # remember a deep link, to open it once the person has signed in
-        st.session_state.setdefault("_wanted_page", _requested_page())
-    current = st.navigation(pages)
-    wanted = st.session_state.pop("_wanted_page", None) if user is not None else None
-    target = next((p for p in pages if wanted and p.url_path == wanted), None)
-    if target is not None and target.url_path != current.url_path:
-        st.switch_page(target)
-    current.run()
+    # Signed out there is nothing to navigate to: no menu of (two) sign-in entries.
+    st.navigation(pages, position="hidden" if user is None else "sidebar").run()
 
 
-def _requested_page() -> str | None:
-    """The page named in the address the browser opened (``/judge`` -> ``judge``)."""
+# The pages a deep link may name (the file stems under app_pages/, which are their url paths).
+_LINKABLE = frozenset(p.stem for p in PAGES.glob("*.py")) - {"entry", "sign_in", "streamlit_app", "home"}
+
+
+def _asked_page() -> str | None:
+    """The page a deep link asks for (``/judge`` -> ``judge``) while nobody is signed in: the
+    sign-in page answers there too, so the address stays and opens that page once signed in."""
     try:
         path = urlparse(st.context.url or "").path
     except Exception:  # no browser behind this run
         return None
     last = path.rstrip("/").rsplit("/", 1)[-1]
-    return last or None
+    return last if last in _LINKABLE else None

@@ -1,0 +1,282 @@
+"""Real-browser tests of the labeling loop: every key lands on the item on screen, at once,
+and is never lost or doubled (issue: "The labeling loop").
+
+The CLI prepares a store in accounts mode before the server starts (DuckDB lets one process
+open the file): the demo, accounts admin / lead / ann / bob (annotators) / rev (reviewer),
+a run over every demo question with 3 passages each (a pool of 120 items) and 6 failed
+transcripts. Then, in Debian's chromium through Playwright:
+
+* Repro A, two tabs: ann opens Judge in two tabs (the second tab is signed in by the session
+  cookie: no second sign-in); both paint the same passage; "3" in tab 2, then "0" in tab 1:
+  both grades land on that passage, never on another one.
+* Repro B, a round started meanwhile: ann looks at a passage; the lead (another browser)
+  starts a calibration round for ann and bob; ann's "2" grades the passage she looked at
+  (never a round item she did not see); her next passages are the round's.
+* Transcripts, a double press: the reviewer draws a sample and presses "1" twice; each
+  verdict lands on the transcript painted when its key was pressed; no earlier verdict is
+  overwritten.
+* A burst: 10 keys 50 ms apart record exactly 10 grades on 10 distinct passages, in the
+  order they were painted.
+* A server killed (SIGKILL) mid-burst and restarted on the same port: the keys pressed while
+  it was down are painted from the queue, kept, re-sent after the reconnect; the store then
+  holds each grade exactly once.
+* Refresh, deep links and undo: a refresh keeps ann signed in on Judge; a new tab opened on
+  /judge lands there; a browser without the cookie is asked to sign in and then lands on
+  /judge; "z" undoes the last grade (a retract event) and paints that passage again.
+
+Needs ``chromium`` on PATH (installed by ``make test``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.test_browser import Server, _browser_page, _cli, _nav, _serve, idle, shown_uid, surface
+
+PASSWORDS = {"admin": "admin-password-1", "lead": "lead-password-1", "ann": "ann-password-1",
+             "bob": "bob-password-1", "rev": "rev-password-1"}
+ROLES = {"admin": "admin", "lead": "lead", "ann": "annotator", "bob": "annotator", "rev": "reviewer"}
+DOCS = ("vpn-troubleshooting", "sick-leave", "pension")
+
+
+def _add_user(tmp_path: Path, name: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "annotator.cli", "--db", str(tmp_path / "golden.duckdb"), "users", "add", name,
+         "--role", ROLES[name], "--password-stdin"],
+        input=PASSWORDS[name] + "\n", cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"golden users add {name} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def _transcript(qid: str) -> dict:
+    return {"run_id": "run-1", "query_id": qid, "trial": 0, "passed": False, "source": "eval_run",
+            "metrics": {"recall@10": 0.0},
+            "transcript": {"question": f"Transcript question for {qid}",
+                           "retrieved": [{"doc_id": "pension", "text": f"A retrieved passage for {qid}."}],
+                           "answer": f"An answer about {qid}.", "judge": {"verdict": "fail", "justification": "no"}}}
+
+
+def _prepare(tmp_path: Path) -> None:
+    _cli(tmp_path, "demo")
+    for name in ("admin", "lead", "ann", "bob", "rev"):
+        _add_user(tmp_path, name)
+    qids = [f"q{i:03d}" for i in range(1, 41)]
+    run = tmp_path / "sys.run"
+    run.write_text("".join(f"{q} Q0 {d} {i + 1} {3 - i} sys\n" for q in qids for i, d in enumerate(DOCS)))
+    _cli(tmp_path, "runs", "import", str(run), "--system", "sys")
+    _cli(tmp_path, "pool", "build", "--depth", "3")
+    tr = tmp_path / "transcripts.jsonl"
+    tr.write_text("".join(json.dumps(_transcript(q)) + "\n" for q in qids[:6]))
+    _cli(tmp_path, "transcripts", "import", str(tr))
+
+
+@pytest.fixture
+def team_server(tmp_path: Path) -> Iterator[Server]:
+    _prepare(tmp_path)
+    with _serve(tmp_path) as srv:
+        yield srv
+
+
+@pytest.fixture
+def team_page(team_server: Server) -> Iterator[Page]:
+    with _browser_page(team_server, Path("/tmp/browser_labeling.png")) as pg:
+        yield pg
+
+
+def _sign_in(page: Page, name: str) -> None:
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_role("heading", name="Sign in")).to_be_visible()
+    main.get_by_role("textbox", name="Username").fill(name)
+    main.get_by_role("textbox", name="Password").fill(PASSWORDS[name])
+    main.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_test_id("stSidebar").get_by_text(f"Roles: {ROLES[name]}", exact=True)).to_be_visible()
+    idle(page)
+
+
+def _open_judge(page: Page, url: str) -> None:
+    page.goto(f"{url}/judge")
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Judge")).to_be_visible()
+    expect(surface(page)).not_to_have_attribute("data-uid", "")
+
+
+def _item(uid: str) -> tuple:
+    d = json.loads(uid)
+    return d["query_id"], d["doc_id"], d["start"], d["end"]
+
+
+def _grades(server: Server, actor: str) -> list[tuple]:
+    """The actor's judging events, read after the server has let go of the store."""
+    server.stop()
+    with duckdb.connect(str(server.db), read_only=True) as con:
+        return con.execute("SELECT query_id, doc_id, start, \"end\", op, grade FROM grade_events WHERE actor = ? "
+                           "ORDER BY event_id", [actor]).fetchall()
+
+
+def _press_burst(page: Page, keys: str, gap_s: float = 0.05) -> list[str]:
+    """Press ``keys`` ``gap_s`` apart; returns the item painted when each key went down."""
+    painted = []
+    for k in keys:
+        t0 = time.monotonic()
+        painted.append(shown_uid(page))
+        page.keyboard.press(k)
+        time.sleep(max(0.0, gap_s - (time.monotonic() - t0)))
+    return painted
+
+
+def test_repro_a_two_tabs_grade_the_passage_each_shows(team_server: Server, team_page: Page) -> None:
+    page, server = team_page, team_server
+    page.goto(server.url)
+    _sign_in(page, "ann")
+    _open_judge(page, server.url)
+    tab2 = page.context.new_page()  # same browser: the session cookie signs it in
+    _open_judge(tab2, server.url)
+    shown = shown_uid(page)
+    assert shown_uid(tab2) == shown
+    tab2.keyboard.press("3")
+    expect(surface(tab2)).to_have_attribute("data-saved", "1")
+    page.keyboard.press("0")
+    expect(surface(page)).to_have_attribute("data-saved", "1")
+    assert not page.errors  # type: ignore[attr-defined]
+    assert _grades(server, "ann") == [(*_item(shown), "grade", 3), (*_item(shown), "grade", 0)]
+
+
+def test_repro_b_a_round_started_meanwhile_never_takes_the_key(team_server: Server, team_page: Page) -> None:
+    page, server = team_page, team_server
+    page.goto(server.url)
+    _sign_in(page, "ann")
+    _open_judge(page, server.url)
+    looked_at = shown_uid(page)
+
+    lead_ctx = page.context.browser.new_context(viewport={"width": 1400, "height": 1000})
+    lead = lead_ctx.new_page()
+    lead.goto(server.url)
+    _sign_in(lead, "lead")
+    _nav(lead, "Agreement")
+    main = lead.get_by_test_id("stMain")
+    main.get_by_role("tab", name="Rounds").click()
+    form = main.get_by_test_id("stForm").filter(has_text="Start a calibration round")
+    form.get_by_role("combobox").first.click()
+    lead.get_by_role("option", name="ann").click()
+    form.get_by_role("combobox").first.click()
+    lead.get_by_role("option", name="bob").click()
+    lead.keyboard.press("Escape")  # close the option list
+    form.get_by_role("button", name="Start calibration round").click()
+    expect(main.get_by_text("Round")).not_to_have_count(0)
+    idle(lead)
+    lead_ctx.close()
+
+    # ann has not reloaded: her key grades the passage on her screen
+    assert shown_uid(page) == looked_at
+    page.keyboard.press("2")
+    root = surface(page)
+    expect(root).to_have_attribute("data-pending", "0")
+    expect(root).to_have_attribute("data-saved", "1")
+    # and what comes next is the round's (the queue was topped up with her round items)
+    expect(root.locator(".gs-counter")).to_contain_text("left of")
+    server.stop()
+    with duckdb.connect(str(server.db), read_only=True) as con:
+        rows = con.execute("SELECT query_id, doc_id, start, \"end\", op, grade FROM grade_events "
+                           "WHERE actor = 'ann'").fetchall()
+        round_items = set(con.execute("SELECT query_id, doc_id, start, \"end\" FROM round_assignments "
+                                      "WHERE annotator = 'ann'").fetchall())
+    assert round_items, "the lead's round gave ann no item"
+    assert rows == [(*_item(looked_at), "grade", 2)]
+
+
+def test_transcript_double_press_lands_on_each_painted_transcript(team_server: Server, team_page: Page) -> None:
+    page, server = team_page, team_server
+    page.goto(server.url)
+    _sign_in(page, "rev")
+    _nav(page, "Transcripts")
+    main = page.get_by_test_id("stMain")
+    main.get_by_role("button", name="Draw failures to review").click()
+    root = surface(page)
+    expect(root).not_to_have_attribute("data-uid", "")
+    painted = _press_burst(page, "11", gap_s=0.15)
+    assert painted[0] != painted[1]
+    expect(root).to_have_attribute("data-saved", "2")
+    server.stop()
+    with duckdb.connect(str(server.db), read_only=True) as con:
+        rows = con.execute("SELECT item_id, value, detail, actor FROM verdict_events WHERE kind = 'transcript' "
+                           "ORDER BY event_id").fetchall()
+    assert rows == [(json.loads(u)["item_id"], "system_failure", "retrieval_miss", "rev") for u in painted]
+
+
+def test_a_burst_of_ten_keys_records_ten_grades_in_order(team_server: Server, team_page: Page) -> None:
+    page, server = team_page, team_server
+    page.goto(server.url)
+    _sign_in(page, "ann")
+    _open_judge(page, server.url)
+    keys = "0123012301"
+    painted = _press_burst(page, keys)
+    assert len(set(painted)) == 10
+    root = surface(page)
+    expect(root).to_have_attribute("data-saved", "10")
+    expect(root).to_have_attribute("data-pending", "0")
+    assert not page.errors  # type: ignore[attr-defined]
+    assert _grades(server, "ann") == [(*_item(u), "grade", int(k)) for u, k in zip(painted, keys)]
+
+
+def test_a_server_killed_mid_burst_loses_and_doubles_nothing(team_server: Server, team_page: Page,
+                                                             tmp_path: Path) -> None:
+    page, server = team_page, team_server
+    page.goto(server.url)
+    _sign_in(page, "ann")
+    _open_judge(page, server.url)
+    before = _press_burst(page, "123")
+    os.kill(server._proc.pid, signal.SIGKILL)  # mid-burst: some of these may be in flight
+    server._proc.wait(timeout=10)
+    during = _press_burst(page, "0312")  # painted from the queue while the server is down
+    assert len(set(before + during)) == 7
+    expect(surface(page)).not_to_have_attribute("data-pending", "0")
+    port = int(server.url.rsplit(":", 1)[1])
+    with _serve(tmp_path, port) as again:
+        root = surface(page)
+        expect(root).to_have_attribute("data-pending", "0", timeout=60_000)
+        assert _grades(again, "ann") == [(*_item(u), "grade", int(k)) for u, k in zip(before + during, "1230312")]
+
+
+def test_refresh_deep_links_and_undo(team_server: Server, team_page: Page) -> None:
+    page, server = team_page, team_server
+    page.goto(server.url)
+    _sign_in(page, "ann")
+    _open_judge(page, server.url)
+    root = surface(page)
+    first = shown_uid(page)
+    page.keyboard.press("2")
+    expect(root).to_have_attribute("data-saved", "1")
+    page.keyboard.press("z")  # undo: the passage comes back
+    expect(root).to_have_attribute("data-uid", first)
+    expect(root).to_have_attribute("data-saved", "2")
+    expect(root.locator(".gs-status")).to_contain_text("Undone")
+
+    page.reload()  # still signed in, still on Judge
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Judge")).to_be_visible()
+    expect(page.get_by_test_id("stSidebar").get_by_text("Roles: annotator", exact=True)).to_be_visible()
+    assert page.url.rstrip("/").endswith("/judge")
+
+    # a browser without the cookie signs in first and then lands on the page it asked for
+    other = page.context.browser.new_context(viewport={"width": 1400, "height": 1000})
+    fresh = other.new_page()
+    fresh.goto(f"{server.url}/judge")
+    _sign_in(fresh, "bob")
+    expect(fresh.get_by_test_id("stMain").get_by_role("heading", name="Judge")).to_be_visible()
+    other.close()
+
+    # '?' shows the keys; Escape hides them
+    page.keyboard.press("?")
+    expect(root.locator(".gs-overlay")).to_be_visible()
+    expect(root.locator(".gs-overlay")).to_contain_text("undo your last label")
+    page.keyboard.press("Escape")
+    expect(root.locator(".gs-overlay")).to_be_hidden()
+    assert _grades(server, "ann") == [(*_item(first), "grade", 2), (*_item(first), "retract", None)]
