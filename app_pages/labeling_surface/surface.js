@@ -50,6 +50,7 @@ class Surface {
     this.message = "";
     this.started = null;
     this.lastSend = 0;
+    this.inflight = false; // a send Python has not answered yet: the next waits for it
     this.seq = 0;
     this.keys = [];
     this.progress = null;
@@ -84,6 +85,7 @@ class Surface {
 
   // ---- data from Python ----
   update(data) {
+    this.inflight = false;
     if (this.actor !== data.actor || this.surface !== data.surface) {
       this.actor = data.actor;
       this.surface = data.surface;
@@ -99,7 +101,7 @@ class Surface {
       && !(this.current && this.current.uid === c.uid));
     if (!this.current && this.browse === null) this.current = this.queue.shift() || null;
     this.paint();
-    if (this.outbox.length) this.resendIfDue(true);
+    if (this.outbox.length) this.send();
   }
 
   acknowledge(ack) {
@@ -126,15 +128,21 @@ class Surface {
   }
 
   // ---- sending ----
+  // One send at a time: a send starts a script run on the server, and a new send while it
+  // runs would interrupt it (its acknowledgements would wait for a quiet moment). Labels
+  // made meanwhile go with the next send, as soon as the answer arrives; a send that gets
+  // no answer within RESEND_MS (lost, server restarting) is repeated with everything pending.
   send() {
     if (!this.setTrigger || !this.outbox.length) return;
+    if (this.inflight && Date.now() - this.lastSend < RESEND_MS) return;
+    this.inflight = true;
     this.lastSend = Date.now();
     this.seq += 1;
     this.setTrigger("send", { seq: this.seq, labels: this.outbox.slice(0, MAX_SEND) });
   }
-  resendIfDue(force) {
+  resendIfDue() {
     if (!this.outbox.length) return;
-    if (force ? Date.now() - this.lastSend > 300 : Date.now() - this.lastSend > RESEND_MS) this.send();
+    this.send();
     this.paintStatus();
   }
 
