@@ -25,7 +25,9 @@ from golden_store.rubric import current_rubric
 from golden_store.search import SearchHit, search
 from golden_store.store import Store
 
-_indexes: dict[tuple[Path, str], CorpusIndex] = {}
+# per store file and corpus digest: the index, and the store handle it reads raw texts
+# through (the latest one asked: a store closed and opened again is read through the new one)
+_indexes: dict[tuple[Path, str], tuple[CorpusIndex, list[Store]]] = {}
 _lock = threading.Lock()
 
 
@@ -34,19 +36,22 @@ def corpus_index(store: Store) -> CorpusIndex:
     digest = store_corpus_digest(store) or "empty"
     key = (Path(store.path).resolve(), digest)
     with _lock:
-        ix = _indexes.get(key)
-        if ix is None:
+        entry = _indexes.get(key)
+        if entry is None:
+            handle = [store]
+
             def raw_of(doc_id: str) -> str:
-                raw = corpus.raw_text(store, doc_id)
+                raw = corpus.raw_text(handle[0], doc_id)
                 if raw is None:
                     raise NotFoundError(f"Document {doc_id!r} is no longer in the corpus.")
                 return raw
 
-            ix = CorpusIndex(corpus.canonical_texts(store), raw_of)
+            entry = (CorpusIndex(corpus.canonical_texts(store), raw_of), handle)
             for k in [k for k in _indexes if k[0] == key[0]]:
                 del _indexes[k]
-            _indexes[key] = ix
-        return ix
+            _indexes[key] = entry
+        entry[1][0] = store
+        return entry[0]
 
 
 # ---- the queue ----------------------------------------------------------------------------

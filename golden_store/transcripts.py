@@ -6,6 +6,7 @@ and the per-stratum summary."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +14,7 @@ import duckdb
 
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.store import Store, utcnow
+from golden_store.textin import shown
 
 KIND = "transcript"
 RESOLUTION = "grader_failure_resolution"
@@ -31,6 +33,15 @@ def item_key(run_id: str, query_id: str, trial: int) -> str:
 def store_transcripts(store: Store, rows: Sequence[dict[str, Any]], *, actor: str) -> int:
     """Insert validated transcripts in one transaction; a (run, query, trial) already there
     is refused (nothing is overwritten)."""
+
+    # the column is a 32-bit integer; and NaN/Infinity metrics would be stored as invalid JSON
+    bad = [r for r in rows if not -(2**31) <= r["trial"] < 2**31]
+    bad += [r for r in rows if not all(math.isfinite(v) for v in (r.get("metrics") or {}).values())]
+    if bad:
+        raise ValidationError("Transcripts refused: a trial number out of range (0 to 2147483647) or a metric that "
+                              "is not a finite number; nothing was imported.",
+                              [f"run {shown(r['run_id'])} query {shown(r['query_id'])} trial {shown(r['trial'])}"
+                               for r in bad[:5]])
 
     def tx(cur: duckdb.DuckDBPyConnection) -> int:
         keys = [(r["run_id"], r["query_id"], r["trial"]) for r in rows]
