@@ -279,6 +279,12 @@ def to_add(store: Store, user: User) -> list[dict]:
             for f in store_t.failures(store) if f["verdict"] == "system_failure" and not f["in_golden_set"]]
 
 
+def draw_progress(store: Store, user: User) -> tuple[int, int]:
+    """(reviewed, drawn) over the reviewer's samples."""
+    require(user, Permission.REVIEW)
+    return store_t.draw_progress(store, user.username)
+
+
 def my_reviewed(store: Store, user: User) -> list[dict]:
     """The reviewer's drawn transcripts that have a verdict, with it (for looking back)."""
     require(user, Permission.REVIEW)

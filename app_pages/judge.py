@@ -21,12 +21,15 @@ show_flash()
 order = st.radio("Queue", ["random", "by_query"], horizontal=True, key="judge_order",
                  format_func=lambda o: {"random": "Randomized", "by_query": "Grouped by question (TREC)"}[o],
                  help="Grouped: all pooled passages of one question in a row, so you read the question once.")
-done, total = judging.progress(s, user)
-cards = [it.card() for it in judging.next_items(s, user, judging.QUEUE_AHEAD, order)]
 rub = judging.rubric(s, user)
 
-left, right = st.columns([3, 2])
-with left:
+
+@st.fragment
+def queue() -> None:
+    """The surface and its queue: a fragment, so the labels the browser sends rerun only
+    this (writes, next items, progress), not the rubric and the rest of the page."""
+    done, total = judging.progress(s, user)
+    cards = [it.card() for it in judging.next_items(s, user, judging.QUEUE_AHEAD, order)]
     labeling_surface(
         key="judge_surface", surface=judging.SURFACE, actor=user.username, cards=cards, keys=judging.KEYS,
         # the signed-in user is re-read when labels arrive (an account disabled meanwhile writes nothing)
@@ -34,6 +37,11 @@ with left:
         progress={"done": done, "total": total}, exhausted=len(cards) < judging.QUEUE_AHEAD,
         empty="Nothing left in your queue." if total else
               "The pool is empty: an engineer builds it with `golden pool build --depth K`.")
+
+
+left, right = st.columns([3, 2])
+with left:
+    queue()
 with right:
     st.write(f"**Rubric v{rub['version']}**" if rub else "**No rubric yet**")
     if rub:

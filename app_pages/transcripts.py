@@ -72,11 +72,14 @@ if c3.button("Draw failures to review", type="primary", key="tr_draw"):
         st.rerun()
 
 cards = transcripts.review_cards(s, user)
-if not cards and not transcripts.latest_draw(s, user):
+reviewed, drawn = transcripts.draw_progress(s, user)
+if not drawn:
     st.caption("Draw a sample: failures across strata and failure types, none you reviewed already.")
     st.stop()
+st.progress(reviewed / drawn, text=f"{reviewed} / {drawn} reviewed in your samples")
 st.caption("Keys: **1-6** system failure of that class · **g** grader failure (the judge or the label was wrong) · "
            "**a** ambiguous · **Backspace/z** undo · **?** all keys. Each verdict is bound to the transcript on screen.")
+# Not a fragment (unlike Judge): a verdict also changes the "add to the golden set" list below.
 labeling_surface(
     key="transcript_surface", surface=transcripts.SURFACE, actor=user.username, cards=cards, keys=transcripts.KEYS,
     submit=lambda labels: transcripts.submit(store(), current_user(), labels),

@@ -102,9 +102,13 @@ def test_every_workflow_page_renders_without_errors(data_server: Server, data_pa
             expect(main.locator("canvas, svg.marks").first).to_be_visible()  # the heat map (Vega)
         if title == "Transcripts":
             page.get_by_role("button", name="Draw failures to review").click()
-            expect(main.get_by_text("reviewed in this sample")).to_be_visible()
+            expect(main.get_by_text("reviewed in your samples")).to_be_visible()
+            expect(main.locator(".gs-root")).not_to_have_attribute("data-uid", "")  # a transcript painted
             expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning")
             assert main.locator("img[src='x']").count() == 0 and main.locator("strong", has_text="not bold").count() == 0
+            # the surface paints the hostile text as text (its shadow root included)
+            expect(main.locator(".gs-root")).to_contain_text("<img src=x>")
+            expect(main.locator(".gs-root")).to_contain_text("**not bold**")
         if title == "Judge calibration":
             page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
                 str(data_server.tmp / "cal.csv"))
