@@ -173,6 +173,14 @@ def reviewed_in_draws(store: Store, actor: str) -> list[dict]:
         "ORDER BY t.item_id", [actor])
 
 
+def draw_progress(store: Store, actor: str) -> tuple[int, int]:
+    """(reviewed, drawn) over every transcript in the reviewer's samples."""
+    row = store.read_one(
+        f"SELECT count(*) FILTER (WHERE t.verdict IS NOT NULL), count(*) FROM ({_with_review()}) t "
+        "WHERE t.item_id IN (SELECT item_id FROM transcript_draws WHERE actor = ?)", [actor])
+    return int(row[0]), int(row[1])
+
+
 def review_queue(store: Store, actor: str, limit: int) -> list[str]:
     """The reviewer's transcripts still to review, from every sample they drew (oldest draw
     first, in drawn order): an earlier sample's item stays reachable."""
