@@ -6,12 +6,23 @@ who labelled what."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+import duckdb
+
+from annotator import labeling
+from annotator.evidence_rounds import visible_evidence
 from annotator.identity import User, require
+from annotator.judging import GRADES, marked_segments
+from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
-from golden_store import adjudication, corpus
+from golden_store import adjudication, corpus, judging
 from golden_store.rubric import current_rubric
 from golden_store.store import Store
+
+SURFACE = "adjudication"
+KEYS = tuple((str(g), "adjudicate", g, f"final {g}: {name}") for g, name in GRADES.items())
+QUEUE_AHEAD = 8
 
 
 @dataclass(frozen=True)
@@ -48,6 +59,73 @@ def decide(store: Store, user: User, d: Dispute, grade: int, rationale: str,
         require(user, Permission.EDIT_RUBRIC)
     return adjudication.decide(store, user.username, d.query_id, d.doc_id, d.start, d.end, grade, rationale,
                                clarification)
+
+
+# ---- the keyed adjudication surface ------------------------------------------------------------
+
+
+def _digest(query_text: str, passage: str, labels: list[tuple]) -> str:
+    """What the lead decides on: the question, the passage and who graded what."""
+    return labeling.digest(query_text, passage, ";".join(f"{a}={g}" for a, g in labels))
+
+
+def card(store: Store, user: User, d: Dispute) -> dict[str, Any]:
+    """One disagreement as the labeling surface paints it: the passage with the question's
+    words and known evidence marked, then each annotator's label, note, time and round."""
+    ev = [(e["start"], e["end"]) for e in visible_evidence(store, user, d.query_id) if e["doc_id"] == d.doc_id]
+    lines = [f"{lab['actor']}: {lab['grade']} ({GRADES[lab['grade']]}) · {lab['created_at']:%Y-%m-%d %H:%M} · "
+             f"rubric v{lab['rubric_version'] or '-'}" + (f" · round {lab['round_id']}" if lab["round_id"] else "")
+             + (f"\n    note: {lab['note']}" if lab["note"] else "") for lab in d.labels]
+    return {"item": {"query_id": d.query_id, "doc_id": d.doc_id, "start": d.start, "end": d.end},
+            "digest": _digest(d.query_text, d.passage, [(lab["actor"], lab["grade"]) for lab in d.labels]),
+            "title": d.query_text,
+            "meta": f"{d.query_id} · {d.stratum} · passage from {d.doc_id} [{d.start}:{d.end}]",
+            "blocks": [{"heading": "Passage (question words and known evidence marked)",
+                        "segments": [list(x) for x in marked_segments(d.passage, d.start, d.query_text, ev)]},
+                       {"heading": "The annotators' labels", "segments": [["\n".join(lines), "plain"]]}]}
+
+
+def cards(store: Store, user: User, stratum: str | None = None, n: int = QUEUE_AHEAD) -> list[dict[str, Any]]:
+    """The next ``n`` disagreements of the queue (of ``stratum`` if given), ready to paint."""
+    return [card(store, user, dispute(store, user, it)) for it in queue(store, user, stratum)[:n]]
+
+
+def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
+    """The adjudication surface's rules for one decision, inside its transaction."""
+    require(user, Permission.ADJUDICATE)
+    if label.action != "adjudicate":
+        raise LabelRefused("Not decided: a decision is undone by deciding the item again from its history, "
+                           "not with undo." if label.action == "undo" else f"Not decided: {label.action!r}.")
+    if type(label.value) is not int or label.value not in GRADES:
+        raise LabelRefused("Not decided: a final grade is 0, 1, 2 or 3.")
+    clarification = label.fields.get("clarification", "")
+    if clarification:
+        require(user, Permission.EDIT_RUBRIC)
+    try:
+        q, d, s, e = (label.item["query_id"], label.item["doc_id"], int(label.item["start"]), int(label.item["end"]))
+    except (KeyError, TypeError, ValueError):
+        raise LabelRefused("Not decided: the decision does not name its passage.") from None
+    where = f"{q} · {d} [{s}:{e}]"
+    content = judging.item_content_tx(cur, q, d, s, e)
+    if content is None:
+        raise LabelRefused(f"Not decided: {where} is gone (its question was retired or its document changed).")
+    if not adjudication.is_pending_tx(cur, q, d, s, e):
+        raise LabelRefused(f"Not decided: {where} is no longer waiting (decided meanwhile, or the annotators now "
+                           "agree).")
+    if _digest(*content, adjudication.labels_tx(cur, q, d, s, e)) != label.digest:
+        raise LabelRefused(f"Not decided: {where} changed since it was shown (a grade, the question or the "
+                           "passage); it is offered again as it is now.")
+    return adjudication.decide_tx(cur, user.username, q, d, s, e, label.value, label.note, clarification)[0]
+
+
+def submit(store: Store, user: User | None, raw_labels: object) -> list[Ack]:
+    """Write the decisions the adjudication surface sent (each bound to what was shown)."""
+    return labeling.submit(store, user, SURFACE, raw_labels, _write, Permission.ADJUDICATE)
+
+
+def decided_count(store: Store, user: User) -> int:
+    require(user, Permission.ADJUDICATE)
+    return adjudication.decided_count(store)
 
 
 def history(store: Store, user: User, limit: int = 200) -> list[dict]:

@@ -56,7 +56,7 @@ class JudgeItem:
                 "blocks": [{"heading": "", "segments": [list(s) for s in self.segments]}]}
 
 
-def _segments(text: str, offset: int, query: str, evidence_spans: list[tuple[int, int]]) -> tuple:
+def marked_segments(text: str, offset: int, query: str, evidence_spans: list[tuple[int, int]]) -> tuple:
     """Mark evidence spans (passage-relative) first, then query words in the rest."""
     terms = {w for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 1}
     ev = sorted((max(0, s - offset), min(len(text), e - offset)) for s, e in evidence_spans
@@ -89,7 +89,7 @@ def _judge_item(store: Store, user: User, it: dict, raw: str, evidence: dict[str
     passage = raw[it["start"]:it["end"]]
     ev = [(q["start"], q["end"]) for q in evidence[it["query_id"]] if q["doc_id"] == it["doc_id"]]
     return JudgeItem(it["query_id"], it["query_text"], it["doc_id"], it["start"], it["end"],
-                     _segments(passage, it["start"], it["query_text"], ev))
+                     marked_segments(passage, it["start"], it["query_text"], ev))
 
 
 def next_items(store: Store, user: User, n: int = QUEUE_AHEAD, order: str = "random") -> list[JudgeItem]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import duckdb
@@ -58,6 +58,12 @@ class Label:
     value: Any = None
     note: str = ""
     target: str | None = None  # for "undo": the label id being undone
+    fields: dict[str, str] = field(default_factory=dict)  # a surface's extra text fields
+
+    @property
+    def key(self) -> str:
+        """The item as one string, for messages."""
+        return " · ".join(str(v) for v in self.item.values())
 
     @staticmethod
     def parse(raw: object) -> "Label":
@@ -72,8 +78,12 @@ class Label:
         target = raw.get("target")
         if target is not None:
             target = label_receipts.check_label_id(target)
+        fields = raw.get("fields") or {}
+        if not isinstance(fields, dict) or not all(isinstance(v, str) for v in fields.values()):
+            raise ValidationError("A label's extra fields are text.")
         return Label(label_id, str(raw.get("by") or ""), item, str(raw.get("digest") or ""), action,
-                     raw.get("value"), note.strip()[:MAX_NOTE], target)
+                     raw.get("value"), note.strip()[:MAX_NOTE], target,
+                     {str(k)[:40]: v.strip()[:MAX_NOTE] for k, v in list(fields.items())[:8]})
 
 
 @dataclass(frozen=True)

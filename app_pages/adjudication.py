@@ -1,6 +1,7 @@
 """Adjudication: every disagreement, oldest first within its stratum, with each annotator's
-grade, note and time and the rubric in force; the lead decides with a rationale (keys 0-3)
-and can turn it into a rubric clarification in the same step."""
+grade, note and time and the rubric in force; the lead decides with a rationale (keys 0-3 on
+the labeling surface, each decision bound to the disagreement shown) and can turn it into a
+rubric clarification in the same step."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from annotator import adjudication, evidence_rounds, transcripts
-from annotator.judging import GRADES
 from annotator.roles import Permission
-from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store, succeeded
+from app_pages._shared import attempt, current_user, flash, md_escape, require_page, show_flash, store, succeeded
+from app_pages.labeling_surface import labeling_surface
 
 user = require_page(Permission.ADJUDICATE)
 s = store()
@@ -19,10 +20,12 @@ show_flash()
 
 all_items = adjudication.queue(s, user)
 strata = sorted({r["stratum"] for r in all_items})
+decided = adjudication.decided_count(s, user)
 c1, c2 = st.columns([1, 3])
 stratum = c1.selectbox("Stratum", ["all", *strata], key="adj_stratum")
-items = [r for r in all_items if stratum == "all" or r["stratum"] == stratum]
-c2.progress(0.0 if all_items else 1.0, text=f"{len(all_items)} disagreement(s) waiting")
+total = decided + len(all_items)
+c2.progress(decided / total if total else 1.0,
+            text=f"{len(all_items)} disagreement(s) waiting · {decided} decided")
 
 left, right = st.columns([3, 2])
 rub = adjudication.rubric(s, user)
@@ -33,38 +36,16 @@ with right:
             st.text(rub["text"])
 
 with left:
-    if not items:
-        st.success("No disagreement waiting." if not all_items else "None in this stratum.")
-    else:
-        pick = st.selectbox("Item", range(len(items)), key="adj_pick",
-                            format_func=lambda i: f"{items[i]['stratum']} · {items[i]['query_id']} · "
-                                                  f"{items[i]['doc_id']} [{items[i]['start']}:{items[i]['end']}]")
-        d = adjudication.dispute(s, user, items[pick])
-        st.subheader(md_escape(d.query_text), anchor=False)
-        st.caption(f"{d.query_id} · {md_escape(d.stratum)} · passage from {md_escape(d.doc_id)} [{d.start}:{d.end}]")
-        with st.container(height=260):
-            st.text(d.passage)
-        st.dataframe(pd.DataFrame([{"annotator": lab["actor"], "grade": lab["grade"],
-                                    "meaning": GRADES[lab["grade"]], "note": lab["note"] or "",
-                                    "at": lab["created_at"], "rubric v": lab["rubric_version"],
-                                    "round": lab["round_id"]} for lab in d.labels]),
-                     hide_index=True, width="stretch")
-        key = f"{d.query_id}_{d.doc_id}_{d.start}_{d.end}"
-        rationale = st.text_area("Rationale (required)", key=f"adj_rationale_{key}", height=80)
-        clar = ""
-        if user.can(Permission.EDIT_RUBRIC):
-            clar = st.text_input("Also add to the rubric as a clarification (optional: a new rubric version)",
-                                 key=f"adj_clar_{key}")
-        st.caption("Final grade: " + " · ".join(f"**{g}** {name}" for g, name in GRADES.items())
-                   + " · keys 0-3 once the rationale is written (click outside the text box first)")
-        cols = st.columns(4)
-        for g in GRADES:
-            if cols[g].button(str(g), key=f"adj_grade_{g}", shortcut=str(g), help=GRADES[g], width="stretch"):
-                done = attempt(lambda g=g: adjudication.decide(s, user, d, g, rationale, clar) or 0)
-                if done is not None:
-                    flash(f"Decided {d.query_id} · {d.doc_id}: grade {g}"
-                          + (f"; rubric v{done} saved with the clarification." if done else "."))
-                    st.rerun()
+    st.caption("Write the rationale, press **Esc**, then the final grade **0-3**. Each decision is bound to the "
+               "disagreement on screen: if a grade changes meanwhile it is refused and shown again.")
+    labeling_surface(
+        key="adjudication_surface", surface=adjudication.SURFACE, actor=user.username,
+        cards=adjudication.cards(s, user, None if stratum == "all" else stratum), keys=adjudication.KEYS,
+        submit=lambda labels: adjudication.submit(store(), current_user(), labels),
+        exhausted=True, empty="No disagreement waiting." if not all_items else "None in this stratum.",
+        note="Rationale (required)", note_required=True,
+        fields=[("clarification", "Also add to the rubric as a clarification (optional: a new rubric version)")]
+        if user.can(Permission.EDIT_RUBRIC) else ())
 
 st.subheader("Evidence rounds", anchor=False)
 ev_disputes = evidence_rounds.disputes(s, user)

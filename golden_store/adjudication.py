@@ -34,40 +34,60 @@ def labels(store: Store, query_id: str, doc_id: str, start: int, end: int) -> li
         [query_id, doc_id, start, end])
 
 
-def decide(store: Store, actor: str, query_id: str, doc_id: str, start: int, end: int, grade: int,
-           rationale: str, clarification: str | None = None) -> int | None:
-    """Record the final grade with its rationale. With ``clarification``, the rubric gets a
-    new version (the sentence appended under a clarifications heading, the item named in
-    the changelog) in the same transaction. Returns the new rubric version, if any."""
+def is_pending_tx(cur: duckdb.DuckDBPyConnection, query_id: str, doc_id: str, start: int, end: int) -> bool:
+    """Is this item still a disagreement nobody has decided?"""
+    return cur.execute("SELECT 1 FROM pending_grades WHERE query_id = ? AND doc_id = ? AND start = ? AND \"end\" = ?",
+                       [query_id, doc_id, start, end]).fetchone() is not None
+
+
+def labels_tx(cur: duckdb.DuckDBPyConnection, query_id: str, doc_id: str, start: int, end: int) -> list[tuple]:
+    """(annotator, grade) of each current label on the item, by annotator."""
+    return cur.execute("SELECT actor, grade FROM current_grades WHERE query_id = ? AND doc_id = ? AND start = ? "
+                       "AND \"end\" = ? ORDER BY actor", [query_id, doc_id, start, end]).fetchall()
+
+
+def decide_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id: str, start: int, end: int,
+              grade: int, rationale: str, clarification: str | None = None) -> tuple[int, int | None]:
+    """Record the final grade with its rationale, inside the caller's transaction. With
+    ``clarification``, the rubric gets a new version (the sentence appended under a
+    clarifications heading, the item named in the changelog) in the same transaction.
+    Returns (the decision's event id, the new rubric version or None)."""
     if grade not in (0, 1, 2, 3):
         raise ValidationError("A final grade is 0, 1, 2 or 3.")
     if not rationale or not rationale.strip():
         raise ValidationError("Write the rationale: it is what turns a disagreement into a rubric fix.")
+    labelled = cur.execute(
+        "SELECT count(*) FROM current_grades WHERE query_id = ? AND doc_id = ? AND start = ? AND \"end\" = ?",
+        [query_id, doc_id, start, end]).fetchone()[0]
+    if not labelled:
+        raise NotFoundError(f"No annotator has graded {query_id} · {doc_id} [{start}:{end}]: nothing to adjudicate.")
+    sha = cur.execute("SELECT canonical_sha256 FROM documents WHERE doc_id = ?", [doc_id]).fetchone()
+    rubric = cur.execute("SELECT version, text FROM rubric_versions ORDER BY version DESC LIMIT 1").fetchone()
+    event_id = cur.execute(
+        "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at,"
+        " rubric_version, note) VALUES (?, ?, ?, ?, ?, 'adjudicate', ?, ?, ?, ?, ?) RETURNING event_id",
+        [query_id, doc_id, start, end, sha[0] if sha else None, grade, actor, utcnow(),
+         rubric[0] if rubric else None, rationale.strip()]).fetchone()[0]
+    if not (clarification and clarification.strip()):
+        return event_id, None
+    text = rubric[1] if rubric else ""
+    if CLARIFICATIONS_HEADING not in text:
+        text = text.rstrip() + f"\n\n{CLARIFICATIONS_HEADING}\n"
+    text = text.rstrip() + f"\n- {clarification.strip()}\n"
+    return event_id, add_rubric_version_tx(
+        cur, text, f"Clarification from adjudicating {query_id} · {doc_id} [{start}:{end}] "
+                   f"(final grade {grade}): {clarification.strip()}", actor)
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> int | None:
-        labelled = cur.execute(
-            "SELECT count(*) FROM current_grades WHERE query_id = ? AND doc_id = ? AND start = ? AND \"end\" = ?",
-            [query_id, doc_id, start, end]).fetchone()[0]
-        if not labelled:
-            raise NotFoundError(f"No annotator has graded {query_id} · {doc_id} [{start}:{end}]: nothing to adjudicate.")
-        sha = cur.execute("SELECT canonical_sha256 FROM documents WHERE doc_id = ?", [doc_id]).fetchone()
-        rubric = cur.execute("SELECT version, text FROM rubric_versions ORDER BY version DESC LIMIT 1").fetchone()
-        cur.execute(
-            "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at,"
-            " rubric_version, note) VALUES (?, ?, ?, ?, ?, 'adjudicate', ?, ?, ?, ?, ?)",
-            [query_id, doc_id, start, end, sha[0] if sha else None, grade, actor, utcnow(),
-             rubric[0] if rubric else None, rationale.strip()])
-        if clarification and clarification.strip():
-            text = rubric[1] if rubric else ""
-            if CLARIFICATIONS_HEADING not in text:
-                text = text.rstrip() + f"\n\n{CLARIFICATIONS_HEADING}\n"
-            text = text.rstrip() + f"\n- {clarification.strip()}\n"
-            return add_rubric_version_tx(
-                cur, text, f"Clarification from adjudicating {query_id} · {doc_id} [{start}:{end}] "
-                           f"(final grade {grade}): {clarification.strip()}", actor)
-        return None
 
-    return store.write(tx)
+def decide(store: Store, actor: str, query_id: str, doc_id: str, start: int, end: int, grade: int,
+           rationale: str, clarification: str | None = None) -> int | None:
+    """:func:`decide_tx` in its own transaction; returns the new rubric version, if any."""
+    return store.write(lambda cur: decide_tx(cur, actor, query_id, doc_id, start, end, grade, rationale,
+                                             clarification))[1]
+
+
+def decided_count(store: Store) -> int:
+    return int(store.read_one("SELECT count(*) FROM adjudications")[0])
 
 
 def history(store: Store, limit: int = 200) -> list[dict]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import shutil
 import socket
@@ -205,7 +206,7 @@ def run_surface(browser, db: Path, work: Path, n_keys: int, gap_ms: float) -> di
         root.wait_for(timeout=120_000)
         from playwright.sync_api import expect
 
-        expect(root).not_to_have_attribute("data-uid", "", timeout=120_000)
+        expect(root).to_have_attribute("data-uid", re.compile(r".+"), timeout=120_000)
         page.evaluate(_WATCH_JS)
         painted_ms, painted, keys = [], [], []
         for i in range(n_keys):

@@ -16,11 +16,12 @@ same 5 items to ann and bob. Then, in chromium through Playwright:
 4. the lead's Agreement page now shows κ binary equal to sklearn's ``cohen_kappa_score`` on
    the two annotators' binary labels, and the table "Each annotator against the gold" counts
    3 (unanimous) items per annotator, none adjudicated;
-5. the Adjudication page says "2 disagreement(s) waiting" and its Item list holds exactly
-   those 2 items, each showing both annotators' grades (and ann's note: the lead, unlike bob,
-   sees it); the lead writes a rationale and decides the first with a rubric clarification
-   (rubric v2 shows, with the clarification), then the second, and sees "No disagreement
-   waiting."; the "Decided items" table lists both with their rationales;
+5. the Adjudication page says "2 disagreement(s) waiting"; its labeling surface paints those
+   2 items one after the other, each showing both annotators' grades (and ann's note: the
+   lead, unlike bob, sees it); a key pressed before the rationale decides nothing and says
+   why; the lead writes a rationale, Esc, the final grade key, deciding the first with a
+   rubric clarification (rubric v2 shows, with the clarification), then the second, and sees
+   "No disagreement waiting."; the "Decided items" table lists both with their rationales;
 6. back on Agreement, κ stays what it was (it is computed on the annotators' labels, which
    adjudication does not change: what "κ updates" means here is that it appears once two
    annotators' labels overlap) while the gold table now counts 5 items and 2 adjudicated ones
@@ -131,27 +132,6 @@ def _sign_out(page: Page) -> None:
     _idle(page)
 
 
-def _commit_text_input(page: Page, label: str, text: str) -> None:
-    """Type ``text`` into the text input ``label`` and apply it with Enter; wait until
-    Streamlit has taken the value (its "Press Enter to apply" hint goes away) and the rerun
-    that applying starts is over."""
-    main = page.get_by_test_id("stMain")
-    field = main.get_by_label(label, exact=True)
-    box = main.get_by_test_id("stTextInput").filter(has=page.get_by_label(label, exact=True))
-    field.fill(text)
-    expect(box).to_contain_text("to apply")  # typed but not yet applied
-    field.press("Enter")
-    expect(box).not_to_contain_text("to apply")
-    expect(field).to_have_value(text)
-    _idle(page)
-
-
-def _button(main: Locator, key: str) -> Locator:
-    """The button with widget key ``key`` (Streamlit also renders a hidden copy of a button
-    with a help tooltip, hence the :visible)."""
-    return main.locator(f".st-key-{key} button:visible")
-
-
 def _item_of(caption_text: str) -> Item:
     m = CAPTION_RE.match(caption_text)
     assert m, caption_text
@@ -225,23 +205,6 @@ def _drift_table(page: Page) -> dict[str, dict[str, str]]:
     return {r["annotator"]: r for r in _grid(frame)}
 
 
-def _open_options(page: Page, combo: Locator) -> Locator:
-    """Open a selectbox's list and return its options. Now and then the click lands on a
-    page that is still settling after the page switch and only focuses the box, leaving the
-    list shut: click again then (never on an open list, which a click would close)."""
-    listbox = page.get_by_role("listbox")
-    for _ in range(3):
-        if not listbox.is_visible():
-            combo.click()
-        try:
-            expect(listbox).to_be_visible(timeout=5_000)
-            break
-        except AssertionError:
-            continue
-    expect(listbox).to_be_visible()
-    return listbox.get_by_role("option")
-
-
 def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, round_page: Page) -> None:
     page, server = round_page, round_server
     main = page.get_by_test_id("stMain")
@@ -294,78 +257,50 @@ def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, 
     assert {a: (r["n_units"], r["n_adjudicated"]) for a, r in before.items()} == {
         "ann": ("3", "0"), "bob": ("3", "0")}, before
 
-    # 5. Adjudication: exactly the 2 disagreements wait, and exactly they are listed.
+    # 5. Adjudication: exactly the 2 disagreements wait, on the labeling surface.
     _nav(page, "Adjudication")
     expect(main.get_by_role("heading", name="Adjudication")).to_be_visible()
-    expect(main.get_by_text("2 disagreement(s) waiting")).to_be_visible()
+    expect(main.get_by_text("2 disagreement(s) waiting · 0 decided")).to_be_visible()
     _idle(page)
-    combo = main.get_by_test_id("stSelectbox").filter(has=page.get_by_text("Item", exact=True)).get_by_role(
-        "combobox")
-    options = _open_options(page, combo)
-    expect(options).to_have_count(2)
-    listed = set()
-    for text in options.all_inner_texts():
-        m = re.match(r"^\S+ · (q\d+) · (\S+) \[(\d+):(\d+)\]$", text.strip())
-        assert m, text
-        listed.add((m.group(1), m.group(2), int(m.group(3)), int(m.group(4))))
-    assert listed == set(flips), (listed, flips)
-    page.keyboard.press("Escape")
-    expect(options).to_have_count(0)
+    root = surface(page)
+    meta = root.locator(".gs-meta")
+    rationale = root.get_by_label("Rationale (required)")
+    clarification = root.get_by_label("Also add to the rubric as a clarification (optional: a new rubric version)")
 
     # Decide each, the one shown first with a rubric clarification; the lead sides with ann.
     decided: dict[Item, tuple[int, str]] = {}
     shown = ""
-    previous: Locator | None = None  # the confirmation of the decision before
-    caption = main.get_by_test_id("stCaptionContainer").filter(has_text=" · passage from ")
-    for n, rationale in enumerate(RATIONALES):
-        _idle(page)
-        expect(caption).to_have_count(1)
+    for n, why in enumerate(RATIONALES):
+        expect(meta).to_contain_text(" · passage from ")
         if shown:
-            expect(caption).not_to_have_text(shown)
-        shown = caption.inner_text()
+            expect(meta).not_to_have_text(shown)
+        shown = meta.inner_text()
         m = re.match(r"^(q\d+) · \S+ · passage from (\S+) \[(\d+):(\d+)\]", shown)
         assert m, shown
-        item = (m.group(1), m.group(2).replace("\\", ""), int(m.group(3)), int(m.group(4)))
+        item = (m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))
         assert item in flips and item not in decided, (item, decided)
         # The lead (unlike bob) sees each annotator's grade and note.
-        # (its table sits in the page's columns; the "Decided items" one does not)
-        labels = {r["annotator"]: r for r in _grid(
-            main.get_by_test_id("stHorizontalBlock").get_by_test_id("stDataFrame"))}
-        assert {a: int(r["grade"]) for a, r in labels.items()} == {"ann": ann[item], "bob": bob[item]}, labels
-        assert labels["ann"]["note"] == (ANN_NOTE if item == up else ""), labels
+        labels = root.locator(".gs-block").filter(has_text="The annotators' labels").inner_text()
+        assert f"ann: {ann[item]} " in labels and f"bob: {bob[item]} " in labels, labels
+        assert (ANN_NOTE in labels) == (item == up), labels
         final = ann[item]
-        # Applying the rationale reruns the page, and that rerun drops the previous decision's
-        # note at the top: until the run ends, the shifted page briefly shows the old text area
-        # next to the new one, so wait for the run to end before looking at it again.
-        area = main.get_by_label("Rationale (required)")
-        box = main.get_by_test_id("stTextArea").filter(has=page.get_by_label("Rationale (required)"))
-        expect(area).to_have_count(1)
-        area.fill(rationale)
-        expect(box).to_contain_text("to apply")  # typed but not yet applied
-        area.press("Control+Enter")
-        if previous is not None:
-            expect(previous).to_have_count(0)
-        _idle(page)
-        expect(box).to_have_count(1)
-        expect(box).not_to_contain_text("to apply")  # applied: Streamlit has the value
-        expect(area).to_have_value(rationale)
+        if n == 0:  # a key before the rationale decides nothing and says why
+            page.keyboard.press(str(final))
+            expect(root.locator(".gs-status")).to_contain_text("write the rationale first")
+            expect(rationale).to_be_focused()
+        rationale.fill(why)
         if n == 0:
-            _commit_text_input(page, "Also add to the rubric as a clarification (optional: a new rubric version)",
-                               CLARIFICATION)
-        _button(main, f"adj_grade_{final}").click()
-        done = page.get_by_test_id("stAlert").filter(has_text=f"Decided {item[0]} · {item[1]}: grade {final}")
-        expect(done).to_be_visible()
+            clarification.fill(CLARIFICATION)
+        page.keyboard.press("Escape")  # leave the field: keys decide again
+        page.keyboard.press(str(final))
+        expect(root).to_have_attribute("data-saved", str(n + 1))
+        expect(root).to_have_attribute("data-pending", "0")
         if n == 0:
-            expect(done).to_contain_text("rubric v2 saved with the clarification")
             expect(main.get_by_text("Rubric v2", exact=True)).to_be_visible()
             expect(main.get_by_test_id("stText").filter(has_text=CLARIFICATION)).to_have_count(1)
-        else:
-            expect(done).not_to_contain_text("rubric v")
-        expect(main.get_by_text(f"{1 - n} disagreement(s) waiting")).to_be_visible()
-        decided[item] = (final, rationale)
-        previous = done
-    expect(main.get_by_text("No disagreement waiting.")).to_be_visible()
-    expect(main.get_by_text("Item", exact=True)).to_have_count(0)
+        expect(main.get_by_text(f"{1 - n} disagreement(s) waiting · {n + 1} decided")).to_be_visible()
+        decided[item] = (final, why)
+    expect(root.locator(".gs-title")).to_have_text("No disagreement waiting.")
     history = main.get_by_test_id("stExpander").filter(has_text="Decided items")
     history.locator("summary").click()
     rows = _grid(history.get_by_test_id("stDataFrame"))

@@ -30,6 +30,7 @@ Needs ``chromium`` on PATH (installed by ``make test``).
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -106,7 +107,7 @@ def _sign_in(page: Page, name: str) -> None:
 def _open_judge(page: Page, url: str) -> None:
     page.goto(f"{url}/judge")
     expect(page.get_by_test_id("stMain").get_by_role("heading", name="Judge")).to_be_visible()
-    expect(surface(page)).not_to_have_attribute("data-uid", "")
+    expect(surface(page)).to_have_attribute("data-uid", re.compile(r".+"))
 
 
 def _item(uid: str) -> tuple:
@@ -201,7 +202,7 @@ def test_transcript_double_press_lands_on_each_painted_transcript(team_server: S
     main = page.get_by_test_id("stMain")
     main.get_by_role("button", name="Draw failures to review").click()
     root = surface(page)
-    expect(root).not_to_have_attribute("data-uid", "")
+    expect(root).to_have_attribute("data-uid", re.compile(r".+"))
     painted = _press_burst(page, "11", gap_s=0.15)
     assert painted[0] != painted[1]
     expect(root).to_have_attribute("data-saved", "2")

@@ -57,10 +57,13 @@ def uid(item: dict[str, Any]) -> str:
 def labeling_surface(*, key: str, surface: str, actor: str, cards: Sequence[dict[str, Any]],
                      keys: Sequence[tuple[str, str, Any, str]], submit: Callable[[list], list[Ack]],
                      progress: dict[str, int] | None = None, exhausted: bool = False,
-                     empty: str = "Nothing left in your queue.") -> None:
+                     empty: str = "Nothing left in your queue.", note: str = "Note (optional)",
+                     note_required: bool = False, fields: Sequence[tuple[str, str]] = ()) -> None:
     """Mount the surface. ``cards`` are the next items (``item``, ``digest``, ``title``,
     ``meta``, ``blocks``), ``keys`` the surface's (key, action, value, label) and ``submit``
-    writes a list of raw labels and returns one Ack each."""
+    writes a list of raw labels and returns one Ack each. ``note`` labels the note field
+    (``note_required``: no key labels until it is written); ``fields`` adds optional text
+    fields (name, label) whose values travel with the label."""
     data = {
         "surface": surface,
         "actor": actor,
@@ -70,5 +73,7 @@ def labeling_surface(*, key: str, surface: str, actor: str, cards: Sequence[dict
         "progress": progress,
         "exhausted": exhausted,
         "empty": empty,
+        "note": {"label": note, "required": note_required},
+        "fields": [{"name": n, "label": lbl} for n, lbl in fields],
     }
     _COMPONENT(key=key, data=data, on_send_change=lambda: _receive(key, submit))

@@ -92,6 +92,10 @@ class Surface {
       this.restore();
     }
     this.keys = data.keys || [];
+    this.noteSpec = data.note || { label: "Note (optional)", required: false };
+    this.note.placeholder = `${this.noteSpec.label} \u2014 Esc leaves the field`;
+    this.note.setAttribute("aria-label", this.noteSpec.label);
+    this.buildFields(data.fields || []);
     this.progress = data.progress || null;
     this.emptyText = data.empty || "Nothing left in your queue.";
     this.exhausted = !!data.exhausted;
@@ -185,9 +189,21 @@ class Surface {
       this.paintStatus();
       return;
     }
+    if (this.noteSpec.required && !this.note.value.trim()) {
+      this.message = `Not labeled: write the ${this.noteSpec.label.toLowerCase().replace(/ \(required\)$/, "")} `
+        + "first, then Esc and the key.";
+      this.paintStatus();
+      this.note.focus();
+      return;
+    }
+    const fields = {};
+    for (const [name, input] of this.fieldInputs) {
+      if (input.value.trim()) fields[name] = input.value;
+      input.value = "";
+    }
     const label = {
       id: newId(), by: this.actor, uid: card.uid, item: card.item, digest: card.digest,
-      action: k.action, value: k.value, note: this.note.value || "",
+      action: k.action, value: k.value, note: this.note.value || "", fields,
     };
     this.note.value = "";
     this.outbox.push(label);
@@ -257,6 +273,8 @@ class Surface {
     this.note.placeholder = "Note (optional) \u2014 Esc leaves the field";
     this.note.setAttribute("aria-label", "Note");
     this.noteRow.appendChild(this.note);
+    this.fieldInputs = new Map();
+    this.fieldsKey = "";
     this.legend = el("div", "gs-legend");
     this.status = el("div", "gs-status");
     this.status.setAttribute("role", "status");
@@ -266,6 +284,22 @@ class Surface {
     this.overlay.hidden = true;
     this.head.append(this.title, this.meta);
     r.append(this.head, this.banner, this.body, this.noteRow, this.legend, this.status, this.counter, this.overlay);
+  }
+
+  buildFields(specs) {
+    const key = JSON.stringify(specs);
+    if (key === this.fieldsKey) return;
+    this.fieldsKey = key;
+    for (const input of this.fieldInputs.values()) input.remove();
+    this.fieldInputs = new Map();
+    for (const f of specs) {
+      const input = el("input");
+      input.type = "text";
+      input.placeholder = `${f.label} \u2014 Esc leaves the field`;
+      input.setAttribute("aria-label", f.label);
+      this.noteRow.appendChild(input);
+      this.fieldInputs.set(f.name, input);
+    }
   }
 
   paint() {

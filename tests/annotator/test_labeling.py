@@ -242,3 +242,49 @@ def test_earlier_samples_stay_reachable(drawn):
     s = drawn
     transcripts.draw(s, LOCAL_USER, 1, 1)  # a second sample before reviewing the first
     assert len(transcripts.review_cards(s, LOCAL_USER)) == 3
+
+
+# ---- adjudication ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def disputed(pooled):
+    """Two items ann and bob graded apart (a calibration round gave both the same items)."""
+    s, u = pooled
+    rounds.start_calibration(s, u["lead"], ["ann", "bob"], n=2, seed=3)
+    for who, grade in (("ann", 3), ("bob", 0)):
+        for c in [c.card() for c in judging.next_items(s, u[who], 2)]:
+            assert judging.submit(s, u[who], [_label(c, who, value=grade)])[0].status == "saved"
+    return s, u
+
+
+def test_a_decision_binds_to_the_labels_shown(disputed):
+    from annotator import adjudication
+
+    s, u = disputed
+    first, second = adjudication.cards(s, u["lead"])
+    # bob re-grades the first item after the lead's screen was painted: the decision is refused
+    bob_card = {"item": first["item"], "digest": labeling_digest_of(s, first["item"])}  # his own re-grade
+    assert judging.submit(s, u["bob"], [_label(bob_card, "bob", value=1)])[0].status == "saved"
+    ack = adjudication.submit(s, u["lead"], [_label(first, "lead", "adjudicate", 3, note="why")])[0]
+    assert ack.status == "refused" and "changed since it was shown" in ack.message
+    # no rationale: refused; an annotator: refused; the lead on the second item: decided once
+    assert adjudication.submit(s, u["lead"], [_label(second, "lead", "adjudicate", 3)])[0].status == "refused"
+    assert adjudication.submit(s, u["ann"], [_label(second, "ann", "adjudicate", 3, note="x")])[0].status == "refused"
+    decision = _label(second, "lead", "adjudicate", 3, note="fully answers")
+    assert [a.status for a in adjudication.submit(s, u["lead"], [decision, decision])] == ["saved", "duplicate"]
+    # a second lead deciding the same item from a stale screen is refused
+    lead2 = create_user(s, u["admin"], "lead2", ["lead"], password=PASSWORD)
+    late = adjudication.submit(s, lead2, [_label(second, "lead2", "adjudicate", 0, note="no")])[0]
+    assert late.status == "refused" and "no longer waiting" in late.message
+    assert s.read("SELECT query_id, doc_id, start, \"end\", grade, note FROM grade_events WHERE op = 'adjudicate'") == [
+        (*_key(second), 3, "fully answers")]
+
+
+def labeling_digest_of(s, item: dict) -> str:
+    """The Judge digest of an item (question + passage), for a label made outside a queue."""
+    from annotator.labeling import digest
+    from golden_store.judging import item_content_tx
+
+    with s.cursor() as cur:
+        return digest(*item_content_tx(cur, item["query_id"], item["doc_id"], item["start"], item["end"]))

@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from annotator import context, demo, identity, runs_import
-from tests.app_pages.surface import cards, label_for, send
+from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
 from tests.app_pages.test_app_roles import _everything_rendered, app_as
 
@@ -95,22 +95,25 @@ def test_calibration_round_blind_grading_agreement_and_adjudication(team):
     adj = app_as("lead")
     adj.switch_page("app_pages/adjudication.py").run()
     assert not adj.exception
-    assert len(adj.selectbox(key="adj_pick").options) == 2
-    labels_table = adj.dataframe[0].value
-    assert sorted(labels_table["annotator"]) == ["ann", "bob"] and "ANN-NOTE" in set(labels_table["note"])
+    items = cards(adj, "adjudication_surface")
+    assert len(items) == 2
+    labels_text = "\n".join(seg[0] for c in items for b in c["blocks"] for seg in b["segments"])
+    assert "ann: " in labels_text and "bob: " in labels_text and "ANN-NOTE" in labels_text  # the lead sees notes
     # no rationale: refused, nothing written
-    adj.button(key="adj_grade_2").click().run()
-    assert any("rationale" in e.value for e in adj.error)
+    first = items[0]
+    ack = next(iter(send(adj, "adjudication_surface", [label_for(first, "lead", "adjudicate", 2)]).values()))
+    assert ack["status"] == "refused" and "rationale" in ack["message"]
     assert team.read_one("SELECT count(*) FROM grade_events WHERE op = 'adjudicate'")[0] == 0
-    adj.text_area[0].input("Names the form but not the deadline: partial.")
-    adj.text_input[0].input("Naming the right form without the deadline is a 2.")
-    adj.button(key="adj_grade_2").click().run()
-    assert not adj.exception
-    assert any("rubric v2" in plain(s.value) for s in adj.success)
-    assert len(adj.selectbox(key="adj_pick").options) == 1
-    adj.text_area[0].input("Unrelated policy.")
-    adj.button(key="adj_grade_0").click().run()
-    assert any("No disagreement waiting" in plain(s.value) for s in adj.success)
+    decide = label_for(first, "lead", "adjudicate", 2, note="Names the form but not the deadline: partial.")
+    decide["fields"] = {"clarification": "Naming the right form without the deadline is a 2."}
+    assert send(adj, "adjudication_surface", [decide])[decide["id"]]["status"] == "saved"
+    assert any("Rubric v2" in m.value for m in adj.markdown)
+    rest = cards(adj, "adjudication_surface")
+    assert [c["item"] for c in rest] == [items[1]["item"]]
+    last = label_for(rest[0], "lead", "adjudicate", 0, note="Unrelated policy.")
+    assert send(adj, "adjudication_surface", [last])[last["id"]]["status"] == "saved"
+    assert cards(adj, "adjudication_surface") == []
+    assert surface_data(adj, "adjudication_surface")["empty"] == "No disagreement waiting."
     rub = team.read_one("SELECT version, text FROM rubric_versions ORDER BY version DESC LIMIT 1")
     assert rub[0] == 2 and "Naming the right form without the deadline is a 2." in rub[1]
     assert team.read("SELECT grade, note FROM grade_events WHERE op = 'adjudicate' ORDER BY event_id") == [
