@@ -11,20 +11,23 @@ recorded, held-out questions refused before any request is built.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+import duckdb
 import pandas as pd
 import pydantic
 
-from annotator import llm
+from annotator import labeling, llm
 from annotator.evidence_authoring import corpus_index
 from annotator.evidence_rounds import is_blind, visible_evidence
 from annotator.held_out import HeldOut
 from annotator.identity import User, require
+from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
-from golden_store import corpus, evidence, llm_log, nuggets, queries
+from golden_store import corpus, evidence, label_receipts, llm_log, nuggets, queries
 from golden_store import evidence_rounds as er
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.nuggets import NuggetDraft
@@ -384,6 +387,96 @@ def answers(store: Store, user: User, system: str | None = None) -> list[dict]:
 def assign(store: Store, user: User, system: str, query_id: str, nugget_id: str, label: str) -> None:
     require(user, Permission.LABEL)
     nuggets.assign(store, system, query_id, nugget_id, label, actor=user.username)
+
+
+# ---- the keyed assignment surface (blind: an answer is named by a reference, never its system) ----
+
+ASSIGN_SURFACE = "nugget_assignment"
+ASSIGN_KEYS = (("1", "assign", "support", "supports the nugget"), ("2", "assign", "partial", "partially"),
+               ("3", "assign", "none", "does not support it"))
+ASSIGN_AHEAD = 10
+
+
+def answer_ref(system: str, query_id: str) -> str:
+    """The name a grader sees for an answer: a digest, so which system wrote it stays hidden."""
+    return "A-" + hashlib.sha256(f"{system}\x1f{query_id}".encode()).hexdigest()[:8]
+
+
+def _assign_digest(question: str, answer: str, nugget: str) -> str:
+    return labeling.digest(question, answer, nugget)
+
+
+def assignment_cards(store: Store, user: User, n: int = ASSIGN_AHEAD) -> list[dict]:
+    """The next ``n`` (answer, approved nugget) pairs nobody has labelled, answer by answer
+    (all nuggets of one answer in a row), each ready to paint. No system name in them."""
+    require(user, Permission.LABEL)
+    done = {(x["system"], x["query_id"], x["nugget_id"]) for x in nuggets.assignments(store)}
+    out: list[dict] = []
+    for a in nuggets.answers(store):
+        ns = [x for x in current(store, user, a["query_id"]) if x["approved"]]
+        for k, nug in enumerate(ns, 1):
+            if (a["system"], a["query_id"], nug["nugget_id"]) in done:
+                continue
+            ref = answer_ref(a["system"], a["query_id"])
+            out.append({
+                "item": {"query_id": a["query_id"], "answer": ref, "nugget_id": nug["nugget_id"]},
+                "digest": _assign_digest(a["query_text"], a["answer"], nug["text"]),
+                "title": nug["text"],
+                "meta": f"{a['query_id']} · answer {ref} · nugget {k} of {len(ns)} · {nug['importance']}",
+                "blocks": [{"heading": "Question", "segments": [[a["query_text"], "plain"]]},
+                           {"heading": f"Answer {ref}", "segments": [[a["answer"], "plain"]]}]
+                + ([{"heading": "The nugget's evidence", "segments": [[nug["quote"], "evidence"]]}]
+                   if nug["quote"] else [])})
+            if len(out) >= n:
+                return out
+    return out
+
+
+def _assign_write(cur: duckdb.DuckDBPyConnection, user: User, label: Label, blind: frozenset[str]) -> int:
+    """The assignment surface's rules for one support label, inside its transaction
+    (``blind``: the questions whose nuggets this person may not see now)."""
+    require(user, Permission.LABEL)
+    item = label.item
+    q, ref, nid = item.get("query_id"), item.get("answer"), item.get("nugget_id")
+    if not all(isinstance(x, str) for x in (q, ref, nid)):
+        raise LabelRefused("Not saved: the label does not name its answer and nugget.")
+    answer = next(((sys_, text) for sys_, text in nuggets.answers_to_tx(cur, q) if answer_ref(sys_, q) == ref), None)
+    if answer is None:
+        raise LabelRefused(f"Not saved: answer {ref} to {q} is gone (replaced or removed).")
+    system = answer[0]
+    if label.action == "undo":
+        target = label_receipts.written_by(cur, label.target, user.username)
+        if target is None or target[1] != item:
+            raise LabelRefused("Nothing to undo: that label was never saved.")
+        if nuggets.latest_assignment_event_tx(cur, system, q, nid) != target[0]:
+            raise LabelRefused(f"Not undone: the label on {q} · {ref} · {nid} changed since.")
+        return nuggets.assign_tx(cur, system, q, nid, "withdrawn", user.username)
+    if label.action != "assign" or label.value not in nuggets.SUPPORT:
+        raise LabelRefused("Not saved: a support label is support, partial or none.")
+    nug = nuggets.nugget_tx(cur, q, nid)
+    if nug is None or not nug[2]:
+        raise LabelRefused(f"Not saved: nugget {nid} of {q} is no longer an approved nugget.")
+    if q in blind:
+        raise LabelRefused(f"Not saved: {q} is in an unsettled evidence round.")
+    if _assign_digest(nug[0], answer[1], nug[1]) != label.digest:
+        raise LabelRefused(f"Not saved: the answer or the nugget changed since it was shown ({q} · {ref}).")
+    return nuggets.assign_tx(cur, system, q, nid, label.value, user.username)
+
+
+def assignment_progress(store: Store, user: User) -> tuple[int, int]:
+    """(labelled, to label) over every (answer, approved nugget) pair."""
+    require(user, Permission.LABEL)
+    done = {(x["system"], x["query_id"], x["nugget_id"]) for x in nuggets.assignments(store)}
+    pairs = [(a["system"], a["query_id"], n["nugget_id"]) for a in nuggets.answers(store)
+             for n in current(store, user, a["query_id"]) if n["approved"]]
+    return sum(p in done for p in pairs), len(pairs)
+
+
+def submit_assignments(store: Store, user: User | None, raw_labels: object) -> list[Ack]:
+    """Write the support labels the assignment surface sent (each bound to what was shown)."""
+    blind = frozenset() if user is None or user.can(Permission.ADJUDICATE) else frozenset(er.unsettled(store))
+    return labeling.submit(store, user, ASSIGN_SURFACE, raw_labels,
+                           lambda cur, who, label: _assign_write(cur, who, label, blind), Permission.LABEL)
 
 
 def assignments(store: Store, user: User, system: str | None = None) -> list[dict]:

@@ -8,7 +8,8 @@ import streamlit as st
 
 from annotator import jobs, llm, nuggets
 from annotator.roles import Permission
-from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store
+from app_pages._shared import attempt, current_user, flash, md_escape, require_page, show_flash, store
+from app_pages.labeling_surface import labeling_surface
 from golden_store import llm_log
 
 user = require_page(Permission.LABEL)
@@ -171,47 +172,22 @@ if mode == "Author":
 
 # ---- assign ----------------------------------------------------------------------------------
 if mode == "Assign to answers":
-    answers = [a for a in nuggets.answers(s, user)
-               if any(n["approved"] for n in nuggets.current(s, user, a["query_id"]))]
-    if not answers:
-        st.info("No system answer to a question with approved nuggets yet. An engineer imports answers with "
+    if not nuggets.answers(s, user):
+        st.info("No system answer yet. An engineer imports answers with "
                 "`golden answers import FILE --system NAME` (JSONL: query_id, answer).")
     else:
-        pick = st.selectbox("Answer", range(len(answers)), key="as_pick",
-                            format_func=lambda i: f"{answers[i]['system']} · {answers[i]['query_id']}")
-        a = answers[pick]
-        st.subheader(md_escape(a["query_text"]), anchor=False)
-        with st.container(height=220):
-            st.text(a["answer"])
-        ns = [n for n in nuggets.current(s, user, a["query_id"]) if n["approved"]]
-        got = {x["nugget_id"]: x["label"] for x in nuggets.assignments(s, user, a["system"])
-               if x["query_id"] == a["query_id"]}
-        todo = [n for n in ns if n["nugget_id"] not in got]
-        st.progress(1 - len(todo) / len(ns), text=f"{len(ns) - len(todo)} / {len(ns)} nuggets assigned")
-        current_n = todo[0] if todo else None
-        if current_n:
-            st.write(f"**{md_escape(current_n['text'])}** ({current_n['importance']})")
-            if current_n["quote"]:
-                st.caption("Evidence: " + md_escape(current_n["quote"]))
-            cols = st.columns(3)
-            for col, (label, key) in zip(cols, [("support", "1"), ("partial", "2"), ("none", "3")]):
-                if col.button(label, key=f"as_{label}", shortcut=key, width="stretch"):
-                    if attempt(lambda label=label: nuggets.assign(s, user, a["system"], a["query_id"],
-                                                                  current_n["nugget_id"], label) or True):
-                        st.rerun()
-            st.caption("Keys: 1 support · 2 partial · 3 none")
-        else:
-            st.success("Every nugget of this answer is assigned.")
-        st.dataframe(pd.DataFrame([{"nugget": n["text"], "importance": n["importance"],
-                                    "label": got.get(n["nugget_id"], "")} for n in ns]),
-                     hide_index=True, width="stretch")
-        with st.expander("Change a label"):
-            fix = st.selectbox("Nugget", [n["nugget_id"] for n in ns], key="as_fix",
-                               format_func=lambda nid: next(n["text"] for n in ns if n["nugget_id"] == nid))
-            lab = st.radio("Label", ["support", "partial", "none"], horizontal=True, key="as_fix_label")
-            if st.button("Save label", key="as_fix_save") and attempt(
-                    lambda: nuggets.assign(s, user, a["system"], a["query_id"], fix, lab) or True):
-                st.rerun()
+        done, total = nuggets.assignment_progress(s, user)
+        st.progress(done / total if total else 1.0, text=f"{done} / {total} nuggets assigned")
+        st.caption("Does the answer support the nugget? **1** support · **2** partial · **3** none · "
+                   "**Backspace/z** undo · **←** look back. Answers are named by a reference, never by the "
+                   "system that wrote them; all nuggets of one answer come in a row.")
+        labeling_surface(
+            key="assignment_surface", surface=nuggets.ASSIGN_SURFACE, actor=user.username,
+            cards=nuggets.assignment_cards(s, user), keys=nuggets.ASSIGN_KEYS,
+            submit=lambda labels: nuggets.submit_assignments(store(), current_user(), labels),
+            progress={"done": done, "total": total}, exhausted=True,
+            empty="Every nugget of every answer is assigned." if total else
+                  "No answer to a question with approved nuggets yet.")
 
 # ---- scores ----------------------------------------------------------------------------------
 if mode == "Scores":

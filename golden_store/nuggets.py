@@ -225,22 +225,46 @@ def answers(store: Store, system: str | None = None) -> list[dict]:
         "WHERE ? IS NULL OR a.system = ? ORDER BY a.system, a.query_id", [system, system])
 
 
+def assign_tx(cur: duckdb.DuckDBPyConnection, system: str, query_id: str, nugget_id: str, label: str,
+              actor: str) -> int:
+    """Record whether the system's answer supports the nugget (support / partial / none; or
+    ``withdrawn``, an undo) inside the caller's transaction; returns the event id."""
+    if label not in SUPPORT + ("withdrawn",):
+        raise ValidationError(f"A nugget assignment is support, partial or none, not {label!r}.")
+    if not cur.execute("SELECT 1 FROM answers WHERE system = ? AND query_id = ?", [system, query_id]).fetchone():
+        raise NotFoundError(f"No answer of {system!r} to {query_id}.")
+    if not cur.execute("SELECT 1 FROM current_nuggets WHERE query_id = ? AND nugget_id = ?",
+                       [query_id, nugget_id]).fetchone():
+        raise NotFoundError(f"{query_id} has no current nugget {nugget_id}.")
+    return cur.execute(
+        "INSERT INTO verdict_events (kind, item_id, query_id, value, detail, actor, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
+        [ASSIGN_KIND, f"{system}|{query_id}|{nugget_id}", query_id, label, system, actor, utcnow()]).fetchone()[0]
+
+
 def assign(store: Store, system: str, query_id: str, nugget_id: str, label: str, *, actor: str) -> None:
     """Record whether the system's answer supports the nugget (support / partial / none)."""
     if label not in SUPPORT:
         raise ValidationError(f"A nugget assignment is support, partial or none, not {label!r}.")
+    store.write(lambda cur: assign_tx(cur, system, query_id, nugget_id, label, actor))
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> None:
-        if not cur.execute("SELECT 1 FROM answers WHERE system = ? AND query_id = ?", [system, query_id]).fetchone():
-            raise NotFoundError(f"No answer of {system!r} to {query_id}.")
-        if not cur.execute("SELECT 1 FROM current_nuggets WHERE query_id = ? AND nugget_id = ?",
-                           [query_id, nugget_id]).fetchone():
-            raise NotFoundError(f"{query_id} has no current nugget {nugget_id}.")
-        cur.execute("INSERT INTO verdict_events (kind, item_id, query_id, value, detail, actor, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [ASSIGN_KIND, f"{system}|{query_id}|{nugget_id}", query_id, label, system, actor, utcnow()])
 
-    store.write(tx)
+def answers_to_tx(cur: duckdb.DuckDBPyConnection, query_id: str) -> list[tuple[str, str]]:
+    """(system, answer) of every imported answer to the question."""
+    return cur.execute("SELECT system, answer FROM answers WHERE query_id = ? ORDER BY system", [query_id]).fetchall()
+
+
+def nugget_tx(cur: duckdb.DuckDBPyConnection, query_id: str, nugget_id: str) -> tuple[str, str, bool] | None:
+    """(question text, nugget text, approved) of a current nugget, or None."""
+    return cur.execute(
+        "SELECT q.text, n.text, n.approved FROM current_nuggets n JOIN queries q USING (query_id) "
+        "WHERE n.query_id = ? AND n.nugget_id = ?", [query_id, nugget_id]).fetchone()
+
+
+def latest_assignment_event_tx(cur: duckdb.DuckDBPyConnection, system: str, query_id: str,
+                               nugget_id: str) -> int | None:
+    return cur.execute("SELECT max(event_id) FROM verdict_events WHERE kind = ? AND item_id = ?",
+                       [ASSIGN_KIND, f"{system}|{query_id}|{nugget_id}"]).fetchone()[0]
 
 
 def assignments(store: Store, system: str | None = None) -> list[dict]:

@@ -288,3 +288,34 @@ def labeling_digest_of(s, item: dict) -> str:
 
     with s.cursor() as cur:
         return digest(*item_content_tx(cur, item["query_id"], item["doc_id"], item["start"], item["end"]))
+
+
+# ---- nugget assignment -------------------------------------------------------------------------
+
+
+def test_support_labels_bind_to_the_answer_shown_blind_to_its_system(demo_store, tmp_path):
+    import json
+
+    from annotator import nuggets
+
+    s = demo_store
+    for text in ("Certificate expired", "Renew it"):
+        nuggets.edit_one(s, LOCAL_USER, "q001", None, text=text, importance="vital")
+    nuggets.approve(s, LOCAL_USER, "q001")
+    f = tmp_path / "a.jsonl"
+    f.write_text(json.dumps({"query_id": "q001", "answer": "Your cert expired."}) + "\n")
+    nuggets.import_answers(s, LOCAL_USER, str(f), "secret-rag")
+    first, second = nuggets.assignment_cards(s, LOCAL_USER)
+    assert "secret-rag" not in json.dumps([first, second])
+    a = _label(first, "local", "assign", "support")
+    assert [x.status for x in nuggets.submit_assignments(s, LOCAL_USER, [a, a])] == ["saved", "duplicate"]
+    assert nuggets.assignment_progress(s, LOCAL_USER) == (1, 2)
+    undo = _label(first, "local", "undo", None, target=a["id"])
+    assert nuggets.submit_assignments(s, LOCAL_USER, [undo])[0].status == "saved"
+    assert nuggets.assignment_progress(s, LOCAL_USER) == (0, 2)
+    # the answer is replaced after the screen was painted: the label is refused, not moved
+    f.write_text(json.dumps({"query_id": "q001", "answer": "Restart your router."}) + "\n")
+    nuggets.import_answers(s, LOCAL_USER, str(f), "secret-rag", replace=True)
+    ack = nuggets.submit_assignments(s, LOCAL_USER, [_label(second, "local", "assign", "none")])[0]
+    assert ack.status == "refused" and "changed since it was shown" in ack.message
+    assert [(r["nugget_id"], r["label"]) for r in nuggets.assignments(s, LOCAL_USER)] == []

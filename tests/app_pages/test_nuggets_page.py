@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from annotator import context, demo, identity, nuggets
+from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
 from tests.app_pages.test_app_roles import app_as
 from tests.llm_server import message
@@ -103,11 +104,16 @@ def test_assign_with_buttons_and_scores(tmp_path):
     at.switch_page("app_pages/nuggets.py").run()
     at.radio(key="nug_mode").set_value("Assign to answers").run()
     assert not at.exception
-    assert any("<b>Your cert</b>" in t.value for t in at.text)  # shown as plain text
-    for label in ("support", "partial", "none"):
-        at.button(key=f"as_{label}").click().run()
-        assert not at.exception
-    assert any("Every nugget of this answer is assigned" in plain(m.value) for m in at.success)
+    items = cards(at, "assignment_surface")
+    assert [c["title"] for c in items] == ["Certificate expired", "Renew in Company Portal", "Restart"]
+    data = json.dumps(surface_data(at, "assignment_surface"))
+    assert "<b>Your cert</b>" in data and "rag-a" not in data  # plain text for the browser; blind to the system
+    acks = send(at, "assignment_surface", [label_for(c, "annotator", "assign", lab)
+                                           for c, lab in zip(items, ("support", "partial", "none"))])
+    assert [a["status"] for a in acks.values()] == ["saved"] * 3
+    assert cards(at, "assignment_surface") == []
+    assert any("3 / 3 nuggets assigned" in str(p.value) or "3 / 3 nuggets assigned" in str(getattr(p, "text", ""))
+               for p in at.get("progress"))
     at.radio(key="nug_mode").set_value("Scores").run()
     per_system = at.dataframe[0].value
     assert per_system.loc[0, "system"] == "rag-a"
