@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from annotator import labeling
 from annotator.evidence_rounds import check_can_write, is_blind, say_no_answer, visible_evidence
 from annotator.identity import User, require
 from annotator.roles import Permission
@@ -152,6 +153,65 @@ def placement(store: Store, user: User, quote: str, cand: Candidate, *, context:
     passage = raw[cand.start:cand.end]
     return Placement(cand, raw[max(0, cand.start - context):cand.start], passage,
                      raw[cand.end:cand.end + context], char_diff(quote, passage))
+
+
+# ---- quoting by selection ----------------------------------------------------------------
+
+MAX_QUOTE_CHARS = 5000  # a quote is a passage, not a document
+
+
+@dataclass(frozen=True)
+class ShownDocument:
+    doc_id: str
+    text: str    # raw text: a selection's offsets index it
+    digest: str  # of what is shown, so a selection is refused if the document changed since
+
+
+def document(store: Store, user: User, doc_id: str) -> ShownDocument:
+    require(user, Permission.LABEL)
+    raw = corpus.raw_text(store, doc_id)
+    if raw is None:
+        raise NotFoundError(f"Document {doc_id!r} is no longer in the corpus.")
+    return ShownDocument(doc_id, raw, labeling.digest(doc_id, raw))
+
+
+def resolve_selection(store: Store, user: User, selection: dict) -> tuple[str, Resolution, int | None]:
+    """A passage selected in the document viewer, as a quote: its raw offsets are checked
+    against the document shown (digest and text), the quote is confirmed by the resolver
+    exactly as a pasted one is, and of the places the resolver finds the one selected is
+    chosen. Returns (quote, resolution, index of the selected place among the candidates)."""
+    require(user, Permission.LABEL)
+    try:
+        doc_id, start, end = str(selection["doc_id"]), int(selection["start"]), int(selection["end"])
+    except (KeyError, TypeError, ValueError):
+        raise ValidationError("The selection did not say where it was; select the passage again.") from None
+    shown = document(store, user, doc_id)
+    if shown.digest != selection.get("digest"):
+        raise ValidationError(f"{doc_id} changed since it was shown (re-imported); select the passage again.")
+    raw = shown.text
+    if not 0 <= start < end <= len(raw) or raw[start:end] != selection.get("text"):
+        raise ValidationError("The selection could not be placed exactly in the document; select it again or "
+                              "paste the quote instead.")
+    while start < end and raw[start].isspace():
+        start += 1
+    while end > start and raw[end - 1].isspace():
+        end -= 1
+    quote = raw[start:end]
+    if not quote:
+        raise ValidationError("The selection is only white space; select the passage that answers the question.")
+    if len(quote) > MAX_QUOTE_CHARS:
+        raise ValidationError(f"The selection is {len(quote):,} characters; a quote is at most "
+                              f"{MAX_QUOTE_CHARS:,}: select the passage that answers, not the whole section.")
+    res = resolve(store, user, quote, doc_id=doc_id)
+    places = list(res.candidates) if res.status == "ambiguous" else [res.best] if res.best else []
+
+    def overlap(c: Candidate) -> int:
+        return min(c.end, end) - max(c.start, start) if c.doc_id == doc_id else -1
+
+    best = max(range(len(places)), key=lambda i: overlap(places[i]), default=None)
+    if best is not None and overlap(places[best]) <= 0:
+        best = None
+    return quote, res, best
 
 
 # ---- saving ------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Evidence: pick a question, search the corpus, paste a quote, see where it lands, save it."""
+"""Evidence: pick a question, search the corpus, paste a quote or select it in a document,
+see where it lands, save it."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from annotator import evidence_authoring as ea
 from annotator import versioning
 from annotator.roles import Permission
 from app_pages._shared import (
-    attempt, broken_labels_notice, flash, marked, md_escape, require_page, show_flash, store, succeeded,
+    attempt, broken_labels_notice, current_user, flash, marked, md_escape, require_page, show_flash, store, succeeded,
 )
+from app_pages.document_viewer import document_viewer
+from golden_store.errors import GoldenError
 
 user = require_page(Permission.LABEL)
 s = store()
@@ -79,11 +82,37 @@ with right:
         st.session_state["ev_quote"] = ""
     hint = st.selectbox("Look for the quote in", hint_options, key="ev_hint",
                         help="the whole corpus, or one of the documents the search found")
-    quote = st.text_area("Paste or type the exact passage that answers the question", key="ev_quote", height=140)
-    if st.button("Find quote", type="primary", key="ev_resolve"):
-        doc = None if hint == "(whole corpus)" else hint
-        res = attempt(lambda: ea.resolve(s, user, quote, doc_id=doc))
-        st.session_state["ev_result"] = (qid, quote, res) if res else None
+    how = st.radio("Quote by", ["pasting", "selecting"], horizontal=True, key="ev_how",
+                   format_func=lambda h: {"pasting": "Pasting the text", "selecting": "Selecting it in the document"}[h])
+    if how == "pasting":
+        quote = st.text_area("Paste or type the exact passage that answers the question", key="ev_quote", height=140)
+        if st.button("Find quote", type="primary", key="ev_resolve"):
+            doc = None if hint == "(whole corpus)" else hint
+            res = attempt(lambda: ea.resolve(s, user, quote, doc_id=doc))
+            st.session_state["ev_result"] = (qid, quote, res) if res else None
+    elif hint == "(whole corpus)":
+        st.caption("Search the corpus, then choose one of the documents it found above to read it here.")
+    else:
+        shown = attempt(lambda: ea.document(s, user, hint))
+
+        def selected(selection: dict) -> None:
+            """The selection, resolved as a pasted quote would be (before the page reruns)."""
+            try:
+                quote_, res_, place = ea.resolve_selection(store(), current_user(), selection)
+            except GoldenError as exc:
+                st.session_state["ev_selection_error"] = str(exc).splitlines()[0]
+                return
+            st.session_state["ev_result"] = (qid, quote_, res_)
+            if place is not None and res_.status == "ambiguous":
+                st.session_state["ev_pick"] = place
+
+        if shown is not None:
+            st.caption(f"Select the passage in {md_escape(shown.doc_id)} that answers the question: it is placed "
+                       "as soon as you let go of the mouse.")
+            document_viewer(key="ev_viewer", doc_id=shown.doc_id, text=shown.text, digest=shown.digest,
+                            on_select=selected)
+        if msg := st.session_state.pop("ev_selection_error", None):
+            st.error(md_escape(msg))
 
     result = st.session_state.get("ev_result")
     if result and result[0] == qid and result[2] is not None:

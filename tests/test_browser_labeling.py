@@ -281,3 +281,56 @@ def test_refresh_deep_links_and_undo(team_server: Server, team_page: Page) -> No
     page.keyboard.press("Escape")
     expect(root.locator(".gs-overlay")).to_be_hidden()
     assert _grades(server, "ann") == [(*_item(first), "grade", 2), (*_item(first), "retract", None)]
+
+
+_CHAR_BOX_JS = """([needle, which]) => {
+  // the screen position of the first (or last) character of needle in the viewer; the
+  // viewer is first scrolled so the needle's start is in view (as a person scrolls to it)
+  const box = document.querySelector('.gdv-text');
+  const node = box.firstChild;
+  const i = node.textContent.indexOf(needle);
+  if (i < 0) return null;
+  const rect = (at) => { const r = document.createRange(); r.setStart(node, at); r.setEnd(node, at + 1);
+                         return r.getBoundingClientRect(); };
+  if (which === 'start') {
+    box.scrollTop += rect(i).top - box.getBoundingClientRect().top - 40;
+  }
+  const b = rect(which === 'start' ? i : i + needle.length - 1);
+  return {x: which === 'start' ? b.left + 1 : b.right - 1, y: b.top + b.height / 2};
+}"""
+
+
+def test_quoting_by_selecting_text_in_the_document(team_server: Server, team_page: Page) -> None:
+    """Evidence by selection: ann drags the mouse over a passage of a document; it becomes the
+    quote (raw offsets), the resolver confirms it as an exact match, and it is saved."""
+    page, server = team_page, team_server
+    main = page.get_by_test_id("stMain")
+    quote = "Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night"
+    page.goto(server.url)
+    _sign_in(page, "ann")
+    _nav(page, "Evidence")
+    search = page.get_by_label("Search the corpus")
+    search.fill("per diem Berlin")
+    search.press("Enter")
+    idle(page)
+    hint = page.get_by_test_id("stSelectbox").filter(has_text="Look for the quote in").get_by_role("combobox")
+    hint.click()
+    page.get_by_role("option", name="expenses-per-diem", exact=True).click()
+    main.get_by_text("Selecting it in the document").click()
+    viewer = main.locator(".gdv-text")
+    expect(viewer).to_contain_text(quote)
+    start = page.evaluate(_CHAR_BOX_JS, [quote, "start"])  # scrolls the passage into view
+    end = page.evaluate(_CHAR_BOX_JS, [quote, "end"])
+    page.mouse.move(start["x"], start["y"])
+    page.mouse.down()
+    page.mouse.move(end["x"], end["y"], steps=8)
+    page.mouse.up()
+    expect(page.get_by_test_id("stAlert").filter(has_text="Exact match in expenses-per-diem")).to_be_visible()
+    page.get_by_role("button", name="Save quote").click()
+    expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Saved quote \S+ for "))).to_be_visible()
+    assert not page.errors  # type: ignore[attr-defined]
+    server.stop()
+    with duckdb.connect(str(server.db), read_only=True) as con:
+        rows = con.execute("SELECT actor, doc_id, match_kind, quote, score FROM current_evidence "
+                           "WHERE actor = 'ann'").fetchall()
+    assert rows == [("ann", "expenses-per-diem", "exact", quote, 100.0)]
