@@ -116,3 +116,29 @@ def test_search_ignores_stopwords_when_there_is_anything_else(demo_store):
     assert all("Berlin" in "".join(t for t, _ in h.snippet) or "diem" in "".join(t for t, _ in h.snippet).lower()
                for h in hits)
     assert not any(t.lower() == "per" for t, hit in hits[0].snippet if hit)
+
+
+def test_a_selection_becomes_the_quote_at_the_place_selected(demo_store):
+    """Evidence by selection: raw offsets from the viewer; white space trimmed; of two equal
+    passages the one selected is chosen; a changed document or a shifted selection is refused."""
+    s = demo_store
+    user = User("ann", "ann", frozenset({Role.ANNOTATOR}))
+    twice = "Same sentence here. Other text in between. Same sentence here. The end."
+    import_documents(s, load_sources([("twice.txt", twice.encode())]), actor="t")
+    shown = ea.document(s, user, "twice")
+    second = twice.index("Same sentence here.", 5)
+    sel = {"doc_id": "twice", "digest": shown.digest, "start": second - 1, "end": second + 19,
+           "text": twice[second - 1:second + 19]}
+    quote, res, place = ea.resolve_selection(s, user, sel)
+    assert quote == "Same sentence here." and res.status == "ambiguous"
+    chosen = res.candidates[place]
+    assert (chosen.start, chosen.end) == (second, second + 19)
+    eid = ea.save_quote(s, user, "q001", quote, res, chosen)
+    assert s.read_one("SELECT doc_id, start, \"end\" FROM current_evidence WHERE evidence_id = ?", [eid]) == (
+        "twice", second, second + 19)
+    with pytest.raises(ValidationError, match="could not be placed exactly"):
+        ea.resolve_selection(s, user, {**sel, "start": sel["start"] + 1})
+    with pytest.raises(ValidationError, match="changed since it was shown"):
+        ea.resolve_selection(s, user, {**sel, "digest": "0" * 24})  # the viewer showed another version
+    with pytest.raises(ValidationError, match="only white space"):
+        ea.resolve_selection(s, user, {**sel, "start": second - 1, "end": second, "text": " "})
