@@ -27,7 +27,7 @@ What it does, in order:
 Usage::
 
     python scripts/bench_browser_labeling.py [--events 1000000] [--keys 200] [--baseline-keys 200]
-                                             [--gap-ms 250] [--json] [--keep DIR]
+                                             [--gap-ms 250] [--docs 1500] [--queries 1000] [--json] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -74,9 +74,9 @@ def _stats(xs: list[float]) -> dict:
         if xs else {"n": 0}
 
 
-def build(work: Path, events: int) -> dict:
+def build(work: Path, events: int, docs: int, queries: int) -> dict:
     db = work / "golden.duckdb"
-    facts = gen.generate_base(db, 1500, 1000, 5, 20, gen.SEED)
+    facts = gen.generate_base(db, docs, queries, 5, 20, gen.SEED)
     from golden_store import runs
     from golden_store.store import Store
 
@@ -310,6 +310,8 @@ def run_baseline(browser, db: Path, work: Path, n_keys: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--docs", type=int, default=1500)
+    ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--keys", type=int, default=200)
     ap.add_argument("--baseline-keys", type=int, default=200)
     ap.add_argument("--gap-ms", type=float, default=250.0)
@@ -324,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         log(f"building a store with {args.events:,} grade events in {work} ...")
-        facts = build(work, args.events)
+        facts = build(work, args.events, args.docs, args.queries)
         db = work / "golden.duckdb"
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)

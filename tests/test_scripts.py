@@ -78,3 +78,23 @@ def test_bench_agreement_runs_and_matches_sklearn(tmp_path):
     assert report["refresh"]["n"] == 1 and report["refresh"]["median_s"] > 0
     assert set(report["parts"]) >= {"grade_rows", "group"}
     assert report["ratios"]["refresh_vs_aim"] > 0 and report["ratios"]["group_vs_baseline"] > 0
+
+
+def test_bench_browser_labeling_counts_every_key_on_the_item_painted(tmp_path):
+    """Small run of the labeling benchmark in real chromium: every key of the surface lands
+    on the item painted when it went down (none lost, none elsewhere), the 10-key burst is
+    recorded whole, and the old page is measured beside it on the same store."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_browser_labeling.py"), "--events", "5000", "--docs", "200",
+         "--queries", "100", "--keys", "20", "--baseline-keys", "3", "--gap-ms", "120", "--json"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    surface, baseline = report["surface"], report["baseline"]
+    assert surface["painted"]["n"] == 20 and surface["durable"]["n"] == 20
+    assert surface["accuracy"] == {"keys": 30, "events": 30, "lost": 0, "misattributed": 0}
+    assert surface["burst_recorded"] == 10
+    assert baseline["painted"]["n"] == 3 and baseline["accuracy"]["lost"] == 0
+    assert baseline["accuracy"]["misattributed"] == 0
+    assert set(report["p95_ratio_surface_over_baseline"]) == {"painted", "durable"}
