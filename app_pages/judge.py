@@ -58,14 +58,15 @@ with right:
                 st.rerun()
 
 with st.expander("My last 10 judgments (correct a mistake)"):
-    recent = judging.my_recent(s, user)
+    recent = {r["event_id"]: r for r in judging.my_recent(s, user)}
     if recent:
-        st.dataframe(pd.DataFrame(recent)[["query_id", "doc_id", "start", "end", "op", "grade", "note", "created_at"]],
-                     hide_index=True, width="stretch")
-        pick = st.selectbox("Judgment", range(len(recent)), key="fix_pick",
-                            format_func=lambda i: f"{recent[i]['query_id']} · {recent[i]['doc_id']} "
-                                                  f"[{recent[i]['start']}:{recent[i]['end']}] · {recent[i]['op']} "
-                                                  f"{recent[i]['grade'] if recent[i]['grade'] is not None else ''}")
+        st.dataframe(pd.DataFrame(recent.values())[["query_id", "doc_id", "start", "end", "op", "grade", "note",
+                                                    "created_at"]], hide_index=True, width="stretch")
+        # chosen by event id, not by position: a label made meanwhile (another tab) shifts the list
+        pick = st.selectbox("Judgment", list(recent), key="fix_pick",
+                            format_func=lambda e: f"{recent[e]['query_id']} · {recent[e]['doc_id']} "
+                                                  f"[{recent[e]['start']}:{recent[e]['end']}] · {recent[e]['op']} "
+                                                  f"{recent[e]['grade'] if recent[e]['grade'] is not None else ''}")
         new_grade = st.radio("New grade", [0, 1, 2, 3], horizontal=True, key="fix_grade")
         if st.button("Save correction", key="fix_save") and succeeded(
             lambda: judging.correct(s, user, recent[pick], new_grade)

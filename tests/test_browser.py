@@ -246,6 +246,17 @@ def idle(page: Page) -> None:
     expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning")
 
 
+def sign_in(page: Page, name: str, password: str, role: str) -> None:
+    """Sign in on the sign-in page; wait until the sidebar names the person's role."""
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_role("heading", name="Sign in")).to_be_visible()
+    main.get_by_role("textbox", name="Username").fill(name)
+    main.get_by_role("textbox", name="Password").fill(password)
+    main.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_test_id("stSidebar").get_by_text(f"Roles: {role}", exact=True)).to_be_visible()
+    idle(page)
+
+
 def surface(page: Page) -> Locator:
     """The labeling surface's root (inside the component's shadow root; Playwright's CSS
     locators pierce open shadow roots)."""

@@ -52,7 +52,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 from sklearn.metrics import cohen_kappa_score
 
-from tests.test_browser import Server, _browser_page, _cli, _metric, _nav, _serve, all_text, surface
+from tests.test_browser import sign_in, Server, _browser_page, _cli, _metric, _nav, _serve, all_text, surface
 
 SCREENSHOT_COPY = Path("/tmp/browser_adjudication.png")
 PASSWORDS = {"admin": "admin-password-1", "lead": "lead-password-1", "ann": "ann-password-1",
@@ -116,13 +116,7 @@ def _idle(page: Page) -> None:
 
 
 def _sign_in(page: Page, name: str) -> None:
-    main = page.get_by_test_id("stMain")
-    expect(main.get_by_role("heading", name="Sign in")).to_be_visible()
-    main.get_by_role("textbox", name="Username").fill(name)
-    main.get_by_role("textbox", name="Password").fill(PASSWORDS[name])
-    main.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_test_id("stSidebar").get_by_text(f"Roles: {ROLES[name]}", exact=True)).to_be_visible()
-    _idle(page)
+    sign_in(page, name, PASSWORDS[name], ROLES[name])
 
 
 def _sign_out(page: Page) -> None:

@@ -43,7 +43,7 @@ import duckdb
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import Server, _browser_page, _cli, _nav, _serve, idle, shown_uid, surface
+from tests.test_browser import sign_in, Server, _browser_page, _cli, _nav, _serve, idle, shown_uid, surface
 
 PASSWORDS = {"admin": "admin-password-1", "lead": "lead-password-1", "ann": "ann-password-1",
              "bob": "bob-password-1", "rev": "rev-password-1"}
@@ -95,13 +95,7 @@ def team_page(team_server: Server) -> Iterator[Page]:
 
 
 def _sign_in(page: Page, name: str) -> None:
-    main = page.get_by_test_id("stMain")
-    expect(main.get_by_role("heading", name="Sign in")).to_be_visible()
-    main.get_by_role("textbox", name="Username").fill(name)
-    main.get_by_role("textbox", name="Password").fill(PASSWORDS[name])
-    main.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_test_id("stSidebar").get_by_text(f"Roles: {ROLES[name]}", exact=True)).to_be_visible()
-    idle(page)
+    sign_in(page, name, PASSWORDS[name], ROLES[name])
 
 
 def _open_judge(page: Page, url: str) -> None:

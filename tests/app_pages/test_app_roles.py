@@ -397,7 +397,8 @@ def test_judging_is_blind_grades_are_events_and_corrections_are_new_events(accou
     assert accounts.read_one("SELECT count(*) FROM grade_events WHERE actor = 'annotator'")[0] == 3
     assert cards(at, "judge_surface") == [] and surface_data(at, "judge_surface")["exhausted"]
     # correct the first judgment: a new event, the old one stays
-    at.selectbox(key="fix_pick").set_value(2).run()
+    oldest = accounts.read_one("SELECT min(event_id) FROM grade_events WHERE actor = 'annotator'")[0]
+    at.selectbox(key="fix_pick").set_value(oldest).run()  # the first judgment (the grade 2), by its event id
     at.radio(key="fix_grade").set_value(3).run()
     at.button(key="fix_save").click().run()
     assert not at.exception
