@@ -35,6 +35,7 @@ from golden_store.resolver import SpanResolver
 from golden_store.rubric import current_rubric
 from golden_store.scoring.generation import Nugget, nugget_scores
 from golden_store.store import Store
+from golden_store.system_names import check_system_name
 
 PURPOSE = "draft_nuggets"
 INSTRUCTIONS = """You write the nuggets of a question for a RAG evaluation set (TREC-RAG style).
@@ -356,8 +357,7 @@ def import_answers(store: Store, user: User, path: str, system: str, *, replace:
     from golden_store.jsonl import iter_objects
     from golden_store.textin import read_text, shown
 
-    if not system or any(c.isspace() for c in system):
-        raise ValidationError("The system name must be non-empty and contain no spaces.")
+    check_system_name(system)
     known = set(queries.list_queries(store)["query_id"])
     rows, problems, seen = [], [], set()
     text = read_text(path)  # the importers' one text rule (golden_store.textin)

@@ -23,7 +23,7 @@ if user.can(Permission.IMPORT_RUNS):
                               '({"query_id", "doc_id", "text", "score"|"rank"})', type=["txt", "trec", "run", "jsonl"],
                               key="run_file")
         c1, c2, c3 = st.columns(3)
-        system = c1.text_input("System name (no spaces)", key="run_system")
+        system = c1.text_input("System name (no spaces, no |)", key="run_system")
         fmt = c2.radio("Format", ["trec", "jsonl"], horizontal=True, key="run_fmt")
         replace = c3.checkbox("Replace a run of the same name", key="run_replace")
         if st.button("Import run", type="primary", key="run_import") and up is not None:

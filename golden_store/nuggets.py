@@ -16,6 +16,7 @@ import duckdb
 
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.store import Store, utcnow
+from golden_store.system_names import check_system_name
 
 IMPORTANCE = ("vital", "okay")
 SUPPORT = ("support", "partial", "none")
@@ -194,6 +195,7 @@ def approved(store: Store) -> list[dict]:
 def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str]], *, actor: str,
                   replace: bool = False) -> int:
     """Store a system's answers ``(query_id, answer)`` in one transaction."""
+    check_system_name(system)  # its support labels are keyed system|query|nugget
 
     def tx(cur: duckdb.DuckDBPyConnection) -> int:
         if cur.execute("SELECT 1 FROM answers WHERE system = ? LIMIT 1", [system]).fetchone():

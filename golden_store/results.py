@@ -11,6 +11,7 @@ import pandas as pd
 
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.store import Store, utcnow
+from golden_store.system_names import check_system_name
 
 
 def metric_impl_sha() -> str:
@@ -30,6 +31,8 @@ def record_run(store: Store, run_id: str, per_query: pd.DataFrame, *, dataset_ve
     Refuses a run id that already has rows for this trial: results are never overwritten."""
     if not run_id.strip():
         raise ValidationError("A run needs a run id (e.g. bm25-2026-12-02).")
+    if system is not None:
+        check_system_name(system)
     long = per_query.rename_axis("query_id").reset_index().melt(id_vars="query_id", var_name="metric",
                                                                 value_name="value")
     long["stratum"] = long["query_id"].map(strata or {})

@@ -24,6 +24,7 @@ from golden_store.jsonl import iter_objects
 from golden_store.resolver import CorpusIndex, SpanResolver
 from golden_store.scoring.trec import _line_number, read_run
 from golden_store.store import Store, utcnow
+from golden_store.system_names import check_system_name
 from golden_store.textin import shown
 
 FORMATS = ("trec", "jsonl")
@@ -57,8 +58,7 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str, index: Corp
     p = Path(path)
     if fmt not in FORMATS:
         raise ValidationError(f"Unknown run format {shown(fmt)}; use trec or jsonl.")
-    if not system or any(c.isspace() for c in system):
-        raise ValidationError("The system name must be non-empty and contain no spaces (e.g. bm25-v2).")
+    check_system_name(system)
     try:
         data = p.read_bytes()
     except FileNotFoundError:
