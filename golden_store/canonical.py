@@ -155,10 +155,12 @@ def _clusters(text: str) -> list[tuple[int, int]]:
 # Tokens of the reduced text. "plain": printable ASCII words joined by single spaces, which
 # canonicalization leaves unchanged (the fast path: most text is this); it never ends right
 # before a non-ASCII character, which might combine with its last letter. "space": a
-# whitespace run. "other": one character plus the non-ASCII, non-space characters after it,
+# whitespace run, never ending right before a non-ASCII character either (a combining mark
+# after a space belongs to the space's cluster, as in the oracle). "other": one character plus the non-ASCII, non-space characters after it,
 # normalised cluster by cluster.
 _TOKEN = re.compile(
-    r"(?P<plain>[!-~]+(?: [!-~]+)*(?![^\x00-\x7f]))|(?P<space>\s+)|(?P<other>.(?:(?!\s)[^\x00-\x7f])*)",
+    r"(?P<plain>[!-~]+(?: [!-~]+)*(?![^\x00-\x7f]))|(?P<space>\s+(?![^\x00-\x7f]))"
+    r"|(?P<other>.(?:(?!\s)[^\x00-\x7f])*)",
     re.DOTALL,
 )
 _REMOVE = re.compile("[" + "".join(sorted(_IGNORABLE)) + "]|" + _LINEBREAK_HYPHEN.pattern)
