@@ -585,13 +585,43 @@ def cmd_users_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _has_accounts(db: Path) -> bool:
+    """Whether the store has an enabled account. Anything that keeps us from telling (no
+    store yet, in use) counts as no: the safe answer binds to loopback."""
+    if not db.exists():
+        return False
+    try:
+        from golden_store.users import count_users
+
+        return count_users(context.get_store(db, create=False)) > 0
+    except GoldenError:
+        return False
+    finally:
+        context.close_all()  # the app opens the store itself: DuckDB allows one process
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    """Run Streamlit in place of this process (exec), so a signal to `golden serve` reaches
+    the server itself: no orphan keeps serving and holding the store lock. With no account
+    the app is in single-user mode (admin for whoever reaches it), so it listens on
+    127.0.0.1 only, whatever --host says."""
     entry = _app_entry()
     if entry is None or not entry.exists():
         raise GoldenError("The app is not installed (package app_pages is missing); reinstall with pip install -e .")
-    env = dict(os.environ, GOLDEN_DB=str(Path(args.db or default_db_path()).resolve()))
+    db = Path(args.db or default_db_path()).resolve()
+    host = args.host
+    if host not in ("127.0.0.1", "localhost", "::1") and not _has_accounts(db):
+        print(f"golden: no accounts yet (single-user mode), so the app listens on 127.0.0.1 only, not {host}; "
+              "add an account (golden users add NAME --role admin) to serve other machines.", file=sys.stderr)
+        host = "127.0.0.1"
+    env = dict(os.environ, GOLDEN_DB=str(db))
     cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.port", str(args.port),
-           "--server.address", args.host, "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+           "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    context.close_all()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.execve(sys.executable, cmd, env)  # does not return
     return subprocess.call(cmd, env=env)
 
 

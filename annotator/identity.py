@@ -18,9 +18,13 @@ import base64
 import getpass
 import hashlib
 import hmac
+import ipaddress
 import os
 import re
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from annotator.roles import Permission, PermissionDenied, Role, parse_roles, permissions_of
 from golden_store import sign_in_sessions
@@ -106,6 +110,33 @@ def auth_mode(store: Store, *, oidc_configured: bool) -> str:
     return "accounts" if user_rows.count_users(store) else "local"
 
 
+# Headers a reverse proxy adds: behind one, the peer address is the proxy's, not the person's.
+_PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-real-ip", "x-forwarded-host")
+
+
+def is_loopback_client(ip: object, headers: Mapping[str, str] | None = None) -> bool:
+    """True when a request comes from this machine itself. Single-user mode makes whoever
+    reaches the app an admin, so it may serve only such requests, whatever address the
+    server listens on (``streamlit run app.py`` listens on all of them).
+
+    ``ip`` is Streamlit's ``st.context.ip_address``: None for 127.0.0.1 / ::1 (and when no
+    browser is behind the run), else the peer address. A request relayed by a proxy (any
+    forwarding header) is not local: the proxy may relay anyone."""
+    if headers and any(h.lower() in _PROXY_HEADERS for h in headers):
+        return False
+    if ip is None or not isinstance(ip, str):
+        return True
+    try:
+        return ipaddress.ip_address(ip.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+LOOPBACK_ONLY = ("This studio has no accounts yet (single-user mode: whoever uses it acts as admin), so it "
+                 "answers only on the machine it runs on. Open it there (http://localhost:PORT), or add an "
+                 "account first (`golden users add NAME --role admin`) to let others sign in from elsewhere.")
+
+
 def _to_user(row: dict | None) -> User | None:
     if row is None or row["disabled"]:
         return None
@@ -123,15 +154,109 @@ def _normal_username(username: str) -> str:
     return username.lower() if "@" in username else username
 
 
-def authenticate(store: Store, username: str, password: str) -> User | None:
-    row = user_rows.get_user_row(store, _normal_username(username))
-    if row is None:
-        # spend the same time as a real check, so timing does not reveal which names exist
-        verify_password(password, hash_password("x" * MIN_PASSWORD))
+_dummy: list[str] = []
+
+
+def _dummy_hash() -> str:
+    """A fixed hash to check unknown names and password-less accounts against: one scrypt,
+    as for a real account, so timing does not reveal which names exist."""
+    if not _dummy:
+        _dummy.append(hash_password(os.urandom(16).hex()))
+    return _dummy[0]
+
+
+class SignInThrottled(GoldenError):
+    """Too many failed sign-ins for this name or from this address: wait, then retry."""
+
+    def __init__(self, retry_after_s: float) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(f"Too many failed sign-ins for this account or from this address; try again in "
+                         f"{max(1, round(retry_after_s))} s.")
+
+
+@dataclass
+class SignInThrottle:
+    """Failed sign-ins per key (a username, a client address), kept in this process.
+
+    After ``limit`` failures of a name (``client_limit`` of an address, which several
+    people may share) within ``window_s``, the key is refused until
+    ``base_delay_s * 2**(failures - limit)`` (at most ``max_delay_s``) after its last failure:
+    an online guesser gets about ten tries per 15 minutes per name, a person who mistypes
+    waits seconds. Refused attempts are not checked at all, so a right password during a
+    lockout is refused too. Unknown names are throttled exactly like real ones (no hint of
+    which exist). ``clock`` is injectable so tests do not sleep."""
+
+    limit: int = 5
+    client_limit: int = 20
+    window_s: float = 15 * 60
+    base_delay_s: float = 30.0
+    max_delay_s: float = 15 * 60
+    clock: Callable[[], float] = time.monotonic
+    max_keys: int = 10_000
+    _fails: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def _recent(self, key: str, now: float) -> list[float]:
+        times = [t for t in self._fails.get(key, ()) if now - t < self.window_s]
+        if times:
+            self._fails[key] = times
+        else:
+            self._fails.pop(key, None)
+        return times
+
+    def retry_after(self, keys: Iterable[str]) -> float:
+        """Seconds until any of ``keys`` (``...user:NAME``, ``...client:ADDRESS``) may try again (0: now)."""
+        now = self.clock()
+        wait = 0.0
+        with self._lock:
+            for key in keys:
+                times = self._recent(key, now)
+                limit = self.client_limit if "|client:" in key else self.limit
+                if len(times) >= limit:
+                    delay = min(self.max_delay_s, self.base_delay_s * 2 ** (len(times) - limit))
+                    wait = max(wait, times[-1] + delay - now)
+        return max(0.0, wait)
+
+    def failed(self, keys: Iterable[str]) -> None:
+        now = self.clock()
+        with self._lock:
+            if len(self._fails) >= self.max_keys:  # bounded memory under a spray of names
+                for key in list(self._fails):
+                    self._recent(key, now)
+                while len(self._fails) >= self.max_keys:
+                    self._fails.pop(next(iter(self._fails)))
+            for key in keys:
+                self._fails.setdefault(key, []).append(now)
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._fails.pop(key, None)
+
+
+THROTTLE = SignInThrottle()
+
+
+def authenticate(store: Store, username: str, password: str, *, client: str | None = None,
+                 throttle: SignInThrottle | None = None) -> User | None:
+    """The enabled user whose password this is, else None. Raises SignInThrottled, without
+    checking the password, while the name or the client address (``client``, when known)
+    has failed too often. Every attempt costs one scrypt, known name or not."""
+    throttle = throttle or THROTTLE
+    name = _normal_username(username)
+    where = str(store.path)  # counted per store: two studios in one process do not share counts
+    keys = [f"{where}|user:{name}"] + ([f"{where}|client:{client}"] if client else [])
+    wait = throttle.retry_after(keys)
+    if wait > 0:
+        raise SignInThrottled(wait)
+    row = user_rows.get_user_row(store, name)
+    stored = row["password_hash"] if row is not None else None
+    ok = verify_password(password, stored or _dummy_hash()) and stored is not None
+    user = _to_user(row) if ok else None
+    if user is None:
+        throttle.failed(keys)
         return None
-    if not verify_password(password, row["password_hash"]):
-        return None
-    return _to_user(row)
+    throttle.forget(keys[0])
+    return user
 
 
 def user_for_oidc(store: Store, email: str | None) -> User | None:
@@ -143,8 +268,9 @@ def user_for_oidc(store: Store, email: str | None) -> User | None:
 
 
 def _check_new_password(password: str) -> None:
-    if len(password) < MIN_PASSWORD:
-        raise ValidationError(f"The password needs at least {MIN_PASSWORD} characters.")
+    """At least MIN_PASSWORD characters that are not spaces: ten spaces are no password."""
+    if len(password) < MIN_PASSWORD or sum(not c.isspace() for c in password) < MIN_PASSWORD:
+        raise ValidationError(f"The password needs at least {MIN_PASSWORD} characters, not counting spaces.")
 
 
 def create_user(
@@ -192,7 +318,7 @@ def set_roles(store: Store, actor: User, username: str, roles: list[str]) -> Non
     role_set = parse_roles(roles)
     if username == actor.username and Role.ADMIN not in role_set:
         raise ValidationError("You cannot remove your own admin role; ask another admin.")
-    user_rows.update_user(store, username, roles=sorted(r.value for r in role_set))
+    user_rows.update_user(store, username, roles=sorted(r.value for r in role_set), keep_admin=_KEEP_ADMIN)
 
 
 def set_password(store: Store, actor: User, username: str, password: str) -> None:
@@ -203,11 +329,19 @@ def set_password(store: Store, actor: User, username: str, password: str) -> Non
     sign_in_sessions.revoke_all(store, username)  # a new password signs out every browser
 
 
+_KEEP_ADMIN = ("That would leave no enabled admin account. With no enabled account the studio falls back to "
+               "single-user mode (anyone who reaches it acts as admin), and with no admin nobody can manage "
+               "accounts: add or enable another admin first.")
+
+
 def set_disabled(store: Store, actor: User, username: str, disabled: bool) -> None:
+    """Disable or enable an account. The last enabled admin (so also the last enabled
+    account) cannot be disabled: disabling every account must not silently switch the
+    studio back to single-user mode."""
     require(actor, Permission.MANAGE_USERS)
     if username == actor.username and disabled:
         raise ValidationError("You cannot disable your own account.")
-    user_rows.update_user(store, username, disabled=disabled)
+    user_rows.update_user(store, username, disabled=disabled, keep_admin=_KEEP_ADMIN if disabled else None)
     if disabled:
         sign_in_sessions.revoke_all(store, username)
 
@@ -221,12 +355,15 @@ __all__ = [
     "LOCAL_USER",
     "GoldenError",
     "PermissionDenied",
+    "SignInThrottle",
+    "SignInThrottled",
     "User",
     "auth_mode",
     "authenticate",
     "cli_user",
     "create_user",
     "get_user",
+    "is_loopback_client",
     "require",
     "user_for_oidc",
 ]

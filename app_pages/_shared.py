@@ -47,13 +47,29 @@ def auth_mode() -> str:
     return identity.auth_mode(store(), oidc_configured=oidc_configured())
 
 
+def client_address() -> str | None:
+    """The peer address of this browser (None on this machine itself, or with no browser)."""
+    ip = st.context.ip_address
+    return ip if isinstance(ip, str) else None
+
+
+def client_is_local() -> bool:
+    """True when this request comes from the machine the app runs on (not via a proxy)."""
+    try:
+        headers = dict(st.context.headers)
+    except Exception:  # no browser behind this run
+        headers = {}
+    return identity.is_loopback_client(client_address(), headers)
+
+
 def current_user() -> User | None:
     """Who is making this request, re-derived on every run (never cached in the session),
     so a disabled account or a changed role takes effect at once, and a page reached
-    without going through the app entry still knows who is asking."""
+    without going through the app entry still knows who is asking. Single-user mode grants
+    admin only to a browser on this machine: from anywhere else nobody is signed in."""
     mode = auth_mode()
     if mode == "local":
-        return identity.LOCAL_USER
+        return identity.LOCAL_USER if client_is_local() else None
     if mode == "oidc":
         return identity.user_for_oidc(store(), st.user.get("email")) if oidc_signed_in() else None
     token = st.session_state.get("session_token")

@@ -16,7 +16,8 @@ import streamlit as st
 from annotator import context
 from annotator.roles import Permission
 from golden_store.errors import GoldenError
-from app_pages._shared import auth_mode, current_user, md_escape, oidc_signed_in, sign_out
+from annotator.identity import LOOPBACK_ONLY
+from app_pages._shared import auth_mode, client_is_local, current_user, md_escape, oidc_signed_in, sign_out
 from app_pages.session_cookie import sync_cookie
 
 PAGES = Path(__file__).resolve().parent
@@ -34,6 +35,10 @@ def main() -> None:
         st.stop()
 
     mode = auth_mode()
+    if mode == "local" and not client_is_local():
+        # single-user mode grants admin to whoever asks: never to another machine
+        st.navigation([st.Page(lambda: st.error(LOOPBACK_ONLY), title="Local only")]).run()
+        st.stop()
     user = current_user()
     if mode == "oidc" and oidc_signed_in() and user is None:
         st.error(
@@ -94,7 +99,8 @@ def main() -> None:
         # the button component at start-up, so on the Judge page the grade keys are bound as
         # soon as the item shows (without it the first key pressed there could be lost).
         st.button("Refresh", key="sidebar_refresh", help="Re-read the store (other people's changes)")
-        st.caption(f"Store: {md_escape(store.path)}")
+        if user is not None and user.can(Permission.IMPORT_CORPUS):  # where the data lives: engineers, admins
+            st.caption(f"Store: {md_escape(store.path)}")
         if mode == "accounts":
             sync_cookie(st.session_state.get("session_token"))
 

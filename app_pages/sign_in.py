@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from annotator import identity, sessions
-from app_pages._shared import auth_mode, store
+from app_pages._shared import auth_mode, client_address, store
 
 st.title("Golden-set studio")
 if auth_mode() == "oidc":
@@ -19,7 +19,11 @@ with st.form("sign_in"):
     password = st.text_input("Password", type="password", autocomplete="current-password")
     submitted = st.form_submit_button("Sign in", type="primary")
 if submitted:
-    user = identity.authenticate(store(), username, password)
+    try:
+        user = identity.authenticate(store(), username, password, client=client_address())
+    except identity.SignInThrottled as exc:
+        st.error(str(exc))
+        st.stop()
     if user is None:
         st.error("Unknown username or wrong password (or the account is disabled).")
     else:

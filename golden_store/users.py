@@ -42,7 +42,12 @@ def insert_user(store: Store, username: str, display_name: str, roles: list[str]
 
 
 def update_user(store: Store, username: str, *, roles: list[str] | None = None,
-                password_hash: str | None = None, disabled: bool | None = None) -> None:
+                password_hash: str | None = None, disabled: bool | None = None,
+                keep_admin: str | None = None) -> None:
+    """Change one account. With ``keep_admin`` (the message to refuse with), the change is
+    refused if afterwards no enabled account has the admin role: checked inside the same
+    transaction, so two admins disabling each other at once cannot both succeed."""
+
     def run(cur: duckdb.DuckDBPyConnection) -> None:
         if not cur.execute("SELECT 1 FROM users WHERE username = ?", [username]).fetchone():
             raise NotFoundError(f"No user {username!r}.")
@@ -52,5 +57,8 @@ def update_user(store: Store, username: str, *, roles: list[str] | None = None,
             cur.execute("UPDATE users SET password_hash = ? WHERE username = ?", [password_hash, username])
         if disabled is not None:
             cur.execute("UPDATE users SET disabled = ? WHERE username = ?", [disabled, username])
+        if keep_admin and not any("admin" in r for (r,) in cur.execute(
+                "SELECT roles FROM users WHERE NOT disabled").fetchall()):
+            raise ValidationError(keep_admin)
 
     store.write(run)
