@@ -127,9 +127,12 @@ def is_loopback_client(ip: object, headers: Mapping[str, str] | None = None) -> 
     if ip is None or not isinstance(ip, str):
         return True
     try:
-        return ipaddress.ip_address(ip.split("%", 1)[0]).is_loopback
+        addr = ipaddress.ip_address(ip.split("%", 1)[0])
     except ValueError:
         return False
+    # a server listening on all IPv6 addresses sees 127.0.0.1 as ::ffff:127.0.0.1
+    mapped = getattr(addr, "ipv4_mapped", None)
+    return (mapped or addr).is_loopback
 
 
 LOOPBACK_ONLY = ("This studio has no accounts yet (single-user mode: whoever uses it acts as admin), so it "

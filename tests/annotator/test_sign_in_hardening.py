@@ -123,6 +123,7 @@ def test_the_last_enabled_admin_or_account_cannot_be_disabled(store):
 
 @pytest.mark.parametrize("ip, headers, local", [
     (None, {}, True), ("127.0.0.1", {}, True), ("127.0.0.2", {}, True), ("::1", {}, True),
+    ("::ffff:127.0.0.1", {}, True), ("::ffff:10.0.0.5", {}, False),  # what a server on all IPv6 addresses sees
     ("10.0.0.5", {}, False), ("192.168.1.20", {}, False), ("2001:db8::1", {}, False), ("garbage", {}, False),
     (None, {"X-Forwarded-For": "203.0.113.9"}, False), (None, {"Forwarded": "for=203.0.113.9"}, False),
 ])
