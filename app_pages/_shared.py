@@ -19,12 +19,27 @@ from golden_store.store import Store
 
 T = TypeVar("T")
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
+# Every ASCII punctuation character: CommonMark lets a backslash escape each of them, and
+# escaped they start no syntax at all, neither Markdown (emphasis, links, HTML, entities,
+# lists, tables, headings) nor Streamlit's own: directives (:red[...], :small[...]),
+# :material/icon: (rewritten before parsing), $math$. (A bare URL or e-mail address is still
+# made a link, to exactly the text shown: left so, as a copied URL must stay a URL.)
+_MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
+# Streamlit also rewrites the *parsed* text, where escapes are already gone: ``:name:``
+# shortcodes (emoji, :streamlit:, :material_x: icons) and ``->``, ``--``, ``>=`` ... between
+# spaces (arrows, dashes). No backslash reaches that far, so an invisible WORD JOINER
+# (U+2060) goes inside each such sequence: it shows nothing and breaks the match.
+_SHORTCODE = re.compile(r":(?=[\w+-]+:)")
+_TYPOGRAPHIC = re.compile(r"(?:(?<=\s)|^)([<>~-])(?=(?:->|[->=])(?:\s|$))")
+WORD_JOINER = "\u2060"
 
 
 def md_escape(text: object) -> str:
-    """Escape Markdown so untrusted text (corpus, quotes, file names) renders literally."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+    """Escape untrusted text (corpus, quotes, names from files and people) so that Streamlit's
+    Markdown shows it literally: no formatting, link, HTML, colour, icon, emoji or math."""
+    s = _SHORTCODE.sub(":" + WORD_JOINER, str(text))
+    s = _TYPOGRAPHIC.sub(r"\1" + WORD_JOINER, s)
+    return _MD_PUNCT.sub(r"\\\1", s)
 
 
 def store() -> Store:
