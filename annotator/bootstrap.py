@@ -100,8 +100,12 @@ def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LL
                              "are never sent to a hosted model. Write questions about it by hand.")
     client = client or llm.LLMClient()
     content = f"Propose {n} questions.\n\n<document id=\"{doc_id}\">\n{raw}\n</document>"
-    res = client.structured(item=f"document {doc_id}", instructions=INSTRUCTIONS, content=content,
-                            output=Proposals)
+    try:
+        res = client.structured(item=f"document {doc_id}", instructions=INSTRUCTIONS, content=content,
+                                output=Proposals)
+    except llm.LLMOutputError as exc:
+        llm.record_failure(store, purpose=PURPOSE, item=doc_id, error=exc, actor=user.username)
+        raise
     u = res.usage
     llm_log.record_call(store, purpose=PURPOSE, item=doc_id, model=res.model, prompt_sha=res.prompt_sha,
                         outcome=res.outcome, input_tokens=u.input_tokens, output_tokens=u.output_tokens,

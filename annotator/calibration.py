@@ -208,6 +208,7 @@ def run_claude_judge(store: Store, user: User, df: pd.DataFrame, rubric: str = D
             res = client.structured(item=r["item_id"], instructions=rubric, content=content, output=Verdict,
                                     max_tokens=1024)
         except llm.LLMOutputError as exc:
+            llm.record_failure(store, purpose=PURPOSE, item=r["item_id"], error=exc, actor=user.username)
             run.errors.append(str(exc))
             continue
         u = res.usage

@@ -8,9 +8,13 @@
   validate is an error naming the item.
 * The fixed instructions go first as a cached system block (``cache_control``), so bulk
   jobs pay for them once.
-* Rate limits and 5xx are retried with backoff (the SDK's retry loop, ``max_retries``).
+* Timeouts, refused connections, rate limits, overload (529) and 5xx are retried with
+  backoff (``max_retries``), all within one overall ``deadline_s`` per call, so a draft never
+  hangs for attempts x timeout; the error says which it was (timeout, connection refused,
+  overloaded, ...) as ``LLMOutputError.kind``.
 * Every call's usage (input, output, cache write, cache read tokens) and cost are returned
-  and recorded by the caller; the model id and the prompt sha are pinned in what it makes.
+  and recorded by the caller, failed calls included (:func:`record_failure`: a truncated or
+  malformed answer was paid for); the model id and the prompt sha are pinned in what it makes.
 * Bulk jobs can go through the Message Batches API (:meth:`LLMClient.batch_structured`):
   half price, results matched to items by ``custom_id``.
 * Held-out questions never reach a hosted model: :func:`refuse_held_out` is called before
@@ -21,15 +25,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import pydantic
 
+from golden_store import llm_log
 from golden_store.errors import GoldenError
+from golden_store.store import Store
 
 T = TypeVar("T", bound=pydantic.BaseModel)
 
@@ -57,7 +64,19 @@ class LLMRefused(GoldenError):
 
 
 class LLMOutputError(GoldenError):
-    """Truncated or invalid model output, naming the item."""
+    """A call that gave no usable answer, naming the item. ``kind`` says why: timeout,
+    connection_refused, connection, overloaded, rate_limited, server_error, refused_request,
+    truncated, invalid_output, batch_errored/expired/canceled, missing. ``usage`` is what it
+    consumed (a truncated or malformed answer was paid for), so it can be recorded."""
+
+    def __init__(self, message: str, *, kind: str = "error", usage: "Usage | None" = None,
+                 model: str | None = None, prompt_sha: str | None = None, batch: bool = False) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.usage = usage or Usage()
+        self.model = model
+        self.prompt_sha = prompt_sha
+        self.batch = batch
 
 
 def model_id() -> str:
@@ -125,6 +144,57 @@ class CallResult(Generic[T]):
         return None if cost is None else cost * (BATCH_DISCOUNT if self.batch else 1.0)
 
 
+def record_failure(store: Store, *, purpose: str, item: str, error: LLMOutputError, actor: str) -> None:
+    """Record a failed call in ``llm_calls`` (outcome ``error:<kind>``), with the tokens it
+    used: a failure is still a call, and its cost must not vanish from the totals."""
+    model = error.model or model_id()
+    cost = error.usage.cost_usd(model)
+    u = error.usage
+    llm_log.record_call(store, purpose=purpose, item=item, model=model, prompt_sha=error.prompt_sha or "",
+                        outcome=f"error:{error.kind}", input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                        cache_creation_input_tokens=u.cache_creation_input_tokens,
+                        cache_read_input_tokens=u.cache_read_input_tokens,
+                        cost_usd=None if cost is None else cost * (BATCH_DISCOUNT if error.batch else 1.0),
+                        actor=actor)
+
+
+def _endpoint() -> str:
+    return os.environ.get("ANTHROPIC_BASE_URL") or "the default endpoint"
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a connection error was a refused connection (nothing listens there)."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionRefusedError) or "connection refused" in str(seen).lower():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _failure(exc: Exception, timeout: float) -> tuple[str, str, bool]:
+    """(kind, words for a person, retry?) for an SDK exception of one attempt."""
+    import anthropic
+
+    if isinstance(exc, anthropic.APITimeoutError):
+        return "timeout", f"the API did not answer within {timeout:.0f} s (timeout at {_endpoint()})", True
+    if isinstance(exc, anthropic.APIConnectionError):
+        if _refused(exc):
+            return "connection_refused", f"connection refused by {_endpoint()} (nothing listens there)", True
+        return "connection", f"cannot connect to {_endpoint()} ({exc.__cause__ or exc})", True
+    assert isinstance(exc, anthropic.APIStatusError)
+    code = exc.status_code
+    if code == 529:
+        return "overloaded", "the API is overloaded (529)", True
+    if code == 429:
+        return "rate_limited", "the API rate-limited the request (429)", True
+    if code >= 500 or code in (408, 409):
+        return "server_error", f"the API answered {code}", True
+    return "refused_request", f"the API answered {code}: {exc.message}", False
+
+
 class _LastResponse(threading.local):
     body: dict | None = None
 
@@ -132,7 +202,12 @@ class _LastResponse(threading.local):
 class LLMClient:
     """Thin wrapper over ``anthropic.Anthropic``; one per process is enough."""
 
-    def __init__(self, *, model: str | None = None, max_retries: int = 4, timeout: float = 120.0) -> None:
+    def __init__(self, *, model: str | None = None, max_retries: int = 4, timeout: float = 120.0,
+                 deadline_s: float | None = None, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """``timeout`` bounds one attempt, ``deadline_s`` one call with all its retries
+        (``GOLDEN_LLM_DEADLINE_S``, default 180 s): without it 120 s x 5 attempts could hold a
+        draft for ten minutes."""
         import anthropic
 
         key = os.environ.get("ANTHROPIC_API_KEY")
@@ -148,6 +223,43 @@ class LLMClient:
             api_key=key, base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
             max_retries=max_retries, http_client=http,
         )
+        self._once = self._client.with_options(max_retries=0)  # structured(): our loop, one deadline
+        self.max_retries, self.timeout = max_retries, timeout
+        self.deadline_s = deadline_s if deadline_s is not None else float(
+            os.environ.get("GOLDEN_LLM_DEADLINE_S") or 180.0)
+        self._sleep, self._clock = sleep, clock
+
+    def _with_retries(self, item: str, sha: str, call: Callable[[float], Any]) -> Any:
+        """``call(timeout)`` retried on timeouts, connection errors, 429, 529 and 5xx with
+        exponential backoff (a server's retry-after is honoured), each attempt's timeout cut
+        to what is left of the call's deadline. Raises LLMOutputError saying which failure
+        it was and whether the retries or the deadline ran out."""
+        import anthropic
+
+        start = self._clock()
+        attempts = 0
+        while True:
+            left = self.deadline_s - (self._clock() - start)
+            timeout = max(0.001, min(self.timeout, left))
+            attempts += 1
+            wait = min(8.0, 0.5 * 2 ** (attempts - 1)) * (1 - 0.25 * random.random())
+            try:
+                return call(timeout)
+            except (anthropic.APIConnectionError, anthropic.APIStatusError) as exc:
+                kind, words, retry = _failure(exc, timeout)
+                if isinstance(exc, anthropic.APIStatusError):
+                    try:
+                        wait = float(exc.response.headers.get("retry-after") or wait)
+                    except ValueError:
+                        pass
+            left = self.deadline_s - (self._clock() - start)
+            why = ("not retried" if not retry
+                   else f"gave up after {attempts} attempt(s)" if attempts > self.max_retries
+                   else f"gave up at the {self.deadline_s:.0f} s deadline for one call ({attempts} attempt(s))"
+                   if wait >= left else None)
+            if why:
+                raise LLMOutputError(f"{item}: {words}; {why}.", kind=kind, model=self.model, prompt_sha=sha)
+            self._sleep(wait)
 
     def _remember(self, response) -> None:
         self._last.body = None
@@ -162,38 +274,34 @@ class LLMClient:
                    max_tokens: int = 4096) -> CallResult[T]:
         """One structured call: cached ``instructions`` as the system prefix, ``content`` as
         the user turn, the reply validated as ``output``."""
-        import anthropic
-
         sha = prompt_sha(instructions, repr(sorted(output.model_json_schema().items())))
         system = _system(instructions)
+        fail = lambda msg, kind, usage: LLMOutputError(msg, kind=kind, usage=usage,  # noqa: E731
+                                                       model=self.model, prompt_sha=sha)
+        cut = (f"{item}: the answer was cut at max_tokens={max_tokens}; retry with a shorter input or a "
+               f"higher limit.")
         try:
-            msg = self._client.messages.parse(
+            msg = self._with_retries(item, sha, lambda timeout: self._once.messages.parse(
                 model=self.model, max_tokens=max_tokens, system=system,
-                messages=[{"role": "user", "content": content}], output_format=output,
-            )
+                messages=[{"role": "user", "content": content}], output_format=output, timeout=timeout,
+            ))
         except pydantic.ValidationError as exc:
             body = self._last.body or {}
             usage = _usage(body.get("usage") or {})
             if body.get("stop_reason") == "refusal":
                 return CallResult(item, "refusal", None, usage, self.model, sha)
             if body.get("stop_reason") == "max_tokens":
-                raise LLMOutputError(f"{item}: the answer was cut at max_tokens={max_tokens}; retry with a shorter "
-                                     f"input or a higher limit.") from None
-            raise LLMOutputError(f"{item}: the model's answer does not match the expected format "
-                                 f"({exc.error_count()} validation error(s)).") from None
-        except anthropic.APIStatusError as exc:
-            raise LLMOutputError(f"{item}: the API answered {exc.status_code} after retries.") from None
-        except anthropic.APIConnectionError:
-            raise LLMOutputError(f"{item}: cannot reach the API ({os.environ.get('ANTHROPIC_BASE_URL') or 'default endpoint'}).") from None
+                raise fail(cut, "truncated", usage) from None
+            raise fail(f"{item}: the model's answer does not match the expected format "
+                       f"({exc.error_count()} validation error(s)).", "invalid_output", usage) from None
         usage = _usage(msg.usage.model_dump() if msg.usage else {})
         if msg.stop_reason == "refusal":
             return CallResult(item, "refusal", None, usage, self.model, sha)
         if msg.stop_reason == "max_tokens":
-            raise LLMOutputError(f"{item}: the answer was cut at max_tokens={max_tokens}; retry with a shorter "
-                                 f"input or a higher limit.")
+            raise fail(cut, "truncated", usage)
         parsed = next((b.parsed_output for b in msg.content if getattr(b, "parsed_output", None) is not None), None)
         if parsed is None:
-            raise LLMOutputError(f"{item}: the model returned no structured answer.")
+            raise fail(f"{item}: the model returned no structured answer.", "invalid_output", usage)
         return CallResult(item, "ok", parsed, usage, self.model, sha)
 
 
@@ -236,16 +344,18 @@ class LLMClient:
                 if name is None:
                     continue  # not ours: never attach a result to the wrong item
                 if r.result.type != "succeeded":
-                    out[name] = LLMOutputError(f"{name}: the batch request {r.result.type}.")
+                    out[name] = LLMOutputError(f"{name}: the batch request {r.result.type}.",
+                                               kind=f"batch_{r.result.type}", model=self.model, prompt_sha=sha,
+                                               batch=True)
                     continue
                 out[name] = self._interpret(name, r.result.message, output, sha, max_tokens, batch=True)
-        except anthropic.APIStatusError as exc:
-            raise LLMOutputError(f"batch of {len(items)}: the API answered {exc.status_code} after retries.") from None
-        except anthropic.APIConnectionError:
-            raise LLMOutputError("batch: cannot reach the API "
-                                 f"({os.environ.get('ANTHROPIC_BASE_URL') or 'default endpoint'}).") from None
+        except (anthropic.APIStatusError, anthropic.APIConnectionError) as exc:
+            kind, words, _ = _failure(exc, self.timeout)
+            raise LLMOutputError(f"batch of {len(items)}: {words}, after the SDK's retries.", kind=kind,
+                                 model=self.model, prompt_sha=sha, batch=True) from None
         for name in ids.values():
-            out.setdefault(name, LLMOutputError(f"{name}: no result came back from the batch."))
+            out.setdefault(name, LLMOutputError(f"{name}: no result came back from the batch.", kind="missing",
+                                                model=self.model, prompt_sha=sha, batch=True))
         if progress:
             progress(len(items), len(items))
         return out
@@ -256,13 +366,15 @@ class LLMClient:
         if msg.stop_reason == "refusal":
             return CallResult(item, "refusal", None, usage, self.model, sha, batch)
         if msg.stop_reason == "max_tokens":
-            return LLMOutputError(f"{item}: the answer was cut at max_tokens={max_tokens}.")
+            return LLMOutputError(f"{item}: the answer was cut at max_tokens={max_tokens}.", kind="truncated",
+                                  usage=usage, model=self.model, prompt_sha=sha, batch=batch)
         text = "".join(getattr(b, "text", "") for b in msg.content)
         try:
             parsed = output.model_validate_json(text)
         except pydantic.ValidationError as exc:
             return LLMOutputError(f"{item}: the model's answer does not match the expected format "
-                                  f"({exc.error_count()} validation error(s)).")
+                                  f"({exc.error_count()} validation error(s)).", kind="invalid_output",
+                                  usage=usage, model=self.model, prompt_sha=sha, batch=batch)
         return CallResult(item, "ok", parsed, usage, self.model, sha, batch)
 
 

@@ -195,8 +195,12 @@ def draft(store: Store, user: User, query_id: str, *, include_judged: bool = Tru
     _refuse_blind(store, user, query_id)
     q, ps = _eligible(store, query_id, include_judged, user)
     client = client or llm.LLMClient()
-    res = client.structured(item=query_id, instructions=INSTRUCTIONS, content=prompt_content(q.text, ps),
-                            output=NuggetProposal)
+    try:
+        res = client.structured(item=query_id, instructions=INSTRUCTIONS, content=prompt_content(q.text, ps),
+                                output=NuggetProposal)
+    except llm.LLMOutputError as exc:
+        llm.record_failure(store, purpose=PURPOSE, item=query_id, error=exc, actor=user.username)
+        raise
     return _store_result(store, user, query_id, res, ps)
 
 
@@ -224,8 +228,11 @@ def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = 
                                           instructions=INSTRUCTIONS, output=NuggetProposal, progress=progress)
         for qid, _, ps in ready:
             r = results[qid]
-            outcomes.append(DraftOutcome(qid, "error", message=str(r)) if isinstance(r, llm.LLMOutputError)
-                            else _store_result(store, user, qid, r, ps))
+            if isinstance(r, llm.LLMOutputError):
+                llm.record_failure(store, purpose=PURPOSE, item=qid, error=r, actor=user.username)
+                outcomes.append(DraftOutcome(qid, "error", message=str(r)))
+            else:
+                outcomes.append(_store_result(store, user, qid, r, ps))
         return outcomes
     for k, (qid, q, ps) in enumerate(ready):
         try:

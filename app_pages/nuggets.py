@@ -167,6 +167,7 @@ if mode == "Author":
         job_panel()
         u = llm_log.usage_summary(s, nuggets.PURPOSE)
         st.caption(f"All nugget drafting so far: {u['calls']} call(s), {u['refusals']} refusal(s), "
+                   f"{u['errors']} failed, "
                    f"{u['input_tokens']} input / {u['output_tokens']} output tokens, "
                    + (f"${u['cost_usd']:.4f}" if u["cost_usd"] is not None else "no priced calls"))
 

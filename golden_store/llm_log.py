@@ -20,8 +20,9 @@ def usage_summary(store: Store, purpose: str | None = None) -> dict:
     row = store.read_one(
         "SELECT count(*), count(*) FILTER (outcome = 'refusal'), coalesce(sum(input_tokens), 0),"
         " coalesce(sum(output_tokens), 0), coalesce(sum(cache_creation_input_tokens), 0),"
-        " coalesce(sum(cache_read_input_tokens), 0), sum(cost_usd), count(*) FILTER (cost_usd IS NULL)"
+        " coalesce(sum(cache_read_input_tokens), 0), sum(cost_usd), count(*) FILTER (cost_usd IS NULL),"
+        " count(*) FILTER (starts_with(outcome, 'error'))"
         " FROM llm_calls WHERE ? IS NULL OR purpose = ?", [purpose, purpose])
     keys = ("calls", "refusals", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens",
-            "cost_usd", "calls_without_price")
+            "cost_usd", "calls_without_price", "errors")
     return dict(zip(keys, row))

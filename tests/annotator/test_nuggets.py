@@ -117,7 +117,8 @@ def test_refusal_is_counted_and_malformed_output_rejected(demo_store, llm_server
     assert nuggets.draft(demo_store, LOCAL_USER, "q001").outcome == "insufficient_evidence"
     assert nuggets.current(demo_store, LOCAL_USER, "q001") == []
     outcomes = dict(demo_store.read("SELECT outcome, count(*) FROM llm_calls GROUP BY 1"))
-    assert outcomes == {"refusal": 1, "insufficient_evidence": 1}
+    # failed calls are calls too: recorded with what they cost (issue 18 item 14)
+    assert outcomes == {"refusal": 1, "insufficient_evidence": 1, "error:invalid_output": 1, "error:truncated": 1}
 
 
 def test_rate_limit_is_retried(demo_store, llm_server):
