@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -52,8 +53,8 @@ def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, An
     if "|" in run_id or "|" in qid:
         raise ValueError("run_id and query_id may not contain '|' (it separates them in a transcript's id)")
     trial = obj.get("trial", 0)
-    if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
-        raise ValueError("field 'trial' must be a non-negative integer")
+    if not isinstance(trial, int) or isinstance(trial, bool) or not 0 <= trial < 2**31:
+        raise ValueError("field 'trial' must be an integer from 0 to 2147483647")
     source = obj.get("source") or "eval_run"
     if source not in SOURCES:
         raise ValueError(f"field 'source' must be eval_run or production_log, not {source!r}")
@@ -64,8 +65,8 @@ def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, An
         raise ValueError("field 'passed' must be true or false")
     metrics = obj.get("metrics") or {}
     if not isinstance(metrics, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                for v in metrics.values()):
-        raise ValueError("field 'metrics' must be an object of numbers")
+                                                and math.isfinite(v) for v in metrics.values()):
+        raise ValueError("field 'metrics' must be an object of finite numbers")
     t = obj.get("transcript")
     if not isinstance(t, dict):
         raise ValueError("field 'transcript' must be an object (question, retrieved, answer, judge)")
