@@ -1,81 +1,88 @@
 """Library-level scorers over frozen versions and TREC data: pure functions over plain
 data (no database). Definitions follow trec_eval / ir_measures and are recorded with every
-result; see each module's docstring."""
+result; see each module's docstring.
+
+Every public scorer is importable from here (``from golden_store.scoring import
+cohens_kappa``); the names load lazily, on first use, so ``import golden_store`` does not pay
+for numpy, pandas, pyarrow or scikit-learn. What each returns:
+
+* objects with documented fields: :class:`EvalResult` (``evaluate``, ``evaluate_trec``),
+  :class:`Kappa` (a float that can say why it is NaN), :class:`BootstrapResult`,
+  :class:`PairAgreement`, :class:`GroupAgreement`, :class:`EvidenceAgreement`,
+  :class:`IsotonicMap`, :class:`Measure`;
+* plain ``dict`` results typed in :mod:`golden_store.scoring.types` (``JudgeReport``,
+  ``Reliability``, ``Band``, ``CascadeReport``, ``NuggetScores``, …), named on each function;
+* plain floats, tuples and lists otherwise (see each function).
+
+Helpers with generic names stay in their modules: ``calibration.split``,
+``agreement_report.group`` / ``by`` / ``over_time`` / ``drift`` / ``distributions`` /
+``evidence`` / ``evidence_pairs``.
+"""
 
 from __future__ import annotations
 
-from golden_store.scoring.compare import compare_runs
-from golden_store.scoring.cost import eval_run_cost
-from golden_store.scoring.generation import (
-    abstention_scores,
-    citation_scores,
-    movement_breakdown,
-    nugget_scores,
-    rerank_movement,
-)
-from golden_store.scoring.golden import evaluate
-from golden_store.scoring.measures import Measure, parse_measure
-from golden_store.scoring.retrieval import (
-    average_precision,
-    bpref,
-    judged_at_k,
-    ndcg_at_k,
-    precision_at_k,
-    recall_at_k,
-    reciprocal_rank,
-    success_at_k,
-)
-from golden_store.scoring.stats import (
-    benjamini_hochberg,
-    bootstrap_ci,
-    gate,
-    mde_paired,
-    n_for_mde,
-    paired_bootstrap,
-)
-from golden_store.scoring.tokens import (
-    Chunking,
-    chunking_report,
-    precision_omega,
-    retrieve_at_budget,
-    token_metrics,
-    version_chunking_report,
-)
-from golden_store.scoring.trec import EvalResult, evaluate_trec, read_qrels, read_run
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "Chunking",
-    "EvalResult",
-    "abstention_scores",
-    "benjamini_hochberg",
-    "bootstrap_ci",
-    "chunking_report",
-    "citation_scores",
-    "compare_runs",
-    "eval_run_cost",
-    "gate",
-    "mde_paired",
-    "movement_breakdown",
-    "n_for_mde",
-    "nugget_scores",
-    "paired_bootstrap",
-    "precision_omega",
-    "rerank_movement",
-    "retrieve_at_budget",
-    "token_metrics",
-    "version_chunking_report",
-    "Measure",
-    "average_precision",
-    "bpref",
-    "evaluate",
-    "evaluate_trec",
-    "judged_at_k",
-    "ndcg_at_k",
-    "parse_measure",
-    "precision_at_k",
-    "read_qrels",
-    "read_run",
-    "recall_at_k",
-    "reciprocal_rank",
-    "success_at_k",
-]
+# public name -> module (inside golden_store.scoring) that defines it
+_EXPORTS: dict[str, str] = {}
+
+
+def _export(module: str, *names: str) -> None:
+    for name in names:
+        _EXPORTS[name] = module
+
+
+_export("agreement", "Kappa", "PairAgreement", "KAPPA_BAR_BINARY", "KAPPA_BAR_GRADED", "cohens_kappa",
+        "confusion", "grade_matrix", "kappa_bootstrap_ci", "kappa_from_confusion", "krippendorff_alpha", "pairwise",
+        "pairwise_long", "per_class", "pooled", "raw_agreement", "reading", "span_overlap", "spans_agree")
+_export("agreement_report", "EvidenceAgreement", "GroupAgreement", "clears_bar")
+_export("calibration", "FAIL", "INSUFFICIENT", "IsotonicMap", "KAPPA_GATE", "PASS", "band_decisions",
+        "cascade_report", "fit_isotonic", "judge_report", "length_bias", "pick_band", "position_bias", "reliability")
+_export("compare", "compare_runs", "format_comparison")
+_export("cost", "eval_run_cost")
+_export("generation", "Citation", "Claim", "MOVEMENTS", "Nugget", "abstention_scores", "citation_scores",
+        "citation_valid", "movement_breakdown", "nugget_scores", "rerank_movement")
+_export("golden", "evaluate")
+_export("measures", "Measure", "parse_measure", "parse_measures")
+_export("retrieval", "average_precision", "bpref", "judged_at_k", "ndcg_at_k", "precision_at_k", "recall_at_k",
+        "reciprocal_rank", "success_at_k")
+_export("stats", "BootstrapResult", "benjamini_hochberg", "bootstrap_ci", "gate", "mde_paired", "n_for_mde",
+        "paired_bootstrap")
+_export("tokens", "Chunking", "DocTokens", "chunking_report", "precision_omega", "retrieve_at_budget",
+        "token_metrics", "version_chunking_report")
+_export("trec", "EvalResult", "evaluate_trec", "read_qrels", "read_run")
+_export("types", "AbstentionScores", "Band", "CascadeFigures", "CascadeReport", "ChunkingRow", "CitationScores",
+        "ClassFigures", "Comparison", "JudgeReport", "LengthBias", "MovementShares", "NuggetScores", "PositionBias",
+        "Reliability", "TokenMetrics")
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:  # for type checkers and editors; never executed
+    from golden_store.scoring.agreement import *  # noqa: F401,F403
+    from golden_store.scoring.agreement_report import EvidenceAgreement, GroupAgreement, clears_bar  # noqa: F401
+    from golden_store.scoring.calibration import *  # noqa: F401,F403
+    from golden_store.scoring.compare import compare_runs, format_comparison  # noqa: F401
+    from golden_store.scoring.cost import eval_run_cost  # noqa: F401
+    from golden_store.scoring.generation import *  # noqa: F401,F403
+    from golden_store.scoring.golden import evaluate  # noqa: F401
+    from golden_store.scoring.measures import Measure, parse_measure, parse_measures  # noqa: F401
+    from golden_store.scoring.retrieval import *  # noqa: F401,F403
+    from golden_store.scoring.stats import *  # noqa: F401,F403
+    from golden_store.scoring.tokens import *  # noqa: F401,F403
+    from golden_store.scoring.trec import EvalResult, evaluate_trec, read_qrels, read_run  # noqa: F401
+    from golden_store.scoring.types import *  # noqa: F401,F403

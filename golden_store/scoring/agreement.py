@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from golden_store.scoring.types import ClassFigures
+
 Weights = Literal["linear", "quadratic"] | None
 
 # METHODOLOGY §3.7: the bar before work is split.
@@ -121,7 +123,7 @@ def raw_agreement(a: Sequence[Any], b: Sequence[Any]) -> float:
     return float(np.mean(np.asarray(a, dtype=object) == np.asarray(b, dtype=object)))
 
 
-def per_class(reference: Sequence[Any], other: Sequence[Any], labels: Sequence[Any] | None = None) -> dict:
+def per_class(reference: Sequence[Any], other: Sequence[Any], labels: Sequence[Any] | None = None) -> dict[Any, ClassFigures]:
     """Per-class precision and recall of ``other`` against ``reference`` (e.g. a judge against
     humans, or annotator B against A), with each rater's count of the class. A class the other
     rater never used has precision NaN; one the reference never used has recall NaN."""

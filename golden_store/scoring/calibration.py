@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from golden_store.scoring.agreement import cohens_kappa, per_class
+from golden_store.scoring.types import Band, CascadeReport, JudgeReport, LengthBias, PositionBias, Reliability
 
 PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient"
 KAPPA_GATE = 0.7  # §11.1 step 4
@@ -26,7 +27,7 @@ KAPPA_GATE = 0.7  # §11.1 step 4
 # ---- the judge report (§11.1) --------------------------------------------------------------------
 
 
-def judge_report(human: Sequence[Any], judge: Sequence[Any], fail_label: Any = FAIL) -> dict[str, Any]:
+def judge_report(human: Sequence[Any], judge: Sequence[Any], fail_label: Any = FAIL) -> JudgeReport:
     """Accuracy, Cohen's κ, per-class precision/recall (the judge against humans), the FAIL
     class's figures pulled out, and both label distributions. Never accuracy alone."""
     if len(human) != len(judge):
@@ -58,12 +59,14 @@ def _edges(p: np.ndarray, bins: int, strategy: str) -> np.ndarray:
     if strategy == "uniform":
         return np.linspace(0.0, 1.0, bins + 1)
     if strategy == "quantile":
-        return np.percentile(p, np.linspace(0, 100, bins + 1))
+        # the quantiles as scikit-learn computes them (linspace(0, 1) * 100, not
+        # linspace(0, 100)): the float edges, so the bins, are the same to the last bit
+        return np.percentile(p, np.linspace(0, 1, bins + 1) * 100)
     raise ValueError(f"strategy must be 'uniform' or 'quantile', not {strategy!r}.")
 
 
 def reliability(p: Sequence[float], y: Sequence[int], bins: int = 10,
-                strategy: Literal["uniform", "quantile"] = "uniform") -> dict[str, Any]:
+                strategy: Literal["uniform", "quantile"] = "uniform") -> Reliability:
     """Per bin: mean p, share of FAIL (y = 1) and count; empty bins are dropped; ECE is the
     count-weighted gap. Bins are right-closed, (a, b], the first one [0, b] - the binning
     of ``sklearn.calibration.calibration_curve``, so the two can be compared."""
@@ -131,7 +134,7 @@ def split(labels: Sequence[Any], fit_share: float = 0.5, seed: int = 0) -> tuple
 
 
 def pick_band(p: Sequence[float], y: Sequence[int], max_missed_bad: float = 0.02,
-              max_false_fail: float = 0.02) -> dict[str, float]:
+              max_false_fail: float = 0.02) -> Band:
     """The (low, high) band of the three-way cascade (§11.8): p ≤ low auto-PASS (at most
     ``max_missed_bad`` of the FAIL items land there), p ≥ high auto-FAIL (at most
     ``max_false_fail`` of the PASS items), in between escalate to the LLM judge. When the
@@ -161,7 +164,7 @@ def _as_binary(labels: Sequence[Any]) -> list[str]:
 
 
 def cascade_report(p: Sequence[float], human: Sequence[str], llm: Sequence[str], low: float, high: float,
-                   threshold: float = 0.5, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+                   threshold: float = 0.5, n_boot: int = 1000, seed: int = 0) -> CascadeReport:
     """§11.8 rule 1 on the report split: κ and FAIL recall of (a) the decision model alone
     (FAIL when p ≥ threshold), (b) the LLM judge alone and (c) the cascade (band, LLM in
     between), with the escalation rate. The cascade must beat (a) and stay within noise of
@@ -201,7 +204,7 @@ def cascade_report(p: Sequence[float], human: Sequence[str], llm: Sequence[str],
 # ---- bias diagnostics (§11.2) ----------------------------------------------------------------------
 
 
-def length_bias(scores: Sequence[float], lengths: Sequence[float]) -> dict[str, float]:
+def length_bias(scores: Sequence[float], lengths: Sequence[float]) -> LengthBias:
     """Least-squares slope of the judge's score on answer length (per 100 characters), its
     correlation and n. A clear positive slope is verbosity bias."""
     s, ln = np.asarray(scores, dtype=float), np.asarray(lengths, dtype=float)
@@ -212,7 +215,7 @@ def length_bias(scores: Sequence[float], lengths: Sequence[float]) -> dict[str, 
     return {"slope_per_100_chars": float(slope), "r": r, "n": len(s)}
 
 
-def position_bias(ab: Sequence[str], ba: Sequence[str]) -> dict[str, float]:
+def position_bias(ab: Sequence[str], ba: Sequence[str]) -> PositionBias:
     """Pairwise judging run in both orders. ``ab`` is the winner ('A', 'B' or 'tie') with A
     shown first, ``ba`` the winner (in the same A/B names) with B shown first. The rate at
     which the two orders disagree is the judge's noise floor; the first-slot share says

@@ -3,19 +3,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from golden_store.scoring.stats import gate
+from golden_store.scoring.types import Comparison
 
 
 def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, metrics: list[str] | None = None,
-                 min_meaningful: float = 0.02, n_boot: int = 10_000, seed: int = 0) -> dict:
+                 min_meaningful: float = 0.02, n_boot: int = 10_000, seed: int = 0) -> Comparison:
     """``a``/``b``: long frames (query_id, stratum, metric, value) of the baseline and the
     candidate. Only queries scored in both runs are compared (paired); how many were left
     out is reported."""
     common_metrics = sorted(set(a["metric"]) & set(b["metric"]))
     metrics = [m for m in (metrics or common_metrics) if m in common_metrics]
-    out: dict = {"metrics": {}, "min_meaningful": min_meaningful, "n_boot": n_boot, "seed": seed}
+    out: Any = {"metrics": {}, "min_meaningful": min_meaningful, "n_boot": n_boot, "seed": seed}
     for m in metrics:
         pa = a[a["metric"] == m].set_index("query_id")
         pb = b[b["metric"] == m].set_index("query_id")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from golden_store.canonical import canonical_text
+from golden_store.scoring.types import AbstentionScores, CitationScores, MovementShares, NuggetScores
 
 # ---- reranker movement (§9.2) ---------------------------------------------------------------
 
@@ -27,11 +28,11 @@ def rerank_movement(pre: Sequence[str], post: Sequence[str], relevant: Iterable[
     return "kept" if pre_hit else "missed_both"
 
 
-def movement_breakdown(outcomes: Iterable[str]) -> dict[str, float]:
+def movement_breakdown(outcomes: Iterable[str]) -> MovementShares:
     """Share of queries per movement (the 4-way aggregate), plus the count ``n``."""
     c = Counter(outcomes)
     n = sum(c.values())
-    out: dict[str, float] = {m: (c[m] / n if n else 0.0) for m in MOVEMENTS}
+    out: Any = {m: (c[m] / n if n else 0.0) for m in MOVEMENTS}
     out["n"] = n
     return out
 
@@ -39,7 +40,7 @@ def movement_breakdown(outcomes: Iterable[str]) -> dict[str, float]:
 # ---- abstention (§10.5) -----------------------------------------------------------------------
 
 
-def abstention_scores(rows: Iterable[tuple]) -> dict[str, float]:
+def abstention_scores(rows: Iterable[tuple]) -> AbstentionScores:
     """rows: (answerable, outcome) where outcome is True/"abstained" (declined), False/
     "answered", or "refusal" (the model's safety refusal: its own category, counted but
     not scored as an abstention). Returns precision, recall (1 - fabrication rate on
@@ -94,7 +95,7 @@ def citation_valid(c: Citation, documents: Mapping[str, str]) -> bool:
     return c.quote is None or canonical_text(raw[c.start:c.end]) == canonical_text(c.quote)
 
 
-def citation_scores(claims: Sequence[Claim], documents: Mapping[str, str]) -> dict[str, float]:
+def citation_scores(claims: Sequence[Claim], documents: Mapping[str, str]) -> CitationScores:
     """precision = cited spans that support their claim / cited spans; recall = claims
     needing a citation that have a valid supporting one / claims needing one; validity =
     citations resolving to a real span / citations. An invalid citation never counts as
@@ -125,7 +126,7 @@ class Nugget:
     vital: bool
 
 
-def nugget_scores(nuggets: Sequence[Nugget], assigned: Mapping[str, Support]) -> dict[str, float]:
+def nugget_scores(nuggets: Sequence[Nugget], assigned: Mapping[str, Support]) -> NuggetScores:
     """TREC-RAG scores for one answer: V_strict / V over vital nuggets, A_strict / A over
     all; "partial" earns 0.5 in the non-strict ones; an unassigned nugget is "none". A
     question without vital nuggets scores 0 on V (castorini's nuggetizer does the same)."""

@@ -80,3 +80,8 @@ def parse_measure(text: str) -> Measure:
         else:
             raise ValidationError(f"Measure {text!r}: unsupported parameter {key}={val}.")
     return Measure(name, k, rel, gain)
+
+
+def parse_measures(texts) -> list[Measure]:
+    """Several measure names (each as :func:`parse_measure` reads it)."""
+    return [parse_measure(t) for t in texts]

@@ -16,6 +16,8 @@ with pytrec_eval to floating-point precision (tests check it):
 * Judged@k: ir_measures' definition (judged share of the results shown, at most k).
 * bpref: trec_eval's definition: unjudged documents are skipped; each relevant retrieved
   document scores 1 - min(judged non-relevant above it, R) / min(R, N).
+* A grade below 0 means "in the pool, not judged" (trec_eval): never relevant, never judged
+  non-relevant (bpref skips it; give ``judged_at_k`` only the ids graded 0 or more).
 """
 
 from __future__ import annotations
@@ -88,14 +90,14 @@ def ndcg_at_k(ranked: Sequence[str], grades: Mapping[str, float], k: int | None,
 
 def bpref(ranked: Sequence[str], grades: Mapping[str, float], rel_threshold: int = 1) -> float:
     n_rel = sum(1 for g in grades.values() if g >= rel_threshold)
-    n_nonrel = sum(1 for g in grades.values() if g < rel_threshold)
+    n_nonrel = sum(1 for g in grades.values() if 0 <= g < rel_threshold)
     if n_rel == 0:
         return 0.0
     denom = min(n_rel, n_nonrel)
     nonrel_above, total = 0, 0.0
     for d in ranked:
-        if d not in grades:
-            continue  # unjudged: neither helps nor hurts
+        if d not in grades or grades[d] < 0:
+            continue  # unjudged (a grade below 0 is "in the pool, not judged"): neither helps nor hurts
         if grades[d] >= rel_threshold:
             total += 1.0 - (min(nonrel_above, n_rel) / denom if denom else 0.0)
         else:

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from golden_store.scoring.types import ChunkingRow, TokenMetrics
+
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
-def token_metrics(excerpt_tokens: set, retrieved_tokens: Sequence) -> dict[str, float]:
+def token_metrics(excerpt_tokens: set, retrieved_tokens: Sequence) -> TokenMetrics:
     """recall = |E ∩ R| / |E|, precision = |E ∩ R| / |R| (R with repeats), IoU = |E ∩ R| / |E ∪ R|."""
     unique = set(retrieved_tokens)
     inter = len(excerpt_tokens & unique)
@@ -90,7 +92,7 @@ class Chunking:
 
 
 def chunking_report(documents: Mapping[str, str], spans: Iterable[tuple[str, str, int, int]],
-                    chunkings: Mapping[str, Chunking], *, budget_tokens: int = 1000) -> list[dict]:
+                    chunkings: Mapping[str, Chunking], *, budget_tokens: int = 1000) -> list[ChunkingRow]:
     """The §5.4 report card, one row per chunker. ``spans``: (query_id, doc_id, start,
     end) evidence spans (raw offsets). With a run, recall / precision / IoU are measured on
     the ranked prefix that fits ``budget_tokens``; without one those columns are None."""

@@ -1,7 +1,10 @@
 """Vectorized evaluation of whole runs, trec_eval semantics, and fast TREC file reading.
 
-* Ranking: score descending, then document id descending (trec_eval's tie break). A
-  document listed twice for a query counts once (its first line).
+* Ranking: score descending, then document id descending (trec_eval's tie break). A run
+  that lists a document twice for one query is refused, judged or not (trec_eval refuses
+  it too: "duplicate docs").
+* Judgments: a grade below 0 means "in the pool, not judged" (trec_eval): such a document
+  is neither relevant nor judged non-relevant (Bpref skips it, Judged does not count it).
 * Queries: every query in the qrels is evaluated; one missing from the run scores 0 on
   every measure and counts in the mean (trec_eval ``-c``). Run queries without judgments
   are ignored (nothing to score them against). A query whose judgments contain no
@@ -13,6 +16,7 @@ Everything is numpy over the whole run: no Python loop per line or per query.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,77 +33,183 @@ RunLike = "pd.DataFrame | Mapping[str, Mapping[str, float]] | str | Path"
 
 
 # ---- reading ----------------------------------------------------------------------------------
+#
+# trec_eval's line rules: fields are separated by any run of whitespace; a line whose first
+# non-blank character is ``#`` is a comment; blank lines are skipped; a run line may carry
+# text after its run tag (ignored); a qrels line has exactly four fields. A ``#`` inside a
+# field (``doc#3``) is part of the field. Files are read by Arrow's C++ parser: straight
+# from the file when it is single-space separated (TREC runs usually are), otherwise after
+# whole-buffer byte operations that bring it to that form; only when a line is still wrong
+# does Python look at lines, to name the first bad one.
+
+_QRELS = ("qrels", ["query_id", "iter", "doc_id", "grade"], "q1 0 doc7 2")
+_RUN = ("run", ["query_id", "q0", "doc_id", "rank", "score", "tag"], "q1 Q0 doc7 1 12.5 bm25")
+_WHITESPACE = bytes.maketrans(b"\t\r\v\f", b"    ")
+_MULTI_SPACE = re.compile(rb" {2,}")
+_EDGE_SPACE = re.compile(rb"(?m)^ +| +$")
+_COMMENT_LINE = re.compile(rb"(?m)^#[^\n]*(?:\n|$)")
+_RUN_TAIL = re.compile(rb"(?m)^((?:[^ \n]+ ){5}[^ \n]+) [^\n]*$")
 
 
-def _read_table(path: Path, names: list[str], what: str, example: str) -> pd.DataFrame:
-    """Whitespace-separated columns, read by pandas' C parser (no Python loop per line).
-    One spare column catches lines with too many fields."""
-    cols = [*names, "_extra"]
+def _is_data_line(line: str) -> bool:
+    s = line.strip()
+    return bool(s) and not s.startswith("#")
+
+
+def _arrow_read(source, names: list[str], value: str, value_type):
+    """A pyarrow Table (query_id dictionary, doc_id, ``value``) or None when the parser
+    refuses the input (wrong field count, a value that is not a number, bad UTF-8)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
     try:
-        df = pd.read_csv(path, sep=r"\s+", header=None, names=cols, dtype=str, engine="c",
-                         skip_blank_lines=True, na_filter=False, index_col=False)
-    except FileNotFoundError:
-        raise ValidationError(f"{path}: no such file.") from None
-    except pd.errors.ParserError as exc:
-        raise ValidationError(f"{path}: not a {what} file ({str(exc).strip()}); expected lines like {example!r}.") from None
-    except pd.errors.EmptyDataError:
-        raise ValidationError(f"{path}: the file is empty.") from None
-    except UnicodeDecodeError:
-        # the importers' one text rule names the line and column (only read on this error path)
-        from golden_store.textin import read_text
+        return pcsv.read_csv(
+            source,
+            read_options=pcsv.ReadOptions(column_names=names),
+            parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
+                                            ignore_empty_lines=True),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=["query_id", "doc_id", value],
+                column_types={"query_id": pa.dictionary(pa.int32(), pa.string()), "doc_id": pa.string(),
+                              value: value_type},
+                strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
 
-        read_text(path)
-        raise
-    if df.empty:
+
+def _clean(data: bytes) -> bytes:
+    """Whole-buffer byte operations that bring a TREC file to one space between fields, no
+    comment lines: tabs and other whitespace become spaces, runs of spaces one space, spaces
+    at line ends go, comment lines go."""
+    if any(c in data for c in (b"\t", b"\r", b"\v", b"\f")):
+        data = data.translate(_WHITESPACE)
+    if b"  " in data:
+        data = _MULTI_SPACE.sub(b" ", data)
+    if data[:1] == b" " or b"\n " in data or b" \n" in data or data[-1:] == b" ":
+        data = _EDGE_SPACE.sub(b"", data)
+    if data[:1] == b"#" or b"\n#" in data:
+        data = _COMMENT_LINE.sub(b"", data)
+    return data
+
+
+def _usable(table, value: str) -> bool:
+    """No comment line or stray whitespace slipped through as a query id, every value a
+    finite number."""
+    import pyarrow.compute as pc
+
+    col = table["query_id"]
+    for chunk in col.chunks:
+        ids = chunk.dictionary.to_pylist()
+        if any(i.startswith("#") or not i or any(c.isspace() for c in i) for i in ids):
+            return False
+    import pyarrow as pa
+
+    v = table[value]
+    if v.null_count:
+        return False
+    return not (pa.types.is_floating(v.type) and table.num_rows and not pc.all(pc.is_finite(v)).as_py())
+
+
+def _read_table(path: Path, kind: tuple):
+    """The Arrow table of a qrels or run file, or a ValidationError naming the file and the
+    first bad line."""
+    import pyarrow as pa
+
+    what, names, example = kind
+    value, value_type = ("grade", pa.int64()) if what == "qrels" else ("score", pa.float64())
+    if not path.exists():
+        raise ValidationError(f"{path}: no such file.")
+    if path.is_dir():
+        raise ValidationError(f"{path}: is a folder, not a file.")
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    if not head:
         raise ValidationError(f"{path}: the file is empty.")
-    wrong = ((df["_extra"] != "") | (df[names[-1]] == "")).to_numpy()
-    if wrong.any():
-        line = _line_number(path, int(np.flatnonzero(wrong)[0]))
-        raise ValidationError(f"{path} line {line}: not a {what} line: expected {len(names)} fields like {example!r}.")
-    return df.drop(columns="_extra")
+    table = None
+    if not head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00")):
+        table = _arrow_read(str(path), names, value, value_type)  # the common case: straight from the file
+    if table is None or not _usable(table, value):
+        data = _clean(path.read_bytes())
+        table = _arrow_read(pa.py_buffer(data), names, value, value_type)
+        if table is None and what == "run":  # text after the run tag: trec_eval ignores it
+            table = _arrow_read(pa.py_buffer(_RUN_TAIL.sub(rb"\1", data)), names, value, value_type)
+        del data
+        if table is None or not _usable(table, value):
+            table = _read_careful(path, kind, value)
+    if table.num_rows == 0:
+        raise ValidationError(f"{path}: the file has no {what} lines.")
+    return table
+
+
+def _read_careful(path: Path, kind: tuple, value: str):
+    """Line by line (only when the fast readers refused the file): the first bad line is
+    named; integer-valued grades written as decimals (``2.0``) are accepted."""
+    import pyarrow as pa
+
+    from golden_store.textin import read_text
+
+    what, names, example = kind
+    text = read_text(path)  # encoding problems are named with line and column here
+    qs: list[str] = []
+    ds: list[str] = []
+    vs: list[str] = []
+    vi = names.index(value)
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not _is_data_line(line):
+            continue
+        f = line.split()
+        if len(f) < len(names) or (what == "qrels" and len(f) > len(names)):
+            raise ValidationError(f"{path} line {lineno}: not a {what} line: expected {len(names)} fields like "
+                                  f"{example!r}.")
+        qs.append(f[0])
+        ds.append(f[2])
+        vs.append(f[vi])
+    raw = pd.Series(vs, dtype=object)
+    num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(num)
+    if what == "qrels":
+        bad |= ~np.isclose(np.where(bad, 0.0, num), np.round(np.where(bad, 0.0, num)))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        kind_text = "an integer grade." if what == "qrels" else "a number (only finite numbers)."
+        raise ValidationError(f"{path} line {_line_number(path, row)}: {value} {shown(vs[row])} is not {kind_text}")
+    values = pa.array(num.astype(np.int64) if what == "qrels" else num)
+    return pa.table({"query_id": pa.array(qs, pa.string()).dictionary_encode(), "doc_id": pa.array(ds, pa.string()),
+                     value: values})
 
 
 def _line_number(path: Path, row: int) -> int:
-    """1-based line of the ``row``-th non-blank line (only computed on the error path)."""
+    """1-based line of the ``row``-th data line (not blank, not a comment); only computed
+    on error paths."""
     n = -1
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
+    with Path(path).open("r", encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, start=1):
-            if line.strip():
+            if _is_data_line(line):
                 n += 1
                 if n == row:
                     return lineno
     return row + 1
 
 
-def _numeric(df: pd.DataFrame, col: str, path: Path, kind: str, integer: bool) -> np.ndarray:
-    values = pd.to_numeric(df[col], errors="coerce")
-    bad = ~np.isfinite(values.to_numpy(dtype=np.float64, na_value=np.nan))  # NaN, inf and non-numbers
-    if integer:
-        filled = values.fillna(0).to_numpy(dtype=np.float64)
-        bad |= ~np.isclose(filled, np.round(filled))
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise ValidationError(
-            f"{path} line {_line_number(path, row)}: {col} {shown(df[col].iloc[row])} is not {kind}"
-            + (" (only finite numbers)." if kind == "a number" else ".")
-        )
-    return values.to_numpy(dtype=np.int64 if integer else np.float64)
+def _frame(table, value: str) -> pd.DataFrame:
+    q = table["query_id"]
+    q = q.cast(q.type.value_type) if hasattr(q.type, "value_type") else q
+    return pd.DataFrame({"query_id": q.to_numpy(zero_copy_only=False).astype(object),
+                         "doc_id": table["doc_id"].to_numpy(zero_copy_only=False).astype(object),
+                         value: table[value].to_numpy()})
 
 
 def read_qrels(path: str | Path) -> pd.DataFrame:
-    """TREC qrels ``qid 0 docid grade`` -> DataFrame(query_id, doc_id, grade)."""
-    p = Path(path)
-    df = _read_table(p, ["query_id", "iter", "doc_id", "grade"], "qrels", "q1 0 doc7 2")
-    grade = _numeric(df, "grade", p, "an integer grade", integer=True)
-    return pd.DataFrame({"query_id": df["query_id"].to_numpy(), "doc_id": df["doc_id"].to_numpy(), "grade": grade})
+    """TREC qrels ``qid iter docid grade`` -> DataFrame(query_id, doc_id, grade). A grade
+    below 0 means "in the pool, not judged" (trec_eval)."""
+    return _frame(_read_table(Path(path), _QRELS), "grade")
 
 
 def read_run(path: str | Path) -> pd.DataFrame:
-    """TREC run ``qid Q0 docid rank score tag`` -> DataFrame(query_id, doc_id, score)."""
-    p = Path(path)
-    df = _read_table(p, ["query_id", "q0", "doc_id", "rank", "score", "tag"], "run", "q1 Q0 doc7 1 12.5 bm25")
-    score = _numeric(df, "score", p, "a number", integer=False)
-    return pd.DataFrame({"query_id": df["query_id"].to_numpy(), "doc_id": df["doc_id"].to_numpy(), "score": score})
+    """TREC run ``qid Q0 docid rank score tag [ignored...]`` -> DataFrame(query_id, doc_id,
+    score). The rank column is ignored (trec_eval ranks by score)."""
+    return _frame(_read_table(Path(path), _RUN), "score")
 
 
 def _qrels_frame(qrels) -> pd.DataFrame:
@@ -152,18 +262,35 @@ def r_key_of(qcode: np.ndarray, dcode: np.ndarray, nd: int) -> np.ndarray:
     return qcode.astype(np.int64) * nd + dcode
 
 
-def _refuse_judged_duplicates(keys: np.ndarray, describe, source) -> None:
-    """A run must not list a judged document twice for one query (trec_eval refuses such
-    runs). Repeated unjudged documents are not checked: each line occupies a rank."""
+def _refuse_duplicates(keys: np.ndarray, describe, source) -> None:
+    """A run must not list a document twice for one query: trec_eval refuses such runs
+    ("duplicate docs"), judged or not, so this does too. ``keys`` are (query, document)
+    codes of the run lines of judged queries."""
     if keys.size < 2:
+        return
+    if pd.unique(keys).size == keys.size:
         return
     srt = np.sort(keys)
     dup = srt[1:][srt[1:] == srt[:-1]]
-    if dup.size:
-        q, d = describe(int(dup[0]))
-        where = f"{source}: " if isinstance(source, (str, Path)) else ""
-        raise ValidationError(f"{where}query {q} lists document {d} more than once ({dup.size} repeated judged "
-                              f"line(s)); a run ranks each document once per query.")
+    q, d = describe(int(dup[0]))
+    where = f"{source}: " if isinstance(source, (str, Path)) else ""
+    raise ValidationError(f"{where}query {q} lists document {d} more than once ({np.unique(dup).size} repeated "
+                          f"document(s)); a run ranks each document once per query (trec_eval refuses it too).")
+
+
+def _refuse_repeated_docs(doc, ri: np.ndarray, to_q: np.ndarray, run_qids: np.ndarray, path) -> None:
+    """The file path's duplicate check over every line of a judged query (file order), the
+    documents coded by Arrow's hash table."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(doc)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    nd = max(1, len(enc.dictionary))
+    keep = to_q[ri] >= 0
+    keys = ri[keep].astype(np.int64) * nd + enc.indices.to_numpy(zero_copy_only=False)[keep]
+    _refuse_duplicates(keys, lambda key: (run_qids[key // nd], enc.dictionary[int(key % nd)].as_py()), path)
 
 
 def _group_sum(values: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
@@ -214,7 +341,7 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure]) -> EvalResult:
     pos = np.searchsorted(j_key, r_key)
     found = (pos < j_key.size) & (j_key[np.minimum(pos, max(j_key.size - 1, 0))] == r_key) if j_key.size else \
         np.zeros(r_key.size, bool)
-    _refuse_judged_duplicates(r_key[found], lambda key: (qids[key // nd], doc_vocab[key % nd]), run)
+    _refuse_duplicates(r_key, lambda key: (qids[key // nd], doc_vocab[key % nd]), run)
     grade = np.where(found, j_grade[np.minimum(pos, max(j_key.size - 1, 0))] if j_key.size else 0, -1)
     judged = found
     n_retrieved = np.bincount(r_qcode, minlength=nq)[:nq]
@@ -233,27 +360,6 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure]) -> EvalResult:
     return EvalResult([str(m) for m in ms], per_query, mean, int(nq), definitions)
 
 
-def _read_run_arrow(path: Path):
-    """Columns query_id (dictionary), doc_id, score of a single-space-separated run, read by
-    Arrow's multithreaded C++ parser; None when the file needs the careful reader (other
-    separators, bad lines), which then reports the exact line."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
-    try:
-        return pcsv.read_csv(
-            path,
-            read_options=pcsv.ReadOptions(column_names=["query_id", "q0", "doc_id", "rank", "score", "tag"]),
-            parse_options=pcsv.ParseOptions(delimiter=" "),
-            convert_options=pcsv.ConvertOptions(
-                include_columns=["query_id", "doc_id", "score"],
-                column_types={"query_id": pa.dictionary(pa.int32(), pa.string()), "doc_id": pa.string(),
-                              "score": pa.float64()}),
-        )
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
-
-
 def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalResult | None:
     """The same evaluation as the DataFrame path, for a run file, touching only what
     matters: ranks come from the file order when it is already grouped by query with
@@ -262,13 +368,7 @@ def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalRe
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if not path.exists():
-        raise ValidationError(f"{path}: no such file.")
-    table = _read_run_arrow(path)
-    if table is None or table.num_rows == 0:
-        return None
-    if table["score"].null_count or not pc.all(pc.is_finite(table["score"])).as_py():
-        return None  # NaN or inf: the careful reader refuses the line
+    table = _read_table(path, _RUN)
     qcol = table["query_id"].unify_dictionaries().combine_chunks() if table["query_id"].num_chunks > 1 \
         else table["query_id"].chunk(0)
     if isinstance(qcol, pa.ChunkedArray):
@@ -284,6 +384,8 @@ def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalRe
     nq = qids.size
     qindex = {str(x): i for i, x in enumerate(qids)}
     to_q = np.array([qindex.get(str(x), -1) for x in run_qids], dtype=np.int32)
+
+    _refuse_repeated_docs(doc, ri, to_q, run_qids, path)
 
     # trec_eval order: query groups, score descending (document id descending on ties, below)
     n = ri.size
@@ -312,7 +414,6 @@ def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalRe
     pos = np.searchsorted(uniq_key, c_key)
     hit = (pos < uniq_key.size) & (uniq_key[np.minimum(pos, max(uniq_key.size - 1, 0))] == c_key)
     rows = cand[hit]
-    _refuse_judged_duplicates(c_key[hit], lambda key: (qids[key // nd], judged_docs[key % nd]), path)
     grade = j_grade_all[pos[hit]]
     del cand, jd
     # rank = position inside the query's list; only judged rows need one
@@ -377,7 +478,8 @@ def _measure(m: Measure, nq: int, qc: np.ndarray, rank: np.ndarray, grade: np.nd
     nothing to any measure); ``n_retrieved`` is each query's full result count."""
     k = m.k
     within = rank <= k if k is not None else np.ones(rank.size, bool)
-    rel = grade >= m.rel
+    judged = judged & (grade >= 0)  # a grade below 0: in the pool but not judged (trec_eval)
+    rel = judged & (grade >= m.rel)
     n_rel = np.bincount(j_q, weights=(j_grade >= m.rel).astype(float), minlength=nq)[:nq]
     safe_rel = np.where(n_rel > 0, n_rel, 1.0)
     if m.name == "P":
@@ -417,8 +519,7 @@ def _measure(m: Measure, nq: int, qc: np.ndarray, rank: np.ndarray, grade: np.nd
         idcg = _group_sum(np.where(keep, igain / np.log2(irank + 1.0), 0.0), iq, nq)
         return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
     if m.name == "Bpref":
-        n_judged = np.bincount(j_q, minlength=nq)[:nq].astype(float)
-        n_non = n_judged - n_rel
+        n_non = np.bincount(j_q, weights=((j_grade >= 0) & (j_grade < m.rel)).astype(float), minlength=nq)[:nq]
         nonrel = (judged & ~rel).astype(np.int64)
         cum = np.cumsum(nonrel)
         before_q = np.concatenate([[0], cum])[starts][qc]

@@ -74,6 +74,24 @@ def test_reliability_bins_equal_scikit_learn(strategy, seed):
     assert sum(b[2] for b in got["bins"]) == len(p)
 
 
+def test_quantile_bins_equal_scikit_learn_in_every_random_case():
+    """The issue's repro and 300 random small cases (few distinct values, so probabilities
+    sit on the quantile edges): every bin equals calibration_curve's, to the last bit."""
+    cases = [(np.array([.05, .35, .65, .95]), np.array([0, 1, 0, 1]), 3)]
+    rng = np.random.default_rng(15)
+    for _ in range(300):
+        n = int(rng.integers(2, 40))
+        p = np.round(rng.random(n), int(rng.integers(1, 3)))
+        y = rng.integers(0, 2, n)
+        cases.append((p, y, int(rng.integers(2, 12))))
+    for p, y, bins in cases:
+        for strategy in ("quantile", "uniform"):
+            got = reliability(p, y, bins=bins, strategy=strategy)
+            frac, mean_p = calibration_curve(y, p, n_bins=bins, strategy=strategy)
+            assert [b[0] for b in got["bins"]] == list(mean_p), (p.tolist(), y.tolist(), bins, strategy)
+            assert [b[1] for b in got["bins"]] == list(frac), (p.tolist(), y.tolist(), bins, strategy)
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_isotonic_map_equals_scikit_learn(seed):
     p, y = _data(seed, skew=2.0)

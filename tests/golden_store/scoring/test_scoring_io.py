@@ -123,11 +123,19 @@ def test_record_and_compare_from_the_cli(tmp_path):
     assert (tmp_path / "res.parquet").exists()
 
 
-def test_a_judged_document_listed_twice_is_an_error(tmp_path):
+def test_a_document_listed_twice_is_an_error_judged_or_not(tmp_path):
+    """trec_eval refuses a run that lists a document twice for one query ("duplicate
+    docs"), whether the document is judged or not; so do both evaluation paths."""
     (tmp_path / "q.txt").write_text("q1 0 a 1\nq1 0 b 0\n")
     (tmp_path / "r.txt").write_text("q1 Q0 a 1 3.0 t\nq1 Q0 x 2 2.0 t\nq1 Q0 a 3 1.0 t\n")
     with pytest.raises(ValidationError, match="query q1 lists document a more than once"):
         evaluate_trec(tmp_path / "q.txt", tmp_path / "r.txt", ["AP"])
-    # repeated unjudged documents are not checked: each line occupies a rank
     (tmp_path / "r2.txt").write_text("q1 Q0 x 1 3.0 t\nq1 Q0 x 2 2.0 t\nq1 Q0 a 3 1.0 t\n")
-    assert evaluate_trec(tmp_path / "q.txt", tmp_path / "r2.txt", ["RR"]).mean["RR"] == pytest.approx(1 / 3)
+    with pytest.raises(ValidationError, match="query q1 lists document x more than once"):
+        evaluate_trec(tmp_path / "q.txt", tmp_path / "r2.txt", ["RR"])
+    frame = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["x", "x", "a"], "score": [3.0, 2.0, 1.0]})
+    with pytest.raises(ValidationError, match="query q1 lists document x more than once"):
+        evaluate_trec(tmp_path / "q.txt", frame, ["RR"])
+    # a query without judgments is not evaluated, so its lines are not checked (as trec_eval)
+    (tmp_path / "r3.txt").write_text("q1 Q0 a 1 3.0 t\nq9 Q0 x 1 2.0 t\nq9 Q0 x 2 1.0 t\n")
+    assert evaluate_trec(tmp_path / "q.txt", tmp_path / "r3.txt", ["RR"]).mean["RR"] == 1.0
