@@ -23,9 +23,11 @@ $(TSTAMP): pyproject.toml $(STAMP)
 install: $(STAMP)
 install-test: $(TSTAMP)
 
-## make run: create the venv if needed, install, start the app on $GOLDEN_DB (default ./golden.duckdb)
+## make run: create the venv if needed, install, start the app on $GOLDEN_DB (default ./golden.duckdb);
+## make run PORT=8600 picks the port (default: $STREAMLIT_SERVER_PORT, else 8501)
+PORT ?=
 run: $(STAMP)
-	$(VENV)/bin/golden serve
+	$(VENV)/bin/golden serve$(if $(strip $(PORT)), --port $(strip $(PORT)))
 
 ## make test: install the test dependencies and run the whole suite
 test: $(TSTAMP) browser

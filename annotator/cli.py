@@ -148,8 +148,12 @@ def cmd_freeze(args: argparse.Namespace) -> int:
         _print_json({"name": res.name, "path": str(res.path), "manifest": thaw(m)})
     else:
         print(f"Frozen {res.name} at {res.path}: {m['n_queries']} queries, {m['n_spans']} spans, "
-              f"{m['n_judgments']} judgments; content_digest {m['content_digest']}"
+              f"{m['n_judgments']} judgments; data_digest {m['data_digest']}"
               + ("; signed" if args.sign else ""))
+        print("(data_digest identifies the content: equal for two freezes of the same labels and corpus; "
+              "the manifest's content_digest also covers name, note and time)")
+        for reason in versioning.left_out(m):
+            print(f"Note: {reason}. (The Adjudication page is in the app: golden serve.)")
     return 0
 
 
@@ -178,7 +182,7 @@ def cmd_versions(args: argparse.Namespace) -> int:
                 print(f"{r['name']:<20} ERROR {r['error']}")
             else:
                 print(f"{r['name']:<20} {r['built_at']}  {r['n_queries']!s:>6} queries  "
-                      f"{str(r['content_digest'])[:19]}  {'signed  ' if r.get('signed') else ''}{r['note'] or ''}")
+                      f"{str(r['data_digest'])[:19]}  {'signed  ' if r.get('signed') else ''}{r['note'] or ''}")
     return 0
 
 
@@ -600,6 +604,21 @@ def _has_accounts(db: Path) -> bool:
         context.close_all()  # the app opens the store itself: DuckDB allows one process
 
 
+DEFAULT_PORT = 8501
+
+
+def _serve_port(flag: int | None) -> int:
+    """--port, else $STREAMLIT_SERVER_PORT (Streamlit's own variable), else 8501."""
+    if flag is not None:
+        return flag
+    raw = os.environ.get("STREAMLIT_SERVER_PORT", "").strip()
+    if not raw:
+        return DEFAULT_PORT
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise GoldenError(f"STREAMLIT_SERVER_PORT={raw!r} is not a port number (1-65535).")
+    return int(raw)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run Streamlit in place of this process (exec), so a signal to `golden serve` reaches
     the server itself: no orphan keeps serving and holding the store lock. With no account
@@ -614,9 +633,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"golden: no accounts yet (single-user mode), so the app listens on 127.0.0.1 only, not {host}; "
               "add an account (golden users add NAME --role admin) to serve other machines.", file=sys.stderr)
         host = "127.0.0.1"
+    port = _serve_port(args.port)
     env = dict(os.environ, GOLDEN_DB=str(db))
-    cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.port", str(args.port),
-           "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    # toolbarMode viewer: no "Deploy" button or developer menu for anyone (as .streamlit/config.toml)
+    cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.port", str(port),
+           "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
+           "--client.toolbarMode", "viewer"]
     context.close_all()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -790,7 +812,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("list", cmd_users_list, "list accounts", u)
 
     sv = add("serve", cmd_serve, "start the Streamlit app on this store")
-    sv.add_argument("--port", type=int, default=8501)
+    sv.add_argument("--port", type=int, default=None,
+                    help=f"port to listen on (default: $STREAMLIT_SERVER_PORT, else {DEFAULT_PORT})")
     sv.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1: with no accounts the app grants admin "
                          "to whoever reaches it; add accounts before serving on 0.0.0.0)")
@@ -798,6 +821,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Output into a pipe whose reader has gone (`golden … | head`) ends
+    quietly with status 141, as a Unix tool stopped by SIGPIPE, not with a traceback."""
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at exit
+    except BrokenPipeError:
+        # Python flushes stdout again at exit; point it at /dev/null so that flush is quiet too
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     args.db = getattr(args, "db", None)
     args.json = getattr(args, "json", False)

@@ -26,6 +26,12 @@ def freeze(store: Store, user: User, name: str, *, note: str = "", hit_rule: str
     return versions.freeze(store, name, actor=user.username, note=note, progress=progress, **kwargs)
 
 
+def left_out(manifest: Any) -> list[str]:
+    """What a freeze left out of the version, one sentence each (graded items where annotators
+    disagree, quotes of unsettled evidence rounds), each pointing at the Adjudication page."""
+    return [str(manifest[k]) for k in ("pending_reason", "evidence_pending_reason") if manifest.get(k)]
+
+
 def list_versions(user: User, vdir: Path) -> list[dict[str, Any]]:
     require(user, Permission.VIEW_VERSIONS)
     return versions.list_versions(vdir)

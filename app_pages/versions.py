@@ -32,7 +32,12 @@ if user.can(Permission.FREEZE):
             res = attempt(lambda: versioning.freeze(s, user, name.strip(), note=note,
                                                     progress=progress_callback("Freezing")))
             if res:
-                st.success(f"Frozen {md_escape(res.name)}: content_digest `{res.manifest['content_digest']}`")
+                st.success(f"Frozen {md_escape(res.name)}: data_digest `{res.manifest['data_digest']}`")
+                st.caption("data_digest identifies the content (labels and corpus): two freezes of the same "
+                           "content have the same one. content_digest (in the manifest) also covers the name, "
+                           "note and time, so it differs on every freeze.")
+                for reason in versioning.left_out(res.manifest):
+                    st.warning(md_escape(reason))
 
 rows = attempt(lambda: versioning.list_versions(user, vdir)) or []
 if not rows:

@@ -5,6 +5,15 @@ is written into a hidden temporary folder next to the target and renamed into pl
 crash leaves either nothing or a complete version. The manifest lists every file's sha256
 and row count, and ``content_digest`` hashes the manifest itself (minus that field), so
 any change to any file, or to the manifest, is detected by :func:`verify`.
+
+Two digests, two jobs:
+
+- ``data_digest`` identifies the *content*: a hash over the data files' hashes (labels,
+  queries, corpus, qrels). Two freezes of identical content have the same ``data_digest``;
+  this is the one to quote when asking "is this the same golden set?".
+- ``content_digest`` identifies the *manifest*: it also covers the version name, note,
+  ``built_at`` and who froze it, so it differs on every freeze. It is what a signature signs
+  and what :func:`verify` uses to detect an edited manifest.
 """
 
 from __future__ import annotations
@@ -498,6 +507,8 @@ def list_versions(versions_dir: Path | str | None = None) -> list[dict[str, Any]
                 "n_queries": m.get("n_queries"),
                 "n_spans": m.get("n_spans"),
                 "n_judgments": m.get("n_judgments"),
+                "n_left_out": (m.get("n_pending_judgments") or 0) or None,
+                "data_digest": m.get("data_digest"),
                 "corpus_digest": m.get("corpus_digest"),
                 "content_digest": m.get("content_digest"),
                 "note": m.get("note", ""),

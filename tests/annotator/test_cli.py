@@ -32,7 +32,7 @@ def test_demo_freeze_verify_export_diff_flow(tmp_path):
     r = run(tmp_path, "demo")
     assert r.returncode == 1 and "only into an empty store" in r.stderr
     r = run(tmp_path, "freeze", "demo.v1", "--note", "first cut")
-    assert r.returncode == 0 and "content_digest sha256:" in r.stdout
+    assert r.returncode == 0 and "data_digest sha256:" in r.stdout
     assert run(tmp_path, "freeze", "demo.v1").returncode == 1
     listed = json.loads(run(tmp_path, "versions", "--json").stdout)
     assert [v["name"] for v in listed] == ["demo.v1"] and listed[0]["note"] == "first cut"
