@@ -285,11 +285,14 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise GoldenError("Give either --qrels FILE or --version NAME (not both).")
     if args.record and not args.version:
         raise GoldenError("--record needs --version: recorded results name the dataset version they were scored on.")
+    trec_opts = {"max_docs": args.max_docs, "judged_only": args.judged_only, "num_docs": args.num_docs}
     if args.version:
+        if any(trec_opts.values()) or args.level is not None:
+            raise GoldenError("-l, -M, -J and -N apply to --qrels scoring (a frozen version has its own rules).")
         gs = load_version(args.version, _vdir(args))
         res = evaluate(gs, read_run(args.run), args.measure)
     else:
-        res = evaluate_trec(args.qrels, args.run, args.measure)
+        res = evaluate_trec(args.qrels, args.run, args.measure, rel=args.level, **trec_opts)
     if args.record:
         from golden_store.results import record_run
 
@@ -726,7 +729,17 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--version", help="a frozen version (its derived qrels)")
     sc.add_argument("--run", required=True, help="TREC run file (qid Q0 docid rank score tag)")
     sc.add_argument("-m", "--measure", action="append", required=True,
-                    help="ir_measures name, e.g. nDCG@10, AP, RR@10, P@5, R@100, Bpref, Judged@10 (repeatable)")
+                    help="ir_measures name (nDCG@10, AP, RR@10, P@5, R@100, Bpref, Judged@10, Rprec, SetF, IPrec@0.1, "
+                         "infAP, ERR@10, RBP(p=0.8), ...) or trec_eval name (map, P.5,10, ndcg_cut_10, all_trec); "
+                         "repeatable")
+    sc.add_argument("-l", "--level", type=int, metavar="N",
+                    help="trec_eval -l: a grade of N or more is relevant, for measures that do not say rel= (default 1)")
+    sc.add_argument("-M", "--max-docs", type=int, metavar="N",
+                    help="trec_eval -M: only the first N documents of each ranking count")
+    sc.add_argument("-J", "--judged-only", action="store_true",
+                    help="trec_eval -J: drop unjudged documents from every ranking before scoring")
+    sc.add_argument("-N", "--num-docs", type=int, default=0, metavar="N",
+                    help="trec_eval -N: documents in the collection (only utility's d term uses it)")
     sc.add_argument("--per-query", action="store_true", help="also print per-query values")
     sc.add_argument("--record", metavar="RUN_ID", help="store the per-query scores in eval_results (needs --version)")
     sc.add_argument("--system", help="system name to record with the run")

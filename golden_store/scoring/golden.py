@@ -18,12 +18,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
-
 import pandas as pd
 
 from golden_store.errors import ValidationError
-from golden_store.scoring.measures import Measure, parse_measure
+from golden_store.scoring.measures import Measure, parse_measures
 from golden_store.scoring.stats import bootstrap_ci
 from golden_store.scoring.trec import EvalResult, _run_frame, evaluate_trec
 
@@ -41,9 +39,7 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
     manifest = golden_set.manifest
     # graded golden labels: a binary measure counts grade >= 2 (partially or fully answers)
     # unless the measure name says rel=...
-    measures = [m if isinstance(m, Measure) else
-                (parse_measure(m) if "rel=" in m.replace(" ", "") else replace(parse_measure(m), rel=2))
-                for m in measures]
+    measures = parse_measures(measures, rel=2)
     passages = _passage_frame(run)
     if passages is None:
         qrels = golden_set.qrels(include_held_out=include_held_out)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from golden_store.errors import ValidationError
-from golden_store.scoring.measures import Measure, parse_measure
+from golden_store.scoring.measures import Measure, parse_measures
 from golden_store.textin import shown
 
 QrelsLike = "pd.DataFrame | Mapping[str, Mapping[str, int]] | str | Path"
@@ -235,6 +235,16 @@ def _run_frame(run) -> pd.DataFrame:
 
 @dataclass
 class EvalResult:
+    """What :func:`evaluate_trec` and :func:`~golden_store.scoring.golden.evaluate` return.
+
+    ``measures``: the measure names (canonical spelling, the keys below); ``per_query``:
+    one row per evaluated query (sorted ids), one column per measure; ``mean``: each
+    measure's overall value (the mean over queries; a sum or a geometric mean where
+    ``aggregates`` says so, as trec_eval's "all" line); ``n_queries``; ``definitions``:
+    each measure's definition and source, and the run-wide rules (keys starting with
+    ``_``); ``trec_names``: trec_eval's name of each measure it has; ``ci95``, ``strata``
+    and ``strata_n``: filled by ``evaluate`` (a frozen version)."""
+
     measures: list[str]
     per_query: pd.DataFrame            # index: query_id (sorted), one column per measure
     mean: dict[str, float]
@@ -243,10 +253,14 @@ class EvalResult:
     ci95: dict[str, tuple[float, float]] = field(default_factory=dict)       # bootstrap interval of each mean
     strata: dict[str, dict[str, float]] = field(default_factory=dict)        # stratum -> measure -> mean
     strata_n: dict[str, int] = field(default_factory=dict)
+    aggregates: dict[str, str] = field(default_factory=dict)   # measure -> sum | gmean (others: mean)
+    trec_names: dict[str, str] = field(default_factory=dict)   # measure -> trec_eval's name, where it has one
 
     def as_dict(self, per_query: bool = False) -> dict:
         out = {"measures": self.measures, "mean": self.mean, "n_queries": self.n_queries,
-               "definitions": self.definitions}
+               "definitions": self.definitions, "trec_eval": self.trec_names}
+        if self.aggregates:
+            out["aggregates"] = self.aggregates
         if self.ci95:
             out["ci95"] = {m: list(v) for m, v in self.ci95.items()}
         if self.strata:
@@ -293,25 +307,81 @@ def _refuse_repeated_docs(doc, ri: np.ndarray, to_q: np.ndarray, run_qids: np.nd
     _refuse_duplicates(keys, lambda key: (run_qids[key // nd], enc.dictionary[int(key % nd)].as_py()), path)
 
 
-def _group_sum(values: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
-    return np.bincount(groups, weights=values, minlength=n)[:n]
+def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | None = None,
+                  max_docs: int | None = None, judged_only: bool = False, num_docs: int = 0) -> EvalResult:
+    """Score ``run`` against ``qrels`` (DataFrames, {qid: {doc: value}} dicts, or TREC file
+    paths) on ``measures`` (ir_measures or trec_eval names, see
+    :mod:`golden_store.scoring.measures`). trec_eval's options: ``rel`` is ``-l`` (the
+    relevance threshold of measures that take one and do not name it), ``max_docs`` is
+    ``-M`` (only the first documents of each ranking count), ``judged_only`` is ``-J``
+    (unjudged documents are removed before anything is computed), ``num_docs`` is ``-N``
+    (collection size, for utility); ``-c`` is always on."""
+    from golden_store.scoring import formulas
 
-
-def evaluate_trec(qrels, run, measures: Iterable[str | Measure]) -> EvalResult:
-    """Score ``run`` against ``qrels`` (DataFrames, {qid: {doc: value}} dicts, or TREC file paths)."""
-    ms = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    ms = parse_measures(measures, rel=rel)
     if not ms:
         raise ValidationError("Give at least one measure (e.g. -m nDCG@10).")
+    if max_docs is not None and max_docs < 1:
+        raise ValidationError("-M (max documents per query) must be at least 1.")
     q = _qrels_frame(qrels)
     if isinstance(run, (str, Path)):
-        fast = _evaluate_run_file(q, Path(run), ms)
-        if fast is not None:
-            return fast
-    r = _run_frame(run)
-    # one id space for queries (those in the qrels) and documents (both files)
+        ranked = _rank_run_file(q, Path(run))
+    else:
+        ranked = _rank_frame(q, _run_frame(run), run)
+    if max_docs is not None or judged_only:
+        ranked = ranked.limited(max_docs, judged_only)
+    ranked.num_docs = num_docs
+    results: dict[str, np.ndarray] = {}
+    definitions: dict[str, str] = {}
+    aggregates: dict[str, str] = {}
+    trec_names: dict[str, str] = {}
+    for m in ms:
+        name = str(m)
+        results[name] = getattr(formulas, m.spec.formula)(ranked, m)
+        definitions[name] = m.definition()
+        if m.aggregate != "mean":
+            aggregates[name] = m.aggregate
+        if m.trec_name():
+            trec_names[name] = m.trec_name()
+    qids = ranked.qids
+    per_query = pd.DataFrame(results, index=pd.Index(qids, name="query_id"))
+    mean = {str(m): formulas.aggregate(results[str(m)], m.aggregate) for m in ms}
+    definitions["_queries"] = ("every query in the qrels; a query missing from the run scores 0 and counts "
+                               "(trec_eval -c); run queries without judgments are ignored")
+    definitions["_ties"] = "score descending, then document id descending (trec_eval)"
+    definitions["_pool"] = "a grade below 0 means in the pool but not judged (trec_eval)"
+    if aggregates:
+        definitions["_aggregate"] = ("the overall value is the mean over queries, except: " +
+                                     "; ".join(f"{k}: {'sum' if v == 'sum' else 'geometric mean'}"
+                                               for k, v in aggregates.items()))
+    if max_docs is not None:
+        definitions["_max_docs"] = f"only the first {max_docs} documents of each ranking count (trec_eval -M)"
+    if judged_only:
+        definitions["_judged_only"] = ("unjudged documents removed from every ranking before scoring, the rest "
+                                       "ranked among themselves (trec_eval -J)")
+    return EvalResult([str(m) for m in ms], per_query, mean, int(qids.size), definitions, aggregates=aggregates,
+                      trec_names=trec_names)
+
+
+def _judgments(q: pd.DataFrame, qids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(key, query code, grade) of each judged (query, document), ``docs`` the sorted
+    document vocabulary; a repeated pair keeps its last line."""
+    nd = max(1, docs.size)
+    q_qcode = np.searchsorted(qids, q["query_id"].to_numpy().astype(str))
+    q_dcode = np.searchsorted(docs, q["doc_id"].to_numpy().astype(str))
+    q_key = q_qcode.astype(np.int64) * nd + q_dcode
+    uniq_key, last = np.unique(q_key[::-1], return_index=True)
+    j_grade = q["grade"].to_numpy().astype(np.int64)[::-1][last]
+    return uniq_key, (uniq_key // nd).astype(np.int64), j_grade
+
+
+def _rank_frame(q: pd.DataFrame, r: pd.DataFrame, source):
+    """The pool rows of an in-memory run: every line ranked (trec_eval order), then the
+    judged (query, document) pairs kept."""
+    from golden_store.scoring.formulas import Ranked
+
     qids = np.unique(q["query_id"].to_numpy().astype(str))
     nq = qids.size
-    q_qcode = np.searchsorted(qids, q["query_id"].to_numpy().astype(str))
     r_q = r["query_id"].to_numpy().astype(str)
     r_qcode = np.searchsorted(qids, r_q)
     in_qrels = (r_qcode < nq) & (qids[np.minimum(r_qcode, max(nq - 1, 0))] == r_q) if nq else np.zeros(len(r), bool)
@@ -319,54 +389,33 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure]) -> EvalResult:
     r_qcode = r_qcode[in_qrels]
     docs_all = np.concatenate([q["doc_id"].to_numpy().astype(str), r["doc_id"].to_numpy().astype(str)])
     doc_vocab, doc_codes = np.unique(docs_all, return_inverse=True)
-    q_dcode = doc_codes[: len(q)]
     r_dcode = doc_codes[len(q):]
     nd = max(1, doc_vocab.size)
+    j_key, j_q, j_grade = _judgments(q, qids, doc_vocab)
 
-    # judgments: last line wins for a repeated (query, doc)
-    q_key = q_qcode.astype(np.int64) * nd + q_dcode
-    q_grade = q["grade"].to_numpy().astype(np.int64)
-    uniq_key, last = np.unique(q_key[::-1], return_index=True)
-    j_key = uniq_key
-    j_grade = q_grade[::-1][last]
-    j_q = (j_key // nd).astype(np.int64)
-
-    # the run in trec_eval order within each query
     score = r["score"].to_numpy(dtype=np.float64)
     order = np.lexsort((-r_dcode, -score, r_qcode))
     r_key, r_qcode = r_key_of(r_qcode, r_dcode, nd)[order], r_qcode[order]
+    _refuse_duplicates(r_key, lambda key: (qids[key // nd], doc_vocab[key % nd]), source)
     starts = np.searchsorted(r_qcode, np.arange(nq))
     rank = np.arange(r_qcode.size) - starts[r_qcode] + 1  # 1-based
-
     pos = np.searchsorted(j_key, r_key)
     found = (pos < j_key.size) & (j_key[np.minimum(pos, max(j_key.size - 1, 0))] == r_key) if j_key.size else \
         np.zeros(r_key.size, bool)
-    _refuse_duplicates(r_key, lambda key: (qids[key // nd], doc_vocab[key % nd]), run)
-    grade = np.where(found, j_grade[np.minimum(pos, max(j_key.size - 1, 0))] if j_key.size else 0, -1)
-    judged = found
-    n_retrieved = np.bincount(r_qcode, minlength=nq)[:nq]
-
-    results: dict[str, np.ndarray] = {}
-    definitions: dict[str, str] = {}
-    for m in ms:
-        name = str(m)
-        definitions[name] = m.definition()
-        results[name] = _measure(m, nq, r_qcode, rank, grade, judged, j_q, j_grade, starts, n_retrieved)
-    per_query = pd.DataFrame(results, index=pd.Index(qids, name="query_id"))
-    mean = {k: float(v.mean()) if nq else 0.0 for k, v in results.items()}
-    definitions["_queries"] = ("every query in the qrels; a query missing from the run scores 0 and counts "
-                               "(trec_eval -c); run queries without judgments are ignored")
-    definitions["_ties"] = "score descending, then document id descending (trec_eval)"
-    return EvalResult([str(m) for m in ms], per_query, mean, int(nq), definitions)
+    grade = j_grade[pos[found]] if j_key.size else np.zeros(0, np.int64)
+    n_ret = np.bincount(r_qcode, minlength=nq)[:nq]
+    return Ranked(qids, r_qcode[found], rank[found], grade, n_ret, n_ret > 0, j_q, j_grade)
 
 
-def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalResult | None:
-    """The same evaluation as the DataFrame path, for a run file, touching only what
+def _rank_run_file(q: pd.DataFrame, path: Path):
+    """The same pool rows as :func:`_rank_frame`, for a run file, touching only what
     matters: ranks come from the file order when it is already grouped by query with
     scores descending (TREC runs are), and only judged rows are ranked precisely (an
     unjudged row contributes nothing but its position)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    from golden_store.scoring.formulas import Ranked
 
     table = _read_table(path, _RUN)
     qcol = table["query_id"].unify_dictionaries().combine_chunks() if table["query_id"].num_chunks > 1 \
@@ -457,77 +506,7 @@ def _evaluate_run_file(q: pd.DataFrame, path: Path, ms: list[Measure]) -> EvalRe
     counts = np.bincount(ri, minlength=run_qids.size)
     ok = to_q >= 0
     n_retrieved[to_q[ok]] = counts[ok]
-    judged = np.ones(qc.size, bool)
-    results: dict[str, np.ndarray] = {}
-    definitions: dict[str, str] = {}
-    for m in ms:
-        definitions[str(m)] = m.definition()
-        results[str(m)] = _measure(m, nq, qc, rk, grade, judged, j_q, j_grade_all, starts, n_retrieved)
-    per_query = pd.DataFrame(results, index=pd.Index(qids, name="query_id"))
-    mean = {k: float(v.mean()) if nq else 0.0 for k, v in results.items()}
-    definitions["_queries"] = ("every query in the qrels; a query missing from the run scores 0 and counts "
-                               "(trec_eval -c); run queries without judgments are ignored")
-    definitions["_ties"] = "score descending, then document id descending (trec_eval)"
-    return EvalResult([str(m) for m in ms], per_query, mean, int(nq), definitions)
-
-
-def _measure(m: Measure, nq: int, qc: np.ndarray, rank: np.ndarray, grade: np.ndarray, judged: np.ndarray,
-             j_q: np.ndarray, j_grade: np.ndarray, starts: np.ndarray, n_retrieved: np.ndarray) -> np.ndarray:
-    """One measure for every query. The rows (``qc``, ``rank``, ``grade``, ``judged``) are
-    sorted by query then rank and may be only the judged rows of a run (unjudged rows add
-    nothing to any measure); ``n_retrieved`` is each query's full result count."""
-    k = m.k
-    within = rank <= k if k is not None else np.ones(rank.size, bool)
-    judged = judged & (grade >= 0)  # a grade below 0: in the pool but not judged (trec_eval)
-    rel = judged & (grade >= m.rel)
-    n_rel = np.bincount(j_q, weights=(j_grade >= m.rel).astype(float), minlength=nq)[:nq]
-    safe_rel = np.where(n_rel > 0, n_rel, 1.0)
-    if m.name == "P":
-        return _group_sum((rel & within).astype(float), qc, nq) / k
-    if m.name == "R":
-        return np.where(n_rel > 0, _group_sum((rel & within).astype(float), qc, nq) / safe_rel, 0.0)
-    if m.name == "Success":
-        return (_group_sum((rel & within).astype(float), qc, nq) > 0).astype(float)
-    if m.name == "Judged":
-        # ir_measures' definition: judged share of what was returned in the top k
-        shown = np.minimum(n_retrieved, k).astype(float)
-        return np.where(shown > 0, _group_sum((judged & within).astype(float), qc, nq) / np.where(shown > 0, shown, 1), 0.0)
-    if m.name == "RR":
-        hit = rel & within
-        first = np.full(nq, np.inf)
-        np.minimum.at(first, qc[hit], rank[hit])
-        return np.where(np.isfinite(first), 1.0 / first, 0.0)
-    if m.name == "AP":
-        hit = (rel & within).astype(np.int64)
-        cum = np.cumsum(hit)
-        before = np.concatenate([[0], cum])[starts][qc]  # hits in earlier queries
-        prec = (cum - before) / rank
-        return np.where(n_rel > 0, _group_sum(prec * hit, qc, nq) / safe_rel, 0.0)
-    if m.name == "nDCG":
-        g = np.where(grade > 0, grade, 0).astype(float)
-        gain = (np.exp2(g) - 1.0) if m.gain == "exp" else g
-        dcg = _group_sum(np.where(within, gain / np.log2(rank + 1.0), 0.0), qc, nq)
-        # ideal: the query's positive grades, best first
-        pos = j_grade > 0
-        iq, ig = j_q[pos], j_grade[pos].astype(float)
-        o = np.lexsort((-ig, iq))
-        iq, ig = iq[o], ig[o]
-        istart = np.searchsorted(iq, np.arange(nq))
-        irank = np.arange(iq.size) - istart[iq] + 1
-        igain = (np.exp2(ig) - 1.0) if m.gain == "exp" else ig
-        keep = irank <= k if k is not None else np.ones(irank.size, bool)
-        idcg = _group_sum(np.where(keep, igain / np.log2(irank + 1.0), 0.0), iq, nq)
-        return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
-    if m.name == "Bpref":
-        n_non = np.bincount(j_q, weights=((j_grade >= 0) & (j_grade < m.rel)).astype(float), minlength=nq)[:nq]
-        nonrel = (judged & ~rel).astype(np.int64)
-        cum = np.cumsum(nonrel)
-        before_q = np.concatenate([[0], cum])[starts][qc]
-        above = cum - nonrel - before_q  # judged non-relevant ranked above this row
-        denom = np.minimum(n_rel, n_non)[qc]
-        term = np.where(denom > 0, 1.0 - np.minimum(above, n_rel[qc]) / np.where(denom > 0, denom, 1.0), 1.0)
-        return np.where(n_rel > 0, _group_sum(np.where(rel, term, 0.0), qc, nq) / safe_rel, 0.0)
-    raise AssertionError(m.name)  # pragma: no cover
+    return Ranked(qids, qc, rk, grade, n_retrieved, n_retrieved > 0, j_q, j_grade_all)
 
 
 def qrels_from_mapping(qrels: Mapping[str, Mapping[str, int]]) -> pd.DataFrame:
