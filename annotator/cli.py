@@ -80,9 +80,19 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    res = demo.load_demo(_store(args, create=True), identity.cli_user(), _Progress("reading demo corpus"))
+    res = demo.load_demo(_store(args, create=True), identity.cli_user(), _Progress("reading demo corpus"),
+                         workflows=args.full)
     if args.json:
         _print_json(res)
+    elif args.full:
+        w = res["workflows"]
+        print(
+            f"Demo loaded: {res['documents']} documents, {res['queries']} queries, "
+            f"{res['evidence_spans']} evidence spans, rubric v{res['rubric_version']}; {w['runs']} runs, "
+            f"{w['pool_items']} pool items, calibration round {w['round']}, nuggets for {w['nugget_questions']} "
+            f"questions, {w['transcripts']} transcripts, judge calibration {w['calibration']}, version {w['version']}.\n"
+            f"Next: golden serve (every page has data)"
+        )
     else:
         print(
             f"Demo loaded: {res['documents']} documents, {res['queries']} queries, "
@@ -671,7 +681,11 @@ def build_parser() -> argparse.ArgumentParser:
         return sp
 
     add("init", cmd_init, "create (or migrate) the store")
-    add("demo", cmd_demo, "load the demo project into an empty store")
+    dm = add("demo", cmd_demo, "load the demo project into an empty store")
+    dm.add_argument("--full", action="store_true",
+                    help="also fill every workflow, as the app's demo button does: runs, a pool, a calibration "
+                         "round with disagreements, nuggets and answers, transcripts, a judge calibration, "
+                         "a frozen version demo.v0")
 
     c = sub.add_parser("corpus", help="corpus commands").add_subparsers(dest="corpus_cmd", required=True, metavar="CMD")
     ci = add("import", cmd_corpus_import, "import .txt/.md/.html/.jsonl documents (files or folders)", c)

@@ -1,6 +1,23 @@
 """The demo project: a fictional company's HR and IT handbook, 40 questions across every
 stratum (6 unanswerable), expert evidence quotes and a rubric, loaded in one transaction
-so a frozen demo version already has qrels."""
+so a frozen demo version already has qrels.
+
+With ``workflows=True`` (the app's "Load the demo project" button, ``golden demo --full``)
+every workflow gets data too, written through the project's own write paths by demo people
+(``demo-anna`` and ``demo-ben`` annotate, ``demo-lena`` leads, ``demo-rita`` reviews; no
+accounts are created, so single-user mode stays as it was):
+
+- three system runs (``bm25`` and ``hybrid`` as TREC files, ``dense`` as a JSONL passage run)
+  and a pool of their top 3 per question;
+- a finished calibration round: both annotators graded the same 17 items, four
+  disagreements, one adjudicated (the other three wait on the Adjudication page and stay out
+  of a freeze);
+- approved nuggets for four questions, two systems' answers to them, every nugget assigned;
+- one evaluation run's transcripts, four of its failures reviewed;
+- a saved judge calibration;
+- the frozen version ``demo.v0`` and both TREC runs scored on it (the Power page's runs).
+
+Every file under ``demo_data/`` was written for this demo."""
 
 from __future__ import annotations
 
@@ -11,7 +28,7 @@ from pathlib import Path
 import duckdb
 
 from annotator.identity import User, require
-from annotator.roles import Permission
+from annotator.roles import Permission, Role
 from golden_store import corpus, queries
 from golden_store.errors import ValidationError
 from golden_store.evidence import EvidenceSpan, append_evidence_tx
@@ -26,9 +43,29 @@ def store_is_empty(store: Store) -> bool:
     return is_empty(store)
 
 
-def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | None = None) -> dict:
+DEMO_RUNS = (("bm25", "bm25.trec", "trec"), ("hybrid", "hybrid.trec", "trec"), ("dense", "dense.jsonl", "jsonl"))
+DEMO_POOL_DEPTH = 3
+DEMO_VERSION = "demo.v0"
+DEMO_TRANSCRIPT_RUN = "nightly-2026-03-20"
+DEMO_MEASURES = ("nDCG@10", "RR@10", "P@5", "R@10")
+ANNOTATORS = (User("demo-anna", "Anna (demo annotator)", frozenset({Role.ANNOTATOR})),
+              User("demo-ben", "Ben (demo annotator)", frozenset({Role.ANNOTATOR})))
+LEAD = User("demo-lena", "Lena (demo lead)", frozenset({Role.LEAD}))
+REVIEWER = User("demo-rita", "Rita (demo reviewer)", frozenset({Role.REVIEWER}))
+
+
+def _jsonl(name: str) -> list[dict]:
+    path = DEMO_DIR / name
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | None = None, *,
+              workflows: bool = False) -> dict:
     """Load the demo into an empty store. Refuses a store that already has a corpus or
-    queries: the demo must never mix with a team's real labels."""
+    queries: the demo must never mix with a team's real labels. ``workflows`` also fills
+    every workflow (runs, pool, a calibration round, nuggets, answers, transcripts, a judge
+    calibration, a frozen version, scored runs; see the module docstring); the user then
+    needs the rights to import runs and freeze (an engineer or admin)."""
     require(user, Permission.LOAD_DEMO)
     if not store_is_empty(store):
         raise ValidationError(
@@ -64,4 +101,97 @@ def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | N
         return {"documents": len(rep.added), "queries": qrep["added"], "evidence_spans": len(spans),
                 "rubric_version": version, "corpus_digest": rep.corpus_digest}
 
-    return store.write(run)
+    if workflows:  # before anything is written: a user who cannot finish the demo gets nothing
+        require(user, Permission.IMPORT_RUNS)
+        require(user, Permission.FREEZE)
+    res = store.write(run)
+    if workflows:
+        res["workflows"] = _load_workflows(store, user, res["rubric_version"])
+    return res
+
+
+def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
+    """Every workflow's demo data, each through its own write path (so it is exactly what
+    the pages would have written)."""
+    from annotator import adjudication, calibration, nuggets, runs_import, transcripts, versioning
+    from golden_store import judging, results
+    from golden_store import rounds as store_rounds
+    from golden_store.corpus import raw_text
+    from golden_store.scoring import evaluate, read_run
+    from golden_store.transcripts import item_key
+    from golden_store.versions import load_version
+
+    out: dict = {}
+    # 1. system runs and the pool
+    for system, fname, fmt in DEMO_RUNS:
+        runs_import.import_run(store, user, DEMO_DIR / "runs" / fname, system, fmt)
+    pool = runs_import.build_pool(store, user, DEMO_POOL_DEPTH)
+    out["runs"], out["pool_items"] = len(DEMO_RUNS), pool.pool_size
+
+    # 2. a calibration round both annotators finished; one disagreement adjudicated
+    grades = _jsonl("grades.jsonl")
+    lengths = {d: len(raw_text(store, d) or "") for d in {g["doc_id"] for g in grades}}
+    items = [(g["query_id"], g["doc_id"], 0, lengths[g["doc_id"]]) for g in grades]
+    round_id = store_rounds.create_round(store, "calibration", {a.username: items for a in ANNOTATORS},
+                                         actor=LEAD.username, seed=0,
+                                         note="Demo calibration round: everyone grades the same items")
+    for g, item in zip(grades, items):
+        for a in ANNOTATORS:
+            judging.record(store, a.username, *item, op="grade", grade=g[a.username], rubric_version=rubric_version)
+    decided = {(g["query_id"], g["doc_id"]): g for g in grades if "adjudicated" in g}
+    for row in adjudication.queue(store, LEAD):
+        g = decided.get((row["query_id"], row["doc_id"]))
+        if g is not None:
+            adjudication.decide(store, LEAD, adjudication.dispute(store, LEAD, row), g["adjudicated"], g["rationale"])
+    out["round"] = round_id
+
+    # 3. approved nuggets, two systems' answers, every nugget assigned
+    by_query: dict[str, list[dict]] = {}
+    for n in _jsonl("nuggets.jsonl"):
+        by_query.setdefault(n.pop("query_id"), []).append(n)
+    for qid, rows in by_query.items():
+        nuggets.save(store, LEAD, qid, [{"nugget_id": None, **r} for r in rows])
+        nuggets.approve(store, LEAD, qid)
+    for path in sorted((DEMO_DIR / "answers").glob("*.jsonl")):
+        nuggets.import_answers(store, user, str(path), path.stem)
+    for a in _jsonl("assignments.jsonl"):
+        ids = [n["nugget_id"] for n in nuggets.current(store, LEAD, a["query_id"])]
+        if len(ids) != len(a["support"]):
+            raise ValidationError(f"demo assignments.jsonl: {a['query_id']} has {len(ids)} nuggets, "
+                                  f"{len(a['support'])} labels")
+        for nid, label in zip(ids, a["support"]):
+            nuggets.assign(store, ANNOTATORS[0], a["system"], a["query_id"], nid, label)
+    out["nugget_questions"] = len(by_query)
+
+    # 4. transcripts of one evaluation run, some failures reviewed
+    out["transcripts"] = transcripts.import_file(store, user, DEMO_DIR / "transcripts.jsonl")
+    for r in _jsonl("transcript_reviews.jsonl"):
+        transcripts.review(store, REVIEWER, item_key(DEMO_TRANSCRIPT_RUN, r["query_id"], 0), r["verdict"],
+                           r.get("failure_class"), r.get("note", ""))
+
+    # 5. a saved judge calibration
+    cal_name = "judge_calibration.csv"
+    cal_df = calibration.load_upload(cal_name, (DEMO_DIR / cal_name).read_bytes())
+    analysis = calibration.analyze(cal_df, seed=0)
+    out["calibration"] = calibration.save(
+        store, LEAD, cal_df, analysis, judge_model="demo-judge-1", rubric=(DEMO_DIR / "rubric.md").read_text("utf-8"),
+        question_sha=None, source=f"demo:{cal_name}", seed=0, fit_share=0.5, max_missed_bad=0.02,
+        max_false_fail=0.02, note="Demo: a judge checked against 60 human pass/fail labels")
+
+    # 6. a frozen version (a free name if an earlier demo left one in the versions folder)
+    vdir = versioning.versions_dir(store)
+    name = next(n for n in (DEMO_VERSION, *(f"{DEMO_VERSION}-{i}" for i in range(2, 1000)))
+                if not (vdir / n).exists())
+    frozen = versioning.freeze(store, user, name, note="The demo as loaded: one calibration round, "
+                                                       "three disagreements still waiting for a lead")
+    out["version"] = frozen.name
+
+    # 7. the TREC runs scored on it, recorded (the Power page plans from these)
+    gs = load_version(frozen.name, vdir)
+    for system, fname, fmt in DEMO_RUNS:
+        if fmt != "trec":
+            continue
+        res = evaluate(gs, read_run(DEMO_DIR / "runs" / fname), list(DEMO_MEASURES))
+        results.record_run(store, f"{system}@{frozen.name}", res.per_query, dataset_version=frozen.name,
+                           strata=gs.strata, corpus_digest=gs.manifest.get("corpus_digest"), system=system)
+    return out

@@ -18,16 +18,21 @@ if demo.store_is_empty(s):
     st.write(
         "Import a corpus and queries (Corpus and Queries pages, or `golden corpus import` / "
         "`golden queries import`), or load the demo project: a fictional company's HR and IT "
-        "handbook with 40 questions across every stratum, 6 of them unanswerable, and expert "
-        "evidence quotes already resolved to spans."
+        "handbook with 40 questions across every stratum, 6 of them unanswerable, expert "
+        "evidence quotes already resolved to spans, and every workflow under way: three system runs "
+        "and their pool, a calibration round by two demo annotators with disagreements to adjudicate, "
+        "approved nuggets with graded answers, reviewed transcripts, a judge calibration and a frozen "
+        "version."
     )
     if user.can(Permission.LOAD_DEMO):
         if st.button("Load the demo project", type="primary", key="load_demo"):
-            res = attempt(lambda: demo.load_demo(s, user, progress_callback("Reading the demo corpus")))
+            res = attempt(lambda: demo.load_demo(s, user, progress_callback("Reading the demo corpus"),
+                                                 workflows=True))
             if res:
                 st.success(
                     f"Demo loaded: {res['documents']} documents, {res['queries']} queries, "
-                    f"{res['evidence_spans']} evidence spans."
+                    f"{res['evidence_spans']} evidence spans, {res['workflows']['pool_items']} pool items, "
+                    f"version {md_escape(res['workflows']['version'])}."
                 )
                 st.rerun()
     else:
