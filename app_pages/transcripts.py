@@ -55,6 +55,20 @@ if not user.can(Permission.REVIEW):
     st.dataframe(summary, hide_index=True, width="stretch")
     st.caption("Reviewing needs the reviewer role.")
     st.stop()
+cards = transcripts.review_cards(s, user)
+reviewed, drawn = transcripts.draw_progress(s, user)
+if drawn:  # the review first, at the top of the page; the summary and new samples below
+    st.progress(reviewed / drawn, text=f"{reviewed} / {drawn} reviewed in your samples")
+    st.caption("Keys: **1-6** system failure of that class · **g** grader failure (the judge or the label was "
+               "wrong) · **a** ambiguous · **Backspace/z** undo · **?** all keys. Each verdict is bound to the "
+               "transcript on screen.")
+    # Not a fragment (unlike Judge): a verdict also changes the "add to the golden set" list below.
+    labeling_surface(
+        key="transcript_surface", surface=transcripts.SURFACE, actor=user.username, cards=cards,
+        keys=transcripts.KEYS, submit=lambda labels: transcripts.submit(store(), current_user(), labels),
+        exhausted=len(cards) < transcripts.QUEUE_AHEAD,
+        empty="Every transcript you drew is reviewed: draw another sample.")
+
 st.subheader("Per stratum", anchor=False)
 st.dataframe(summary, hide_index=True, width="stretch")
 sat = summary[summary["saturated"]]
@@ -70,28 +84,16 @@ if c3.button("Draw failures to review", type="primary", key="tr_draw"):
     if did is not None:
         flash(f"Drew {len(did[1])} failure(s) ({did[0]})." if did[1] else "No unreviewed failure left to draw.")
         st.rerun()
-
-cards = transcripts.review_cards(s, user)
-reviewed, drawn = transcripts.draw_progress(s, user)
 if not drawn:
     st.caption("Draw a sample: failures across strata and failure types, none you reviewed already.")
-    st.stop()
-st.progress(reviewed / drawn, text=f"{reviewed} / {drawn} reviewed in your samples")
-st.caption("Keys: **1-6** system failure of that class · **g** grader failure (the judge or the label was wrong) · "
-           "**a** ambiguous · **Backspace/z** undo · **?** all keys. Each verdict is bound to the transcript on screen.")
-# Not a fragment (unlike Judge): a verdict also changes the "add to the golden set" list below.
-labeling_surface(
-    key="transcript_surface", surface=transcripts.SURFACE, actor=user.username, cards=cards, keys=transcripts.KEYS,
-    submit=lambda labels: transcripts.submit(store(), current_user(), labels),
-    exhausted=len(cards) < transcripts.QUEUE_AHEAD,
-    empty="Every transcript you drew is reviewed: draw another sample.")
 
-missing = transcripts.to_add(s, user)
+missing = {m["item_id"]: m for m in transcripts.to_add(s, user)}
 if missing:
     with st.container(border=True):
         st.write(f"**{len(missing)} reviewed system failure(s) on questions not in the golden set yet**")
-        pick = st.selectbox("Transcript", range(len(missing)), key="tr_add_pick",
-                            format_func=lambda i: f"{missing[i]['item_id']} · {missing[i]['question'][:80]}")
+        # chosen by transcript id, not position: a verdict made meanwhile changes the list
+        pick = st.selectbox("Transcript", list(missing), key="tr_add_pick",
+                            format_func=lambda i: f"{i} · {missing[i]['question'][:80]}")
         t = missing[pick]
         strata = sorted(transcripts.strata(s, user))
         cur = t["stratum"] if t["stratum"] in strata else None
@@ -102,7 +104,7 @@ if missing:
                 flash(f"Added {qid} ({t['source']}, dated today): it waits in the evidence queue.")
                 st.rerun()
 
-reviewed = transcripts.my_reviewed(s, user)
-if reviewed:
-    with st.expander(f"Reviewed in my samples ({len(reviewed)})"):
-        st.dataframe(pd.DataFrame(reviewed), hide_index=True, width="stretch")
+my_reviews = transcripts.my_reviewed(s, user)
+if my_reviews:
+    with st.expander(f"Reviewed in my samples ({len(my_reviews)})"):
+        st.dataframe(pd.DataFrame(my_reviews), hide_index=True, width="stretch")
