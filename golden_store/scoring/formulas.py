@@ -8,7 +8,8 @@ not judged"), the number retrieved, and the judgments themselves. A retrieved do
 outside the judgments is never stored: it has no grade and counts only through the ranks
 around it and the number retrieved. Each formula's docstring gives trec_eval's (or
 ir_measures') definition it reproduces; the tests check every one against pytrec_eval,
-ir_measures and trec_eval's own expected outputs.
+ir_measures and trec_eval's own expected outputs. Where trec_eval divides 0 by 0 (iprec_at_recall
+with nothing retrieved, possible under ``-J``) the value here is 0, not NaN.
 """
 
 from __future__ import annotations

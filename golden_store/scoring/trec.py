@@ -5,11 +5,16 @@
   it too: "duplicate docs").
 * Judgments: a grade below 0 means "in the pool, not judged" (trec_eval): such a document
   is neither relevant nor judged non-relevant (Bpref skips it, Judged does not count it).
-* Queries: every query in the qrels is evaluated; one missing from the run scores 0 on
-  every measure and counts in the mean (trec_eval ``-c``). Run queries without judgments
-  are ignored (nothing to score them against). A query whose judgments contain no
-  relevant document scores 0 on every measure (as trec_eval's per-query values do).
-* The mean is the arithmetic mean over the evaluated queries; per-query values are kept.
+* Queries: every query in the qrels is evaluated; one missing from the run is scored as
+  trec_eval ``-c`` scores it (0 on every measure but its relevant count) and counts in the
+  mean. Run queries without judgments are ignored (nothing to score them against). A query
+  whose judgments contain no relevant document scores 0 (as trec_eval's per-query values).
+* Options: trec_eval's ``-l`` (``rel``), ``-M`` (``max_docs``), ``-J`` (``judged_only``)
+  and ``-N`` (``num_docs``).
+* The overall value is the mean over the evaluated queries (a sum for the counts, a
+  geometric mean for gm_map and gm_bpref, as trec_eval's "all" line); per-query values are
+  kept. The measures and their formulas: :mod:`golden_store.scoring.measures` and
+  :mod:`golden_store.scoring.formulas`.
 
 Everything is numpy over the whole run: no Python loop per line or per query.
 """
