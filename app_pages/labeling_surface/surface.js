@@ -341,6 +341,8 @@ class Surface {
         box.scrollTop = Math.max(0, firstHit.offsetTop - box.offsetTop - 24);
       }
     }
+    this.noteRow.hidden = !card;  // nothing to label: no note field, no key buttons
+    this.legend.hidden = !card;
     this.paintLegend();
     this.paintStatus();
     this.paintOverlay();
