@@ -94,8 +94,8 @@ def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
     """The adjudication surface's rules for one decision, inside its transaction."""
     require(user, Permission.ADJUDICATE)
     if label.action != "adjudicate":
-        raise LabelRefused("Not decided: a decision is undone by deciding the item again from its history, "
-                           "not with undo." if label.action == "undo" else f"Not decided: {label.action!r}.")
+        raise LabelRefused("Not undone: a decision is final once saved (it stays under Decided items with its "
+                           "rationale)." if label.action == "undo" else f"Not decided: {label.action!r}.")
     if type(label.value) is not int or label.value not in GRADES:
         raise LabelRefused("Not decided: a final grade is 0, 1, 2 or 3.")
     clarification = label.fields.get("clarification", "")
