@@ -44,7 +44,7 @@ _export("cost", "eval_run_cost")
 _export("generation", "Citation", "Claim", "MOVEMENTS", "Nugget", "abstention_scores", "citation_scores",
         "citation_valid", "movement_breakdown", "nugget_scores", "rerank_movement")
 _export("golden", "evaluate")
-_export("measures", "Measure", "parse_measure", "parse_measures")
+_export("measures", "REGISTRY", "Measure", "MeasureDef", "parse_measure", "parse_measures", "parse_trec_eval")
 _export("retrieval", "average_precision", "bpref", "judged_at_k", "ndcg_at_k", "precision_at_k", "recall_at_k",
         "reciprocal_rank", "success_at_k")
 _export("stats", "BootstrapResult", "benjamini_hochberg", "bootstrap_ci", "gate", "mde_paired", "n_for_mde",
@@ -80,7 +80,8 @@ if TYPE_CHECKING:  # for type checkers and editors; never executed
     from golden_store.scoring.cost import eval_run_cost  # noqa: F401
     from golden_store.scoring.generation import *  # noqa: F401,F403
     from golden_store.scoring.golden import evaluate  # noqa: F401
-    from golden_store.scoring.measures import Measure, parse_measure, parse_measures  # noqa: F401
+    from golden_store.scoring.measures import (  # noqa: F401
+        REGISTRY, Measure, MeasureDef, parse_measure, parse_measures, parse_trec_eval)
     from golden_store.scoring.retrieval import *  # noqa: F401,F403
     from golden_store.scoring.stats import *  # noqa: F401,F403
     from golden_store.scoring.tokens import *  # noqa: F401,F403

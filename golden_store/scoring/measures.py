@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from golden_store.errors import ValidationError
@@ -550,11 +550,3 @@ def _parse_one(text: str, rel: int | None) -> list[Measure]:
     if one is not None:
         return [one]
     raise ValidationError(f"Unknown measure {text!r}: {_names_help()}.")
-
-
-def with_rel(m: Measure, rel: int) -> Measure:
-    """``m`` with relevance threshold ``rel`` when it takes one and has one (binary
-    measures; not graded ones, nor NumRet / RBP without a threshold)."""
-    if m.spec.uses_rel and m.rel is not None:
-        return replace(m, rel=rel)
-    return m

@@ -297,19 +297,80 @@ def _refuse_duplicates(keys: np.ndarray, describe, source) -> None:
                           f"document(s)); a run ranks each document once per query (trec_eval refuses it too).")
 
 
-def _refuse_repeated_docs(doc, ri: np.ndarray, to_q: np.ndarray, run_qids: np.ndarray, path) -> None:
-    """The file path's duplicate check over every line of a judged query (file order), the
-    documents coded by Arrow's hash table."""
+_MIX = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
+
+
+def _doc_hashes(doc, rows: int = 1 << 20) -> np.ndarray | None:
+    """A 64-bit hash of every document id (equal ids, equal hashes), computed by Arrow and
+    numpy without a Python loop per line: each id is padded with spaces (never part of an
+    id) to a multiple of 8 bytes and its 8-byte words are mixed. None for ids over 256 bytes."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    enc = pc.dictionary_encode(doc)
-    if isinstance(enc, pa.ChunkedArray):
-        enc = enc.combine_chunks()
-    nd = max(1, len(enc.dictionary))
-    keep = to_q[ri] >= 0
-    keys = ri[keep].astype(np.int64) * nd + enc.indices.to_numpy(zero_copy_only=False)[keep]
-    _refuse_duplicates(keys, lambda key: (run_qids[key // nd], enc.dictionary[int(key % nd)].as_py()), path)
+    n = len(doc)
+    out = np.empty(n, np.uint64)
+    if n == 0:
+        return out
+    longest = pc.max(pc.binary_length(doc)).as_py() or 1
+    if longest > 256:
+        return None
+    width = -(-longest // 8) * 8
+    mult = [np.uint64(c) for c in _MIX]
+    shift = np.uint64(29)
+    for start in range(0, n, rows):
+        part = doc.slice(start, rows)
+        fixed = pc.utf8_rpad(part, width=width, padding=" ").cast(pa.binary(width))
+        words = np.frombuffer(fixed.buffers()[1], dtype=np.uint64).reshape(-1, width // 8)
+        words = words[fixed.offset:fixed.offset + len(fixed)]
+        h = np.zeros(len(fixed), np.uint64)
+        for j in range(width // 8):
+            h ^= words[:, j]
+            h *= mult[j % 4]
+            h ^= h >> shift
+        out[start:start + len(fixed)] = h
+    return out
+
+
+def _line_keys(doc, ri: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of (query, document) per run line (equal pairs, equal keys)."""
+    h = _doc_hashes(doc)
+    if h is None:  # very long ids: Arrow's hash table
+        import pyarrow.compute as pc
+
+        h = pc.dictionary_encode(doc).indices.to_numpy(zero_copy_only=False).astype(np.uint64)
+    h ^= np.multiply(ri, np.uint64(_MIX[3]), dtype=np.uint64, casting="unsafe")  # in place (ri >= 0)
+    return h
+
+
+def _refuse_repeated_docs(doc, ri: np.ndarray, to_q: np.ndarray, run_qids: np.ndarray, path) -> None:
+    """The file path's duplicate check over every line of a judged query: the (query,
+    document) keys sorted; only lines whose keys repeat are compared as strings (a hash
+    collision is not an error)."""
+    import pyarrow as pa
+
+    judged_query = to_q[ri] >= 0
+    key = _line_keys(doc, ri)
+    if not judged_query.all():
+        key = key[judged_query]
+    key.sort()
+    rep = key[1:][key[1:] == key[:-1]]
+    del key
+    if rep.size == 0:
+        return
+    keep = np.flatnonzero(judged_query)
+    key = _line_keys(doc, ri)[keep]
+    rows = keep[np.isin(key, rep)]
+    names = doc.take(pa.array(rows)).to_pylist()
+    seen: set = set()
+    for row, name in zip(rows.tolist(), names):
+        pair = (int(ri[row]), name)
+        if pair in seen:
+            n_rep = len(rows) - len({(int(ri[r]), d) for r, d in zip(rows.tolist(), names)})
+            where = f"{path}: " if isinstance(path, (str, Path)) else ""
+            raise ValidationError(f"{where}query {run_qids[pair[0]]} lists document {name} more than once ({n_rep} "
+                                  "repeated document(s)); a run ranks each document once per query (trec_eval "
+                                  "refuses it too).")
+        seen.add(pair)
 
 
 def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | None = None,
@@ -490,23 +551,21 @@ def _rank_run_file(q: pd.DataFrame, path: Path):
             hi = np.append(lo[1:], tied.size)
             firsts, lens = run_first[rids], run_len[rids]
             idx = np.repeat(firsts - np.cumsum(np.append(0, lens[:-1])), lens) + np.arange(lens.sum())
-            names = doc.take(pa.array(idx if order is None else order[idx])).to_pylist()
-            off = 0
-            for j in range(rids.size):
-                a, ln = int(firsts[j]), int(lens[j])
-                seg = names[off:off + ln]
-                off += ln
-                by_desc = sorted(range(ln), key=seg.__getitem__, reverse=True)
-                pos_in_run = np.empty(ln, np.int64)
-                pos_in_run[by_desc] = np.arange(ln)
-                base = a - starts_ri[ri[a]] + 1  # rank of the run's first position
-                for row in tied[lo[j]:hi[j]]:
-                    rk[np.searchsorted(rows, row)] = base + pos_in_run[row - a]
+            names = doc.take(pa.array(idx if order is None else order[idx]))
+            run_of = np.repeat(np.arange(rids.size, dtype=np.int64), lens)
+            run_off = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+            # within each tie run, documents by id descending (Arrow's sort, byte order as strcmp)
+            perm = pc.sort_indices(pa.table({"r": run_of, "d": names}),
+                                   sort_keys=[("r", "ascending"), ("d", "descending")]).to_numpy()
+            pos_in_run = np.empty(perm.size, np.int64)
+            pos_in_run[perm] = np.arange(perm.size) - run_off[run_of[perm]]
+            j = np.repeat(np.arange(rids.size), hi - lo)  # the tie run of each tied judged row
+            base = firsts.astype(np.int64) - starts_ri[ri[firsts]] + 1  # rank of each run's first position
+            rk[np.searchsorted(rows, tied)] = base[j] + pos_in_run[run_off[j] + (tied - firsts[j])]
 
     qc = rq[rows]
     o = np.lexsort((rk, qc))
     qc, rk, grade = qc[o], rk[o], grade[o]
-    starts = np.searchsorted(qc, np.arange(nq))
     n_retrieved = np.zeros(nq, np.int64)
     counts = np.bincount(ri, minlength=run_qids.size)
     ok = to_q >= 0
