@@ -60,11 +60,6 @@ class Label:
     target: str | None = None  # for "undo": the label id being undone
     fields: dict[str, str] = field(default_factory=dict)  # a surface's extra text fields
 
-    @property
-    def key(self) -> str:
-        """The item as one string, for messages."""
-        return " · ".join(str(v) for v in self.item.values())
-
     @staticmethod
     def parse(raw: object) -> "Label":
         if not isinstance(raw, dict):

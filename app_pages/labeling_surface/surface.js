@@ -127,7 +127,6 @@ class Surface {
     } else {
       this.saved += 1;
       if (h) h.status = "saved";
-      if (ack.status === "saved" && this.message && this.message.startsWith("Saving")) this.message = "";
     }
   }
 
