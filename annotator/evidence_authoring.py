@@ -1,6 +1,12 @@
 """Evidence authoring: an expert picks a question, searches the corpus, types or pastes a
 quote, sees where it lands (exact / fuzzy with a character diff / ambiguous / unresolved),
-and saves it as an event. Also: retract a quote, mark a question "no answer in corpus".
+and saves it as an event. Also: retract a quote, mark a question "no answer in corpus" (and
+undo one's own mark).
+
+A short quote (under ``MIN_QUOTE_CHARS`` characters or ``MIN_QUOTE_WORDS`` words) or one
+whose text occurs more than once in the corpus is saved only when the author confirms it
+(:func:`quote_warnings` says why; ``save_quote(..., confirmed=True)``): such a quote becomes
+a graded qrel and may not show what answers the question.
 
 The corpus index is built once per corpus digest and shared by every session of the
 process (the app has one process)."""
@@ -216,11 +222,46 @@ def resolve_selection(store: Store, user: User, selection: dict) -> tuple[str, R
 
 # ---- saving ------------------------------------------------------------------------------
 
+MIN_QUOTE_CHARS = 30  # a shorter quote is saved only when confirmed
+MIN_QUOTE_WORDS = 5
+
+
+def _exact_occurrences(store: Store, canon: str, stop: int = 2) -> int:
+    """How many times the canonical text occurs in the canonical corpus (counting stops at ``stop``)."""
+    n = 0
+    for text in corpus_index(store).texts:
+        n += text.count(canon)
+        if n >= stop:
+            break
+    return n
+
+
+def quote_warnings(store: Store, user: User, quote: str, resolution: Resolution) -> list[str]:
+    """Why this quote should be confirmed before it is saved (empty: nothing to confirm):
+    it is short, or its text occurs more than once in the corpus (the resolver's ``ambiguous``
+    status, or the exact text found several times)."""
+    require(user, Permission.LABEL)
+    from golden_store.canonical import canonical_text
+
+    canon = " ".join(canonical_text(quote).split())
+    words = len(canon.split())
+    out: list[str] = []
+    if len(canon) < MIN_QUOTE_CHARS or words < MIN_QUOTE_WORDS:
+        out.append(f"The quote is short ({len(canon)} characters, {words} word{'s' if words != 1 else ''}; "
+                   f"at least {MIN_QUOTE_CHARS} characters and {MIN_QUOTE_WORDS} words are expected): "
+                   "check that it shows the answer, not just a phrase.")
+    if canon and (resolution.status == "ambiguous" or _exact_occurrences(store, canon) > 1):
+        out.append("The quote's text occurs more than once in the corpus: check that the place chosen is the "
+                   "one that answers the question, or quote a longer passage.")
+    return out
+
+
 
 def save_quote(store: Store, user: User, query_id: str, quote: str, resolution: Resolution,
-               chosen: Candidate | None = None, note: str | None = None) -> str:
+               chosen: Candidate | None = None, note: str | None = None, *, confirmed: bool = False) -> str:
     """Save a located quote (or, for an ambiguous one, the candidate the expert chose) as an
-    evidence event. Returns the new evidence id."""
+    evidence event. Returns the new evidence id. A short or repeated quote
+    (:func:`quote_warnings`) is refused unless ``confirmed``."""
     require(user, Permission.LABEL)
     rec = queries.get_query(store, query_id)
     if rec is None:
@@ -236,6 +277,8 @@ def save_quote(store: Store, user: User, query_id: str, quote: str, resolution: 
         cand, kind = chosen, ("exact" if chosen.score >= 100 else "fuzzy")
     else:
         cand, kind = resolution.best, resolution.status
+    if not confirmed and (warnings := quote_warnings(store, user, quote, resolution)):
+        raise ValidationError("Quote not saved: confirm it first (\"Save anyway\").", warnings)
     same = [q for q in visible_evidence(store, user, query_id)
             if (q["doc_id"], q["start"], q["end"]) == (cand.doc_id, cand.start, cand.end)]
     if same:
@@ -272,6 +315,48 @@ def mark_no_answer(store: Store, user: User, query_id: str) -> None:
         return
     if evidence.list_evidence(store, query_id):
         raise ValidationError(f"Query {query_id} still has quotes; retract them before marking it unanswerable.")
+    if not rec.answerable:
+        raise ValidationError(f"Query {query_id} is already marked 'no answer in corpus'.")
     note = (rec.notes + " | " if rec.notes else "") + f"no answer in corpus (was stratum {rec.stratum}, {user.username})"
     queries.save_query(store, replace(rec, answerable=False, stratum="negative", notes=note),
+                       actor=user.username, must_exist=True)
+
+
+def _own_mark(store: Store, user: User, query_id: str):
+    """The revision before this user's "no answer" mark, if the mark is the question's latest
+    revision (else None: only one's own, still current mark can be undone)."""
+    hist = queries.query_history(store, query_id)
+    if len(hist) < 2:
+        return None
+    last, before = hist.iloc[-1], hist.iloc[-2]
+    if (last["actor"] != user.username or bool(last["answerable"]) or bool(last["retired"])
+            or not bool(before["answerable"]) or last["stratum"] != "negative"):
+        return None
+    return before
+
+
+def my_no_answers(store: Store, user: User) -> list[queries.QueryRecord]:
+    """Questions this user marked "no answer in corpus" (outside evidence rounds) whose mark
+    is still their latest revision: the ones :func:`undo_no_answer` can reopen."""
+    require(user, Permission.LABEL)
+    df = queries.list_queries(store)
+    mine = df[(~df["answerable"].astype(bool)) & (df["last_edited_by"] == user.username)]
+    return [rec for qid in mine["query_id"]
+            if _own_mark(store, user, qid) is not None and (rec := queries.get_query(store, qid)) is not None]
+
+
+def undo_no_answer(store: Store, user: User, query_id: str) -> None:
+    """Reopen a question this user marked "no answer in corpus": a new revision restores the
+    stratum and notes it had before (the mark stays in the history)."""
+    require(user, Permission.LABEL)
+    rec = queries.get_query(store, query_id)
+    if rec is None:
+        raise NotFoundError(f"No query with id {query_id!r}.")
+    before = _own_mark(store, user, query_id)
+    if before is None:
+        raise ValidationError(f"Query {query_id} has no \"no answer\" mark of yours to undo (only your own mark, "
+                              "while it is the question's latest change, can be undone; a lead can edit it on the "
+                              "Queries page).")
+    queries.save_query(store, replace(rec, answerable=True, stratum=str(before["stratum"]),
+                                      notes=str(before["notes"] or "")),
                        actor=user.username, must_exist=True)

@@ -20,6 +20,17 @@ st.title("Evidence")
 show_flash()
 broken_labels_notice(versioning.live_problems(s, user))
 
+mine = ea.my_no_answers(s, user)
+if mine:
+    with st.expander(f"Your \"no answer in corpus\" marks ({len(mine)})"):
+        for r in mine:
+            c1, c2 = st.columns([6, 1])
+            c1.markdown(f"**{md_escape(r.query_id)}** · {md_escape(r.text[:120])}")
+            if c2.button("Undo", key=f"ev_undo_no_answer_{r.query_id}") and succeeded(
+                    lambda r=r: ea.undo_no_answer(s, user, r.query_id)):
+                flash(f"Undone: {r.query_id} is answerable again and back in the queue.")
+                st.rerun()
+
 todo = ea.queue(s, user)
 if todo.empty:
     st.info("No answerable questions yet: add queries on the Queries page.")
@@ -56,13 +67,27 @@ elif current:
         ):
             flash("Quote retracted (the event history keeps it).")
             st.rerun()
-else:
-    if st.button("No answer in corpus", key="ev_no_answer",
-                 help="The corpus does not answer this question: it moves to the negative stratum."):
+elif st.session_state.get("ev_no_answer_ask") == qid:
+    st.warning(f"Mark {md_escape(qid)} as not answered by the corpus?"
+               + (" It is your own verdict in this evidence round." if blind else
+                  " It moves to the negative stratum and leaves this queue (you can undo it above)."))
+    c1, c2 = st.columns(2)
+    if c1.button("Yes, no answer in corpus", key="ev_no_answer_confirm", type="primary"):
+        st.session_state.pop("ev_no_answer_ask", None)
         if succeeded(lambda: ea.mark_no_answer(s, user, qid)):
             flash(f"{qid}: your \"no answer\" is recorded." if blind else
-                  f"{qid} marked as unanswerable (negative stratum).")
+                  f"{qid} marked as unanswerable (negative stratum); undo it under \"Your 'no answer in corpus' "
+                  "marks\".")
             st.rerun()
+    if c2.button("Cancel", key="ev_no_answer_cancel"):
+        st.session_state.pop("ev_no_answer_ask", None)
+        st.rerun()
+else:
+    if st.button("No answer in corpus", key="ev_no_answer",
+                 help="The corpus does not answer this question: it moves to the negative stratum "
+                      "(you are asked to confirm)."):
+        st.session_state["ev_no_answer_ask"] = qid
+        st.rerun()
 
 left, right = st.columns(2)
 with left:
@@ -143,8 +168,16 @@ with right:
                     md_escape(t) if op == "equal" else (f"~~{md_escape(t)}~~" if op == "quote_only"
                                                        else f":green-background[{md_escape(t)}]")
                     for op, t in pl.diff if t.strip() or op == "equal"))
-            if st.button("Save quote", key="ev_save"):
-                eid = attempt(lambda: ea.save_quote(s, user, qid, rquote, res, chosen))
+            warnings = ea.quote_warnings(s, user, rquote, res)
+            for w in warnings:
+                st.warning(md_escape(w))
+            if warnings:
+                save = st.button("Save anyway", key="ev_save_anyway",
+                                 help="Save this quote although it is short or occurs more than once")
+            else:
+                save = st.button("Save quote", key="ev_save")
+            if save:
+                eid = attempt(lambda: ea.save_quote(s, user, qid, rquote, res, chosen, confirmed=bool(warnings)))
                 if eid:
                     st.session_state["ev_result"] = None
                     st.session_state["ev_clear"] = True

@@ -57,7 +57,10 @@ def test_ambiguous_needs_a_choice_and_unresolved_is_refused(demo_store):
     assert res.status == "ambiguous" and len(res.candidates) == 2
     with pytest.raises(ValidationError, match="choose one"):
         ea.save_quote(demo_store, EXPERT, "q030", "Badges are collected at reception", res)
-    eid = ea.save_quote(demo_store, EXPERT, "q030", "Badges are collected at reception", res, res.candidates[1])
+    with pytest.raises(ValidationError, match="Save anyway"):  # occurs twice: confirmed only
+        ea.save_quote(demo_store, EXPERT, "q030", "Badges are collected at reception", res, res.candidates[1])
+    eid = ea.save_quote(demo_store, EXPERT, "q030", "Badges are collected at reception", res, res.candidates[1],
+                        confirmed=True)
     assert {q["evidence_id"]: q["doc_id"] for q in ea.quotes(demo_store, EXPERT, "q030")}[eid] == "badge-b"
     nothing = ea.resolve(demo_store, EXPERT, "The canteen serves vegan lunch on Thursdays")
     with pytest.raises(ValidationError, match="not found"):
@@ -133,7 +136,7 @@ def test_a_selection_becomes_the_quote_at_the_place_selected(demo_store):
     assert quote == "Same sentence here." and res.status == "ambiguous"
     chosen = res.candidates[place]
     assert (chosen.start, chosen.end) == (second, second + 19)
-    eid = ea.save_quote(s, user, "q001", quote, res, chosen)
+    eid = ea.save_quote(s, user, "q001", quote, res, chosen, confirmed=True)
     assert s.read_one("SELECT doc_id, start, \"end\" FROM current_evidence WHERE evidence_id = ?", [eid]) == (
         "twice", second, second + 19)
     with pytest.raises(ValidationError, match="could not be placed exactly"):
@@ -142,3 +145,58 @@ def test_a_selection_becomes_the_quote_at_the_place_selected(demo_store):
         ea.resolve_selection(s, user, {**sel, "digest": "0" * 24})  # the viewer showed another version
     with pytest.raises(ValidationError, match="only white space"):
         ea.resolve_selection(s, user, {**sel, "start": second - 1, "end": second, "text": " "})
+
+
+def test_short_or_repeated_quotes_need_confirmation(demo_store):
+    """Issue 17 item 7: a 19-character quote became a grade-3 qrel unchecked."""
+    s = demo_store
+    short = "half day EUR 29"
+    res = ea.resolve(s, EXPERT, short)
+    assert res.status in ("exact", "fuzzy")
+    warns = ea.quote_warnings(s, EXPERT, short, res)
+    assert len(warns) == 1 and "short" in warns[0]
+    with pytest.raises(ValidationError, match="Save anyway"):
+        ea.save_quote(s, EXPERT, "q030", short, res)
+    assert ea.save_quote(s, EXPERT, "q030", short, res, confirmed=True)
+    # 5 words but 29 characters: still short
+    assert ea.MIN_QUOTE_CHARS == 30 and ea.MIN_QUOTE_WORDS == 5
+    long_enough = "Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night"
+    assert ea.quote_warnings(s, EXPERT, long_enough, ea.resolve(s, EXPERT, long_enough)) == []
+    # the same long text in two documents: found exactly in the one searched, still repeated
+    text = "Visitors sign the guest book at the front desk before entering the building."
+    import_documents(s, load_sources([("guest-a.txt", text.encode()), ("guest-b.txt", text.encode())]), actor="eng")
+    res = ea.resolve(s, EXPERT, text, doc_id="guest-a")
+    assert res.status == "exact"
+    warns = ea.quote_warnings(s, EXPERT, text, res)
+    assert len(warns) == 1 and "more than once" in warns[0]
+    with pytest.raises(ValidationError, match="more than once"):
+        ea.save_quote(s, EXPERT, "q030", text, res)
+    ea.save_quote(s, EXPERT, "q030", text, res, confirmed=True)
+
+
+def test_no_answer_can_be_undone_by_its_author_as_a_new_revision(demo_store):
+    s = demo_store
+    other = User("bob", "Bob", frozenset({Role.ANNOTATOR}))
+    from datetime import date
+    from golden_store.queries import QueryRecord, save_query
+    save_query(s, QueryRecord("u1", "Is there a canteen on the roof?", "paraphrase", True, "expert",
+                              date(2026, 3, 1), notes="from the help desk"), actor="t", must_exist=False)
+    before = get_query(s, "u1")
+    assert ea.my_no_answers(s, EXPERT) == []
+    ea.mark_no_answer(s, EXPERT, "u1")
+    with pytest.raises(ValidationError, match="already marked"):
+        ea.mark_no_answer(s, EXPERT, "u1")
+    assert [r.query_id for r in ea.my_no_answers(s, EXPERT)] == ["u1"]
+    assert ea.my_no_answers(s, other) == []
+    with pytest.raises(ValidationError, match="no \"no answer\" mark of yours"):
+        ea.undo_no_answer(s, other, "u1")
+    n = len(s.read("SELECT 1 FROM query_revisions WHERE query_id = 'u1'"))
+    ea.undo_no_answer(s, EXPERT, "u1")
+    rec = get_query(s, "u1")
+    assert (rec.answerable, rec.stratum, rec.notes) == (True, before.stratum, before.notes)
+    hist = s.read("SELECT answerable, stratum, actor FROM query_revisions WHERE query_id = 'u1' ORDER BY event_id")
+    assert len(hist) == n + 1 and hist[-2][:2] == (False, "negative")  # the mark stays in the history
+    assert "u1" in set(ea.queue(s, EXPERT)["query_id"])
+    assert ea.my_no_answers(s, EXPERT) == []
+    with pytest.raises(ValidationError, match="no \"no answer\" mark of yours"):
+        ea.undo_no_answer(s, EXPERT, "u1")

@@ -51,6 +51,7 @@ def test_evidence_round_in_the_app():
     assert bob.selectbox(key="ev_query").value == "e1"
     assert VPN not in _everything_rendered(bob)  # ann's quote is not shown to bob
     bob.button(key="ev_no_answer").click().run()
+    bob.button(key="ev_no_answer_confirm").click().run()
     assert any("your \"no answer\" is recorded" in plain(m.value) for m in bob.success)
 
     adj = app_as("lead")
