@@ -276,6 +276,16 @@ def _check_new_password(password: str) -> None:
         raise ValidationError(f"The password needs at least {MIN_PASSWORD} characters, not counting spaces.")
 
 
+MAX_DISPLAY_NAME = 100  # characters (README "Limits")
+
+
+def _display_name(display_name: str | None, username: str) -> str:
+    name = (display_name or username).strip()
+    if len(name) > MAX_DISPLAY_NAME:
+        raise ValidationError(f"Display name is {len(name):,} characters; at most {MAX_DISPLAY_NAME}.")
+    return name
+
+
 def create_user(
     store: Store,
     actor: User | None,
@@ -306,14 +316,15 @@ def create_user(
         raise ValidationError(
             "Set a password: without one the account could only sign in through OIDC, which is not configured."
         )
+    name = _display_name(display_name, username)
     if password is not None:
         _check_new_password(password)
     user_rows.insert_user(
-        store, username, (display_name or username).strip(), sorted(r.value for r in role_set),
+        store, username, name, sorted(r.value for r in role_set),
         hash_password(password) if password else None,
         actor.username if actor else "bootstrap",
     )
-    return User(username, (display_name or username).strip(), role_set)
+    return User(username, name, role_set)
 
 
 def set_roles(store: Store, actor: User, username: str, roles: list[str]) -> None:

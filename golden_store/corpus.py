@@ -219,6 +219,11 @@ def read_source(name: str, data: bytes, problems: list[str]) -> list[SourceDocum
     return [SourceDocument(path.stem, text, name, fmt, _first_heading(text) if fmt == "md" else None)]
 
 
+# A document is at most this many characters of text (README "Limits"): one huge document
+# makes every Evidence search and quote resolution slow; split it.
+MAX_DOCUMENT_CHARS = 2_000_000
+
+
 def prepare(docs: Sequence[SourceDocument], problems: list[str], progress: Progress | None = None) -> list[PreparedDocument]:
     """Canonicalize and hash; flag empty documents and duplicate ids."""
     seen: dict[str, str] = {}
@@ -237,6 +242,13 @@ def prepare(docs: Sequence[SourceDocument], problems: list[str], progress: Progr
             problems.append(
                 f"{d.source_path}: doc id {textin.shown(d.doc_id)} must be 1-200 characters with no whitespace or "
                 f"control characters (TREC qrels and run files are whitespace-separated); rename it"
+            )
+            continue
+        if len(d.raw_text) > MAX_DOCUMENT_CHARS:
+            problems.append(
+                f"{d.source_path}: document {textin.shown(d.doc_id)} is {len(d.raw_text):,} characters of text; "
+                f"a document is at most {MAX_DOCUMENT_CHARS:,} (about 2 MB): split it into several files "
+                f"(e.g. one per chapter or section)"
             )
             continue
         canon = canonical_text(d.raw_text)

@@ -21,6 +21,9 @@ from golden_store.store import Store, utcnow
 QUERY_FIELDS = ("id", "text", "stratum", "answerable", "source", "date", "held_out", "notes")
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _STRATUM_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+# Limits (README "Limits"): a query is a question, notes a remark, neither a document.
+MAX_QUERY_TEXT_CHARS = 2000
+MAX_QUERY_NOTES_CHARS = 2000
 _TRUE = {"true", "1", "yes", "y", "t"}
 _FALSE = {"false", "0", "no", "n", "f", ""}
 
@@ -74,6 +77,9 @@ def validate_record(obj: dict, where: str, strata: set[str], problems: list[str]
     text = str(obj.get("text") or "").strip()
     if not text:
         problems.append(f"{where}: field 'text' is missing or empty")
+    elif len(text) > MAX_QUERY_TEXT_CHARS:
+        problems.append(f"{where}: field 'text' is {len(text):,} characters; a query is at most "
+                        f"{MAX_QUERY_TEXT_CHARS:,} (a question, not a document)")
     stratum = str(obj.get("stratum") or "").strip()
     if not stratum:
         problems.append(f"{where}: field 'stratum' is missing (one of {', '.join(sorted(strata))})")
@@ -97,6 +103,8 @@ def validate_record(obj: dict, where: str, strata: set[str], problems: list[str]
         except ValueError:
             problems.append(f"{where}: field 'date' must be YYYY-MM-DD, got {shown(raw_date)}")
     notes = str(obj.get("notes") or "")
+    if len(notes) > MAX_QUERY_NOTES_CHARS:
+        problems.append(f"{where}: field 'notes' is {len(notes):,} characters; at most {MAX_QUERY_NOTES_CHARS:,}")
     if len(problems) > n_before:
         return None
     given = frozenset(
