@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.annotator.test_import_rules import DOC1, DOC2, golden, snapshot
+from tests.annotator.test_import_rules import golden, project, snapshot  # noqa: F401 (project: a fixture)
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -124,19 +124,6 @@ def materialize(case: tuple[str, str, bytes, float], n: int) -> bytes:
     data = re.sub("@N@", lambda _m: f"{n}x{next(k)}", text).encode(encoding, errors="replace")
     at = int(where * len(data))
     return data[:at] + junk + data[at:]
-
-
-@pytest.fixture
-def project(tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "d1.txt").write_text(DOC1)
-    (docs / "d2.txt").write_text(DOC2)
-    assert golden("corpus", "import", str(docs))[0] == 0
-    (tmp_path / "q.csv").write_text("id,text,stratum\nq1,How long is the refund window?,paraphrase\n"
-                                    "q2,Is shipping free?,lexical\n")
-    assert golden("queries", "import", str(tmp_path / "q.csv"))[0] == 0
-    return tmp_path
 
 
 def check_one(project, kind: str, data: bytes, n: int) -> None:
