@@ -358,9 +358,27 @@ def cmd_results_export(args: argparse.Namespace) -> int:
 def cmd_runs_import(args: argparse.Namespace) -> int:
     from annotator import runs_import
 
-    n = runs_import.import_run(_store(args), identity.cli_user(), args.file, args.system, args.format,
-                               replace=args.replace, progress=_Progress("placing passages"))
-    print(f"Imported run {args.system!r}: {n} results.")
+    rep = runs_import.import_run_file(_store(args), identity.cli_user(), args.file, args.system, args.format,
+                                      replace=args.replace, skip_unknown=args.skip_unknown,
+                                      progress=_Progress("placing passages"))
+    print(rep.summary())
+    return 0
+
+
+def cmd_runs_retire(args: argparse.Namespace) -> int:
+    from annotator import runs_import
+
+    runs_import.retire_run(_store(args), identity.cli_user(), args.system, args.reason)
+    print(f"Retired run {args.system!r}: it is left out of new pools and the coverage list; its results and the "
+          "pool items it contributed stay recorded (golden runs restore undoes it).")
+    return 0
+
+
+def cmd_runs_restore(args: argparse.Namespace) -> int:
+    from annotator import runs_import
+
+    runs_import.restore_run(_store(args), identity.cli_user(), args.system)
+    print(f"Restored run {args.system!r}.")
     return 0
 
 
@@ -773,9 +791,19 @@ def build_parser() -> argparse.ArgumentParser:
     ri = add("import", cmd_runs_import, "import a TREC or JSONL passage run (all or nothing)", rn)
     ri.add_argument("file")
     ri.add_argument("--system", required=True, help="the system's name (no spaces, no '|')")
-    ri.add_argument("--format", choices=["trec", "jsonl"], default="trec")
+    ri.add_argument("--format", choices=["trec", "jsonl"], default=None,
+                    help="default: told from the file (a JSON object per line is a passage run)")
     ri.add_argument("--replace", action="store_true", help="replace a run of the same name")
-    add("list", cmd_runs_list, "list imported runs", rn)
+    ri.add_argument("--skip-unknown", action="store_true",
+                    help="leave out results for query ids the store does not know (counted in the report) "
+                         "instead of refusing the run")
+    add("list", cmd_runs_list, "list imported runs (retired ones too, with their status)", rn)
+    rr = add("retire", cmd_runs_retire, "retire a run: left out of new pools and the coverage list; its results "
+                                        "and pool contributions stay recorded", rn)
+    rr.add_argument("system")
+    rr.add_argument("--reason", required=True, help="why (kept in the history)")
+    rrs = add("restore", cmd_runs_restore, "undo a retirement", rn)
+    rrs.add_argument("system")
     po = sub.add_parser("pool", help="the judging pool").add_subparsers(dest="pool_cmd", required=True, metavar="CMD")
     pb = add("build", cmd_pool_build, "add the union of the runs' top-K per query to the pool", po)
     pb.add_argument("--depth", type=int, required=True)

@@ -30,6 +30,7 @@ class Permission(str, Enum):
     EDIT_RUBRIC = "edit the rubric"
     RUN_ROUNDS = "run calibration rounds"
     IMPORT_RUNS = "import system runs"
+    RETIRE_RUNS = "retire or restore system runs"
     REVIEW = "review failure transcripts"
     MANAGE_USERS = "manage user accounts"
 
@@ -39,12 +40,12 @@ ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
     Role.LEAD: frozenset({
         Permission.VIEW_STORE, Permission.LABEL, Permission.ADJUDICATE, Permission.EDIT_RUBRIC,
         Permission.RUN_ROUNDS, Permission.EDIT_QUERIES, Permission.MANAGE_STRATA,
-        Permission.VIEW_VERSIONS,
+        Permission.VIEW_VERSIONS, Permission.RETIRE_RUNS,
     }),
     Role.ENGINEER: frozenset({
         Permission.VIEW_STORE, Permission.EDIT_QUERIES, Permission.IMPORT_CORPUS,
         Permission.LOAD_DEMO, Permission.VIEW_VERSIONS, Permission.FREEZE, Permission.EXPORT,
-        Permission.IMPORT_RUNS,
+        Permission.IMPORT_RUNS, Permission.RETIRE_RUNS,
     }),
     Role.REVIEWER: frozenset({Permission.VIEW_STORE, Permission.REVIEW}),
     Role.ADMIN: frozenset(Permission),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from annotator.evidence_authoring import corpus_index
@@ -12,12 +13,65 @@ from golden_store import runs
 from golden_store.store import Store
 
 
-def import_run(store: Store, user: User, path: str | Path, system: str, fmt: str = "trec", *,
-               replace: bool = False, progress: Callable[[int, int], None] | None = None) -> int:
+@dataclass(frozen=True)
+class RunImport:
+    """What an import did: results stored, the format used (told from the file when not
+    given), and what was left out for unknown query ids (``skip_unknown``)."""
+    system: str
+    n_results: int
+    fmt: str
+    skipped_lines: int = 0
+    skipped_queries: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        text = f"Imported {self.n_results} results as run {self.system} ({self.fmt})."
+        if self.skipped_lines:
+            some = ", ".join(self.skipped_queries[:5]) + (" ..." if len(self.skipped_queries) > 5 else "")
+            text += (f" Skipped {self.skipped_lines} line(s) for {len(self.skipped_queries)} unknown query id(s): "
+                     f"{some}.")
+        return text
+
+
+def import_run_file(store: Store, user: User, path: str | Path, system: str, fmt: str | None = None, *,
+                    replace: bool = False, skip_unknown: bool = False, name: str | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> RunImport:
+    """Import a run (all or nothing). ``fmt`` None: told from the content. ``name``: what
+    messages call the file (an upload's own name, not its temporary copy's path)."""
     require(user, Permission.IMPORT_RUNS)
+    if fmt is None:
+        try:
+            data = Path(path).read_bytes()[:65536]
+        except OSError:
+            data = None  # parse_run names the problem
+        if data is not None:
+            fmt = runs.detect_format(name or str(path), data)
     index = corpus_index(store) if fmt == "jsonl" else None
-    parsed = runs.parse_run(store, path, system, fmt, index, progress)
-    return runs.store_run(store, parsed, actor=user.username, replace=replace)
+    parsed = runs.parse_run(store, path, system, fmt, index, progress, name=name, skip_unknown=skip_unknown)
+    n = runs.store_run(store, parsed, actor=user.username, replace=replace)
+    return RunImport(system, n, parsed.fmt, parsed.skipped_lines, tuple(parsed.skipped_queries))
+
+
+def import_run(store: Store, user: User, path: str | Path, system: str, fmt: str | None = "trec", *,
+               replace: bool = False, progress: Callable[[int, int], None] | None = None) -> int:
+    """:func:`import_run_file`, returning the number of results stored."""
+    return import_run_file(store, user, path, system, fmt, replace=replace, progress=progress).n_results
+
+
+def retire_run(store: Store, user: User, system: str, reason: str) -> None:
+    """Leads and engineers: the run leaves new pools and the coverage lists; its results and
+    the pool items it contributed stay recorded (an event; :func:`restore_run` undoes it)."""
+    require(user, Permission.RETIRE_RUNS)
+    runs.set_retired(store, system, True, actor=user.username, reason=reason)
+
+
+def restore_run(store: Store, user: User, system: str) -> None:
+    require(user, Permission.RETIRE_RUNS)
+    runs.set_retired(store, system, False, actor=user.username)
+
+
+def run_history(store: Store, user: User):
+    require(user, Permission.VIEW_VERSIONS)
+    return runs.run_history(store)
 
 
 def build_pool(store: Store, user: User, depth: int, systems: Sequence[str] | None = None) -> runs.PoolReport:

@@ -14,7 +14,7 @@ import streamlit as st
 from annotator import context, identity, sessions
 from annotator.identity import User
 from annotator.roles import Permission, PermissionDenied
-from golden_store.errors import GoldenError, ValidationError
+from golden_store.errors import GoldenError, OptionRequiredError, ValidationError
 from golden_store.store import Store
 
 T = TypeVar("T")
@@ -121,8 +121,14 @@ def require_page(perm: Permission) -> User:
     return user
 
 
-def show_error(exc: BaseException) -> None:
-    if isinstance(exc, ValidationError):
+def show_error(exc: BaseException, options: dict[str, str] | None = None) -> None:
+    """A GoldenError as a message. ``options`` maps a CLI switch an error asks for
+    (OptionRequiredError.option, e.g. ``--replace``) to what to tick on this page instead."""
+    if isinstance(exc, OptionRequiredError) and options and exc.option in options:
+        st.error(md_escape(f"{exc.reason} {options[exc.option]}"))
+        if exc.problems:
+            st.code("\n".join(exc.problems), language=None)
+    elif isinstance(exc, ValidationError):
         st.error(md_escape(exc.summary))
         if exc.problems:
             st.code("\n".join(exc.problems), language=None)
@@ -135,12 +141,13 @@ def show_error(exc: BaseException) -> None:
             st.code("\n".join(lines[1:]), language=None)
 
 
-def attempt(fn: Callable[[], T]) -> T | None:
-    """Run a user action; show a GoldenError as a clear message instead of a traceback."""
+def attempt(fn: Callable[[], T], options: dict[str, str] | None = None) -> T | None:
+    """Run a user action; show a GoldenError as a clear message instead of a traceback
+    (``options``: see :func:`show_error`)."""
     try:
         return fn()
     except GoldenError as exc:
-        show_error(exc)
+        show_error(exc, options)
         return None
 
 
@@ -166,6 +173,21 @@ def marked(segments, style: str = "orange-background") -> str:
             piece = f"{lead}:{style}[**{piece.strip()}**]{trail}"
         out.append(piece)
     return "".join(out)
+
+
+def upload_bytes(up, limit_mb: int, cli: str | None = None) -> bytes | None:
+    """The bytes of an uploaded file, or None with a clear error naming it: an empty file,
+    or one over ``limit_mb`` (the uploader's own limit; the browser enforces it too, this is
+    the check a script-driven upload cannot skip). ``cli``: the command for larger files."""
+    data = up.getvalue()
+    if not data:
+        st.error(md_escape(f"{up.name} is empty (0 bytes): nothing was imported. Choose the file that holds the data."))
+        return None
+    if len(data) > limit_mb * 1024 * 1024:
+        st.error(md_escape(f"{up.name} is {len(data) / 1024 / 1024:.1f} MB, over this page's {limit_mb} MB limit: "
+                           "nothing was imported." + (f" Import it with the CLI: {cli}" if cli else "")))
+        return None
+    return data
 
 
 def broken_labels_notice(problems: list[str]) -> None:

@@ -10,44 +10,88 @@ import streamlit as st
 
 from annotator import runs_import
 from annotator.roles import Permission
-from app_pages._shared import attempt, flash, md_escape, progress_callback, require_page, show_flash, store
+from app_pages._shared import (attempt, flash, md_escape, progress_callback, require_page, show_flash, store,
+                                succeeded, upload_bytes)
 
 user = require_page(Permission.VIEW_VERSIONS)
 s = store()
 st.title("Runs & pool")
 show_flash()
 
+RUN_UPLOAD_MB = 200
+FORMATS = {"auto": "Detect from the file", "trec": "TREC", "jsonl": "JSONL passages"}
+# What to tick here when an import is refused for want of a CLI switch.
+IMPORT_OPTIONS = {"--replace": "Tick \u201cReplace a run of the same name\u201d to replace it.",
+                  "--skip-unknown": "Tick \u201cSkip results for unknown query ids\u201d to import the rest "
+                                    "and leave those results out."}
+
 if user.can(Permission.IMPORT_RUNS):
-    with st.expander("Import a run"):
+    with st.expander("Import a run", expanded=st.session_state.get("run_open", False)):
         up = st.file_uploader("Run file: TREC (qid Q0 docid rank score tag) or JSONL passages "
                               '({"query_id", "doc_id", "text", "score"|"rank"})', type=["txt", "trec", "run", "jsonl"],
-                              key="run_file")
-        c1, c2, c3 = st.columns(3)
+                              key="run_file", max_upload_size=RUN_UPLOAD_MB)
+        c1, c2 = st.columns(2)
         system = c1.text_input("System name (no spaces, no |)", key="run_system")
-        fmt = c2.radio("Format", ["trec", "jsonl"], horizontal=True, key="run_fmt")
+        fmt = c2.radio("Format", list(FORMATS), format_func=FORMATS.get, horizontal=True, key="run_fmt")
+        c3, c4 = st.columns(2)
         replace = c3.checkbox("Replace a run of the same name", key="run_replace")
-        if st.button("Import run", type="primary", key="run_import") and up is not None:
-            with tempfile.TemporaryDirectory() as tmp:
-                path = Path(tmp) / Path(up.name).name
-                path.write_bytes(up.getvalue())
-                n = attempt(lambda: runs_import.import_run(s, user, path, system.strip(), fmt, replace=replace,
-                                                           progress=progress_callback("Placing passages")))
-            if n is not None:
-                flash(f"Imported {n} results as run {system.strip()}.")
-                st.rerun()
+        skip = c4.checkbox("Skip results for unknown query ids", key="run_skip",
+                           help="Leave out the lines whose query id is not in the store (they are counted in the "
+                                "report) instead of refusing the whole run.")
+        if st.button("Import run", type="primary", key="run_import"):
+            st.session_state["run_open"] = True  # the expander stays open to show what happened
+            if up is None:
+                st.error("Choose a run file first.")
+            elif (data := upload_bytes(up, RUN_UPLOAD_MB, "golden runs import FILE --system NAME")) is not None:
+                with tempfile.TemporaryDirectory() as tmp:
+                    path = Path(tmp) / "upload"
+                    path.write_bytes(data)
+                    rep = attempt(lambda: runs_import.import_run_file(
+                        s, user, path, system.strip(), None if fmt == "auto" else fmt, replace=replace,
+                        skip_unknown=skip, name=up.name, progress=progress_callback("Placing passages")),
+                        IMPORT_OPTIONS)
+                if rep is not None:
+                    flash(rep.summary())
+                    st.rerun()
 
 runs = runs_import.run_table(s, user)
 if runs.empty:
     st.info("No runs yet. Import one above or with `golden runs import FILE --system NAME`.")
     st.stop()
 st.dataframe(runs, hide_index=True, width="stretch")
+active = runs.loc[runs["status"] == "active", "system"].tolist()
+retired = runs.loc[runs["status"] == "retired", "system"].tolist()
+
+if user.can(Permission.RETIRE_RUNS):
+    with st.expander("Retire or restore a run"):
+        st.caption("A retired run is left out of new pools and of the coverage list below; its results, the pool "
+                   "items it contributed and their grades stay recorded, and it stays in the table above.")
+        r1, r2 = st.columns([1, 2])
+        target = r1.selectbox("Run to retire", active, key="run_retire_pick", index=None,
+                              placeholder="Choose an active run")
+        why = r2.text_input("Why (kept in the history)", key="run_retire_why")
+        if st.button("Retire run", key="run_retire", disabled=not active):
+            if target is None:
+                st.error("Choose the run to retire.")
+            elif succeeded(lambda: runs_import.retire_run(s, user, target, why)):
+                flash(f"Retired run {target}: left out of new pools; its pool contributions stay recorded.")
+                st.rerun()
+        if retired:
+            back = st.selectbox("Retired run to restore", retired, key="run_restore_pick")
+            if st.button("Restore run", key="run_restore") and succeeded(
+                    lambda: runs_import.restore_run(s, user, back)):
+                flash(f"Restored run {back}.")
+                st.rerun()
+        hist = runs_import.run_history(s, user)
+        if len(hist):
+            st.dataframe(hist, hide_index=True, width="stretch")
 
 if user.can(Permission.IMPORT_RUNS):
     with st.form("pool_build"):
         st.subheader("Build or extend the pool", anchor=False)
         c1, c2 = st.columns([1, 3])
         depth = c1.number_input("Depth (top-k per run)", 1, 1000, 10)
-        chosen = c2.multiselect("Runs", runs["system"].tolist(), default=runs["system"].tolist())
+        chosen = c2.multiselect("Runs (retired ones are not pooled)", active, default=active)
         if st.form_submit_button("Build pool", type="primary"):
             rep = attempt(lambda: runs_import.build_pool(s, user, int(depth), chosen))
             if rep:

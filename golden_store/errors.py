@@ -38,6 +38,17 @@ class ValidationError(GoldenError):
         super().__init__("\n".join(lines))
 
 
+class OptionRequiredError(ValidationError):
+    """Refused unless asked for explicitly (replace what exists, skip unknown ids). ``reason``
+    says what is wrong; the message adds the CLI's way to ask (``advice``, naming ``option``),
+    and a page shows ``reason`` with the control to tick instead (app_pages._shared.attempt)."""
+
+    def __init__(self, reason: str, *, option: str, advice: str, problems: list[str] | None = None) -> None:
+        self.reason = reason
+        self.option = option
+        super().__init__(f"{reason} {advice}", problems)
+
+
 class NotFoundError(GoldenError):
     """A named thing (version, query, document, user) does not exist."""
 

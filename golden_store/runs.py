@@ -3,9 +3,14 @@
 Runs come as TREC files (document ids: the passage is the whole document) or JSONL passage
 runs whose texts are placed on the corpus with the quote resolver, so every result is a
 span ``(doc_id, start, end)`` and a judgment survives any re-chunking. An import is
-validated whole before anything is written. A pool is the union of every chosen run's
+validated whole before anything is written; results for query ids the store does not know
+are refused, or left out and counted when asked (``skip_unknown``). The format is told from
+the file's content when not given. A pool is the union of every chosen run's
 top-k per query, de-duplicated by span; extending it with a new run adds only what is
 not there yet.
+
+A run can be retired (an event, undone by restoring it): it leaves new pools and the
+coverage lists, while its results and the pool items it contributed stay recorded.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import duckdb
 import pandas as pd
 
 from golden_store import textin
-from golden_store.errors import NotFoundError, ValidationError
+from golden_store.errors import NotFoundError, OptionRequiredError, ValidationError
 from golden_store.jsonl import iter_objects
 from golden_store.resolver import CorpusIndex, SpanResolver
 from golden_store.scoring.trec import _line_number, read_run
@@ -39,6 +44,41 @@ class ParsedRun:
     source_sha256: str
     rows: pd.DataFrame  # query_id, rank, score, doc_id, start, end, match_kind
     unplaced: list[str] = field(default_factory=list)
+    skipped_lines: int = 0  # results left out for unknown query ids (skip_unknown)
+    skipped_queries: list[str] = field(default_factory=list)
+
+
+SKIP_ADVICE = "Pass --skip-unknown to import the rest and leave those results out."
+
+
+def detect_format(name: str, data: bytes) -> str:
+    """``trec`` or ``jsonl``, told from the first line that is not blank or a comment: a JSON
+    object is a passage run, six or more fields a TREC run line. Anything else is refused,
+    naming the file and the line."""
+    if not data.strip():
+        raise ValidationError(f"{name}: the file is empty.")
+    head = data[:65536]
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    for lineno, raw in enumerate(head.split(b"\n"), start=1):
+        line = raw.decode("utf-8", errors="replace").strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("{"):
+            return "jsonl"
+        if len(line.split()) >= 6:
+            return "trec"
+        raise ValidationError(f"{name} line {lineno}: cannot tell the run's format: expected a JSON object (a JSONL "
+                              f"passage run) or a TREC run line 'qid Q0 docid rank score tag', got {shown(line)}.")
+    raise ValidationError(f"{name}: cannot tell the run's format: no data line in the first 64 KiB.")
+
+
+def _renamed(exc: ValidationError, path: str, label: str) -> ValidationError:
+    """``exc`` with the file's path replaced by the name a person knows it by (an upload's
+    name, not the temporary copy's path)."""
+    if path == label:
+        return exc
+    return ValidationError(exc.summary.replace(path, label), [x.replace(path, label) for x in exc.problems])
 
 
 def _known(store: Store) -> tuple[set[str], dict[str, int]]:
@@ -47,55 +87,87 @@ def _known(store: Store) -> tuple[set[str], dict[str, int]]:
     return queries, docs
 
 
-def parse_run(store: Store, path: str | Path, system: str, fmt: str, index: CorpusIndex | None = None,
-              progress: Callable[[int, int], None] | None = None) -> ParsedRun:
+def parse_run(store: Store, path: str | Path, system: str, fmt: str | None, index: CorpusIndex | None = None,
+              progress: Callable[[int, int], None] | None = None, *, name: str | None = None,
+              skip_unknown: bool = False) -> ParsedRun:
     """Read and validate a run file against the store; raise one ValidationError listing
     every unknown query, unknown document and passage that cannot be placed.
+
+    ``fmt`` None: told from the content (:func:`detect_format`). ``name``: what messages call
+    the file (an upload's own name; default the path). ``skip_unknown``: results for query
+    ids the store does not know are left out and counted (``skipped_lines``,
+    ``skipped_queries``) instead of refusing the run.
 
     The file's text follows the importers' one rule (golden_store.textin). A JSONL run is
     checked whole in a first, cheap pass (syntax, fields, numbers, known ids) before any
     passage is placed on the corpus, so a bad last line is refused at once."""
     p = Path(path)
-    if fmt not in FORMATS:
+    label = name or str(p)
+    if fmt is not None and fmt not in FORMATS:
         raise ValidationError(f"Unknown run format {shown(fmt)}; use trec or jsonl.")
     check_system_name(system)
     try:
         data = p.read_bytes()
     except FileNotFoundError:
-        raise ValidationError(f"{p}: no such file.") from None
+        raise ValidationError(f"{label}: no such file.") from None
+    except IsADirectoryError:
+        raise ValidationError(f"{label}: is a folder, not a file.") from None
     except OSError as exc:
-        raise ValidationError(f"{p}: cannot be read ({exc.strerror or exc.__class__.__name__}).") from None
+        raise ValidationError(f"{label}: cannot be read ({exc.strerror or exc.__class__.__name__}).") from None
+    if fmt is None:
+        fmt = detect_format(label, data)
     sha = hashlib.sha256(data).hexdigest()
-    text = textin.decode(p, data)
+    text = textin.decode(label, data)
     queries, docs = _known(store)
     problems: list[str] = []
     if fmt == "trec":
-        df = read_run(p)
+        try:
+            df = read_run(p)
+        except ValidationError as exc:
+            raise _renamed(exc, str(p), label) from None
         df = df.assign(_line=range(len(df)))
         unknown_q = sorted(set(df["query_id"]) - queries)
+        skipped_lines = 0
+        if skip_unknown and unknown_q:
+            drop = df["query_id"].isin(unknown_q)
+            skipped_lines = int(drop.sum())
+            df = df[~drop]
+            if df.empty:
+                raise ValidationError(f"{label}: every result names a query id the store does not know "
+                                      f"({len(unknown_q)} of them, e.g. {shown(unknown_q[0])}); nothing to import.")
+        skipped_q, unknown_q = (unknown_q, []) if skip_unknown else ([], unknown_q)
         unknown_d = sorted(set(df["doc_id"]) - set(docs))
         first_row = lambda col, v: int(df.loc[df[col] == v, "_line"].iloc[0])  # noqa: E731
-        problems += [f"{p} line {_line_number(p, first_row('query_id', q))}: unknown query id {shown(q)} "
+        problems += [f"{label} line {_line_number(p, first_row('query_id', q))}: unknown query id {shown(q)} "
                      f"(not in the store's queries)" for q in unknown_q[:20]]
-        problems += [f"{p} line {_line_number(p, first_row('doc_id', d))}: unknown doc id {shown(d)} "
+        problems += [f"{label} line {_line_number(p, first_row('doc_id', d))}: unknown doc id {shown(d)} "
                      "(not in the corpus)" for d in unknown_d[:20]]
         if problems:
-            raise ValidationError(f"Run import refused: {len(unknown_q)} unknown query id(s), {len(unknown_d)} "
-                                  f"unknown doc id(s); nothing was imported.", problems)
+            reason = (f"Run import refused: {len(unknown_q)} unknown query id(s), {len(unknown_d)} unknown doc id(s); "
+                      "nothing was imported.")
+            if unknown_q and not unknown_d:
+                raise OptionRequiredError(reason, option="--skip-unknown", advice=SKIP_ADVICE, problems=problems)
+            raise ValidationError(reason, problems)
         df = df.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
         df["rank"] = df.groupby("query_id").cumcount() + 1
         rows = pd.DataFrame({"query_id": df["query_id"], "rank": df["rank"], "score": df["score"],
                              "doc_id": df["doc_id"], "start": 0, "end": df["doc_id"].map(docs),
                              "match_kind": "document"})
-        return ParsedRun(system, fmt, p.name, sha, rows.reset_index(drop=True))
+        return ParsedRun(system, fmt, Path(label).name, sha, rows.reset_index(drop=True),
+                         skipped_lines=skipped_lines, skipped_queries=skipped_q)
     # JSONL passage run. First pass: everything but placing passages (cheap, streaming).
     items = []
-    for lineno, obj in iter_objects(str(p), text, problems):
-        where = f"{p} line {lineno}"
+    skipped: dict[str, int] = {}
+    unknown_lines = 0
+    for lineno, obj in iter_objects(label, text, problems):
+        where = f"{label} line {lineno}"
         qid, doc, passage = obj.get("query_id"), obj.get("doc_id"), obj.get("text")
         score, rank = obj.get("score"), obj.get("rank")
-        if not isinstance(qid, str) or qid not in queries:
+        if isinstance(qid, str) and qid not in queries and skip_unknown:
+            skipped[qid] = skipped.get(qid, 0) + 1
+        elif not isinstance(qid, str) or qid not in queries:
             problems.append(f"{where}: unknown query id {shown(qid)}")
+            unknown_lines += isinstance(qid, str)
         elif not isinstance(doc, str) or doc not in docs:
             problems.append(f"{where}: unknown doc id {shown(doc)}")
         elif not isinstance(passage, str) or not passage.strip():
@@ -109,10 +181,15 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str, index: Corp
         else:
             items.append((lineno, qid, doc, passage, score, rank))
     if not items and not problems:
-        problems.append(f"{p}: the file has no results (a run needs at least one line)")
+        problems.append(f"{label}: every result names a query id the store does not know ({len(skipped)} of them); "
+                        "nothing to import." if skipped else
+                        f"{label}: the file has no results (a run needs at least one line)")
     if problems:
-        raise ValidationError(f"Run import refused: {len(problems)} problem(s); nothing was imported.",
-                              problems[:_MAX_PROBLEMS])
+        reason = f"Run import refused: {len(problems)} problem(s); nothing was imported."
+        if unknown_lines == len(problems):  # only unknown query ids: skipping them would let it through
+            raise OptionRequiredError(reason, option="--skip-unknown", advice=SKIP_ADVICE,
+                                      problems=problems[:_MAX_PROBLEMS])
+        raise ValidationError(reason, problems[:_MAX_PROBLEMS])
     if index is None:
         raise ValidationError("A passage run needs the corpus index.")
     # Second pass: place each passage on its document.
@@ -123,7 +200,7 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str, index: Corp
             progress(i, len(items))
         res = resolver.resolve(passage, doc_id=doc)
         if not res.located:
-            problems.append(f"{p} line {lineno}: the passage could not be placed in {shown(doc)} ({res.status}); "
+            problems.append(f"{label} line {lineno}: the passage could not be placed in {shown(doc)} ({res.status}); "
                             f"is it from another version of the document?")
             continue
         b = res.best
@@ -140,7 +217,8 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str, index: Corp
     else:
         df = df.sort_values(["query_id", "score", "_line"], ascending=[True, False, True], kind="stable")
     df["rank"] = df.groupby("query_id").cumcount() + 1
-    return ParsedRun(system, fmt, p.name, sha, df.drop(columns="_line").reset_index(drop=True))
+    return ParsedRun(system, fmt, Path(label).name, sha, df.drop(columns="_line").reset_index(drop=True),
+                     skipped_lines=sum(skipped.values()), skipped_queries=sorted(skipped))
 
 
 def store_run(store: Store, run: ParsedRun, *, actor: str, replace: bool = False) -> int:
@@ -149,8 +227,12 @@ def store_run(store: Store, run: ParsedRun, *, actor: str, replace: bool = False
 
     def tx(cur: duckdb.DuckDBPyConnection) -> int:
         if cur.execute("SELECT 1 FROM runs WHERE system = ?", [run.system]).fetchone():
+            if cur.execute("SELECT 1 FROM retired_runs WHERE system = ?", [run.system]).fetchone():
+                raise ValidationError(f"A run named {run.system!r} was retired and is kept in the history; import "
+                                      "under another system name, or restore the retired run first.")
             if not replace:
-                raise ValidationError(f"A run named {run.system!r} exists; pick another --system or pass --replace.")
+                raise OptionRequiredError(f"A run named {run.system!r} exists; pick another system name or "
+                                          "replace it.", option="--replace", advice="Pass --replace to replace it.")
             cur.execute("DELETE FROM run_results WHERE system = ?", [run.system])
             cur.execute("DELETE FROM runs WHERE system = ?", [run.system])
         cur.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -166,7 +248,44 @@ def store_run(store: Store, run: ParsedRun, *, actor: str, replace: bool = False
 
 
 def list_runs(store: Store) -> pd.DataFrame:
-    return store.df("SELECT system, format, source_name, n_results, imported_at, imported_by FROM runs ORDER BY system")
+    """Every imported run, retired ones included (status, and who retired it, when, why)."""
+    return store.df(
+        "SELECT r.system, CASE WHEN x.system IS NULL THEN 'active' ELSE 'retired' END AS status, r.format, "
+        "r.source_name, r.n_results, r.imported_at, r.imported_by, x.retired_at, x.retired_by, x.reason "
+        "FROM runs r LEFT JOIN retired_runs x USING (system) ORDER BY r.system")
+
+
+def active_systems(store: Store) -> list[str]:
+    """Imported runs that are not retired, by name."""
+    return [r[0] for r in store.read("SELECT system FROM runs ANTI JOIN retired_runs USING (system) ORDER BY system")]
+
+
+def set_retired(store: Store, system: str, retired: bool, *, actor: str, reason: str | None = None) -> None:
+    """Retire a run (``retired``) or restore it: an appended event; its results, the pool
+    items it contributed and their grades stay. Retiring a retired run (or restoring an
+    active one) is refused, so the history holds only real changes."""
+    reason = (reason or "").strip() or None
+
+    def tx(cur: duckdb.DuckDBPyConnection) -> None:
+        known = [r[0] for r in cur.execute("SELECT system FROM runs ORDER BY system").fetchall()]
+        if system not in known:
+            raise NotFoundError(f"No imported run named {shown(system)}; known: {', '.join(known) or 'none'}.")
+        is_retired = cur.execute("SELECT 1 FROM retired_runs WHERE system = ?", [system]).fetchone() is not None
+        if retired and is_retired:
+            raise ValidationError(f"Run {system!r} is already retired.")
+        if not retired and not is_retired:
+            raise ValidationError(f"Run {system!r} is not retired: nothing to restore.")
+        if retired and not reason:
+            raise ValidationError("Say why the run is retired (the reason is kept in the history).")
+        cur.execute("INSERT INTO run_events (system, op, reason, actor, created_at) VALUES (?, ?, ?, ?, ?)",
+                    [system, "retire" if retired else "restore", reason, actor, utcnow()])
+
+    store.write(tx)
+
+
+def run_history(store: Store) -> pd.DataFrame:
+    """Every retire and restore, oldest first."""
+    return store.df("SELECT system, op, reason, actor, created_at FROM run_events ORDER BY event_id")
 
 
 @dataclass
@@ -189,12 +308,18 @@ def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None
     if depth < 1:
         raise ValidationError("--depth must be at least 1.")
     known = [r[0] for r in store.read("SELECT system FROM runs ORDER BY system")]
-    chosen = list(systems) if systems else known
+    active = active_systems(store)
+    chosen = list(systems) if systems else active
     missing = sorted(set(chosen) - set(known))
     if missing:
         raise NotFoundError(f"No imported run named {', '.join(map(repr, missing))}; known: {', '.join(known) or 'none'}.")
+    retired = sorted(set(chosen) - set(active))
+    if retired:
+        raise ValidationError(f"Run(s) {', '.join(map(repr, retired))} are retired: a retired run adds nothing to a "
+                              "pool. Restore it first, or leave it out.")
     if not chosen:
-        raise ValidationError("No runs imported yet: golden runs import FILE --system NAME first.")
+        raise ValidationError("No active runs: golden runs import FILE --system NAME first (retired runs are not "
+                              "pooled)." if known else "No runs imported yet: golden runs import FILE --system NAME first.")
     now = utcnow()
 
     def tx(cur: duckdb.DuckDBPyConnection) -> PoolReport:
@@ -226,7 +351,7 @@ def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None
 
 
 def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
-    """Coverage of every imported run by the judgments (METHODOLOGY §3.6): judged@10 and
+    """Coverage of every active (not retired) run by the judgments (METHODOLOGY §3.6): judged@10 and
     judged@k per run, the queries below ``threshold`` flagged, and Bpref beside AP (both
     grade >= 2): when AP sits far below Bpref, unjudged passages are dragging the run down
     (pooling bias), not bad retrieval."""
@@ -236,7 +361,7 @@ def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
     judged_any = store.df("SELECT DISTINCT query_id, doc_id || ':' || start || '-' || \"end\" AS doc_id, 0 AS grade "
                           "FROM current_grades")
     out: dict = {"k": k, "threshold": threshold, "runs": {}}
-    systems = [r[0] for r in store.read("SELECT system FROM runs ORDER BY system")]
+    systems = active_systems(store)  # a retired run is kept in the history, not in the coverage list
     for system in systems:
         run = store.df("SELECT query_id, doc_id || ':' || start || '-' || \"end\" AS doc_id, -rank AS score "
                        "FROM run_results WHERE system = ?", [system])

@@ -532,6 +532,30 @@ _V10 = (
     )""",
 )
 
+# v11 (issue 17): a run can be retired, as an event (undone by a 'restore' event): it leaves new
+# pools and the coverage lists, while its results and the pool items it contributed stay. And
+# which rubric versions each person has seen, so the changelog banner shows once.
+_V11 = (
+    """CREATE TABLE run_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        system VARCHAR NOT NULL,
+        op VARCHAR NOT NULL CHECK (op IN ('retire', 'restore')),
+        reason VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE VIEW retired_runs AS
+        SELECT system, reason, actor AS retired_by, created_at AS retired_at FROM (
+            SELECT *, row_number() OVER (PARTITION BY system ORDER BY event_id DESC) AS rn FROM run_events
+        ) SEMI JOIN runs USING (system) WHERE rn = 1 AND op = 'retire'""",
+    """CREATE TABLE rubric_seen (
+        username VARCHAR NOT NULL,
+        version INTEGER NOT NULL,
+        seen_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (username, version)
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -543,6 +567,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "evidence rounds: evidence_assignments, unsettled questions, frozen_evidence", _V8),
     Migration(9, "current_evidence.author; retired questions leave the unsettled set", _V9),
     Migration(10, "label_receipts (idempotent labels) and sign_in_sessions", _V10),
+    Migration(11, "run_events (retired runs) and rubric_seen (the rubric changelog banner)", _V11),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

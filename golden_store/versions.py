@@ -404,7 +404,8 @@ def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         generator = None
     per_run = dict(cur.execute(
         "SELECT system, avg(jq) FROM (SELECT r.system, r.query_id, avg(CASE WHEN g.query_id IS NULL THEN 0.0 ELSE 1.0 "
-        "END) AS jq FROM run_results r SEMI JOIN queries q USING (query_id) LEFT JOIN (SELECT DISTINCT query_id, "
+        "END) AS jq FROM run_results r SEMI JOIN queries q USING (query_id) ANTI JOIN retired_runs x USING (system) "
+        "LEFT JOIN (SELECT DISTINCT query_id, "
         "doc_id, start, \"end\" FROM current_grades) g USING (query_id, doc_id, start, \"end\") WHERE r.rank <= 10 "
         "GROUP BY r.system, r.query_id) GROUP BY system ORDER BY system").fetchall())
     return {

@@ -1,0 +1,116 @@
+"""The Runs & pool page in the real app (AppTest), issue 17 item 5: an import refused for
+unknown query ids names the uploaded file and says what to tick; ticking "Skip results for
+unknown query ids" imports the rest and reports the counts; an existing name says to tick
+"Replace"; the format is told from the file; a lead retires a run and restores it."""
+
+from __future__ import annotations
+
+import json
+
+from annotator import context, demo, identity
+from tests.app_pages.test_app_roles import app_as
+from tests.conftest import plain, table_snapshot
+
+PASSWORD = "0123456789"
+RUN = b"q001 Q0 pension 1 2.0 x\nq999 Q0 pension 1 2.0 x\nq001 Q0 sick-leave 2 1.0 x\n"
+QUOTE = "Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night"
+
+
+def _accounts():
+    store = context.get_store()
+    admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
+    for role in ("engineer", "lead"):
+        identity.create_user(store, admin, role, [role], password=PASSWORD)
+    demo.load_demo(store, admin)
+    return store
+
+
+def _pool_page(user: str):
+    at = app_as(user)
+    at.switch_page("app_pages/pool.py").run()
+    assert not at.exception
+    return at
+
+
+def _errors(at) -> str:
+    return "\n".join(plain(e.value) for e in at.error) + "\n".join(c.value for c in at.code)
+
+
+def test_skip_unknown_replace_and_format_from_the_page():
+    store = _accounts()
+    at = _pool_page("engineer")
+    at.file_uploader(key="run_file").upload("my-run.trec", RUN, "text/plain").run()
+    at.text_input(key="run_system").input("bm25")
+    before = table_snapshot(store)
+    at.button(key="run_import").click().run()
+    assert not at.exception
+    errors = _errors(at)
+    assert "my-run.trec line 2: unknown query id 'q999'" in errors
+    assert "Tick “Skip results for unknown query ids”" in errors
+    assert "--skip-unknown" not in errors and "/tmp" not in errors and "upload" not in errors.replace("my-run", "")
+    assert table_snapshot(store) == before
+
+    at.checkbox(key="run_skip").check().run()
+    at.button(key="run_import").click().run()
+    assert not at.exception
+    assert any("Imported 2 results as run bm25 (trec). Skipped 1 line(s) for 1 unknown query id(s): q999."
+               in plain(m.value) for m in at.success)
+    assert store.read_one("SELECT count(*) FROM run_results WHERE system = 'bm25'")[0] == 2
+
+    at.button(key="run_import").click().run()
+    errors = _errors(at)
+    assert "A run named 'bm25' exists" in errors and "Tick “Replace a run of the same name”" in errors
+    assert "--replace" not in errors
+
+    passages = json.dumps({"query_id": "q004", "doc_id": "expenses-per-diem", "text": QUOTE, "score": 1}) + "\n"
+    at.file_uploader(key="run_file").upload("passages.txt", passages.encode(), "text/plain").run()
+    at.text_input(key="run_system").input("dense")
+    at.button(key="run_import").click().run()
+    assert not at.exception, at.exception
+    assert any("Imported 1 results as run dense (jsonl)." in plain(m.value) for m in at.success)
+
+
+def test_upload_errors_are_clean():
+    store = _accounts()
+    at = _pool_page("engineer")
+    before = table_snapshot(store)
+    at.text_input(key="run_system").input("x")
+    cases = [("empty.trec", b"", "empty.trec is empty (0 bytes)"),
+             ("utf16.trec", "q001 Q0 pension 1 1 x\n".encode("utf-16"), "utf16.trec: not valid UTF-8: the file is UTF-16"),
+             ("latin1.trec", "q001 Q0 pension 1 1 caf\xe9\n".encode("latin-1"), "latin1.trec line 1: not valid UTF-8"),
+             ("picture.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "picture.txt line 1: cannot tell the run's format")]
+    for name, data, expected in cases:
+        at.file_uploader(key="run_file").upload(name, data, "text/plain").run()
+        at.button(key="run_import").click().run()
+        assert not at.exception, (name, at.exception)
+        assert expected in _errors(at), (name, _errors(at))
+    assert table_snapshot(store) == before
+
+
+def test_a_lead_retires_and_restores_a_run():
+    store = _accounts()
+    from annotator import runs_import
+    from annotator.identity import get_user
+
+    eng = get_user(store, "engineer")
+    path = context.get_store().path.parent / "r.trec"
+    path.write_bytes(b"q001 Q0 pension 1 2.0 x\n")
+    runs_import.import_run(store, eng, path, "bm25")
+    runs_import.import_run(store, eng, path, "dense")
+    at = _pool_page("lead")
+    assert not at.file_uploader  # leads do not import runs
+    at.selectbox(key="run_retire_pick").set_value("dense").run()
+    at.button(key="run_retire").click().run()
+    assert any("Say why" in e.value for e in at.error)
+    at.text_input(key="run_retire_why").input("index built from the wrong corpus")
+    at.button(key="run_retire").click().run()
+    assert not at.exception
+    assert any("Retired run dense" in plain(m.value) for m in at.success)
+    table = next(d.value for d in at.dataframe if "status" in d.value.columns)
+    assert dict(zip(table["system"], table["status"])) == {"bm25": "active", "dense": "retired"}
+    coverage = next(d.value for d in at.dataframe if "judged@10" in d.value.columns)
+    assert list(coverage["run"]) == ["bm25"]
+    at.button(key="run_restore").click().run()
+    assert any("Restored run dense" in plain(m.value) for m in at.success)
+    assert store.read("SELECT op, actor FROM run_events ORDER BY event_id") == [("retire", "lead"),
+                                                                                 ("restore", "lead")]
