@@ -15,14 +15,14 @@ from typing import Literal
 import pydantic
 
 from annotator import llm
-from annotator.evidence_authoring import corpus_index
+from annotator.evidence_authoring import resolver as corpus_resolver
 from annotator.held_out import HeldOut
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus, evidence, llm_log, queries
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.evidence import EvidenceSpan, new_evidence_id
-from golden_store.resolver import Candidate, SpanResolver
+from golden_store.resolver import Candidate
 from golden_store.rubric import current_rubric
 from golden_store.store import Store
 
@@ -114,7 +114,7 @@ def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LL
                         actor=user.username)
     checked: list[CheckedProposal] = []
     if res.outcome == "ok":
-        resolver = SpanResolver(corpus_index(store))
+        resolver = corpus_resolver(store)
         for p in res.parsed.questions:
             cp = CheckedProposal(p.question.strip(), p.stratum, p.is_compound or looks_compound(p.question))
             for ex in p.excerpts:

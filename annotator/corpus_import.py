@@ -15,8 +15,7 @@ from golden_store.store import Store
 def import_paths(store: Store, user: User, paths: Sequence[str | Path], *, replace: bool = False,
                  progress: Progress | None = None) -> ImportReport:
     require(user, Permission.IMPORT_CORPUS)
-    docs = corpus.load_paths(paths, progress)
-    return corpus.import_documents(store, docs, actor=user.username, replace=replace)
+    return corpus.import_paths(store, paths, actor=user.username, replace=replace, progress=progress)
 
 
 def import_uploads(store: Store, user: User, files: Sequence[tuple[str, bytes]], *, replace: bool = False,

@@ -8,15 +8,13 @@ whose text occurs more than once in the corpus is saved only when the author con
 (:func:`quote_warnings` says why; ``save_quote(..., confirmed=True)``): such a quote becomes
 a graded qrel and may not show what answers the question.
 
-The corpus index is built once per corpus digest and shared by every session of the
-process (the app has one process)."""
+Search and resolution read the store's persisted corpus index (golden_store.corpus_index):
+nothing is built per process."""
 
 from __future__ import annotations
 
 import difflib
-import threading
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from annotator import labeling
 from annotator.evidence_rounds import check_can_write, is_blind, say_no_answer, visible_evidence
@@ -24,41 +22,31 @@ from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus, evidence, queries
 from golden_store import evidence_rounds as er
-from golden_store.corpus import store_corpus_digest
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.evidence import EvidenceSpan, new_evidence_id
-from golden_store.resolver import DEFAULT_THRESHOLD, Candidate, CorpusIndex, Resolution, SpanResolver
+from golden_store.corpus_index import CorpusSearchIndex
+from golden_store.resolver import DEFAULT_THRESHOLD, Candidate, IndexedResolver, Resolution
 from golden_store.rubric import current_rubric
-from golden_store.search import SearchHit, search
+from golden_store.search import SearchHit, search_indexed
 from golden_store.store import Store
 
-# per store file and corpus digest: the index, and the store handle it reads raw texts
-# through (the latest one asked: a store closed and opened again is read through the new one)
-_indexes: dict[tuple[Path, str], tuple[CorpusIndex, list[Store]]] = {}
-_lock = threading.Lock()
+def corpus_index(store: Store) -> CorpusSearchIndex:
+    """The store's persisted word index (golden_store.corpus_index), current with its corpus:
+    opening it costs milliseconds, so every session and process uses its own handle."""
+    return corpus.search_index(store)
 
 
-def corpus_index(store: Store) -> CorpusIndex:
-    """The word index of the store's current corpus (rebuilt when the corpus digest changes)."""
-    digest = store_corpus_digest(store) or "empty"
-    key = (Path(store.path).resolve(), digest)
-    with _lock:
-        entry = _indexes.get(key)
-        if entry is None:
-            handle = [store]
+def resolver(store: Store, threshold: float = DEFAULT_THRESHOLD) -> IndexedResolver:
+    """A quote resolver over the store's persisted index; offsets map to the raw text
+    read from the store for the few documents a quote lands in."""
 
-            def raw_of(doc_id: str) -> str:
-                raw = corpus.raw_text(handle[0], doc_id)
-                if raw is None:
-                    raise NotFoundError(f"Document {doc_id!r} is no longer in the corpus.")
-                return raw
+    def raw_of(doc_id: str) -> str:
+        raw = corpus.raw_text(store, doc_id)
+        if raw is None:
+            raise NotFoundError(f"Document {doc_id!r} is no longer in the corpus.")
+        return raw
 
-            entry = (CorpusIndex(corpus.canonical_texts(store), raw_of), handle)
-            for k in [k for k in _indexes if k[0] == key[0]]:
-                del _indexes[k]
-            _indexes[key] = entry
-        entry[1][0] = store
-        return entry[0]
+    return IndexedResolver(corpus_index(store), raw_of, threshold)
 
 
 # ---- the queue ----------------------------------------------------------------------------
@@ -114,7 +102,7 @@ def withdraw_no_answer(store: Store, user: User, query_id: str) -> None:
 
 def search_corpus(store: Store, user: User, text: str, *, limit: int = 8) -> list[SearchHit]:
     require(user, Permission.LABEL)
-    return search(corpus_index(store), text, limit=limit)
+    return search_indexed(corpus_index(store), text, limit=limit)
 
 
 @dataclass(frozen=True)
@@ -148,7 +136,7 @@ def char_diff(quote: str, passage: str) -> tuple[tuple[str, str], ...]:
 def resolve(store: Store, user: User, quote: str, *, doc_id: str | None = None,
             threshold: float = DEFAULT_THRESHOLD) -> Resolution:
     require(user, Permission.LABEL)
-    return SpanResolver(corpus_index(store), threshold).resolve(quote, doc_id=doc_id)
+    return resolver(store, threshold).resolve(quote, doc_id=doc_id)
 
 
 def placement(store: Store, user: User, quote: str, cand: Candidate, *, context: int = 240) -> Placement:
@@ -228,8 +216,9 @@ MIN_QUOTE_WORDS = 5
 
 def _exact_occurrences(store: Store, canon: str, stop: int = 2) -> int:
     """How many times the canonical text occurs in the canonical corpus (counting stops at ``stop``)."""
+    r = resolver(store)
     n = 0
-    for text in corpus_index(store).texts:
+    for text in r.texts(r.candidate_ids(canon)).values():
         n += text.count(canon)
         if n >= stop:
             break

@@ -8,13 +8,16 @@ can still be found in another parser's output of the same documents (``golden su
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from golden_store.canonical import canonical_text
 from golden_store.errors import ValidationError
 from golden_store.jsonl import iter_objects
-from golden_store.resolver import DEFAULT_THRESHOLD, CorpusIndex, SpanResolver
+from golden_store import corpus_index
+from golden_store.resolver import DEFAULT_THRESHOLD, CorpusIndex, IndexedResolver, SpanResolver
 from golden_store.store import Store
 
 Progress = Callable[[int, int], None]
@@ -43,19 +46,31 @@ def read_text_folder(folder: Path, suffixes: tuple[str, ...] = (".txt", ".md")) 
     return docs
 
 
-def index_for(corpus: Path) -> CorpusIndex:
-    """A folder of .txt/.md files (doc id = file stem) or a studio store file."""
+@contextmanager
+def resolver_for(corpus: Path, threshold: float = DEFAULT_THRESHOLD) -> Iterator[IndexedResolver]:
+    """A resolver over a folder of .txt/.md files (doc id = file stem), indexed into a
+    temporary persisted index for the run, or over a studio store file's own index."""
     if corpus.is_dir():
-        return CorpusIndex.from_raw(read_text_folder(corpus))
+        raw = read_text_folder(corpus)
+        with tempfile.TemporaryDirectory(prefix="golden-index-") as tmp:
+            ix = corpus_index.build(Path(tmp) / "index", ((d, canonical_text(t)) for d, t in raw.items()), 0,
+                                    total=len(raw))
+            yield IndexedResolver(ix, raw.__getitem__, threshold)
+        return
     if not corpus.exists():
         raise ValidationError(f"--corpus {corpus}: no such folder or store file.")
+    from golden_store import corpus as store_corpus
+
     with Store.open(corpus, create=False) as store:
-        rows = store.read("SELECT doc_id, raw_text, canonical_text FROM documents")
-    raw = {d: r for d, r, _ in rows}
-    return CorpusIndex({d: c for d, _, c in rows}, raw.__getitem__)
+        ix = store_corpus.search_index(store)
+
+        def raw_of(doc_id: str) -> str:
+            return store_corpus.raw_text(store, doc_id)
+
+        yield IndexedResolver(ix, raw_of, threshold)
 
 
-def read_quotes(path: Path, index: CorpusIndex) -> list[tuple[str, str, str | None]]:
+def read_quotes(path: Path, index: IndexedResolver) -> list[tuple[str, str, str | None]]:
     """(quote_id, quote, doc_id hint) per line; every bad line is reported, nothing is resolved."""
     try:
         text = path.read_bytes().decode("utf-8")
@@ -93,9 +108,12 @@ def read_quotes(path: Path, index: CorpusIndex) -> list[tuple[str, str, str | No
 def resolve_file(corpus: Path, quotes: Path, out: Path, *, threshold: float = DEFAULT_THRESHOLD,
                  progress: Progress | None = None) -> dict[str, int]:
     """Resolve every quote; write one JSON line per quote (input order); return counts per status."""
-    index = index_for(corpus)
-    items = read_quotes(quotes, index)
-    resolver = SpanResolver(index, threshold)
+    with resolver_for(corpus, threshold) as resolver:
+        return _resolve_into(resolver, read_quotes(quotes, resolver), out, progress)
+
+
+def _resolve_into(resolver: IndexedResolver, items: list[tuple[str, str, str | None]], out: Path,
+                  progress: Progress | None) -> dict[str, int]:
     counts = {"exact": 0, "fuzzy": 0, "ambiguous": 0, "unresolved": 0}
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as fh:
@@ -114,19 +132,23 @@ def resolve_file(corpus: Path, quotes: Path, out: Path, *, threshold: float = DE
 def span_survival(version, parsed: dict[str, str], *, threshold: float = DEFAULT_THRESHOLD) -> dict:
     """Fractions of the version's evidence spans found exactly / exactly-or-fuzzily / not at
     all in ``parsed`` (doc_id -> text from another parser), overall and per stratum."""
-    index = CorpusIndex.from_raw(parsed)
-    resolver = SpanResolver(index, threshold)
+    per_doc: dict[str, SpanResolver] = {}  # every span names its document: index just those
+
+    def resolver_of(doc_id: str) -> SpanResolver:
+        if doc_id not in per_doc:
+            per_doc[doc_id] = SpanResolver(CorpusIndex.from_raw({doc_id: parsed[doc_id]}), threshold)
+        return per_doc[doc_id]
     strata = version.strata
     tally: dict[str, dict[str, int]] = {}
     missing_docs: set[str] = set()
     for s in version.spans.itertuples(index=False):
         row = tally.setdefault(strata.get(s.query_id, "?"), {"exact": 0, "fuzzy": 0, "lost": 0, "total": 0})
         row["total"] += 1
-        if s.doc_id not in index:
+        if s.doc_id not in parsed:
             missing_docs.add(s.doc_id)
             row["lost"] += 1
             continue
-        res = resolver.resolve(s.quote, doc_id=s.doc_id)
+        res = resolver_of(s.doc_id).resolve(s.quote, doc_id=s.doc_id)
         if res.status == "exact" or (res.status == "ambiguous" and res.candidates[0].score >= 100):
             row["exact"] += 1
         elif res.located or res.status == "ambiguous":

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -22,6 +23,9 @@ from golden_store.drift import DriftReport, reresolve_tx
 from golden_store.errors import ValidationError
 from golden_store.jsonl import iter_objects
 from golden_store.store import Store, utcnow
+
+if TYPE_CHECKING:
+    from golden_store.corpus_index import CorpusSearchIndex
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".jsonl")
 _DOC_ID_RE = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
@@ -188,6 +192,20 @@ def expand_paths(paths: Sequence[str | Path]) -> tuple[list[Path], list[str]]:
     return files, problems
 
 
+def _jsonl_document(name: str, lineno: int, obj: dict, problems: list[str]) -> SourceDocument | None:
+    doc_id, body, title = obj.get("doc_id"), obj.get("text"), obj.get("title")
+    if not isinstance(doc_id, str) or not doc_id.strip():
+        problems.append(f"{name} line {lineno}: field 'doc_id' is missing or not a non-empty string")
+        return None
+    if not isinstance(body, str):
+        problems.append(f"{name} line {lineno}: field 'text' is missing or not a string")
+        return None
+    if title is not None and not isinstance(title, str):
+        problems.append(f"{name} line {lineno}: field 'title' must be a string")
+        return None
+    return SourceDocument(doc_id.strip(), body, f"{name}:{lineno}", "jsonl", title)
+
+
 def read_source(name: str, data: bytes, problems: list[str]) -> list[SourceDocument]:
     """Parse one source (file name + bytes) into documents, appending problems found."""
     path = Path(name)
@@ -196,19 +214,8 @@ def read_source(name: str, data: bytes, problems: list[str]) -> list[SourceDocum
     if text is None:
         return []
     if suffix == ".jsonl":
-        docs: list[SourceDocument] = []
-        for lineno, obj in iter_objects(name, text, problems):
-            doc_id, body, title = obj.get("doc_id"), obj.get("text"), obj.get("title")
-            if not isinstance(doc_id, str) or not doc_id.strip():
-                problems.append(f"{name} line {lineno}: field 'doc_id' is missing or not a non-empty string")
-                continue
-            if not isinstance(body, str):
-                problems.append(f"{name} line {lineno}: field 'text' is missing or not a string")
-                continue
-            if title is not None and not isinstance(title, str):
-                problems.append(f"{name} line {lineno}: field 'title' must be a string")
-                continue
-            docs.append(SourceDocument(doc_id.strip(), body, f"{name}:{lineno}", "jsonl", title))
+        docs = [d for lineno, obj in iter_objects(name, text, problems)
+                if (d := _jsonl_document(name, lineno, obj, problems)) is not None]
         if not docs and not any(p.startswith(f"{name} line") for p in problems):
             problems.append(f"{name}: no documents in the file")
         return docs
@@ -224,46 +231,61 @@ def read_source(name: str, data: bytes, problems: list[str]) -> list[SourceDocum
 MAX_DOCUMENT_CHARS = 2_000_000
 
 
-def prepare(docs: Sequence[SourceDocument], problems: list[str], progress: Progress | None = None) -> list[PreparedDocument]:
-    """Canonicalize and hash; flag empty documents and duplicate ids."""
-    seen: dict[str, str] = {}
-    out: list[PreparedDocument] = []
-    for i, d in enumerate(docs):
-        if progress:
-            progress(i, len(docs))
-        if d.doc_id in seen:
+class _Preparer:
+    """Canonicalizes and hashes documents one by one, remembering every id seen so a
+    duplicate is reported with both of its sources."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        self.seen: dict[str, str] = {}
+
+    def __call__(self, d: SourceDocument) -> PreparedDocument | None:
+        problems = self.problems
+        if d.doc_id in self.seen:
             problems.append(
-                f"duplicate doc id {textin.shown(d.doc_id)}: {seen[d.doc_id]} and {d.source_path}; "
+                f"duplicate doc id {textin.shown(d.doc_id)}: {self.seen[d.doc_id]} and {d.source_path}; "
                 f"rename one of them (doc id = file name without extension, or the 'doc_id' field)"
             )
-            continue
-        seen[d.doc_id] = d.source_path
+            return None
+        self.seen[d.doc_id] = d.source_path
         if not _DOC_ID_RE.match(d.doc_id):
             problems.append(
                 f"{d.source_path}: doc id {textin.shown(d.doc_id)} must be 1-200 characters with no whitespace or "
                 f"control characters (TREC qrels and run files are whitespace-separated); rename it"
             )
-            continue
+            return None
         if len(d.raw_text) > MAX_DOCUMENT_CHARS:
             problems.append(
                 f"{d.source_path}: document {textin.shown(d.doc_id)} is {len(d.raw_text):,} characters of text; "
                 f"a document is at most {MAX_DOCUMENT_CHARS:,} (about 2 MB): split it into several files "
                 f"(e.g. one per chapter or section)"
             )
-            continue
+            return None
         canon = canonical_text(d.raw_text)
         if not canon:
             problems.append(f"{d.source_path}: document {textin.shown(d.doc_id)} is empty (no text after canonicalization)")
-            continue
-        out.append(
-            PreparedDocument(
-                d.doc_id, d.title, d.source_path, d.source_format, d.raw_text, canon,
-                sha256_text(d.raw_text), sha256_text(canon),
-            )
-        )
+            return None
+        return PreparedDocument(d.doc_id, d.title, d.source_path, d.source_format, d.raw_text, canon,
+                                sha256_text(d.raw_text), sha256_text(canon))
+
+
+def prepare(docs: Sequence[SourceDocument], problems: list[str], progress: Progress | None = None) -> list[PreparedDocument]:
+    """Canonicalize and hash; flag empty documents and duplicate ids."""
+    one = _Preparer(problems)
+    out: list[PreparedDocument] = []
+    for i, d in enumerate(docs):
+        if progress:
+            progress(i, len(docs))
+        p = one(d)
+        if p is not None:
+            out.append(p)
     if progress:
         progress(len(docs), len(docs))
     return out
+
+
+def _refused(problems: list[str]) -> ValidationError:
+    return ValidationError(f"Corpus import refused: {len(problems)} problem(s); nothing was imported.", problems)
 
 
 def load_sources(
@@ -276,25 +298,109 @@ def load_sources(
         docs.extend(read_source(name, data, problems))
     prepared = prepare(docs, problems, progress)
     if problems:
-        raise ValidationError(
-            f"Corpus import refused: {len(problems)} problem(s); nothing was imported.", problems
-        )
+        raise _refused(problems)
     return prepared
 
 
 def load_paths(paths: Sequence[str | Path], progress: Progress | None = None) -> list[PreparedDocument]:
-    files, problems = expand_paths(paths)
+    """Every document of the paths in memory (small corpora, tests); large ones stream
+    through :func:`import_paths`."""
+    problems: list[str] = []
+    docs = [d for batch in _batches(_iter_paths(paths, problems, progress), _Preparer(problems)) for d in batch]
     if problems:
-        raise ValidationError(f"Corpus import refused: {len(problems)} problem(s); nothing was imported.", problems)
-    sources = []
+        raise _refused(problems)
+    return docs
+
+
+# ---- streaming: files of any size in bounded memory -----------------------------------------
+
+_BATCH_CHARS = 32_000_000   # raw characters per batch written to the store
+_BATCH_DOCS = 5_000
+_CHUNK_BYTES = 16 << 20     # a JSONL file is read this much at a time (whole lines)
+
+
+def _iter_jsonl(path: Path, problems: list[str], advance: Callable[[int], None]) -> Iterator[SourceDocument]:
+    """Documents of a JSON Lines file read chunk by chunk (whole lines), so a file of any
+    size takes bounded memory; problems name the file and the line."""
+    name = str(path)
+    first_line, rest, first = 1, b"", True
+    found = False
+    with path.open("rb") as fh:
+        while True:
+            block = fh.read(_CHUNK_BYTES)
+            data = rest + block
+            if block:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:  # no line end yet: keep reading (one line longer than a chunk)
+                    rest = data
+                    continue
+                data, rest = data[:cut], data[cut:]
+            elif not data:
+                break
+            else:
+                rest = b""
+            advance(len(data))
+            text = textin.decode_part(name, data, first_line, first, problems)
+            n_lines = data.count(b"\n")
+            if text is not None:
+                for lineno, obj in iter_objects(name, text, problems, first_line=first_line):
+                    doc = _jsonl_document(name, lineno, obj, problems)
+                    if doc is not None:
+                        found = True
+                        yield doc
+            first_line += n_lines
+            first = False
+            if not block:
+                break
+    if not found and not any(p.startswith(f"{name} line") or p.startswith(f"{name}:") for p in problems):
+        problems.append(f"{name}: no documents in the file")
+
+
+def _iter_paths(paths: Sequence[str | Path], problems: list[str],
+                progress: Progress | None = None) -> Iterator[SourceDocument]:
+    files, found = expand_paths(paths)
+    problems.extend(found)
+    sizes = []
     for f in files:
         try:
-            sources.append((str(f), f.read_bytes()))
+            sizes.append(f.stat().st_size)
+        except OSError:
+            sizes.append(0)
+    total, done = sum(sizes), 0
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    for f, size in zip(files, sizes):
+        if f.suffix.lower() == ".jsonl":
+            yield from _iter_jsonl(f, problems, advance)
+            continue
+        try:
+            data = f.read_bytes()
         except OSError as exc:
             problems.append(f"{f}: cannot be read ({exc.strerror or exc.__class__.__name__})")
-    if problems:
-        raise ValidationError(f"Corpus import refused: {len(problems)} problem(s); nothing was imported.", problems)
-    return load_sources(sources, progress)
+            continue
+        advance(size)
+        yield from read_source(str(f), data, problems)
+
+
+def _batches(docs: Iterable[SourceDocument], prepare_one: _Preparer) -> Iterator[list[PreparedDocument]]:
+    batch: list[PreparedDocument] = []
+    chars = 0
+    for d in docs:
+        p = prepare_one(d)
+        if p is None:
+            continue
+        batch.append(p)
+        chars += len(p.raw_text)
+        if chars >= _BATCH_CHARS or len(batch) >= _BATCH_DOCS:
+            yield batch
+            batch, chars = [], 0
+    if batch:
+        yield batch
 
 
 # ---- writing to the store -----------------------------------------------------------------
@@ -306,62 +412,111 @@ def import_documents(
     """Insert documents in one transaction. A doc id already in the store with the same
     canonical text is left alone; with different text it is an error unless ``replace``
     (a corpus change must be deliberate). Quotes placed on a replaced document are
-    re-resolved in the same transaction; the report lists those that moved or broke."""
-    return store.write(lambda cur: import_documents_tx(cur, docs, actor=actor, replace=replace))
+    re-resolved in the same transaction; the report lists those that moved or broke.
+    The persisted search index follows the store right after it commits."""
+    return _import(store, [list(docs)], [], actor=actor, replace=replace)
+
+
+def import_paths(store: Store, paths: Sequence[str | Path], *, actor: str, replace: bool = False,
+                 progress: Progress | None = None) -> ImportReport:
+    """:func:`import_documents` of files and folders of any size, streamed: files are read
+    (a JSONL file chunk by chunk), canonicalized and written in batches inside one
+    transaction, so memory stays bounded; every problem is collected and any one of them
+    rolls the whole import back."""
+    problems: list[str] = []
+    batches = _batches(_iter_paths(paths, problems, progress), _Preparer(problems))
+    return _import(store, batches, problems, actor=actor, replace=replace)
+
+
+def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: list[str], *,
+            actor: str, replace: bool) -> ImportReport:
+    index = search_index(store)  # current before the import: re-resolution searches it
+    report = store.write(lambda cur: import_documents_tx(cur, batches, actor=actor, replace=replace,
+                                                         problems=problems, index=index), retries=0)
+    search_index(store)  # ... and now follows the import
+    return report
 
 
 def import_documents_tx(
-    cur: duckdb.DuckDBPyConnection, docs: Sequence[PreparedDocument], *, actor: str, replace: bool = False
+    cur: duckdb.DuckDBPyConnection, docs: Sequence[PreparedDocument] | Iterable[list[PreparedDocument]], *,
+    actor: str, replace: bool = False, problems: list[str] | None = None, index: "CorpusSearchIndex | None" = None,
 ) -> ImportReport:
-    """:func:`import_documents` inside a caller's transaction."""
-    if not docs:
-        raise ValidationError("Corpus import refused: no documents given.")
+    """:func:`import_documents` inside a caller's transaction. ``docs`` is a sequence of
+    documents or an iterable of batches of them; ``problems`` collects what the reader finds
+    while the batches stream (any one refuses the import at the end)."""
+    problems = problems if problems is not None else []
+    batches = [list(docs)] if isinstance(docs, Sequence) and (not docs or isinstance(docs[0], PreparedDocument)) \
+        else docs
     report = ImportReport()
     now = utcnow()
-    existing = dict(
-        cur.execute(
-            "SELECT doc_id, canonical_sha256 FROM documents WHERE doc_id IN (SELECT unnest(?))",
-            [[d.doc_id for d in docs]],
-        ).fetchall()
-    )
-    conflicts = [
-        d for d in docs if d.doc_id in existing and existing[d.doc_id] != d.canonical_sha256
-    ]
+    conflicts: list[str] = []
+    n_docs = 0
+    for batch in batches:
+        n_docs += len(batch)
+        if problems or not batch:
+            continue  # the import is refused anyway: keep reading only to report every problem
+        _write_batch(cur, batch, report, conflicts, actor=actor, replace=replace, now=now)
+    if problems:
+        raise _refused(problems)
+    if not n_docs:
+        raise ValidationError("Corpus import refused: no documents given.")
     if conflicts and not replace:
         raise ValidationError(
             f"Corpus import refused: {len(conflicts)} document(s) already exist with different "
             f"text; nothing was imported. Re-run with --replace (CLI) or tick 'replace' to change them.",
-            [f"{d.source_path}: doc id {textin.shown(d.doc_id)} differs from the stored document" for d in conflicts],
+            conflicts,
         )
-    rows, events = [], []
+    report.corpus_digest = _digest(cur)
+    if report.replaced:
+        report.drift = reresolve_tx(cur, index=index, changed=report.replaced + report.added)
+    return report
+
+
+def _write_batch(cur: duckdb.DuckDBPyConnection, docs: list[PreparedDocument], report: ImportReport,
+                 conflicts: list[str], *, actor: str, replace: bool, now) -> None:
+    """One batch: existing ids looked up at once, rows and their corpus events inserted
+    with one statement each (Arrow), not row by row."""
+    import pyarrow as pa
+
+    existing = dict(cur.execute(
+        "SELECT doc_id, canonical_sha256 FROM documents WHERE doc_id IN (SELECT unnest(?))",
+        [[d.doc_id for d in docs]]).fetchall())
+    new: list[PreparedDocument] = []
+    olds: list[str | None] = []
     for d in docs:
         old = existing.get(d.doc_id)
         if old == d.canonical_sha256:
             report.unchanged.append(d.doc_id)
             continue
-        if old is not None:
-            cur.execute("DELETE FROM documents WHERE doc_id = ?", [d.doc_id])
-            report.replaced.append(d.doc_id)
-            action = "replace"
-        else:
-            report.added.append(d.doc_id)
-            action = "add"
-        rows.append(
-            [d.doc_id, d.title, d.source_path, d.source_format, d.raw_text, d.canonical_text,
-             d.raw_sha256, d.canonical_sha256, now, actor]
-        )
-        events.append([d.doc_id, action, old, d.canonical_sha256, d.source_path, actor, now])
-    if rows:
-        cur.executemany("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        cur.executemany(
-            "INSERT INTO corpus_events (doc_id, action, old_canonical_sha256, new_canonical_sha256,"
-            " source_path, actor, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            events,
-        )
-    report.corpus_digest = _digest(cur)
-    if report.replaced:
-        report.drift = reresolve_tx(cur)
-    return report
+        if old is not None and not replace:
+            conflicts.append(f"{d.source_path}: doc id {textin.shown(d.doc_id)} differs from the stored document")
+            continue
+        (report.replaced if old is not None else report.added).append(d.doc_id)
+        new.append(d)
+        olds.append(old)
+    if conflicts and not replace or not new:
+        return
+    gone = [d.doc_id for d, old in zip(new, olds) if old is not None]
+    if gone:
+        cur.execute("DELETE FROM documents WHERE doc_id IN (SELECT unnest(?))", [gone])
+    rows = pa.table({
+        "doc_id": [d.doc_id for d in new], "title": pa.array([d.title for d in new], pa.string()),
+        "source_path": [d.source_path for d in new], "source_format": [d.source_format for d in new],
+        "raw_text": [d.raw_text for d in new], "canonical_text": [d.canonical_text for d in new],
+        "raw_sha256": [d.raw_sha256 for d in new], "canonical_sha256": [d.canonical_sha256 for d in new],
+        "old_sha256": pa.array(olds, pa.string()),
+    })
+    cur.register("golden_import_batch", rows)
+    try:
+        cur.execute(
+            "INSERT INTO documents SELECT doc_id, title, source_path, source_format, raw_text, canonical_text, "
+            "raw_sha256, canonical_sha256, ?, ? FROM golden_import_batch", [now, actor])
+        cur.execute(
+            "INSERT INTO corpus_events (doc_id, action, old_canonical_sha256, new_canonical_sha256, source_path,"
+            " actor, created_at) SELECT doc_id, CASE WHEN old_sha256 IS NULL THEN 'add' ELSE 'replace' END,"
+            " old_sha256, canonical_sha256, source_path, ?, ? FROM golden_import_batch", [actor, now])
+    finally:
+        cur.unregister("golden_import_batch")
 
 
 def _digest(cur: duckdb.DuckDBPyConnection) -> str:
@@ -399,3 +554,49 @@ def raw_text(store: Store, doc_id: str) -> str | None:
 def get_document(store: Store, doc_id: str) -> dict | None:
     rows = store.read_dicts("SELECT * FROM documents WHERE doc_id = ?", [doc_id])
     return rows[0] if rows else None
+
+
+# ---- the persisted search index ------------------------------------------------------------
+
+
+def last_corpus_event(cur) -> int:
+    return int(cur.execute("SELECT coalesce(max(event_id), 0) FROM corpus_events").fetchone()[0])
+
+
+def search_index(store: Store, progress: Progress | None = None) -> "CorpusSearchIndex":
+    """The store's persisted word index (golden_store.corpus_index), brought up to date with
+    the corpus first: opened in milliseconds when it is current, updated with the documents
+    changed since, or built (streaming) when it is missing."""
+    from golden_store import corpus_index
+
+    with store.cursor() as cur:
+        last = last_corpus_event(cur)
+
+    def changed_since(event: int):
+        with store.cursor() as cur:
+            ids = [r[0] for r in cur.execute(
+                "SELECT DISTINCT doc_id FROM corpus_events WHERE event_id > ?", [event]).fetchall()]
+            res = cur.execute("SELECT doc_id, canonical_text FROM documents WHERE doc_id IN "
+                              "(SELECT doc_id FROM corpus_events WHERE event_id > ?)", [event])
+            present = set()
+            while batch := res.fetchmany(512):
+                for d, text in batch:
+                    present.add(d)
+                    yield d, text
+            for d in ids:
+                if d not in present:
+                    yield d, None
+
+    def everything():
+        with store.cursor() as cur:
+            total = int(cur.execute("SELECT count(*) FROM documents").fetchone()[0])
+
+        def rows():
+            with store.cursor() as cur:
+                res = cur.execute("SELECT doc_id, canonical_text FROM documents")
+                while batch := res.fetchmany(512):
+                    yield from batch
+        return total, rows()
+
+    return corpus_index.ensure(corpus_index.index_dir(store.path), last, changed_since, everything,
+                               progress=progress)

@@ -7,14 +7,20 @@ older text" is a comparison, not a guess."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from golden_store.evidence import EvidenceSpan, append_evidence_tx
-from golden_store.resolver import DEFAULT_THRESHOLD, CorpusIndex, SpanResolver
+from golden_store.resolver import DEFAULT_THRESHOLD, CorpusIndex, IndexedResolver, SpanResolver
+
+if TYPE_CHECKING:
+    from golden_store.corpus_index import CorpusSearchIndex
 
 SYSTEM_ACTOR = "system:re-resolve"
+_OVERLAY_MAX = 2000  # documents changed by an import that re-resolution reads from the transaction
 
 
 @dataclass
@@ -37,23 +43,37 @@ _STALE_EVIDENCE = (
 )
 
 
-def reresolve_tx(cur: duckdb.DuckDBPyConnection, *, threshold: float = DEFAULT_THRESHOLD) -> DriftReport:
+def reresolve_tx(cur: duckdb.DuckDBPyConnection, *, threshold: float = DEFAULT_THRESHOLD,
+                 index: CorpusSearchIndex | None = None, changed: Sequence[str] = ()) -> DriftReport:
     """Re-place every current quote whose document text changed (inside the caller's
-    transaction, so an import and its re-resolution land together or not at all)."""
+    transaction, so an import and its re-resolution land together or not at all).
+
+    With ``index`` (the persisted index as it was before this transaction) the quotes are
+    searched there, with the documents changed in this transaction (``changed``, up to
+    ``_OVERLAY_MAX``, and those the stale quotes are on) read from the transaction instead;
+    without it, an in-memory index of the whole corpus is built (small stores)."""
     report = DriftReport()
     stale = cur.execute(_STALE_EVIDENCE).fetchall()
     if not stale:
         return report
-    canon = dict(cur.execute("SELECT doc_id, canonical_text FROM documents").fetchall())
 
     def raw_of(doc_id: str) -> str:
         return cur.execute("SELECT raw_text FROM documents WHERE doc_id = ?", [doc_id]).fetchone()[0]
 
-    resolver = SpanResolver(CorpusIndex(canon, raw_of), threshold)
+    if index is None:
+        canon = dict(cur.execute("SELECT doc_id, canonical_text FROM documents").fetchall())
+        resolver = SpanResolver(CorpusIndex(canon, raw_of), threshold)
+        present = canon.__contains__
+    else:
+        ids = sorted({r[3] for r in stale if r[3] is not None} | set(list(changed)[:_OVERLAY_MAX]))
+        overlay = dict(cur.execute("SELECT doc_id, canonical_text FROM documents WHERE doc_id IN (SELECT unnest(?))",
+                                   [ids]).fetchall())
+        resolver = IndexedResolver(index, raw_of, threshold, overlay=overlay)
+        present = overlay.__contains__
     new_events: list[tuple[EvidenceSpan, int | None, str]] = []
     for qid, eid, quote, doc, start, end, rubric in stale:
         item = {"query_id": qid, "evidence_id": eid, "quote": quote, "doc_id": doc, "start": start, "end": end}
-        res = resolver.resolve(quote, doc_id=doc) if doc in canon else None
+        res = resolver.resolve(quote, doc_id=doc) if present(doc) else None
         if res is None or not res.located:
             res_any = resolver.resolve(quote)  # the passage may have moved to another document
             res = res_any if res_any.located else (res or res_any)

@@ -11,14 +11,15 @@ from collections.abc import Iterator
 from golden_store import textin
 
 
-def iter_objects(name: str, text: str, problems: list[str]) -> Iterator[tuple[int, dict]]:
+def iter_objects(name: str, text: str, problems: list[str], *, first_line: int = 1) -> Iterator[tuple[int, dict]]:
     """Yield ``(line number, object)`` for each non-blank line that is a JSON object;
-    append a problem naming ``name`` and the line for every other line."""
+    append a problem naming ``name`` and the line for every other line. ``first_line``:
+    the number of the text's first line (a chunk of a longer file)."""
     if text.startswith("\ufeff"):
         text = text[1:]
     # split on "\n" only: str.splitlines() would also split on U+2028/U+0085, which JSON
     # allows raw inside strings, and would misnumber every later line
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=first_line):
         line = line.rstrip("\r")
         if not line.strip():
             continue

@@ -336,3 +336,81 @@ class SpanResolver:
         if score < 0:
             return None
         return _Hit(d, s, e, float(score))
+
+
+# ---- over the persisted index ------------------------------------------------------------------
+
+_PHRASE_LIMIT = 64   # documents holding the quote's interior words that the exact search reads
+_RANKED = 10         # documents ranked by BM25 on the quote's words that the fuzzy search reads
+
+
+class IndexedResolver:
+    """:class:`SpanResolver` over a persisted index (golden_store.corpus_index): the index
+    names the candidate documents, their canonical text is fetched, and the same resolver
+    runs on just those, so a quote costs a few index lookups and a few documents, not the
+    corpus.
+
+    Candidates: for the exact search, every document holding the quote's interior words as
+    a phrase (they are whole words wherever the quote occurs; up to 64 documents, enough to
+    call a quote ambiguous); for the fuzzy search, the 10 documents BM25 ranks first for the
+    quote's words. A quote of one or two words is looked up by its whole words (a word cut
+    at the quote's edge is not found, unlike the in-memory scan).
+
+    ``overlay`` (doc_id -> canonical text) overrides or adds documents the index does not
+    have yet: re-resolution inside an import's transaction sees the new texts."""
+
+    def __init__(self, index, raw_of: Callable[[str], str], threshold: float = DEFAULT_THRESHOLD,
+                 overlay: dict[str, str] | None = None) -> None:
+        if not 0 < threshold <= 100:
+            raise ValidationError(f"threshold must be in (0, 100], got {threshold}")
+        self.index = index
+        self.threshold = float(threshold)
+        self._raw_of = raw_of
+        self._overlay = dict(overlay or {})
+        # the overlay's own in-memory index, built once: its documents are candidates only
+        # where the quote lands in them
+        self._overlay_resolver = SpanResolver(CorpusIndex(self._overlay, raw_of), threshold) if overlay else None
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self._overlay or doc_id in self.index
+
+    def candidate_ids(self, canonical_quote: str) -> list[str]:
+        ix = self.index
+        words = ix.words(canonical_quote)
+        if len(words) >= 3:
+            _, ids = ix.phrase_docs(words[1:-1], _PHRASE_LIMIT)
+        else:
+            ids = ix.all_words_docs(words, _PHRASE_LIMIT)
+        if len(canonical_quote) >= _MIN_FUZZY_CHARS:
+            ids += [r.doc_id for r in ix.ranked(words, _RANKED)]
+        if self._overlay_resolver is not None:
+            r = self._overlay_resolver.resolve(canonical_quote)
+            ids += [c.doc_id for c in ([r.best] if r.best else []) + list(r.candidates)]
+        return list(dict.fromkeys(ids))
+
+    def texts(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        ids = list(doc_ids)
+        out = {d: self._overlay[d] for d in ids if d in self._overlay}
+        out.update(self.index.texts([d for d in ids if d not in self._overlay]))
+        return out
+
+    def resolve(self, quote: str, doc_id: str | None = None) -> Resolution:
+        cq = canonical_text(quote or "")
+        if not cq:
+            raise ValidationError("The quote is empty (nothing left after canonicalization); type or paste the passage.")
+        if doc_id is not None and doc_id not in self:
+            raise ValidationError(f"Unknown doc_id hint {doc_id!r}: no such document in the corpus.")
+        ids = [doc_id] if doc_id is not None else self.candidate_ids(cq)
+        sub = CorpusIndex(self.texts(ids), self._raw_of)
+        return SpanResolver(sub, self.threshold).resolve(quote, doc_id)
+
+    def resolve_many(self, items: Iterable[tuple[str, str | None]],
+                     progress: Callable[[int, int], None] | None = None, total: int = 0) -> list[Resolution]:
+        out = []
+        for i, (quote, doc) in enumerate(items):
+            out.append(self.resolve(quote, doc))
+            if progress and (i % 200 == 0):
+                progress(i, total)
+        if progress:
+            progress(total, total)
+        return out

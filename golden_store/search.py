@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from golden_store.resolver import CorpusIndex
+from golden_store.resolver import CorpusIndex, _lower
 
 _WORD = re.compile(r"\w+")
 K1, B = 1.2, 0.75
@@ -70,6 +70,37 @@ def search(index: CorpusIndex, text: str, *, limit: int = 10, snippet_chars: int
                              _snippet(index.texts[d], spans, [(t, weight[t]) for t in tid.tolist()], snippet_chars),
                              len(spans)))
     return out
+
+
+def search_indexed(index, text: str, *, limit: int = 10, snippet_chars: int = 280,
+                   only_doc: str | None = None) -> list[SearchHit]:
+    """:func:`search` over the persisted index (golden_store.corpus_index): BM25 ranks in the
+    index, then only the ranked documents are read to place the hits for the snippets."""
+    words = list(dict.fromkeys(index.words(text)))
+    terms = [w for w in words if w not in STOPWORDS] or words
+    if not terms:
+        return []
+    ranked = index.ranked(terms, limit, only_doc)
+    texts = index.texts(r.doc_id for r in ranked)
+    weight = {t: _idf(index.n_docs, index.doc_freq(t)) for t in terms}
+    out = []
+    for r in ranked:
+        doc = texts.get(r.doc_id)
+        if doc is None:
+            continue
+        spans, weights = [], []
+        for m in _WORD.finditer(_lower(doc)):
+            w = m.group()
+            if w in weight:
+                spans.append((m.start(), m.end()))
+                weights.append((terms.index(w), weight[w]))
+        if spans:
+            out.append(SearchHit(r.doc_id, r.score, _snippet(doc, spans, weights, snippet_chars), len(spans)))
+    return out
+
+
+def _idf(n_docs: int, df: int) -> float:
+    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
 
 
 def _snippet(text: str, spans: list[tuple[int, int]], weights: list[tuple[int, float]], width: int) -> tuple[tuple[str, bool], ...]:

@@ -67,6 +67,24 @@ def decode(name: str | Path, data: bytes) -> str:
     return text
 
 
+def decode_part(name: str | Path, data: bytes, first_line: int, first: bool, problems: list[str]) -> str | None:
+    """:func:`decode` of one chunk of a file (whole lines) that starts at line ``first_line``
+    (``first``: the file's first chunk, where a byte-order mark may be); the problem names the
+    line in the whole file."""
+    try:
+        return decode(name, data)
+    except ValidationError as exc:
+        msg = str(exc)
+        prefix = f"{name} line "
+        if not first or first_line != 1:
+            if msg.startswith(prefix):
+                n, _, rest = msg[len(prefix):].partition(":")
+                if n.isdigit():
+                    msg = f"{prefix}{int(n) + first_line - 1}:{rest}"
+        problems.append(msg)
+        return None
+
+
 def decode_into(name: str | Path, data: bytes, problems: list[str]) -> str | None:
     """:func:`decode`, appending the problem instead of raising (importers that list every file's problems)."""
     try:

@@ -1,0 +1,254 @@
+"""The persisted corpus index: a tantivy index in a folder beside the store file
+(``<store>.index/``), so that no process reads the whole corpus to answer a quote or a search.
+
+Why tantivy (DESIGN "Corpus index"): it is an on-disk inverted index with positions and
+BM25 that opens in milliseconds (memory-mapped segments), indexes in Rust on every core and
+is updated document by document. Measured on 50 MB of generated prose: indexing 3.9 s on 2
+cores, 65 MB on disk with the canonical text stored (lz4), open < 1 ms, phrase query p95
+0.4 ms, BM25 top 10 p95 1 ms. DuckDB postings tables (no positional index, one process) and
+SQLite FTS5 (one writer, tokenizer in C only) were the alternatives.
+
+What it holds: per document its id and canonical text (stored, so the resolver fetches
+only candidate documents' text) and the canonical text's words (``\\w+``, lower-cased, with
+positions). It is *derived*: the store's ``corpus_events`` say which documents changed, and
+``golden-index.json`` says up to which event the index reflects them. :func:`open_for`
+brings it up to date (or builds it) before anyone reads it, so an import that committed in
+the store but crashed before the index was updated is repaired on the next open, and an
+import that failed leaves both as they were (the index is only written after the store
+commits; an uncommitted tantivy writer is discarded).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+FORMAT = 1
+META = "golden-index.json"
+_ANALYZER = "golden_words"
+_FETCH = 512            # documents read from the store per batch when (re)building
+_HEAP = 256_000_000     # tantivy writer memory, split between its threads
+
+Progress = Callable[[int, int], None]
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"\w+"))
+            .filter(tantivy.Filter.lowercase()).build())
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("doc_id", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("body", stored=True, tokenizer_name=_ANALYZER, index_option="position")
+    return sb.build()
+
+
+def index_dir(store_path: str | os.PathLike[str]) -> Path:
+    p = Path(store_path)
+    return p.with_name(p.name + ".index")
+
+
+@dataclass(frozen=True)
+class Ranked:
+    doc_id: str
+    score: float
+
+
+class CorpusSearchIndex:
+    """Read side of the persisted index (thread-safe: tantivy searchers are)."""
+
+    def __init__(self, path: Path, index: tantivy.Index, last_event: int) -> None:
+        self.path = path
+        self._index = index
+        self._schema = index.schema
+        self._words = _analyzer()
+        self.last_event = last_event
+
+    # ---- words ------------------------------------------------------------------------------
+    def words(self, text: str) -> list[str]:
+        """The index's words of ``text`` (what a query must use to meet the documents')."""
+        return self._words.analyze(text)
+
+    # ---- documents --------------------------------------------------------------------------
+    @property
+    def n_docs(self) -> int:
+        return self._index.searcher().num_docs
+
+    def __contains__(self, doc_id: str) -> bool:
+        q = tantivy.Query.term_query(self._schema, "doc_id", doc_id)
+        return bool(self._index.searcher().search(q, limit=1).hits)
+
+    def texts(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """Canonical texts of the given documents (those in the index)."""
+        ids = list(dict.fromkeys(doc_ids))
+        if not ids:
+            return {}
+        s = self._index.searcher()
+        q = tantivy.Query.term_set_query(self._schema, "doc_id", ids)
+        out = {}
+        for _, addr in s.search(q, limit=len(ids)).hits:
+            d = s.doc(addr)
+            out[d["doc_id"][0]] = d["body"][0]
+        return out
+
+    # ---- queries ----------------------------------------------------------------------------
+    def _term(self, w: str) -> tantivy.Query:
+        return tantivy.Query.term_query(self._schema, "body", w)
+
+    def _ids(self, s: tantivy.Searcher, hits) -> list[Ranked]:
+        return [Ranked(s.doc(addr)["doc_id"][0], float(score)) for score, addr in hits]
+
+    def phrase_docs(self, words: Sequence[str], limit: int) -> tuple[int, list[str]]:
+        """Documents holding ``words`` as consecutive words: (how many, up to ``limit`` ids)."""
+        if not words:
+            return 0, []
+        q = self._term(words[0]) if len(words) == 1 else tantivy.Query.phrase_query(self._schema, "body", list(words))
+        s = self._index.searcher()
+        res = s.search(q, limit=limit, count=True)
+        return int(res.count or 0), [r.doc_id for r in self._ids(s, res.hits)]
+
+    def all_words_docs(self, words: Sequence[str], limit: int) -> list[str]:
+        """Documents holding every one of ``words`` (anywhere)."""
+        if not words:
+            return []
+        q = tantivy.Query.boolean_query([(tantivy.Occur.Must, self._term(w)) for w in dict.fromkeys(words)])
+        s = self._index.searcher()
+        return [r.doc_id for r in self._ids(s, s.search(q, limit=limit).hits)]
+
+    def ranked(self, words: Sequence[str], limit: int, only_doc: str | None = None) -> list[Ranked]:
+        """Documents ranked by BM25 (k1 1.2, b 0.75) for any of ``words``."""
+        terms = list(dict.fromkeys(words))
+        if not terms:
+            return []
+        q = tantivy.Query.boolean_query([(tantivy.Occur.Should, self._term(w)) for w in terms])
+        if only_doc is not None:
+            q = tantivy.Query.boolean_query([
+                (tantivy.Occur.Must, q),
+                (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "doc_id", only_doc))])
+        s = self._index.searcher()
+        return self._ids(s, s.search(q, limit=limit).hits)
+
+    def doc_freq(self, word: str) -> int:
+        return int(self._index.searcher().doc_freq("body", word))
+
+
+# ---- opening and keeping it up to date ------------------------------------------------------
+
+_locks: dict[Path, threading.Lock] = {}
+_open: dict[Path, CorpusSearchIndex] = {}
+_guard = threading.Lock()
+
+
+def _lock(path: Path) -> threading.Lock:
+    with _guard:
+        return _locks.setdefault(path, threading.Lock())
+
+
+def _read_meta(path: Path) -> dict | None:
+    try:
+        meta = json.loads((path / META).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) and meta.get("format") == FORMAT else None
+
+
+def _write_meta(path: Path, last_event: int, n_docs: int) -> None:
+    tmp = path / (META + ".tmp")
+    tmp.write_text(json.dumps({"format": FORMAT, "last_corpus_event": last_event, "documents": n_docs}), "utf-8")
+    os.replace(tmp, path / META)
+
+
+def _tantivy(path: Path, create: bool) -> tantivy.Index:
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+        for f in path.iterdir():  # a stale or foreign index: start clean
+            if f.is_file():
+                f.unlink()
+        index = tantivy.Index(_schema(), path=str(path), reuse=False)
+    else:
+        index = tantivy.Index.open(str(path))
+    index.register_tokenizer(_ANALYZER, _analyzer())
+    return index
+
+
+def build(path: Path, docs: Iterable[tuple[str, str]], last_event: int, *,
+          total: int = 0, progress: Progress | None = None) -> CorpusSearchIndex:
+    """A new index of ``(doc_id, canonical_text)`` pairs in ``path`` (replacing what is there)."""
+    index = _tantivy(path, create=True)
+    writer = index.writer(heap_size=_HEAP, num_threads=max(1, min(4, os.cpu_count() or 1)))
+    n = 0
+    for doc_id, text in docs:
+        writer.add_document(tantivy.Document(doc_id=doc_id, body=text))
+        n += 1
+        if progress and n % 2000 == 0:
+            progress(n, total)
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    _write_meta(path, last_event, n)
+    if progress:
+        progress(n, total or n)
+    return CorpusSearchIndex(path, index, last_event)
+
+
+def apply(ix: CorpusSearchIndex, changed: Iterable[tuple[str, str | None]], last_event: int) -> None:
+    """Bring ``ix`` to ``last_event``: each (doc_id, text) replaces that document (None: removes it)."""
+    index = ix._index
+    writer = index.writer(heap_size=_HEAP // 4, num_threads=1)
+    n = 0
+    try:
+        for doc_id, text in changed:
+            writer.delete_documents_by_term("doc_id", doc_id)
+            if text is not None:
+                writer.add_document(tantivy.Document(doc_id=doc_id, body=text))
+            n += 1
+        writer.commit()
+        writer.wait_merging_threads()
+    except BaseException:
+        writer.rollback()
+        raise
+    index.reload()
+    _write_meta(ix.path, last_event, ix.n_docs)
+    ix.last_event = last_event
+
+
+def ensure(path: Path, last_event: int, changed_since: Callable[[int], Iterator[tuple[str, str | None]]],
+           everything: Callable[[], tuple[int, Iterator[tuple[str, str]]]], *,
+           progress: Progress | None = None) -> CorpusSearchIndex:
+    """The index at ``path`` reflecting corpus event ``last_event``: opened as it is, updated
+    with the documents changed since its own last event, or built from ``everything()``
+    when it is missing, of another format, or unreadable. Serialized per path."""
+    path = path.resolve()
+    with _lock(path):
+        ix = _open.get(path)
+        if ix is None:
+            meta = _read_meta(path)
+            if meta is not None:
+                try:
+                    ix = CorpusSearchIndex(path, _tantivy(path, create=False), int(meta["last_corpus_event"]))
+                except (ValueError, OSError, KeyError):
+                    ix = None
+        if ix is None:
+            total, docs = everything()
+            ix = build(path, docs, last_event, total=total, progress=progress)
+        elif ix.last_event != last_event:
+            if ix.last_event > last_event:  # the store went back (restored from a copy): rebuild
+                total, docs = everything()
+                ix = build(path, docs, last_event, total=total, progress=progress)
+            else:
+                apply(ix, changed_since(ix.last_event), last_event)
+        _open[path] = ix
+        return ix
+
+
+def forget(path: Path) -> None:
+    """Drop the process's open handle (tests; a store file replaced on disk)."""
+    with _guard:
+        _open.pop(path.resolve(), None)
