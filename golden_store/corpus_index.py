@@ -178,11 +178,15 @@ def _tantivy(path: Path, create: bool) -> tantivy.Index:
     return index
 
 
+def _writer(index: tantivy.Index) -> tantivy.IndexWriter:
+    return index.writer(heap_size=_HEAP, num_threads=max(1, min(4, os.cpu_count() or 1)))
+
+
 def build(path: Path, docs: Iterable[tuple[str, str]], last_event: int, *,
           total: int = 0, progress: Progress | None = None) -> CorpusSearchIndex:
     """A new index of ``(doc_id, canonical_text)`` pairs in ``path`` (replacing what is there)."""
     index = _tantivy(path, create=True)
-    writer = index.writer(heap_size=_HEAP, num_threads=max(1, min(4, os.cpu_count() or 1)))
+    writer = _writer(index)
     n = 0
     for doc_id, text in docs:
         writer.add_document(tantivy.Document(doc_id=doc_id, body=text))
@@ -201,7 +205,7 @@ def build(path: Path, docs: Iterable[tuple[str, str]], last_event: int, *,
 def apply(ix: CorpusSearchIndex, changed: Iterable[tuple[str, str | None]], last_event: int) -> None:
     """Bring ``ix`` to ``last_event``: each (doc_id, text) replaces that document (None: removes it)."""
     index = ix._index
-    writer = index.writer(heap_size=_HEAP // 4, num_threads=1)
+    writer = _writer(index)
     n = 0
     try:
         for doc_id, text in changed:
