@@ -104,7 +104,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_corpus_import(args: argparse.Namespace) -> int:
     rep = corpus_import.import_paths(
-        _store(args, create=True), identity.cli_user(), args.paths, replace=args.replace, progress=_Progress("canonicalizing")
+        _store(args, create=True), identity.cli_user(), args.paths, replace=args.replace, progress=_Progress("importing (bytes read)")
     )
     if args.json:
         _print_json({"added": rep.added, "replaced": rep.replaced, "unchanged": rep.unchanged,

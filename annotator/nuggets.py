@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import duckdb
@@ -21,7 +22,7 @@ import pandas as pd
 import pydantic
 
 from annotator import labeling, llm
-from annotator.evidence_authoring import resolver as corpus_resolver
+from annotator.evidence_authoring import corpus_index
 from annotator.evidence_rounds import is_blind, visible_evidence
 from annotator.held_out import HeldOut
 from annotator.identity import User, require
@@ -31,7 +32,7 @@ from golden_store import corpus, evidence, label_receipts, llm_log, nuggets, que
 from golden_store import evidence_rounds as er
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.nuggets import NuggetDraft
-
+from golden_store.resolver import SpanResolver
 from golden_store.rubric import current_rubric
 from golden_store.scoring.generation import Nugget, nugget_scores
 from golden_store.store import Store
@@ -113,7 +114,7 @@ def verify_quote(store: Store, quote: str | None, ps: list[Passage]) -> tuple[st
     if the place lies inside one of the passages: (doc_id, start, end), else None."""
     if not quote or not quote.strip():
         return None
-    resolver = corpus_resolver(store)
+    resolver = SpanResolver(corpus_index(store))
     for doc in sorted({p.doc_id for p in ps}):
         try:
             r = resolver.resolve(quote, doc_id=doc)
@@ -357,32 +358,36 @@ def export_rows(store: Store, user: User) -> list[dict]:
 # ---- answers, assignment and scores ----------------------------------------------------------
 
 
-def import_answers(store: Store, user: User, path: str, system: str, *, replace: bool = False) -> int:
+def import_answers(store: Store, user: User, path: str, system: str, *, replace: bool = False,
+                   name: str | None = None) -> int:
     """JSONL ``{"query_id", "answer"}`` per line; unknown query ids and empty answers are
-    errors with their line number; all or nothing."""
+    errors with their line number; all or nothing. ``name``: what messages call the file
+    (an upload's own name; default the path)."""
     require(user, Permission.IMPORT_RUNS)
     from golden_store.jsonl import iter_objects
-    from golden_store.textin import read_text, shown
+    from golden_store.textin import decode, read_text, shown
 
     check_system_name(system)
+    label = name or str(path)
     known = set(queries.list_queries(store)["query_id"])
     rows, problems, seen = [], [], set()
-    text = read_text(path)  # the importers' one text rule (golden_store.textin)
-    for line, obj in iter_objects(str(path), text, problems):
+    # the importers' one text rule (golden_store.textin)
+    text = read_text(path) if name is None else decode(label, Path(path).read_bytes())
+    for line, obj in iter_objects(label, text, problems):
         qid, ans = obj.get("query_id"), obj.get("answer")
         if not isinstance(qid, str) or qid not in known:
-            problems.append(f"{path} line {line}: unknown query_id {shown(qid)}")
+            problems.append(f"{label} line {line}: unknown query_id {shown(qid)}")
         elif not isinstance(ans, str) or not ans.strip():
-            problems.append(f"{path} line {line}: field 'answer' must be a non-empty string")
+            problems.append(f"{label} line {line}: field 'answer' must be a non-empty string")
         elif qid in seen:
-            problems.append(f"{path} line {line}: a second answer for {qid}")
+            problems.append(f"{label} line {line}: a second answer for {qid}")
         else:
             seen.add(qid)
             rows.append((qid, ans))
     if problems:
         raise ValidationError(f"Answers refused ({len(problems)} problem(s)); nothing was imported.", problems[:50])
     if not rows:
-        raise ValidationError(f"{path}: no answers in the file.")
+        raise ValidationError(f"{label}: no answers in the file.")
     return nuggets.store_answers(store, system, rows, actor=user.username, replace=replace)
 
 
@@ -419,12 +424,15 @@ def assignment_cards(store: Store, user: User, n: int = ASSIGN_AHEAD) -> list[di
     require(user, Permission.LABEL)
     done = {(x["system"], x["query_id"], x["nugget_id"]) for x in nuggets.assignments(store)}
     out: list[dict] = []
+    todo = []
     for a in nuggets.answers(store):
         ns = [x for x in current(store, user, a["query_id"]) if x["approved"]]
-        for k, nug in enumerate(ns, 1):
-            if (a["system"], a["query_id"], nug["nugget_id"]) in done:
-                continue
-            ref = answer_ref(a["system"], a["query_id"])
+        left = [(k, nug) for k, nug in enumerate(ns, 1) if (a["system"], a["query_id"], nug["nugget_id"]) not in done]
+        if left:
+            todo.append((a, ns, left))
+    for i, (a, ns, left) in enumerate(todo):
+        ref = answer_ref(a["system"], a["query_id"])
+        for j, (k, nug) in enumerate(left):
             out.append({
                 "item": {"query_id": a["query_id"], "answer": ref, "nugget_id": nug["nugget_id"]},
                 "digest": _assign_digest(a["query_text"], a["answer"], nug["text"]),
@@ -433,7 +441,10 @@ def assignment_cards(store: Store, user: User, n: int = ASSIGN_AHEAD) -> list[di
                 "blocks": [{"heading": "Question", "segments": [[a["query_text"], "plain"]]},
                            {"heading": f"Answer {ref}", "segments": [[a["answer"], "plain"]]}]
                 + ([{"heading": "The nugget's evidence", "segments": [[nug["quote"], "evidence"]]}]
-                   if nug["quote"] else [])})
+                   if nug["quote"] else []),
+                # the first nugget of an answer: the surface says a new answer starts (the last one is done)
+                **({"notice": f"Answer {ref}: {len(left)} nugget(s) to assign · {len(todo) - i} answer(s) left"
+                               + (" (the previous answer is done)" if out else "")} if j == 0 else {})})
             if len(out) >= n:
                 return out
     return out

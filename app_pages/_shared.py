@@ -190,6 +190,42 @@ def upload_bytes(up, limit_mb: int, cli: str | None = None) -> bytes | None:
     return data
 
 
+ANSWERS_UPLOAD_MB = 50
+
+
+def answers_import(user: User, key: str) -> None:
+    """Upload a system's answers for nugget assignment (engineers and admins): JSONL, one
+    ``{"query_id", "answer"}`` per line, all or nothing. Graders never see the system name."""
+    import tempfile
+    from pathlib import Path
+
+    from annotator import nuggets
+
+    up = st.file_uploader('System answers: JSONL, one {"query_id", "answer"} per line', type=["jsonl", "json", "txt"],
+                          key=f"{key}_file", max_upload_size=ANSWERS_UPLOAD_MB)
+    c1, c2 = st.columns(2)
+    system = c1.text_input("System name (no spaces, no |; graders never see it)", key=f"{key}_system")
+    replace = c2.checkbox("Replace this system's answers", key=f"{key}_replace",
+                          help="Support labels on answers that did not change are kept.")
+    if st.button("Import answers", type="primary", key=f"{key}_go"):
+        if up is None:
+            st.error("Choose an answers file first.")
+            return
+        data = upload_bytes(up, ANSWERS_UPLOAD_MB, "golden answers import FILE --system NAME")
+        if data is None:
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "upload"
+            path.write_bytes(data)
+            n = attempt(lambda: nuggets.import_answers(store(), user, str(path), system.strip(), replace=replace,
+                                                       name=up.name),
+                        {"--replace": "Tick \u201cReplace this system's answers\u201d to replace them."})
+        if n is not None:
+            flash(f"Imported {n} answer(s) of {system.strip()}: they are ready to assign (Nuggets page, "
+                  "Assign to answers).")
+            st.rerun()
+
+
 def broken_labels_notice(problems: list[str]) -> None:
     """List labels that a corpus change broke (freezing refuses until they are fixed)."""
     if problems:

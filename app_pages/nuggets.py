@@ -8,7 +8,8 @@ import streamlit as st
 
 from annotator import jobs, llm, nuggets
 from annotator.roles import Permission
-from app_pages._shared import attempt, current_user, flash, md_escape, require_page, show_flash, store
+from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, require_page, show_flash,
+                                store)
 from app_pages.labeling_surface import labeling_surface
 from golden_store import llm_log
 
@@ -173,9 +174,14 @@ if mode == "Author":
 
 # ---- assign ----------------------------------------------------------------------------------
 if mode == "Assign to answers":
-    if not nuggets.answers(s, user):
-        st.info("No system answer yet. An engineer imports answers with "
-                "`golden answers import FILE --system NAME` (JSONL: query_id, answer).")
+    have_answers = bool(nuggets.answers(s, user))
+    if user.can(Permission.IMPORT_RUNS):
+        with st.expander("Import system answers", expanded=not have_answers):
+            answers_import(user, "nug_ans")
+    if not have_answers:
+        st.info("No system answer yet." + ("" if user.can(Permission.IMPORT_RUNS) else
+                " An engineer imports answers on the Runs & pool page or with "
+                "`golden answers import FILE --system NAME` (JSONL: query_id, answer)."))
     else:
         done, total = nuggets.assignment_progress(s, user)
         st.progress(done / total if total else 1.0, text=f"{done} / {total} nuggets assigned")

@@ -10,8 +10,8 @@ import streamlit as st
 
 from annotator import runs_import
 from annotator.roles import Permission
-from app_pages._shared import (attempt, flash, md_escape, progress_callback, require_page, show_flash, store,
-                                succeeded, upload_bytes)
+from app_pages._shared import (answers_import, attempt, flash, md_escape, progress_callback, require_page,
+                                show_flash, store, succeeded, upload_bytes)
 
 user = require_page(Permission.VIEW_VERSIONS)
 s = store()
@@ -53,6 +53,9 @@ if user.can(Permission.IMPORT_RUNS):
                 if rep is not None:
                     flash(rep.summary())
                     st.rerun()
+
+    with st.expander("Import system answers (for nugget assignment)"):
+        answers_import(user, "pool_ans")
 
 runs = runs_import.run_table(s, user)
 if runs.empty:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from golden_store.errors import NotFoundError, ValidationError
+from golden_store.errors import NotFoundError, OptionRequiredError, ValidationError
 from golden_store.store import Store, utcnow
 from golden_store.system_names import check_system_name
 
@@ -200,8 +200,9 @@ def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str]], *,
     def tx(cur: duckdb.DuckDBPyConnection) -> int:
         if cur.execute("SELECT 1 FROM answers WHERE system = ? LIMIT 1", [system]).fetchone():
             if not replace:
-                raise ValidationError(f"Answers of system {system!r} are already imported; use --replace to "
-                                      "replace them (support labels on unchanged answers are kept).")
+                raise OptionRequiredError(f"Answers of system {system!r} are already imported; pick another system "
+                                          "name or replace them (support labels on unchanged answers are kept).",
+                                          option="--replace", advice="Pass --replace to replace them.")
             old = dict(cur.execute("SELECT query_id, answer FROM answers WHERE system = ?", [system]).fetchall())
             new = dict(rows)
             changed = [q for q, a in old.items() if new.get(q) != a]

@@ -60,7 +60,7 @@ def labeling_surface(*, key: str, surface: str, actor: str, cards: Sequence[dict
                      empty: str = "Nothing left in your queue.", note: str = "Note (optional)",
                      note_required: bool = False, fields: Sequence[tuple[str, str]] = ()) -> None:
     """Mount the surface. ``cards`` are the next items (``item``, ``digest``, ``title``,
-    ``meta``, ``blocks``), ``keys`` the surface's (key, action, value, label) and ``submit``
+    ``meta``, ``blocks``, optionally ``notice``: a line shown above the item), ``keys`` the surface's (key, action, value, label) and ``submit``
     writes a list of raw labels and returns one Ack each. ``note`` labels the note field
     (``note_required``: no key labels until it is written); ``fields`` adds optional text
     fields (name, label) whose values travel with the label."""

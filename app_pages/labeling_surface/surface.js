@@ -319,6 +319,9 @@ class Surface {
         this.banner.hidden = false;
         this.banner.textContent = `Looking back (${this.browse + 1} of ${this.history.length}): you said `
           + `${h.status === "undone" ? "(undone) " : ""}${this.describe(h.label)}. A key changes it; \u2192 returns.`;
+      } else if (card.notice) {  // e.g. a new answer starts (nugget assignment)
+        this.banner.hidden = false;
+        this.banner.textContent = card.notice;
       } else {
         this.banner.hidden = true;
       }
