@@ -184,6 +184,15 @@ def _reduce(raw: str) -> tuple[str, array | None]:
     return "".join(parts), pos
 
 
+def _breaks(raw: str) -> list[int]:
+    """Positions in the reduced text (see :func:`_reduce`) of the first character after each cut."""
+    out, removed = [], 0
+    for m in _REMOVE.finditer(raw):
+        removed += m.end() - m.start()
+        out.append(m.end() - removed)
+    return out
+
+
 class _Segments:
     """Builder of a :class:`SpanMap` (consecutive identical blocks merge)."""
 
@@ -208,6 +217,8 @@ class _Segments:
 def _canonical(raw: str, mode: str) -> tuple[str, array, array, _Segments | None]:
     """mode: "text" (no map), "chars" (a raw range per character) or "segments" (SpanMap)."""
     reduced, kept = _reduce(raw)
+    # reduced positions right after a cut (where kept[i] stops being kept[i - 1] + 1)
+    breaks = _breaks(raw) if kept is not None and mode == "segments" else []
     out: list[str] = []
     chars = mode == "chars"
     segs = _Segments() if mode == "segments" else None
@@ -254,9 +265,11 @@ def _canonical(raw: str, mode: str) -> tuple[str, array, array, _Segments | None
             elif segs is not None:
                 if kept is None:
                     segs.identity(n_out, a, b - a)
-                else:
-                    for i in range(a, b):
-                        segs.identity(n_out + i - a, kept[i], 1)
+                else:  # one identity run per stretch between two cuts, not per character
+                    i = a
+                    for j in breaks[bisect.bisect_right(breaks, a):bisect.bisect_left(breaks, b)] + [b]:
+                        segs.identity(n_out + i - a, kept[i], j - i)
+                        i = j
             out.append(m.group())
             n_out += b - a
             continue

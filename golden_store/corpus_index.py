@@ -135,6 +135,21 @@ class CorpusSearchIndex:
         s = self._index.searcher()
         return self._ids(s, s.search(q, limit=limit).hits)
 
+    def near_passage(self, words: Sequence[str], limit: int) -> list[str]:
+        """Documents most likely to hold a passage close to ``words`` (a quote with typos,
+        dropped or changed words): BM25 on the words plus, boosted, each pair of adjacent
+        words as a phrase, so the document sharing most of the quote's word pairs comes
+        first even when the rare words are the misspelt ones."""
+        terms = list(dict.fromkeys(words))
+        if not terms:
+            return []
+        parts = [(tantivy.Occur.Should, self._term(w)) for w in terms]
+        pairs = list(dict.fromkeys(zip(words, words[1:])))
+        parts += [(tantivy.Occur.Should, tantivy.Query.boost_query(
+            tantivy.Query.phrase_query(self._schema, "body", list(p)), 2.0)) for p in pairs]
+        s = self._index.searcher()
+        return [r.doc_id for r in self._ids(s, s.search(tantivy.Query.boolean_query(parts), limit=limit).hits)]
+
     def doc_freq(self, word: str) -> int:
         return int(self._index.searcher().doc_freq("body", word))
 

@@ -189,8 +189,9 @@ class SpanResolver:
         self.index = index
         self.threshold = float(threshold)
 
-    def resolve(self, quote: str, doc_id: str | None = None) -> Resolution:
-        """Place ``quote`` in the corpus (only in ``doc_id`` when given)."""
+    def resolve(self, quote: str, doc_id: str | None = None, *, exact_only: bool = False) -> Resolution | None:
+        """Place ``quote`` in the corpus (only in ``doc_id`` when given). ``exact_only``:
+        None instead of a fuzzy search when the quote is not found exactly."""
         cq = canonical_text(quote or "")
         if not cq:
             raise ValidationError("The quote is empty (nothing left after canonicalization); type or paste the passage.")
@@ -206,6 +207,8 @@ class SpanResolver:
             return Resolution(quote, "exact", self._cand(exact[0]))
         if len(exact) > 1:
             return Resolution(quote, "ambiguous", None, tuple(self._cand(h) for h in exact[:_MAX_CANDIDATES]))
+        if exact_only:
+            return None
         hits = self._fuzzy(lowq, qtoks, only) if len(cq) >= _MIN_FUZZY_CHARS else []
         good = [h for h in hits if h.score >= self.threshold]
         if not good:
@@ -374,19 +377,24 @@ class IndexedResolver:
     def __contains__(self, doc_id: str) -> bool:
         return doc_id in self._overlay or doc_id in self.index
 
-    def candidate_ids(self, canonical_quote: str) -> list[str]:
-        ix = self.index
-        words = ix.words(canonical_quote)
+    def _exact_ids(self, words: list[str]) -> list[str]:
         if len(words) >= 3:
-            _, ids = ix.phrase_docs(words[1:-1], _PHRASE_LIMIT)
-        else:
-            ids = ix.all_words_docs(words, _PHRASE_LIMIT)
+            return self.index.phrase_docs(words[1:-1], _PHRASE_LIMIT)[1]
+        return self.index.all_words_docs(words, _PHRASE_LIMIT)
+
+    def _overlay_ids(self, canonical_quote: str) -> list[str]:
+        if self._overlay_resolver is None:
+            return []
+        r = self._overlay_resolver.resolve(canonical_quote)
+        return [c.doc_id for c in ([r.best] if r.best else []) + list(r.candidates)]
+
+    def candidate_ids(self, canonical_quote: str) -> list[str]:
+        """Every document the quote may be in (exact and fuzzy candidates)."""
+        words = self.index.words(canonical_quote)
+        ids = self._exact_ids(words)
         if len(canonical_quote) >= _MIN_FUZZY_CHARS:
-            ids += [r.doc_id for r in ix.ranked(words, _RANKED)]
-        if self._overlay_resolver is not None:
-            r = self._overlay_resolver.resolve(canonical_quote)
-            ids += [c.doc_id for c in ([r.best] if r.best else []) + list(r.candidates)]
-        return list(dict.fromkeys(ids))
+            ids += self.index.near_passage(words, _RANKED)
+        return list(dict.fromkeys(ids + self._overlay_ids(canonical_quote)))
 
     def texts(self, doc_ids: Iterable[str]) -> dict[str, str]:
         ids = list(doc_ids)
@@ -400,9 +408,20 @@ class IndexedResolver:
             raise ValidationError("The quote is empty (nothing left after canonicalization); type or paste the passage.")
         if doc_id is not None and doc_id not in self:
             raise ValidationError(f"Unknown doc_id hint {doc_id!r}: no such document in the corpus.")
-        ids = [doc_id] if doc_id is not None else self.candidate_ids(cq)
-        sub = CorpusIndex(self.texts(ids), self._raw_of)
-        return SpanResolver(sub, self.threshold).resolve(quote, doc_id)
+        if doc_id is not None:
+            return self._on([doc_id]).resolve(quote, doc_id)
+        # exact first, on the documents holding the interior words as a phrase (usually one)
+        words = self.index.words(cq)
+        exact_ids = list(dict.fromkeys(self._exact_ids(words) + self._overlay_ids(cq)))
+        if exact_ids:
+            found = self._on(exact_ids).resolve(quote, exact_only=True)
+            if found is not None:
+                return found
+        ids = exact_ids + (self.index.near_passage(words, _RANKED) if len(cq) >= _MIN_FUZZY_CHARS else [])
+        return self._on(list(dict.fromkeys(ids))).resolve(quote)
+
+    def _on(self, doc_ids: list[str]) -> SpanResolver:
+        return SpanResolver(CorpusIndex(self.texts(doc_ids), self._raw_of), self.threshold)
 
     def resolve_many(self, items: Iterable[tuple[str, str | None]],
                      progress: Callable[[int, int], None] | None = None, total: int = 0) -> list[Resolution]:

@@ -83,17 +83,18 @@ def search_indexed(index, text: str, *, limit: int = 10, snippet_chars: int = 28
     ranked = index.ranked(terms, limit, only_doc)
     texts = index.texts(r.doc_id for r in ranked)
     weight = {t: _idf(index.n_docs, index.doc_freq(t)) for t in terms}
+    # the terms as whole words (longest first, so a term is never cut by a shorter one)
+    hit_re = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")(?!\w)")
     out = []
     for r in ranked:
         doc = texts.get(r.doc_id)
         if doc is None:
             continue
         spans, weights = [], []
-        for m in _WORD.finditer(_lower(doc)):
+        for m in hit_re.finditer(_lower(doc)):
             w = m.group()
-            if w in weight:
-                spans.append((m.start(), m.end()))
-                weights.append((terms.index(w), weight[w]))
+            spans.append((m.start(), m.end()))
+            weights.append((terms.index(w), weight[w]))
         if spans:
             out.append(SearchHit(r.doc_id, r.score, _snippet(doc, spans, weights, snippet_chars), len(spans)))
     return out
