@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -114,11 +115,19 @@ class CorpusSearchIndex:
         res = s.search(q, limit=limit, count=True)
         return int(res.count or 0), [r.doc_id for r in self._ids(s, res.hits)]
 
-    def all_words_docs(self, words: Sequence[str], limit: int) -> list[str]:
-        """Documents holding every one of ``words`` (anywhere)."""
-        if not words:
+    def partial_docs(self, words: Sequence[str], limit: int) -> list[str]:
+        """Documents holding a quote of one or two words whose ends may be cut (``ertificat``,
+        ``lo wor``; in Chinese or Japanese a whole sentence is one word): the first word as
+        the end of a word, the last as the start of the next one. Walks the term dictionary
+        (a regex over the terms), so it costs more than a phrase lookup; quotes this short
+        are rare and asked to be confirmed anyway."""
+        if not words or len(words) > 2:
             return []
-        q = tantivy.Query.boolean_query([(tantivy.Occur.Must, self._term(w)) for w in dict.fromkeys(words)])
+        esc = [re.escape(w) for w in words]
+        if len(esc) == 1:
+            q = tantivy.Query.regex_query(self._schema, "body", f".*{esc[0]}.*")
+        else:
+            q = tantivy.Query.regex_phrase_query(self._schema, "body", [f".*{esc[0]}", f"{esc[1]}.*"])
         s = self._index.searcher()
         return [r.doc_id for r in self._ids(s, s.search(q, limit=limit).hits)]
 

@@ -356,8 +356,8 @@ class IndexedResolver:
     Candidates: for the exact search, every document holding the quote's interior words as
     a phrase (they are whole words wherever the quote occurs; up to 64 documents, enough to
     call a quote ambiguous); for the fuzzy search, the 10 documents BM25 ranks first for the
-    quote's words. A quote of one or two words is looked up by its whole words (a word cut
-    at the quote's edge is not found, unlike the in-memory scan).
+    quote's words. A quote of one or two words (either may be cut at the quote's edge) is
+    looked up through the term dictionary (``CorpusSearchIndex.partial_docs``).
 
     ``overlay`` (doc_id -> canonical text) overrides or adds documents the index does not
     have yet: re-resolution inside an import's transaction sees the new texts."""
@@ -380,7 +380,7 @@ class IndexedResolver:
     def _exact_ids(self, words: list[str]) -> list[str]:
         if len(words) >= 3:
             return self.index.phrase_docs(words[1:-1], _PHRASE_LIMIT)[1]
-        return self.index.all_words_docs(words, _PHRASE_LIMIT)
+        return self.index.partial_docs(words, _PHRASE_LIMIT)
 
     def _overlay_ids(self, canonical_quote: str) -> list[str]:
         if self._overlay_resolver is None:

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from golden_store.errors import ValidationError
-from golden_store.resolver import CorpusIndex, SpanResolver
+from golden_store.resolver import CorpusIndex, IndexedResolver, SpanResolver
 
 DOCS = {
     "leave": (
@@ -26,9 +26,17 @@ DOCS = {
 }
 
 
-@pytest.fixture(scope="module")
-def resolver() -> SpanResolver:
-    return SpanResolver(CorpusIndex.from_raw(DOCS))
+@pytest.fixture(scope="module", params=["in_memory", "persisted"])
+def resolver(request, tmp_path_factory):
+    """Both resolvers answer every case the same: the in-memory one (a folder, a version)
+    and the one over the persisted index (a store)."""
+    if request.param == "in_memory":
+        return SpanResolver(CorpusIndex.from_raw(DOCS))
+    from golden_store import corpus_index
+    from golden_store.canonical import canonical_text
+
+    ix = corpus_index.build(tmp_path_factory.mktemp("index") / "ix", ((d, canonical_text(t)) for d, t in DOCS.items()), 0)
+    return IndexedResolver(ix, DOCS.__getitem__)
 
 
 def located(res):
