@@ -206,6 +206,55 @@ def child_resolve(a: argparse.Namespace) -> dict:
             "search_ms_p95": _pct(stimes, 0.95) * 1e3, "serving_peak_mib": _hwm_mib()}
 
 
+def child_folder(a: argparse.Namespace) -> dict:
+    """``golden resolve --corpus DIR`` end to end (a subprocess: start-up, reading and
+    indexing the folder, resolving, writing) against the naive scan: every quote aligned
+    with rapidfuzz against every document (the best score so far as the cutoff), timed on
+    a sample of quotes and scaled to all, plus reading and canonicalizing the folder."""
+    import bench_spans as bs
+    from rapidfuzz import fuzz
+
+    from golden_store.canonical import canonical_text
+
+    rng = random.Random(a.seed)
+    ws = bs.WordStream(bs.make_vocab(rng), a.seed)
+    raw = bs.generate_corpus(rng, ws, a.mb)
+    folder = Path(a.out) / "docs"
+    folder.mkdir(parents=True)
+    for d, t in raw.items():
+        (folder / d).write_text(t, encoding="utf-8")
+    ids = sorted(raw)
+    quotes = []
+    for i in range(a.quotes):
+        words = raw[rng.choice(ids)].split()
+        k = rng.randint(bs.MIN_WORDS, bs.MAX_WORDS)
+        st = rng.randrange(0, max(1, len(words) - k))
+        q = " ".join(words[st:st + k])
+        kind = "verbatim" if rng.random() < bs.VERBATIM_SHARE else rng.choice(bs.PERTURBATIONS)
+        quotes.append(q if kind == "verbatim" else bs._perturb(rng, q, kind)[0])
+    qfile = Path(a.out) / "quotes.jsonl"
+    qfile.write_text("".join(json.dumps({"quote_id": f"q{i}", "quote": q}) + "\n" for i, q in enumerate(quotes)))
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "annotator.cli", "resolve", "--corpus", str(folder), "--quotes", str(qfile),
+                    "--out", str(Path(a.out) / "resolved.jsonl")], check=True, capture_output=True)
+    ours = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    docs = [canonical_text((folder / d).read_text(encoding="utf-8")).lower() for d in ids]
+    prep = time.perf_counter() - t0
+    sample = rng.sample(quotes, a.sample)
+    t0 = time.perf_counter()
+    for q in sample:
+        cq, cut = canonical_text(q).lower(), 0.0
+        for text in docs:
+            al = fuzz.partial_ratio_alignment(cq, text, score_cutoff=cut)
+            if al is not None and al.score > cut:
+                cut = al.score
+    per_quote = (time.perf_counter() - t0) / len(sample)
+    naive = prep + per_quote * len(quotes)
+    return {"mib": a.mb, "docs": len(raw), "quotes": len(quotes), "golden_resolve_s": ours,
+            "naive_s_estimated": naive, "naive_per_quote_s": per_quote, "speedup": naive / ours}
+
+
 def score(path: str) -> dict:
     data = json.loads(Path(path).read_text())
     pos = located = exact_b = neg = false = 0
@@ -260,13 +309,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", default=None, help="build in this (empty) folder and keep it")
     ap.add_argument("--json", action="store_true", help="print only the JSON line")
     ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--folder-mb", type=float, default=25, help="golden resolve --corpus DIR: folder size (0: skip)")
+    ap.add_argument("--folder-quotes", type=int, default=2200)
+    ap.add_argument("--sample", type=int, default=20, help=argparse.SUPPRESS)
     for k in ("mb", "out", "store", "corpus", "code", "quotes-file"):
         ap.add_argument(f"--{k}", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a._child:
         if a.mb is not None:
             a.mb = float(a.mb)
-        ops = {"generate": child_generate, "import": child_import, "quotes": child_quotes, "resolve": child_resolve}
+        ops = {"generate": child_generate, "import": child_import, "quotes": child_quotes, "resolve": child_resolve,
+               "folder": child_folder}
         print(json.dumps(ops[a._child](a)))
         return 0
     from benchlib import git_head, work_dir
@@ -311,8 +364,15 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 say("  ratios new/baseline: " + ", ".join(f"{k} {v:.3f}" for k, v in row["ratios"].items()))
             rows.append(row)
+        folder = None
+        if a.folder_mb:
+            folder = run_child("folder", None, mb=a.folder_mb, out=work / "folder", seed=a.seed,
+                               quotes=a.folder_quotes, sample=a.sample)
+            say(f"[golden resolve --corpus DIR, {a.folder_mb:g} MiB, {folder['quotes']} quotes] "
+                f"{folder['golden_resolve_s']:.1f} s vs naive scan {folder['naive_s_estimated']:.0f} s "
+                f"(estimated from {a.sample} quotes): {folder['speedup']:.0f}x")
         out = {"bench": "corpus_scale", "commit": git_head(ROOT), "baseline": a.baseline, "quotes": a.quotes,
-               "negatives": a.negatives, "rows": rows}
+               "negatives": a.negatives, "rows": rows, "folder": folder}
         print(json.dumps(out))
     finally:
         if base is not None:
