@@ -12,7 +12,7 @@ from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import agreement_data, evidence_rounds
 from golden_store.scoring import agreement_report as report
-from golden_store.scoring.agreement import BINARY_THRESHOLD, GRADES, confusion, kappa_bootstrap_ci, per_class
+from golden_store.scoring.agreement import BINARY_THRESHOLD, GRADES, confusion, kappa_bootstrap_ci, per_class, reading
 from golden_store.store import Store
 
 
@@ -28,7 +28,17 @@ class Agreement:
     evidence: report.EvidenceAgreement
 
     def pair_table(self) -> pd.DataFrame:
-        return pd.DataFrame([p.as_row() for p in self.group.pairs])
+        """One row per pair. Each reading names the κ it reads: the graded bar and the page's
+        headline use the linear κ, so the graded reading here is the linear κ's too (the
+        quadratic κ, usually higher, has its own)."""
+        rows = []
+        for p in self.group.pairs:
+            row = p.as_row()
+            row.pop("reading_graded", None)
+            row["reading_linear"] = reading(p.kappa_linear)
+            row["reading_quadratic"] = reading(p.kappa_quadratic)
+            rows.append(row)
+        return pd.DataFrame(rows)
 
     def pair_confusion(self, a: str, b: str) -> pd.DataFrame:
         """Confusion matrix of two annotators' grades on the items both graded."""

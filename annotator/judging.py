@@ -17,6 +17,7 @@ from annotator.identity import User, require
 from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
 from golden_store import corpus, judging, label_receipts
+from golden_store import rubric as rubric_store
 from golden_store.rubric import add_rubric_version, current_rubric, current_version_tx
 from golden_store.search import STOPWORDS
 from golden_store.store import Store
@@ -194,5 +195,21 @@ def rubric(store: Store, user: User) -> dict | None:
 
 
 def edit_rubric(store: Store, user: User, text: str, changelog: str) -> int:
+    """A new rubric version; an unchanged text is refused (no version for nothing)."""
     require(user, Permission.EDIT_RUBRIC)
-    return add_rubric_version(store, text, changelog, actor=user.username)
+    version = add_rubric_version(store, text, changelog, actor=user.username)
+    rubric_store.mark_seen(store, user.username, version)  # its author has seen it
+    return version
+
+
+def rubric_news(store: Store, user: User) -> list[dict]:
+    """The rubric versions this person has not been shown yet (version, changelog, who,
+    when), oldest first; empty once they have acknowledged the one in force."""
+    require(user, Permission.LABEL)
+    return rubric_store.unseen_versions(store, user.username)
+
+
+def acknowledge_rubric(store: Store, user: User, version: int) -> None:
+    """This person has read the changelog up to ``version``: the banner does not come back."""
+    require(user, Permission.LABEL)
+    rubric_store.mark_seen(store, user.username, version)

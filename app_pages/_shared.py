@@ -42,6 +42,69 @@ def md_escape(text: object) -> str:
     return _MD_PUNCT.sub(r"\\\1", s)
 
 
+_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+_BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
+_NUMBERED = re.compile(r"^(\s*)(\d{1,9})[.)]\s+(.*)$")
+_EMPHASIS = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__|\*(?=[^\s*])(.+?)(?<=[^\s*])\*"
+                       r"|(?<![^\W_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![^\W_])")
+
+
+def _inline(text: str) -> str:
+    """One line of a person's Markdown: bold and italic kept, everything else escaped."""
+    out, pos = [], 0
+    for m in _EMPHASIS.finditer(text):
+        out.append(md_escape(text[pos:m.start()]))
+        strong = m.group(1) or m.group(2)
+        out.append(f"**{md_escape(strong)}**" if strong is not None else f"*{md_escape(m.group(3) or m.group(4))}*")
+        pos = m.end()
+    out.append(md_escape(text[pos:]))
+    return "".join(out)
+
+
+def safe_markdown(text: str, heading_level: int = 4) -> str:
+    """Markdown written by people (the rubric) rendered with its structure, nothing more:
+    headings (set to ``heading_level`` and below, to fit a side panel), bullet and numbered
+    lists, paragraphs, bold and italic. Every piece of text goes through :func:`md_escape`, so
+    HTML, links, images, code, math, Streamlit colours and icons all stay literal text."""
+    lines = []
+    for raw in str(text).replace("\r\n", "\n").split("\n"):
+        if m := _HEADING.match(raw):
+            lines.append(f"{'#' * heading_level} {_inline(m.group(1))}")
+        elif m := _BULLET.match(raw):
+            lines.append(f"{' ' * (len(m.group(1).expandtabs()) // 2 * 2)}- {_inline(m.group(2))}")
+        elif m := _NUMBERED.match(raw):
+            lines.append(f"{' ' * (len(m.group(1).expandtabs()) // 3 * 3)}{m.group(2)}. {_inline(m.group(3))}")
+        else:
+            lines.append(_inline(raw.strip()))
+    return "\n".join(lines)
+
+
+def rubric_panel(rub: dict | None) -> None:
+    """The rubric in force, rendered (escaped), in a scrolling box."""
+    st.write(f"**Rubric v{rub['version']}**" if rub else "**No rubric yet**")
+    if rub:
+        with st.container(height=420):
+            st.markdown(safe_markdown(rub["text"]))
+
+
+def rubric_banner(user: User) -> None:
+    """Once per rubric change: what changed (the changelog of every version this person has
+    not seen), until they say "Got it". Shown above every page to people who label."""
+    from annotator import judging
+
+    news = judging.rubric_news(store(), user)
+    if not news:
+        return
+    latest = news[-1]["version"]
+    with st.container(border=True, key="rubric_banner"):
+        lines = "\n".join(f"- **v{n['version']}** ({md_escape(n['actor'])}, {n['created_at']:%Y-%m-%d}): "
+                          f"{md_escape(n['changelog'])}" for n in news)
+        st.markdown(f":material/campaign: **The rubric changed: v{latest} is in force.** What changed:\n\n{lines}")
+        if st.button("Got it", key="rubric_seen", help="Hide this until the rubric changes again"):
+            judging.acknowledge_rubric(store(), user, latest)
+            st.rerun()
+
+
 def store() -> Store:
     return context.get_store()
 

@@ -10,7 +10,8 @@ import streamlit as st
 
 from annotator import adjudication, evidence_rounds, transcripts
 from annotator.roles import Permission
-from app_pages._shared import attempt, current_user, flash, md_escape, require_page, show_flash, store, succeeded
+from app_pages._shared import (attempt, current_user, flash, md_escape, require_page, rubric_panel, show_flash,
+                                store, succeeded)
 from app_pages.labeling_surface import labeling_surface
 
 user = require_page(Permission.ADJUDICATE)
@@ -30,10 +31,7 @@ c2.progress(decided / total if total else 1.0,
 left, right = st.columns([3, 2])
 rub = adjudication.rubric(s, user)
 with right:
-    st.write(f"**Rubric v{rub['version']}**" if rub else "**No rubric yet**")
-    if rub:
-        with st.container(height=420):
-            st.text(rub["text"])
+    rubric_panel(rub)
 
 with left:
     st.caption("Write the rationale, press **Esc**, then the final grade **0-3**. Each decision is bound to the "

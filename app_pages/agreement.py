@@ -117,10 +117,13 @@ with tab_agree:
         ok = g.summary()["clears_bar"]
         (st.success if ok else st.warning)(
             f"{g.n_units} items graded by two or more of {len(g.annotators)} annotators. "
-            f"Binary: {reading(g.kappa_binary)} (bar {KAPPA_BAR_BINARY}); graded: {reading(g.kappa_graded)} "
-            f"(bar {KAPPA_BAR_GRADED}) - " + ("bar cleared." if ok else "below the bar."))
+            f"Binary κ {fmt(g.kappa_binary)}: {reading(g.kappa_binary)} (bar {KAPPA_BAR_BINARY}); graded, linear κ "
+            f"{fmt(g.kappa_graded)}: {reading(g.kappa_graded)} (bar {KAPPA_BAR_GRADED}) - "
+            + ("bar cleared." if ok else "below the bar."))
 
         st.subheader("Pairs", anchor=False)
+        st.caption("Each reading names the κ it reads: the graded bar and the headline use the linear κ "
+                   "(reading_linear); the quadratic κ weighs near misses less and usually reads higher.")
         table = rep.pair_table()
         st.dataframe(table, hide_index=True, width="stretch")
         st.download_button("Download the pairwise table (CSV)", table.to_csv(index=False).encode(),

@@ -17,7 +17,8 @@ from annotator import context
 from annotator.roles import Permission
 from golden_store.errors import GoldenError
 from annotator.identity import LOOPBACK_ONLY
-from app_pages._shared import auth_mode, client_is_local, current_user, md_escape, oidc_signed_in, sign_out
+from app_pages._shared import (auth_mode, client_is_local, current_user, md_escape, oidc_signed_in, rubric_banner,
+                               sign_out)
 from app_pages.session_cookie import sync_cookie
 
 PAGES = Path(__file__).resolve().parent
@@ -104,6 +105,8 @@ def main() -> None:
         if mode == "accounts":
             sync_cookie(st.session_state.get("session_token"))
 
+    if user is not None and user.can(Permission.LABEL):
+        rubric_banner(user)  # once per rubric change, above whichever page opens
     # Signed out there is nothing to navigate to: no menu of (two) sign-in entries.
     st.navigation(pages, position="hidden" if user is None else "sidebar").run()
 

@@ -10,7 +10,7 @@ import streamlit as st
 
 from annotator import judging
 from annotator.roles import Permission
-from app_pages._shared import current_user, flash, require_page, show_flash, store, succeeded
+from app_pages._shared import current_user, flash, require_page, rubric_panel, show_flash, store, succeeded
 from app_pages.labeling_surface import labeling_surface
 
 user = require_page(Permission.LABEL)
@@ -43,10 +43,7 @@ left, right = st.columns([3, 2])
 with left:
     queue()
 with right:
-    st.write(f"**Rubric v{rub['version']}**" if rub else "**No rubric yet**")
-    if rub:
-        with st.container(height=420):
-            st.text(rub["text"])
+    rubric_panel(rub)
     if user.can(Permission.EDIT_RUBRIC):
         with st.expander("Edit the rubric (new version)"):
             new_text = st.text_area("Rubric", value=rub["text"] if rub else "", height=240, key="rub_text")
