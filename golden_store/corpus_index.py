@@ -36,6 +36,9 @@ _ANALYZER = "golden_words"
 _FETCH = 512            # documents read from the store per batch when (re)building
 _HEAP = 256_000_000     # tantivy writer memory, split between its threads
 
+_PAIRS = 16           # word pairs (phrases) a fuzzy candidate query uses at most
+_RARE_MIN, _RARE_SHARE = 200, 100   # a pair needs a word in at most max(200, 1% of documents)
+
 Progress = Callable[[int, int], None]
 
 
@@ -146,17 +149,24 @@ class CorpusSearchIndex:
 
     def near_passage(self, words: Sequence[str], limit: int) -> list[str]:
         """Documents most likely to hold a passage close to ``words`` (a quote with typos,
-        dropped or changed words): BM25 on the words plus, boosted, each pair of adjacent
-        words as a phrase, so the document sharing most of the quote's word pairs comes
-        first even when the rare words are the misspelt ones."""
+        dropped or changed words): BM25 on the words plus, boosted, pairs of adjacent words
+        as phrases, so the document sharing most of the quote's word pairs comes first even
+        when the rare words are the misspelt ones. Only the pairs with a rare word (at most
+        ``_PAIRS``) take part: a phrase of two common words costs two long position lists
+        and tells little."""
         terms = list(dict.fromkeys(words))
         if not terms:
             return []
-        parts = [(tantivy.Occur.Should, self._term(w)) for w in terms]
-        pairs = list(dict.fromkeys(zip(words, words[1:])))
+        s = self._index.searcher()
+        df = {w: s.doc_freq("body", w) for w in terms}
+        parts = [(tantivy.Occur.Should, self._term(w)) for w in terms if df[w]]
+        if not parts:
+            return []
+        rare = max(_RARE_MIN, s.num_docs // _RARE_SHARE)
+        pairs = sorted({p for p in zip(words, words[1:]) if df[p[0]] and df[p[1]] and min(df[p[0]], df[p[1]]) <= rare},
+                       key=lambda p: min(df[p[0]], df[p[1]]))[:_PAIRS]
         parts += [(tantivy.Occur.Should, tantivy.Query.boost_query(
             tantivy.Query.phrase_query(self._schema, "body", list(p)), 2.0)) for p in pairs]
-        s = self._index.searcher()
         return [r.doc_id for r in self._ids(s, s.search(tantivy.Query.boolean_query(parts), limit=limit).hits)]
 
     def doc_freq(self, word: str) -> int:
