@@ -89,37 +89,40 @@ def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, An
 
 
 def import_file(store: Store, user: User, path: str | Path,
-                progress: Callable[[int, int], None] | None = None) -> int:
-    """Import a JSONL of transcripts, all or nothing; every problem names its line."""
+                progress: Callable[[int, int], None] | None = None, *, name: str | None = None) -> int:
+    """Import a JSONL of transcripts, all or nothing; every problem names its line (and the
+    file by ``name`` when given: an upload's own name, not its temporary copy's path)."""
     require(user, Permission.IMPORT_RUNS)
+    from golden_store import textin
+
     p = Path(path)
+    label = name or str(p)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except OSError:
-        raise ValidationError(f"{p}: no such file.") from None
-    except UnicodeDecodeError as exc:
-        raise ValidationError(f"{p}: not UTF-8 (byte {exc.start}).") from None
+        raise ValidationError(f"{label}: no such file.") from None
+    text = textin.decode(label, data)  # the importers' one text rule: the line and column of a bad byte
     known = set(queries.list_queries(store)["query_id"])
     problems: list[str] = []
     rows, seen = [], set()
-    objs = list(iter_objects(str(p), text, problems))
+    objs = list(iter_objects(label, text, problems))
     for k, (line, obj) in enumerate(objs):
         try:
-            r = _validate(line, obj, known, str(p))
+            r = _validate(line, obj, known, label)
             key = (r["run_id"], r["query_id"], r["trial"])
             if key in seen:
                 raise ValueError(f"run {key[0]} query {key[1]} trial {key[2]} appears twice")
             seen.add(key)
             rows.append(r)
         except ValueError as exc:
-            problems.append(f"{p} line {line}: {exc}")
+            problems.append(f"{label} line {line}: {exc}")
         if progress and k % 200 == 0:
             progress(k, len(objs))
     if problems:
         raise ValidationError(f"Transcripts refused ({len(problems)} problem(s)); nothing was imported.",
                               problems[:_MAX_PROBLEMS])
     if not rows:
-        raise ValidationError(f"{p}: no transcripts in the file.")
+        raise ValidationError(f"{label}: no transcripts in the file.")
     n = store_t.store_transcripts(store, rows, actor=user.username)
     if progress:
         progress(len(objs), len(objs))

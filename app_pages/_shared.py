@@ -238,10 +238,23 @@ def marked(segments, style: str = "orange-background") -> str:
     return "".join(out)
 
 
+def upload_limit(limit_mb: int) -> int:
+    """A page's upload limit in MB, lowered by ``GOLDEN_MAX_UPLOAD_MB`` when that is set
+    (a deployment with little memory; tests)."""
+    import os
+
+    try:
+        cap = int(os.environ.get("GOLDEN_MAX_UPLOAD_MB", "0"))
+    except ValueError:
+        cap = 0
+    return min(limit_mb, cap) if cap > 0 else limit_mb
+
+
 def upload_bytes(up, limit_mb: int, cli: str | None = None) -> bytes | None:
     """The bytes of an uploaded file, or None with a clear error naming it: an empty file,
     or one over ``limit_mb`` (the uploader's own limit; the browser enforces it too, this is
     the check a script-driven upload cannot skip). ``cli``: the command for larger files."""
+    limit_mb = upload_limit(limit_mb)
     data = up.getvalue()
     if not data:
         st.error(md_escape(f"{up.name} is empty (0 bytes): nothing was imported. Choose the file that holds the data."))
@@ -265,7 +278,7 @@ def answers_import(user: User, key: str) -> None:
     from annotator import nuggets
 
     up = st.file_uploader('System answers: JSONL, one {"query_id", "answer"} per line', type=["jsonl", "json", "txt"],
-                          key=f"{key}_file", max_upload_size=ANSWERS_UPLOAD_MB)
+                          key=f"{key}_file", max_upload_size=upload_limit(ANSWERS_UPLOAD_MB))
     c1, c2 = st.columns(2)
     system = c1.text_input("System name (no spaces, no |; graders never see it)", key=f"{key}_system")
     replace = c2.checkbox("Replace this system's answers", key=f"{key}_replace",
@@ -295,6 +308,21 @@ def broken_labels_notice(problems: list[str]) -> None:
         st.error(f"{len(problems)} label(s) no longer sit on the corpus; freezing is refused until they are "
                  f"fixed or retracted (Evidence page).")
         st.code("\n".join(problems), language=None)
+
+
+def form_key(name: str) -> str:
+    """The key of the form ``name``: it changes after a successful submit
+    (:func:`clear_form`), so the fields start empty for the next entry; after an error it
+    stays, and the fields keep what was typed so it can be corrected."""
+    return f"{name}__{st.session_state.get('_form_gen_' + name, 0)}"
+
+
+def clear_form(name: str, keys: tuple[str, ...] = ()) -> None:
+    """After a successful submit: the form ``name`` comes back empty on the next run
+    (``keys``: its keyed widgets, which keep their values by key, are reset too)."""
+    st.session_state["_form_gen_" + name] = st.session_state.get("_form_gen_" + name, 0) + 1
+    for k in keys:
+        st.session_state.pop(k, None)
 
 
 def flash(message: str) -> None:

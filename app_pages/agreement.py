@@ -12,7 +12,7 @@ import streamlit as st
 
 from annotator import agreement, evidence_rounds, rounds
 from annotator.roles import Permission
-from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store
+from app_pages._shared import attempt, clear_form, flash, form_key, md_escape, require_page, show_flash, store
 from golden_store.scoring.agreement import KAPPA_BAR_BINARY, KAPPA_BAR_GRADED, reading
 
 user = require_page(Permission.RUN_ROUNDS)
@@ -44,7 +44,7 @@ with tab_rounds:
         raw = st.text_input("Annotators (comma-separated usernames)", key=key + "_txt")
         return [p.strip() for p in raw.split(",") if p.strip()]
 
-    with st.form("calibration"):
+    with st.form(form_key("calibration")):
         st.subheader("Start a calibration round", anchor=False)
         st.caption("Every chosen annotator labels the same items, blind to each other; the sample is "
                    "stratified so every stratum is met.")
@@ -56,9 +56,10 @@ with tab_rounds:
             rid = attempt(lambda: rounds.start_calibration(s, user, chosen, int(n), int(seed)))
             if rid:
                 flash(f"Round {rid} started: each annotator finds its items first in their Judge queue.")
+                clear_form("calibration", ("cal_people", "cal_people_txt", "cal_n", "cal_seed"))
                 st.rerun()
 
-    with st.form("evidence_round"):
+    with st.form(form_key("evidence_round")):
         st.subheader("Start an evidence round", anchor=False)
         st.caption("Every chosen annotator quotes the same questions (answerable, not yet quoted, stratified); "
                    "until a lead settles a question, each sees only their own quotes and their own "
@@ -71,9 +72,10 @@ with tab_rounds:
             rid = attempt(lambda: evidence_rounds.start(s, user, chosen_ev, int(n_ev), int(seed_ev)))
             if rid:
                 flash(f"Evidence round {rid} started: its questions come first in each annotator's Evidence queue.")
+                clear_form("evidence_round", ("ev_people", "ev_people_txt", "ev_n", "ev_seed"))
                 st.rerun()
 
-    with st.form("split"):
+    with st.form(form_key("split")):
         st.subheader("Split the remaining work", anchor=False)
         latest = everything.per_round
         grade_rounds = [r["round_id"] for r in existing if r.get("item_kind", "grade") == "grade"]
@@ -97,6 +99,7 @@ with tab_rounds:
             rid = attempt(lambda: rounds.split_work(s, user, chosen_split, overlap / 100, int(seed_s)))
             if rid:
                 flash(f"Round {rid}: the free items are split; {overlap}% of each stratum is labelled twice.")
+                clear_form("split", ("split_people", "split_people_txt", "split_overlap", "split_seed"))
                 st.rerun()
 
 with tab_agree:

@@ -13,7 +13,8 @@ import streamlit as st
 
 from annotator import calibration, llm
 from annotator.roles import Permission
-from app_pages._shared import attempt, flash, md_escape, progress_callback, require_page, show_flash, store
+from app_pages._shared import (attempt, flash, md_escape, progress_callback, require_page, show_flash, store,
+                                upload_bytes, upload_limit)
 from golden_store.scoring.calibration import FAIL, KAPPA_GATE
 
 user = require_page(Permission.RUN_ROUNDS)
@@ -27,6 +28,8 @@ def fmt(x) -> str:
 
 
 # ---- 1. the calibration set ------------------------------------------------------------------
+CALIBRATION_UPLOAD_MB = 50  # a calibration set is 100-200 items; this leaves ample room
+
 st.subheader("1. Calibration set", anchor=False)
 source = st.radio("Items and human labels", ["Upload a file", "Relevance grades in the store",
                                              "Nugget support labels in the store"], horizontal=True, key="cal_source")
@@ -35,9 +38,10 @@ source_name = ""
 if source == "Upload a file":
     up = st.file_uploader("CSV or JSONL: item_id, human_label (pass/fail), judge_label (pass/fail/insufficient) "
                           "and/or judge_p (probability of fail); optional stratum, length, question, text, "
-                          "winner_ab, winner_ba", type=["csv", "jsonl"], key="cal_file")
-    if up is not None:
-        df = attempt(lambda: calibration.load_upload(up.name, up.getvalue()))
+                          "winner_ab, winner_ba", type=["csv", "jsonl"], key="cal_file",
+                          max_upload_size=upload_limit(CALIBRATION_UPLOAD_MB))
+    if up is not None and (data := upload_bytes(up, CALIBRATION_UPLOAD_MB)) is not None:
+        df = attempt(lambda: calibration.load_upload(up.name, data))
         source_name = f"upload:{up.name}"
 elif source == "Relevance grades in the store":
     df = attempt(lambda: calibration.store_set(s, user, "relevance"))

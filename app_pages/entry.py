@@ -58,29 +58,10 @@ def main() -> None:
         if asked:
             pages.append(st.Page(PAGES / "sign_in.py", title="Sign in", icon=":material/login:", url_path=asked))
     else:
-        pages = [st.Page(PAGES / "home.py", title="Home", icon=":material/home:", url_path="home", default=True)]
-        if user.can(Permission.VIEW_STORE):
-            pages += [
-                st.Page(PAGES / "corpus.py", title="Corpus", icon=":material/description:"),
-                st.Page(PAGES / "queries.py", title="Queries", icon=":material/help:"),
-            ]
-        if user.can(Permission.LABEL):
-            pages.append(st.Page(PAGES / "evidence.py", title="Evidence", icon=":material/format_quote:"))
-            pages.append(st.Page(PAGES / "judge.py", title="Judge", icon=":material/gavel:"))
-            pages.append(st.Page(PAGES / "nuggets.py", title="Nuggets", icon=":material/checklist:"))
-        if user.can(Permission.REVIEW) or user.can(Permission.IMPORT_RUNS):
-            pages.append(st.Page(PAGES / "transcripts.py", title="Transcripts", icon=":material/forum:"))
-        if user.can(Permission.ADJUDICATE):
-            pages.append(st.Page(PAGES / "adjudication.py", title="Adjudication", icon=":material/balance:"))
-        if user.can(Permission.RUN_ROUNDS):
-            pages.append(st.Page(PAGES / "agreement.py", title="Agreement", icon=":material/handshake:"))
-            pages.append(st.Page(PAGES / "calibration.py", title="Judge calibration", icon=":material/tune:"))
-        if user.can(Permission.VIEW_VERSIONS):
-            pages.append(st.Page(PAGES / "versions.py", title="Versions", icon=":material/inventory_2:"))
-            pages.append(st.Page(PAGES / "pool.py", title="Runs & pool", icon=":material/stacks:"))
-            pages.append(st.Page(PAGES / "power.py", title="Power", icon=":material/query_stats:"))
-        if user.can(Permission.MANAGE_USERS):
-            pages.append(st.Page(PAGES / "users.py", title="Users", icon=":material/group:"))
+        pages = {section: [st.Page(PAGES / file, title=title, icon=icon, **({"url_path": "home", "default": True}
+                                                                           if file == "home.py" else {}))
+                           for file, title, icon in entries]
+                 for section, entries in page_sections(user).items()}
 
     with st.sidebar:
         if user is not None:
@@ -108,7 +89,36 @@ def main() -> None:
     if user is not None and user.can(Permission.LABEL):
         rubric_banner(user)  # once per rubric change, above whichever page opens
     # Signed out there is nothing to navigate to: no menu of (two) sign-in entries.
-    st.navigation(pages, position="hidden" if user is None else "sidebar").run()
+    # expanded: every page listed, none folded under "View N more"
+    st.navigation(pages, position="hidden" if user is None else "sidebar", expanded=True).run()
+
+
+def page_sections(user) -> dict[str, list[tuple[str, str, str]]]:
+    """The pages this person's roles allow, as (file, title, icon), grouped by what people
+    do there (empty groups left out). The unnamed first group holds Home."""
+    can = user.can
+    label = [(Permission.LABEL, "evidence.py", "Evidence", ":material/format_quote:"),
+             (Permission.LABEL, "judge.py", "Judge", ":material/gavel:"),
+             (Permission.LABEL, "nuggets.py", "Nuggets", ":material/checklist:")]
+    review = [(Permission.ADJUDICATE, "adjudication.py", "Adjudication", ":material/balance:"),
+              (Permission.RUN_ROUNDS, "agreement.py", "Agreement", ":material/handshake:"),
+              (Permission.RUN_ROUNDS, "calibration.py", "Judge calibration", ":material/tune:"),
+              (None, "transcripts.py", "Transcripts", ":material/forum:")]
+    data = [(Permission.VIEW_STORE, "corpus.py", "Corpus", ":material/description:"),
+            (Permission.VIEW_STORE, "queries.py", "Queries", ":material/help:")]
+    engineer = [(Permission.VIEW_VERSIONS, "pool.py", "Runs & pool", ":material/stacks:"),
+                (Permission.VIEW_VERSIONS, "versions.py", "Versions", ":material/inventory_2:"),
+                (Permission.VIEW_VERSIONS, "power.py", "Power", ":material/query_stats:")]
+    admin = [(Permission.MANAGE_USERS, "users.py", "Users", ":material/group:")]
+    transcripts_ok = can(Permission.REVIEW) or can(Permission.IMPORT_RUNS)
+    out = {"": [("home.py", "Home", ":material/home:")]}
+    for section, entries in (("Label", label), ("Review", review), ("Data", data), ("Engineer", engineer),
+                             ("Admin", admin)):
+        shown = [(file, title, icon) for perm, file, title, icon in entries
+                 if (transcripts_ok if perm is None else can(perm))]
+        if shown:
+            out[section] = shown
+    return out
 
 
 # The pages a deep link may name (the file stems under app_pages/, which are their url paths).

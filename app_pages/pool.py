@@ -11,7 +11,7 @@ import streamlit as st
 from annotator import runs_import
 from annotator.roles import Permission
 from app_pages._shared import (answers_import, attempt, flash, md_escape, progress_callback, require_page,
-                                show_flash, store, succeeded, upload_bytes)
+                                show_flash, store, succeeded, upload_bytes, upload_limit)
 
 user = require_page(Permission.VIEW_VERSIONS)
 s = store()
@@ -29,7 +29,7 @@ if user.can(Permission.IMPORT_RUNS):
     with st.expander("Import a run", expanded=st.session_state.get("run_open", False)):
         up = st.file_uploader("Run file: TREC (qid Q0 docid rank score tag) or JSONL passages "
                               '({"query_id", "doc_id", "text", "score"|"rank"})', type=["txt", "trec", "run", "jsonl"],
-                              key="run_file", max_upload_size=RUN_UPLOAD_MB)
+                              key="run_file", max_upload_size=upload_limit(RUN_UPLOAD_MB))
         c1, c2 = st.columns(2)
         system = c1.text_input("System name (no spaces, no |)", key="run_system")
         fmt = c2.radio("Format", list(FORMATS), format_func=FORMATS.get, horizontal=True, key="run_fmt")

@@ -10,7 +10,8 @@ import streamlit as st
 from annotator import query_editing
 from annotator.roles import Permission
 from golden_store.queries import QueryRecord, get_query, list_strata
-from app_pages._shared import attempt, flash, require_page, show_flash, store, succeeded
+from app_pages._shared import (attempt, clear_form, flash, form_key, require_page, show_flash, store, succeeded,
+                                upload_bytes, upload_limit)
 
 user = require_page(Permission.VIEW_STORE)
 s = store()
@@ -25,6 +26,7 @@ st.caption(f"{len(shown)} of {len(df)} queries")
 st.dataframe(shown, hide_index=True, width="stretch")
 
 can_edit = user.can(Permission.EDIT_QUERIES)
+QUERIES_UPLOAD_MB = 20  # 2,000 characters a query: tens of thousands of queries
 SOURCES = ["expert", "production_log", "synthetic", "eval_run"]
 
 
@@ -51,9 +53,10 @@ def query_form(key: str, rec: QueryRecord | None) -> QueryRecord | None:
 if can_edit:
     tab_add, tab_edit, tab_import, tab_strata = st.tabs(["Add", "Edit", "Import", "Strata"])
     with tab_add:
-        rec = query_form("q_add", None)
+        rec = query_form(form_key("q_add"), None)
         if rec and succeeded(lambda: query_editing.add_query(s, user, rec)):
             flash(f"Added {rec.query_id}.")
+            clear_form("q_add")
             st.rerun()
     with tab_edit:
         if df.empty:
@@ -75,21 +78,25 @@ if can_edit:
             st.dataframe(query_editing.history(s, user, qid), hide_index=True, width="stretch")
     with tab_import:
         st.write("CSV with a header row, or JSONL: `id, text, stratum, answerable, source, date, held_out, notes`.")
-        up = st.file_uploader("Query file", type=["csv", "jsonl"], key="q_import_file")
+        up = st.file_uploader("Query file", type=["csv", "jsonl"], key="q_import_file",
+                              max_upload_size=upload_limit(QUERIES_UPLOAD_MB))
         update = st.checkbox("Record new revisions for ids that already exist", key="q_import_update")
-        if st.button("Import queries", disabled=up is None, key="q_import"):
-            res = attempt(lambda: query_editing.import_file(s, user, up.name, up.getvalue(), update=update))
+        if st.button("Import queries", disabled=up is None, key="q_import") and (
+                data := upload_bytes(up, QUERIES_UPLOAD_MB, "golden queries import FILE")) is not None:
+            res = attempt(lambda: query_editing.import_file(s, user, up.name, data, update=update))
             if res:
                 flash(f"{res['added']} added, {res['updated']} updated, {res['unchanged']} unchanged.")
                 st.rerun()
     with tab_strata:
         st.dataframe(list_strata(s), hide_index=True, width="stretch")
         if user.can(Permission.MANAGE_STRATA):
-            with st.form("stratum_add"):
+            with st.form(form_key("stratum_add")):
                 name = st.text_input("New stratum name (lowercase, e.g. code_switching)")
                 desc = st.text_input("Definition (one line, so annotators assign it consistently)")
                 if st.form_submit_button("Add stratum"):
                     if succeeded(lambda: query_editing.add_stratum(s, user, name, desc)):
+                        flash(f"Added stratum {name}.")
+                        clear_form("stratum_add")
                         st.rerun()
 else:
     st.caption("You can read queries; adding or editing them needs the lead, engineer or admin role.")

@@ -21,6 +21,8 @@ from app_pages._shared import (
     require_page,
     show_flash,
     store,
+    upload_bytes,
+    upload_limit,
 )
 from app_pages.labeling_surface import labeling_surface
 
@@ -33,19 +35,26 @@ s = store()
 st.title("Transcripts")
 show_flash()
 
+TRANSCRIPTS_UPLOAD_MB = 200
+
 if user.can(Permission.IMPORT_RUNS):
     with st.expander("Import transcripts (JSONL)"):
         up = st.file_uploader('One line per trial: {"run_id", "query_id", "trial", "passed", "metrics", '
                               '"transcript": {"question", "retrieved", "answer", "judge"}, "trace_id"?, '
-                              '"source"?: eval_run | production_log}', type=["jsonl"], key="tr_file")
-        if st.button("Import", key="tr_import") and up is not None:
-            with tempfile.TemporaryDirectory() as tmp:
-                path = Path(tmp) / Path(up.name).name
-                path.write_bytes(up.getvalue())
-                n = attempt(lambda: transcripts.import_file(s, user, path, progress_callback("Reading transcripts")))
-            if n is not None:
-                flash(f"Imported {n} transcript(s).")
-                st.rerun()
+                              '"source"?: eval_run | production_log}', type=["jsonl"], key="tr_file",
+                              max_upload_size=upload_limit(TRANSCRIPTS_UPLOAD_MB))
+        if st.button("Import", key="tr_import"):
+            if up is None:
+                st.error("Choose a transcripts file first.")
+            elif (data := upload_bytes(up, TRANSCRIPTS_UPLOAD_MB, "golden transcripts import FILE")) is not None:
+                with tempfile.TemporaryDirectory() as tmp:
+                    path = Path(tmp) / "upload"
+                    path.write_bytes(data)
+                    n = attempt(lambda: transcripts.import_file(s, user, path, progress_callback("Reading transcripts"),
+                                                                name=up.name))
+                if n is not None:
+                    flash(f"Imported {n} transcript(s).")
+                    st.rerun()
 
 summary = pd.DataFrame(transcripts.summary(s, user))
 if summary.empty:

@@ -7,7 +7,7 @@ import streamlit as st
 
 from annotator import identity
 from annotator.roles import Permission, Role
-from app_pages._shared import flash, oidc_configured, require_page, show_flash, store, succeeded
+from app_pages._shared import clear_form, flash, form_key, oidc_configured, require_page, show_flash, store, succeeded
 
 user = require_page(Permission.MANAGE_USERS)
 s = store()
@@ -23,7 +23,7 @@ if not rows:
 else:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
-with st.form("user_add"):
+with st.form(form_key("user_add")):
     st.subheader("Add an account", anchor=False)
     c1, c2 = st.columns(2)
     username = c1.text_input("Username (use the email address for OIDC sign-in)")
@@ -36,6 +36,7 @@ with st.form("user_add"):
         if succeeded(lambda: identity.create_user(s, user, username, roles, password=password or None,
                                                   display_name=display or None, passwordless=oidc)):
             flash(f"Added {username}.")
+            clear_form("user_add")
             st.rerun()
 
 if rows:

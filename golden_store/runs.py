@@ -58,10 +58,11 @@ def detect_format(name: str, data: bytes) -> str:
     if not data.strip():
         raise ValidationError(f"{name}: the file is empty.")
     head = data[:65536]
-    if head.startswith(b"\xef\xbb\xbf"):
-        head = head[3:]
-    for lineno, raw in enumerate(head.split(b"\n"), start=1):
-        line = raw.decode("utf-8", errors="replace").strip()
+    if len(data) > len(head) and b"\n" in head:
+        head = head[:head.rfind(b"\n") + 1]  # whole lines only: no character cut in two
+    text = textin.decode(name, head)  # the importers' one text rule: a UTF-16 file or a bad byte is named
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        line = line.strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith("{"):

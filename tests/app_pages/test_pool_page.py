@@ -78,7 +78,8 @@ def test_upload_errors_are_clean():
     cases = [("empty.trec", b"", "empty.trec is empty (0 bytes)"),
              ("utf16.trec", "q001 Q0 pension 1 1 x\n".encode("utf-16"), "utf16.trec: not valid UTF-8: the file is UTF-16"),
              ("latin1.trec", "q001 Q0 pension 1 1 caf\xe9\n".encode("latin-1"), "latin1.trec line 1: not valid UTF-8"),
-             ("picture.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "picture.txt line 1: cannot tell the run's format")]
+             ("picture.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "picture.txt line 1: not valid UTF-8"),
+             ("table.txt", b"query,doc,score\n", "table.txt line 1: cannot tell the run's format")]
     for name, data, expected in cases:
         at.file_uploader(key="run_file").upload(name, data, "text/plain").run()
         at.button(key="run_import").click().run()
