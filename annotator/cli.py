@@ -5,16 +5,48 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import importlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from annotator import context, corpus_import, demo, identity, query_editing, versioning
 from golden_store.errors import GoldenError
-from golden_store.store import Store, default_db_path, versions_dir_for
+
+if TYPE_CHECKING:
+    from golden_store.store import Store
+
+
+class _OnFirstUse:
+    """A module imported when one of its names is first used. Each command loads only what
+    it needs: ``golden score`` runs on numpy and Arrow without DuckDB, pandas or the store,
+    and ``golden --help`` lists every command without importing any of them."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+
+context = _OnFirstUse("annotator.context")
+corpus_import = _OnFirstUse("annotator.corpus_import")
+demo = _OnFirstUse("annotator.demo")
+identity = _OnFirstUse("annotator.identity")
+query_editing = _OnFirstUse("annotator.query_editing")
+versioning = _OnFirstUse("annotator.versioning")
+_store_module = _OnFirstUse("golden_store.store")
+
+
+def default_db_path() -> Path:
+    return _store_module.default_db_path()
+
+
+def versions_dir_for(db: Path) -> Path:
+    return _store_module.versions_dir_for(db)
+
 
 def _app_entry() -> Path | None:
     """The installed Streamlit entry (found without importing the UI layer)."""
@@ -288,8 +320,7 @@ def cmd_survival(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from golden_store.scoring import evaluate, evaluate_trec, read_run
-    from golden_store.versions import load_version
+    from golden_store.scoring import evaluate_trec
 
     if bool(args.qrels) == bool(args.version):
         raise GoldenError("Give either --qrels FILE or --version NAME (not both).")
@@ -299,6 +330,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.version:
         if any(trec_opts.values()) or args.level is not None:
             raise GoldenError("-l, -M, -J and -N apply to --qrels scoring (a frozen version has its own rules).")
+        from golden_store.scoring import evaluate, read_run
+        from golden_store.versions import load_version
+
         gs = load_version(args.version, _vdir(args))
         res = evaluate(gs, read_run(args.run), args.measure)
     else:
@@ -314,7 +348,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         _print_json(res.as_dict(per_query=args.per_query))
         return 0
     if args.per_query:
-        for qid, row in res.per_query.iterrows():
+        for qid, row in res.per_query_items():
             for m in res.measures:
                 print(f"{m}\t{qid}\t{row[m]:.4f}")
     for m in res.measures:
@@ -904,7 +938,8 @@ def _main(argv: list[str] | None) -> int:
         print("golden: interrupted", file=sys.stderr)
         return 130
     finally:
-        context.close_all()
+        if "annotator.context" in sys.modules:  # only a command that opened the store imported it
+            context.close_all()
 
 
 if __name__ == "__main__":  # pragma: no cover

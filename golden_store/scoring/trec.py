@@ -22,16 +22,20 @@ Everything is numpy over the whole run: no Python loop per line or per query.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from golden_store.errors import ValidationError
 from golden_store.scoring.measures import Measure, parse_measures
 from golden_store.textin import shown
+
+if TYPE_CHECKING:  # pandas is imported only where a DataFrame is read or made
+    import pandas as pd
 
 QrelsLike = "pd.DataFrame | Mapping[str, Mapping[str, int]] | str | Path"
 RunLike = "pd.DataFrame | Mapping[str, Mapping[str, float]] | str | Path"
@@ -170,6 +174,8 @@ def _read_careful(path: Path, kind: tuple, value: str):
         qs.append(f[0])
         ds.append(f[2])
         vs.append(f[vi])
+    import pandas as pd
+
     raw = pd.Series(vs, dtype=object)
     num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(num)
@@ -198,6 +204,8 @@ def _line_number(path: Path, row: int) -> int:
 
 
 def _frame(table, value: str) -> pd.DataFrame:
+    import pandas as pd
+
     q = table["query_id"]
     q = q.cast(q.type.value_type) if hasattr(q.type, "value_type") else q
     return pd.DataFrame({"query_id": q.to_numpy(zero_copy_only=False).astype(object),
@@ -217,7 +225,50 @@ def read_run(path: str | Path) -> pd.DataFrame:
     return _frame(_read_table(Path(path), _RUN), "score")
 
 
+# Arrow <-> numpy by buffers: pyarrow's own to_numpy() and pa.array() import pandas (0.2 s
+# of start-up that `golden score` does not need otherwise).
+
+
+def _to_np(arr, dtype) -> np.ndarray:
+    """A numpy copy of a null-free Arrow array or chunked array of a fixed-width type."""
+    dtype = np.dtype(dtype)
+    out = np.empty(len(arr), dtype)
+    pos = 0
+    for chunk in getattr(arr, "chunks", [arr]):
+        k = len(chunk)
+        if k:
+            out[pos:pos + k] = np.frombuffer(chunk.buffers()[1], dtype, count=k, offset=chunk.offset * dtype.itemsize)
+        pos += k
+    return out
+
+
+def _from_np(a: np.ndarray):
+    """An Arrow array over a 1-D numpy array of a fixed-width type (int32/int64/uint64)."""
+    import pyarrow as pa
+
+    a = np.ascontiguousarray(a)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(a.dtype), a.size, [None, pa.py_buffer(a)])
+
+
+def _arrow_strings(values):
+    """An Arrow string array of Python strings."""
+    import pyarrow as pa
+
+    enc = [v.encode("utf-8", "surrogatepass") for v in values]
+    offs = np.zeros(len(enc) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, enc), np.int64, len(enc)), out=offs[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(enc), [None, pa.py_buffer(offs), pa.py_buffer(b"".join(enc))])
+
+
+def _is_frame(x) -> bool:
+    """A pandas DataFrame (without importing pandas: if it is not loaded, ``x`` is none)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(x, pd.DataFrame)
+
+
 def _qrels_frame(qrels) -> pd.DataFrame:
+    import pandas as pd
+
     if isinstance(qrels, (str, Path)):
         return read_qrels(qrels)
     if isinstance(qrels, pd.DataFrame):
@@ -227,12 +278,48 @@ def _qrels_frame(qrels) -> pd.DataFrame:
 
 
 def _run_frame(run) -> pd.DataFrame:
+    import pandas as pd
+
     if isinstance(run, (str, Path)):
         return read_run(run)
     if isinstance(run, pd.DataFrame):
         return run[["query_id", "doc_id", "score"]]
     rows = [(q, d, float(s)) for q, docs in run.items() for d, s in docs.items()]
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+
+
+class _Qrels:
+    """Qrels as three arrays: query ids and document ids (numpy strings), grades (int64).
+    A qrels file becomes these straight from Arrow, without pandas."""
+
+    __slots__ = ("qid", "doc", "grade")
+
+    def __init__(self, qid, doc, grade) -> None:
+        self.qid = np.asarray(qid, dtype=object).astype(str)
+        self.doc = np.asarray(doc, dtype=object).astype(str)
+        self.grade = np.asarray(grade).astype(np.int64)
+
+    @classmethod
+    def of(cls, qrels) -> _Qrels:
+        if isinstance(qrels, (str, Path)):
+            table = _read_table(Path(qrels), _QRELS)
+            q = table["query_id"]
+            q = q.cast(q.type.value_type) if hasattr(q.type, "value_type") else q
+            return cls(q.to_pylist(), table["doc_id"].to_pylist(), _to_np(table["grade"], np.int64))
+        if _is_frame(qrels):
+            return cls(qrels["query_id"].to_numpy(), qrels["doc_id"].to_numpy(), qrels["grade"].to_numpy())
+        rows = [(q, d, int(g)) for q, docs in qrels.items() for d, g in docs.items()]
+        return cls([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+
+    def judgments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(query ids, sorted; then per judged (query, document) pair, sorted by query and
+        document: its query code, document id, grade). A repeated pair keeps its last line."""
+        qids = np.unique(self.qid)
+        docs, dcode = np.unique(self.doc, return_inverse=True)
+        nd = max(1, docs.size)
+        key = np.searchsorted(qids, self.qid).astype(np.int64) * nd + dcode.reshape(-1)
+        uniq, last = np.unique(key[::-1], return_index=True)
+        return qids, uniq // nd, docs[uniq % nd], self.grade[::-1][last]
 
 
 # ---- evaluation ---------------------------------------------------------------------------------
@@ -248,7 +335,10 @@ class EvalResult:
     ``aggregates`` says so, as trec_eval's "all" line); ``n_queries``; ``definitions``:
     each measure's definition and source, and the run-wide rules (keys starting with
     ``_``); ``trec_names``: trec_eval's name of each measure it has; ``ci95``, ``strata``
-    and ``strata_n``: filled by ``evaluate`` (a frozen version)."""
+    and ``strata_n``: filled by ``evaluate`` (a frozen version).
+
+    ``per_query`` is made into a DataFrame when first read: printing the means (``golden
+    score --json``) or :meth:`per_query_items` needs no pandas."""
 
     measures: list[str]
     per_query: pd.DataFrame            # index: query_id (sorted), one column per measure
@@ -272,9 +362,103 @@ class EvalResult:
             out["strata"] = self.strata
             out["strata_n"] = self.strata_n
         if per_query:
-            out["per_query"] = {q: {m: float(v) for m, v in row.items()}
-                                for q, row in self.per_query.to_dict(orient="index").items()}
+            out["per_query"] = dict(self.per_query_items())
         return out
+
+    def per_query_items(self) -> Iterable[tuple[str, dict[str, float]]]:
+        """(query id, {measure: value}) for every evaluated query, in ``per_query``'s order."""
+        pq = self.__dict__["_per_query"]
+        if isinstance(pq, _PerQueryColumns):
+            yield from pq.items()
+            return
+        for q, row in pq.to_dict(orient="index").items():
+            yield q, {m: float(v) for m, v in row.items()}
+
+
+class _PerQueryColumns:
+    """Per-query values as numpy columns, until someone reads ``EvalResult.per_query``."""
+
+    __slots__ = ("qids", "values")
+
+    def __init__(self, qids: np.ndarray, values: dict[str, np.ndarray]) -> None:
+        self.qids, self.values = qids, values
+
+    def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.values, index=pd.Index(self.qids, name="query_id"))
+
+    def items(self) -> Iterable[tuple[str, dict[str, float]]]:
+        cols = {m: v.tolist() for m, v in self.values.items()}
+        for i, q in enumerate(self.qids.tolist()):
+            yield q, {m: float(c[i]) for m, c in cols.items()}
+
+
+def _get_per_query(self: EvalResult) -> pd.DataFrame:
+    pq = self.__dict__["_per_query"]
+    if isinstance(pq, _PerQueryColumns):
+        pq = self.__dict__["_per_query"] = pq.frame()
+    return pq
+
+
+def _set_per_query(self: EvalResult, value) -> None:
+    self.__dict__["_per_query"] = value
+
+
+EvalResult.per_query = property(_get_per_query, _set_per_query,  # type: ignore[assignment]
+                                doc="one row per evaluated query (index query_id, sorted), one column per measure")
+
+
+_MIX = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
+_BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+
+
+def _hash_strings(arr, out: np.ndarray) -> None:
+    """A 64-bit hash of every string of the Arrow string array ``arr`` into ``out``: equal
+    strings, equal hashes, and the hash depends on the string alone. numpy over Arrow's own
+    buffers, no Python loop per string: a string's bytes are read as little-endian 8-byte
+    words straight from the data buffer (the last one masked to the string's end), each word
+    xor-ed in and multiplied by an odd constant, so the high bits depend on every byte. A
+    string of up to 8 bytes takes one pass (and, but for trailing NUL bytes, no two such
+    strings share a hash); longer ones take one more pass per word over those rows only.
+    Callers compare strings whose hashes meet, so a collision costs time, not correctness."""
+    import pyarrow as pa
+
+    n = len(arr)
+    if n == 0:
+        return
+    width = 8 if pa.types.is_large_string(arr.type) else 4
+    offs = np.frombuffer(arr.buffers()[1], f"<i{width}", count=n + 1, offset=arr.offset * width)
+    lens = np.diff(offs)
+    first, last = int(offs[0]), int(offs[-1])
+    # this array's bytes, copied with 8 bytes of padding so that no read runs off the end
+    buf = np.zeros(last - first + 8, np.uint8)
+    if last > first:
+        buf[: last - first] = np.frombuffer(arr.buffers()[2], np.uint8, count=last - first, offset=first)
+    words = np.ndarray((buf.size - 7,), "<u8", buffer=buf, strides=(1,))  # the 8 bytes from each position
+    start = offs[:-1] - first
+    out[:] = words[start]
+    out &= _BYTE_MASKS[np.minimum(lens, 8)]
+    out *= np.uint64(_MIX[1])
+    longest = int(lens.max())
+    if longest > 8:
+        rows = np.flatnonzero(lens > 8)
+        for j in range(1, -(-longest // 8)):
+            rows = rows[lens[rows] > 8 * j]
+            w = words[start[rows] + 8 * j] & _BYTE_MASKS[np.minimum(lens[rows] - 8 * j, 8)]
+            out[rows] = (out[rows] ^ w) * np.uint64(_MIX[(j + 1) % 4])
+
+
+def _string_hashes(values) -> np.ndarray:
+    """:func:`_hash_strings` of a numpy or Python sequence of strings."""
+    arr = _arrow_strings(values)
+    out = np.empty(len(arr), np.uint64)
+    _hash_strings(arr, out)
+    return out
+
+
+def _query_mix(q: np.ndarray) -> np.ndarray:
+    return np.multiply(q, np.uint64(_MIX[3]), dtype=np.uint64, casting="unsafe")
 
 
 def r_key_of(qcode: np.ndarray, dcode: np.ndarray, nd: int) -> np.ndarray:
@@ -285,6 +469,8 @@ def _refuse_duplicates(keys: np.ndarray, describe, source) -> None:
     """A run must not list a document twice for one query: trec_eval refuses such runs
     ("duplicate docs"), judged or not, so this does too. ``keys`` are (query, document)
     codes of the run lines of judged queries."""
+    import pandas as pd
+
     if keys.size < 2:
         return
     if pd.unique(keys).size == keys.size:
@@ -292,85 +478,14 @@ def _refuse_duplicates(keys: np.ndarray, describe, source) -> None:
     srt = np.sort(keys)
     dup = srt[1:][srt[1:] == srt[:-1]]
     q, d = describe(int(dup[0]))
+    raise _duplicate_error(source, q, d, np.unique(dup).size)
+
+
+def _duplicate_error(source, query, doc, n_repeated: int) -> ValidationError:
     where = f"{source}: " if isinstance(source, (str, Path)) else ""
-    raise ValidationError(f"{where}query {q} lists document {d} more than once ({np.unique(dup).size} repeated "
-                          f"document(s)); a run ranks each document once per query (trec_eval refuses it too).")
+    return ValidationError(f"{where}query {query} lists document {doc} more than once ({n_repeated} repeated "
+                           f"document(s)); a run ranks each document once per query (trec_eval refuses it too).")
 
-
-_MIX = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
-
-
-def _doc_hashes(doc, rows: int = 1 << 20) -> np.ndarray | None:
-    """A 64-bit hash of every document id (equal ids, equal hashes), computed by Arrow and
-    numpy without a Python loop per line: each id is padded with spaces (never part of an
-    id) to a multiple of 8 bytes and its 8-byte words are mixed. None for ids over 256 bytes."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(doc)
-    out = np.empty(n, np.uint64)
-    if n == 0:
-        return out
-    longest = pc.max(pc.binary_length(doc)).as_py() or 1
-    if longest > 256:
-        return None
-    width = -(-longest // 8) * 8
-    mult = [np.uint64(c) for c in _MIX]
-    shift = np.uint64(29)
-    for start in range(0, n, rows):
-        part = doc.slice(start, rows)
-        fixed = pc.utf8_rpad(part, width=width, padding=" ").cast(pa.binary(width))
-        words = np.frombuffer(fixed.buffers()[1], dtype=np.uint64).reshape(-1, width // 8)
-        words = words[fixed.offset:fixed.offset + len(fixed)]
-        h = np.zeros(len(fixed), np.uint64)
-        for j in range(width // 8):
-            h ^= words[:, j]
-            h *= mult[j % 4]
-            h ^= h >> shift
-        out[start:start + len(fixed)] = h
-    return out
-
-
-def _line_keys(doc, ri: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of (query, document) per run line (equal pairs, equal keys)."""
-    h = _doc_hashes(doc)
-    if h is None:  # very long ids: Arrow's hash table
-        import pyarrow.compute as pc
-
-        h = pc.dictionary_encode(doc).indices.to_numpy(zero_copy_only=False).astype(np.uint64)
-    h ^= np.multiply(ri, np.uint64(_MIX[3]), dtype=np.uint64, casting="unsafe")  # in place (ri >= 0)
-    return h
-
-
-def _refuse_repeated_docs(doc, ri: np.ndarray, to_q: np.ndarray, run_qids: np.ndarray, path) -> None:
-    """The file path's duplicate check over every line of a judged query: the (query,
-    document) keys sorted; only lines whose keys repeat are compared as strings (a hash
-    collision is not an error)."""
-    import pyarrow as pa
-
-    judged_query = to_q[ri] >= 0
-    key = _line_keys(doc, ri)
-    if not judged_query.all():
-        key = key[judged_query]
-    key.sort()
-    rep = key[1:][key[1:] == key[:-1]]
-    del key
-    if rep.size == 0:
-        return
-    keep = np.flatnonzero(judged_query)
-    key = _line_keys(doc, ri)[keep]
-    rows = keep[np.isin(key, rep)]
-    names = doc.take(pa.array(rows)).to_pylist()
-    seen: set = set()
-    for row, name in zip(rows.tolist(), names):
-        pair = (int(ri[row]), name)
-        if pair in seen:
-            n_rep = len(rows) - len({(int(ri[r]), d) for r, d in zip(rows.tolist(), names)})
-            where = f"{path}: " if isinstance(path, (str, Path)) else ""
-            raise ValidationError(f"{where}query {run_qids[pair[0]]} lists document {name} more than once ({n_rep} "
-                                  "repeated document(s)); a run ranks each document once per query (trec_eval "
-                                  "refuses it too).")
-        seen.add(pair)
 
 
 def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | None = None,
@@ -389,7 +504,7 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | N
         raise ValidationError("Give at least one measure (e.g. -m nDCG@10).")
     if max_docs is not None and max_docs < 1:
         raise ValidationError("-M (max documents per query) must be at least 1.")
-    q = _qrels_frame(qrels)
+    q = _Qrels.of(qrels)
     if isinstance(run, (str, Path)):
         ranked = _rank_run_file(q, Path(run))
     else:
@@ -410,7 +525,7 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | N
         if m.trec_name():
             trec_names[name] = m.trec_name()
     qids = ranked.qids
-    per_query = pd.DataFrame(results, index=pd.Index(qids, name="query_id"))
+    per_query = _PerQueryColumns(qids, results)
     mean = {str(m): formulas.aggregate(results[str(m)], m.aggregate) for m in ms}
     definitions["_queries"] = ("every query in the qrels; a query missing from the run scores 0 and counts "
                                "(trec_eval -c); run queries without judgments are ignored")
@@ -429,33 +544,33 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | N
                       trec_names=trec_names)
 
 
-def _judgments(q: pd.DataFrame, qids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _judgments(q: _Qrels, qids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(key, query code, grade) of each judged (query, document), ``docs`` the sorted
     document vocabulary; a repeated pair keeps its last line."""
     nd = max(1, docs.size)
-    q_qcode = np.searchsorted(qids, q["query_id"].to_numpy().astype(str))
-    q_dcode = np.searchsorted(docs, q["doc_id"].to_numpy().astype(str))
+    q_qcode = np.searchsorted(qids, q.qid)
+    q_dcode = np.searchsorted(docs, q.doc)
     q_key = q_qcode.astype(np.int64) * nd + q_dcode
     uniq_key, last = np.unique(q_key[::-1], return_index=True)
-    j_grade = q["grade"].to_numpy().astype(np.int64)[::-1][last]
+    j_grade = q.grade[::-1][last]
     return uniq_key, (uniq_key // nd).astype(np.int64), j_grade
 
 
-def _rank_frame(q: pd.DataFrame, r: pd.DataFrame, source):
+def _rank_frame(q: _Qrels, r: pd.DataFrame, source):
     """The pool rows of an in-memory run: every line ranked (trec_eval order), then the
     judged (query, document) pairs kept."""
     from golden_store.scoring.formulas import Ranked
 
-    qids = np.unique(q["query_id"].to_numpy().astype(str))
+    qids = np.unique(q.qid)
     nq = qids.size
     r_q = r["query_id"].to_numpy().astype(str)
     r_qcode = np.searchsorted(qids, r_q)
     in_qrels = (r_qcode < nq) & (qids[np.minimum(r_qcode, max(nq - 1, 0))] == r_q) if nq else np.zeros(len(r), bool)
     r = r[in_qrels]
     r_qcode = r_qcode[in_qrels]
-    docs_all = np.concatenate([q["doc_id"].to_numpy().astype(str), r["doc_id"].to_numpy().astype(str)])
+    docs_all = np.concatenate([q.doc, r["doc_id"].to_numpy().astype(str)])
     doc_vocab, doc_codes = np.unique(docs_all, return_inverse=True)
-    r_dcode = doc_codes[len(q):]
+    r_dcode = doc_codes[q.doc.size:]
     nd = max(1, doc_vocab.size)
     j_key, j_q, j_grade = _judgments(q, qids, doc_vocab)
 
@@ -473,104 +588,202 @@ def _rank_frame(q: pd.DataFrame, r: pd.DataFrame, source):
     return Ranked(qids, r_qcode[found], rank[found], grade, n_ret, n_ret > 0, j_q, j_grade)
 
 
-def _rank_run_file(q: pd.DataFrame, path: Path):
-    """The same pool rows as :func:`_rank_frame`, for a run file, touching only what
-    matters: ranks come from the file order when it is already grouped by query with
-    scores descending (TREC runs are), and only judged rows are ranked precisely (an
-    unjudged row contributes nothing but its position)."""
+# ---- the run file path --------------------------------------------------------------------------
+#
+# A run file of millions of lines is scored without a Python loop per line and without
+# pandas: Arrow reads it (query ids dictionary-encoded, document ids one string buffer, the
+# scores), then numpy works on codes. Each line gets a 64-bit key: the hash of its document
+# id mixed with its query, the high bits, and its line number, the low bits. One in-place
+# sort of the keys finds repeated (query, document) pairs (equal high bits, then compared as
+# strings: a hash collision is not an error) and, by binary search, the line of every
+# judged pair (again confirmed as strings). Ranks: a TREC run is already grouped by query
+# with scores descending, so a line's rank is its position in its query's block; only the
+# judged lines that tie with a neighbour are ranked among their tie (document id
+# descending, trec_eval). A file in another order is sorted first.
+
+
+def _run_query_codes(col, qids: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """int32 code of every run line's query: the judged queries are 0..len(qids)-1 (their
+    place in ``qids``), the others follow by first appearance. Also every code's query id."""
+    index = {q: i for i, q in enumerate(qids.tolist())}
+    names = list(index)
+    out = np.empty(len(col), np.int32)
+    pos = 0
+    for chunk in col.chunks:
+        lut = np.empty(len(chunk.dictionary), np.int32)
+        for i, name in enumerate(chunk.dictionary.to_pylist()):
+            code = index.get(name)
+            if code is None:
+                code = index[name] = len(names)
+                names.append(name)
+            lut[i] = code
+        np.take(lut, _to_np(chunk.indices, np.int32), out=out[pos:pos + len(chunk)])
+        pos += len(chunk)
+    return out, names
+
+
+def _line_keys(docs, rq: np.ndarray, row_bits: int) -> np.ndarray:
+    """Every line's key, sorted: (hash of document ^ query mix) in the high bits, the line
+    number in the low ``row_bits``."""
+    key = np.empty(rq.size, np.uint64)
+    high = ~np.uint64((1 << row_bits) - 1)
+    pos = 0
+    for chunk in docs.chunks:
+        k = key[pos:pos + len(chunk)]
+        _hash_strings(chunk, k)
+        k ^= _query_mix(rq[pos:pos + len(chunk)])
+        k &= high
+        k |= np.arange(pos, pos + len(chunk), dtype=np.uint64)
+        pos += len(chunk)
+    key.sort()
+    return key
+
+
+def _refuse_repeats(key: np.ndarray, row_bits: int, docs, rq: np.ndarray, nq: int, names: list[str], path) -> None:
+    """A judged query that lists a document twice: the run is refused (trec_eval refuses it
+    too). Candidates are lines whose keys share the high bits; they are compared exactly."""
+    low = np.uint64(1 << row_bits)
+    step = 1 << 16  # slices of the sorted keys, with buffers reused (no fresh memory per slice)
+    diff = np.empty(step, np.uint64)
+    near = np.empty(step, bool)
+    cand = []
+    for s in range(0, max(key.size - 1, 0), step):
+        m = min(step, key.size - 1 - s)
+        np.bitwise_xor(key[s + 1:s + 1 + m], key[s:s + m], out=diff[:m])
+        np.less(diff[:m], low, out=near[:m])
+        if near[:m].any():
+            cand.append(np.flatnonzero(near[:m]) + s)
+    if not cand:
+        return
+    p = np.concatenate(cand)
+    rows = np.unique(np.concatenate([key[p], key[p + 1]]) & (low - np.uint64(1))).astype(np.int64)
+    rows = rows[rq[rows] < nq]  # a query without judgments is not evaluated, so not checked (trec_eval)
+    if rows.size < 2:
+        return
+    seen: set = set()
+    repeat = None
+    n_repeated = 0
+    for pair in zip(rq[rows].tolist(), docs.take(_from_np(rows)).to_pylist()):  # in file order
+        if pair in seen:
+            n_repeated += 1
+            repeat = repeat or pair  # the first line of the file that repeats an earlier one
+        seen.add(pair)
+    if repeat:
+        raise _duplicate_error(path, names[repeat[0]], repeat[1], n_repeated)
+
+
+def _find_judged(key: np.ndarray, row_bits: int, docs, rq: np.ndarray, j_q: np.ndarray,
+                 j_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(line, judgment) of every judged (query, document) pair the run lists: binary search
+    of each pair's key in the sorted line keys, confirmed by query and document id."""
+    if key.size == 0 or j_q.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    low = np.uint64((1 << row_bits) - 1)
+    jk = (_string_hashes(j_doc) ^ _query_mix(j_q)) & ~low
+    by_key = np.argsort(jk)  # searching sorted needles walks the keys once
+    jk = jk[by_key]
+    lo = np.searchsorted(key, jk, "left")
+    cnt = np.searchsorted(key, jk | low, "right") - lo
+    which = by_key[np.repeat(np.arange(jk.size), cnt)]
+    first = np.cumsum(cnt) - cnt
+    pos = np.repeat(lo - first, cnt) + np.arange(which.size)
+    rows = (key[pos] & low).astype(np.int64)
+    ok = rq[rows] == j_q[which]
+    rows, which = rows[ok], which[ok]
+    if rows.size:
+        same = np.fromiter(map(str.__eq__, docs.take(_from_np(rows)).to_pylist(), j_doc[which].tolist()), bool,
+                           rows.size)
+        rows, which = rows[same], which[same]
+    return rows, which
+
+
+def _first_true(lo: np.ndarray, hi: np.ndarray, pred) -> np.ndarray:
+    """Vectorized binary search: for each i, the smallest x in [lo[i], hi[i]] with
+    ``pred(x)[i]`` true, where pred is false then true over the range and true at hi[i]
+    (hi itself is never tested)."""
+    lo, hi = lo.copy(), hi.copy()
+    while True:
+        act = lo < hi
+        if not act.any():
+            return lo
+        mid = (lo + hi) // 2
+        t = pred(mid)
+        hi = np.where(act & t, mid, hi)
+        lo = np.where(act & ~t, mid + 1, lo)
+
+
+def _rank_run_file(qa: _Qrels, path: Path):
+    """The same pool rows as :func:`_rank_frame`, for a run file (see the comment above)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from golden_store.scoring.formulas import Ranked
 
-    table = _read_table(path, _RUN)
-    qcol = table["query_id"].unify_dictionaries().combine_chunks() if table["query_id"].num_chunks > 1 \
-        else table["query_id"].chunk(0)
-    if isinstance(qcol, pa.ChunkedArray):
-        qcol = qcol.combine_chunks()
-    # int32 codes and row numbers throughout: 10 M rows x a dozen arrays is the memory peak
-    ri = qcol.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)  # query, by first appearance
-    run_qids = np.asarray(qcol.dictionary.to_pylist(), dtype=object)
-    doc = table["doc_id"].combine_chunks()
-    score = table["score"].to_numpy()
-    del table, qcol  # the columns above are the copies we keep
-
-    qids = np.unique(q["query_id"].to_numpy().astype(str))
+    qids, j_q, j_doc, j_grade = qa.judgments()
     nq = qids.size
-    qindex = {str(x): i for i, x in enumerate(qids)}
-    to_q = np.array([qindex.get(str(x), -1) for x in run_qids], dtype=np.int32)
+    table = _read_table(path, _RUN)
+    n = table.num_rows
+    rq, names = _run_query_codes(table["query_id"], qids)
+    docs = table["doc_id"]
+    score = _to_np(table["score"], np.float64)
+    del table  # what is kept: the document ids (Arrow), rq and score
 
-    _refuse_repeated_docs(doc, ri, to_q, run_qids, path)
+    row_bits = max(1, (n - 1).bit_length())
+    key = _line_keys(docs, rq, row_bits)
+    _refuse_repeats(key, row_bits, docs, rq, nq, names, path)
+    rows, which = _find_judged(key, row_bits, docs, rq, j_q, j_doc)
+    del key
 
-    # trec_eval order: query groups, score descending (document id descending on ties, below)
-    n = ri.size
-    ordered = bool((ri[1:] >= ri[:-1]).all() and ((score[1:] <= score[:-1]) | (ri[1:] != ri[:-1])).all())
-    order = None if ordered else np.lexsort((-score, ri))
-    if order is not None:
-        ri, score = ri[order], score[order]
-    starts_ri = np.searchsorted(ri, np.arange(run_qids.size, dtype=np.int32))
+    # trec_eval order: grouped by query, score descending (the file's order when it is so)
+    change = np.flatnonzero(rq[1:] != rq[:-1]) + 1
+    starts = np.concatenate([[0], change]).astype(np.int64)
+    order = None
+    if np.unique(rq[starts]).size != starts.size or \
+            not np.isin(np.flatnonzero(score[1:] > score[:-1]) + 1, change).all():
+        order = np.lexsort((-score, rq))
+        rq, score = rq[order], score[order]
+        starts = np.concatenate([[0], np.flatnonzero(rq[1:] != rq[:-1]) + 1]).astype(np.int64)
+        inv = np.empty(n, np.int64)
+        inv[order] = np.arange(n)
+        pos = inv[rows]
+        del inv
+    else:
+        pos = rows
+    ends = np.append(starts[1:], n)
 
-    # judged rows: the document is judged somewhere, then the exact (query, document) pair
-    judged_docs = np.unique(q["doc_id"].to_numpy().astype(str))
-    jd = pc.fill_null(pc.index_in(doc, value_set=pa.array(judged_docs.tolist(), pa.string())), -1)
-    jd = jd.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    if order is not None:
-        jd = jd[order]
-    rq = to_q[ri]
-    cand = np.flatnonzero((jd >= 0) & (rq >= 0))
-    nd = max(1, judged_docs.size)
-    q_qcode = np.searchsorted(qids, q["query_id"].to_numpy().astype(str))
-    q_dcode = np.searchsorted(judged_docs, q["doc_id"].to_numpy().astype(str))
-    q_key = q_qcode.astype(np.int64) * nd + q_dcode
-    uniq_key, last = np.unique(q_key[::-1], return_index=True)
-    j_grade_all = q["grade"].to_numpy().astype(np.int64)[::-1][last]
-    j_q = (uniq_key // nd).astype(np.int64)
-    c_key = rq[cand].astype(np.int64) * nd + jd[cand]
-    pos = np.searchsorted(uniq_key, c_key)
-    hit = (pos < uniq_key.size) & (uniq_key[np.minimum(pos, max(uniq_key.size - 1, 0))] == c_key)
-    rows = cand[hit]
-    grade = j_grade_all[pos[hit]]
-    del cand, jd
-    # rank = position inside the query's list; only judged rows need one
-    rk = (rows - starts_ri[ri[rows]] + 1).astype(np.int64)
+    # rank = place in the query's block; a judged line tied with a neighbour is placed in its
+    # tie (the block's lines of equal score) by document id descending
+    g = np.searchsorted(starts, pos, "right") - 1
+    gs, ge = starts[g], ends[g]
+    s = score[pos]
+    tie_lo = _first_true(gs, pos, lambda x: score[x] <= s)
+    tie_hi = _first_true(pos + 1, ge, lambda x: score[np.minimum(x, n - 1)] < s)
+    rk = pos - gs + 1
+    tied = np.flatnonzero(tie_hi - tie_lo > 1)
+    if tied.size:
+        run_lo, first = np.unique(tie_lo[tied], return_index=True)
+        run_len = (tie_hi[tied] - tie_lo[tied])[first]
+        run_of = np.repeat(np.arange(run_lo.size), run_len)
+        run_off = np.cumsum(run_len) - run_len
+        at = np.repeat(run_lo - run_off, run_len) + np.arange(run_of.size)  # every line of those ties
+        at_rows = at if order is None else order[at]
+        # within each tie, documents by id descending (Arrow's sort: byte order, as strcmp)
+        ties = pa.Table.from_arrays([_from_np(run_of), docs.take(_from_np(at_rows))], names=["r", "d"])
+        perm = _to_np(pc.sort_indices(ties, sort_keys=[("r", "ascending"), ("d", "descending")]), np.uint64)
+        place = np.empty(perm.size, np.int64)
+        place[perm] = np.arange(perm.size) - run_off[run_of[perm]]
+        k = np.searchsorted(run_lo, tie_lo[tied])
+        rk[tied] = run_lo[k] - gs[tied] + 1 + place[run_off[k] + (pos[tied] - run_lo[k])]
 
-    # ties: inside a run of equal (query, score), documents go by id descending. Only the
-    # judged rows' positions inside their own tie run can change; fix those.
-    if rows.size:
-        run_start = np.empty(n, bool)
-        run_start[0] = True
-        run_start[1:] = (ri[1:] != ri[:-1]) | (score[1:] != score[:-1])
-        run_id = np.cumsum(run_start, dtype=np.int32) - 1
-        run_first = np.flatnonzero(run_start).astype(np.int32)
-        del run_start
-        run_len = np.diff(run_first, append=np.int32(n))
-        tied = rows[run_len[run_id[rows]] > 1]
-        if tied.size:
-            tied = tied[np.argsort(run_id[tied], kind="stable")]
-            rids, lo = np.unique(run_id[tied], return_index=True)
-            hi = np.append(lo[1:], tied.size)
-            firsts, lens = run_first[rids], run_len[rids]
-            idx = np.repeat(firsts - np.cumsum(np.append(0, lens[:-1])), lens) + np.arange(lens.sum())
-            names = doc.take(pa.array(idx if order is None else order[idx]))
-            run_of = np.repeat(np.arange(rids.size, dtype=np.int64), lens)
-            run_off = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-            # within each tie run, documents by id descending (Arrow's sort, byte order as strcmp)
-            perm = pc.sort_indices(pa.table({"r": run_of, "d": names}),
-                                   sort_keys=[("r", "ascending"), ("d", "descending")]).to_numpy()
-            pos_in_run = np.empty(perm.size, np.int64)
-            pos_in_run[perm] = np.arange(perm.size) - run_off[run_of[perm]]
-            j = np.repeat(np.arange(rids.size), hi - lo)  # the tie run of each tied judged row
-            base = firsts.astype(np.int64) - starts_ri[ri[firsts]] + 1  # rank of each run's first position
-            rk[np.searchsorted(rows, tied)] = base[j] + pos_in_run[run_off[j] + (tied - firsts[j])]
-
-    qc = rq[rows]
+    qc = rq[pos]
+    grade = j_grade[which]
     o = np.lexsort((rk, qc))
     qc, rk, grade = qc[o], rk[o], grade[o]
     n_retrieved = np.zeros(nq, np.int64)
-    counts = np.bincount(ri, minlength=run_qids.size)
-    ok = to_q >= 0
-    n_retrieved[to_q[ok]] = counts[ok]
-    return Ranked(qids, qc, rk, grade, n_retrieved, n_retrieved > 0, j_q, j_grade_all)
+    block_q = rq[starts] if n else np.zeros(0, np.int32)
+    judged_block = block_q < nq
+    n_retrieved[block_q[judged_block]] = (ends - starts)[judged_block]
+    return Ranked(qids, qc, rk, grade, n_retrieved, n_retrieved > 0, j_q, j_grade)
 
 
 def qrels_from_mapping(qrels: Mapping[str, Mapping[str, int]]) -> pd.DataFrame:
