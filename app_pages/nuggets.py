@@ -176,7 +176,7 @@ if mode == "Author":
 if mode == "Assign to answers":
     have_answers = bool(nuggets.answers(s, user))
     if user.can(Permission.IMPORT_RUNS):
-        with st.expander("Import system answers", expanded=not have_answers):
+        with st.expander("Import system answers", expanded=not have_answers, key="nug_ans_box"):
             answers_import(user, "nug_ans")
     if not have_answers:
         st.info("No system answer yet." + ("" if user.can(Permission.IMPORT_RUNS) else

@@ -26,7 +26,7 @@ IMPORT_OPTIONS = {"--replace": "Tick \u201cReplace a run of the same name\u201d 
                                     "and leave those results out."}
 
 if user.can(Permission.IMPORT_RUNS):
-    with st.expander("Import a run", expanded=st.session_state.get("run_open", False)):
+    with st.expander("Import a run", key="run_import_box"):  # keyed: stays open across reruns
         up = st.file_uploader("Run file: TREC (qid Q0 docid rank score tag) or JSONL passages "
                               '({"query_id", "doc_id", "text", "score"|"rank"})', type=["txt", "trec", "run", "jsonl"],
                               key="run_file", max_upload_size=upload_limit(RUN_UPLOAD_MB))
@@ -39,7 +39,6 @@ if user.can(Permission.IMPORT_RUNS):
                            help="Leave out the lines whose query id is not in the store (they are counted in the "
                                 "report) instead of refusing the whole run.")
         if st.button("Import run", type="primary", key="run_import"):
-            st.session_state["run_open"] = True  # the expander stays open to show what happened
             if up is None:
                 st.error("Choose a run file first.")
             elif (data := upload_bytes(up, RUN_UPLOAD_MB, "golden runs import FILE --system NAME")) is not None:
@@ -54,7 +53,7 @@ if user.can(Permission.IMPORT_RUNS):
                     flash(rep.summary())
                     st.rerun()
 
-    with st.expander("Import system answers (for nugget assignment)"):
+    with st.expander("Import system answers (for nugget assignment)", key="pool_ans_box"):
         answers_import(user, "pool_ans")
 
 runs = runs_import.run_table(s, user)
@@ -66,7 +65,7 @@ active = runs.loc[runs["status"] == "active", "system"].tolist()
 retired = runs.loc[runs["status"] == "retired", "system"].tolist()
 
 if user.can(Permission.RETIRE_RUNS):
-    with st.expander("Retire or restore a run"):
+    with st.expander("Retire or restore a run", key="run_retire_box"):
         st.caption("A retired run is left out of new pools and of the coverage list below; its results, the pool "
                    "items it contributed and their grades stay recorded, and it stays in the table above.")
         r1, r2 = st.columns([1, 2])

@@ -14,7 +14,7 @@ from annotator import versioning
 from annotator.roles import Permission
 from golden_store.corpus import store_corpus_digest
 from golden_store.versions import format_diff
-from app_pages._shared import attempt, clear_form, form_key, md_escape, progress_callback, require_page, store
+from app_pages._shared import attempt, md_escape, progress_callback, require_page, store
 
 user = require_page(Permission.VIEW_VERSIONS)
 s = store()
@@ -23,7 +23,7 @@ vdir = versioning.versions_dir(s)
 st.caption(f"Frozen versions live in {md_escape(vdir)}. A frozen version never changes.")
 
 if user.can(Permission.FREEZE):
-    with st.form(form_key("freeze")):
+    with st.form("freeze"):
         st.subheader("Freeze the live store", anchor=False)
         c1, c2 = st.columns([1, 2])
         name = c1.text_input("Version name", placeholder="golden.v1")
@@ -32,7 +32,6 @@ if user.can(Permission.FREEZE):
             res = attempt(lambda: versioning.freeze(s, user, name.strip(), note=note,
                                                     progress=progress_callback("Freezing")))
             if res:
-                clear_form("freeze")  # empty for the next freeze (the fields show until the next run)
                 st.success(f"Frozen {md_escape(res.name)}: data_digest `{res.manifest['data_digest']}`")
                 st.caption("data_digest identifies the content (labels and corpus): two freezes of the same "
                            "content have the same one. content_digest (in the manifest) also covers the name, "

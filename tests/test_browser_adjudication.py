@@ -291,7 +291,8 @@ def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, 
         expect(root).to_have_attribute("data-pending", "0")
         if n == 0:
             expect(main.get_by_text("Rubric v2", exact=True)).to_be_visible()
-            expect(main.get_by_test_id("stText").filter(has_text=CLARIFICATION)).to_have_count(1)
+            # the rubric is rendered (escaped Markdown): the clarification is a list item of it
+            expect(main.get_by_test_id("stMarkdownContainer").locator("li", has_text=CLARIFICATION)).to_have_count(1)
         expect(main.get_by_text(f"{1 - n} disagreement(s) waiting · {n + 1} decided")).to_be_visible()
         decided[item] = (final, why)
     expect(root.locator(".gs-title")).to_have_text("No disagreement waiting.")
