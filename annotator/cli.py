@@ -319,7 +319,26 @@ def cmd_survival(args: argparse.Namespace) -> int:
     return 0
 
 
+def _numpy_without_huge_pages() -> None:
+    """Import numpy with its transparent-huge-page advice off (NUMPY_MADVISE_HUGEPAGE=0,
+    numpy's own setting, read at import; a value the user set is kept). `golden score` fills
+    a few hundred MB of fresh arrays once; with the advice on, Linux's default THP defrag
+    ("madvise") compacts memory on those first touches, which cost 0.4 s of kernel time per
+    10 M-line run in BENCHMARKS.md, more than the page faults it saves."""
+    if "numpy" in sys.modules:
+        return
+    ours = "NUMPY_MADVISE_HUGEPAGE" not in os.environ
+    if ours:
+        os.environ["NUMPY_MADVISE_HUGEPAGE"] = "0"
+    try:
+        import numpy  # noqa: F401
+    finally:
+        if ours:
+            del os.environ["NUMPY_MADVISE_HUGEPAGE"]  # not passed on to anything this process starts
+
+
 def cmd_score(args: argparse.Namespace) -> int:
+    _numpy_without_huge_pages()
     from golden_store.scoring import evaluate_trec
 
     if bool(args.qrels) == bool(args.version):

@@ -250,6 +250,28 @@ def _from_np(a: np.ndarray):
     return pa.Array.from_buffers(pa.from_numpy_dtype(a.dtype), a.size, [None, pa.py_buffer(a)])
 
 
+def _take(col, rows: np.ndarray):
+    """``col.take(rows)`` for a chunked array, taken chunk by chunk: Arrow's own take on a
+    chunked array first joins the chunks into one (a copy of the whole column)."""
+    import pyarrow as pa
+
+    chunks = col.chunks
+    if len(chunks) == 1:
+        return chunks[0].take(_from_np(rows.astype(np.int64, copy=False)))
+    bounds = np.cumsum([0] + [len(c) for c in chunks])
+    of = np.searchsorted(bounds, rows, "right") - 1
+    order = np.argsort(of, kind="stable")
+    edges = np.searchsorted(of[order], np.arange(len(chunks) + 1))
+    parts = [chunks[c].take(_from_np((rows[order[edges[c]:edges[c + 1]]] - bounds[c]).astype(np.int64)))
+             for c in np.flatnonzero(np.diff(edges))]
+    if not parts:
+        return chunks[0].slice(0, 0)
+    taken = pa.concat_arrays(parts)  # chunk by chunk; put back in the order asked
+    back = np.empty(order.size, np.int64)
+    back[order] = np.arange(order.size)
+    return taken.take(_from_np(back))
+
+
 def _arrow_strings(values):
     """An Arrow string array of Python strings."""
     import pyarrow as pa
@@ -602,41 +624,77 @@ def _rank_frame(q: _Qrels, r: pd.DataFrame, source):
 # descending, trec_eval). A file in another order is sorted first.
 
 
-def _run_query_codes(col, qids: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """int32 code of every run line's query: the judged queries are 0..len(qids)-1 (their
-    place in ``qids``), the others follow by first appearance. Also every code's query id."""
+def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray, object, np.ndarray, int]:
+    """What the run file path keeps of the Arrow table, made record batch by record batch
+    (on a few threads: numpy lets go of the GIL), no pass over the whole column per step:
+
+    * ``rq``: int32 code of every line's query: the judged queries are 0..len(qids)-1 (their
+      place in ``qids``), the others follow by first appearance; ``names``: each code's id;
+    * ``score``: float64;
+    * ``docs``: the document ids (a chunked Arrow array);
+    * ``key``: every line's 64-bit key, sorted: (hash of the document id ^ a mix of the
+      query) in the high bits, the line number in the low ``row_bits``."""
+    import os
+    import threading
+
+    import pyarrow as pa
+
+    batches = [b for b in table.to_batches() if b.num_rows]
+    n = table.num_rows
+    row_bits = max(1, (n - 1).bit_length())
+    high = ~np.uint64((1 << row_bits) - 1)
     index = {q: i for i, q in enumerate(qids.tolist())}
     names = list(index)
-    out = np.empty(len(col), np.int32)
-    pos = 0
-    for chunk in col.chunks:
-        lut = np.empty(len(chunk.dictionary), np.int32)
-        for i, name in enumerate(chunk.dictionary.to_pylist()):
+    luts = []
+    for b in batches:  # query ids: a few per batch, looked up in Python
+        d = b.column(0).dictionary.to_pylist()
+        lut = np.empty(len(d), np.int32)
+        for i, name in enumerate(d):
             code = index.get(name)
             if code is None:
                 code = index[name] = len(names)
                 names.append(name)
             lut[i] = code
-        np.take(lut, _to_np(chunk.indices, np.int32), out=out[pos:pos + len(chunk)])
-        pos += len(chunk)
-    return out, names
+        luts.append(lut)
+    bounds = np.cumsum([0] + [b.num_rows for b in batches]).tolist()
+    rq = np.empty(n, np.int32)
+    score = np.empty(n, np.float64)
+    key = np.empty(n, np.uint64)
 
+    def work(which: range) -> None:
+        for i in which:
+            lo, hi = bounds[i], bounds[i + 1]
+            b = batches[i]
+            np.take(luts[i], _to_np(b.column(0).indices, np.int32), out=rq[lo:hi])
+            score[lo:hi] = _to_np(b.column(2), np.float64)
+            k = key[lo:hi]
+            _hash_strings(b.column(1), k)
+            k ^= _query_mix(rq[lo:hi])
+            k &= high
+            k |= np.arange(lo, hi, dtype=np.uint64)
 
-def _line_keys(docs, rq: np.ndarray, row_bits: int) -> np.ndarray:
-    """Every line's key, sorted: (hash of document ^ query mix) in the high bits, the line
-    number in the low ``row_bits``."""
-    key = np.empty(rq.size, np.uint64)
-    high = ~np.uint64((1 << row_bits) - 1)
-    pos = 0
-    for chunk in docs.chunks:
-        k = key[pos:pos + len(chunk)]
-        _hash_strings(chunk, k)
-        k ^= _query_mix(rq[pos:pos + len(chunk)])
-        k &= high
-        k |= np.arange(pos, pos + len(chunk), dtype=np.uint64)
-        pos += len(chunk)
+    workers = max(1, min(4, os.cpu_count() or 1, len(batches)))
+    if workers == 1:
+        work(range(len(batches)))
+    else:
+        errors: list[BaseException] = []
+
+        def run(which: range) -> None:
+            try:
+                work(which)
+            except BaseException as exc:  # re-raised below, in the caller's thread
+                errors.append(exc)
+
+        threads = [threading.Thread(target=run, args=(range(j, len(batches), workers),)) for j in range(workers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
     key.sort()
-    return key
+    docs = pa.chunked_array([b.column(1) for b in batches], table.schema.field("doc_id").type)
+    return rq, names, score, docs, key, row_bits
 
 
 def _refuse_repeats(key: np.ndarray, row_bits: int, docs, rq: np.ndarray, nq: int, names: list[str], path) -> None:
@@ -663,7 +721,7 @@ def _refuse_repeats(key: np.ndarray, row_bits: int, docs, rq: np.ndarray, nq: in
     seen: set = set()
     repeat = None
     n_repeated = 0
-    for pair in zip(rq[rows].tolist(), docs.take(_from_np(rows)).to_pylist()):  # in file order
+    for pair in zip(rq[rows].tolist(), _take(docs, rows).to_pylist()):  # in file order
         if pair in seen:
             n_repeated += 1
             repeat = repeat or pair  # the first line of the file that repeats an earlier one
@@ -691,7 +749,7 @@ def _find_judged(key: np.ndarray, row_bits: int, docs, rq: np.ndarray, j_q: np.n
     ok = rq[rows] == j_q[which]
     rows, which = rows[ok], which[ok]
     if rows.size:
-        same = np.fromiter(map(str.__eq__, docs.take(_from_np(rows)).to_pylist(), j_doc[which].tolist()), bool,
+        same = np.fromiter(map(str.__eq__, _take(docs, rows).to_pylist(), j_doc[which].tolist()), bool,
                            rows.size)
         rows, which = rows[same], which[same]
     return rows, which
@@ -721,15 +779,10 @@ def _rank_run_file(qa: _Qrels, path: Path):
 
     qids, j_q, j_doc, j_grade = qa.judgments()
     nq = qids.size
-    table = _read_table(path, _RUN)
+    table = _read_table(path, _RUN).select(["query_id", "doc_id", "score"])
     n = table.num_rows
-    rq, names = _run_query_codes(table["query_id"], qids)
-    docs = table["doc_id"]
-    score = _to_np(table["score"], np.float64)
-    del table  # what is kept: the document ids (Arrow), rq and score
-
-    row_bits = max(1, (n - 1).bit_length())
-    key = _line_keys(docs, rq, row_bits)
+    rq, names, score, docs, key, row_bits = _run_columns(table, qids)
+    del table  # what is kept: the document ids (Arrow), rq, score and the keys
     _refuse_repeats(key, row_bits, docs, rq, nq, names, path)
     rows, which = _find_judged(key, row_bits, docs, rq, j_q, j_doc)
     del key
@@ -768,7 +821,7 @@ def _rank_run_file(qa: _Qrels, path: Path):
         at = np.repeat(run_lo - run_off, run_len) + np.arange(run_of.size)  # every line of those ties
         at_rows = at if order is None else order[at]
         # within each tie, documents by id descending (Arrow's sort: byte order, as strcmp)
-        ties = pa.Table.from_arrays([_from_np(run_of), docs.take(_from_np(at_rows))], names=["r", "d"])
+        ties = pa.Table.from_arrays([_from_np(run_of), _take(docs, at_rows)], names=["r", "d"])
         perm = _to_np(pc.sort_indices(ties, sort_keys=[("r", "ascending"), ("d", "descending")]), np.uint64)
         place = np.empty(perm.size, np.int64)
         place[perm] = np.arange(perm.size) - run_off[run_of[perm]]
