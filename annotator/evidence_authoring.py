@@ -22,9 +22,9 @@ from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus, evidence, queries
 from golden_store import evidence_rounds as er
+from golden_store.corpus_index import CorpusSearchIndex
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.evidence import EvidenceSpan, new_evidence_id
-from golden_store.corpus_index import CorpusSearchIndex
 from golden_store.resolver import DEFAULT_THRESHOLD, Candidate, IndexedResolver, Resolution
 from golden_store.rubric import current_rubric
 from golden_store.search import SearchHit, search_indexed
@@ -37,16 +37,9 @@ def corpus_index(store: Store) -> CorpusSearchIndex:
 
 
 def resolver(store: Store, threshold: float = DEFAULT_THRESHOLD) -> IndexedResolver:
-    """A quote resolver over the store's persisted index; offsets map to the raw text
-    read from the store for the few documents a quote lands in."""
-
-    def raw_of(doc_id: str) -> str:
-        raw = corpus.raw_text(store, doc_id)
-        if raw is None:
-            raise NotFoundError(f"Document {doc_id!r} is no longer in the corpus.")
-        return raw
-
-    return IndexedResolver(corpus_index(store), raw_of, threshold)
+    """A quote resolver over the store's persisted index (which also holds the raw texts
+    that offsets map back to)."""
+    return IndexedResolver(corpus_index(store), threshold=threshold)
 
 
 # ---- the queue ----------------------------------------------------------------------------

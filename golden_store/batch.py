@@ -53,7 +53,7 @@ def resolver_for(corpus: Path, threshold: float = DEFAULT_THRESHOLD) -> Iterator
     if corpus.is_dir():
         raw = read_text_folder(corpus)
         with tempfile.TemporaryDirectory(prefix="golden-index-") as tmp:
-            ix = corpus_index.build(Path(tmp) / "index", ((d, canonical_text(t)) for d, t in raw.items()), 0,
+            ix = corpus_index.build(Path(tmp) / "index", ((d, canonical_text(t), t) for d, t in raw.items()), 0,
                                     total=len(raw))
             yield IndexedResolver(ix, raw.__getitem__, threshold)
         return
@@ -62,12 +62,7 @@ def resolver_for(corpus: Path, threshold: float = DEFAULT_THRESHOLD) -> Iterator
     from golden_store import corpus as store_corpus
 
     with Store.open(corpus, create=False) as store:
-        ix = store_corpus.search_index(store)
-
-        def raw_of(doc_id: str) -> str:
-            return store_corpus.raw_text(store, doc_id)
-
-        yield IndexedResolver(ix, raw_of, threshold)
+        yield IndexedResolver(store_corpus.search_index(store), threshold=threshold)
 
 
 def read_quotes(path: Path, index: IndexedResolver) -> list[tuple[str, str, str | None]]:

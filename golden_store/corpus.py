@@ -314,9 +314,9 @@ def load_paths(paths: Sequence[str | Path], progress: Progress | None = None) ->
 
 # ---- streaming: files of any size in bounded memory -----------------------------------------
 
-_BATCH_CHARS = 32_000_000   # raw characters per batch written to the store
+_BATCH_CHARS = 8_000_000    # raw characters per batch written to the store
 _BATCH_DOCS = 5_000
-_CHUNK_BYTES = 16 << 20     # a JSONL file is read this much at a time (whole lines)
+_CHUNK_BYTES = 4 << 20      # a JSONL file is read this much at a time (whole lines)
 
 
 def _iter_jsonl(path: Path, problems: list[str], advance: Callable[[int], None]) -> Iterator[SourceDocument]:
@@ -430,20 +430,40 @@ def import_paths(store: Store, paths: Sequence[str | Path], *, actor: str, repla
 
 def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: list[str], *,
             actor: str, replace: bool) -> ImportReport:
+    """One transaction in the store; the persisted index is fed batch by batch while it runs
+    (tantivy indexes on its own threads meanwhile) and committed right after the store
+    commits, or rolled back with it. A crash in between is repaired on the next open
+    (corpus_index: the index's last corpus event is then behind the store's)."""
+    from golden_store import corpus_index
+
     index = search_index(store)  # current before the import: re-resolution searches it
-    report = store.write(lambda cur: import_documents_tx(cur, batches, actor=actor, replace=replace,
-                                                         problems=problems, index=index), retries=0)
-    search_index(store)  # ... and now follows the import
+    before = index.last_event
+    with corpus_index.updating(index) as pending:
+        def written(docs: list[PreparedDocument], replaced: set[str]) -> None:
+            for d in docs:
+                pending.put(d.doc_id, d.canonical_text, d.raw_text, d.doc_id in replaced)
+
+        report = store.write(lambda cur: import_documents_tx(cur, batches, actor=actor, replace=replace,
+                                                             problems=problems, index=index, on_write=written),
+                             retries=0)
+        with store.cursor() as cur:
+            last = last_corpus_event(cur)
+            ours = len(report.added) + len(report.replaced)
+            others = int(cur.execute("SELECT count(*) FROM corpus_events WHERE event_id > ?", [before]).fetchone()[0])
+        # events this import did not feed (another writer's) make the next open apply them all
+        pending.commit(last if others == ours else before)
     return report
 
 
 def import_documents_tx(
     cur: duckdb.DuckDBPyConnection, docs: Sequence[PreparedDocument] | Iterable[list[PreparedDocument]], *,
     actor: str, replace: bool = False, problems: list[str] | None = None, index: "CorpusSearchIndex | None" = None,
+    on_write: Callable[[list[PreparedDocument], set[str]], None] | None = None,
 ) -> ImportReport:
     """:func:`import_documents` inside a caller's transaction. ``docs`` is a sequence of
     documents or an iterable of batches of them; ``problems`` collects what the reader finds
-    while the batches stream (any one refuses the import at the end)."""
+    while the batches stream (any one refuses the import at the end); ``on_write(docs,
+    replaced ids)`` is told each batch of documents written."""
     problems = problems if problems is not None else []
     batches = [list(docs)] if isinstance(docs, Sequence) and (not docs or isinstance(docs[0], PreparedDocument)) \
         else docs
@@ -455,7 +475,9 @@ def import_documents_tx(
         n_docs += len(batch)
         if problems or not batch:
             continue  # the import is refused anyway: keep reading only to report every problem
-        _write_batch(cur, batch, report, conflicts, actor=actor, replace=replace, now=now)
+        written = _write_batch(cur, batch, report, conflicts, actor=actor, replace=replace, now=now)
+        if on_write is not None and written[0]:
+            on_write(*written)
     if problems:
         raise _refused(problems)
     if not n_docs:
@@ -473,7 +495,7 @@ def import_documents_tx(
 
 
 def _write_batch(cur: duckdb.DuckDBPyConnection, docs: list[PreparedDocument], report: ImportReport,
-                 conflicts: list[str], *, actor: str, replace: bool, now) -> None:
+                 conflicts: list[str], *, actor: str, replace: bool, now) -> tuple[list[PreparedDocument], set[str]]:
     """One batch: existing ids looked up at once, rows and their corpus events inserted
     with one statement each (Arrow), not row by row."""
     import pyarrow as pa
@@ -495,7 +517,7 @@ def _write_batch(cur: duckdb.DuckDBPyConnection, docs: list[PreparedDocument], r
         new.append(d)
         olds.append(old)
     if conflicts and not replace or not new:
-        return
+        return [], set()
     gone = [d.doc_id for d, old in zip(new, olds) if old is not None]
     if gone:
         cur.execute("DELETE FROM documents WHERE doc_id IN (SELECT unnest(?))", [gone])
@@ -517,6 +539,7 @@ def _write_batch(cur: duckdb.DuckDBPyConnection, docs: list[PreparedDocument], r
             " old_sha256, canonical_sha256, source_path, ?, ? FROM golden_import_batch", [actor, now])
     finally:
         cur.unregister("golden_import_batch")
+    return new, set(gone)
 
 
 def _digest(cur: duckdb.DuckDBPyConnection) -> str:
@@ -576,16 +599,16 @@ def search_index(store: Store, progress: Progress | None = None) -> "CorpusSearc
         with store.cursor() as cur:
             ids = [r[0] for r in cur.execute(
                 "SELECT DISTINCT doc_id FROM corpus_events WHERE event_id > ?", [event]).fetchall()]
-            res = cur.execute("SELECT doc_id, canonical_text FROM documents WHERE doc_id IN "
+            res = cur.execute("SELECT doc_id, canonical_text, raw_text FROM documents WHERE doc_id IN "
                               "(SELECT doc_id FROM corpus_events WHERE event_id > ?)", [event])
             present = set()
             while batch := res.fetchmany(512):
-                for d, text in batch:
+                for d, text, raw in batch:
                     present.add(d)
-                    yield d, text
+                    yield d, text, raw
             for d in ids:
                 if d not in present:
-                    yield d, None
+                    yield d, None, None
 
     def everything():
         with store.cursor() as cur:
@@ -593,7 +616,7 @@ def search_index(store: Store, progress: Progress | None = None) -> "CorpusSearc
 
         def rows():
             with store.cursor() as cur:
-                res = cur.execute("SELECT doc_id, canonical_text FROM documents")
+                res = cur.execute("SELECT doc_id, canonical_text, raw_text FROM documents")
                 while batch := res.fetchmany(512):
                     yield from batch
         return total, rows()

@@ -8,8 +8,8 @@ cores, 65 MB on disk with the canonical text stored (lz4), open < 1 ms, phrase q
 0.4 ms, BM25 top 10 p95 1 ms. DuckDB postings tables (no positional index, one process) and
 SQLite FTS5 (one writer, tokenizer in C only) were the alternatives.
 
-What it holds: per document its id and canonical text (stored, so the resolver fetches
-only candidate documents' text) and the canonical text's words (``\\w+``, lower-cased, with
+What it holds: per document its id, canonical text and raw text (stored, lz4, so the
+resolver fetches only candidate documents' text and maps offsets back without the store) and the canonical text's words (``\\w+``, lower-cased, with
 positions). It is *derived*: the store's ``corpus_events`` say which documents changed, and
 ``golden-index.json`` says up to which event the index reflects them. :func:`open_for`
 brings it up to date (or builds it) before anyone reads it, so an import that committed in
@@ -25,12 +25,13 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import tantivy
 
-FORMAT = 1
+FORMAT = 2  # 2: the raw text is stored too
 META = "golden-index.json"
 _ANALYZER = "golden_words"
 _FETCH = 512            # documents read from the store per batch when (re)building
@@ -51,7 +52,12 @@ def _schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("doc_id", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("body", stored=True, tokenizer_name=_ANALYZER, index_option="position")
+    sb.add_bytes_field("raw", stored=True, indexed=False)  # UTF-8: offsets map back to it
     return sb.build()
+
+
+def _document(doc_id: str, canonical: str, raw: str) -> tantivy.Document:
+    return tantivy.Document(doc_id=doc_id, body=canonical, raw=raw.encode("utf-8"))
 
 
 def index_dir(store_path: str | os.PathLike[str]) -> Path:
@@ -101,6 +107,12 @@ class CorpusSearchIndex:
             d = s.doc(addr)
             out[d["doc_id"][0]] = d["body"][0]
         return out
+
+    def raw(self, doc_id: str) -> str | None:
+        """The raw text of one document (what offsets index), or None."""
+        s = self._index.searcher()
+        hits = s.search(tantivy.Query.term_query(self._schema, "doc_id", doc_id), limit=1).hits
+        return bytes(s.doc(hits[0][1])["raw"][0]).decode("utf-8") if hits else None
 
     # ---- queries ----------------------------------------------------------------------------
     def _term(self, w: str) -> tantivy.Query:
@@ -216,14 +228,14 @@ def _writer(index: tantivy.Index) -> tantivy.IndexWriter:
     return index.writer(heap_size=_HEAP, num_threads=max(1, min(4, os.cpu_count() or 1)))
 
 
-def build(path: Path, docs: Iterable[tuple[str, str]], last_event: int, *,
+def build(path: Path, docs: Iterable[tuple[str, str, str]], last_event: int, *,
           total: int = 0, progress: Progress | None = None) -> CorpusSearchIndex:
-    """A new index of ``(doc_id, canonical_text)`` pairs in ``path`` (replacing what is there)."""
+    """A new index of ``(doc_id, canonical_text, raw_text)`` in ``path`` (replacing what is there)."""
     index = _tantivy(path, create=True)
     writer = _writer(index)
     n = 0
-    for doc_id, text in docs:
-        writer.add_document(tantivy.Document(doc_id=doc_id, body=text))
+    for doc_id, text, raw in docs:
+        writer.add_document(_document(doc_id, text, raw))
         n += 1
         if progress and n % 2000 == 0:
             progress(n, total)
@@ -236,16 +248,17 @@ def build(path: Path, docs: Iterable[tuple[str, str]], last_event: int, *,
     return CorpusSearchIndex(path, index, last_event)
 
 
-def apply(ix: CorpusSearchIndex, changed: Iterable[tuple[str, str | None]], last_event: int) -> None:
-    """Bring ``ix`` to ``last_event``: each (doc_id, text) replaces that document (None: removes it)."""
+def apply(ix: CorpusSearchIndex, changed: Iterable[tuple[str, str | None, str | None]], last_event: int) -> None:
+    """Bring ``ix`` to ``last_event``: each (doc_id, canonical, raw) replaces that document
+    (canonical None: removes it)."""
     index = ix._index
     writer = _writer(index)
     n = 0
     try:
-        for doc_id, text in changed:
+        for doc_id, text, raw in changed:
             writer.delete_documents_by_term("doc_id", doc_id)
             if text is not None:
-                writer.add_document(tantivy.Document(doc_id=doc_id, body=text))
+                writer.add_document(_document(doc_id, text, raw))
             n += 1
         writer.commit()
         writer.wait_merging_threads()
@@ -262,9 +275,16 @@ def ensure(path: Path, last_event: int, changed_since: Callable[[int], Iterator[
            progress: Progress | None = None) -> CorpusSearchIndex:
     """The index at ``path`` reflecting corpus event ``last_event``: opened as it is, updated
     with the documents changed since its own last event, or built from ``everything()``
-    when it is missing, of another format, or unreadable. Serialized per path."""
+    when it is missing, of another format, or unreadable. Serialized per path; while an
+    import holds the index (:func:`updating`), readers get it as it was before the import."""
     path = path.resolve()
-    with _lock(path):
+    lock = _lock(path)
+    if not lock.acquire(blocking=False):
+        ix = _open.get(path)
+        if ix is not None:
+            return ix
+        lock.acquire()
+    try:
         ix = _open.get(path)
         if ix is None:
             meta = _read_meta(path)
@@ -284,6 +304,52 @@ def ensure(path: Path, last_event: int, changed_since: Callable[[int], Iterator[
                 apply(ix, changed_since(ix.last_event), last_event)
         _open[path] = ix
         return ix
+    finally:
+        lock.release()
+
+
+class PendingUpdate:
+    """Index writes made while the store's transaction runs (so tantivy's threads index in
+    parallel with reading and canonicalizing), committed only after the store commits."""
+
+    def __init__(self, ix: CorpusSearchIndex) -> None:
+        self.ix = ix
+        self._writer: tantivy.IndexWriter | None = None
+        self.n = 0
+
+    def put(self, doc_id: str, canonical: str, raw: str, replacing: bool) -> None:
+        if self._writer is None:
+            self._writer = _writer(self.ix._index)
+        if replacing:
+            self._writer.delete_documents_by_term("doc_id", doc_id)
+        self._writer.add_document(_document(doc_id, canonical, raw))
+        self.n += 1
+
+    def commit(self, last_event: int) -> None:
+        if self._writer is not None:
+            self._writer.commit()
+            self._writer.wait_merging_threads()
+            self.ix._index.reload()
+        _write_meta(self.ix.path, last_event, self.ix.n_docs)
+        self.ix.last_event = last_event
+
+    def rollback(self) -> None:
+        if self._writer is not None:
+            self._writer.rollback()
+            self._writer = None
+
+
+@contextmanager
+def updating(ix: CorpusSearchIndex) -> Iterator[PendingUpdate]:
+    """Hold the index for one import: writes go through the yielded :class:`PendingUpdate`."""
+    lock = _lock(ix.path)
+    with lock:
+        pending = PendingUpdate(ix)
+        try:
+            yield pending
+        except BaseException:
+            pending.rollback()
+            raise
 
 
 def forget(path: Path) -> None:

@@ -26,7 +26,7 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from golden_store.canonical import SpanMap, canonical_text, canonicalize_compact
-from golden_store.errors import ValidationError
+from golden_store.errors import NotFoundError, ValidationError
 
 DEFAULT_THRESHOLD = 90.0
 STATUSES = ("exact", "fuzzy", "ambiguous", "unresolved")
@@ -366,17 +366,23 @@ class IndexedResolver:
     ``overlay`` (doc_id -> canonical text) overrides or adds documents the index does not
     have yet: re-resolution inside an import's transaction sees the new texts."""
 
-    def __init__(self, index, raw_of: Callable[[str], str], threshold: float = DEFAULT_THRESHOLD,
+    def __init__(self, index, raw_of: Callable[[str], str] | None = None, threshold: float = DEFAULT_THRESHOLD,
                  overlay: dict[str, str] | None = None) -> None:
         if not 0 < threshold <= 100:
             raise ValidationError(f"threshold must be in (0, 100], got {threshold}")
         self.index = index
         self.threshold = float(threshold)
-        self._raw_of = raw_of
+        self._raw_of = raw_of or self._stored_raw
         self._overlay = dict(overlay or {})
         # the overlay's own in-memory index, built once: its documents are candidates only
         # where the quote lands in them
         self._overlay_resolver = SpanResolver(CorpusIndex(self._overlay, raw_of), threshold) if overlay else None
+
+    def _stored_raw(self, doc_id: str) -> str:
+        raw = self.index.raw(doc_id)
+        if raw is None:
+            raise NotFoundError(f"Document {doc_id!r} is no longer in the corpus.")
+        return raw
 
     def __contains__(self, doc_id: str) -> bool:
         return doc_id in self._overlay or doc_id in self.index

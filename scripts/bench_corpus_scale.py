@@ -174,7 +174,7 @@ def child_resolve(a: argparse.Namespace) -> dict:
         from golden_store.search import search_indexed
 
         ix = corpus.search_index(store)
-        resolver = IndexedResolver(ix, lambda d: corpus.raw_text(store, d))
+        resolver = IndexedResolver(ix)
 
         def search(text: str):
             return search_indexed(ix, text, limit=8)

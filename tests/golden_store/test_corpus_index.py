@@ -50,8 +50,8 @@ def test_the_persisted_resolver_answers_as_the_in_memory_one(generated, tmp_path
     same answer; overall it places at least as many quotes in their own document."""
     rng, raw = generated
     memory = SpanResolver(CorpusIndex.from_raw(raw))
-    ix = corpus_index.build(tmp_path / "ix", ((d, canonical_text(t)) for d, t in raw.items()), 0)
-    persisted = IndexedResolver(ix, raw.__getitem__)
+    ix = corpus_index.build(tmp_path / "ix", ((d, canonical_text(t), t) for d, t in raw.items()), 0)
+    persisted = IndexedResolver(ix)
     right = {"memory": 0, "persisted": 0}
     n_exact = 0
     for q, doc in _quotes(rng, raw, 300):
@@ -89,7 +89,10 @@ def test_the_index_follows_imports_and_replacements(tmp_path):
             "last_corpus_event"] == corpus.last_corpus_event(store._con.cursor())
 
 
-def test_a_refused_import_leaves_store_and_index_as_they_were(tmp_path):
+def test_a_refused_import_leaves_store_and_index_as_they_were(tmp_path, monkeypatch):
+    """Batches before the bad line were written to the store's transaction and fed to the
+    index writer: both are rolled back."""
+    monkeypatch.setattr(corpus, "_BATCH_DOCS", 7)
     with _store(tmp_path) as store:
         _import(store, {"a": "The zeppelin hangar opens at nine."})
         before = corpus.search_index(store).last_event
@@ -157,7 +160,7 @@ def test_indexed_search_ranks_as_the_in_memory_search(generated, tmp_path):
     rng, raw = generated
     canon = {d: canonical_text(t) for d, t in raw.items()}
     memory = CorpusIndex(canon, raw.__getitem__)
-    ix = corpus_index.build(tmp_path / "ix", canon.items(), 0)
+    ix = corpus_index.build(tmp_path / "ix", ((d, c, raw[d]) for d, c in canon.items()), 0)
     vocab = sorted({w.lower() for t in list(canon.values())[:20] for w in t.split() if w.isalpha() and len(w) > 4})
     same_top = 0
     for _ in range(40):

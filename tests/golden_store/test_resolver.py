@@ -35,8 +35,8 @@ def resolver(request, tmp_path_factory):
     from golden_store import corpus_index
     from golden_store.canonical import canonical_text
 
-    ix = corpus_index.build(tmp_path_factory.mktemp("index") / "ix", ((d, canonical_text(t)) for d, t in DOCS.items()), 0)
-    return IndexedResolver(ix, DOCS.__getitem__)
+    ix = corpus_index.build(tmp_path_factory.mktemp("index") / "ix", ((d, canonical_text(t), t) for d, t in DOCS.items()), 0)
+    return IndexedResolver(ix)
 
 
 def located(res):
