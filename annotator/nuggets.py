@@ -22,7 +22,7 @@ import pandas as pd
 import pydantic
 
 from annotator import labeling, llm
-from annotator.evidence_authoring import corpus_index
+from annotator.evidence_authoring import resolver as corpus_resolver
 from annotator.evidence_rounds import is_blind, visible_evidence
 from annotator.held_out import HeldOut
 from annotator.identity import User, require
@@ -32,7 +32,6 @@ from golden_store import corpus, evidence, label_receipts, llm_log, nuggets, que
 from golden_store import evidence_rounds as er
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.nuggets import NuggetDraft
-from golden_store.resolver import SpanResolver
 from golden_store.rubric import current_rubric
 from golden_store.scoring.generation import Nugget, nugget_scores
 from golden_store.store import Store
@@ -114,7 +113,7 @@ def verify_quote(store: Store, quote: str | None, ps: list[Passage]) -> tuple[st
     if the place lies inside one of the passages: (doc_id, start, end), else None."""
     if not quote or not quote.strip():
         return None
-    resolver = SpanResolver(corpus_index(store))
+    resolver = corpus_resolver(store)
     for doc in sorted({p.doc_id for p in ps}):
         try:
             r = resolver.resolve(quote, doc_id=doc)

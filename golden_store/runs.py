@@ -26,7 +26,7 @@ import pandas as pd
 from golden_store import textin
 from golden_store.errors import NotFoundError, OptionRequiredError, ValidationError
 from golden_store.jsonl import iter_objects
-from golden_store.resolver import CorpusIndex, SpanResolver
+from golden_store.resolver import CorpusIndex, IndexedResolver, SpanResolver
 from golden_store.scoring.trec import _line_number, read_run
 from golden_store.store import Store, utcnow
 from golden_store.system_names import check_system_name
@@ -88,7 +88,8 @@ def _known(store: Store) -> tuple[set[str], dict[str, int]]:
     return queries, docs
 
 
-def parse_run(store: Store, path: str | Path, system: str, fmt: str | None, index: CorpusIndex | None = None,
+def parse_run(store: Store, path: str | Path, system: str, fmt: str | None,
+              index: CorpusIndex | IndexedResolver | None = None,
               progress: Callable[[int, int], None] | None = None, *, name: str | None = None,
               skip_unknown: bool = False) -> ParsedRun:
     """Read and validate a run file against the store; raise one ValidationError listing
@@ -194,7 +195,7 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str | None, inde
     if index is None:
         raise ValidationError("A passage run needs the corpus index.")
     # Second pass: place each passage on its document.
-    resolver = SpanResolver(index)
+    resolver = index if isinstance(index, IndexedResolver) else SpanResolver(index)
     out = []
     for i, (lineno, qid, doc, passage, score, rank) in enumerate(items):
         if progress and i % 200 == 0:
