@@ -89,7 +89,7 @@ def rubric_panel(rub: dict | None) -> None:
 
 def rubric_banner(user: User) -> None:
     """Once per rubric change: what changed (the changelog of every version this person has
-    not seen), until they say "Got it". Shown above every page to people who label."""
+    not seen), until they say "Got it". Shown in the sidebar of every page to people who label."""
     from annotator import judging
 
     news = judging.rubric_news(store(), user)
@@ -99,7 +99,8 @@ def rubric_banner(user: User) -> None:
     with st.container(border=True, key="rubric_banner"):
         lines = "\n".join(f"- **v{n['version']}** ({md_escape(n['actor'])}, {n['created_at']:%Y-%m-%d}): "
                           f"{md_escape(n['changelog'])}" for n in news)
-        st.markdown(f":material/campaign: **The rubric changed: v{latest} is in force.** What changed:\n\n{lines}")
+        st.markdown(f":material/campaign: **The rubric changed: v{latest} is in force.** What changed:\n\n{lines}\n\n"
+                    "Read it beside the items on the Judge page.")
         if st.button("Got it", key="rubric_seen", help="Hide this until the rubric changes again"):
             judging.acknowledge_rubric(store(), user, latest)
             st.rerun()

@@ -64,6 +64,10 @@ def main() -> None:
                  for section, entries in page_sections(user).items()}
 
     with st.sidebar:
+        if user is not None and user.can(Permission.LABEL):
+            # once per rubric change, on whichever page opens; in the sidebar, so no page's own
+            # layout moves under the person's mouse (selecting a quote, the labeling keys)
+            rubric_banner(user)
         if user is not None:
             st.markdown(f"**{md_escape(user.display_name)}**")
             st.caption("Roles: " + ", ".join(sorted(r.value for r in user.roles)))
@@ -86,8 +90,6 @@ def main() -> None:
         if mode == "accounts":
             sync_cookie(st.session_state.get("session_token"))
 
-    if user is not None and user.can(Permission.LABEL):
-        rubric_banner(user)  # once per rubric change, above whichever page opens
     # Signed out there is nothing to navigate to: no menu of (two) sign-in entries.
     # expanded: every page listed, none folded under "View N more"
     st.navigation(pages, position="hidden" if user is None else "sidebar", expanded=True).run()

@@ -84,10 +84,11 @@ def test_everyday_ux_in_the_browser(full_demo_server: Server, full_demo_page: Pa
     expect(nav.get_by_role("link")).to_have_count(14)
 
     # item 10: the changelog banner, once
-    banner = main.get_by_text(re.compile(r"The rubric changed: v\d+ is in force"))
+    sidebar = page.get_by_test_id("stSidebar")
+    banner = sidebar.get_by_text(re.compile(r"The rubric changed: v\d+ is in force"))
     expect(banner).to_be_visible()
     _shot(page, "banner")
-    main.get_by_role("button", name="Got it").click()
+    sidebar.get_by_role("button", name="Got it").click()
     expect(banner).to_have_count(0)
 
     # item 10: the rubric rendered and escaped; item 11: "unsure" whole
