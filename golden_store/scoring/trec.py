@@ -65,6 +65,18 @@ def _is_data_line(line: str) -> bool:
     return bool(s) and not s.startswith("#")
 
 
+def _read_pool():
+    """Arrow's jemalloc pool where this pyarrow has it (the default pool otherwise): reading
+    a 10 M-line run with the default mimalloc pool spent 0.3-0.7 s more in the kernel
+    (fresh pages) in BENCHMARKS.md."""
+    import pyarrow as pa
+
+    try:
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        return None
+
+
 def _arrow_read(source, names: list[str], value: str, value_type):
     """A pyarrow Table (query_id dictionary, doc_id, ``value``) or None when the parser
     refuses the input (wrong field count, a value that is not a number, bad UTF-8)."""
@@ -73,7 +85,7 @@ def _arrow_read(source, names: list[str], value: str, value_type):
 
     try:
         return pcsv.read_csv(
-            source,
+            source, memory_pool=_read_pool(),
             read_options=pcsv.ReadOptions(column_names=names),
             parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
                                             ignore_empty_lines=True),
@@ -105,19 +117,19 @@ def _clean(data: bytes) -> bytes:
 def _usable(table, value: str) -> bool:
     """No comment line or stray whitespace slipped through as a query id, every value a
     finite number."""
-    import pyarrow.compute as pc
+    import pyarrow as pa
 
     col = table["query_id"]
     for chunk in col.chunks:
         ids = chunk.dictionary.to_pylist()
         if any(i.startswith("#") or not i or any(c.isspace() for c in i) for i in ids):
             return False
-    import pyarrow as pa
-
     v = table[value]
     if v.null_count:
         return False
-    return not (pa.types.is_floating(v.type) and table.num_rows and not pc.all(pc.is_finite(v)).as_py())
+    if pa.types.is_floating(v.type):  # chunk by chunk over Arrow's buffers (no copy of the column)
+        return all(np.isfinite(_np_view(c, np.float64)).all() for c in v.chunks)
+    return True
 
 
 def _read_table(path: Path, kind: tuple):
@@ -240,6 +252,14 @@ def _to_np(arr, dtype) -> np.ndarray:
             out[pos:pos + k] = np.frombuffer(chunk.buffers()[1], dtype, count=k, offset=chunk.offset * dtype.itemsize)
         pos += k
     return out
+
+
+def _np_view(arr, dtype) -> np.ndarray:
+    """A numpy view of a null-free Arrow array of a fixed-width type (no copy)."""
+    dtype = np.dtype(dtype)
+    if len(arr) == 0:
+        return np.zeros(0, dtype)
+    return np.frombuffer(arr.buffers()[1], dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
 
 
 def _from_np(a: np.ndarray):
@@ -665,8 +685,8 @@ def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.nda
         for i in which:
             lo, hi = bounds[i], bounds[i + 1]
             b = batches[i]
-            np.take(luts[i], _to_np(b.column(0).indices, np.int32), out=rq[lo:hi])
-            score[lo:hi] = _to_np(b.column(2), np.float64)
+            np.take(luts[i], _np_view(b.column(0).indices, np.int32), out=rq[lo:hi])
+            score[lo:hi] = _np_view(b.column(2), np.float64)
             k = key[lo:hi]
             _hash_strings(b.column(1), k)
             k ^= _query_mix(rq[lo:hi])
