@@ -43,9 +43,10 @@ What it does, in order:
 3. agreement: the warm-up ``golden score ... --per-query --json`` against the warm-up
    pytrec_eval child's per-query dump, for every query and every measure: max |diff|.
 
-4. golden's phases in one more fresh child (not part of the ratio): ``read_qrels``,
-   ``read_run``, ``evaluate_trec`` on the frames, with the peak RSS after each.
-   ``--profile`` also cProfiles that child.
+4. golden's parts, not part of the ratio: in one fresh child, the imports of `golden
+   score` and ``evaluate_trec`` on the two files (the run-file path the CLI takes); in
+   another, ``read_qrels``, ``read_run``, ``evaluate_trec`` on the frames (the DataFrame
+   path), with the peak RSS after each. ``--profile`` also cProfiles that child.
 
 5. ``paired_bootstrap(a, b, n_boot=--boot)`` with len(a) = ``--queries``, median of
    ``--boot-reps`` calls in a fresh child, and the peak RSS growth of a call (VmHWM reset
@@ -263,6 +264,22 @@ def child_golden(args: argparse.Namespace, argv: list[str]) -> None:
     sys.exit(rc)
 
 
+def child_files(args: argparse.Namespace) -> None:
+    """What `golden score` does, in-process and split: its imports (numpy set up as the CLI
+    sets it up), then ``evaluate_trec`` on the two files (the run-file path)."""
+    t0 = time.perf_counter()
+    from annotator.cli import _numpy_without_huge_pages
+
+    _numpy_without_huge_pages()
+    from golden_store.scoring.trec import evaluate_trec
+
+    t1 = time.perf_counter()
+    res = evaluate_trec(args.qrels, args.run, list(MEASURES))
+    t2 = time.perf_counter()
+    print(json.dumps({"import_s": t1 - t0, "evaluate_s": t2 - t1, "peak_kib": _maxrss_kib(),
+                      "n_queries": res.n_queries}))
+
+
 def child_phases(args: argparse.Namespace) -> None:
     """golden's parts one by one (same code the CLI runs), peak RSS after each."""
     out: dict = {}
@@ -431,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="cProfile golden's read + evaluate (the phases child) and print the top functions")
     ap.add_argument("--keep", metavar="DIR", help="generate into DIR and keep it (default: a temp dir, removed)")
     # internal: child mode
-    ap.add_argument("--_child", dest="op", choices=["pytrec", "golden", "phases", "bootstrap"],
+    ap.add_argument("--_child", dest="op", choices=["pytrec", "golden", "files", "phases", "bootstrap"],
                     help=argparse.SUPPRESS)
     ap.add_argument("--qrels", help=argparse.SUPPRESS)
     ap.add_argument("--run", help=argparse.SUPPRESS)
@@ -445,6 +462,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.op == "golden":
         child_golden(args, passthrough)
+        return 0
+    if args.op == "files":
+        child_files(args)
         return 0
     if args.op == "phases":
         child_phases(args)
@@ -505,6 +525,8 @@ def main(argv: list[str] | None = None) -> int:
                 if abs(v - wg["result"]["mean"][m]) > 1e-12:
                     raise SystemExit(f"golden mean {m} changed between runs: {v} vs {wg['result']['mean'][m]}")
 
+        log("golden score's parts (imports, evaluate_trec on the files) in a fresh child")
+        fl = run_child("files", qrels=data["qrels"], run=data["run"])
         log("golden phases (read_qrels, read_run, evaluate_trec) in a fresh child")
         prof_path = str(work / "golden.prof") if args.profile else None
         ph = run_child("phases", qrels=data["qrels"], run=data["run"], profile_to=prof_path)
@@ -525,6 +547,8 @@ def main(argv: list[str] | None = None) -> int:
                 "floor_median_s": round(statistics.median(bs["floor_s"]), 3)}
         boot["ratio_vs_floor"] = round(boot["median_s"] / boot["floor_median_s"], 2) if boot["floor_median_s"] else None
         phases = {
+            "cli_import_s": round(fl["import_s"], 3), "evaluate_trec_files_s": round(fl["evaluate_s"], 3),
+            "evaluate_trec_files_peak_mib": mib(fl["peak_kib"]),
             "import_s": round(ph["import_s"], 3),
             "read_qrels_s": round(ph["read_qrels_s"], 3), "read_run_s": round(ph["read_run_s"], 3),
             "evaluate_trec_s": round(ph["evaluate_trec_s"], 3),
