@@ -6,6 +6,9 @@ takes the latest event per key. One global sequence orders all events, so "lates
 well defined even when two events share a timestamp.
 
 Add a migration by appending to ``MIGRATIONS``; never edit one that has shipped.
+The resulting schema, readable in one place, is ``golden_store/schema_snapshot.sql``;
+after adding a migration regenerate it with ``python -m golden_store.schema_snapshot``
+(a test fails while it is stale).
 """
 
 from __future__ import annotations

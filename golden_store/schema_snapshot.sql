@@ -1,0 +1,543 @@
+-- The live store's schema after every migration: a generated snapshot, do not edit.
+-- Regenerate: .venv/bin/python -m golden_store.schema_snapshot
+-- Schema version 11. Migrations (golden_store/schema.py):
+--   V1: corpus, queries, strata, rubric, label event tables and views, users
+--   V2: eval_results: per-query scores of evaluation runs
+--   V3: runs, run_results, pool_items, pool_sources
+--   V4: rounds, round_assignments, adjudications and pending_grades views
+--   V5: answers: system answers for nugget assignment
+--   V6: calibrations and calibration_items: saved judge calibrations
+--   V7: transcripts and transcript_draws: failure review
+--   V8: evidence rounds: evidence_assignments, unsettled questions, frozen_evidence
+--   V9: current_evidence.author; retired questions leave the unsettled set
+--   V10: label_receipts (idempotent labels) and sign_in_sessions
+--   V11: run_events (retired runs) and rubric_seen (the rubric changelog banner)
+
+-- ---- sequences --------------------------------------------------------------------
+
+CREATE SEQUENCE event_seq INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START 1 NO CYCLE;
+
+-- ---- tables -----------------------------------------------------------------------
+
+-- answers: V5
+CREATE TABLE answers (
+    "system"    VARCHAR,
+    query_id    VARCHAR,
+    answer      VARCHAR NOT NULL,
+    imported_at TIMESTAMP NOT NULL,
+    imported_by VARCHAR NOT NULL,
+    PRIMARY KEY("system", query_id)
+);
+
+-- calibration_items: V6
+CREATE TABLE calibration_items (
+    calibration_id VARCHAR,
+    item_id        VARCHAR,
+    human_label    VARCHAR NOT NULL,
+    judge_label    VARCHAR,
+    judge_p        DOUBLE,
+    stratum        VARCHAR,
+    length         INTEGER,
+    split          VARCHAR NOT NULL,
+    PRIMARY KEY(calibration_id, item_id)
+);
+
+-- calibrations: V6
+CREATE TABLE calibrations (
+    calibration_id VARCHAR PRIMARY KEY,
+    judge_model    VARCHAR NOT NULL,
+    rubric_sha     VARCHAR NOT NULL,
+    question_sha   VARCHAR,
+    "source"       VARCHAR NOT NULL,
+    split_seed     INTEGER NOT NULL,
+    fit_share      DOUBLE NOT NULL,
+    band_low       DOUBLE,
+    band_high      DOUBLE,
+    max_missed_bad DOUBLE,
+    max_false_fail DOUBLE,
+    isotonic       VARCHAR,
+    report         VARCHAR NOT NULL,
+    note           VARCHAR,
+    actor          VARCHAR NOT NULL,
+    created_at     TIMESTAMP NOT NULL
+);
+
+-- corpus_events: V1
+CREATE TABLE corpus_events (
+    event_id             BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    doc_id               VARCHAR NOT NULL,
+    "action"             VARCHAR NOT NULL,
+    old_canonical_sha256 VARCHAR,
+    new_canonical_sha256 VARCHAR NOT NULL,
+    source_path          VARCHAR,
+    actor                VARCHAR NOT NULL,
+    created_at           TIMESTAMP NOT NULL,
+    CHECK(("action" IN ('add', 'replace')))
+);
+
+-- documents: V1
+CREATE TABLE documents (
+    doc_id           VARCHAR PRIMARY KEY,
+    title            VARCHAR,
+    source_path      VARCHAR,
+    source_format    VARCHAR NOT NULL,
+    raw_text         VARCHAR NOT NULL,
+    canonical_text   VARCHAR NOT NULL,
+    raw_sha256       VARCHAR NOT NULL,
+    canonical_sha256 VARCHAR NOT NULL,
+    imported_at      TIMESTAMP NOT NULL,
+    imported_by      VARCHAR NOT NULL
+);
+
+-- eval_results: V2
+CREATE TABLE eval_results (
+    run_id          VARCHAR,
+    ts              TIMESTAMP NOT NULL,
+    "system"        VARCHAR,
+    git_sha         VARCHAR,
+    dataset_version VARCHAR NOT NULL,
+    corpus_digest   VARCHAR,
+    config_sha      VARCHAR,
+    judge_model     VARCHAR,
+    rubric_sha      VARCHAR,
+    metric_impl_sha VARCHAR NOT NULL,
+    query_id        VARCHAR,
+    stratum         VARCHAR,
+    trial           INTEGER,
+    metric          VARCHAR,
+    "value"         DOUBLE NOT NULL,
+    judged_fraction DOUBLE,
+    latency_ms      INTEGER,
+    tokens_in       INTEGER,
+    tokens_out      INTEGER,
+    cost_usd        DOUBLE,
+    trace_id        VARCHAR,
+    PRIMARY KEY(run_id, query_id, metric, trial)
+);
+
+-- evidence_assignments: V8
+CREATE TABLE evidence_assignments (
+    round_id  VARCHAR,
+    annotator VARCHAR,
+    query_id  VARCHAR,
+    PRIMARY KEY(round_id, annotator, query_id)
+);
+
+-- evidence_events: V1
+CREATE TABLE evidence_events (
+    event_id        BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    query_id        VARCHAR NOT NULL,
+    evidence_id     VARCHAR NOT NULL,
+    op              VARCHAR NOT NULL,
+    "quote"         VARCHAR,
+    doc_id          VARCHAR,
+    "start"         INTEGER,
+    "end"           INTEGER,
+    canonical_start INTEGER,
+    canonical_end   INTEGER,
+    doc_sha256      VARCHAR,
+    match_kind      VARCHAR,
+    score           DOUBLE,
+    actor           VARCHAR NOT NULL,
+    created_at      TIMESTAMP NOT NULL,
+    rubric_version  INTEGER,
+    round_id        VARCHAR,
+    note            VARCHAR,
+    CHECK((op IN ('set', 'retract')))
+);
+
+-- grade_events: V1
+CREATE TABLE grade_events (
+    event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    query_id       VARCHAR NOT NULL,
+    doc_id         VARCHAR NOT NULL,
+    "start"        INTEGER NOT NULL,
+    "end"          INTEGER NOT NULL,
+    doc_sha256     VARCHAR,
+    op             VARCHAR NOT NULL,
+    grade          SMALLINT,
+    actor          VARCHAR NOT NULL,
+    created_at     TIMESTAMP NOT NULL,
+    rubric_version INTEGER,
+    round_id       VARCHAR,
+    note           VARCHAR,
+    CHECK((op IN ('grade', 'retract', 'skip', 'unsure', 'adjudicate'))),
+    CHECK(((grade IS NULL) OR (grade BETWEEN 0 AND 3))),
+    CHECK(((op IN ('grade', 'adjudicate')) = (grade IS NOT NULL)))
+);
+
+-- label_receipts: V10
+CREATE TABLE label_receipts (
+    label_id    VARCHAR PRIMARY KEY,
+    actor       VARCHAR NOT NULL,
+    surface     VARCHAR NOT NULL,
+    item        VARCHAR NOT NULL,
+    "action"    VARCHAR NOT NULL,
+    event_id    BIGINT,
+    recorded_at TIMESTAMP NOT NULL
+);
+
+-- llm_calls: V1
+CREATE TABLE llm_calls (
+    call_id                     BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    purpose                     VARCHAR NOT NULL,
+    item                        VARCHAR NOT NULL,
+    model                       VARCHAR NOT NULL,
+    prompt_sha                  VARCHAR NOT NULL,
+    outcome                     VARCHAR NOT NULL,
+    input_tokens                INTEGER NOT NULL,
+    output_tokens               INTEGER NOT NULL,
+    cache_creation_input_tokens INTEGER NOT NULL,
+    cache_read_input_tokens     INTEGER NOT NULL,
+    cost_usd                    DOUBLE,
+    actor                       VARCHAR NOT NULL,
+    created_at                  TIMESTAMP NOT NULL
+);
+
+-- nugget_events: V1
+CREATE TABLE nugget_events (
+    event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    query_id       VARCHAR NOT NULL,
+    nugget_id      VARCHAR NOT NULL,
+    op             VARCHAR NOT NULL,
+    "text"         VARCHAR,
+    importance     VARCHAR,
+    "position"     INTEGER,
+    "quote"        VARCHAR,
+    doc_id         VARCHAR,
+    "start"        INTEGER,
+    "end"          INTEGER,
+    doc_sha256     VARCHAR,
+    actor          VARCHAR NOT NULL,
+    created_at     TIMESTAMP NOT NULL,
+    rubric_version INTEGER,
+    model          VARCHAR,
+    prompt_sha     VARCHAR,
+    CHECK((op IN ('add', 'edit', 'delete', 'approve'))),
+    CHECK(((importance IS NULL) OR (importance IN ('vital', 'okay'))))
+);
+
+-- pool_items: V3
+CREATE TABLE pool_items (
+    query_id VARCHAR,
+    doc_id   VARCHAR,
+    "start"  INTEGER,
+    "end"    INTEGER,
+    depth    INTEGER NOT NULL,
+    added_at TIMESTAMP NOT NULL,
+    added_by VARCHAR NOT NULL,
+    PRIMARY KEY(query_id, doc_id, "start", "end")
+);
+
+-- pool_sources: V3
+CREATE TABLE pool_sources (
+    query_id VARCHAR,
+    doc_id   VARCHAR,
+    "start"  INTEGER,
+    "end"    INTEGER,
+    "system" VARCHAR,
+    rank     INTEGER NOT NULL,
+    PRIMARY KEY(query_id, doc_id, "start", "end", "system")
+);
+
+-- query_revisions: V1
+CREATE TABLE query_revisions (
+    event_id             BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    query_id             VARCHAR NOT NULL,
+    "text"               VARCHAR NOT NULL,
+    stratum              VARCHAR NOT NULL,
+    answerable           BOOLEAN NOT NULL,
+    "source"             VARCHAR NOT NULL,
+    created_date         DATE NOT NULL,
+    held_out             BOOLEAN NOT NULL,
+    notes                VARCHAR NOT NULL,
+    retired              BOOLEAN DEFAULT(false) NOT NULL,
+    generator_model      VARCHAR,
+    generator_prompt_sha VARCHAR,
+    actor                VARCHAR NOT NULL,
+    created_at           TIMESTAMP NOT NULL
+);
+
+-- round_assignments: V4
+CREATE TABLE round_assignments (
+    round_id  VARCHAR,
+    annotator VARCHAR,
+    query_id  VARCHAR,
+    doc_id    VARCHAR,
+    "start"   INTEGER,
+    "end"     INTEGER,
+    PRIMARY KEY(round_id, annotator, query_id, doc_id, "start", "end")
+);
+
+-- rounds: V4, altered in V8
+CREATE TABLE rounds (
+    round_id   VARCHAR PRIMARY KEY,
+    kind       VARCHAR NOT NULL,
+    annotators VARCHAR[] NOT NULL,
+    overlap    DOUBLE,
+    seed       INTEGER,
+    n_items    INTEGER NOT NULL,
+    note       VARCHAR,
+    created_by VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    item_kind  VARCHAR DEFAULT('grade'),
+    CHECK((kind IN ('calibration', 'split')))
+);
+
+-- rubric_seen: V11
+CREATE TABLE rubric_seen (
+    username  VARCHAR,
+    "version" INTEGER,
+    seen_at   TIMESTAMP NOT NULL,
+    PRIMARY KEY(username, "version")
+);
+
+-- rubric_versions: V1
+CREATE TABLE rubric_versions (
+    "version"  INTEGER PRIMARY KEY,
+    "text"     VARCHAR NOT NULL,
+    sha256     VARCHAR NOT NULL,
+    changelog  VARCHAR NOT NULL,
+    actor      VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+
+-- run_events: V11
+CREATE TABLE run_events (
+    event_id   BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    "system"   VARCHAR NOT NULL,
+    op         VARCHAR NOT NULL,
+    reason     VARCHAR,
+    actor      VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    CHECK((op IN ('retire', 'restore')))
+);
+
+-- run_results: V3
+CREATE TABLE run_results (
+    "system"   VARCHAR,
+    query_id   VARCHAR,
+    rank       INTEGER,
+    score      DOUBLE,
+    doc_id     VARCHAR NOT NULL,
+    "start"    INTEGER NOT NULL,
+    "end"      INTEGER NOT NULL,
+    match_kind VARCHAR NOT NULL,
+    PRIMARY KEY("system", query_id, rank)
+);
+
+-- runs: V3
+CREATE TABLE runs (
+    "system"      VARCHAR PRIMARY KEY,
+    format        VARCHAR NOT NULL,
+    source_name   VARCHAR,
+    source_sha256 VARCHAR NOT NULL,
+    n_results     INTEGER NOT NULL,
+    imported_at   TIMESTAMP NOT NULL,
+    imported_by   VARCHAR NOT NULL
+);
+
+-- schema_migrations: created by the store itself (golden_store/store.py)
+CREATE TABLE schema_migrations (
+    "version"   INTEGER PRIMARY KEY,
+    description VARCHAR NOT NULL,
+    applied_at  TIMESTAMP NOT NULL
+);
+
+-- sign_in_sessions: V10
+CREATE TABLE sign_in_sessions (
+    token_sha256 VARCHAR PRIMARY KEY,
+    username     VARCHAR NOT NULL,
+    created_at   TIMESTAMP NOT NULL,
+    expires_at   TIMESTAMP NOT NULL,
+    revoked_at   TIMESTAMP
+);
+
+-- store_meta: V1
+CREATE TABLE store_meta (
+    "key"   VARCHAR PRIMARY KEY,
+    "value" VARCHAR NOT NULL
+);
+
+-- strata: V1
+CREATE TABLE strata (
+    "name"      VARCHAR PRIMARY KEY,
+    description VARCHAR NOT NULL,
+    builtin     BOOLEAN NOT NULL,
+    created_at  TIMESTAMP NOT NULL,
+    created_by  VARCHAR NOT NULL
+);
+
+-- transcript_draws: V7
+CREATE TABLE transcript_draws (
+    draw_id    VARCHAR,
+    item_id    VARCHAR,
+    "position" INTEGER NOT NULL,
+    seed       INTEGER NOT NULL,
+    actor      VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    PRIMARY KEY(draw_id, item_id)
+);
+
+-- transcripts: V7
+CREATE TABLE transcripts (
+    run_id              VARCHAR,
+    query_id            VARCHAR,
+    trial               INTEGER,
+    "source"            VARCHAR NOT NULL,
+    question            VARCHAR NOT NULL,
+    stratum             VARCHAR,
+    passed              BOOLEAN NOT NULL,
+    failure_type        VARCHAR,
+    metrics             VARCHAR,
+    retrieved           VARCHAR,
+    answer              VARCHAR,
+    judge_verdict       VARCHAR,
+    judge_justification VARCHAR,
+    trace_id            VARCHAR,
+    imported_at         TIMESTAMP NOT NULL,
+    imported_by         VARCHAR NOT NULL,
+    CHECK(("source" IN ('eval_run', 'production_log'))),
+    PRIMARY KEY(run_id, query_id, trial)
+);
+
+-- users: V1
+CREATE TABLE users (
+    username      VARCHAR PRIMARY KEY,
+    display_name  VARCHAR NOT NULL,
+    roles         VARCHAR[] NOT NULL,
+    password_hash VARCHAR,
+    created_at    TIMESTAMP NOT NULL,
+    created_by    VARCHAR NOT NULL,
+    disabled      BOOLEAN DEFAULT(false) NOT NULL
+);
+
+-- verdict_events: V1
+CREATE TABLE verdict_events (
+    event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    kind           VARCHAR NOT NULL,
+    item_id        VARCHAR NOT NULL,
+    query_id       VARCHAR,
+    "value"        VARCHAR NOT NULL,
+    detail         VARCHAR,
+    note           VARCHAR,
+    actor          VARCHAR NOT NULL,
+    created_at     TIMESTAMP NOT NULL,
+    rubric_version INTEGER
+);
+
+-- ---- views (latest definitions) -----------------------------------------------------
+
+-- adjudications: V4
+CREATE VIEW adjudications AS
+SELECT query_id, doc_id, start, "end", grade, actor, note AS rationale, rubric_version,
+       created_at, event_id
+FROM (
+    SELECT *, row_number() OVER (
+        PARTITION BY query_id, doc_id, start, "end" ORDER BY event_id DESC) AS rn
+    FROM grade_events WHERE op = 'adjudicate'
+) WHERE rn = 1;
+
+-- current_evidence: V9, first defined in V1
+CREATE VIEW current_evidence AS
+SELECT c.query_id, c.evidence_id, c.quote, c.doc_id, c.start, c."end", c.canonical_start, c.canonical_end,
+       c.doc_sha256, c.match_kind, c.score, c.actor, c.created_at, c.rubric_version, c.note, c.event_id,
+       a.author
+FROM (
+    SELECT *, row_number() OVER (PARTITION BY query_id, evidence_id ORDER BY event_id DESC) AS rn
+    FROM evidence_events
+) c JOIN (
+    SELECT query_id, evidence_id, arg_min(actor, event_id) AS author FROM evidence_events
+    WHERE op = 'set' GROUP BY ALL
+) a USING (query_id, evidence_id)
+WHERE c.rn = 1 AND c.op = 'set';
+
+-- current_grades: V1
+CREATE VIEW current_grades AS
+SELECT query_id, doc_id, start, "end", doc_sha256, actor, grade, rubric_version, round_id,
+       note, created_at, event_id
+FROM (
+    SELECT *, row_number() OVER (
+        PARTITION BY query_id, doc_id, start, "end", actor ORDER BY event_id DESC) AS rn
+    FROM grade_events WHERE op IN ('grade', 'retract')
+) WHERE rn = 1 AND op = 'grade';
+
+-- current_nuggets: V1
+CREATE VIEW current_nuggets AS
+WITH content AS (
+    SELECT *, row_number() OVER (
+        PARTITION BY query_id, nugget_id ORDER BY event_id DESC) AS rn
+    FROM nugget_events WHERE op IN ('add', 'edit', 'delete')
+),
+approvals AS (
+    SELECT query_id, nugget_id, max(event_id) AS approved_event
+    FROM nugget_events WHERE op = 'approve' GROUP BY query_id, nugget_id
+)
+SELECT c.query_id, c.nugget_id, c.text, c.importance, c.position, c.quote, c.doc_id,
+       c.start, c."end", c.actor, c.created_at, c.model, c.prompt_sha,
+       coalesce(a.approved_event > c.event_id, FALSE) AS approved
+FROM content c LEFT JOIN approvals a USING (query_id, nugget_id)
+WHERE c.rn = 1 AND c.op <> 'delete';
+
+-- disputed_grades: V1
+CREATE VIEW disputed_grades AS
+SELECT query_id, doc_id, start, "end", count(*) AS n_annotators,
+       count(DISTINCT grade) AS n_distinct
+FROM current_grades
+GROUP BY query_id, doc_id, start, "end"
+HAVING count(DISTINCT grade) > 1;
+
+-- final_grades: V1
+CREATE VIEW final_grades AS
+WITH adj AS (
+    SELECT query_id, doc_id, start, "end", grade, actor, rubric_version, created_at
+    FROM (
+        SELECT *, row_number() OVER (
+            PARTITION BY query_id, doc_id, start, "end" ORDER BY event_id DESC) AS rn
+        FROM grade_events WHERE op = 'adjudicate'
+    ) WHERE rn = 1
+),
+agreed AS (
+    SELECT query_id, doc_id, start, "end", min(grade) AS grade,
+           string_agg(DISTINCT actor, ',' ORDER BY actor) AS actor,
+           max(rubric_version) AS rubric_version, max(created_at) AS created_at
+    FROM current_grades
+    GROUP BY query_id, doc_id, start, "end"
+    HAVING count(DISTINCT grade) = 1
+)
+SELECT query_id, doc_id, start, "end", grade, actor AS decided_by, rubric_version,
+       created_at, 'adjudicated' AS basis FROM adj
+UNION ALL
+SELECT a.query_id, a.doc_id, a.start, a."end", a.grade, a.actor, a.rubric_version,
+       a.created_at, 'agreed' AS basis
+FROM agreed a ANTI JOIN adj USING (query_id, doc_id, start, "end");
+
+-- pending_grades: V4
+CREATE VIEW pending_grades AS
+SELECT d.* FROM disputed_grades d ANTI JOIN adjudications a USING (query_id, doc_id, start, "end");
+
+-- queries: V1
+CREATE VIEW queries AS
+SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,
+       generator_model, generator_prompt_sha,
+       actor AS last_edited_by, created_at AS last_edited_at, event_id AS revision
+FROM (
+    SELECT *, row_number() OVER (PARTITION BY query_id ORDER BY event_id DESC) AS rn
+    FROM query_revisions
+) WHERE rn = 1 AND NOT retired;
+
+-- retired_runs: V11
+CREATE VIEW retired_runs AS
+SELECT system, reason, actor AS retired_by, created_at AS retired_at FROM (
+    SELECT *, row_number() OVER (PARTITION BY system ORDER BY event_id DESC) AS rn FROM run_events
+) SEMI JOIN runs USING (system) WHERE rn = 1 AND op = 'retire';
+
+-- unsettled_evidence_questions: V9, first defined in V8
+CREATE VIEW unsettled_evidence_questions AS
+SELECT DISTINCT query_id FROM evidence_assignments SEMI JOIN queries USING (query_id)
+ANTI JOIN (SELECT DISTINCT item_id AS query_id FROM verdict_events
+           WHERE kind = 'evidence_adjudication') s USING (query_id);
+
+-- frozen_evidence: V9, first defined in V8
+CREATE VIEW frozen_evidence AS
+SELECT * FROM current_evidence ANTI JOIN unsettled_evidence_questions USING (query_id);
