@@ -16,10 +16,12 @@ same 5 items to ann and bob. Then, in chromium through Playwright:
 4. the lead's Agreement page now shows κ binary equal to sklearn's ``cohen_kappa_score`` on
    the two annotators' binary labels, and the table "Each annotator against the gold" counts
    3 (unanimous) items per annotator, none adjudicated;
-5. the Adjudication page says "2 disagreement(s) waiting"; its labeling surface paints those
-   2 items one after the other, each showing both annotators' grades (and ann's note: the
-   lead, unlike bob, sees it); a key pressed before the rationale decides nothing and says
-   why; the lead writes a rationale, Esc, the final grade key, deciding the first with a
+5. the Adjudication page says "2 disagreement(s) waiting" and its progress bar stands at 0 %,
+   then 50 % and 100 % as the two are decided; its labeling surface paints those 2 items one
+   after the other, each showing the passage with the question's words marked (every mark a
+   word of the question, the passage's marks text only) and both annotators' grades (and
+   ann's note: the lead, unlike bob, sees it); a key pressed before the rationale decides
+   nothing and says why; the lead writes a rationale, Esc, the final grade key, deciding the first with a
    rubric clarification (rubric v2 shows, with the clarification), then the second, and sees
    "No disagreement waiting."; the "Decided items" table lists both with their rationales;
 6. back on Agreement, κ stays what it was (it is computed on the annotators' labels, which
@@ -29,7 +31,8 @@ same 5 items to ann and bob. Then, in chromium through Playwright:
 7. no JavaScript error occurred, and after stopping the server the store holds exactly 2
    ``adjudicate`` events by the lead with the typed rationales and the chosen grades (the
    second recorded under rubric v2), rubric v2 = v1 plus the clarification, no pending
-   disagreement, and the annotators' 10 grades unchanged, ann's note with hers.
+   disagreement, and the annotators' 10 grades unchanged, ann's note with hers; each passage
+   shown marked exactly the question's evidence quotes in that document as evidence.
 
 Streamlit draws dataframes on a canvas; their cells are read from the accessibility table
 the grid keeps in the DOM. Sidebar links past the tenth are folded under "View N more":
@@ -73,6 +76,7 @@ RATIONALES = ["Rationale one: the passage states the answer outright.",
               "Rationale two: the passage is about something else entirely."]
 CLARIFICATION = "A passage that quotes the exact error code and its fix fully answers."
 KAPPA_BINARY = "κ binary (grade ≥ 2)"
+PASSAGE_HEADING = "Passage (question words and known evidence marked)"
 CAPTION_RE = re.compile(r"^(q\d+) · passage from (\S+) \[(\d+):(\d+)\]")
 
 Item = tuple[str, str, int, int]  # query_id, doc_id, start, end
@@ -256,8 +260,12 @@ def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, 
     expect(main.get_by_role("heading", name="Adjudication")).to_be_visible()
     expect(main.get_by_text("2 disagreement(s) waiting · 0 decided")).to_be_visible()
     _idle(page)
+    bar = main.get_by_test_id("stProgress").locator("[role=progressbar]")
+    expect(bar).to_have_attribute("aria-valuenow", "0")
     root = surface(page)
     meta = root.locator(".gs-meta")
+    passage = root.locator(".gs-block").filter(has_text=PASSAGE_HEADING).locator(".gs-text")
+    marks: dict[Item, list[tuple[str, str]]] = {}  # per item: (kind, text) of each marked piece
     rationale = root.get_by_label("Rationale (required)")
     clarification = root.get_by_label("Also add to the rubric as a clarification (optional: a new rubric version)")
 
@@ -273,6 +281,17 @@ def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, 
         assert m, shown
         item = (m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))
         assert item in flips and item not in decided, (item, decided)
+        # The passage is highlighted: the question's words (and its known evidence) marked,
+        # every piece of it a text-only span (corpus text is never markup).
+        expect(passage.locator("span.gs-term").first).to_be_attached()
+        assert passage.evaluate("t => Array.from(t.children).every(c => c.tagName === 'SPAN' && !c.children.length)")
+        marks[item] = [(k.removeprefix("gs-"), txt) for k, txt in passage.locator("span.gs-term, span.gs-evidence")
+                       .evaluate_all("els => els.map(e => [e.className, e.textContent])")]
+        words = set(re.findall(r"\w+", root.locator(".gs-title").inner_text().lower()))
+        terms = [txt for k, txt in marks[item] if k == "term"]
+        assert terms and all(txt.lower() in words for txt in terms), (words, marks[item])
+        if any(k == "evidence" for k, _ in marks[item]):
+            expect(passage.locator("span.gs-evidence").first).to_be_in_viewport()  # scrolled to it
         # The lead (unlike bob) sees each annotator's grade and note.
         labels = root.locator(".gs-block").filter(has_text="The annotators' labels").inner_text()
         assert f"ann: {ann[item]} " in labels and f"bob: {bob[item]} " in labels, labels
@@ -294,6 +313,7 @@ def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, 
             # the rubric is rendered (escaped Markdown): the clarification is a list item of it
             expect(main.get_by_test_id("stMarkdownContainer").locator("li", has_text=CLARIFICATION)).to_have_count(1)
         expect(main.get_by_text(f"{1 - n} disagreement(s) waiting · {n + 1} decided")).to_be_visible()
+        expect(bar).to_have_attribute("aria-valuenow", str(50 * (n + 1)))  # the bar moves with each decision
         decided[item] = (final, why)
     expect(root.locator(".gs-title")).to_have_text("No disagreement waiting.")
     history = main.get_by_test_id("stExpander").filter(has_text="Decided items")
@@ -323,6 +343,8 @@ def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, 
         grades = con.execute("SELECT actor, query_id, doc_id, start, \"end\", grade, note FROM grade_events "
                              "WHERE op = 'grade'").fetchall()
         pending = con.execute("SELECT count(*) FROM pending_grades").fetchone()[0]
+        evidence = con.execute("SELECT query_id, doc_id, start, \"end\" FROM current_evidence").fetchall()
+        raw = dict(con.execute("SELECT doc_id, raw_text FROM documents").fetchall())
     # exactly 2 decisions by the lead, with the typed rationales; the first under rubric v1,
     # the second under v2 (the clarification the first one added)
     assert [(r[:4], (r[4], r[6]), r[5]) for r in adj] == [(it, d, "lead") for it, d in decided.items()], adj
@@ -334,6 +356,11 @@ def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, 
     first = next(iter(decided))
     assert f"{first[0]} · {first[1]} [{first[2]}:{first[3]}]" in rubrics[1][2], rubrics[1][2]
     assert CLARIFICATION in rubrics[1][2]
+    # each passage marked exactly its question's evidence quotes in that document (in order)
+    for (q, d, s, e), got in marks.items():
+        quotes = [raw[d][max(es, s):min(ee, e)] for eq, ed, es, ee in sorted(evidence, key=lambda r: r[2])
+                  if (eq, ed) == (q, d) and ee > s and es < e]
+        assert [txt for k, txt in got if k == "evidence"] == quotes, (q, d, got, quotes)
     # the annotators' own labels, unchanged by adjudication; ann's note kept with her grade
     assert sorted(grades) == sorted(
         [("ann", *it, ann[it], ANN_NOTE if it == up else None) for it in ann_items]
