@@ -16,7 +16,8 @@
   kept. The measures and their formulas: :mod:`golden_store.scoring.measures` and
   :mod:`golden_store.scoring.formulas`.
 
-Everything is numpy over the whole run: no Python loop per line or per query.
+Everything is numpy over the whole run: no Python loop per line or per query. A run file
+is read and ranked without pandas (see "the run file path" below).
 """
 
 from __future__ import annotations
@@ -666,8 +667,11 @@ def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.nda
     index = {q: i for i, q in enumerate(qids.tolist())}
     names = list(index)
     luts = []
+    indices = []
     for b in batches:  # query ids: a few per batch, looked up in Python
-        d = b.column(0).dictionary.to_pylist()
+        col = b.column("query_id")
+        indices.append(col.indices if col.indices.type == pa.int32() else col.indices.cast(pa.int32()))
+        d = col.dictionary.to_pylist()
         lut = np.empty(len(d), np.int32)
         for i, name in enumerate(d):
             code = index.get(name)
@@ -685,10 +689,10 @@ def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.nda
         for i in which:
             lo, hi = bounds[i], bounds[i + 1]
             b = batches[i]
-            np.take(luts[i], _np_view(b.column(0).indices, np.int32), out=rq[lo:hi])
-            score[lo:hi] = _np_view(b.column(2), np.float64)
+            np.take(luts[i], _np_view(indices[i], np.int32), out=rq[lo:hi])
+            score[lo:hi] = _np_view(b.column("score"), np.float64)
             k = key[lo:hi]
-            _hash_strings(b.column(1), k)
+            _hash_strings(b.column("doc_id"), k)
             k ^= _query_mix(rq[lo:hi])
             k &= high
             k |= np.arange(lo, hi, dtype=np.uint64)
@@ -713,7 +717,7 @@ def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.nda
         if errors:
             raise errors[0]
     key.sort()
-    docs = pa.chunked_array([b.column(1) for b in batches], table.schema.field("doc_id").type)
+    docs = pa.chunked_array([b.column("doc_id") for b in batches], table.schema.field("doc_id").type)
     return rq, names, score, docs, key, row_bits
 
 
