@@ -548,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
         boot["ratio_vs_floor"] = round(boot["median_s"] / boot["floor_median_s"], 2) if boot["floor_median_s"] else None
         phases = {
             "cli_import_s": round(fl["import_s"], 3), "evaluate_trec_files_s": round(fl["evaluate_s"], 3),
-            "evaluate_trec_files_peak_mib": mib(fl["peak_kib"]),
+            "evaluate_trec_files_peak_mib": mib(fl["peak_kib"]), "evaluate_trec_files_n_queries": fl["n_queries"],
             "import_s": round(ph["import_s"], 3),
             "read_qrels_s": round(ph["read_qrels_s"], 3), "read_run_s": round(ph["read_run_s"], 3),
             "evaluate_trec_s": round(ph["evaluate_trec_s"], 3),

@@ -46,6 +46,8 @@ def test_bench_scoring_runs_and_agrees_with_pytrec_eval(tmp_path):
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["agreement"]["max_abs_diff_all"] <= 1e-9
     assert report["ratio_golden_vs_pytrec"] > 0
+    # the in-process split of golden score (imports, then the run-file path) scored the same queries
+    assert report["golden_phases"]["evaluate_trec_files_n_queries"] == report["golden_n_queries"]
 
 
 def test_bench_judging_runs(tmp_path):
