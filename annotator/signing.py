@@ -8,7 +8,7 @@ from pathlib import Path
 
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import signing, versions
+from golden_store import freezing, signing, versions
 from golden_store.store import Store
 
 
@@ -19,13 +19,13 @@ def keygen(path: str | Path) -> tuple[Path, Path, str]:
 
 def freeze_signed(store: Store, user: User, name: str, key_file: str | Path, *, note: str = "",
                   hit_rule: str | None = None,
-                  progress: Callable[[int, int, str], None] | None = None) -> versions.FreezeResult:
+                  progress: Callable[[int, int, str], None] | None = None) -> freezing.FreezeResult:
     """Freeze ``name`` and sign it with the private key in ``key_file`` (read before anything
     is written, so a bad key file freezes nothing)."""
     require(user, Permission.FREEZE)
     key = signing.load_private_key(key_file)
     kwargs = {"hit_rule": hit_rule} if hit_rule else {}
-    return versions.freeze(store, name, actor=user.username, note=note, progress=progress, signing_key=key,
+    return freezing.freeze(store, name, actor=user.username, note=note, progress=progress, signing_key=key,
                            **kwargs)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import export, versions
+from golden_store import export, freezing, versions
 from golden_store.store import Store, versions_dir_for
 
 
@@ -20,10 +20,10 @@ def versions_dir(store: Store) -> Path:
 
 
 def freeze(store: Store, user: User, name: str, *, note: str = "", hit_rule: str | None = None,
-           progress: Callable[[int, int, str], None] | None = None) -> versions.FreezeResult:
+           progress: Callable[[int, int, str], None] | None = None) -> freezing.FreezeResult:
     require(user, Permission.FREEZE)
     kwargs = {"hit_rule": hit_rule} if hit_rule else {}
-    return versions.freeze(store, name, actor=user.username, note=note, progress=progress, **kwargs)
+    return freezing.freeze(store, name, actor=user.username, note=note, progress=progress, **kwargs)
 
 
 def left_out(manifest: Any) -> list[str]:
@@ -64,4 +64,4 @@ def live_problems(store: Store, user: User) -> list[str]:
     broken-label notice (blind double annotation, issue 18)."""
     require(user, Permission.VIEW_STORE)
     sees_all = user.can(Permission.ADJUDICATE) or user.can(Permission.FREEZE)
-    return versions.live_label_problems(store, None if sees_all else user.username)
+    return freezing.live_label_problems(store, None if sees_all else user.username)

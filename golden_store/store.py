@@ -26,25 +26,12 @@ from typing import Any, TypeVar
 import duckdb
 
 from golden_store.errors import StoreLockedError, StoreSchemaError
+from golden_store.paths import DEFAULT_DB, default_db_path, versions_dir_for  # noqa: F401 - re-exported
 from golden_store.schema import BUILTIN_STRATA, MIGRATIONS, SCHEMA_VERSION
 
 T = TypeVar("T")
 
-DEFAULT_DB = "golden.duckdb"
 _LOCK_PID = re.compile(r"held in (?P<prog>\S+) \(PID (?P<pid>\d+)\)")
-
-
-def default_db_path() -> Path:
-    """``GOLDEN_DB`` if set, else ``./golden.duckdb``."""
-    return Path(os.environ.get("GOLDEN_DB") or DEFAULT_DB)
-
-
-def versions_dir_for(db_path: Path) -> Path:
-    """Where frozen versions live: ``GOLDEN_VERSIONS`` if set, else ``versions/`` next to the DB."""
-    env = os.environ.get("GOLDEN_VERSIONS")
-    if env:
-        return Path(env)
-    return Path(db_path).resolve().parent / "versions"
 
 
 def utcnow() -> datetime:

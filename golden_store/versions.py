@@ -1,10 +1,14 @@
-"""Frozen versions: freeze the live store into an immutable, verifiable artifact.
+"""Frozen versions on disk: the format, and reading it (list, load, verify, diff).
 
 Layout: ``<versions dir>/<name>/manifest.json`` plus one Parquet file per table. A freeze
 is written into a hidden temporary folder next to the target and renamed into place, so a
 crash leaves either nothing or a complete version. The manifest lists every file's sha256
 and row count, and ``content_digest`` hashes the manifest itself (minus that field), so
 any change to any file, or to the manifest, is detected by :func:`verify`.
+
+This module is the reader's side of the contract and never imports the database (a layering
+test keeps it so): scorers and ``golden score`` load versions without DuckDB. Writing a
+version from the live store is :func:`golden_store.freezing.freeze`.
 
 Two digests, two jobs:
 
@@ -20,14 +24,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import shutil
 import socket
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cached_property
@@ -35,56 +38,26 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import duckdb
 import pandas as pd
 import pyarrow.parquet as pq
 
-from golden_store import calibrations, signing
+from golden_store import signing
 from golden_store.canonical import canonical_text
 from golden_store.chunk_labels import ChunkQrels, chunk_qrels, parse_hit_rule
-from golden_store.corpus import corpus_digest, sha256_text
-from golden_store.errors import (
-    NotFoundError,
-    ValidationError,
-    VerificationError,
-    VersionExistsError,
-)
-from golden_store.qrels import EVIDENCE_GRADE, QRELS_RULE, derive_qrels
-from golden_store.scoring import agreement_report
-from golden_store.schema import SCHEMA_VERSION
-from golden_store.store import Store, default_db_path, utcnow, versions_dir_for
+from golden_store.digests import corpus_digest, sha256_text
+from golden_store.errors import NotFoundError, ValidationError, VerificationError
+from golden_store.paths import default_db_path, versions_dir_for
+from golden_store.qrels import EVIDENCE_GRADE, derive_qrels
 
 FORMAT = "golden-studio/frozen-version@1"
 DEFAULT_HIT_RULE = "any_overlap"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
-# Each frozen table: file name -> SELECT over the live store (ORDER BY makes files reproducible).
-_TABLES: dict[str, str] = {
-    "documents.parquet": (
-        "SELECT doc_id, title, source_format, raw_text, canonical_text, raw_sha256, canonical_sha256 "
-        "FROM documents ORDER BY doc_id"
-    ),
-    "queries.parquet": (
-        "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "
-        "generator_model, generator_prompt_sha, revision FROM queries ORDER BY query_id"
-    ),
-    "spans.parquet": (
-        "SELECT e.query_id, evidence_id, quote, doc_id, start, \"end\", canonical_start, canonical_end, "
-        "match_kind, score, actor, created_at, rubric_version "
-        "FROM frozen_evidence e SEMI JOIN queries q USING (query_id) "
-        "ORDER BY e.query_id, evidence_id"
-    ),
-    "judgments.parquet": (
-        "SELECT j.query_id, doc_id, start, \"end\", CAST(grade AS INTEGER) AS grade, basis, decided_by, "
-        "rubric_version FROM final_grades j SEMI JOIN queries q USING (query_id) "
-        "ORDER BY j.query_id, doc_id, start, \"end\""
-    ),
-    "nuggets.parquet": (
-        "SELECT n.query_id, nugget_id, text, importance, position, quote, doc_id, start, \"end\", "
-        "actor, model, prompt_sha FROM current_nuggets n SEMI JOIN queries q USING (query_id) "
-        "WHERE approved ORDER BY n.query_id, position, nugget_id"
-    ),
-}
+# The data files of a version (one Parquet file per table), in the order a freeze writes them;
+# golden_store.freezing holds the SELECT that makes each one.
+DATA_FILES: tuple[str, ...] = (
+    "documents.parquet", "queries.parquet", "spans.parquet", "judgments.parquet", "nuggets.parquet",
+)
 QRELS_FILE = "qrels.parquet"
 
 
@@ -94,6 +67,31 @@ def _sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def file_entry(path: Path) -> dict[str, Any]:
+    """A data file's manifest entry: its sha256, row count (from the Parquet footer) and size."""
+    return {
+        "sha256": _sha256_file(path),
+        "rows": pq.ParquetFile(path).metadata.num_rows,
+        "bytes": path.stat().st_size,
+    }
+
+
+def data_digest(files: Mapping[str, Mapping[str, Any]]) -> str:
+    """The content's digest: sha256 over the data files' hashes, by file name."""
+    return "sha256:" + hashlib.sha256(
+        "".join(f"{f}\t{files[f]['sha256']}\n" for f in sorted(files)).encode("utf-8")
+    ).hexdigest()
+
+
+def write_manifest(folder: Path, manifest: Mapping[str, Any]) -> None:
+    """Write ``manifest.json`` into ``folder`` (strict JSON, flushed to disk)."""
+    with (folder / "manifest.json").open("w", encoding="utf-8") as fh:
+        json.dump(manifest, fh, indent=2, ensure_ascii=False, sort_keys=False, allow_nan=False)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _canonical_json(obj: Any) -> bytes:
@@ -133,7 +131,7 @@ def validate_name(name: str) -> str:
     return name
 
 
-# ---- freeze ----------------------------------------------------------------------------------
+# ---- labels on the corpus ---------------------------------------------------------------------
 
 
 def span_problem(raw: str, start: int | None, end: int | None, quote: str | None,
@@ -153,324 +151,9 @@ def span_problem(raw: str, start: int | None, end: int | None, quote: str | None
     return f"the text at [{start}, {end}) no longer matches the quote"
 
 
-def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_evidence", *,
-                  viewer: str | None = None) -> list[str]:
-    """Labels that no longer sit on the current corpus, one sentence each naming the query
-    and the quote. Freezing refuses while any exist (among the quotes it would freeze); the
-    live check looks at every current quote, unsettled evidence-round ones included.
-
-    With ``viewer`` (an annotator's username) only problems about labels that person may see
-    are listed: on an unsettled evidence-round question only their own quotes, and only
-    grades they gave themselves; a colleague's quote text or grade is blind until a lead
-    settles (issue 18). ``None`` lists everything (leads, engineers, freezing)."""
-    if evidence_view not in ("frozen_evidence", "current_evidence"):
-        raise ValueError(evidence_view)
-    if viewer is not None and evidence_view != "current_evidence":
-        raise ValueError("viewer applies to the live check (current_evidence) only")
-    from golden_store.drift import stale_grades_tx
-
-    problems: list[str] = []
-    blind = ("" if viewer is None else
-             " WHERE e.author = $viewer OR e.query_id NOT IN (SELECT query_id FROM unsettled_evidence_questions)")
-    ev = cur.execute(
-        "SELECT e.query_id, e.evidence_id, e.doc_id, e.start, e.\"end\", e.quote, e.match_kind, "
-        "e.doc_sha256 IS NOT NULL AND e.doc_sha256 <> d.canonical_sha256 AS stale, d.raw_text "
-        f"FROM {evidence_view} e SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id){blind}",
-        {"viewer": viewer} if viewer is not None else None,
-    ).fetchall()
-    for qid, eid, doc, start, end, quote, kind, stale, raw in ev:
-        where = f"query {qid} evidence {eid} ({_short(quote)})"
-        if raw is None:
-            problems.append(f"{where}: document {doc!r} is not in the corpus")
-        elif stale:
-            problems.append(
-                f"{where}: was placed on an earlier text of {doc!r} and could not be re-placed; "
-                f"edit or retract the quote"
-            )
-        elif why := span_problem(raw, start, end, quote, kind):
-            problems.append(f"{where}: {why} in {doc!r}")
-    own = ("" if viewer is None else
-           " SEMI JOIN (SELECT query_id, doc_id, start, \"end\" FROM current_grades WHERE actor = $viewer) m "
-           "USING (query_id, doc_id, start, \"end\")")
-    rows = cur.execute(
-        "SELECT j.query_id, j.doc_id, j.start, j.\"end\", length(d.raw_text) FROM final_grades j "
-        f"SEMI JOIN queries q USING (query_id){own} LEFT JOIN documents d USING (doc_id)",
-        {"viewer": viewer} if viewer is not None else None,
-    ).fetchall()
-    for qid, doc, start, end, n in rows:
-        if n is None:
-            problems.append(f"query {qid} judgment: document {doc!r} is not in the corpus")
-        elif not 0 <= start < end <= n:
-            problems.append(f"query {qid} judgment: passage [{start}, {end}) is outside document {doc!r}")
-    for qid, doc, start, end, actor in stale_grades_tx(cur):
-        if viewer is not None and actor != viewer:
-            continue
-        problems.append(
-            f"query {qid} judgment by {actor} of {doc}[{start}:{end}]: made on an earlier text of the "
-            f"document; re-judge the passage"
-        )
-    return problems
-
-
-def live_label_problems(store: Store, viewer: str | None = None) -> list[str]:
-    """:func:`broken_labels` for the live store, in a read transaction (``viewer``: see there)."""
-    with store.cursor() as cur:
-        return broken_labels(cur, "current_evidence", viewer=viewer)
-
-
-def _short(quote: str | None, n: int = 60) -> str:
+def short_repr(quote: str | None, n: int = 60) -> str:
     q = " ".join((quote or "").split())
     return repr(q if len(q) <= n else q[: n - 1] + "…")
-
-
-@dataclass(frozen=True)
-class FreezeResult:
-    name: str
-    path: Path
-    manifest: Mapping[str, Any]
-
-
-def freeze(
-    store: Store,
-    name: str,
-    *,
-    actor: str,
-    note: str = "",
-    hit_rule: str = DEFAULT_HIT_RULE,
-    versions_dir: Path | None = None,
-    progress: Callable[[int, int, str], None] | None = None,
-    signing_key: Any = None,
-) -> FreezeResult:
-    """Write the live store's current state as version ``name``. Refuses an existing name,
-    an empty store, and labels that no longer resolve on the corpus. ``hit_rule`` is the
-    default rule for deriving chunk labels from this version's spans (manifest field).
-    ``signing_key`` (an Ed25519 private key, :func:`golden_store.signing.load_private_key`)
-    adds ``signature.json``, written before the version appears."""
-    validate_name(name)
-    rule = parse_hit_rule(hit_rule)
-    vdir = Path(versions_dir) if versions_dir else versions_dir_for(store.path)
-    target = vdir / name
-    if target.exists():
-        raise VersionExistsError(
-            f"Version {name!r} already exists at {target}; a frozen version never changes. "
-            f"Pick a new name (e.g. {name}-2)."
-        )
-    vdir.mkdir(parents=True, exist_ok=True)
-    sweep_temp_folders(vdir)
-    tmp = vdir / f"{TEMP_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    # who is freezing: a later sweep removes this folder once that process is gone
-    (tmp / OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}), encoding="utf-8")
-    steps = len(_TABLES) + 3
-    try:
-        def snapshot(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-            # One transaction: every file sees the same snapshot of the store.
-            problems = broken_labels(cur)
-            if problems:
-                raise ValidationError(
-                    f"Freeze refused: {len(problems)} label(s) no longer resolve on the corpus. "
-                    f"Fix or retract them first.",
-                    problems,
-                )
-            n_q = cur.execute("SELECT count(*) FROM queries").fetchone()[0]
-            if n_q == 0:
-                raise ValidationError("Freeze refused: the store has no queries. Import queries first.")
-            if cur.execute("SELECT count(*) FROM documents").fetchone()[0] == 0:
-                raise ValidationError("Freeze refused: the store has no corpus. Import documents first.")
-            for i, (fname, sql) in enumerate(_TABLES.items()):
-                if progress:
-                    progress(i, steps, f"writing {fname}")
-                out = str(tmp / fname).replace("'", "''")
-                cur.execute(f"COPY ({sql}) TO '{out}' (FORMAT parquet, COMPRESSION zstd)")
-            if progress:
-                progress(len(_TABLES), steps, "deriving qrels")
-            # Qrels in SQL here; verify() re-derives them with the pure Python rule
-            # (golden_store.qrels) and compares, so the two implementations check each other.
-            out = str(tmp / QRELS_FILE).replace("'", "''")
-            cur.execute(
-                f"COPY (SELECT query_id, doc_id, CAST(max(grade) AS INTEGER) AS grade FROM ("
-                f" SELECT DISTINCT e.query_id, e.doc_id, CAST(? AS INTEGER) AS grade"
-                f" FROM frozen_evidence e SEMI JOIN queries q USING (query_id)"
-                f" UNION ALL SELECT j.query_id, j.doc_id, j.grade FROM final_grades j"
-                f" SEMI JOIN queries q USING (query_id)"
-                f") GROUP BY query_id, doc_id ORDER BY query_id, doc_id) TO '{out}' (FORMAT parquet)",
-                [EVIDENCE_GRADE],
-            )
-            return _manifest_facts(cur)
-
-        facts = store.write(snapshot)
-        if progress:
-            progress(len(_TABLES) + 1, steps, "hashing files")
-        files: dict[str, dict[str, Any]] = {}
-        for fname in [*_TABLES, QRELS_FILE]:
-            p = tmp / fname
-            files[fname] = {
-                "sha256": _sha256_file(p),
-                "rows": pq.ParquetFile(p).metadata.num_rows,
-                "bytes": p.stat().st_size,
-            }
-        from golden_store import __version__
-
-        data_digest = "sha256:" + hashlib.sha256(
-            "".join(f"{f}\t{files[f]['sha256']}\n" for f in sorted(files)).encode("utf-8")
-        ).hexdigest()
-
-        manifest: dict[str, Any] = {
-            "format": FORMAT,
-            "dataset_version": name,
-            "note": note,
-            "built_at": utcnow().replace(microsecond=0).isoformat() + "Z",
-            "frozen_by": actor,
-            "studio_version": __version__,
-            "store_schema_version": SCHEMA_VERSION,
-            **facts,
-            "hit_rule": rule.name,
-            "qrels_rule": QRELS_RULE,
-            "files": files,
-            # the labels and corpus alone: equal for two freezes of identical content
-            "data_digest": data_digest,
-        }
-        manifest["content_digest"] = manifest_digest(manifest)
-        if progress:
-            progress(len(_TABLES) + 2, steps, "writing manifest")
-        with (tmp / "manifest.json").open("w", encoding="utf-8") as fh:
-            json.dump(manifest, fh, indent=2, ensure_ascii=False, sort_keys=False, allow_nan=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        if signing_key is not None:
-            signing.write_signature(tmp, signing_key, name, manifest["content_digest"])
-        (tmp / OWNER_FILE).unlink()
-        try:
-            os.rename(tmp, target)
-        except OSError:
-            raise VersionExistsError(
-                f"Version {name!r} appeared at {target} while freezing; nothing was overwritten."
-            ) from None
-        if progress:
-            progress(steps, steps, "done")
-        return FreezeResult(name, target, deep_freeze(manifest))
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _manifest_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """The manifest fields that describe content. Only facts the store holds; never invented."""
-    docs = cur.execute("SELECT doc_id, canonical_sha256 FROM documents").fetchall()
-    raw_docs = cur.execute("SELECT doc_id, raw_sha256 FROM documents").fetchall()
-    strata = dict(cur.execute("SELECT stratum, count(*) FROM queries GROUP BY 1 ORDER BY 1").fetchall())
-    n_q, n_ans, n_held = cur.execute(
-        "SELECT count(*), count(*) FILTER (answerable), count(*) FILTER (held_out) FROM queries"
-    ).fetchone()
-    n_spans = cur.execute("SELECT count(*) FROM frozen_evidence SEMI JOIN queries USING (query_id)").fetchone()[0]
-    n_judg = cur.execute("SELECT count(*) FROM final_grades SEMI JOIN queries USING (query_id)").fetchone()[0]
-    n_pending = cur.execute("SELECT count(*) FROM pending_grades SEMI JOIN queries USING (query_id)").fetchone()[0]
-    n_ev_pending = cur.execute(
-        "SELECT count(*) FROM unsettled_evidence_questions SEMI JOIN queries USING (query_id)").fetchone()[0]
-    annotators = [
-        r[0]
-        for r in cur.execute(
-            "SELECT DISTINCT actor FROM ("
-            " SELECT actor FROM frozen_evidence SEMI JOIN queries USING (query_id)"
-            " UNION SELECT actor FROM current_grades SEMI JOIN queries USING (query_id)"
-            " UNION SELECT actor FROM current_nuggets SEMI JOIN queries USING (query_id) WHERE approved"
-            ") WHERE actor NOT LIKE 'system:%' ORDER BY 1"
-        ).fetchall()
-    ]
-    rubric = cur.execute("SELECT version, sha256 FROM rubric_versions ORDER BY version DESC LIMIT 1").fetchone()
-    models = cur.execute(
-        "SELECT DISTINCT model, prompt_sha FROM ("
-        " SELECT model, prompt_sha FROM current_nuggets SEMI JOIN queries USING (query_id)"
-        " WHERE approved AND model IS NOT NULL"
-        " UNION SELECT generator_model, generator_prompt_sha FROM queries WHERE generator_model IS NOT NULL"
-        ") ORDER BY 1, 2"
-    ).fetchall()
-    if n_judg:
-        label_type = "graded_0_3"
-    elif n_spans:
-        label_type = "evidence_spans"
-    else:
-        label_type = None
-    if models:
-        generator = {
-            "kind": "human+llm",
-            "model": models[0][0] if len({m for m, _ in models}) == 1 else [m for m, _ in models],
-            "prompt_sha": sorted({p for _, p in models if p}),
-        }
-    elif n_spans or n_judg:
-        generator = {"kind": "human", "model": None, "prompt_sha": None}
-    else:
-        generator = None
-    per_run = dict(cur.execute(
-        "SELECT system, avg(jq) FROM (SELECT r.system, r.query_id, avg(CASE WHEN g.query_id IS NULL THEN 0.0 ELSE 1.0 "
-        "END) AS jq FROM run_results r SEMI JOIN queries q USING (query_id) ANTI JOIN retired_runs x USING (system) "
-        "LEFT JOIN (SELECT DISTINCT query_id, "
-        "doc_id, start, \"end\" FROM current_grades) g USING (query_id, doc_id, start, \"end\") WHERE r.rank <= 10 "
-        "GROUP BY r.system, r.query_id) GROUP BY system ORDER BY system").fetchall())
-    return {
-        "judged_fraction_at_10": (sum(per_run.values()) / len(per_run)) if per_run else None,
-        "judged_fraction_at_10_per_run": {k: float(v) for k, v in per_run.items()} or None,
-        "corpus_digest": corpus_digest(docs),
-        # spans index the raw text: a re-encoded corpus (CRLF, say) keeps the canonical
-        # digest but moves every offset, so the raw text is pinned too
-        "raw_corpus_digest": corpus_digest(raw_docs),
-        "corpus_commit": None,
-        "n_documents": len(docs),
-        "n_queries": int(n_q),
-        "n_answerable": int(n_ans),
-        "n_held_out": int(n_held),
-        "strata": {k: int(v) for k, v in strata.items()},
-        "label_type": label_type,
-        "n_spans": int(n_spans),
-        "n_judgments": int(n_judg),
-        "n_pending_judgments": int(n_pending),
-        "pending_reason": (f"{n_pending} graded item(s) where annotators disagree and no lead has adjudicated "
-                           "yet are left out; adjudicate them (Adjudication page) and freeze again")
-        if n_pending else None,
-        "n_evidence_questions_pending": int(n_ev_pending),
-        "evidence_pending_reason": (f"the quotes of {n_ev_pending} question(s) in an evidence round no lead has "
-                                    "settled yet are left out; settle them (Adjudication page) and freeze again")
-        if n_ev_pending else None,
-        "annotators": annotators,
-        **_agreement_facts(cur),
-        "rubric": {"version": rubric[0], "sha256": rubric[1]} if rubric else None,
-        "generator": generator,
-    }
-
-
-def _agreement_facts(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """κ and α over the items two or more annotators graded (before adjudication: agreement
-    measures the instrument, not the gold), and every round with its own figures. Null
-    when nothing was labelled twice - never invented."""
-    rows = cur.execute(
-        "SELECT g.query_id || '|' || g.doc_id || '|' || g.start || '|' || g.\"end\" AS unit, g.actor, g.grade, "
-        "g.round_id FROM current_grades g SEMI JOIN queries USING (query_id)").df()
-    whole = agreement_report.group(rows).summary()
-    per_round = agreement_report.by(rows, "round_id")
-    # NaN (an undefined κ in one round next to a number in another) becomes null: manifest.json
-    # is strict JSON, and a missing figure is never invented
-    by_round = {r["round_id"]: {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-                for r in per_round.to_dict("records")} if len(per_round) else {}
-    history = []
-    for rid, kind, item_kind, annotators, overlap, seed, n_items, created_at in cur.execute(
-            "SELECT round_id, kind, item_kind, annotators, overlap, seed, n_items, created_at FROM rounds "
-            "ORDER BY created_at, round_id").fetchall():
-        fig = by_round.get(rid, {})
-        history.append({"round_id": rid, "kind": kind, "items": item_kind, "annotators": list(annotators),
-                        "overlap": overlap,
-                        "seed": seed, "n_items": n_items, "created_at": created_at.isoformat() + "Z",
-                        "n_units_double": fig.get("n_units", 0), "kappa_binary": fig.get("kappa_binary"),
-                        "kappa_graded": fig.get("kappa_graded"), "alpha_ordinal": fig.get("alpha_ordinal")})
-    return {
-        "kappa_binary": whole["kappa_binary"],
-        "kappa_graded": whole["kappa_graded"],
-        "kappa_graded_weights": agreement_report.GRADED_WEIGHTS,
-        "alpha_ordinal": whole["alpha_ordinal"],
-        "n_items_double_annotated": whole["n_units"],
-        "rounds": history,
-        "judge_calibrations": calibrations.manifest_entries(cur),
-    }
 
 
 # ---- reading versions -------------------------------------------------------------------------
@@ -565,6 +248,15 @@ def _temp_is_stale(folder: Path, now: float, max_age_s: float) -> bool:
     return age > max_age_s  # another machine's, or no owner recorded: by age only
 
 
+def new_temp_folder(versions_dir: Path, name: str) -> Path:
+    """A fresh ``.tmp-<name>-<hex>`` folder for a freeze in progress, its owner recorded."""
+    tmp = versions_dir / f"{TEMP_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    # who is freezing: a later sweep removes this folder once that process is gone
+    (tmp / OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}), encoding="utf-8")
+    return tmp
+
+
 def sweep_temp_folders(versions_dir: Path | str, *, max_age_s: float = STALE_TEMP_S) -> list[str]:
     """Remove the ``.tmp-<name>-<hex>`` folders interrupted freezes left behind: those whose
     freezing process (on this machine) is gone, and any untouched for ``max_age_s``. A
@@ -603,7 +295,7 @@ class FrozenVersion:
     @cached_property
     def _tables(self) -> dict[str, pd.DataFrame]:
         return {
-            f: pq.read_table(self.path / f).to_pandas() for f in [*_TABLES, QRELS_FILE]
+            f: pq.read_table(self.path / f).to_pandas() for f in [*DATA_FILES, QRELS_FILE]
         }
 
     @property
@@ -678,7 +370,7 @@ def _manifest_shape(m: Any) -> list[str]:
     problems = []
     for fname, meta in files.items():
         if not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str):
-            problems.append(f"manifest.json: the entry for {_short(fname)} is not an object with a sha256")
+            problems.append(f"manifest.json: the entry for {short_repr(fname)} is not an object with a sha256")
     return problems
 
 
@@ -736,20 +428,20 @@ def _cheap_checks(path: Path, manifest: Mapping[str, Any], name: str | None = No
     if manifest.get("content_digest") != manifest_digest(manifest):
         problems.append("manifest.json: content_digest does not match the manifest (it was edited)")
     if manifest.get("format") != FORMAT:
-        problems.append(f"manifest.json: format {_short(str(manifest.get('format')))} is not {FORMAT}")
+        problems.append(f"manifest.json: format {short_repr(str(manifest.get('format')))} is not {FORMAT}")
     if name is not None and manifest.get("dataset_version") != name:
         problems.append(
-            f"manifest dataset_version is {_short(str(manifest.get('dataset_version')))} but the folder is {name!r} "
+            f"manifest dataset_version is {short_repr(str(manifest.get('dataset_version')))} but the folder is {name!r} "
             f"(a copied or renamed version)"
         )
-    for fname in [*_TABLES, QRELS_FILE]:
+    for fname in [*DATA_FILES, QRELS_FILE]:
         if fname not in files:
             problems.append(f"manifest.json: no entry for {fname}")
             blocking = True
     rows: dict[str, int] = {}
     for fname, meta in files.items():
         if not _inside(path, fname) or fname in _NON_DATA_FILES:
-            problems.append(f"manifest.json: the entry {_short(fname)} is not a data file inside the version folder")
+            problems.append(f"manifest.json: the entry {short_repr(fname)} is not a data file inside the version folder")
             continue
         p = path / fname
         if not p.is_file():
@@ -768,15 +460,13 @@ def _cheap_checks(path: Path, manifest: Mapping[str, Any], name: str | None = No
             blocking = True
             continue
         if meta.get("rows") != rows[fname]:
-            problems.append(f"{fname}: holds {rows[fname]} rows but the manifest says {_short(str(meta.get('rows')))}")
+            problems.append(f"{fname}: holds {rows[fname]} rows but the manifest says {short_repr(str(meta.get('rows')))}")
     for key, fname in (("n_documents", "documents.parquet"), ("n_queries", "queries.parquet"),
                        ("n_spans", "spans.parquet"), ("n_judgments", "judgments.parquet")):
         if fname in rows and manifest.get(key) != rows[fname]:
-            problems.append(f"manifest {key}={_short(str(manifest.get(key)))} but {fname} holds {rows[fname]} rows")
+            problems.append(f"manifest {key}={short_repr(str(manifest.get(key)))} but {fname} holds {rows[fname]} rows")
     if not blocking:
-        data_digest = "sha256:" + hashlib.sha256("".join(
-            f"{f}\t{meta['sha256']}\n" for f, meta in sorted(files.items())).encode("utf-8")).hexdigest()
-        if manifest.get("data_digest") != data_digest:
+        if manifest.get("data_digest") != data_digest(files):
             problems.append("manifest data_digest does not match the files' hashes")
     try:
         extra = sorted(p.name for p in path.iterdir() if p.name not in _NON_DATA_FILES and p.name not in files)

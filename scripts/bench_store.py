@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Freeze benchmark: how long `golden_store.versions.freeze` (and `verify`) take on a
+"""Freeze benchmark: how long `golden_store.freezing.freeze` (and `verify`) take on a
 store of realistic size, against the I/O floor measured in the same run.
 
 What it does, in order:
@@ -18,7 +18,7 @@ What it does, in order:
    * ``baseline``: ``COPY (SELECT * FROM t) TO 't.parquet' (FORMAT parquet, COMPRESSION zstd)``
      for the raw tables documents, query_revisions, grade_events, evidence_events, with
      no derivation, validation or hashing: the I/O floor;
-   * ``freeze``: ``versions.freeze(store, name, actor=..., versions_dir=...)``, each rep
+   * ``freeze``: ``freezing.freeze(store, name, actor=..., versions_dir=...)``, each rep
      to a new version name;
    * ``verify``: ``versions.verify(name, versions_dir)`` on the version that rep froze.
 
@@ -362,7 +362,7 @@ def generate(db: Path, n_queries: int, n_events: int, n_docs: int, seed: int) ->
 
 
 def child(args: argparse.Namespace) -> None:
-    from golden_store import versions
+    from golden_store import freezing, versions
     from golden_store.store import Store
 
     out: dict = {}
@@ -396,7 +396,7 @@ def child(args: argparse.Namespace) -> None:
 
                 if prof:
                     prof.enable()
-                res = versions.freeze(store, args.name, actor=ACTOR, versions_dir=args.versions_dir,
+                res = freezing.freeze(store, args.name, actor=ACTOR, versions_dir=args.versions_dir,
                                       progress=progress)
                 end = time.perf_counter()
                 if prof:

@@ -57,3 +57,45 @@ def test_sql_lives_in_golden_store():
 def test_no_raw_html_in_the_ui():
     for f in [ROOT / "app.py", *_py("app_pages")]:
         assert "unsafe_allow_html" not in f.read_text("utf-8"), f
+
+
+# The frozen-version contract has two sides: golden_store.freezing writes a version from the
+# live store (SQL, one transaction); golden_store.versions is the on-disk format and reads it
+# (load, verify, diff). Scorers and `golden score` use only the second, so it never imports
+# the database, directly or through another module.
+VERSION_FORMAT = "golden_store.versions"
+NO_DATABASE = ("duckdb", "golden_store.store", "golden_store.freezing")
+
+
+def _full_imports(path: Path) -> set[str]:
+    """Every module a file imports, by full name (``from golden_store import store`` counts
+    as ``golden_store.store``), wherever in the file the import sits."""
+    mods: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            mods |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            mods.add(node.module)
+            mods |= {f"{node.module}.{a.name}" for a in node.names}
+    return mods
+
+
+def _is_or_under(mod: str, names: tuple[str, ...]) -> bool:
+    return any(mod == n or mod.startswith(n + ".") for n in names)
+
+
+def test_the_version_format_imports_no_database_module():
+    path = ROOT / (VERSION_FORMAT.replace(".", "/") + ".py")
+    bad = sorted(m for m in _full_imports(path) if _is_or_under(m, NO_DATABASE))
+    assert not bad, f"{path.relative_to(ROOT)} imports {bad}; the SQL side of a version belongs in golden_store/freezing.py"
+
+
+def test_loading_the_version_format_loads_no_database_module():
+    """What the source check cannot see: a module the format imports that imports the store."""
+    import subprocess
+    import sys
+
+    code = f"import sys, {VERSION_FORMAT}; print('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    bad = sorted(m for m in out.split() if _is_or_under(m, NO_DATABASE))
+    assert not bad, f"importing {VERSION_FORMAT} loads {bad}"

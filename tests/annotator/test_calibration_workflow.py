@@ -14,8 +14,8 @@ import pytest
 from annotator import calibration
 from annotator.identity import LOCAL_USER
 from golden_store.errors import ValidationError
+from golden_store.freezing import freeze
 from golden_store.scoring.calibration import FAIL, PASS
-from golden_store.versions import freeze
 from tests.conftest import table_snapshot
 from tests.llm_server import message
 

@@ -16,7 +16,7 @@ from annotator.identity import LOCAL_USER, create_user
 from annotator.roles import PermissionDenied
 from golden_store import runs as store_runs
 from golden_store.errors import ValidationError
-from golden_store.versions import freeze
+from golden_store.freezing import freeze
 
 PASSWORD = "correct horse battery"
 

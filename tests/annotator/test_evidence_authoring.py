@@ -9,8 +9,9 @@ from annotator.identity import User
 from annotator.roles import PermissionDenied, Role
 from golden_store.corpus import import_documents, load_sources
 from golden_store.errors import ValidationError
+from golden_store.freezing import freeze
 from golden_store.queries import get_query
-from golden_store.versions import freeze, load_version
+from golden_store.versions import load_version
 
 EXPERT = User("ann", "Ann", frozenset({Role.ANNOTATOR}))
 ENGINEER = User("eng", "Eng", frozenset({Role.ENGINEER}))

@@ -14,7 +14,7 @@ from annotator.identity import create_user
 from annotator.roles import PermissionDenied
 from golden_store import queries
 from golden_store.errors import NotFoundError, ValidationError
-from golden_store.versions import freeze
+from golden_store.freezing import freeze
 
 PASSWORD = "correct horse battery"
 VPN = "VPN-ERR-0417 means the device certificate on your laptop has expired"

@@ -11,9 +11,10 @@ import pytest
 from annotator import bootstrap, llm
 from annotator.identity import User
 from annotator.roles import PermissionDenied, Role
+from golden_store.freezing import freeze
 from golden_store.llm_log import usage_summary
 from golden_store.queries import get_query
-from golden_store.versions import freeze, load_version
+from golden_store.versions import load_version
 from tests.llm_server import message
 
 ENGINEER = User("eng", "Eng", frozenset({Role.ENGINEER}))

@@ -11,7 +11,8 @@ from annotator import llm, nuggets
 from annotator.identity import LOCAL_USER
 from golden_store import nuggets as store_nuggets
 from golden_store.errors import ValidationError
-from golden_store.versions import freeze, load_version
+from golden_store.freezing import freeze
+from golden_store.versions import load_version
 from tests.conftest import table_snapshot
 from tests.llm_server import message
 

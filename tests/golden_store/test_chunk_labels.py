@@ -6,7 +6,8 @@ import pytest
 
 from golden_store.chunk_labels import chunk_qrels, parse_hit_rule
 from golden_store.errors import ValidationError
-from golden_store.versions import freeze, load_version
+from golden_store.freezing import freeze
+from golden_store.versions import load_version
 
 LABELS = [("q1", "d", 100, 200, 3), ("q1", "d", 500, 520, 1), ("q2", "e", 0, 10, 2)]
 CHUNKS = [

@@ -22,7 +22,8 @@ import pytest
 from annotator import cli
 from golden_store import signing, versions
 from golden_store.errors import GoldenError, ValidationError, VerificationError
-from golden_store.versions import freeze, list_versions, load_version, verify
+from golden_store.freezing import freeze
+from golden_store.versions import list_versions, load_version, verify
 
 
 def golden(*args: str) -> tuple[int, str, str]:

@@ -13,8 +13,9 @@ import pytest
 import pytrec_eval
 
 from golden_store.errors import ValidationError
+from golden_store.freezing import freeze
 from golden_store.scoring import evaluate, evaluate_trec, read_qrels, read_run
-from golden_store.versions import freeze, load_version
+from golden_store.versions import load_version
 
 
 def test_reading_reports_file_and_line(tmp_path):

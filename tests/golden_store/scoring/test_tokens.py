@@ -59,8 +59,9 @@ def test_report_card_prefers_the_tighter_chunker_at_equal_recall():
 
 
 def test_report_card_over_a_frozen_version(demo_store):
+    from golden_store.freezing import freeze
     from golden_store.scoring.tokens import version_chunking_report
-    from golden_store.versions import freeze, load_version
+    from golden_store.versions import load_version
 
     freeze(demo_store, "v1", actor="eng")
     v = load_version("v1")

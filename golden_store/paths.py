@@ -1,0 +1,25 @@
+"""Where the studio's files live: the store file and the frozen versions beside it.
+
+No database import: the frozen-version format (``golden_store.versions``) resolves its
+folder from here without loading the live store. ``golden_store.store`` re-exports these.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEFAULT_DB = "golden.duckdb"
+
+
+def default_db_path() -> Path:
+    """``GOLDEN_DB`` if set, else ``./golden.duckdb``."""
+    return Path(os.environ.get("GOLDEN_DB") or DEFAULT_DB)
+
+
+def versions_dir_for(db_path: Path) -> Path:
+    """Where frozen versions live: ``GOLDEN_VERSIONS`` if set, else ``versions/`` next to the DB."""
+    env = os.environ.get("GOLDEN_VERSIONS")
+    if env:
+        return Path(env)
+    return Path(db_path).resolve().parent / "versions"
