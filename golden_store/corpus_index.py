@@ -38,6 +38,9 @@ _FETCH = 512            # documents read from the store per batch when (re)build
 _HEAP = 256_000_000     # tantivy writer memory, split between its threads
 
 _PAIRS = 16           # word pairs (phrases) a fuzzy candidate query uses at most
+_VOTERS = 12          # words (the rarest) whose BM25 ranks fuzzy candidates
+_COMMON_SHARE = 20    # ... each in at most 1/20 of the documents
+_FEW = 6              # fewer rare words or pairs than this: the rarest ones whatever their counts
 _RARE_MIN, _RARE_SHARE = 200, 100   # a pair needs a word in at most max(200, 1% of documents)
 
 Progress = Callable[[int, int], None]
@@ -163,20 +166,30 @@ class CorpusSearchIndex:
         """Documents most likely to hold a passage close to ``words`` (a quote with typos,
         dropped or changed words): BM25 on the words plus, boosted, pairs of adjacent words
         as phrases, so the document sharing most of the quote's word pairs comes first even
-        when the rare words are the misspelt ones. Only the pairs with a rare word (at most
-        ``_PAIRS``) take part: a phrase of two common words costs two long position lists
-        and tells little."""
+        when the rare words are the misspelt ones. Only the rarest words (``_VOTERS``, none
+        in more than 1/``_COMMON_SHARE`` of the documents) and the pairs with a rare word (at
+        most ``_PAIRS``) take part: common words cost long posting lists and tell little."""
         terms = list(dict.fromkeys(words))
         if not terms:
             return []
         s = self._index.searcher()
         df = {w: s.doc_freq("body", w) for w in terms}
-        parts = [(tantivy.Occur.Should, self._term(w)) for w in terms if df[w]]
+        # the rarest words rank: a word in many documents costs a long posting list and
+        # adds little to BM25 (as the in-memory resolver lets only its rarest words vote)
+        known = sorted((w for w in terms if df[w]), key=df.__getitem__)
+        common = s.num_docs // _COMMON_SHARE
+        voters = [w for w in known if df[w] <= common][:_VOTERS]
+        if len(voters) < _FEW:  # a short quote whose rare words are misspelt: take what there is
+            voters = known[:_FEW]
+        parts = [(tantivy.Occur.Should, self._term(w)) for w in voters]
         if not parts:
             return []
         rare = max(_RARE_MIN, s.num_docs // _RARE_SHARE)
-        pairs = sorted({p for p in zip(words, words[1:]) if df[p[0]] and df[p[1]] and min(df[p[0]], df[p[1]]) <= rare},
-                       key=lambda p: min(df[p[0]], df[p[1]]))[:_PAIRS]
+        known_pairs = sorted({p for p in zip(words, words[1:]) if df[p[0]] and df[p[1]]},
+                             key=lambda p: min(df[p[0]], df[p[1]]))
+        pairs = [p for p in known_pairs if min(df[p[0]], df[p[1]]) <= rare][:_PAIRS]
+        if len(pairs) < _FEW:
+            pairs = known_pairs[:_FEW]
         parts += [(tantivy.Occur.Should, tantivy.Query.boost_query(
             tantivy.Query.phrase_query(self._schema, "body", list(p)), 2.0)) for p in pairs]
         return [r.doc_id for r in self._ids(s, s.search(tantivy.Query.boolean_query(parts), limit=limit).hits)]
