@@ -140,7 +140,7 @@ that states the fact verbatim as the supporting quote."""
 def store_set(store: Store, user: User, kind: Literal["relevance", "nuggets"] = "relevance") -> pd.DataFrame:
     """Human labels from the store as a calibration set (no judge outputs yet): gold
     relevance grades (pass = grade ≥ 2) or nugget support labels (support / none)."""
-    require(user, Permission.RUN_ROUNDS)
+    require(user, Permission.CALIBRATE_JUDGE)
     rows = calibrations.relevance_set(store) if kind == "relevance" else calibrations.nugget_support_set(store)
     df = pd.DataFrame(rows)
     if df.empty:
@@ -183,7 +183,7 @@ def run_claude_judge(store: Store, user: User, df: pd.DataFrame, rubric: str = D
     whose question or text is or holds one (normalized); a rubric quoting one is refused. A
     pass whose quote is not verbatim in the text becomes insufficient (§11.5); refusals
     are counted and left unlabelled; usage and cost are recorded per call."""
-    require(user, Permission.RUN_ROUNDS)
+    require(user, Permission.CALIBRATE_JUDGE)
     run = JudgeRun()
     guard = HeldOut.of(store)  # contamination (§3.8): checked before any request is built
     rubric_sha(rubric)  # a rubric that is not valid text is refused before anything else
@@ -330,7 +330,7 @@ def save(store: Store, user: User, df: pd.DataFrame, a: Analysis, *, judge_model
          max_false_fail: float, note: str | None = None) -> str:
     """Pin the calibration to the judge (model id + rubric sha), the split seed and the band;
     archive its items for comparing a later judge on them."""
-    require(user, Permission.RUN_ROUNDS)
+    require(user, Permission.CALIBRATE_JUDGE)
     split_of = {int(i): "fit" for i in a.fit_idx} | {int(i): "report" for i in a.report_idx}
     items = [(r["item_id"], r["human_label"], None if pd.isna(r["judge_label"]) else r["judge_label"],
               None if r["judge_p"] is None or (isinstance(r["judge_p"], float) and math.isnan(r["judge_p"]))
@@ -347,14 +347,14 @@ def save(store: Store, user: User, df: pd.DataFrame, a: Analysis, *, judge_model
 
 
 def saved(store: Store, user: User) -> list[dict]:
-    require(user, Permission.RUN_ROUNDS)
+    require(user, Permission.CALIBRATE_JUDGE)
     return calibrations.list_all(store)
 
 
 def offset(store: Store, user: User, old: str, new: str) -> dict[str, Any]:
     """§11.6: the new judge against the old on the items both calibrations archived - how
     often their labels agree, κ between them, and the shift in FAIL rate and in mean p."""
-    require(user, Permission.RUN_ROUNDS)
+    require(user, Permission.CALIBRATE_JUDGE)
     rows = calibrations.shared_items(store, old, new)
     known = set(LABELS.values())  # a refused or missing label is not a label
     both = [r for r in rows if r["old_label"] in known and r["new_label"] in known]
@@ -377,7 +377,7 @@ def offset(store: Store, user: User, old: str, new: str) -> dict[str, Any]:
 
 def manifest_entries(store: Store, user: User) -> list[dict]:
     """What the next frozen version's manifest will carry (``judge_calibrations``)."""
-    require(user, Permission.RUN_ROUNDS)
+    require(user, Permission.CALIBRATE_JUDGE)
     with store.cursor() as cur:
         return calibrations.manifest_entries(cur)
 

@@ -28,7 +28,10 @@ class Permission(str, Enum):
     LABEL = "author evidence, grades and nuggets"
     ADJUDICATE = "adjudicate disagreements"
     EDIT_RUBRIC = "edit the rubric"
-    RUN_ROUNDS = "run calibration rounds"
+    # rounds of double annotation (kinds "calibration" and "split") and their agreement figures
+    RUN_ROUNDS = "run annotation rounds"
+    # the LLM judge measured against human labels (annotator/calibration.py), not a round
+    CALIBRATE_JUDGE = "calibrate the LLM judge"
     IMPORT_RUNS = "import system runs"
     RETIRE_RUNS = "retire or restore system runs"
     REVIEW = "review failure transcripts"
@@ -39,7 +42,7 @@ ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
     Role.ANNOTATOR: frozenset({Permission.VIEW_STORE, Permission.LABEL}),
     Role.LEAD: frozenset({
         Permission.VIEW_STORE, Permission.LABEL, Permission.ADJUDICATE, Permission.EDIT_RUBRIC,
-        Permission.RUN_ROUNDS, Permission.EDIT_QUERIES, Permission.MANAGE_STRATA,
+        Permission.RUN_ROUNDS, Permission.CALIBRATE_JUDGE, Permission.EDIT_QUERIES, Permission.MANAGE_STRATA,
         Permission.VIEW_VERSIONS, Permission.RETIRE_RUNS,
     }),
     Role.ENGINEER: frozenset({

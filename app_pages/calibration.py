@@ -17,7 +17,7 @@ from app_pages._shared import (attempt, flash, md_escape, progress_callback, req
                                 upload_bytes, upload_limit)
 from golden_store.scoring.calibration import FAIL, KAPPA_GATE
 
-user = require_page(Permission.RUN_ROUNDS)
+user = require_page(Permission.CALIBRATE_JUDGE)
 s = store()
 st.title("Judge calibration")
 show_flash()

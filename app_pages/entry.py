@@ -104,7 +104,7 @@ def page_sections(user) -> dict[str, list[tuple[str, str, str]]]:
              (Permission.LABEL, "nuggets.py", "Nuggets", ":material/checklist:")]
     review = [(Permission.ADJUDICATE, "adjudication.py", "Adjudication", ":material/balance:"),
               (Permission.RUN_ROUNDS, "agreement.py", "Agreement", ":material/handshake:"),
-              (Permission.RUN_ROUNDS, "calibration.py", "Judge calibration", ":material/tune:"),
+              (Permission.CALIBRATE_JUDGE, "calibration.py", "Judge calibration", ":material/tune:"),
               (None, "transcripts.py", "Transcripts", ":material/forum:")]
     data = [(Permission.VIEW_STORE, "corpus.py", "Corpus", ":material/description:"),
             (Permission.VIEW_STORE, "queries.py", "Queries", ":material/help:")]

@@ -157,3 +157,17 @@ def test_an_empty_split_is_a_clear_error():
     df = calibration.load_upload("c.csv", b"item_id,human_label,judge_p\na,pass,0.1\nb,fail,0.9\n")
     with pytest.raises(ValidationError, match="one split is empty"):
         calibration.analyze(df, fit_share=0.8)
+
+
+def test_calibrating_the_judge_is_its_own_permission(demo_store):
+    """'Calibration' names two things: a round of double annotation (kind 'calibration') and
+    measuring the LLM judge against people. Judge calibration asks for its own permission."""
+    from annotator.identity import User
+    from annotator.roles import ROLE_PERMISSIONS, Permission, PermissionDenied, Role
+
+    assert Permission.CALIBRATE_JUDGE in ROLE_PERMISSIONS[Role.LEAD]
+    assert Permission.CALIBRATE_JUDGE is not Permission.RUN_ROUNDS
+    engineer = User("eng", "Eng", frozenset({Role.ENGINEER}))
+    with pytest.raises(PermissionDenied, match="may not calibrate the LLM judge"):
+        calibration.saved(demo_store, engineer)
+    assert calibration.saved(demo_store, User("lea", "Lea", frozenset({Role.LEAD}))) == []
