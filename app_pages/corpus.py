@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from annotator import bootstrap, corpus_import, llm, versioning
+from annotator import corpus_import, llm, question_drafts, versioning
 from annotator.roles import Permission
 from golden_store.corpus import corpus_stats
 from app_pages._shared import (
@@ -66,7 +66,7 @@ if doc and user.can(Permission.EDIT_QUERIES):
                        f"Model: {md_escape(llm.model_id())}.")
             n = st.number_input("How many questions", 1, 20, 5, key="boot_n")
             if st.button("Propose", key="boot_go"):
-                res = attempt(lambda: bootstrap.propose(s, user, doc_id, n=int(n)))
+                res = attempt(lambda: question_drafts.propose(s, user, doc_id, n=int(n)))
                 st.session_state["boot_result"] = res
             res = st.session_state.get("boot_result")
             if res is not None and res.doc_id == doc_id:
@@ -85,7 +85,7 @@ if doc and user.can(Permission.EDIT_QUERIES):
                     for ex, why in p.rejected:
                         st.caption(f"rejected ({md_escape(why)}): {md_escape(ex)}")
                 if res.proposals and st.button("Add selected as synthetic queries", key="boot_accept"):
-                    ids = attempt(lambda: bootstrap.accept(s, user, res, picks))
+                    ids = attempt(lambda: question_drafts.accept(s, user, res, picks))
                     if ids is not None:
                         st.session_state["boot_result"] = None
                         flash(f"Added {len(ids)} synthetic queries with their excerpts as evidence.")

@@ -11,7 +11,7 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from annotator import bootstrap, calibration, corpus_import, evidence_authoring as ea, evidence_rounds, llm
+from annotator import calibration, corpus_import, evidence_authoring as ea, evidence_rounds, llm, question_drafts
 from annotator import nuggets, overview, runs_import, versioning
 from annotator.held_out import normalize
 from annotator.identity import LOCAL_USER, create_user
@@ -202,15 +202,15 @@ def test_nugget_drafting_never_sends_held_out_text(team, llm_server, batch):
     assert_nothing_held_out_sent(llm_server, s)
 
 
-def test_question_bootstrap_never_sends_held_out_text(team, llm_server, tmp_path):
+def test_question_drafts_never_send_held_out_text(team, llm_server, tmp_path):
     s, u = team
     faq = tmp_path / "faq.md"
     faq.write_text("# Office FAQ\n\nHow many days a week do we need to be in the office these days?\n\nTwo.\n")
     corpus_import.import_paths(s, u["admin"], [faq])
     llm_server.default = lambda body: (200, message(json.dumps({"questions": []})))
     with pytest.raises(llm.LLMRefused, match="q024"):
-        bootstrap.propose(s, u["lead"], "faq")
+        question_drafts.propose(s, u["lead"], "faq")
     assert llm_server.requests == []
-    assert bootstrap.propose(s, u["lead"], "remote-work").outcome == "ok"
+    assert question_drafts.propose(s, u["lead"], "remote-work").outcome == "ok"
     assert len(llm_server.requests) == 1
     assert_nothing_held_out_sent(llm_server, s)

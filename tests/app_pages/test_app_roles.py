@@ -292,7 +292,7 @@ def test_evidence_page_unresolved_and_ambiguous(accounts):
     assert any("quote is empty" in e.value for e in at.error) and not at.exception
 
 
-def test_bootstrap_from_the_corpus_page(accounts, llm_server):
+def test_question_drafts_from_the_corpus_page(accounts, llm_server):
     import json as _json
 
     from tests.llm_server import message
@@ -315,7 +315,7 @@ def test_bootstrap_from_the_corpus_page(accounts, llm_server):
     assert accounts.read("SELECT text FROM queries WHERE generator_model IS NOT NULL") == [("Berlin per diem for a full day?",)]
 
 
-def test_bootstrap_without_a_key_explains(accounts, monkeypatch):
+def test_question_drafts_without_a_key_explain(accounts, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     at = app_as("engineer")
     at.switch_page("app_pages/corpus.py").run()

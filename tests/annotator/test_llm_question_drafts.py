@@ -1,4 +1,4 @@
-"""The LLM client and question bootstrap, through the real anthropic SDK against a local
+"""The LLM client and question drafts, through the real anthropic SDK against a local
 Messages-API server."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pydantic
 import pytest
 
-from annotator import bootstrap, llm
+from annotator import llm, question_drafts
 from annotator.identity import User
 from annotator.roles import PermissionDenied, Role
 from golden_store.freezing import freeze
@@ -35,7 +35,7 @@ def test_proposals_are_verified_flagged_and_accepted(demo_store, llm_server):
         {"question": "Is there a per diem for Mars?", "excerpts": ["Travel to Mars is paid at EUR 999 per day"],
          "stratum": "paraphrase", "is_compound": False},
     ))))
-    res = bootstrap.propose(demo_store, ENGINEER, "expenses-per-diem", n=3)
+    res = question_drafts.propose(demo_store, ENGINEER, "expenses-per-diem", n=3)
     assert res.outcome == "ok" and len(res.proposals) == 3
     first, second, third = res.proposals
     assert first.usable and not first.compound and first.accepted[0][1].doc_id == "expenses-per-diem"
@@ -48,19 +48,19 @@ def test_proposals_are_verified_flagged_and_accepted(demo_store, llm_server):
     assert "expenses-per-diem" in req["messages"][0]["content"]
     assert req["output_config"]["format"]["type"] == "json_schema"
     assert llm_server.requests[0]["has_key"]
-    summary = usage_summary(demo_store, bootstrap.PURPOSE)
+    summary = usage_summary(demo_store, question_drafts.PURPOSE)
     assert summary["calls"] == 1 and summary["input_tokens"] == 1200 and summary["cache_write_tokens"] == 900
     assert summary["cost_usd"] == pytest.approx((1200 * 3 + 300 * 15 + 900 * 3.75) / 1e6)
 
     with pytest.raises(Exception, match="without any verbatim excerpt"):
-        bootstrap.accept(demo_store, ENGINEER, res, [2])
-    ids = bootstrap.accept(demo_store, ENGINEER, res, [0, 1])
+        question_drafts.accept(demo_store, ENGINEER, res, [2])
+    ids = question_drafts.accept(demo_store, ENGINEER, res, [0, 1])
     q = get_query(demo_store, ids[0])
     assert q.source == "synthetic" and q.generator_model == "claude-sonnet-4-5" and len(q.generator_prompt_sha) == 64
     assert "FLAGGED: compound" in get_query(demo_store, ids[1]).notes
     spans = demo_store.read("SELECT actor, match_kind FROM current_evidence WHERE query_id = ?", [ids[0]])
     assert spans == [("llm:claude-sonnet-4-5", "exact")]
-    assert bootstrap.accept(demo_store, ENGINEER, res, [0]) == []  # no duplicates
+    assert question_drafts.accept(demo_store, ENGINEER, res, [0]) == []  # no duplicates
     freeze(demo_store, "v1", actor="eng")
     gen = load_version("v1").manifest["generator"]
     assert gen["kind"] == "human+llm" and gen["model"] == "claude-sonnet-4-5"
@@ -68,7 +68,7 @@ def test_proposals_are_verified_flagged_and_accepted(demo_store, llm_server):
 
 def test_refusal_is_its_own_outcome(demo_store, llm_server):
     llm_server.script.append(lambda body: (200, message("I can't help with that.", stop_reason="refusal")))
-    res = bootstrap.propose(demo_store, ENGINEER, "pension")
+    res = question_drafts.propose(demo_store, ENGINEER, "pension")
     assert res.outcome == "refusal" and res.proposals == []
     assert usage_summary(demo_store)["refusals"] == 1
 
@@ -76,30 +76,30 @@ def test_refusal_is_its_own_outcome(demo_store, llm_server):
 def test_truncation_and_invalid_output_name_the_item(demo_store, llm_server):
     llm_server.script.append(lambda body: (200, message('{"questions": [{"quest', stop_reason="max_tokens")))
     with pytest.raises(llm.LLMOutputError, match="document pension: the answer was cut at max_tokens"):
-        bootstrap.propose(demo_store, ENGINEER, "pension")
+        question_drafts.propose(demo_store, ENGINEER, "pension")
     llm_server.script.append(lambda body: (200, message('{"questions": [{"question": 3}]}')))
     with pytest.raises(llm.LLMOutputError, match="document pension: the model's answer does not match"):
-        bootstrap.propose(demo_store, ENGINEER, "pension")
+        question_drafts.propose(demo_store, ENGINEER, "pension")
 
 
 def test_rate_limits_and_server_errors_are_retried(demo_store, llm_server):
     llm_server.script += [lambda body: (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}),
                           lambda body: (529, {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}),
                           lambda body: (200, message(proposals()))]
-    res = bootstrap.propose(demo_store, ENGINEER, "pension")
+    res = question_drafts.propose(demo_store, ENGINEER, "pension")
     assert res.outcome == "ok" and len(llm_server.requests) == 3
 
 
 def test_no_key_explains_and_makes_no_request(demo_store, monkeypatch, llm_server):
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     with pytest.raises(llm.LLMUnavailable, match="ANTHROPIC_API_KEY"):
-        bootstrap.propose(demo_store, ENGINEER, "pension")
+        question_drafts.propose(demo_store, ENGINEER, "pension")
     assert llm_server.requests == []
 
 
 def test_roles_and_held_out_guard(demo_store, llm_server):
     with pytest.raises(PermissionDenied):
-        bootstrap.propose(demo_store, ANNOTATOR, "pension")
+        question_drafts.propose(demo_store, ANNOTATOR, "pension")
     with pytest.raises(llm.LLMRefused, match="never sent to a hosted model"):
         llm.refuse_held_out(True, "q009")
     assert llm_server.requests == []
@@ -116,6 +116,6 @@ class _Out(pydantic.BaseModel):
 
 def test_key_is_not_in_what_the_studio_records(demo_store, llm_server):
     llm_server.script.append(lambda body: (200, message(proposals())))
-    bootstrap.propose(demo_store, ENGINEER, "pension")
+    question_drafts.propose(demo_store, ENGINEER, "pension")
     dump = repr(demo_store.read("SELECT * FROM llm_calls"))
     assert "test-key-never-logged" not in dump

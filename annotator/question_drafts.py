@@ -1,8 +1,8 @@
-"""LLM bootstrap (METHODOLOGY §3.5): Claude proposes questions about one document, each with
-verbatim excerpts. Every excerpt is checked mechanically with the resolver and rejected
-unless it is an exact match in that document; compound questions are flagged. A person
-then accepts the proposals they want: they become queries with ``source = synthetic``,
-the model id and prompt sha, and their excerpts become evidence spans."""
+"""Question drafts (METHODOLOGY §3.5 calls it the LLM bootstrap): Claude proposes questions
+about one document, each with verbatim excerpts. Every excerpt is checked mechanically with
+the resolver and rejected unless it is an exact match in that document; compound questions
+are flagged. A person then accepts the proposals they want: they become queries with
+``source = synthetic``, the model id and prompt sha, and their excerpts become evidence spans."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ from golden_store.resolver import Candidate
 from golden_store.rubric import current_rubric
 from golden_store.store import Store
 
+# the llm_calls.purpose of these calls; the value predates the module's name and stays, so
+# usage recorded before the rename keeps adding up under one purpose
 PURPOSE = "bootstrap_questions"
 INSTRUCTIONS = """You write evaluation questions for a retrieval-augmented assistant.
 You are given one document from a company's internal corpus. Propose questions that a real
