@@ -7,7 +7,6 @@ the visible text extracted from the markup, since offsets into tags mean nothing
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import duckdb
 
 from golden_store import textin
 from golden_store.canonical import canonical_text
+from golden_store.digests import corpus_digest, sha256_text  # noqa: F401  (re-exported)
 from golden_store.drift import DriftReport, reresolve_tx
 from golden_store.errors import ValidationError
 from golden_store.jsonl import iter_objects
@@ -73,20 +73,6 @@ class ImportReport:
                 f"{len(self.drift.confirmed)} unchanged, {len(self.drift.broken)} BROKEN"
             )
         return text
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def corpus_digest(doc_hashes: Iterable[tuple[str, str]]) -> str:
-    """Digest of the canonical corpus: sha256 over ``doc_id\\tcanonical_sha256`` lines,
-    sorted by doc_id. Equal digests mean every document's canonical text is equal; it does
-    not depend on raw formatting that canonicalization removes."""
-    h = hashlib.sha256()
-    for doc_id, sha in sorted(doc_hashes):
-        h.update(f"{doc_id}\t{sha}\n".encode("utf-8"))
-    return "sha256:" + h.hexdigest()
 
 
 # ---- reading source files -------------------------------------------------------------------
