@@ -51,6 +51,10 @@ else:
     source_name = "store:nugget_support"
 if df is None:
     st.info("Choose a calibration set: 100-200 human-labelled items, hard and ambiguous ones included (§11.1).")
+    if saved_before := calibration.saved(s, user):  # the saved calibrations stay in view
+        st.subheader(f"Saved calibrations ({len(saved_before)})", anchor=False)
+        st.dataframe(pd.DataFrame([{k: v for k, v in r.items() if k not in ("report", "isotonic")}
+                                   for r in saved_before]), hide_index=True, width="stretch")
     st.stop()
 
 # ---- 2. the judge's outputs ------------------------------------------------------------------

@@ -36,8 +36,12 @@ if user.can(Permission.FREEZE):
                 st.caption("data_digest identifies the content (labels and corpus): two freezes of the same "
                            "content have the same one. content_digest (in the manifest) also covers the name, "
                            "note and time, so it differs on every freeze.")
-                for reason in versioning.left_out(res.manifest):
+                reasons = versioning.left_out(res.manifest)
+                for reason in reasons:
                     st.warning(md_escape(reason))
+                if reasons and user.can(Permission.ADJUDICATE):
+                    st.page_link(str(Path(__file__).with_name("adjudication.py")),
+                                 label="Open the adjudication queue", icon=":material/balance:")
 
 rows = attempt(lambda: versioning.list_versions(user, vdir)) or []
 if not rows:
