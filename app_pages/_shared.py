@@ -191,18 +191,18 @@ def show_error(exc: BaseException, options: dict[str, str] | None = None) -> Non
     if isinstance(exc, OptionRequiredError) and options and exc.option in options:
         st.error(md_escape(f"{exc.reason} {options[exc.option]}"))
         if exc.problems:
-            st.code("\n".join(exc.problems), language=None)
+            st.code("\n".join(exc.problems), language=None, wrap_lines=True)
     elif isinstance(exc, ValidationError):
         st.error(md_escape(exc.summary))
         if exc.problems:
-            st.code("\n".join(exc.problems), language=None)
+            st.code("\n".join(exc.problems), language=None, wrap_lines=True)
     elif isinstance(exc, PermissionDenied):
         st.error(md_escape(str(exc)))
     else:
         lines = str(exc).split("\n")
         st.error(md_escape(lines[0]))
         if len(lines) > 1:
-            st.code("\n".join(lines[1:]), language=None)
+            st.code("\n".join(lines[1:]), language=None, wrap_lines=True)
 
 
 def attempt(fn: Callable[[], T], options: dict[str, str] | None = None) -> T | None:
@@ -308,7 +308,7 @@ def broken_labels_notice(problems: list[str]) -> None:
     if problems:
         st.error(f"{len(problems)} label(s) no longer sit on the corpus; freezing is refused until they are "
                  f"fixed or retracted (Evidence page).")
-        st.code("\n".join(problems), language=None)
+        st.code("\n".join(problems), language=None, wrap_lines=True)
 
 
 def form_key(name: str) -> str:

@@ -68,7 +68,7 @@ with tab_v:
                 st.success(f"{md_escape(rep.name)} verified: " + ", ".join(f"{n} {k}" for k, n in rep.checked.items()))
             else:
                 st.error(f"{md_escape(rep.name)} FAILED verification")
-                st.code("\n".join(rep.problems), language=None)
+                st.code("\n".join(rep.problems), language=None, wrap_lines=True)
 with tab_d:
     c1, c2 = st.columns(2)
     a = c1.selectbox("From", names, index=min(1, len(names) - 1), key="v_diff_a")
