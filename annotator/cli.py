@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from golden_store.errors import GoldenError
+from golden_store.paths import default_db_path, versions_dir_for
 
 if TYPE_CHECKING:
     from golden_store.store import Store
@@ -37,15 +38,6 @@ demo = _OnFirstUse("annotator.demo")
 identity = _OnFirstUse("annotator.identity")
 query_editing = _OnFirstUse("annotator.query_editing")
 versioning = _OnFirstUse("annotator.versioning")
-_store_module = _OnFirstUse("golden_store.store")
-
-
-def default_db_path() -> Path:
-    return _store_module.default_db_path()
-
-
-def versions_dir_for(db: Path) -> Path:
-    return _store_module.versions_dir_for(db)
 
 
 def _app_entry() -> Path | None:
