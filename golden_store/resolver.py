@@ -176,6 +176,18 @@ class CorpusIndex:
         return Candidate(doc_id, rs, re_, cstart, cend, score)
 
 
+def _resolve_many(resolve: Callable[[str, str | None], Resolution], items: Iterable[tuple[str, str | None]],
+                  progress: Callable[[int, int], None] | None, total: int) -> list[Resolution]:
+    out = []
+    for i, (quote, doc) in enumerate(items):
+        out.append(resolve(quote, doc))
+        if progress and (i % 200 == 0):
+            progress(i, total)
+    if progress:
+        progress(total, total)
+    return out
+
+
 @dataclass(frozen=True)
 class _Hit:
     doc: int
@@ -226,14 +238,7 @@ class SpanResolver:
 
     def resolve_many(self, items: Iterable[tuple[str, str | None]],
                      progress: Callable[[int, int], None] | None = None, total: int = 0) -> list[Resolution]:
-        out = []
-        for i, (quote, doc) in enumerate(items):
-            out.append(self.resolve(quote, doc))
-            if progress and (i % 200 == 0):
-                progress(i, total)
-        if progress:
-            progress(total, total)
-        return out
+        return _resolve_many(self.resolve, items, progress, total)
 
     # ---- internals ---------------------------------------------------------------------------
     def _cand(self, h: _Hit) -> Candidate:
@@ -435,11 +440,4 @@ class IndexedResolver:
 
     def resolve_many(self, items: Iterable[tuple[str, str | None]],
                      progress: Callable[[int, int], None] | None = None, total: int = 0) -> list[Resolution]:
-        out = []
-        for i, (quote, doc) in enumerate(items):
-            out.append(self.resolve(quote, doc))
-            if progress and (i % 200 == 0):
-                progress(i, total)
-        if progress:
-            progress(total, total)
-        return out
+        return _resolve_many(self.resolve, items, progress, total)
