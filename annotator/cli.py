@@ -311,26 +311,33 @@ def cmd_survival(args: argparse.Namespace) -> int:
     return 0
 
 
-def _numpy_without_huge_pages() -> None:
-    """Import numpy with its transparent-huge-page advice off (NUMPY_MADVISE_HUGEPAGE=0,
-    numpy's own setting, read at import; a value the user set is kept). `golden score` fills
-    a few hundred MB of fresh arrays once; with the advice on, Linux's default THP defrag
-    ("madvise") compacts memory on those first touches, which cost 0.4 s of kernel time per
-    10 M-line run in BENCHMARKS.md, more than the page faults it saves."""
+_SCORING_NUMPY = {
+    # numpy's transparent-huge-page advice off: `golden score` fills a few hundred MB of fresh
+    # arrays once; with the advice on, Linux's default THP defrag ("madvise") compacts memory
+    # on those first touches: 0.4 s of kernel time per 10 M-line run (BENCHMARKS.md)
+    "NUMPY_MADVISE_HUGEPAGE": "0",
+    # one BLAS thread: scoring does no linear algebra, and OpenBLAS starting a thread per core
+    # at import costs CPU time that a loaded machine has to find
+    "OPENBLAS_NUM_THREADS": "1",
+}
+
+
+def _numpy_for_scoring() -> None:
+    """Import numpy with the settings above (numpy's and OpenBLAS's own, read once at import;
+    a value the user set is kept; none is passed on to what this process starts)."""
     if "numpy" in sys.modules:
         return
-    ours = "NUMPY_MADVISE_HUGEPAGE" not in os.environ
-    if ours:
-        os.environ["NUMPY_MADVISE_HUGEPAGE"] = "0"
+    ours = [k for k in _SCORING_NUMPY if k not in os.environ]
+    os.environ.update({k: _SCORING_NUMPY[k] for k in ours})
     try:
         import numpy  # noqa: F401
     finally:
-        if ours:
-            del os.environ["NUMPY_MADVISE_HUGEPAGE"]  # not passed on to anything this process starts
+        for k in ours:
+            del os.environ[k]
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    _numpy_without_huge_pages()
+    _numpy_for_scoring()
     from golden_store.scoring import evaluate_trec
 
     if bool(args.qrels) == bool(args.version):

@@ -268,9 +268,9 @@ def child_files(args: argparse.Namespace) -> None:
     """What `golden score` does, in-process and split: its imports (numpy set up as the CLI
     sets it up), then ``evaluate_trec`` on the two files (the run-file path)."""
     t0 = time.perf_counter()
-    from annotator.cli import _numpy_without_huge_pages
+    from annotator.cli import _numpy_for_scoring
 
-    _numpy_without_huge_pages()
+    _numpy_for_scoring()
     from golden_store.scoring.trec import evaluate_trec
 
     t1 = time.perf_counter()

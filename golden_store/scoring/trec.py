@@ -331,6 +331,22 @@ def _run_frame(run) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
 
 
+def _str_array(values) -> np.ndarray:
+    """Values as a numpy string array (ids that are not strings by their ``str``)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "U":
+        return values
+    return np.asarray(values, dtype=object).astype(str)
+
+
+def _dictionary_strings(chunk) -> np.ndarray:
+    """A dictionary-encoded Arrow string array as a numpy string array (its few distinct
+    values converted once)."""
+    if not hasattr(chunk, "indices"):
+        return np.array(chunk.to_pylist(), dtype=str)
+    values = np.array(chunk.dictionary.to_pylist() or [""], dtype=str)
+    return values[_np_view(chunk.indices, f"<i{chunk.indices.type.bit_width // 8}")]
+
+
 class _Qrels:
     """Qrels as three arrays: query ids and document ids (numpy strings), grades (int64).
     A qrels file becomes these straight from Arrow, without pandas."""
@@ -338,17 +354,17 @@ class _Qrels:
     __slots__ = ("qid", "doc", "grade")
 
     def __init__(self, qid, doc, grade) -> None:
-        self.qid = np.asarray(qid, dtype=object).astype(str)
-        self.doc = np.asarray(doc, dtype=object).astype(str)
+        self.qid = _str_array(qid)
+        self.doc = _str_array(doc)
         self.grade = np.asarray(grade).astype(np.int64)
 
     @classmethod
     def of(cls, qrels) -> _Qrels:
         if isinstance(qrels, (str, Path)):
             table = _read_table(Path(qrels), _QRELS)
-            q = table["query_id"]
-            q = q.cast(q.type.value_type) if hasattr(q.type, "value_type") else q
-            return cls(q.to_pylist(), table["doc_id"].to_pylist(), _to_np(table["grade"], np.int64))
+            qid = [_dictionary_strings(c) for c in table["query_id"].chunks]
+            return cls(np.concatenate(qid) if qid else [], np.array(table["doc_id"].to_pylist(), dtype=str),
+                       _to_np(table["grade"], np.int64))
         if _is_frame(qrels):
             return cls(qrels["query_id"].to_numpy(), qrels["doc_id"].to_numpy(), qrels["grade"].to_numpy())
         rows = [(q, d, int(g)) for q, docs in qrels.items() for d, g in docs.items()]
@@ -492,9 +508,23 @@ def _hash_strings(arr, out: np.ndarray) -> None:
             out[rows] = (out[rows] ^ w) * np.uint64(_MIX[(j + 1) % 4])
 
 
-def _string_hashes(values) -> np.ndarray:
-    """:func:`_hash_strings` of a numpy or Python sequence of strings."""
-    arr = _arrow_strings(values)
+def _string_hashes(values: np.ndarray) -> np.ndarray:
+    """:func:`_hash_strings` of a numpy string array: straight from numpy's fixed-width
+    code points when they are all ASCII (each string's UTF-8 bytes, zero-padded), through
+    Arrow otherwise."""
+    points = np.ascontiguousarray(values).view(np.uint32).reshape(values.size, -1)
+    if values.size and points.size and int(points.max()) < 128:
+        width = -(-points.shape[1] // 8) * 8
+        padded = np.zeros((values.size, width), np.uint8)
+        padded[:, :points.shape[1]] = points
+        words = padded.view("<u8")
+        lens = np.char.str_len(values)
+        out = words[:, 0] * np.uint64(_MIX[1])
+        for j in range(1, words.shape[1]):
+            more = lens > 8 * j
+            out[more] = (out[more] ^ words[more, j]) * np.uint64(_MIX[(j + 1) % 4])
+        return out
+    arr = _arrow_strings(values.tolist())
     out = np.empty(len(arr), np.uint64)
     _hash_strings(arr, out)
     return out
@@ -647,7 +677,8 @@ def _rank_frame(q: _Qrels, r: pd.DataFrame, source):
 
 def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray, object, np.ndarray, int]:
     """What the run file path keeps of the Arrow table, made record batch by record batch
-    (on a few threads: numpy lets go of the GIL), no pass over the whole column per step:
+    (each step on a batch that is still in cache; two threads were slower on the 2-core
+    benchmark machine than one, see BENCHMARKS.md):
 
     * ``rq``: int32 code of every line's query: the judged queries are 0..len(qids)-1 (their
       place in ``qids``), the others follow by first appearance; ``names``: each code's id;
@@ -655,9 +686,6 @@ def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.nda
     * ``docs``: the document ids (a chunked Arrow array);
     * ``key``: every line's 64-bit key, sorted: (hash of the document id ^ a mix of the
       query) in the high bits, the line number in the low ``row_bits``."""
-    import os
-    import threading
-
     import pyarrow as pa
 
     batches = [b for b in table.to_batches() if b.num_rows]
@@ -685,37 +713,15 @@ def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.nda
     score = np.empty(n, np.float64)
     key = np.empty(n, np.uint64)
 
-    def work(which: range) -> None:
-        for i in which:
-            lo, hi = bounds[i], bounds[i + 1]
-            b = batches[i]
-            np.take(luts[i], _np_view(indices[i], np.int32), out=rq[lo:hi])
-            score[lo:hi] = _np_view(b.column("score"), np.float64)
-            k = key[lo:hi]
-            _hash_strings(b.column("doc_id"), k)
-            k ^= _query_mix(rq[lo:hi])
-            k &= high
-            k |= np.arange(lo, hi, dtype=np.uint64)
-
-    workers = max(1, min(4, os.cpu_count() or 1, len(batches)))
-    if workers == 1:
-        work(range(len(batches)))
-    else:
-        errors: list[BaseException] = []
-
-        def run(which: range) -> None:
-            try:
-                work(which)
-            except BaseException as exc:  # re-raised below, in the caller's thread
-                errors.append(exc)
-
-        threads = [threading.Thread(target=run, args=(range(j, len(batches), workers),)) for j in range(workers)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
+    for i, b in enumerate(batches):
+        lo, hi = bounds[i], bounds[i + 1]
+        np.take(luts[i], _np_view(indices[i], np.int32), out=rq[lo:hi])
+        score[lo:hi] = _np_view(b.column("score"), np.float64)
+        k = key[lo:hi]
+        _hash_strings(b.column("doc_id"), k)
+        k ^= _query_mix(rq[lo:hi])
+        k &= high
+        k |= np.arange(lo, hi, dtype=np.uint64)
     key.sort()
     docs = pa.chunked_array([b.column("doc_id") for b in batches], table.schema.field("doc_id").type)
     return rq, names, score, docs, key, row_bits
