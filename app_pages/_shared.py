@@ -6,7 +6,10 @@ Pages stay thin: they lay out widgets and call into ``annotator``; they never to
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TypeVar
 
 import streamlit as st
@@ -251,6 +254,16 @@ def upload_limit(limit_mb: int) -> int:
     return min(limit_mb, cap) if cap > 0 else limit_mb
 
 
+@contextmanager
+def as_file(data: bytes) -> Iterator[Path]:
+    """An upload's bytes as a temporary file, for the importers that read paths (their
+    errors name the upload by the ``name`` they are given, not this path)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "upload"
+        path.write_bytes(data)
+        yield path
+
+
 def upload_bytes(up, limit_mb: int, cli: str | None = None) -> bytes | None:
     """The bytes of an uploaded file, or None with a clear error naming it: an empty file,
     or one over ``limit_mb`` (the uploader's own limit; the browser enforces it too, this is
@@ -273,8 +286,6 @@ ANSWERS_UPLOAD_MB = 50
 def answers_import(user: User, key: str) -> None:
     """Upload a system's answers for nugget assignment (engineers and admins): JSONL, one
     ``{"query_id", "answer"}`` per line, all or nothing. Graders never see the system name."""
-    import tempfile
-    from pathlib import Path
 
     from annotator import nuggets
 
@@ -291,9 +302,7 @@ def answers_import(user: User, key: str) -> None:
         data = upload_bytes(up, ANSWERS_UPLOAD_MB, "golden answers import FILE --system NAME")
         if data is None:
             return
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "upload"
-            path.write_bytes(data)
+        with as_file(data) as path:
             n = attempt(lambda: nuggets.import_answers(store(), user, str(path), system.strip(), replace=replace,
                                                        name=up.name),
                         {"--replace": "Tick \u201cReplace this system's answers\u201d to replace them."})

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from annotator import runs_import
 from annotator.roles import Permission
-from app_pages._shared import (answers_import, attempt, flash, md_escape, progress_callback, require_page,
+from app_pages._shared import (answers_import, as_file, attempt, flash, md_escape, progress_callback, require_page,
                                 show_flash, store, succeeded, upload_bytes, upload_limit)
 
 user = require_page(Permission.VIEW_VERSIONS)
@@ -42,9 +40,7 @@ if user.can(Permission.IMPORT_RUNS):
             if up is None:
                 st.error("Choose a run file first.")
             elif (data := upload_bytes(up, RUN_UPLOAD_MB, "golden runs import FILE --system NAME")) is not None:
-                with tempfile.TemporaryDirectory() as tmp:
-                    path = Path(tmp) / "upload"
-                    path.write_bytes(data)
+                with as_file(data) as path:
                     rep = attempt(lambda: runs_import.import_run_file(
                         s, user, path, system.strip(), None if fmt == "auto" else fmt, replace=replace,
                         skip_unknown=skip, name=up.name, progress=progress_callback("Placing passages")),

@@ -4,8 +4,6 @@ golden set (METHODOLOGY §12.5, §15.4)."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -13,6 +11,7 @@ import streamlit as st
 from annotator import transcripts
 from annotator.roles import Permission
 from app_pages._shared import (
+    as_file,
     attempt,
     current_user,
     flash,
@@ -47,9 +46,7 @@ if user.can(Permission.IMPORT_RUNS):
             if up is None:
                 st.error("Choose a transcripts file first.")
             elif (data := upload_bytes(up, TRANSCRIPTS_UPLOAD_MB, "golden transcripts import FILE")) is not None:
-                with tempfile.TemporaryDirectory() as tmp:
-                    path = Path(tmp) / "upload"
-                    path.write_bytes(data)
+                with as_file(data) as path:
                     n = attempt(lambda: transcripts.import_file(s, user, path, progress_callback("Reading transcripts"),
                                                                 name=up.name))
                 if n is not None:
