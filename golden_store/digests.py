@@ -2,8 +2,8 @@
 
 ``corpus_digest`` is part of the frozen-version format: :func:`golden_store.versions.verify`
 re-derives it from a version's files, so its definition lives beside the format rather than
-in the live store's corpus module (``golden_store.corpus`` computes the same digest of the
-live corpus; ``tests/golden_store/test_versions.py`` checks the two agree).
+in the live store's corpus module (``golden_store.corpus`` imports these very functions for
+the live corpus, so the two cannot disagree).
 """
 
 from __future__ import annotations

@@ -297,13 +297,3 @@ def test_manifest_is_read_only_all_the_way_down_and_data_digest_is_stable(demo_s
     assert a["content_digest"] != b["content_digest"]  # name, note, time differ
     assert a["data_digest"] == b["data_digest"]        # the labels and corpus do not
     assert a["raw_corpus_digest"].startswith("sha256:")
-
-
-def test_the_format_digests_agree_with_the_live_corpus():
-    """golden_store.digests (the format's, no database) and golden_store.corpus (the live
-    store's) compute the corpus digest a manifest carries the same way."""
-    from golden_store import corpus, digests
-
-    pairs = [("b", corpus.sha256_text("second")), ("a", corpus.sha256_text("first é"))]
-    assert digests.corpus_digest(pairs) == corpus.corpus_digest(pairs)
-    assert digests.sha256_text("first é") == corpus.sha256_text("first é")
