@@ -278,13 +278,29 @@ def all_text(page: Page) -> str:
 
 def _select(page: Page, label: str, option: str) -> None:
     """Pick ``option`` in the Streamlit selectbox labelled ``label`` (a combobox input)."""
-    box = page.get_by_test_id("stSelectbox").filter(has_text=label)
-    combo = box.get_by_role("combobox")
-    combo.click()
-    # Typing filters the (virtualised) list, so the option is rendered however long it is.
-    page.keyboard.type(option)
-    page.get_by_role("option", name=option, exact=True).click()
-    expect(combo).to_have_value(option)
+    pick_option(page, page.get_by_test_id("stSelectbox").filter(has_text=label).get_by_role("combobox"), option)
+
+
+def pick_option(page: Page, combo, option: str, name: re.Pattern | None = None) -> None:
+    """Choose ``option`` in a selectbox's combobox by typing: typing filters the (virtualised)
+    list, so the option is rendered however long it is. A rerun that lands while the list is
+    open redraws it under the click (CI saw "element was detached"); then open it again.
+    ``name``: the option's accessible name when it is more than what is typed."""
+    for attempt in range(3):
+        idle(page)
+        combo.click()
+        page.keyboard.type(option)
+        try:
+            if name is None:
+                page.get_by_role("option", name=option, exact=True).click(timeout=10_000)
+            else:
+                page.get_by_role("option", name=name).click(timeout=10_000)
+            break
+        except Exception:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+    expect(combo).to_have_value(option if name is None else name)
 
 
 def test_demo_freeze_and_escaped_corpus(server: Server, page: Page) -> None:
@@ -372,10 +388,7 @@ def test_evidence_authoring(demo_server: Server, demo_page: Page) -> None:
     # 2. Pick q030; typing filters the list ("q030" also matches e.g. q037, so anchor the name).
     box = page.get_by_test_id("stSelectbox").filter(has_text="Question (those without quotes first)")
     combo = box.get_by_role("combobox")
-    combo.click()
-    page.keyboard.type("q030")
-    page.get_by_role("option", name=re.compile(r"^✓ q030 · ")).click()
-    expect(combo).to_have_value(re.compile(r"^✓ q030 · "))
+    pick_option(page, combo, "q030", re.compile(r"^✓ q030 · "))
     expect(main.get_by_role("heading", name="What's the learning budget per person this year?")).to_be_visible()
     expect(main.get_by_text("Saved quotes (1)")).to_be_visible()  # the demo's own quote
 

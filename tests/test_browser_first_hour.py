@@ -40,7 +40,7 @@ import duckdb
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import Server, _browser_page, _commit_text_area, _serve, idle, surface
+from tests.test_browser import Server, _browser_page, _commit_text_area, _serve, idle, pick_option, surface
 
 SHOTS = Path("/tmp/issue17_shots")
 PAGES = ["Home", "Evidence", "Judge", "Nuggets", "Adjudication", "Agreement", "Judge calibration", "Transcripts",
@@ -347,9 +347,7 @@ def test_item9_an_earlier_sample_stays_reachable(studio: Server, page: Page, tmp
     expect(main.get_by_text("6 / 6 reviewed in your samples")).to_be_visible()
 
     pick = main.get_by_test_id("stSelectbox").filter(has_text="Transcript").get_by_role("combobox")
-    pick.click()
-    page.keyboard.type("first-hour|q901")
-    page.get_by_role("option", name=re.compile(r"^first-hour\|q901\|0 · ")).click()
+    pick_option(page, pick, "first-hour|q901", re.compile(r"^first-hour\|q901\|0 · "))
     main.get_by_role("button", name="Add to the golden set").click()
     expect(_alert(page, re.compile(r"^Added q901 \(production_log"))).to_be_visible()
     _shot(page, "21_transcripts_added", _alert(page, "Added q901"))
