@@ -43,7 +43,7 @@ import duckdb
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import sign_in, Server, _browser_page, _cli, _nav, _serve, idle, shown_uid, surface
+from tests.test_browser import sign_in, Server, _browser_page, _cli, _nav, _serve, idle, pick_option, shown_uid, surface
 
 PASSWORDS = {"admin": "admin-password-1", "lead": "lead-password-1", "ann": "ann-password-1",
              "bob": "bob-password-1", "rev": "rev-password-1"}
@@ -159,6 +159,7 @@ def test_repro_b_a_round_started_meanwhile_never_takes_the_key(team_server: Serv
     _nav(lead, "Agreement")
     main = lead.get_by_test_id("stMain")
     main.get_by_role("tab", name="Rounds").click()
+    idle(lead)
     form = main.get_by_test_id("stForm").filter(has_text="Start a calibration round")
     form.get_by_role("combobox").first.click()
     lead.get_by_role("option", name="ann").click()
@@ -308,8 +309,7 @@ def test_quoting_by_selecting_text_in_the_document(team_server: Server, team_pag
     search.press("Enter")
     idle(page)
     hint = page.get_by_test_id("stSelectbox").filter(has_text="Look for the quote in").get_by_role("combobox")
-    hint.click()
-    page.get_by_role("option", name="expenses-per-diem", exact=True).click()
+    pick_option(page, hint, "expenses-per-diem")
     main.get_by_text("Selecting it in the document").click()
     viewer = main.locator(".gdv-text")
     expect(viewer).to_contain_text(quote)
