@@ -5,20 +5,24 @@ never get here: the figures name everyone's labels."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
+import numpy as np
 import pandas as pd
 
+from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import agreement_data, evidence_rounds
 from golden_store.scoring import agreement_report as report
-from golden_store.scoring.agreement import BINARY_THRESHOLD, GRADES, confusion, kappa_bootstrap_ci, per_class, reading
+from golden_store.scoring import agreement_counts as counts
+from golden_store.scoring.agreement import (BINARY_THRESHOLD, GRADES, kappa_bootstrap_ci_counts,
+                                           per_class_from_confusion, reading)
 from golden_store.store import Store
 
 
 @dataclass
 class Agreement:
-    rows: pd.DataFrame  # unit, query_id, actor, grade, stratum, round_id, created_at
     group: report.GroupAgreement
     distributions: pd.DataFrame
     per_stratum: pd.DataFrame
@@ -26,6 +30,18 @@ class Agreement:
     over_time: pd.DataFrame
     drift: pd.DataFrame
     evidence: report.EvidenceAgreement
+    cells: np.ndarray  # per-pair confusion counts, i * r + j for names[i] < names[j]
+    names: list[str]
+    store: Store
+    round_id: str | None = None
+
+    @cached_property
+    def rows(self) -> pd.DataFrame:
+        """Every current label (unit, query_id, actor, grade, stratum, round_id, created_at):
+        millions of rows at team scale, so read only when asked (reference checks, scripts);
+        the figures above come from SQL counts."""
+        rows = agreement_data.grade_rows(self.store)
+        return rows[rows["round_id"] == self.round_id] if self.round_id else rows
 
     def pair_table(self) -> pd.DataFrame:
         """One row per pair. Each reading names the κ it reads: the graded bar and the page's
@@ -40,43 +56,46 @@ class Agreement:
             rows.append(row)
         return pd.DataFrame(rows)
 
+    def _cm(self, a: str, b: str) -> np.ndarray:
+        """a's grades (rows) against b's (columns) on the items both graded."""
+        if a not in self.names or b not in self.names:
+            return np.zeros((len(GRADES), len(GRADES)), dtype=np.int64)
+        i, j, r = self.names.index(a), self.names.index(b), len(self.names)
+        return self.cells[i * r + j] if i < j else self.cells[j * r + i].T
+
     def pair_confusion(self, a: str, b: str) -> pd.DataFrame:
         """Confusion matrix of two annotators' grades on the items both graded."""
-        wide = self.rows.pivot_table(index="unit", columns="actor", values="grade", aggfunc="first")
-        both = wide[[a, b]].dropna()
-        cm, labs = confusion(list(both[a].astype(int)), list(both[b].astype(int)), labels=list(GRADES))
-        return pd.DataFrame(cm, index=[f"{a}: {g}" for g in labs], columns=[f"{b}: {g}" for g in labs])
-
-    def _pair(self, a: str, b: str) -> tuple[list[int], list[int]]:
-        wide = self.rows.pivot_table(index="unit", columns="actor", values="grade", aggfunc="first")
-        both = wide[[a, b]].dropna()
-        return list(both[a].astype(int)), list(both[b].astype(int))
+        return pd.DataFrame(self._cm(a, b), index=[f"{a}: {g}" for g in GRADES], columns=[f"{b}: {g}" for g in GRADES])
 
     def pair_intervals(self, a: str, b: str, n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[float, float]]:
-        """95% bootstrap intervals (items resampled) for the pair's binary and linear κ."""
-        ga, gb = self._pair(a, b)
-        return {
-            "kappa_binary": kappa_bootstrap_ci([g >= BINARY_THRESHOLD for g in ga], [g >= BINARY_THRESHOLD for g in gb],
-                                               labels=[False, True], n_boot=n_boot, seed=seed),
-            "kappa_graded": kappa_bootstrap_ci(ga, gb, "linear", labels=list(GRADES), n_boot=n_boot, seed=seed),
-        }
+        """95% bootstrap intervals (items resampled, as multinomial draws over the pair's
+        confusion cells: O(n_boot·k²), not O(n_boot·n)) for the pair's binary and linear κ."""
+        cm = self._cm(a, b)
+        t = BINARY_THRESHOLD
+        bcm = np.array([[cm[:t, :t].sum(), cm[:t, t:].sum()], [cm[t:, :t].sum(), cm[t:, t:].sum()]])
+        return {"kappa_binary": kappa_bootstrap_ci_counts(bcm, n_boot=n_boot, seed=seed),
+                "kappa_graded": kappa_bootstrap_ci_counts(cm, "linear", n_boot=n_boot, seed=seed)}
 
     def pair_per_class(self, a: str, b: str) -> dict:
-        wide = self.rows.pivot_table(index="unit", columns="actor", values="grade", aggfunc="first")
-        both = wide[[a, b]].dropna()
-        return per_class(list(both[a].astype(int)), list(both[b].astype(int)), labels=list(GRADES))
+        return per_class_from_confusion(self._cm(a, b), list(GRADES))
 
 
 def compute(store: Store, user: User, round_id: str | None = None) -> Agreement:
     """Everything the Agreement page shows, from the current labels (``round_id`` narrows
-    to one round's labels)."""
+    to one round's labels). Aggregated in SQL and cached per store generation: a rerun with
+    no new label reads the cache (issue 19: 25 s at 5 M grade events when recomputed)."""
     require(user, Permission.RUN_ROUNDS)
-    rows = agreement_data.grade_rows(store)
-    if round_id:
-        rows = rows[rows["round_id"] == round_id]
+    return cache.cached(store, "agreement", (round_id,), lambda: _compute(store, round_id))
+
+
+def _compute(store: Store, round_id: str | None) -> Agreement:
+    agg = agreement_data.aggregates(store, round_id)
+    cms, names = counts.cells(agg.pairs)
     return Agreement(
-        rows=rows, group=report.group(rows), distributions=report.distributions(rows),
-        per_stratum=report.by(rows, "stratum"), per_round=report.by(rows, "round_id"),
-        over_time=report.over_time(rows), drift=report.drift(rows, agreement_data.gold_rows(store)),
+        group=counts.group(agg.pairs, agg.units, agg.actors), distributions=counts.distributions(agg.grades),
+        per_stratum=counts.by(agg.pairs, agg.units, "stratum"),
+        per_round=counts.by(agg.round_pairs, agg.round_units, "round_id"),
+        over_time=counts.by(agg.pairs, agg.units, "period"), drift=counts.drift(agg.gold),
         evidence=report.evidence(agreement_data.evidence_rows(store), rounds=evidence_rounds.round_spans(store)),
+        cells=cms, names=names, store=store, round_id=round_id,
     )

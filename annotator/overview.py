@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import calibrations, corpus, evidence, judging, nuggets, queries, transcripts, versions
@@ -17,12 +19,25 @@ def store_overview(store: Store, user: User) -> dict[str, Any]:
     annotator who re-grades a shared item and re-reads it learns when and how a colleague
     graded it, which breaks blind double annotation (issue 18)."""
     require(user, Permission.VIEW_STORE)
+    settled_only = not user.can(Permission.ADJUDICATE)
+    out = copy.deepcopy(cache.cached(store, "store_overview", (settled_only,),
+                                     lambda: _store_facts(store, settled_only)))
+    if not (user.can(Permission.ADJUDICATE) or user.can(Permission.RUN_ROUNDS)):
+        del out["judging"]["pending"]
+    if user.can(Permission.VIEW_VERSIONS):
+        out["versions"] = versions.list_versions(versions_dir_for(store.path))
+    return out
+
+
+def _store_facts(store: Store, settled_only: bool) -> dict[str, Any]:
+    """The figures that depend on the store only (and on whether unsettled evidence counts),
+    so one computation per store generation serves every visitor of the same kind."""
     qdf = queries.list_queries(store)
     n_q = len(qdf)
     answerable = int(qdf["answerable"].sum()) if n_q else 0
-    ev = evidence.evidence_counts(store, settled_only=not user.can(Permission.ADJUDICATE))
+    ev = evidence.evidence_counts(store, settled_only=settled_only)
     rubric = current_rubric(store)
-    out: dict[str, Any] = {
+    return {
         "db_path": str(store.path),
         "corpus": corpus.corpus_stats(store),
         "queries": n_q,
@@ -32,20 +47,9 @@ def store_overview(store: Store, user: User) -> dict[str, Any]:
         "evidence": ev,
         "evidence_progress": (ev["queries_with_evidence"] / answerable) if answerable else None,
         "rubric_version": rubric["version"] if rubric else None,
-        "judging": _judging_counts(store, user),
+        "judging": judging.pool_counts(store),
         "nuggets": nuggets.counts(store),
         "transcripts": transcripts.counts(store),
         "calibrations": len(calibrations.list_all(store)),
         "versions": [],
     }
-    if user.can(Permission.VIEW_VERSIONS):
-        out["versions"] = versions.list_versions(versions_dir_for(store.path))
-    return out
-
-
-def _judging_counts(store: Store, user: User) -> dict[str, int]:
-    """Pool counts; the pending-disagreement count only for those who may adjudicate or run rounds."""
-    counts = judging.pool_counts(store)
-    if not (user.can(Permission.ADJUDICATE) or user.can(Permission.RUN_ROUNDS)):
-        del counts["pending"]
-    return counts

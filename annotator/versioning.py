@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import export, freezing, versions
@@ -64,4 +65,8 @@ def live_problems(store: Store, user: User) -> list[str]:
     broken-label notice (blind double annotation, issue 18)."""
     require(user, Permission.VIEW_STORE)
     sees_all = user.can(Permission.ADJUDICATE) or user.can(Permission.FREEZE)
-    return freezing.live_label_problems(store, None if sees_all else user.username)
+    who = None if sees_all else user.username
+    # cached per store generation: the check joins every span with its document's text and
+    # windows over every grade event (seconds at team scale), and Home and Evidence ask on
+    # every rerun
+    return list(cache.cached(store, "live_problems", (who,), lambda: freezing.live_label_problems(store, who)))

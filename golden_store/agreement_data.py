@@ -1,8 +1,17 @@
 """The rows agreement is computed from (METHODOLOGY §3.7): every annotator's current grade
 with its stratum, round and time; the derived gold labels; each person's current evidence
-spans. Only reads; the math is in ``golden_store.scoring.agreement``."""
+spans. Only reads; the math is in ``golden_store.scoring.agreement``.
+
+At team scale (millions of grade events) the Agreement page cannot pull every label into
+pandas on each visit (issue 19), so :func:`aggregates` hands out what the figures are made
+of instead: per-pair confusion counts (GROUP BY annotator pair and grade pair), per-unit
+grade counts for α, per-annotator grade counts, and annotator × gold counts. A few thousand
+rows instead of millions; the per-row frames stay for the freeze manifest and references.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -34,3 +43,69 @@ def evidence_rows(store: Store) -> pd.DataFrame:
     return store.df(
         "SELECT e.query_id, e.actor, e.doc_id, e.start, e.\"end\", q.answerable, q.stratum "
         "FROM current_evidence e JOIN queries q USING (query_id) ORDER BY e.query_id, e.actor")
+
+
+@dataclass
+class Aggregates:
+    """What every agreement figure is computed from, aggregated in SQL over the rows
+    :func:`grade_rows` would return (``round_id`` given: that round's labels only).
+
+    ``units``: one row per unit two or more annotators graded, ascending by unit key (the
+    order the per-row computation met them in, so α sums in the same order): unit, stratum,
+    period (week of the unit's latest label), c0..c3 (annotators per grade).
+    ``round_units``: the same per (round, unit) over labels given in that round.
+    ``pairs``: stratum, period, a, b (a < b), ga, gb, n: items a graded ga and b graded gb.
+    ``round_pairs``: round_id, a, b, ga, gb, n over pairs of labels of the same round.
+    ``grades``: actor, grade, n. ``gold``: actor, grade, gold, adjudicated, n.
+    ``actors``: everyone with a grade, sorted."""
+
+    units: pd.DataFrame
+    round_units: pd.DataFrame
+    pairs: pd.DataFrame
+    round_pairs: pd.DataFrame
+    grades: pd.DataFrame
+    gold: pd.DataFrame
+    actors: list[str]
+
+
+_COUNTS = ", ".join(f"count(*) FILTER (WHERE grade = {g})::BIGINT AS c{g}" for g in range(4))
+
+
+def aggregates(store: Store, round_id: str | None = None) -> Aggregates:
+    """:class:`Aggregates` in one read: the current labels (a window over every grade event)
+    are evaluated once into a connection-local temporary table, and every aggregate reads
+    that instead of re-deriving ``current_grades`` per query."""
+    with store.cursor() as cur:
+        cur.execute(
+            "CREATE TEMP TABLE _agr AS "
+            f"SELECT {UNIT.format(t='g')} AS unit, g.actor, g.grade::INTEGER AS grade, q.stratum, g.round_id, "
+            "g.created_at FROM current_grades g JOIN queries q USING (query_id) "
+            "WHERE ?::VARCHAR IS NULL OR g.round_id = ?", [round_id, round_id])
+        try:
+            units = cur.execute(
+                "SELECT unit, any_value(stratum) AS stratum, "
+                "date_trunc('week', max(created_at))::TIMESTAMP AS period, "
+                f"{_COUNTS} FROM _agr GROUP BY unit HAVING count(*) >= 2 ORDER BY unit").df()
+            round_units = cur.execute(
+                f"SELECT round_id, unit, {_COUNTS} FROM _agr WHERE round_id IS NOT NULL "
+                "GROUP BY round_id, unit HAVING count(*) >= 2 ORDER BY round_id, unit").df()
+            pairs = cur.execute(
+                "WITH u AS (SELECT unit, date_trunc('week', max(created_at))::TIMESTAMP AS period FROM _agr "
+                "GROUP BY unit HAVING count(*) >= 2) "
+                "SELECT a.stratum, u.period, a.actor AS a, b.actor AS b, a.grade AS ga, b.grade AS gb, "
+                "count(*)::BIGINT AS n FROM u JOIN _agr a USING (unit) JOIN _agr b ON b.unit = a.unit "
+                "AND a.actor < b.actor GROUP BY ALL").df()
+            round_pairs = cur.execute(
+                "SELECT a.round_id, a.actor AS a, b.actor AS b, a.grade AS ga, b.grade AS gb, count(*)::BIGINT AS n "
+                "FROM _agr a JOIN _agr b ON b.unit = a.unit AND b.round_id = a.round_id AND a.actor < b.actor "
+                "GROUP BY ALL").df()
+            grades = cur.execute("SELECT actor, grade, count(*)::BIGINT AS n FROM _agr GROUP BY ALL").df()
+            gold = cur.execute(
+                f"WITH f AS (SELECT {UNIT.format(t='f')} AS unit, f.grade::INTEGER AS gold, "
+                "f.basis = 'adjudicated' AS adjudicated FROM final_grades f SEMI JOIN queries USING (query_id)) "
+                "SELECT r.actor, r.grade, f.gold, f.adjudicated, count(*)::BIGINT AS n "
+                "FROM _agr r JOIN f USING (unit) GROUP BY ALL").df()
+            actors = [r[0] for r in cur.execute("SELECT DISTINCT actor FROM _agr ORDER BY actor").fetchall()]
+        finally:
+            cur.execute("DROP TABLE IF EXISTS _agr")
+    return Aggregates(units, round_units, pairs, round_pairs, grades, gold, actors)

@@ -47,6 +47,7 @@ class Store:
         self._con = con
         self._write_lock = threading.RLock()
         self._closed = False
+        self._commits = 0  # committed write transactions of this handle: see generation()
 
     # ---- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -185,6 +186,18 @@ class Store:
         with self.cursor() as cur:
             return cur.execute(sql, params or []).df()
 
+    def generation(self) -> tuple[int, int]:
+        """A key that changes whenever the store's content may have changed: (write
+        transactions committed through this handle, the event sequence's last value).
+
+        Why both: every label, edit and verdict takes an event id from ``event_seq``, so its
+        last value follows every event whoever wrote it; some writes take no event id (pool
+        items, rounds, run replacement, calibrations), and those go through :meth:`write`,
+        which counts them. Pages cache whole-store aggregates under this key, so a rerun
+        with nothing new written reads the cache instead of scanning millions of events."""
+        row = self.read_one("SELECT last_value FROM duckdb_sequences() WHERE sequence_name = 'event_seq'")
+        return self._commits, int(row[0]) if row and row[0] is not None else 0
+
     def write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], *, retries: int = 5) -> T:
         """Run ``fn(cursor)`` inside one transaction, serialized with every other write.
 
@@ -200,6 +213,7 @@ class Store:
                     try:
                         result = fn(cur)
                         cur.commit()
+                        self._commits += 1
                         return result
                     except BaseException:
                         try:

@@ -128,8 +128,14 @@ def per_class(reference: Sequence[Any], other: Sequence[Any], labels: Sequence[A
     humans, or annotator B against A), with each rater's count of the class. A class the other
     rater never used has precision NaN; one the reference never used has recall NaN."""
     cm, labs = confusion(reference, other, labels)
+    return per_class_from_confusion(cm, labs)
+
+
+def per_class_from_confusion(cm: np.ndarray, labels: Sequence[Any]) -> dict[Any, ClassFigures]:
+    """:func:`per_class` from the confusion matrix (rows: the reference's label), for callers
+    that hold counts rather than the labels themselves (the store aggregates them in SQL)."""
     out = {}
-    for i, lab in enumerate(labs):
+    for i, lab in enumerate(labels):
         tp = cm[i, i]
         pred, true = cm[:, i].sum(), cm[i, :].sum()
         out[lab] = {
@@ -170,6 +176,51 @@ def kappa_bootstrap_ci(a: Sequence[Any], b: Sequence[Any], weights: Weights = No
     if not len(vals):
         return math.nan, math.nan
     return float(np.quantile(vals, alpha / 2)), float(np.quantile(vals, 1 - alpha / 2))
+
+
+def kappa_bootstrap_ci_counts(cm: np.ndarray, weights: Weights = None, n_boot: int = 2000, alpha: float = 0.05,
+                              seed: int = 0) -> tuple[float, float]:
+    """:func:`kappa_bootstrap_ci` from the k×k confusion counts: resampling n items with
+    replacement is one multinomial draw over the cells with probabilities count / n, so
+    each replicate costs O(k²) instead of O(n) (items in the same cell are interchangeable
+    for κ). The same distribution as resampling items; not the same draws for a seed."""
+    cm = np.asarray(cm, dtype=np.int64)
+    n, k = int(cm.sum()), cm.shape[0]
+    if n == 0:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    cms = rng.multinomial(n, cm.ravel() / n, size=n_boot).reshape(n_boot, k, k).astype(float)
+    w = _weight_matrix(k, weights)
+    expected = cms.sum(axis=2)[:, :, None] * cms.sum(axis=1)[:, None, :] / n
+    num = (cms * w).sum(axis=(1, 2))
+    den = (expected * w).sum(axis=(1, 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        vals = np.where(den > 0, 1.0 - num / den, np.nan)
+    vals = vals[~np.isnan(vals)]
+    if not len(vals):
+        return math.nan, math.nan
+    return float(np.quantile(vals, alpha / 2)), float(np.quantile(vals, 1 - alpha / 2))
+
+
+def krippendorff_alpha_counts(value_counts: np.ndarray, level: Literal["nominal", "ordinal", "interval", "ratio"],
+                              value_domain: Sequence[Any]) -> Kappa:
+    """:func:`krippendorff_alpha` from units × values counts (how many raters gave each value
+    to each unit), which SQL can aggregate without handing every label to Python. The
+    ``krippendorff`` package computes α from exactly these counts either way, so the value
+    is the same; rows in the same unit order give the same floating-point sums."""
+    import krippendorff
+
+    vc = np.asarray(value_counts, dtype=np.int64).reshape(-1, len(value_domain))
+    if not (vc.sum(axis=1) >= 2).any():
+        return Kappa(math.nan, "no unit was labelled by two or more raters")
+    try:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = krippendorff.alpha(value_counts=vc, value_domain=list(value_domain), level_of_measurement=level)
+    except (ValueError, ZeroDivisionError) as exc:
+        return Kappa(math.nan, str(exc))
+    if value is None or math.isnan(value):
+        return Kappa(math.nan, "expected disagreement is zero (a single value was used)")
+    return Kappa(float(value))
 
 
 def krippendorff_alpha(reliability_data: Any, level: Literal["nominal", "ordinal", "interval", "ratio"] = "nominal",
@@ -288,7 +339,16 @@ def pairwise_long(units: np.ndarray, raters: np.ndarray, grades: np.ndarray, nam
             same = u[:-d] == u[d:]
             a, b = rr[:-d][same], rr[d:][same]  # a < b: sorted by rater within a unit
             cells += np.bincount(((a * r + b) * k + gg[:-d][same]) * k + gg[d:][same], minlength=cells.size)
-    cms = cells.reshape(r * r, k, k)
+    return pairs_from_cells(cells.reshape(r * r, k, k), names, labels, threshold)
+
+
+def pairs_from_cells(cms: np.ndarray, names: Sequence[str], labels: Sequence[int] = GRADES,
+                     threshold: int = BINARY_THRESHOLD) -> list[PairAgreement]:
+    """The pair table from per-pair confusion counts: ``cms[i * r + j]`` is the k×k matrix of
+    rater i's grade (rows) against rater j's (columns) for i < j, raters in ``names`` order.
+    Shared by :func:`pairwise_long` and the store's SQL aggregation, so both give the same
+    floats from the same counts."""
+    r = len(names)
     binpos = (np.asarray(labels) >= threshold).astype(np.int64)
     onehot = np.eye(2, dtype=np.int64)[binpos]  # k × 2
     cmb = np.einsum("pij,ia,jb->pab", cms, onehot, onehot)

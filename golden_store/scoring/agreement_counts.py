@@ -1,0 +1,114 @@
+"""The agreement report (``agreement_report``) from counts instead of labels (issue 19).
+
+Why: κ needs only each pair's confusion counts and α only each unit's count of every grade,
+so the store aggregates those in SQL (a few thousand rows) and these functions turn them
+into the same figures ``agreement_report`` computes from the per-label frame, through the
+same κ/α code (``pairs_from_cells``, the ``krippendorff`` package), so the numbers are equal
+(tests compare both ways on generated stores). Pure: plain frames in, plain data out.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from golden_store.scoring.agreement import (
+    BINARY_THRESHOLD,
+    GRADES,
+    krippendorff_alpha_counts,
+    kappa_from_confusion,
+    pairs_from_cells,
+    pooled,
+)
+from golden_store.scoring.agreement_report import GRADED_WEIGHTS, GroupAgreement
+
+K = len(GRADES)
+_C = [f"c{g}" for g in GRADES]
+
+
+def cells(pairs: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """(P × k × k confusion stack indexed i * r + j, rater names) from rows a, b, ga, gb, n."""
+    names = sorted(set(pairs["a"]) | set(pairs["b"])) if len(pairs) else []
+    r = len(names)
+    out = np.zeros(r * r * K * K, dtype=np.int64)
+    if r:
+        pos = {nm: i for i, nm in enumerate(names)}
+        ia = pairs["a"].map(pos).to_numpy(np.int64)
+        ib = pairs["b"].map(pos).to_numpy(np.int64)
+        idx = ((ia * r + ib) * K + pairs["ga"].to_numpy(np.int64)) * K + pairs["gb"].to_numpy(np.int64)
+        np.add.at(out, idx, pairs["n"].to_numpy(np.int64))
+    return out.reshape(r * r, K, K), names
+
+
+def group(pairs: pd.DataFrame, units: pd.DataFrame, actors: list[str]) -> GroupAgreement:
+    """``agreement_report.group`` from pair counts (a, b, ga, gb, n) and per-unit grade counts
+    (c0..c3, units graded by two or more, in unit order); ``actors``: everyone who graded,
+    named when no unit has two labels (as the per-label version does)."""
+    if not len(units):
+        nan = math.nan
+        return GroupAgreement(0, list(actors), [], nan, nan, nan, nan, nan, nan)
+    cms, names = cells(pairs)
+    ps = pairs_from_cells(cms, names)
+    vc = units[_C].to_numpy(np.int64)
+    binary = np.stack([vc[:, [g for g in GRADES if g < BINARY_THRESHOLD]].sum(axis=1),
+                       vc[:, [g for g in GRADES if g >= BINARY_THRESHOLD]].sum(axis=1)], axis=1)
+    raw_n = sum(p.raw * p.n for p in ps)
+    return GroupAgreement(
+        n_units=len(units), annotators=names, pairs=ps,
+        kappa_binary=pooled(ps, "kappa_binary"), kappa_graded=pooled(ps, "kappa_linear"),
+        kappa_quadratic=pooled(ps, "kappa_quadratic"), raw=raw_n / sum(p.n for p in ps),
+        alpha_ordinal=float(krippendorff_alpha_counts(vc, "ordinal", GRADES)),
+        alpha_nominal_binary=float(krippendorff_alpha_counts(binary, "nominal", (0, 1))),
+    )
+
+
+def by(pairs: pd.DataFrame, units: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``agreement_report.by``: group figures per value of ``column`` (present in both)."""
+    out = []
+    if not len(units):
+        return pd.DataFrame(out)
+    units = units.dropna(subset=[column])
+    for key, part in units.groupby(column, sort=True):
+        g = group(pairs[pairs[column] == key], part, [])
+        if g.n_units:
+            out.append({column: key, **{k: v for k, v in g.summary().items() if k != "annotators"}})
+    return pd.DataFrame(out)
+
+
+def distributions(grades: pd.DataFrame) -> pd.DataFrame:
+    """``agreement_report.distributions`` from (actor, grade, n) counts."""
+    if not len(grades):
+        return pd.DataFrame(columns=list(GRADES))
+    counts = grades.pivot_table(index="actor", columns="grade", values="n", aggfunc="sum", fill_value=0)
+    counts = counts.reindex(columns=list(GRADES), fill_value=0).astype(np.int64)
+    counts.columns.name = "grade"
+    return counts.div(counts.sum(axis=1), axis=0)
+
+
+def drift(gold: pd.DataFrame) -> pd.DataFrame:
+    """``agreement_report.drift`` from (actor, grade, gold, adjudicated, n) counts."""
+    if not len(gold):
+        return pd.DataFrame()
+    out = []
+    for actor, part in gold.groupby("actor", sort=True):
+        cm = _confusion(part, "grade", "gold")
+        adj = part[part["adjudicated"]]
+        n, n_adj = int(cm.sum()), int(adj["n"].sum())
+        bcm = np.array([[cm[:BINARY_THRESHOLD, :BINARY_THRESHOLD].sum(), cm[:BINARY_THRESHOLD, BINARY_THRESHOLD:].sum()],
+                        [cm[BINARY_THRESHOLD:, :BINARY_THRESHOLD].sum(), cm[BINARY_THRESHOLD:, BINARY_THRESHOLD:].sum()]])
+        out.append({
+            "annotator": actor, "n_units": n, "n_adjudicated": n_adj,
+            "raw_vs_gold": float(np.trace(cm)) / n if n else math.nan,
+            "kappa_binary_vs_gold": float(kappa_from_confusion(bcm)),
+            "kappa_graded_vs_gold": float(kappa_from_confusion(cm, GRADED_WEIGHTS)),
+            "raw_on_adjudicated": float(np.trace(_confusion(adj, "grade", "gold"))) / n_adj if n_adj else math.nan,
+        })
+    return pd.DataFrame(out)
+
+
+def _confusion(rows: pd.DataFrame, a: str, b: str) -> np.ndarray:
+    cm = np.zeros((K, K), dtype=np.int64)
+    np.add.at(cm, (rows[a].to_numpy(np.int64), rows[b].to_numpy(np.int64)), rows["n"].to_numpy(np.int64))
+    return cm
