@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from annotator import cache
 from annotator.evidence_authoring import resolver as corpus_resolver
 from annotator.identity import User, require
 from annotator.roles import Permission, PermissionDenied
@@ -89,7 +91,8 @@ def pool_status(store: Store, user: User, k: int = 10) -> dict:
     annotator who grades a passage and sees one run's judged@10 move learns which system
     retrieved it, and judging is blind to systems (issue 18)."""
     _require_coverage(user)
-    return runs.pool_status(store, k=k)
+    # cached per store generation: the page reruns on every widget change (issue 19)
+    return copy.deepcopy(cache.cached(store, "pool_status", (k,), lambda: runs.pool_status(store, k=k)))
 
 
 def _require_coverage(user: User | None) -> User:

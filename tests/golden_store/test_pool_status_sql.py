@@ -1,0 +1,56 @@
+"""pool_status counted in SQL (issue 19) gives the figures of the per-run scorer passes it
+replaced, on the demo store with extra grades, a retired run and k other than 10."""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+import pytest
+
+from annotator.demo import load_demo
+from annotator.identity import cli_user
+from golden_store import judging, runs
+from golden_store.scoring.trec import evaluate_trec
+
+
+def _reference(store, k: int = 10, threshold: float = 0.8) -> dict:
+    """The implementation before issue 19: every run's results and every grade into pandas,
+    two scorer passes per run."""
+    grades = store.df("SELECT query_id, doc_id || ':' || start || '-' || \"end\" AS doc_id, grade FROM final_grades")
+    judged_any = store.df("SELECT DISTINCT query_id, doc_id || ':' || start || '-' || \"end\" AS doc_id, 0 AS grade "
+                          "FROM current_grades")
+    out: dict = {"k": k, "threshold": threshold, "runs": {}}
+    for system in runs.active_systems(store):
+        run = store.df("SELECT query_id, doc_id || ':' || start || '-' || \"end\" AS doc_id, -rank AS score "
+                       "FROM run_results WHERE system = ?", [system])
+        queries = sorted(set(run["query_id"]))
+        anyq = pd.concat([judged_any, pd.DataFrame({"query_id": queries, "doc_id": "__none__", "grade": 0})])
+        cov = evaluate_trec(anyq, run, ["Judged@10", f"Judged@{k}"] if k != 10 else ["Judged@10"])
+        low = sorted(cov.per_query.index[cov.per_query["Judged@10"] < threshold])
+        entry = {"queries": len(queries), "judged_at_10": cov.mean["Judged@10"],
+                 f"judged_at_{k}": cov.mean[f"Judged@{k}"], "queries_below_threshold": len(low),
+                 "below_threshold": low[:50]}
+        if len(grades):
+            rel = evaluate_trec(grades, run, ["AP(rel=2)", "Bpref(rel=2)"])
+            entry["ap"] = rel.mean["AP(rel=2)"]
+            entry["bpref"] = rel.mean["Bpref(rel=2)"]
+        out["runs"][system] = entry
+    return out
+
+
+@pytest.mark.parametrize("k", [10, 5, 20])
+def test_pool_status_equals_the_scorer_passes(store, k):
+    load_demo(store, cli_user(), workflows=True)
+    assert runs.pool_status(store, k=k) == _reference(store, k)
+    rng = random.Random(k)
+    items = store.read("SELECT query_id, doc_id, start, \"end\" FROM pool_items ORDER BY ALL")
+    for q, d, s, e in rng.sample(items, min(60, len(items))):
+        for who in rng.sample(["ann", "bob", "cy"], rng.randint(1, 3)):
+            judging.record(store, who, q, d, s, e, op="grade", grade=rng.randint(0, 3))
+    runs.set_retired(store, runs.active_systems(store)[0], True, actor="lead", reason="old")
+    got, ref = runs.pool_status(store, k=k), _reference(store, k)
+    assert got["runs"] and got.keys() == ref.keys()
+    for system, entry in ref["runs"].items():
+        for f, v in entry.items():
+            assert got["runs"][system][f] == (pytest.approx(v, rel=1e-12) if isinstance(v, float) else v), (system, f)
