@@ -842,7 +842,7 @@ def build_parser() -> argparse.ArgumentParser:
     rn = sub.add_parser("runs", help="system runs").add_subparsers(dest="runs_cmd", required=True, metavar="CMD")
     ri = add("import", cmd_runs_import, "import a TREC or JSONL passage run (all or nothing)", rn)
     ri.add_argument("file")
-    ri.add_argument("--system", required=True, help="the system's name (no spaces, no '|')")
+    ri.add_argument("--system", required=True, help="the system's name (no spaces)")
     ri.add_argument("--format", choices=["trec", "jsonl"], default=None,
                     help="default: told from the file (a JSON object per line is a passage run)")
     ri.add_argument("--replace", action="store_true", help="replace a run of the same name")
@@ -895,7 +895,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                                          metavar="CMD")
     ai = add("import", cmd_answers_import, 'import a system\'s answers: JSONL {"query_id", "answer"}', an)
     ai.add_argument("file")
-    ai.add_argument("--system", required=True, help="the system's name (no spaces, no '|')")
+    ai.add_argument("--system", required=True, help="the system's name (no spaces)")
     ai.add_argument("--replace", action="store_true")
 
     tr = sub.add_parser("transcripts", help="failure transcripts").add_subparsers(dest="transcripts_cmd",

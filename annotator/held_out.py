@@ -36,9 +36,12 @@ class HeldOut:
                    tuple(sorted({(t, qid) for qid, text in rows if (t := normalize(text))})))
 
     def id_in(self, item_id: str | None) -> str | None:
-        """The held-out query id that ``item_id`` is or contains as a ``|``-separated part
-        (calibration items are ``query|doc|start|end`` or ``system|query|nugget``), else None."""
-        return next((p for p in (p.strip() for p in str(item_id or "").split("|")) if p in self.ids), None)
+        """The held-out query id that ``item_id`` is, or contains as a run of ``|``-separated
+        parts (calibration items are ``query|doc|start|end`` or ``system|query|nugget``), else
+        None. Matched as a delimited substring, not by splitting: a ``|`` inside a system name
+        or another id must not hide the query id next to it."""
+        text = "|" + "|".join(p.strip() for p in str(item_id or "").split("|")) + "|"
+        return next((qid for qid in sorted(self.ids) if f"|{qid}|" in text), None)
 
     def text_in(self, *texts: str | None) -> str | None:
         """The held-out query whose text any of ``texts`` is or contains (normalized), else None."""

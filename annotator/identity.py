@@ -332,14 +332,15 @@ def set_roles(store: Store, actor: User, username: str, roles: list[str]) -> Non
     role_set = parse_roles(roles)
     if username == actor.username and Role.ADMIN not in role_set:
         raise ValidationError("You cannot remove your own admin role; ask another admin.")
-    user_rows.update_user(store, username, roles=sorted(r.value for r in role_set), keep_admin=_KEEP_ADMIN)
+    user_rows.update_user(store, username, actor=actor.username, roles=sorted(r.value for r in role_set),
+                          keep_admin=_KEEP_ADMIN)
 
 
 def set_password(store: Store, actor: User, username: str, password: str) -> None:
     if actor.username != username:
         require(actor, Permission.MANAGE_USERS)
     _check_new_password(password)
-    user_rows.update_user(store, username, password_hash=hash_password(password))
+    user_rows.update_user(store, username, actor=actor.username, password_hash=hash_password(password))
     sign_in_sessions.revoke_all(store, username)  # a new password signs out every browser
 
 
@@ -355,7 +356,8 @@ def set_disabled(store: Store, actor: User, username: str, disabled: bool) -> No
     require(actor, Permission.MANAGE_USERS)
     if username == actor.username and disabled:
         raise ValidationError("You cannot disable your own account.")
-    user_rows.update_user(store, username, disabled=disabled, keep_admin=_KEEP_ADMIN if disabled else None)
+    user_rows.update_user(store, username, actor=actor.username, disabled=disabled,
+                          keep_admin=_KEEP_ADMIN if disabled else None)
     if disabled:
         sign_in_sessions.revoke_all(store, username)
 
@@ -363,6 +365,13 @@ def set_disabled(store: Store, actor: User, username: str, disabled: bool) -> No
 def list_users(store: Store, actor: User) -> list[dict]:
     require(actor, Permission.MANAGE_USERS)
     return user_rows.list_user_rows(store)
+
+
+def role_history(store: Store, actor: User, username: str | None = None) -> list[dict]:
+    """Every role grant and revocation (of ``username`` if given), oldest first: who gave or
+    took which role, when. Only those who manage users read it."""
+    require(actor, Permission.MANAGE_USERS)
+    return user_rows.role_events(store, username)
 
 
 __all__ = [

@@ -50,8 +50,6 @@ def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, An
         return v.strip()
 
     run_id, qid = need_str("run_id"), need_str("query_id")
-    if "|" in run_id or "|" in qid:
-        raise ValueError("run_id and query_id may not contain '|' (it separates them in a transcript's id)")
     trial = obj.get("trial", 0)
     if not isinstance(trial, int) or isinstance(trial, bool) or not 0 <= trial < 2**31:
         raise ValueError("field 'trial' must be an integer from 0 to 2147483647")

@@ -292,7 +292,7 @@ def answers_import(user: User, key: str) -> None:
     up = st.file_uploader('System answers: JSONL, one {"query_id", "answer"} per line', type=["jsonl", "json", "txt"],
                           key=f"{key}_file", max_upload_size=upload_limit(ANSWERS_UPLOAD_MB))
     c1, c2 = st.columns(2)
-    system = c1.text_input("System name (no spaces, no |; graders never see it)", key=f"{key}_system")
+    system = c1.text_input("System name (no spaces; graders never see it)", key=f"{key}_system")
     replace = c2.checkbox("Replace this system's answers", key=f"{key}_replace",
                           help="Support labels on answers that did not change are kept.")
     if st.button("Import answers", type="primary", key=f"{key}_go"):

@@ -29,7 +29,7 @@ if user.can(Permission.IMPORT_RUNS):
                               '({"query_id", "doc_id", "text", "score"|"rank"})', type=["txt", "trec", "run", "jsonl"],
                               key="run_file", max_upload_size=upload_limit(RUN_UPLOAD_MB))
         c1, c2 = st.columns(2)
-        system = c1.text_input("System name (no spaces, no |)", key="run_system")
+        system = c1.text_input("System name (no spaces)", key="run_system")
         fmt = c2.radio("Format", list(FORMATS), format_func=FORMATS.get, horizontal=True, key="run_fmt")
         c3, c4 = st.columns(2)
         replace = c3.checkbox("Replace a run of the same name", key="run_replace")

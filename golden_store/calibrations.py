@@ -99,13 +99,17 @@ def manifest_entries(cur: duckdb.DuckDBPyConnection) -> list[dict]:
 def nugget_support_set(store: Store) -> list[dict]:
     """Nugget support labels as a calibration set: the item is (system answer, nugget), the
     human label is pass for "support" and fail for "none" ("partial" is left out: a binary
-    judge cannot be right or wrong about it)."""
+    judge cannot be right or wrong about it). The item id is the archive's name for the item,
+    ``system|query_id|nugget_id`` as calibrations saved before were named, so old and new
+    judges compare item by item; it is never split back (the labels have real key columns),
+    and it stays unique with a ``|`` in a system name because query ids and nugget ids
+    (``n<k>``) never hold one."""
     return store.read_dicts(
-        "WITH lab AS (SELECT item_id, query_id, detail AS system, value, row_number() OVER "
-        "  (PARTITION BY item_id ORDER BY event_id DESC) AS rn FROM verdict_events WHERE kind = 'nugget') "
-        "SELECT l.item_id, l.query_id, CASE WHEN l.value = 'support' THEN 'pass' ELSE 'fail' END AS human_label, "
+        "SELECT l.system || '|' || l.query_id || '|' || l.nugget_id AS item_id, l.query_id, "
+        "CASE WHEN l.label = 'support' THEN 'pass' ELSE 'fail' END AS human_label, "
         "q.stratum, 'Does the answer state this fact? ' || n.text AS question, q.held_out, a.answer AS text, "
         "length(a.answer) AS length "
-        "FROM lab l JOIN queries q USING (query_id) JOIN answers a ON a.system = l.system AND a.query_id = l.query_id "
-        "JOIN current_nuggets n ON n.query_id = l.query_id AND n.nugget_id = split_part(l.item_id, '|', 3) "
-        "WHERE l.rn = 1 AND l.value IN ('support', 'none') ORDER BY l.item_id")
+        "FROM current_nugget_support l JOIN queries q USING (query_id) "
+        "JOIN answers a ON a.system = l.system AND a.query_id = l.query_id "
+        "JOIN current_nuggets n ON n.query_id = l.query_id AND n.nugget_id = l.nugget_id "
+        "WHERE l.label IN ('support', 'none') ORDER BY item_id")

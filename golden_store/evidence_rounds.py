@@ -14,8 +14,6 @@ from golden_store.errors import NotFoundError, ValidationError
 from golden_store.queries import _INSERT_REVISION, QueryRecord, _revision_row
 from golden_store.store import Store, utcnow
 
-NO_ANSWER = "evidence_no_answer"
-SETTLE = "evidence_adjudication"
 
 
 def free_questions(store: Store) -> list[dict]:
@@ -67,15 +65,15 @@ def assigned_to(store: Store, actor: str) -> list[str]:
 def no_answer_actors(store: Store, query_id: str) -> set[str]:
     """Who currently says the corpus does not answer the question (latest verdict per person)."""
     return {r[0] for r in store.read(
-        "SELECT actor FROM (SELECT actor, value, row_number() OVER (PARTITION BY actor ORDER BY event_id DESC) AS rn "
-        "FROM verdict_events WHERE kind = ? AND item_id = ?) WHERE rn = 1 AND value = 'no_answer'",
-        [NO_ANSWER, query_id])}
+        "SELECT actor FROM (SELECT actor, op, row_number() OVER (PARTITION BY actor ORDER BY event_id DESC) AS rn "
+        "FROM evidence_no_answer_events WHERE query_id = ?) WHERE rn = 1 AND op = 'no_answer'",
+        [query_id])}
 
 
 def set_no_answer(store: Store, query_id: str, actor: str, on: bool) -> None:
     store.write(lambda cur: cur.execute(
-        "INSERT INTO verdict_events (kind, item_id, query_id, value, actor, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-        [NO_ANSWER, query_id, query_id, "no_answer" if on else "withdrawn", actor, utcnow()]))
+        "INSERT INTO evidence_no_answer_events (query_id, op, actor, created_at) VALUES (?, ?, ?, ?)",
+        [query_id, "no_answer" if on else "withdrawn", actor, utcnow()]))
 
 
 def round_state(store: Store) -> list[dict]:
@@ -88,9 +86,8 @@ def round_state(store: Store) -> list[dict]:
         "LEFT JOIN current_evidence e ON e.query_id = a.query_id AND e.author = a.annotator "
         "ORDER BY a.query_id, a.annotator, e.doc_id, e.start")
     no = store.read(
-        "SELECT item_id, actor FROM (SELECT item_id, actor, value, row_number() OVER (PARTITION BY item_id, actor "
-        "ORDER BY event_id DESC) AS rn FROM verdict_events WHERE kind = ?) WHERE rn = 1 AND value = 'no_answer'",
-        [NO_ANSWER])
+        "SELECT query_id, actor FROM (SELECT query_id, actor, op, row_number() OVER (PARTITION BY query_id, actor "
+        "ORDER BY event_id DESC) AS rn FROM evidence_no_answer_events) WHERE rn = 1 AND op = 'no_answer'")
     said_no = set(no)
     out: dict[tuple[str, str], dict] = {}
     for r in rows:
@@ -133,8 +130,8 @@ def settle(store: Store, query_id: str, decision: str, rationale: str, *, actor:
         for eid in drop:
             cur.execute("INSERT INTO evidence_events (query_id, evidence_id, op, actor, created_at, note) "
                         "VALUES (?, ?, 'retract', ?, ?, ?)", [query_id, eid, actor, now, f"adjudication: {decision}"])
-        cur.execute("INSERT INTO verdict_events (kind, item_id, query_id, value, note, actor, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)", [SETTLE, query_id, query_id, decision, rationale.strip(), actor, now])
+        cur.execute("INSERT INTO evidence_settlement_events (query_id, decision, note, actor, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)", [query_id, decision, rationale.strip(), actor, now])
         if decision == "no_answer":  # the question joins the negative stratum, in the same transaction
             row = cur.execute("SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "
                               "generator_model, generator_prompt_sha FROM queries WHERE query_id = ?",
@@ -169,9 +166,8 @@ def round_spans(store: Store) -> dict[str, dict[str, list]]:
     for q, a, d, st, en in spans:
         out.setdefault(q, {}).setdefault(a, []).append((d, st, en))
     for q, a in store.read(
-            "SELECT item_id, actor FROM (SELECT item_id, actor, value, row_number() OVER (PARTITION BY item_id, actor "
-            "ORDER BY event_id DESC) AS rn FROM verdict_events WHERE kind = ?) v WHERE rn = 1 AND value = 'no_answer' "
-            "AND EXISTS (SELECT 1 FROM evidence_assignments a WHERE a.query_id = v.item_id AND a.annotator = v.actor)",
-            [NO_ANSWER]):
+            "SELECT query_id, actor FROM (SELECT query_id, actor, op, row_number() OVER (PARTITION BY query_id, actor "
+            "ORDER BY event_id DESC) AS rn FROM evidence_no_answer_events) v WHERE rn = 1 AND op = 'no_answer' "
+            "AND EXISTS (SELECT 1 FROM evidence_assignments a WHERE a.query_id = v.query_id AND a.annotator = v.actor)"):
         out.setdefault(q, {}).setdefault(a, [])
     return out

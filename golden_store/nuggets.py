@@ -20,7 +20,6 @@ from golden_store.system_names import check_system_name
 
 IMPORTANCE = ("vital", "okay")
 SUPPORT = ("support", "partial", "none")
-ASSIGN_KIND = "nugget"  # verdict_events.kind of a nugget-support label
 MAX_WORDS = 12
 
 
@@ -195,7 +194,7 @@ def approved(store: Store) -> list[dict]:
 def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str]], *, actor: str,
                   replace: bool = False) -> int:
     """Store a system's answers ``(query_id, answer)`` in one transaction."""
-    check_system_name(system)  # its support labels are keyed system|query|nugget
+    check_system_name(system)  # the one rule for a system's name, as for runs
 
     def tx(cur: duckdb.DuckDBPyConnection) -> int:
         if cur.execute("SELECT 1 FROM answers WHERE system = ? LIMIT 1", [system]).fetchone():
@@ -209,10 +208,10 @@ def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str]], *,
             # support labels on a changed or dropped answer no longer describe it: withdrawn
             for q in changed:
                 cur.execute(
-                    "INSERT INTO verdict_events (kind, item_id, query_id, value, detail, note, actor, created_at) "
-                    "SELECT DISTINCT kind, item_id, query_id, 'withdrawn', detail, 'answer replaced', ?, ? "
-                    "FROM verdict_events WHERE kind = ? AND detail = ? AND query_id = ?",
-                    [actor, utcnow(), ASSIGN_KIND, system, q])
+                    "INSERT INTO nugget_support_events (system, query_id, nugget_id, label, note, actor, created_at) "
+                    "SELECT DISTINCT system, query_id, nugget_id, 'withdrawn', 'answer replaced', ?, ? "
+                    "FROM nugget_support_events WHERE system = ? AND query_id = ?",
+                    [actor, utcnow(), system, q])
             cur.execute("DELETE FROM answers WHERE system = ?", [system])
         now = utcnow()
         cur.executemany("INSERT INTO answers VALUES (?, ?, ?, ?, ?)",
@@ -240,9 +239,9 @@ def assign_tx(cur: duckdb.DuckDBPyConnection, system: str, query_id: str, nugget
                        [query_id, nugget_id]).fetchone():
         raise NotFoundError(f"{query_id} has no current nugget {nugget_id}.")
     return cur.execute(
-        "INSERT INTO verdict_events (kind, item_id, query_id, value, detail, actor, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
-        [ASSIGN_KIND, f"{system}|{query_id}|{nugget_id}", query_id, label, system, actor, utcnow()]).fetchone()[0]
+        "INSERT INTO nugget_support_events (system, query_id, nugget_id, label, actor, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) RETURNING event_id",
+        [system, query_id, nugget_id, label, actor, utcnow()]).fetchone()[0]
 
 
 def assign(store: Store, system: str, query_id: str, nugget_id: str, label: str, *, actor: str) -> None:
@@ -266,17 +265,15 @@ def nugget_tx(cur: duckdb.DuckDBPyConnection, query_id: str, nugget_id: str) -> 
 
 def latest_assignment_event_tx(cur: duckdb.DuckDBPyConnection, system: str, query_id: str,
                                nugget_id: str) -> int | None:
-    return cur.execute("SELECT max(event_id) FROM verdict_events WHERE kind = ? AND item_id = ?",
-                       [ASSIGN_KIND, f"{system}|{query_id}|{nugget_id}"]).fetchone()[0]
+    return cur.execute("SELECT max(event_id) FROM nugget_support_events WHERE system = ? AND query_id = ? "
+                       "AND nugget_id = ?", [system, query_id, nugget_id]).fetchone()[0]
 
 
 def assignments(store: Store, system: str | None = None) -> list[dict]:
     """The latest support label per (system, query, nugget)."""
     return store.read_dicts(
-        "SELECT detail AS system, query_id, split_part(item_id, '|', 3) AS nugget_id, value AS label, actor, "
-        "created_at FROM (SELECT *, row_number() OVER (PARTITION BY item_id ORDER BY event_id DESC) AS rn "
-        "FROM verdict_events WHERE kind = ?) WHERE rn = 1 AND value <> 'withdrawn' AND (? IS NULL OR detail = ?) "
-        "ORDER BY system, query_id, nugget_id", [ASSIGN_KIND, system, system])
+        "SELECT system, query_id, nugget_id, label, actor, created_at FROM current_nugget_support "
+        "WHERE ? IS NULL OR system = ? ORDER BY system, query_id, nugget_id", [system, system])
 
 
 def counts(store: Store) -> dict[str, int]:
@@ -288,7 +285,7 @@ def counts(store: Store) -> dict[str, int]:
         "(SELECT count(*) FROM current_nuggets SEMI JOIN queries USING (query_id) WHERE approved), "
         "(SELECT count(*) FROM current_nuggets SEMI JOIN queries USING (query_id) WHERE NOT approved), "
         "(SELECT count(*) FROM answers), "
-        "(SELECT count(DISTINCT item_id) FROM verdict_events WHERE kind = ?)", [ASSIGN_KIND])
+        "(SELECT count(*) FROM (SELECT DISTINCT system, query_id, nugget_id FROM nugget_support_events))")
     keys = ("questions_approved", "approved", "unapproved", "answers", "assigned")
     return {k: int(v) for k, v in zip(keys, row)}
 

@@ -81,7 +81,7 @@ def list_rounds(store: Store) -> list[dict]:
         "  AND c.\"end\" = a.\"end\" AND c.actor = a.annotator GROUP BY a.round_id) g USING (round_id) "
         "LEFT JOIN (SELECT a.round_id, count(*) AS n, count(*) FILTER (WHERE EXISTS (SELECT 1 FROM evidence_events "
         "  x WHERE x.query_id = a.query_id AND x.actor = a.annotator AND x.op = 'set') OR EXISTS (SELECT 1 FROM "
-        "  verdict_events v WHERE v.kind = 'evidence_no_answer' AND v.item_id = a.query_id AND v.actor = a.annotator)) "
+        "  evidence_no_answer_events v WHERE v.query_id = a.query_id AND v.actor = a.annotator)) "
         "  AS done FROM evidence_assignments a GROUP BY a.round_id) e USING (round_id) "
         "ORDER BY r.created_at, r.round_id")
 

@@ -559,6 +559,177 @@ _V11 = (
     )""",
 )
 
+# v12 (issue 16): verdict_events held five unrelated kinds of verdict under one packed string
+# key (nugget support `system|query_id|nugget_id`, transcript reviews and their resolutions
+# `run_id|query_id|trial`, evidence settlements and per-annotator "no answer" keyed by the
+# query id), joined by rebuilding the concatenation, so `|` had to be refused in ids. Each kind
+# gets its own event table with real key columns (event ids kept, so the global order holds),
+# the transcript samples get real key columns too, and verdict_events goes. Rows that cannot
+# be placed exactly (an unknown kind, a packed key that does not split) stop the migration
+# with a message rather than being dropped. Users' role grants and revocations become events,
+# seeded with one grant per role held now, so the trail starts complete.
+_V12_KINDS = "('nugget', 'transcript', 'grader_failure_resolution', 'evidence_adjudication', 'evidence_no_answer')"
+# A transcript verdict's packed key names exactly one transcript: the one whose concatenated
+# key it equals (how the old readers matched them; '|' was refused in run and query ids since).
+_V12_TRANSCRIPT_OF = "t.run_id || '|' || t.query_id || '|' || t.trial"
+_V12 = (
+    # ---- every verdict_events row must have a typed home, else the migration stops ------------
+    f"""SELECT error('Migration 12 stopped: verdict_events has rows of kinds it does not know ('
+               || string_agg(DISTINCT kind, ', ') || '); nothing was changed.')
+        FROM verdict_events WHERE kind NOT IN {_V12_KINDS} HAVING count(*) > 0""",
+    f"""SELECT error('Migration 12 stopped: transcript verdicts whose key does not name exactly one transcript ('
+               || string_agg(item_id, ', ') || '); nothing was changed.')
+        FROM (SELECT v.event_id, v.item_id, count(t.run_id) AS n FROM verdict_events v
+              LEFT JOIN transcripts t ON v.item_id = {_V12_TRANSCRIPT_OF}
+              WHERE v.kind IN ('transcript', 'grader_failure_resolution') GROUP BY v.event_id, v.item_id)
+        WHERE n <> 1 HAVING count(*) > 0""",
+    """SELECT error('Migration 12 stopped: nugget support labels whose key is not system|query_id|nugget_id ('
+               || string_agg(item_id, ', ') || '); nothing was changed.')
+        FROM verdict_events WHERE kind = 'nugget' AND (detail IS NULL OR query_id IS NULL
+            OR NOT starts_with(item_id, detail || '|' || query_id || '|')
+            OR length(item_id) <= length(detail) + length(query_id) + 2)
+        HAVING count(*) > 0""",
+    f"""SELECT error('Migration 12 stopped: transcript samples whose item does not name exactly one transcript ('
+               || string_agg(item_id, ', ') || '); nothing was changed.')
+        FROM (SELECT d.draw_id, d.item_id, count(t.run_id) AS n FROM transcript_draws d
+              LEFT JOIN transcripts t ON d.item_id = {_V12_TRANSCRIPT_OF} GROUP BY d.draw_id, d.item_id)
+        WHERE n <> 1 HAVING count(*) > 0""",
+    # ---- the typed event tables -------------------------------------------------------------------
+    # Whether a system's answer supports a nugget; 'withdrawn' is an undo (or the answer was replaced).
+    """CREATE TABLE nugget_support_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        system VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        nugget_id VARCHAR NOT NULL,
+        label VARCHAR NOT NULL CHECK (label IN ('support', 'partial', 'none', 'withdrawn')),
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        rubric_version INTEGER
+    )""",
+    # A reviewer's verdict on a failure transcript; 'withdrawn' makes it unreviewed again.
+    """CREATE TABLE transcript_review_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        run_id VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        trial INTEGER NOT NULL,
+        verdict VARCHAR NOT NULL CHECK (verdict IN ('system_failure', 'grader_failure', 'ambiguous', 'withdrawn')),
+        failure_class VARCHAR,
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        rubric_version INTEGER
+    )""",
+    # A lead's resolution of a questioned grade (a review that said the grader was wrong).
+    """CREATE TABLE transcript_resolution_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        run_id VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        trial INTEGER NOT NULL,
+        resolution VARCHAR NOT NULL CHECK (resolution IN ('label_fixed', 'judge_fixed', 'reviewer_wrong')),
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        rubric_version INTEGER
+    )""",
+    # A lead's settlement of an evidence-round question: keep:<annotator>, keep_all or no_answer.
+    """CREATE TABLE evidence_settlement_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        query_id VARCHAR NOT NULL,
+        decision VARCHAR NOT NULL CHECK (decision IN ('keep_all', 'no_answer') OR decision LIKE 'keep:%'),
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        rubric_version INTEGER
+    )""",
+    # An annotator's own "the corpus does not answer this" in an evidence round (or its withdrawal).
+    """CREATE TABLE evidence_no_answer_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        query_id VARCHAR NOT NULL,
+        op VARCHAR NOT NULL CHECK (op IN ('no_answer', 'withdrawn')),
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        rubric_version INTEGER
+    )""",
+    # ---- the rows, moved with their event ids ----------------------------------------------------
+    """INSERT INTO nugget_support_events (event_id, system, query_id, nugget_id, label, note, actor, created_at,
+                                          rubric_version)
+        SELECT event_id, detail, query_id, substr(item_id, length(detail) + length(query_id) + 3), value, note,
+               actor, created_at, rubric_version
+        FROM verdict_events WHERE kind = 'nugget'""",
+    f"""INSERT INTO transcript_review_events (event_id, run_id, query_id, trial, verdict, failure_class, note, actor,
+                                             created_at, rubric_version)
+        SELECT v.event_id, t.run_id, t.query_id, t.trial, v.value, v.detail, v.note, v.actor, v.created_at,
+               v.rubric_version
+        FROM verdict_events v JOIN transcripts t ON v.item_id = {_V12_TRANSCRIPT_OF} WHERE v.kind = 'transcript'""",
+    f"""INSERT INTO transcript_resolution_events (event_id, run_id, query_id, trial, resolution, note, actor,
+                                                 created_at, rubric_version)
+        SELECT v.event_id, t.run_id, t.query_id, t.trial, v.value, v.note, v.actor, v.created_at, v.rubric_version
+        FROM verdict_events v JOIN transcripts t ON v.item_id = {_V12_TRANSCRIPT_OF}
+        WHERE v.kind = 'grader_failure_resolution'""",
+    """INSERT INTO evidence_settlement_events (event_id, query_id, decision, note, actor, created_at, rubric_version)
+        SELECT event_id, item_id, value, note, actor, created_at, rubric_version
+        FROM verdict_events WHERE kind = 'evidence_adjudication'""",
+    """INSERT INTO evidence_no_answer_events (event_id, query_id, op, note, actor, created_at, rubric_version)
+        SELECT event_id, item_id, value, note, actor, created_at, rubric_version
+        FROM verdict_events WHERE kind = 'evidence_no_answer'""",
+    """SELECT error('Migration 12 stopped: ' || (SELECT count(*) FROM verdict_events) || ' verdicts but '
+               || n || ' moved; nothing was changed.')
+        FROM (SELECT (SELECT count(*) FROM nugget_support_events) + (SELECT count(*) FROM transcript_review_events)
+                     + (SELECT count(*) FROM transcript_resolution_events)
+                     + (SELECT count(*) FROM evidence_settlement_events)
+                     + (SELECT count(*) FROM evidence_no_answer_events) AS n)
+        WHERE n <> (SELECT count(*) FROM verdict_events)""",
+    # ---- transcript samples: real key columns instead of the packed item id -----------------------
+    "ALTER TABLE transcript_draws RENAME TO transcript_draws_v7",
+    """CREATE TABLE transcript_draws (
+        draw_id VARCHAR NOT NULL,
+        run_id VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        trial INTEGER NOT NULL,
+        position INTEGER NOT NULL,
+        seed INTEGER NOT NULL,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (draw_id, run_id, query_id, trial)
+    )""",
+    f"""INSERT INTO transcript_draws (draw_id, run_id, query_id, trial, position, seed, actor, created_at)
+        SELECT d.draw_id, t.run_id, t.query_id, t.trial, d.position, d.seed, d.actor, d.created_at
+        FROM transcript_draws_v7 d JOIN transcripts t ON d.item_id = {_V12_TRANSCRIPT_OF}""",
+    "DROP TABLE transcript_draws_v7",
+    # ---- current state, derived -------------------------------------------------------------------
+    """CREATE VIEW current_nugget_support AS
+        SELECT system, query_id, nugget_id, label, note, actor, created_at, event_id FROM (
+            SELECT *, row_number() OVER (PARTITION BY system, query_id, nugget_id ORDER BY event_id DESC) AS rn
+            FROM nugget_support_events
+        ) WHERE rn = 1 AND label <> 'withdrawn'""",
+    """CREATE VIEW current_transcript_reviews AS
+        SELECT run_id, query_id, trial, verdict, failure_class, note, actor, created_at, event_id FROM (
+            SELECT *, row_number() OVER (PARTITION BY run_id, query_id, trial ORDER BY event_id DESC) AS rn
+            FROM transcript_review_events
+        ) WHERE rn = 1 AND verdict <> 'withdrawn'""",
+    """CREATE OR REPLACE VIEW unsettled_evidence_questions AS
+        SELECT DISTINCT a.query_id FROM evidence_assignments a
+        WHERE EXISTS (SELECT 1 FROM queries q WHERE q.query_id = a.query_id)
+          AND NOT EXISTS (SELECT 1 FROM evidence_settlement_events s WHERE s.query_id = a.query_id)""",
+    "DROP TABLE verdict_events",
+    # ---- users' roles: an audit trail ---------------------------------------------------------------
+    """CREATE TABLE user_role_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        username VARCHAR NOT NULL,
+        op VARCHAR NOT NULL CHECK (op IN ('grant', 'revoke')),
+        role VARCHAR NOT NULL,
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """INSERT INTO user_role_events (username, op, role, note, actor, created_at)
+        SELECT username, 'grant', role, 'held when the role trail began (migration 12)', 'system',
+               now() AT TIME ZONE 'UTC'
+        FROM (SELECT username, unnest(roles) AS role FROM users) ORDER BY username, role""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -571,6 +742,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "current_evidence.author; retired questions leave the unsettled set", _V9),
     Migration(10, "label_receipts (idempotent labels) and sign_in_sessions", _V10),
     Migration(11, "run_events (retired runs) and rubric_seen (the rubric changelog banner)", _V11),
+    Migration(12, "verdict_events split into typed event tables with real keys; transcript_draws keyed; "
+                  "user_role_events", _V12),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

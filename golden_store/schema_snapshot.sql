@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.schema_snapshot
--- Schema version 11. Migrations (golden_store/schema.py):
+-- Schema version 12. Migrations (golden_store/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -12,6 +12,7 @@
 --   V9: current_evidence.author; retired questions leave the unsettled set
 --   V10: label_receipts (idempotent labels) and sign_in_sessions
 --   V11: run_events (retired runs) and rubric_seen (the rubric changelog banner)
+--   V12: verdict_events split into typed event tables with real keys; transcript_draws keyed; user_role_events
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -146,6 +147,30 @@ CREATE TABLE evidence_events (
     CHECK((op IN ('set', 'retract')))
 );
 
+-- evidence_no_answer_events: V12
+CREATE TABLE evidence_no_answer_events (
+    event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    query_id       VARCHAR NOT NULL,
+    op             VARCHAR NOT NULL,
+    note           VARCHAR,
+    actor          VARCHAR NOT NULL,
+    created_at     TIMESTAMP NOT NULL,
+    rubric_version INTEGER,
+    CHECK((op IN ('no_answer', 'withdrawn')))
+);
+
+-- evidence_settlement_events: V12
+CREATE TABLE evidence_settlement_events (
+    event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    query_id       VARCHAR NOT NULL,
+    decision       VARCHAR NOT NULL,
+    note           VARCHAR,
+    actor          VARCHAR NOT NULL,
+    created_at     TIMESTAMP NOT NULL,
+    rubric_version INTEGER,
+    CHECK(((decision IN ('keep_all', 'no_answer')) OR (decision ~~ 'keep:%')))
+);
+
 -- grade_events: V1
 CREATE TABLE grade_events (
     event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
@@ -215,6 +240,20 @@ CREATE TABLE nugget_events (
     prompt_sha     VARCHAR,
     CHECK((op IN ('add', 'edit', 'delete', 'approve'))),
     CHECK(((importance IS NULL) OR (importance IN ('vital', 'okay'))))
+);
+
+-- nugget_support_events: V12
+CREATE TABLE nugget_support_events (
+    event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    "system"       VARCHAR NOT NULL,
+    query_id       VARCHAR NOT NULL,
+    nugget_id      VARCHAR NOT NULL,
+    "label"        VARCHAR NOT NULL,
+    note           VARCHAR,
+    actor          VARCHAR NOT NULL,
+    created_at     TIMESTAMP NOT NULL,
+    rubric_version INTEGER,
+    CHECK(("label" IN ('support', 'partial', 'none', 'withdrawn')))
 );
 
 -- pool_items: V3
@@ -368,15 +407,46 @@ CREATE TABLE strata (
     created_by  VARCHAR NOT NULL
 );
 
--- transcript_draws: V7
+-- transcript_draws: V7, altered in V12
 CREATE TABLE transcript_draws (
     draw_id    VARCHAR,
-    item_id    VARCHAR,
+    run_id     VARCHAR,
+    query_id   VARCHAR,
+    trial      INTEGER,
     "position" INTEGER NOT NULL,
     seed       INTEGER NOT NULL,
     actor      VARCHAR NOT NULL,
     created_at TIMESTAMP NOT NULL,
-    PRIMARY KEY(draw_id, item_id)
+    PRIMARY KEY(draw_id, run_id, query_id, trial)
+);
+
+-- transcript_resolution_events: V12
+CREATE TABLE transcript_resolution_events (
+    event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    run_id         VARCHAR NOT NULL,
+    query_id       VARCHAR NOT NULL,
+    trial          INTEGER NOT NULL,
+    resolution     VARCHAR NOT NULL,
+    note           VARCHAR,
+    actor          VARCHAR NOT NULL,
+    created_at     TIMESTAMP NOT NULL,
+    rubric_version INTEGER,
+    CHECK((resolution IN ('label_fixed', 'judge_fixed', 'reviewer_wrong')))
+);
+
+-- transcript_review_events: V12
+CREATE TABLE transcript_review_events (
+    event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    run_id         VARCHAR NOT NULL,
+    query_id       VARCHAR NOT NULL,
+    trial          INTEGER NOT NULL,
+    verdict        VARCHAR NOT NULL,
+    failure_class  VARCHAR,
+    note           VARCHAR,
+    actor          VARCHAR NOT NULL,
+    created_at     TIMESTAMP NOT NULL,
+    rubric_version INTEGER,
+    CHECK((verdict IN ('system_failure', 'grader_failure', 'ambiguous', 'withdrawn')))
 );
 
 -- transcripts: V7
@@ -401,6 +471,18 @@ CREATE TABLE transcripts (
     PRIMARY KEY(run_id, query_id, trial)
 );
 
+-- user_role_events: V12
+CREATE TABLE user_role_events (
+    event_id   BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    username   VARCHAR NOT NULL,
+    op         VARCHAR NOT NULL,
+    "role"     VARCHAR NOT NULL,
+    note       VARCHAR,
+    actor      VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    CHECK((op IN ('grant', 'revoke')))
+);
+
 -- users: V1
 CREATE TABLE users (
     username      VARCHAR PRIMARY KEY,
@@ -410,20 +492,6 @@ CREATE TABLE users (
     created_at    TIMESTAMP NOT NULL,
     created_by    VARCHAR NOT NULL,
     disabled      BOOLEAN DEFAULT(false) NOT NULL
-);
-
--- verdict_events: V1
-CREATE TABLE verdict_events (
-    event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
-    kind           VARCHAR NOT NULL,
-    item_id        VARCHAR NOT NULL,
-    query_id       VARCHAR,
-    "value"        VARCHAR NOT NULL,
-    detail         VARCHAR,
-    note           VARCHAR,
-    actor          VARCHAR NOT NULL,
-    created_at     TIMESTAMP NOT NULL,
-    rubric_version INTEGER
 );
 
 -- ---- views (latest definitions) -----------------------------------------------------
@@ -462,6 +530,13 @@ FROM (
     FROM grade_events WHERE op IN ('grade', 'retract')
 ) WHERE rn = 1 AND op = 'grade';
 
+-- current_nugget_support: V12
+CREATE VIEW current_nugget_support AS
+SELECT system, query_id, nugget_id, label, note, actor, created_at, event_id FROM (
+    SELECT *, row_number() OVER (PARTITION BY system, query_id, nugget_id ORDER BY event_id DESC) AS rn
+    FROM nugget_support_events
+) WHERE rn = 1 AND label <> 'withdrawn';
+
 -- current_nuggets: V1
 CREATE VIEW current_nuggets AS
 WITH content AS (
@@ -478,6 +553,13 @@ SELECT c.query_id, c.nugget_id, c.text, c.importance, c.position, c.quote, c.doc
        coalesce(a.approved_event > c.event_id, FALSE) AS approved
 FROM content c LEFT JOIN approvals a USING (query_id, nugget_id)
 WHERE c.rn = 1 AND c.op <> 'delete';
+
+-- current_transcript_reviews: V12
+CREATE VIEW current_transcript_reviews AS
+SELECT run_id, query_id, trial, verdict, failure_class, note, actor, created_at, event_id FROM (
+    SELECT *, row_number() OVER (PARTITION BY run_id, query_id, trial ORDER BY event_id DESC) AS rn
+    FROM transcript_review_events
+) WHERE rn = 1 AND verdict <> 'withdrawn';
 
 -- disputed_grades: V1
 CREATE VIEW disputed_grades AS
@@ -532,11 +614,11 @@ SELECT system, reason, actor AS retired_by, created_at AS retired_at FROM (
     SELECT *, row_number() OVER (PARTITION BY system ORDER BY event_id DESC) AS rn FROM run_events
 ) SEMI JOIN runs USING (system) WHERE rn = 1 AND op = 'retire';
 
--- unsettled_evidence_questions: V9, first defined in V8
+-- unsettled_evidence_questions: V12, first defined in V8
 CREATE VIEW unsettled_evidence_questions AS
-SELECT DISTINCT query_id FROM evidence_assignments SEMI JOIN queries USING (query_id)
-ANTI JOIN (SELECT DISTINCT item_id AS query_id FROM verdict_events
-           WHERE kind = 'evidence_adjudication') s USING (query_id);
+SELECT DISTINCT a.query_id FROM evidence_assignments a
+WHERE EXISTS (SELECT 1 FROM queries q WHERE q.query_id = a.query_id)
+  AND NOT EXISTS (SELECT 1 FROM evidence_settlement_events s WHERE s.query_id = a.query_id);
 
 -- frozen_evidence: V9, first defined in V8
 CREATE VIEW frozen_evidence AS

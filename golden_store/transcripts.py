@@ -1,12 +1,19 @@
 """Evaluation transcripts and their review, the SQL side (METHODOLOGY §12.5, §15.4): the
-imported transcripts, every sample drawn, the reviewers' verdicts (verdict_events of kind
-'transcript'), the grader failures a lead must settle (kind 'grader_failure_resolution'),
-and the per-stratum summary."""
+imported transcripts, every sample drawn, the reviewers' verdicts (transcript_review_events),
+the grader failures a lead must settle (transcript_resolution_events), and the per-stratum
+summary.
+
+A transcript is keyed by (run_id, query_id, trial) in every table. Pages, the CLI and the
+labeling surface name one by a single opaque string, :func:`item_key`: the three parts joined
+by ``|`` with ``\\`` and ``|`` inside a part escaped by a backslash, so any run or query id
+(one holding ``|`` included) round-trips through :func:`parse_item_key`; ids without either
+character read as before (``run-7|q001|0``)."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,8 +23,6 @@ from golden_store.errors import NotFoundError, ValidationError
 from golden_store.store import Store, utcnow
 from golden_store.textin import shown
 
-KIND = "transcript"
-RESOLUTION = "grader_failure_resolution"
 VERDICTS = ("system_failure", "grader_failure", "ambiguous")
 WITHDRAWN = "withdrawn"  # a reviewer's undo: the transcript is unreviewed again
 FAILURE_CLASSES = ("retrieval_miss", "ranking", "generation_unfaithful", "incomplete", "over_answering",
@@ -26,8 +31,50 @@ RESOLUTIONS = ("label_fixed", "judge_fixed", "reviewer_wrong")
 SATURATED = 0.98  # a stratum passing at least this share has no headroom left (§13.6)
 
 
+_TRIAL = re.compile(r"-?[0-9]{1,10}")
+
+
+def _escape(part: str) -> str:
+    return part.replace("\\", "\\\\").replace("|", "\\|")
+
+
 def item_key(run_id: str, query_id: str, trial: int) -> str:
-    return f"{run_id}|{query_id}|{trial}"
+    """The one string that names a transcript outside the store (see the module docstring)."""
+    return "|".join((_escape(run_id), _escape(query_id), str(trial)))
+
+
+def parse_item_key(item_id: str) -> tuple[str, str, int]:
+    """(run_id, query_id, trial) of an :func:`item_key`; NotFoundError for a string that is
+    not one (it cannot name a transcript). A backslash before anything but ``\\`` or ``|`` is
+    kept as it is, so a key written before escaping existed reads the same."""
+    if not isinstance(item_id, str):
+        raise NotFoundError(f"No transcript {item_id!r}.")
+    parts: list[str] = []
+    cur: list[str] = []
+    i = 0
+    while i < len(item_id):
+        ch = item_id[i]
+        if ch == "\\" and i + 1 < len(item_id) and item_id[i + 1] in "\\|":
+            cur.append(item_id[i + 1])
+            i += 2
+            continue
+        if ch == "|":
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    parts.append("".join(cur))
+    if len(parts) != 3 or not _TRIAL.fullmatch(parts[2]) or not -(2**31) <= int(parts[2]) < 2**31:
+        raise NotFoundError(f"No transcript {item_id!r}.")
+    return parts[0], parts[1], int(parts[2])
+
+
+def _keyed(rows: list[dict]) -> list[dict]:
+    """``rows`` (each with run_id, query_id, trial) given the item_id that names them above the store."""
+    for r in rows:
+        r["item_id"] = item_key(r["run_id"], r["query_id"], r["trial"])
+    return rows
 
 
 def store_transcripts(store: Store, rows: Sequence[dict[str, Any]], *, actor: str) -> int:
@@ -68,27 +115,32 @@ def store_transcripts(store: Store, rows: Sequence[dict[str, Any]], *, actor: st
 
 
 def _with_review(where: str = "TRUE") -> str:
+    """Every transcript with its current review (NULLs when unreviewed or withdrawn)."""
     return (
-        "WITH v AS (SELECT item_id, value, detail, note, actor, created_at, row_number() OVER "
-        f"  (PARTITION BY item_id ORDER BY event_id DESC) AS rn FROM verdict_events WHERE kind = '{KIND}') "
-        "SELECT t.run_id, t.query_id, t.trial, t.run_id || '|' || t.query_id || '|' || t.trial AS item_id, "
+        "SELECT t.run_id, t.query_id, t.trial, "
         "t.source, t.question, coalesce(q.stratum, t.stratum, 'unassigned') AS stratum, t.passed, t.failure_type, "
         "t.metrics, t.retrieved, t.answer, t.judge_verdict, t.judge_justification, t.trace_id, "
-        "q.query_id IS NOT NULL AS in_golden_set, v.value AS verdict, v.detail AS failure_class, "
-        "v.note AS review_note, v.actor AS reviewer "
+        "q.query_id IS NOT NULL AS in_golden_set, v.verdict, v.failure_class, "
+        "v.note AS review_note, v.actor AS reviewer, v.created_at AS reviewed_at "
         "FROM transcripts t LEFT JOIN queries q USING (query_id) "
-        "LEFT JOIN v ON v.item_id = t.run_id || '|' || t.query_id || '|' || t.trial AND v.rn = 1 "
-        f"AND v.value <> '{WITHDRAWN}' "
+        "LEFT JOIN current_transcript_reviews v "
+        "ON v.run_id = t.run_id AND v.query_id = t.query_id AND v.trial = t.trial "
         f"WHERE {where}")
+
+
+_ORDER = " ORDER BY run_id, query_id, trial"
+_KEY_IS = "t.run_id = ? AND t.query_id = ? AND t.trial = ?"
+_IN_DRAWS_OF = ("EXISTS (SELECT 1 FROM transcript_draws d WHERE d.actor = ? AND d.run_id = t.run_id "
+                "AND d.query_id = t.query_id AND d.trial = t.trial)")
 
 
 def failures(store: Store) -> list[dict]:
     """Every failed transcript with its stratum and current review verdict (if any)."""
-    return store.read_dicts(_with_review("NOT t.passed") + " ORDER BY item_id")
+    return _keyed(store.read_dicts(_with_review("NOT t.passed") + _ORDER))
 
 
 def get(store: Store, item_id: str) -> dict:
-    rows = store.read_dicts(_with_review("t.run_id || '|' || t.query_id || '|' || t.trial = ?"), [item_id])
+    rows = _keyed(store.read_dicts(_with_review(_KEY_IS), list(parse_item_key(item_id))))
     if not rows:
         raise NotFoundError(f"No transcript {item_id!r}.")
     r = rows[0]
@@ -98,24 +150,27 @@ def get(store: Store, item_id: str) -> dict:
 
 
 def drawn_before(store: Store) -> set[str]:
-    return {r[0] for r in store.read("SELECT DISTINCT item_id FROM transcript_draws")}
+    return {item_key(*r) for r in store.read("SELECT DISTINCT run_id, query_id, trial FROM transcript_draws")}
 
 
 def record_draw(store: Store, items: Sequence[str], seed: int, *, actor: str) -> str:
+    keys = [parse_item_key(it) for it in items]
+
     def tx(cur: duckdb.DuckDBPyConnection) -> str:
         n = cur.execute("SELECT count(DISTINCT draw_id) FROM transcript_draws").fetchone()[0]
         draw_id = f"d{n + 1}"
         now = utcnow()
-        cur.executemany("INSERT INTO transcript_draws VALUES (?, ?, ?, ?, ?, ?)",
-                        [(draw_id, it, i, seed, actor, now) for i, it in enumerate(items)])
+        cur.executemany("INSERT INTO transcript_draws (draw_id, run_id, query_id, trial, position, seed, actor, "
+                        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(draw_id, *k, i, seed, actor, now) for i, k in enumerate(keys)])
         return draw_id
 
     return store.write(tx)
 
 
 def draw_items(store: Store, draw_id: str) -> list[str]:
-    return [r[0] for r in store.read("SELECT item_id FROM transcript_draws WHERE draw_id = ? ORDER BY position",
-                                     [draw_id])]
+    return [item_key(*r) for r in store.read(
+        "SELECT run_id, query_id, trial FROM transcript_draws WHERE draw_id = ? ORDER BY position", [draw_id])]
 
 
 def latest_draw(store: Store, actor: str) -> str | None:
@@ -124,17 +179,13 @@ def latest_draw(store: Store, actor: str) -> str | None:
     return row[0] if row else None
 
 
-def _verdict_tx(cur: duckdb.DuckDBPyConnection, kind: str, item_id: str, value: str, detail: str | None,
-                note: str | None, actor: str) -> int:
-    """Append a verdict event on an existing transcript (its query id recorded with it)."""
-    row = cur.execute("SELECT query_id FROM transcripts WHERE run_id || '|' || query_id || '|' || trial = ?",
-                      [item_id]).fetchone()
-    if row is None:
+def _transcript_key_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> tuple[str, str, int]:
+    """The key of an existing transcript named by ``item_id``, else NotFoundError."""
+    key = parse_item_key(item_id)
+    if cur.execute("SELECT 1 FROM transcripts WHERE run_id = ? AND query_id = ? AND trial = ?",
+                   list(key)).fetchone() is None:
         raise NotFoundError(f"No transcript {item_id!r}.")
-    return cur.execute(
-        "INSERT INTO verdict_events (kind, item_id, query_id, value, detail, note, actor, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
-        [kind, item_id, row[0], value, detail, note or None, actor, utcnow()]).fetchone()[0]
+    return key
 
 
 def review_tx(cur: duckdb.DuckDBPyConnection, item_id: str, verdict: str, failure_class: str | None,
@@ -144,17 +195,25 @@ def review_tx(cur: duckdb.DuckDBPyConnection, item_id: str, verdict: str, failur
         raise ValidationError(f"A review verdict is one of {', '.join(VERDICTS)}, not {verdict!r}.")
     if verdict == "system_failure" and failure_class not in FAILURE_CLASSES:
         raise ValidationError(f"A system failure needs its class: one of {', '.join(FAILURE_CLASSES)}.")
-    return _verdict_tx(cur, KIND, item_id, verdict, failure_class if verdict == "system_failure" else None, note,
-                       actor)
+    key = _transcript_key_tx(cur, item_id)
+    return cur.execute(
+        "INSERT INTO transcript_review_events (run_id, query_id, trial, verdict, failure_class, note, actor, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
+        [*key, verdict, failure_class if verdict == "system_failure" else None, note or None, actor,
+         utcnow()]).fetchone()[0]
 
 
 def content_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> dict | None:
     """What a reviewer reads of a transcript, as it stands now, and whether it was ever drawn
     for review (None if there is no such transcript)."""
+    try:
+        key = parse_item_key(item_id)
+    except NotFoundError:
+        return None
     row = cur.execute(
         "SELECT question, retrieved, answer, judge_verdict, judge_justification, "
-        "EXISTS (SELECT 1 FROM transcript_draws d WHERE d.item_id = ?) FROM transcripts "
-        "WHERE run_id || '|' || query_id || '|' || trial = ?", [item_id, item_id]).fetchone()
+        "EXISTS (SELECT 1 FROM transcript_draws d WHERE d.run_id = t.run_id AND d.query_id = t.query_id "
+        "AND d.trial = t.trial) FROM transcripts t WHERE " + _KEY_IS, list(key)).fetchone()
     if row is None:
         return None
     return {"question": row[0], "retrieved": json.loads(row[1] or "[]"), "answer": row[2],
@@ -162,32 +221,37 @@ def content_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> dict | None:
 
 
 def latest_verdict_event_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> int | None:
-    return cur.execute("SELECT max(event_id) FROM verdict_events WHERE kind = ? AND item_id = ?",
-                       [KIND, item_id]).fetchone()[0]
+    """The id of the latest review event on the transcript (None if none, or no such key)."""
+    try:
+        key = parse_item_key(item_id)
+    except NotFoundError:
+        return None
+    return cur.execute("SELECT max(event_id) FROM transcript_review_events WHERE run_id = ? AND query_id = ? "
+                       "AND trial = ?", list(key)).fetchone()[0]
 
 
 def reviewed_in_draws(store: Store, actor: str) -> list[dict]:
-    return store.read_dicts(
-        f"SELECT t.item_id, t.stratum, t.verdict, t.failure_class, t.reviewer, t.review_note FROM ({_with_review()}) t "
-        "WHERE t.verdict IS NOT NULL AND t.item_id IN (SELECT item_id FROM transcript_draws WHERE actor = ?) "
-        "ORDER BY t.item_id", [actor])
+    return _keyed(store.read_dicts(
+        "SELECT t.run_id, t.query_id, t.trial, t.stratum, t.verdict, t.failure_class, t.reviewer, t.review_note "
+        f"FROM ({_with_review()}) t WHERE t.verdict IS NOT NULL AND {_IN_DRAWS_OF}" + _ORDER, [actor]))
 
 
 def draw_progress(store: Store, actor: str) -> tuple[int, int]:
     """(reviewed, drawn) over every transcript in the reviewer's samples."""
     row = store.read_one(
         f"SELECT count(*) FILTER (WHERE t.verdict IS NOT NULL), count(*) FROM ({_with_review()}) t "
-        "WHERE t.item_id IN (SELECT item_id FROM transcript_draws WHERE actor = ?)", [actor])
+        f"WHERE {_IN_DRAWS_OF}", [actor])
     return int(row[0]), int(row[1])
 
 
 def review_queue(store: Store, actor: str, limit: int) -> list[str]:
     """The reviewer's transcripts still to review, from every sample they drew (oldest draw
     first, in drawn order): an earlier sample's item stays reachable."""
-    return [r[0] for r in store.read(
-        f"SELECT d.item_id FROM transcript_draws d JOIN ({_with_review()}) t USING (item_id) "
-        "WHERE d.actor = ? AND t.verdict IS NULL "
-        "GROUP BY d.item_id ORDER BY min(d.created_at), min(d.draw_id), min(d.position) LIMIT ?", [actor, limit])]
+    return [item_key(*r) for r in store.read(
+        f"SELECT d.run_id, d.query_id, d.trial FROM transcript_draws d JOIN ({_with_review()}) t "
+        "USING (run_id, query_id, trial) WHERE d.actor = ? AND t.verdict IS NULL "
+        "GROUP BY d.run_id, d.query_id, d.trial ORDER BY min(d.created_at), min(d.draw_id), min(d.position) "
+        "LIMIT ?", [actor, limit])]
 
 
 def record_verdict(store: Store, item_id: str, verdict: str, failure_class: str | None, note: str | None, *,
@@ -200,11 +264,11 @@ def record_verdict(store: Store, item_id: str, verdict: str, failure_class: str 
 def questioned(store: Store) -> list[dict]:
     """Transcripts whose latest review says the grader (judge or label) was wrong and that
     no lead has resolved since: the adjudication queue's second part."""
-    return store.read_dicts(
-        _with_review("v.value = 'grader_failure'")
-        + " AND NOT EXISTS (SELECT 1 FROM verdict_events r WHERE r.kind = ? AND r.item_id = "
-          "t.run_id || '|' || t.query_id || '|' || t.trial AND r.created_at >= v.created_at) ORDER BY stratum, item_id",
-        [RESOLUTION])
+    return _keyed(store.read_dicts(
+        _with_review("v.verdict = 'grader_failure'")
+        + " AND NOT EXISTS (SELECT 1 FROM transcript_resolution_events r WHERE r.run_id = t.run_id "
+          "AND r.query_id = t.query_id AND r.trial = t.trial AND r.created_at >= v.created_at) "
+          "ORDER BY stratum, run_id, query_id, trial"))
 
 
 def resolve(store: Store, item_id: str, resolution: str, rationale: str, *, actor: str) -> None:
@@ -213,7 +277,12 @@ def resolve(store: Store, item_id: str, resolution: str, rationale: str, *, acto
     if not rationale or not rationale.strip():
         raise ValidationError("Write the rationale of the resolution.")
 
-    store.write(lambda cur: _verdict_tx(cur, RESOLUTION, item_id, resolution, None, rationale.strip(), actor))
+    def tx(cur: duckdb.DuckDBPyConnection) -> None:
+        key = _transcript_key_tx(cur, item_id)
+        cur.execute("INSERT INTO transcript_resolution_events (run_id, query_id, trial, resolution, note, actor, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [*key, resolution, rationale.strip(), actor, utcnow()])
+
+    store.write(tx)
 
 
 def summary(store: Store) -> list[dict]:

@@ -1,6 +1,12 @@
-"""Storage of local user accounts (the SQL side; hashing and role rules live in annotator)."""
+"""Storage of local user accounts (the SQL side; hashing and role rules live in annotator).
+
+``users`` holds each account as it is now; every role granted or revoked is also appended to
+``user_role_events`` (who, when) in the same transaction, so who could do what, and since
+when, is an audit trail rather than a column that was overwritten."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import duckdb
 
@@ -33,26 +39,48 @@ def insert_user(store: Store, username: str, display_name: str, roles: list[str]
     def run(cur: duckdb.DuckDBPyConnection) -> None:
         if cur.execute("SELECT 1 FROM users WHERE username = ?", [username]).fetchone():
             raise ValidationError(f"User {username!r} already exists.")
+        now = utcnow()
         cur.execute(
             "INSERT INTO users VALUES (?, ?, ?, ?, ?, ?, FALSE)",
-            [username, display_name, roles, password_hash, utcnow(), created_by],
+            [username, display_name, roles, password_hash, now, created_by],
         )
+        _role_events_tx(cur, username, [], roles, actor=created_by, now=now)
 
     store.write(run)
 
 
-def update_user(store: Store, username: str, *, roles: list[str] | None = None,
+def _role_events_tx(cur: duckdb.DuckDBPyConnection, username: str, old: list[str], new: list[str], *,
+                    actor: str, now: datetime) -> None:
+    """Append one grant per role in ``new`` not in ``old`` and one revoke per role dropped."""
+    rows = [(username, "grant", r, actor, now) for r in sorted(set(new) - set(old))]
+    rows += [(username, "revoke", r, actor, now) for r in sorted(set(old) - set(new))]
+    if rows:
+        cur.executemany("INSERT INTO user_role_events (username, op, role, actor, created_at) VALUES (?, ?, ?, ?, ?)",
+                        rows)
+
+
+def role_events(store: Store, username: str | None = None) -> list[dict]:
+    """Every role grant and revocation (of ``username`` if given), oldest first."""
+    return store.read_dicts(
+        "SELECT event_id, username, op, role, note, actor, created_at FROM user_role_events "
+        "WHERE ? IS NULL OR username = ? ORDER BY event_id", [username, username])
+
+
+def update_user(store: Store, username: str, *, actor: str, roles: list[str] | None = None,
                 password_hash: str | None = None, disabled: bool | None = None,
                 keep_admin: str | None = None) -> None:
-    """Change one account. With ``keep_admin`` (the message to refuse with), the change is
-    refused if afterwards no enabled account has the admin role: checked inside the same
-    transaction, so two admins disabling each other at once cannot both succeed."""
+    """Change one account (``actor`` is who changes it: a role change is recorded as their
+    event). With ``keep_admin`` (the message to refuse with), the change is refused if
+    afterwards no enabled account has the admin role: checked inside the same transaction,
+    so two admins disabling each other at once cannot both succeed."""
 
     def run(cur: duckdb.DuckDBPyConnection) -> None:
-        if not cur.execute("SELECT 1 FROM users WHERE username = ?", [username]).fetchone():
+        row = cur.execute("SELECT roles FROM users WHERE username = ?", [username]).fetchone()
+        if row is None:
             raise NotFoundError(f"No user {username!r}.")
         if roles is not None:
             cur.execute("UPDATE users SET roles = ? WHERE username = ?", [roles, username])
+            _role_events_tx(cur, username, list(row[0]), roles, actor=actor, now=utcnow())
         if password_hash is not None:
             cur.execute("UPDATE users SET password_hash = ? WHERE username = ?", [password_hash, username])
         if disabled is not None:

@@ -112,7 +112,7 @@ def test_everyday_ux_in_the_browser(full_demo_server: Server, full_demo_page: Pa
     run.parent.mkdir()
     run.write_text("q001 Q0 pension 1 2.0 x\nq999 Q0 pension 1 2.0 x\n", encoding="utf-8")
     _upload(page, "Import a run", run)
-    page.get_by_label("System name (no spaces, no |)").fill("browser-run")
+    page.get_by_label("System name (no spaces)").fill("browser-run")
     page.get_by_role("button", name="Import run").click()
     refused = _alert(page, "Run import refused")
     expect(refused).to_contain_text("Tick “Skip results for unknown query ids”")
@@ -143,7 +143,7 @@ def test_everyday_ux_in_the_browser(full_demo_server: Server, full_demo_page: Pa
     answers = tmp_path / "upload" / "answers.jsonl"
     answers.write_text(json.dumps({"query_id": "q001", "answer": "Renew the certificate."}) + "\n", encoding="utf-8")
     _upload(page, "Import system answers", answers)
-    page.get_by_label("System name (no spaces, no |; graders never see it)").fill("browser-rag")
+    page.get_by_label("System name (no spaces; graders never see it)").fill("browser-rag")
     page.get_by_role("button", name="Import answers").click()
     expect(_alert(page, "Imported 1 answer(s) of browser-rag")).to_be_visible()
     _shot(page, "nuggets")

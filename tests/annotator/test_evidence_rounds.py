@@ -179,3 +179,41 @@ def test_review_fixes_corpus_change_stuck_questions_and_counts(team, tmp_path):
         ea.mark_no_answer(s, u["lead"], "e2")
     with pytest.raises(ValidationError, match="evidence round"):
         nuggets.save(s, u["lead"], "e2", [{"text": "x", "importance": "vital"}])
+
+
+def test_evidence_settlement_and_no_answer_are_keyed_by_the_question_whatever_its_id(team):
+    """Issue 16: settlements and per-annotator "no answer" have their own tables keyed by a
+    real query_id column, so nothing in the workflow depends on what an id holds. The query
+    id rule refuses '|' for ids typed into query files; the question here is written with the
+    store's own revision insert, as an older store or another importer could hold it, and it
+    settles, counts and leaves the round like any other."""
+    from golden_store.queries import _INSERT_REVISION, _revision_row
+
+    s, u = team
+    for qid in ("e1", "e2"):  # only the odd question in the round
+        queries.retire_query(s, qid, actor="t")
+    odd = "e|1"
+    rec = queries.QueryRecord(odd, "What does VPN error 0417 mean?", "paraphrase", True, "expert", date(2026, 3, 1))
+    s.write(lambda cur: cur.execute(_INSERT_REVISION, _revision_row(rec, "t")))
+    rid = evidence_rounds.start(s, u["lead"], ["ann", "bob"], n=5, seed=1)
+    assert evidence_rounds.my_questions(s, u["ann"]) == [odd]
+    _save(s, u["ann"], odd, VPN)
+    ea.mark_no_answer(s, u["bob"], odd)
+    assert ea.said_no_answer(s, u["bob"], odd) and not ea.said_no_answer(s, u["ann"], odd)
+    assert s.read("SELECT query_id, op, actor FROM evidence_no_answer_events") == [(odd, "no_answer", "bob")]
+    (d,) = evidence_rounds.disputes(s, u["lead"])
+    assert d.query_id == odd and d.annotators["bob"]["no_answer"] and d.complete and d.agree is False
+    row = next(r for r in rounds_list(s, u["lead"]) if r["round_id"] == rid)
+    assert (row["n_assignments"], row["n_done"]) == (2, 2)
+    evidence_rounds.settle(s, u["lead"], odd, "keep:ann", "ann quoted the error line")
+    assert s.read("SELECT query_id, decision, note, actor FROM evidence_settlement_events") == [
+        (odd, "keep:ann", "ann quoted the error line", "lead")]
+    assert evidence_rounds.disputes(s, u["lead"]) == [] and evidence_rounds.my_questions(s, u["ann"]) == []
+    assert s.read("SELECT count(*) FROM unsettled_evidence_questions") == [(0,)]
+    assert [e["author"] for e in evidence_rounds.visible_evidence(s, u["bob"], odd)] == ["ann"]
+
+
+def rounds_list(s, user):
+    from annotator import rounds
+
+    return rounds.list_rounds(s, user)

@@ -15,6 +15,7 @@ from annotator.identity import LOCAL_USER, create_user
 from annotator.labeling import LabelRefused
 from golden_store import runs as store_runs
 from golden_store.queries import get_query, save_query
+from golden_store.transcripts import parse_item_key
 from tests.annotator.test_transcripts import _record, _write
 
 PASSWORD = "correct horse battery"
@@ -214,9 +215,10 @@ def test_transcript_verdicts_land_on_the_transcript_shown_and_undo_reopens_it(dr
     a = _label(first, "local", "grader_failure", None)
     b = _label(second, "local", "system_failure", "incomplete")
     assert [x.status for x in transcripts.submit(s, LOCAL_USER, [a, b, a])] == ["saved", "saved", "duplicate"]
-    rows = s.read("SELECT item_id, value, detail FROM verdict_events WHERE kind = 'transcript' ORDER BY event_id")
-    assert rows == [(first["item"]["item_id"], "grader_failure", None),
-                    (second["item"]["item_id"], "system_failure", "incomplete")]
+    rows = s.read("SELECT run_id, query_id, trial, verdict, failure_class FROM transcript_review_events "
+                  "ORDER BY event_id")
+    assert rows == [(*parse_item_key(first["item"]["item_id"]), "grader_failure", None),
+                    (*parse_item_key(second["item"]["item_id"]), "system_failure", "incomplete")]
     assert transcripts.review_cards(s, LOCAL_USER) == []
     undo = _label(second, "local", "undo", None, target=b["id"])
     assert transcripts.submit(s, LOCAL_USER, [undo])[0].status == "saved"
@@ -235,7 +237,7 @@ def test_a_verdict_for_another_transcript_or_one_never_drawn_is_refused(drawn):
                                if r[0] not in (first["item"]["item_id"], second["item"]["item_id"]))}
     ack = transcripts.submit(s, LOCAL_USER, [{**_label(first, "local", "ambiguous", None), "item": undrawn}])[0]
     assert ack.status == "refused" and "never drawn" in ack.message
-    assert s.read_one("SELECT count(*) FROM verdict_events")[0] == 0
+    assert s.read_one("SELECT count(*) FROM transcript_review_events")[0] == 0
 
 
 def test_earlier_samples_stay_reachable(drawn):

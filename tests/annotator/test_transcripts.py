@@ -14,7 +14,7 @@ from annotator import evidence_authoring, transcripts
 from annotator.identity import LOCAL_USER, Role, User
 from annotator.roles import PermissionDenied
 from annotator.transcript_sampling import Candidate, sample_failures
-from golden_store.errors import ValidationError
+from golden_store.errors import NotFoundError, ValidationError
 from tests.conftest import table_snapshot
 
 REVIEWER = User("rita", "Rita", frozenset({Role.REVIEWER}))
@@ -129,10 +129,14 @@ def test_review_flow_grader_failure_to_adjudication_and_flywheel(demo_store, tmp
     with pytest.raises(ValidationError, match="needs its class"):
         transcripts.review(demo_store, REVIEWER, "run-7|q002|0", "system_failure")
     transcripts.review(demo_store, REVIEWER, "run-7|q002|0", "system_failure", "retrieval_miss")
-    events = demo_store.read("SELECT kind, value, detail, actor FROM verdict_events ORDER BY event_id")
-    assert events == [("transcript", "grader_failure", None, "rita"),
-                      ("grader_failure_resolution", "judge_fixed", None, "leo"),
-                      ("transcript", "system_failure", "retrieval_miss", "rita")]
+    events = demo_store.read(
+        "SELECT 'review', run_id, query_id, trial, verdict, failure_class, actor, event_id "
+        "FROM transcript_review_events UNION ALL "
+        "SELECT 'resolution', run_id, query_id, trial, resolution, NULL, actor, event_id "
+        "FROM transcript_resolution_events ORDER BY event_id")
+    assert [e[:-1] for e in events] == [("review", "run-7", "q001", 0, "grader_failure", None, "rita"),
+                                        ("resolution", "run-7", "q001", 0, "judge_fixed", None, "leo"),
+                                        ("review", "run-7", "q002", 0, "system_failure", "retrieval_miss", "rita")]
     # the next draw skips reviewed items and earlier draws while fresh ones remain
     _, again = transcripts.draw(demo_store, REVIEWER, 10, seed=4)
     assert not {"run-7|q001|0", "run-7|q002|0"} & set(again)
@@ -201,10 +205,52 @@ def test_evidence_marking_whole_and_cut():
     assert "".join(t for t, _ in cut) == "Intro. VPN-ERR-0417 means the device certificate on your laptop"
 
 
-def test_ids_with_a_separator_are_refused_and_retired_ids_never_come_back(demo_store, tmp_path):
-    with pytest.raises(ValidationError) as e:
-        transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, [{**_record("q001"), "run_id": "a|b"}]))
-    assert "may not contain '|'" in e.value.problems[0]
+def test_ids_holding_the_separator_round_trip_through_review(demo_store, tmp_path):
+    """Issue 16: a transcript is keyed by real (run_id, query_id, trial) columns, so a '|' in
+    a run or query id (or a backslash, the key string's escape) is accepted and every step
+    (draw, read, keyed review and its undo, the lead's queue, resolution, the flywheel) lands
+    on that transcript and no other."""
+    from golden_store import transcripts as store_t
+
+    odd = [("a|b", "pl|1", 0), ("a", "b|pl|1", 0), ("a|b|pl", "1", 0), ("x\\|y", "pl-2\\", 3)]
+    transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, [
+        {**_record(q, source="production_log", stratum="paraphrase", question=f"question of {r} {q}"),
+         "run_id": r, "trial": t} for r, q, t in odd]))
+    keys = {store_t.item_key(*k): k for k in odd}
+    assert len(keys) == 4 and all(store_t.parse_item_key(i) == k for i, k in keys.items())
+    _, items = transcripts.draw(demo_store, REVIEWER, 10, seed=1)
+    assert set(keys) <= set(items)
+    for item, (r, q, t) in keys.items():
+        got = transcripts.transcript(demo_store, REVIEWER, item)
+        assert (got["run_id"], got["query_id"], got["trial"], got["question"]) == (r, q, t, f"question of {r} {q}")
+    # the keyed surface: a verdict names its transcript by the key string and lands on it alone
+    cards = {c["item"]["item_id"]: c for c in transcripts.review_cards(demo_store, REVIEWER, 50)}
+    first = store_t.item_key(*odd[0])
+    acks = transcripts.submit(demo_store, REVIEWER, [{"id": "lbl-odd-0001", "by": "rita", "item": cards[first]["item"],
+                                                      "digest": cards[first]["digest"], "action": "grader_failure"}])
+    assert [a.status for a in acks] == ["saved"]
+    assert demo_store.read("SELECT run_id, query_id, trial, verdict FROM transcript_review_events") == [
+        ("a|b", "pl|1", 0, "grader_failure")]
+    assert [x["item_id"] for x in transcripts.questioned(demo_store, LEAD)] == [first]
+    transcripts.resolve(demo_store, LEAD, first, "label_fixed", "the label was wrong")
+    assert demo_store.read("SELECT run_id, query_id, trial, resolution FROM transcript_resolution_events") == [
+        ("a|b", "pl|1", 0, "label_fixed")]
+    acks = transcripts.submit(demo_store, REVIEWER, [{"id": "lbl-odd-0002", "by": "rita", "item": cards[first]["item"],
+                                                      "action": "undo", "target": "lbl-odd-0001"}])
+    assert [a.status for a in acks] == ["saved"]
+    assert transcripts.transcript(demo_store, REVIEWER, first)["verdict"] is None
+    last = store_t.item_key(*odd[3])
+    transcripts.review(demo_store, REVIEWER, last, "system_failure", "retrieval_miss")
+    reviewed = {x["item_id"]: x["verdict"] for x in transcripts.my_reviewed(demo_store, REVIEWER)}
+    assert reviewed == {last: "system_failure"}
+    qid = transcripts.add_to_golden_set(demo_store, REVIEWER, last, "paraphrase")
+    assert qid.startswith("fw-")  # 'pl-2\\' is not a valid query id
+    # a string that is not a key names nothing
+    with pytest.raises(NotFoundError):
+        transcripts.transcript(demo_store, REVIEWER, "a|b|pl|1|0")
+
+
+def test_retired_ids_never_come_back(demo_store, tmp_path):
     from golden_store import queries
 
     queries.save_query(demo_store, queries.QueryRecord("old-1", "retired question", "paraphrase", True, "expert",

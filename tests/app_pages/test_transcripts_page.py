@@ -48,12 +48,12 @@ def test_review_flow_escaping_flywheel_and_adjudication():
     acks = send(rev, "transcript_surface", [grader, system])
     assert [acks[grader["id"]]["status"], acks[system["id"]]["status"]] == ["saved", "saved"]
     assert cards(rev, "transcript_surface") == []
-    assert sorted(store.read("SELECT item_id, value, detail FROM verdict_events WHERE kind = 'transcript'")) == [
-        ("run-7|pl-9|0", "system_failure", "incomplete"), ("run-7|q001|0", "grader_failure", None)]
+    assert sorted(store.read("SELECT run_id, query_id, trial, verdict, failure_class FROM transcript_review_events")) == [
+        ("run-7", "pl-9", 0, "system_failure", "incomplete"), ("run-7", "q001", 0, "grader_failure", None)]
     # the same labels again (a browser that did not hear back re-sends): nothing more is written
     again = send(rev, "transcript_surface", [grader, system])
     assert {a["status"] for a in again.values()} <= {"saved", "duplicate"}
-    assert store.read_one("SELECT count(*) FROM verdict_events WHERE kind = 'transcript'")[0] == 2
+    assert store.read_one("SELECT count(*) FROM transcript_review_events")[0] == 2
     rev.button(key="tr_add").click().run()
     assert any("Added pl-9" in plain(m.value) for m in rev.success)
     assert store.read_one("SELECT source, stratum FROM queries WHERE query_id = 'pl-9'") == (
@@ -67,5 +67,5 @@ def test_review_flow_escaping_flywheel_and_adjudication():
     lead.radio(key="q_res_run-7|q001|0").set_value("label_fixed")
     lead.button(key="q_go_run-7|q001|0").click().run()
     assert any("Resolved run-7|q001|0" in plain(m.value) for m in lead.success)
-    assert store.read_one("SELECT value, note FROM verdict_events WHERE kind = 'grader_failure_resolution'") == (
-        "label_fixed", "the label was wrong")
+    assert store.read_one("SELECT run_id, query_id, trial, resolution, note FROM transcript_resolution_events") == (
+        "run-7", "q001", 0, "label_fixed", "the label was wrong")

@@ -22,9 +22,13 @@ def test_new_store_is_migrated_and_seeded(store):
         "lexical", "paraphrase", "multi_hop", "long_tail", "tabular", "negative", "temporal"}
     tables = {r[0] for r in store.read("SELECT table_name FROM information_schema.tables")}
     for t in ("documents", "query_revisions", "evidence_events", "grade_events", "nugget_events",
-              "verdict_events", "rubric_versions", "users", "queries", "current_evidence",
-              "current_grades", "final_grades", "current_nuggets"):
+              "nugget_support_events", "transcript_review_events", "transcript_resolution_events",
+              "evidence_settlement_events", "evidence_no_answer_events", "user_role_events",
+              "rubric_versions", "users", "queries", "current_evidence",
+              "current_grades", "final_grades", "current_nuggets", "current_nugget_support",
+              "current_transcript_reviews"):
         assert t in tables
+    assert "verdict_events" not in tables  # split into the typed tables by migration 12
 
 
 def test_reopening_does_not_migrate_twice(tmp_path):
@@ -89,8 +93,8 @@ def test_concurrent_writers_are_serialized(store):
         try:
             for j in range(20):
                 store.write(lambda cur: cur.execute(
-                    "INSERT INTO verdict_events (kind, item_id, value, actor, created_at) VALUES ('t', ?, 'v', ?, now())",
-                    [f"{i}-{j}", f"w{i}"]))
+                    "INSERT INTO evidence_no_answer_events (query_id, op, actor, created_at) "
+                    "VALUES (?, 'no_answer', ?, now())", [f"{i}-{j}", f"w{i}"]))
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -100,7 +104,7 @@ def test_concurrent_writers_are_serialized(store):
     for t in threads:
         t.join()
     assert not errors
-    assert store.read_one("SELECT count(*), count(DISTINCT event_id) FROM verdict_events") == (120, 120)
+    assert store.read_one("SELECT count(*), count(DISTINCT event_id) FROM evidence_no_answer_events") == (120, 120)
 
 
 def test_write_retries_transaction_conflicts(store):
