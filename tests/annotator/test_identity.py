@@ -64,6 +64,38 @@ def test_role_change_and_disable_take_effect_immediately(store):
         identity.set_disabled(store, admin, "root", True)
 
 
+def test_every_role_change_is_an_event_and_current_roles_read_the_same(store):
+    """Issue 16: creating an account grants its roles, a change grants and revokes the
+    difference, each an event with who and when; a refused change writes none; replaying the
+    trail gives the roles the account has now."""
+    admin = identity.create_user(store, None, "root", ["admin"], password="0123456789")
+    lead = identity.create_user(store, admin, "lea", ["lead"], password="0123456789")
+    identity.create_user(store, admin, "eng", ["engineer", "reviewer"], password="0123456789")
+    identity.set_roles(store, admin, "eng", ["annotator", "reviewer"])
+    identity.set_password(store, admin, "eng", "abcdefghijkl")  # not a role change: no event
+    identity.set_disabled(store, admin, "eng", True)
+    identity.set_disabled(store, admin, "eng", False)
+    with pytest.raises(ValidationError):
+        identity.set_roles(store, admin, "root", ["lead"])  # refused: nothing written
+    with pytest.raises(PermissionDenied):
+        identity.set_roles(store, lead, "eng", ["admin"])
+    with pytest.raises(PermissionDenied):
+        identity.role_history(store, lead)
+    trail = identity.role_history(store, admin, "eng")
+    assert [(e["op"], e["role"], e["actor"]) for e in trail] == [
+        ("grant", "engineer", "root"), ("grant", "reviewer", "root"),
+        ("grant", "annotator", "root"), ("revoke", "engineer", "root")]
+    assert trail[0]["created_at"] <= trail[-1]["created_at"]
+    assert [(e["username"], e["op"], e["role"], e["actor"]) for e in identity.role_history(store, admin)][:2] == [
+        ("root", "grant", "admin", "bootstrap"), ("lea", "grant", "lead", "root")]
+    assert identity.get_user(store, "eng").roles == {Role.ANNOTATOR, Role.REVIEWER}
+    for row in identity.list_users(store, admin):
+        held: set[str] = set()
+        for e in identity.role_history(store, admin, row["username"]):
+            (held.add if e["op"] == "grant" else held.discard)(e["role"])
+        assert held == set(row["roles"]), row["username"]
+
+
 def test_permission_matrix_matches_the_design():
     assert ROLE_PERMISSIONS[Role.ADMIN] == frozenset(Permission)
     assert Permission.LABEL in ROLE_PERMISSIONS[Role.ANNOTATOR]

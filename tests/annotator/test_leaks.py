@@ -13,7 +13,7 @@ import pytest
 
 from annotator import calibration, corpus_import, evidence_authoring as ea, evidence_rounds, llm, question_drafts
 from annotator import nuggets, overview, runs_import, versioning
-from annotator.held_out import normalize
+from annotator.held_out import HeldOut, normalize
 from annotator.identity import LOCAL_USER, create_user
 from annotator.roles import PermissionDenied
 from golden_store import judging, queries
@@ -132,6 +132,18 @@ def assert_nothing_held_out_sent(server, s) -> None:
 
 def _verdict(body):
     return 200, message(json.dumps({"justification": "j", "verdict": "fail", "supporting_quote": None}))
+
+
+def test_a_held_out_id_is_found_inside_item_ids_whatever_their_parts_hold():
+    """Issue 16: system names (and transcript run or query ids) may hold '|' now, so the
+    held-out check matches a query id as a '|'-delimited run of an item id, not one part of
+    a split: a '|' beside it or inside it must not hide it, and a longer id is not it."""
+    guard = HeldOut(frozenset({"q018", "pl|7"}), ())
+    assert guard.id_in("rag|v2|q018|n1") == "q018"  # a piped system name before it
+    assert guard.id_in("q018|learning-budget|0|10") == "q018"
+    assert guard.id_in(" q018 ") == "q018"
+    assert guard.id_in("run|pl|7|0") == "pl|7"  # an id holding '|' (a split would miss it)
+    assert guard.id_in("rag|q0181|n1") is None and guard.id_in("xq018") is None and guard.id_in(None) is None
 
 
 def test_uploaded_calibration_rows_with_held_out_text_or_id_are_never_sent(team, llm_server):
