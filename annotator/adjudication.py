@@ -37,9 +37,19 @@ class Dispute:
     labels: tuple[dict, ...]  # actor, grade, note, created_at, rubric_version, round_id
 
 
-def queue(store: Store, user: User, stratum: str | None = None) -> list[dict]:
+def queue(store: Store, user: User, stratum: str | None = None, *, limit: int | None = None,
+          offset: int = 0) -> list[dict]:
+    """The disagreements waiting (of ``stratum`` if given), oldest first; ``limit``/``offset``
+    page through them in SQL."""
     require(user, Permission.ADJUDICATE)
-    return adjudication.queue(store, stratum)
+    return adjudication.queue(store, stratum, limit=limit, offset=offset)
+
+
+def pending_by_stratum(store: Store, user: User) -> dict[str, int]:
+    """Disagreements waiting per stratum: the page's stratum list and count without loading
+    the queue (tens of thousands of rows at team scale)."""
+    require(user, Permission.ADJUDICATE)
+    return adjudication.pending_by_stratum(store)
 
 
 def dispute(store: Store, user: User, item: dict) -> Dispute:
@@ -87,7 +97,7 @@ def card(store: Store, user: User, d: Dispute) -> dict[str, Any]:
 
 def cards(store: Store, user: User, stratum: str | None = None, n: int = QUEUE_AHEAD) -> list[dict[str, Any]]:
     """The next ``n`` disagreements of the queue (of ``stratum`` if given), ready to paint."""
-    return [card(store, user, dispute(store, user, it)) for it in queue(store, user, stratum)[:n]]
+    return [card(store, user, dispute(store, user, it)) for it in queue(store, user, stratum, limit=n)]
 
 
 def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
@@ -128,9 +138,10 @@ def decided_count(store: Store, user: User) -> int:
     return adjudication.decided_count(store)
 
 
-def history(store: Store, user: User, limit: int = 200) -> list[dict]:
+def history(store: Store, user: User, limit: int = 200, offset: int = 0) -> list[dict]:
+    """One page of decided items, newest first."""
     require(user, Permission.ADJUDICATE)
-    return adjudication.history(store, limit)
+    return adjudication.history(store, limit, offset)
 
 
 def rubric(store: Store, user: User) -> dict | None:

@@ -19,14 +19,15 @@ s = store()
 st.title("Adjudication")
 show_flash()
 
-all_items = adjudication.queue(s, user)
-strata = sorted({r["stratum"] for r in all_items})
+waiting_by_stratum = adjudication.pending_by_stratum(s, user)  # counts only: the queue is paged in SQL
+waiting = sum(waiting_by_stratum.values())
+strata = sorted(waiting_by_stratum)
 decided = adjudication.decided_count(s, user)
 c1, c2 = st.columns([1, 3])
 stratum = c1.selectbox("Stratum", ["all", *strata], key="adj_stratum")
-total = decided + len(all_items)
+total = decided + waiting
 c2.progress(decided / total if total else 1.0,
-            text=f"{len(all_items)} disagreement(s) waiting · {decided} decided")
+            text=f"{waiting} disagreement(s) waiting · {decided} decided")
 
 left, right = st.columns([3, 2])
 rub = adjudication.rubric(s, user)
@@ -40,7 +41,7 @@ with left:
         key="adjudication_surface", surface=adjudication.SURFACE, actor=user.username,
         cards=adjudication.cards(s, user, None if stratum == "all" else stratum), keys=adjudication.KEYS,
         submit=lambda labels: adjudication.submit(store(), current_user(), labels),
-        exhausted=True, empty="No disagreement waiting." if not all_items else "None in this stratum.",
+        exhausted=True, empty="No disagreement waiting." if not waiting else "None in this stratum.",
         note="Rationale (required)", note_required=True,
         fields=[("clarification", "Also add to the rubric as a clarification (optional: a new rubric version)")]
         if user.can(Permission.EDIT_RUBRIC) else ())
@@ -95,8 +96,12 @@ for q in qs:
             flash(f"Resolved {q['item_id']} ({res}).")
             st.rerun()
 
+HISTORY_PAGE = 200
 with st.expander("Decided items"):
-    hist = adjudication.history(s, user)
+    pages = max(1, -(-decided // HISTORY_PAGE))
+    page = st.number_input(f"Page (of {pages}, {HISTORY_PAGE} a page, newest first)", 1, pages, 1,
+                           key="adj_hist_page") if pages > 1 else 1
+    hist = adjudication.history(s, user, HISTORY_PAGE, (int(page) - 1) * HISTORY_PAGE)
     if hist:
         st.dataframe(pd.DataFrame(hist), hide_index=True, width="stretch")
     else:

@@ -14,16 +14,31 @@ from golden_store.store import Store, utcnow
 CLARIFICATIONS_HEADING = "## Clarifications from adjudication"
 
 
-def queue(store: Store, stratum: str | None = None) -> list[dict]:
-    """Disagreements nobody has adjudicated, by stratum then age (oldest first)."""
+# Disagreements nobody decided, with each item's label count and first/last label time:
+# ``current_grades`` evaluated once (the pending_grades view joined back to current_grades
+# evaluated it twice), so the queue's count, strata and one page cost one aggregation.
+_PENDING = (
+    "WITH g AS (SELECT query_id, doc_id, start, \"end\", count(*) AS n_annotators, "
+    "min(created_at) AS first_label_at, max(created_at) AS last_label_at FROM current_grades "
+    "GROUP BY query_id, doc_id, start, \"end\" HAVING count(DISTINCT grade) > 1), "
+    "p AS (SELECT g.*, q.stratum, q.text AS query_text FROM g ANTI JOIN adjudications a "
+    "USING (query_id, doc_id, start, \"end\") JOIN queries q USING (query_id) "
+    "WHERE ?::VARCHAR IS NULL OR q.stratum = ?) ")
+
+
+def queue(store: Store, stratum: str | None = None, *, limit: int | None = None, offset: int = 0) -> list[dict]:
+    """Disagreements nobody has adjudicated, by stratum then age (oldest first); ``limit``
+    and ``offset`` page through it in SQL (a team's queue holds tens of thousands)."""
     return store.read_dicts(
-        "SELECT p.query_id, p.doc_id, p.start, p.\"end\", q.stratum, q.text AS query_text, p.n_annotators, "
-        "min(g.created_at) AS first_label_at, max(g.created_at) AS last_label_at "
-        "FROM pending_grades p JOIN queries q USING (query_id) "
-        "JOIN current_grades g USING (query_id, doc_id, start, \"end\") "
-        "WHERE ? IS NULL OR q.stratum = ? "
-        "GROUP BY ALL ORDER BY q.stratum, first_label_at, p.query_id, p.doc_id, p.start",
-        [stratum, stratum])
+        _PENDING + "SELECT query_id, doc_id, start, \"end\", stratum, query_text, n_annotators, first_label_at, "
+        "last_label_at FROM p ORDER BY stratum, first_label_at, query_id, doc_id, start LIMIT ? OFFSET ?",
+        [stratum, stratum, limit, offset])
+
+
+def pending_by_stratum(store: Store) -> dict[str, int]:
+    """How many disagreements wait in each stratum (the queue's size without its rows)."""
+    return dict(store.read(_PENDING + "SELECT stratum, count(*) FROM p GROUP BY stratum ORDER BY stratum",
+                           [None, None]))
 
 
 def labels(store: Store, query_id: str, doc_id: str, start: int, end: int) -> list[dict]:
@@ -90,15 +105,23 @@ def decided_count(store: Store) -> int:
     return int(store.read_one("SELECT count(*) FROM adjudications")[0])
 
 
-def history(store: Store, limit: int = 200) -> list[dict]:
-    """Decided items, newest first, with the annotators' grades beside the final one."""
+def history(store: Store, limit: int = 200, offset: int = 0) -> list[dict]:
+    """Decided items, newest first, with the annotators' grades beside the final one. The
+    page of decisions is chosen first and only its items' grade events are read (not every
+    current grade of the store, as aggregating the view did)."""
     return store.read_dicts(
+        "WITH a AS (SELECT * FROM adjudications ORDER BY created_at DESC, event_id DESC LIMIT ? OFFSET ?), "
+        "g AS (SELECT * FROM (SELECT e.query_id, e.doc_id, e.start, e.\"end\", e.actor, e.grade, e.op, "
+        "row_number() OVER (PARTITION BY e.query_id, e.doc_id, e.start, e.\"end\", e.actor ORDER BY e.event_id DESC) "
+        "AS rn FROM grade_events e SEMI JOIN a USING (query_id, doc_id, start, \"end\") "
+        "WHERE e.op IN ('grade', 'retract')) WHERE rn = 1) "
         "SELECT a.query_id, a.doc_id, a.start, a.\"end\", q.stratum, a.grade AS final_grade, a.rationale, "
         "a.actor AS decided_by, a.created_at AS decided_at, a.rubric_version, "
         "string_agg(g.actor || '=' || g.grade, ', ' ORDER BY g.actor) AS annotator_grades "
-        "FROM adjudications a LEFT JOIN queries q USING (query_id) "
-        "LEFT JOIN current_grades g USING (query_id, doc_id, start, \"end\") "
-        "GROUP BY ALL ORDER BY decided_at DESC LIMIT ?", [limit])
+        "FROM a LEFT JOIN queries q USING (query_id) "
+        "LEFT JOIN g ON g.query_id = a.query_id AND g.doc_id = a.doc_id AND g.start = a.start "
+        "AND g.\"end\" = a.\"end\" AND g.op = 'grade' "
+        "GROUP BY ALL ORDER BY decided_at DESC, a.query_id, a.doc_id, a.start, a.\"end\"", [limit, offset])
 
 
 def count_pending(store: Store) -> int:
