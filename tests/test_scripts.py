@@ -100,3 +100,26 @@ def test_bench_browser_labeling_counts_every_key_on_the_item_painted(tmp_path):
     assert baseline["painted"]["n"] == 3 and baseline["accuracy"]["lost"] == 0
     assert baseline["accuracy"]["misattributed"] == 0
     assert set(report["p95_ratio_surface_over_baseline"]) == {"painted", "durable"}
+
+
+def test_bench_team_scale_generates_what_it_reports_and_both_codes_agree(tmp_path):
+    """The team-scale benchmark at 1/500 of its size: the store it generated holds what it
+    says, the page calls report those counts, and this code's figures (κ, α, counts,
+    coverage) equal the baseline's on the same store."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_team_scale.py"), "--scale", "0.002", "--repeat", "1",
+         "--json"], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    store, new = report["store"], report["new"]
+    assert store["queries"] == store["documents"] == 40 and store["annotators"] == 20 and store["rounds"] == 2
+    assert store["grade_events"] > store["pool_items"] > 0 and store["adjudicated"] > 0
+    fig = new["figures"]
+    assert (fig["queries"], fig["pool_items"], fig["pending"]) == (store["queries"], store["pool_items"],
+                                                                   store["pending"])
+    assert fig["adjudication"] == [store["pending"], min(8, store["pending"]), store["adjudicated"],
+                                   min(200, store["adjudicated"])]
+    assert fig["annotators"] == 20 and fig["pairs"] == 190
+    assert report["figures_equal"] is True and new["cli_pool_status_rc"] == 0
+    assert new["freeze_s"] is not None and set(report["ratios"]) >= {"home_rerun_s", "agreement_cold_s"}

@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""Team scale (issue 19): the service calls behind every page on a store months of team work
+produce (at ``--scale 1``: 20,000 queries and documents, 5 runs x 20 results = 2 M run rows, a
+depth-5 pool of ~300 k items, ~5 M grade events by 20 annotators, a calibration round and a
+split round, ~15% of the graded items in dispute, a fifth of those adjudicated), for this code
+and a baseline commit measured in the same run.
+
+1. a child running the *baseline* code generates the store through the store's own write
+   paths: corpus import (JSONL), query import, TREC run import, pool build, users, a
+   calibration round and a split round through ``annotator.rounds``; grade and adjudication
+   events are bulk-inserted as ``judging.insert_tx`` / ``adjudication.decide_tx`` write them
+   (same columns: the document's sha, the round that assigned the item to the annotator),
+   ordered by time so event ids follow it;
+2. for each code (baseline, then this code; a git worktree each), a fresh child opens a
+   copy of that store and times, median of ``--repeat`` runs, each page's calls: Home
+   (store_overview + live_problems), Agreement (compute + the first pair's intervals),
+   Runs & pool (pool_status), Adjudication (queue counts + the first cards + decided count +
+   history), Judge (progress + next item); the first call (cold) and a rerun with nothing
+   written (what a widget interaction costs); then ``golden freeze`` (once, in process) and
+   ``golden pool status`` (the CLI, a subprocess); peak RSS of the measuring process;
+3. the figures each code reported (κ, α, counts) are compared: they must be equal.
+
+Prints a table and one JSON line. Usage::
+
+    python scripts/bench_team_scale.py [--scale 1] [--repeat 3] [--baseline aba9489] [--code HEAD]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+FULL = {"queries": 20_000, "docs": 20_000, "systems": 5, "run_depth": 20, "pool_depth": 5, "annotators": 20}
+STRATA = ("lexical", "paraphrase", "multi_hop", "negative")
+WORDS = ("leave policy vpn access expense travel pension laptop badge parking holiday contract payroll "
+         "insurance training security password printer network onboarding").split()
+
+
+def _sizes(scale: float) -> dict:
+    s = {k: max(2, int(round(v * scale))) for k, v in FULL.items() if k in ("queries", "docs")}
+    return {**FULL, **s}
+
+
+# ---- generation (runs with the baseline code) ------------------------------------------------------
+
+
+def child_generate(a: argparse.Namespace) -> dict:
+    import numpy as np
+    import pandas as pd
+
+    from annotator import identity, rounds, runs_import
+    from annotator.corpus_import import import_paths
+    from golden_store import queries as gq
+    from golden_store.store import Store
+
+    z = _sizes(float(a.scale))
+    rng = random.Random(int(a.seed))
+    nrng = np.random.default_rng(int(a.seed))
+    work = Path(a.out).parent
+    t0 = time.perf_counter()
+    corpus = work / "corpus.jsonl"
+    with corpus.open("w", encoding="utf-8") as fh:
+        for i in range(z["docs"]):
+            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(60, 120))) + "."
+            fh.write(json.dumps({"doc_id": f"d{i:06d}", "text": text}) + "\n")
+    qfile = work / "queries.jsonl"
+    with qfile.open("w", encoding="utf-8") as fh:
+        for i in range(z["queries"]):
+            st = STRATA[i % len(STRATA)]
+            fh.write(json.dumps({"id": f"q{i:06d}", "text": " ".join(rng.choice(WORDS) for _ in range(8)) + "?",
+                                 "stratum": st, "answerable": st != "negative", "source": "expert",
+                                 "date": "2026-01-12", "held_out": i % 10 == 0, "notes": ""}) + "\n")
+    store = Store.open(a.out)
+    admin = identity.create_user(store, None, "admin", ["admin"], password="0123456789ab")
+    lead = identity.create_user(store, admin, "lead", ["lead"], password="0123456789ab")
+    people = [f"ann{i:02d}" for i in range(z["annotators"])]
+    for p in people:
+        identity.create_user(store, admin, p, ["annotator"], password="0123456789ab")
+    import_paths(store, admin, [corpus])
+    recs = gq.parse_query_file("queries.jsonl", qfile.read_bytes(), gq.known_strata(store))
+    gq.import_queries(store, recs, actor="admin")
+    # runs: each query has 30 candidate documents; every system ranks 20 of them
+    cands = nrng.integers(0, z["docs"], size=(z["queries"], 30))
+    for s in range(z["systems"]):
+        path = work / f"run{s}.trec"
+        with path.open("w", encoding="ascii") as fh:
+            for q in range(z["queries"]):
+                picks = dict.fromkeys(int(x) for x in nrng.permutation(cands[q]))
+                for r, d in enumerate(list(picks)[:z["run_depth"]]):
+                    fh.write(f"q{q:06d} Q0 d{d:06d} {r + 1} {100 - r} sys{s}\n")
+        runs_import.import_run(store, admin, path, f"sys{s}")
+    runs_import.build_pool(store, admin, z["pool_depth"])
+    rounds.start_calibration(store, lead, people[:5], n=max(10, min(10_000, int(2000 * float(a.scale)))), seed=1)
+    rounds.split_work(store, lead, people, 0.15, seed=2)
+    gen_s = time.perf_counter() - t0
+    # grade events: each pool item graded by 1 + Binomial(8, .5) annotators (its assignees
+    # first), each label 1 + Geometric re-grades/skips before the final grade; the final grade
+    # is the item's true grade with p = .97, else a neighbour
+    items = store.df("SELECT query_id, doc_id, start, \"end\" FROM pool_items ORDER BY ALL")
+    assigned = store.df("SELECT annotator, query_id, doc_id, start, \"end\" FROM round_assignments")
+    n = len(items)
+    truth = nrng.choice(4, size=n, p=[0.4, 0.25, 0.2, 0.15])
+    m = 1 + nrng.binomial(8, 0.5, size=n)
+    it_idx = np.repeat(np.arange(n), m)
+    actor_idx = np.concatenate([nrng.choice(len(people), size=k, replace=False) for k in m])
+    key = items.assign(i=np.arange(n)).merge(assigned, on=["query_id", "doc_id", "start", "end"])
+    by_item = key.groupby("i")["annotator"].first()
+    first_pos = np.r_[0, np.cumsum(m)[:-1]]
+    pos_map = {p: j for j, p in enumerate(people)}
+    actor_idx[first_pos[by_item.index.to_numpy()]] = [pos_map[x] for x in by_item.to_numpy()]
+    # keep annotators distinct within an item after forcing the assignee first
+    labels = pd.DataFrame({"i": it_idx, "a": actor_idx}).drop_duplicates()
+    final = truth[labels["i"].to_numpy()]
+    flip = nrng.random(len(labels)) < 0.03
+    final = np.where(flip, np.clip(final + nrng.choice([-1, 1], size=len(labels)), 0, 3), final)
+    n_ev = 1 + nrng.geometric(0.3, size=len(labels)) - 1
+    n_ev = np.minimum(n_ev, 12)
+    li = np.repeat(np.arange(len(labels)), n_ev)
+    last = np.r_[np.cumsum(n_ev) - 1]
+    grade = nrng.integers(0, 4, size=len(li))
+    grade[last] = final
+    op = np.where(nrng.random(len(li)) < 0.1, "skip", "grade")
+    op[last] = "grade"
+    base = pd.Timestamp("2026-01-05 08:00")
+    hours = nrng.integers(0, 24 * 7 * 26, size=len(labels))
+    step = np.arange(len(li)) - np.repeat(np.r_[0, np.cumsum(n_ev)[:-1]], n_ev)
+    at = base + pd.to_timedelta(hours[li] * 3600 + step * 60, unit="s")
+    ev = pd.DataFrame({"i": labels["i"].to_numpy()[li], "actor": np.array(people)[labels["a"].to_numpy()[li]],
+                       "op": op, "grade": np.where(op == "grade", grade, -1), "created_at": at})
+    ev = ev.join(items, on="i").drop(columns="i").sort_values("created_at", kind="stable")
+
+    def insert(cur, frame: pd.DataFrame, note: str | None) -> None:
+        cur.register("_ev", frame)
+        cur.execute(
+            "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at, "
+            "rubric_version, round_id, note) "
+            "SELECT e.query_id, e.doc_id, e.start, e.\"end\", d.canonical_sha256, e.op, "
+            "CASE WHEN e.grade >= 0 THEN e.grade END, e.actor, e.created_at, NULL, r.round_id, ? "
+            "FROM _ev e JOIN documents d USING (doc_id) LEFT JOIN (SELECT ra.annotator, ra.query_id, ra.doc_id, "
+            "ra.start, ra.\"end\", arg_max(ra.round_id, x.created_at) AS round_id FROM round_assignments ra "
+            "JOIN rounds x USING (round_id) GROUP BY ALL) r ON r.annotator = e.actor AND r.query_id = e.query_id "
+            "AND r.doc_id = e.doc_id AND r.start = e.start AND r.\"end\" = e.\"end\" ORDER BY e.created_at", [note])
+        cur.unregister("_ev")
+
+    for lo in range(0, len(ev), 1_000_000):
+        store.write(lambda cur, part=ev.iloc[lo:lo + 1_000_000]: insert(cur, part, None))
+    pend = store.df("SELECT query_id, doc_id, start, \"end\" FROM pending_grades ORDER BY ALL")
+    dec = pend.sample(frac=0.2, random_state=int(a.seed)).assign(
+        actor="lead", op="adjudicate", grade=1, created_at=base + pd.Timedelta(days=200))
+    if len(dec):
+        store.write(lambda cur: insert(cur, dec, "bench rationale"))
+    facts = store.read_one(
+        "SELECT (SELECT count(*) FROM queries), (SELECT count(*) FROM documents), (SELECT count(*) FROM run_results), "
+        "(SELECT count(*) FROM pool_items), (SELECT count(*) FROM grade_events), "
+        "(SELECT count(DISTINCT actor) FROM grade_events WHERE op <> 'adjudicate'), (SELECT count(*) FROM rounds), "
+        "(SELECT count(*) FROM pending_grades), (SELECT count(*) FROM adjudications)")
+    store.close()
+    names = ("queries", "documents", "run_results", "pool_items", "grade_events", "annotators", "rounds",
+             "pending", "adjudicated")
+    return {**dict(zip(names, map(int, facts))), "generate_s": round(time.perf_counter() - t0, 1),
+            "app_paths_s": round(gen_s, 1), "mib": round(Path(a.out).stat().st_size / 2**20, 1)}
+
+
+# ---- measuring (runs with each code) -------------------------------------------------------------
+
+
+def _median(fn, repeat: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def child_measure(a: argparse.Namespace) -> dict:
+    from annotator import adjudication, agreement, identity, judging, overview, runs_import, versioning
+    from annotator.context import get_store
+    from benchlib import _maxrss_kib, mib
+
+    repeat = int(a.repeat)
+    store = get_store(a.store, create=False)
+    lead = identity.get_user(store, "lead")
+    ann = identity.get_user(store, "ann03")
+    paged = hasattr(adjudication, "pending_by_stratum")
+
+    def home():
+        return overview.store_overview(store, lead), versioning.live_problems(store, lead)
+
+    def agree():
+        rep = agreement.compute(store, lead)
+        p = rep.group.pairs[0]
+        return rep, rep.pair_intervals(p.a, p.b)
+
+    def adjud():
+        if paged:
+            waiting = sum(adjudication.pending_by_stratum(store, lead).values())
+        else:
+            waiting = len(adjudication.queue(store, lead))
+        return (waiting, len(adjudication.cards(store, lead)), adjudication.decided_count(store, lead),
+                len(adjudication.history(store, lead)))
+
+    def judge():
+        return judging.progress(store, ann), judging.next_item(store, ann)
+
+    pages = {"home": home, "agreement": agree, "pool": lambda: runs_import.pool_status(store, lead),
+             "adjudication": adjud, "judge": judge}
+    out: dict = {"calls": {}}
+    results = {}
+    for name, fn in pages.items():
+        t = time.perf_counter()
+        results[name] = fn()  # cold: the first visit after a start
+        cold = time.perf_counter() - t
+        rerun, _ = _median(fn, repeat)  # nothing written meanwhile: a widget interaction
+        out["calls"][name] = {"cold_s": round(cold, 4), "rerun_s": round(rerun, 4)}
+    ov, problems = results["home"]
+    rep, ci = results["agreement"]
+    g = rep.group
+    out["figures"] = {
+        "queries": ov["queries"], "pool_items": ov["judging"]["pool_items"], "pool_graded": ov["judging"]["pool_graded"],
+        "double_graded": ov["judging"]["double_graded"], "pending": ov["judging"]["pending"], "problems": len(problems),
+        "n_units": g.n_units, "annotators": len(g.annotators), "pairs": len(g.pairs),
+        **{k: round(float(getattr(g, k)), 10) for k in ("kappa_binary", "kappa_graded", "kappa_quadratic", "raw",
+                                                        "alpha_ordinal", "alpha_nominal_binary")},
+        "per_stratum_units": int(rep.per_stratum["n_units"].sum()) if len(rep.per_stratum) else 0,
+        "per_round_units": int(rep.per_round["n_units"].sum()) if len(rep.per_round) else 0,
+        "weeks": len(rep.over_time),
+        "pool_judged_at_10": {s: round(v["judged_at_10"], 10) for s, v in results["pool"]["runs"].items()},
+        "pool_ap": {s: round(v.get("ap", 0.0), 10) for s, v in results["pool"]["runs"].items()},
+        "adjudication": list(results["adjudication"]),
+    }
+    out["serving_peak_mib"] = mib(_maxrss_kib())
+    if a.freeze:
+        t = time.perf_counter()
+        try:
+            versioning.freeze(store, identity.get_user(store, "admin"), f"bench-{Path(a.store).stem}")
+            out["freeze_s"] = round(time.perf_counter() - t, 2)
+        except Exception as exc:  # a refused freeze (e.g. broken labels) is a finding, not a crash
+            out["freeze_s"], out["freeze_error"] = None, f"{type(exc).__name__}: {exc}"[:300]
+        out["freeze_peak_mib"] = mib(_maxrss_kib())
+    store.close()
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", a.store, "pool", "status"],
+                          capture_output=True, text=True)
+    out["cli_pool_status_s"] = round(time.perf_counter() - t, 2)
+    out["cli_pool_status_rc"] = proc.returncode
+    return out
+
+
+# ---- parent --------------------------------------------------------------------------------------
+
+
+def run_child(op: str, code_root: Path, **kw) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op]
+    for k, v in kw.items():
+        if v is True:
+            cmd.append(f"--{k}")
+        elif v not in (None, False):
+            cmd += [f"--{k}", str(v)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code_root), str(HERE)]))
+    env.pop("GOLDEN_DB", None)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(code_root))
+    if proc.returncode != 0:
+        raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _tree(rev: str, work: Path, name: str) -> Path:
+    if rev == ".":
+        return ROOT
+    tree = work / name
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev], check=True,
+                   capture_output=True)
+    return tree
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", type=float, default=1.0, help="share of the team-scale sizes (1/50 = 0.02)")
+    ap.add_argument("--repeat", type=int, default=3, help="reruns per page (median)")
+    ap.add_argument("--baseline", default="aba9489", help="git revision measured as the baseline ('' for none)")
+    ap.add_argument("--code", default="HEAD", help="git revision measured as this code ('.': the working tree)")
+    ap.add_argument("--no-freeze", action="store_true", help="skip golden freeze")
+    ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--keep", default=None, help="build in this (empty) folder and keep it")
+    ap.add_argument("--json", action="store_true", help="print only the JSON line")
+    ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
+    for k in ("out", "store"):
+        ap.add_argument(f"--{k}", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--freeze", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a._child:
+        print(json.dumps({"generate": child_generate, "measure": child_measure}[a._child](a), default=str))
+        return 0
+    from benchlib import git_head, work_dir
+
+    work, tmp = work_dir(ap, a.keep, "bench-team-")
+    say = (lambda *x: None) if a.json else (lambda *x: print(*x, file=sys.stderr, flush=True))
+    trees: list[Path] = []
+    try:
+        new = _tree(a.code, work, "code")
+        trees.append(new)
+        base = _tree(a.baseline, work, "baseline") if a.baseline else None
+        if base:
+            trees.append(base)
+        gen_root = base or new
+        gen = run_child("generate", gen_root, out=work / "team.duckdb", scale=a.scale, seed=a.seed)
+        say(f"[scale {a.scale:g}] " + ", ".join(f"{k} {v}" for k, v in gen.items()))
+        codes = ([("baseline", base)] if base else []) + [("new", new)]
+        res = {}
+        for code, root in codes:
+            path = work / f"{code}.duckdb"
+            shutil.copyfile(work / "team.duckdb", path)
+            res[code] = run_child("measure", root, store=path, repeat=a.repeat, freeze=not a.no_freeze)
+            c = res[code]["calls"]
+            say(f"  {code}: " + ", ".join(f"{k} {v['cold_s']:.3f}/{v['rerun_s']:.3f} s" for k, v in c.items())
+                + f"; freeze {res[code].get('freeze_s')} s; CLI pool status {res[code]['cli_pool_status_s']} s; "
+                  f"peak {res[code]['serving_peak_mib']} MiB")
+        out = {"bench": "team_scale", "commit": git_head(ROOT), "code": a.code, "baseline": a.baseline,
+               "scale": a.scale, "repeat": a.repeat, "store": gen, **res}
+        if "baseline" in res:
+            b, n = res["baseline"], res["new"]
+            out["ratios"] = {f"{p}_{w}": round(n["calls"][p][w] / b["calls"][p][w], 4)
+                             for p in n["calls"] for w in ("cold_s", "rerun_s") if b["calls"][p][w] > 0}
+            if b.get("freeze_s") and n.get("freeze_s"):
+                out["ratios"]["freeze"] = round(n["freeze_s"] / b["freeze_s"], 4)
+            out["ratios"]["cli_pool_status"] = round(n["cli_pool_status_s"] / b["cli_pool_status_s"], 4)
+            out["figures_equal"] = b["figures"] == n["figures"]
+            say("  ratios new/baseline: " + ", ".join(f"{k} {v:.3f}" for k, v in out["ratios"].items()))
+            say(f"  figures equal: {out['figures_equal']}")
+        print(json.dumps(out, default=str))
+    finally:
+        for t in trees:
+            if t != ROOT:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(t)], capture_output=True)
+        if tmp is not None:
+            tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
