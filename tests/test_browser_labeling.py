@@ -44,6 +44,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.test_browser import sign_in, Server, _browser_page, _cli, _nav, _serve, idle, pick_option, shown_uid, surface
+from golden_store.transcripts import parse_item_key
 
 PASSWORDS = {"admin": "admin-password-1", "lead": "lead-password-1", "ann": "ann-password-1",
              "bob": "bob-password-1", "rev": "rev-password-1"}
@@ -203,9 +204,10 @@ def test_transcript_double_press_lands_on_each_painted_transcript(team_server: S
     expect(root).to_have_attribute("data-saved", "2")
     server.stop()
     with duckdb.connect(str(server.db), read_only=True) as con:
-        rows = con.execute("SELECT item_id, value, detail, actor FROM verdict_events WHERE kind = 'transcript' "
+        rows = con.execute("SELECT run_id, query_id, trial, verdict, failure_class, actor FROM transcript_review_events "
                            "ORDER BY event_id").fetchall()
-    assert rows == [(json.loads(u)["item_id"], "system_failure", "retrieval_miss", "rev") for u in painted]
+    assert rows == [(*parse_item_key(json.loads(u)["item_id"]), "system_failure", "retrieval_miss", "rev")
+                    for u in painted]
 
 
 def test_a_burst_of_ten_keys_records_ten_grades_in_order(team_server: Server, team_page: Page) -> None:
