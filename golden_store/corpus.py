@@ -19,6 +19,7 @@ import duckdb
 from golden_store import textin
 from golden_store.canonical import canonical_text
 from golden_store.digests import corpus_digest, sha256_text  # noqa: F401  (re-exported)
+from golden_store.document_staging import DocumentStaging, bulk_load_settings
 from golden_store.drift import DriftReport, reresolve_tx
 from golden_store.errors import ValidationError
 from golden_store.jsonl import iter_objects
@@ -429,9 +430,10 @@ def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: l
             for d in docs:
                 pending.put(d.doc_id, d.canonical_text, d.raw_text, d.doc_id in replaced)
 
-        report = store.write(lambda cur: import_documents_tx(cur, batches, actor=actor, replace=replace,
-                                                             problems=problems, index=index, on_write=written),
-                             retries=0)
+        with bulk_load_settings(store):
+            report = store.write(lambda cur: import_documents_tx(cur, batches, actor=actor, replace=replace,
+                                                                 problems=problems, index=index, on_write=written),
+                                 retries=0)
         with store.cursor() as cur:
             last = last_corpus_event(cur)
             ours = len(report.added) + len(report.replaced)
@@ -457,13 +459,16 @@ def import_documents_tx(
     now = utcnow()
     conflicts: list[str] = []
     n_docs = 0
-    for batch in batches:
-        n_docs += len(batch)
-        if problems or not batch:
-            continue  # the import is refused anyway: keep reading only to report every problem
-        written = _write_batch(cur, batch, report, conflicts, actor=actor, replace=replace, now=now)
-        if on_write is not None and written[0]:
-            on_write(*written)
+    with DocumentStaging() as staging:
+        for batch in batches:
+            n_docs += len(batch)
+            if problems or not batch:
+                continue  # the import is refused anyway: keep reading only to report every problem
+            written = _stage_batch(cur, batch, report, conflicts, staging, replace=replace)
+            if on_write is not None and written[0]:
+                on_write(*written)
+        if not problems and not (conflicts and not replace):
+            staging.insert(cur, actor=actor, now=now)
     if problems:
         raise _refused(problems)
     if not n_docs:
@@ -480,12 +485,11 @@ def import_documents_tx(
     return report
 
 
-def _write_batch(cur: duckdb.DuckDBPyConnection, docs: list[PreparedDocument], report: ImportReport,
-                 conflicts: list[str], *, actor: str, replace: bool, now) -> tuple[list[PreparedDocument], set[str]]:
-    """One batch: existing ids looked up at once, rows and their corpus events inserted
-    with one statement each (Arrow), not row by row."""
-    import pyarrow as pa
-
+def _stage_batch(cur: duckdb.DuckDBPyConnection, docs: list[PreparedDocument], report: ImportReport,
+                 conflicts: list[str], staging: DocumentStaging, *, replace: bool,
+                 ) -> tuple[list[PreparedDocument], set[str]]:
+    """One batch: existing ids looked up at once; new documents and replacements staged
+    (inserted at the end of the import with one statement, see ``document_staging``)."""
     existing = dict(cur.execute(
         "SELECT doc_id, canonical_sha256 FROM documents WHERE doc_id IN (SELECT unnest(?))",
         [[d.doc_id for d in docs]]).fetchall())
@@ -504,28 +508,8 @@ def _write_batch(cur: duckdb.DuckDBPyConnection, docs: list[PreparedDocument], r
         olds.append(old)
     if conflicts and not replace or not new:
         return [], set()
-    gone = [d.doc_id for d, old in zip(new, olds) if old is not None]
-    if gone:
-        cur.execute("DELETE FROM documents WHERE doc_id IN (SELECT unnest(?))", [gone])
-    rows = pa.table({
-        "doc_id": [d.doc_id for d in new], "title": pa.array([d.title for d in new], pa.string()),
-        "source_path": [d.source_path for d in new], "source_format": [d.source_format for d in new],
-        "raw_text": [d.raw_text for d in new], "canonical_text": [d.canonical_text for d in new],
-        "raw_sha256": [d.raw_sha256 for d in new], "canonical_sha256": [d.canonical_sha256 for d in new],
-        "old_sha256": pa.array(olds, pa.string()),
-    })
-    cur.register("golden_import_batch", rows)
-    try:
-        cur.execute(
-            "INSERT INTO documents SELECT doc_id, title, source_path, source_format, raw_text, canonical_text, "
-            "raw_sha256, canonical_sha256, ?, ? FROM golden_import_batch", [now, actor])
-        cur.execute(
-            "INSERT INTO corpus_events (doc_id, action, old_canonical_sha256, new_canonical_sha256, source_path,"
-            " actor, created_at) SELECT doc_id, CASE WHEN old_sha256 IS NULL THEN 'add' ELSE 'replace' END,"
-            " old_sha256, canonical_sha256, source_path, ?, ? FROM golden_import_batch", [actor, now])
-    finally:
-        cur.unregister("golden_import_batch")
-    return new, set(gone)
+    staging.add(new, olds)
+    return new, {d.doc_id for d, old in zip(new, olds) if old is not None}
 
 
 def _digest(cur: duckdb.DuckDBPyConnection) -> str:

@@ -133,3 +133,53 @@ def test_doc_ids_with_whitespace_are_refused(tmp_path):
 def test_html_without_closing_head_keeps_its_body():
     text, title = html_to_text("<html><head><title>T</title><body><p>Hello there</p>")
     assert title == "T" and text.strip() == "Hello there"
+
+
+def _settings(store) -> tuple:
+    return store.read_one("SELECT current_setting('memory_limit'), current_setting('force_compression')")
+
+
+def test_streamed_import_in_many_batches_is_staged_in_order_and_leaves_nothing_behind(store, tmp_path, monkeypatch):
+    """A streamed import stages its documents in a temporary file and inserts them with one
+    statement at the end (document_staging): every document arrives with its text, the
+    corpus events follow the files' order across batches, replacements replace, the
+    temporary file is removed and DuckDB's settings are what they were."""
+    monkeypatch.setattr(corpus, "_BATCH_DOCS", 3)  # 10 documents: 4 batches
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(spool))
+    before = _settings(store)
+    lines = [json.dumps({"doc_id": f"d{i:02}", "text": f"Document number {i} says {i * 7}."}) for i in range(10)]
+    _write(tmp_path / "c.jsonl", "\n".join(lines) + "\n")
+    rep = corpus.import_paths(store, [tmp_path / "c.jsonl"], actor="t")
+    assert rep.added == [f"d{i:02}" for i in range(10)]
+    assert corpus.get_document(store, "d07")["raw_text"] == "Document number 7 says 49."
+    assert [r[0] for r in store.read("SELECT doc_id FROM corpus_events ORDER BY event_id")] == rep.added
+    assert _settings(store) == before and list(spool.iterdir()) == []
+
+    lines[4] = json.dumps({"doc_id": "d04", "text": "Document four, rewritten."})
+    _write(tmp_path / "c.jsonl", "\n".join(lines) + "\n")
+    rep = corpus.import_paths(store, [tmp_path / "c.jsonl"], actor="t", replace=True)
+    assert rep.replaced == ["d04"] and len(rep.unchanged) == 9
+    assert corpus.get_document(store, "d04")["canonical_text"] == "Document four, rewritten."
+    assert store.read_one("SELECT count(*) FROM documents")[0] == 10
+    assert store.read("SELECT action FROM corpus_events WHERE doc_id = 'd04' ORDER BY event_id") == [("add",), ("replace",)]
+    assert _settings(store) == before and list(spool.iterdir()) == []
+
+
+def test_streamed_import_refused_late_leaves_store_settings_and_spool_as_they_were(store, tmp_path, monkeypatch):
+    """A problem in the last batch (after earlier batches were staged): nothing imported,
+    the staged file removed, DuckDB's memory limit and compression back as they were."""
+    monkeypatch.setattr(corpus, "_BATCH_DOCS", 2)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(spool))
+    _write(tmp_path / "v1" / "keep.txt", "Kept as it is.")
+    corpus.import_paths(store, [tmp_path / "v1"], actor="t")
+    before, settings = table_snapshot(store), _settings(store)
+    lines = [json.dumps({"doc_id": f"n{i}", "text": f"New {i}."}) for i in range(7)] + ['{"doc_id": "broken", ']
+    _write(tmp_path / "c.jsonl", "\n".join(lines) + "\n")
+    with pytest.raises(ValidationError, match="c.jsonl line 8"):
+        corpus.import_paths(store, [tmp_path / "c.jsonl"], actor="t")
+    assert table_snapshot(store) == before
+    assert _settings(store) == settings and list(spool.iterdir()) == []
