@@ -34,8 +34,9 @@ def _export(module: str, *names: str) -> None:
 
 
 _export("agreement", "Kappa", "PairAgreement", "KAPPA_BAR_BINARY", "KAPPA_BAR_GRADED", "cohens_kappa",
-        "confusion", "grade_matrix", "kappa_bootstrap_ci", "kappa_from_confusion", "krippendorff_alpha", "pairwise",
-        "pairwise_long", "per_class", "pooled", "raw_agreement", "reading", "span_overlap", "spans_agree")
+        "confusion", "grade_matrix", "kappa_bootstrap_ci", "kappa_bootstrap_ci_counts", "kappa_from_confusion",
+        "krippendorff_alpha", "krippendorff_alpha_counts", "pairs_from_cells", "pairwise", "pairwise_long",
+        "per_class", "per_class_from_confusion", "pooled", "raw_agreement", "reading", "span_overlap", "spans_agree")
 _export("agreement_report", "EvidenceAgreement", "GroupAgreement", "clears_bar")
 _export("calibration", "FAIL", "INSUFFICIENT", "IsotonicMap", "KAPPA_GATE", "PASS", "band_decisions",
         "cascade_report", "fit_isotonic", "judge_report", "length_bias", "pick_band", "position_bias", "reliability")
