@@ -281,7 +281,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
-    from golden_store.batch import resolve_file
+    from golden_store.offline_resolution import resolve_file
 
     counts = resolve_file(Path(args.corpus), Path(args.quotes), Path(args.out), threshold=args.threshold,
                           progress=_Progress("resolving"))
@@ -294,7 +294,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def cmd_survival(args: argparse.Namespace) -> int:
-    from golden_store.batch import read_text_folder, span_survival
+    from golden_store.offline_resolution import read_text_folder, span_survival
     from golden_store.versions import load_version
 
     version = load_version(args.version, _vdir(args))

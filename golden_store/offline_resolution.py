@@ -1,4 +1,5 @@
-"""Batch quote resolution and span survival, for engineers (no store needed).
+"""Offline quote resolution and span survival, for engineers (no store needed). "Offline"
+rather than "batch": in this project a batch is an Anthropic Message Batch (annotator/llm.py).
 
 ``resolve_file``: quotes JSONL in, one resolution per line out (``golden resolve``).
 ``span_survival``: METHODOLOGY §4.5 - what fraction of a frozen version's evidence spans
