@@ -87,7 +87,7 @@ def test_every_role_change_is_an_event_and_current_roles_read_the_same(store):
         ("grant", "annotator", "root"), ("revoke", "engineer", "root")]
     assert trail[0]["created_at"] <= trail[-1]["created_at"]
     assert [(e["username"], e["op"], e["role"], e["actor"]) for e in identity.role_history(store, admin)][:2] == [
-        ("root", "grant", "admin", "bootstrap"), ("lea", "grant", "lead", "root")]
+        ("root", "grant", "admin", "setup"), ("lea", "grant", "lead", "root")]
     assert identity.get_user(store, "eng").roles == {Role.ANNOTATOR, Role.REVIEWER}
     for row in identity.list_users(store, admin):
         held: set[str] = set()
