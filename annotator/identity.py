@@ -322,7 +322,7 @@ def create_user(
     user_rows.insert_user(
         store, username, name, sorted(r.value for r in role_set),
         hash_password(password) if password else None,
-        actor.username if actor else "setup"  # the first admin, made before anyone can sign in,
+        actor.username if actor else "setup",  # the first admin, made before anyone can sign in
     )
     return User(username, name, role_set)
 
