@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test install install-test browser bench clean
+.PHONY: run test install install-test browser postgres bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +29,9 @@ PORT ?=
 run: $(STAMP)
 	$(VENV)/bin/golden serve$(if $(strip $(PORT)), --port $(strip $(PORT)))
 
-## make test: install the test dependencies and run the whole suite
-test: $(TSTAMP) browser
+## make test: install the test dependencies and run the whole suite (the PostgreSQL tests
+## start their own throwaway cluster from Debian's postgresql; without it they are skipped)
+test: $(TSTAMP) browser postgres
 	$(PY) -m pytest
 
 # The real-browser test drives Debian's chromium (Playwright cannot download browsers here).
@@ -41,6 +42,17 @@ browser:
 	    apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
 	  else \
 	    echo "note: the browser test needs Debian's chromium: sudo apt-get install chromium"; \
+	  fi; }
+
+# The PostgreSQL half of the suite runs Debian's server binaries (initdb, pg_ctl) as the
+# unprivileged postgres user in a temp dir; the package's own cluster is not used.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's postgresql for the PostgreSQL tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	  else \
+	    echo "note: the PostgreSQL tests need Debian's postgresql: sudo apt-get install postgresql"; \
 	  fi; }
 
 bench: $(STAMP)

@@ -1,4 +1,4 @@
-"""The live store: one DuckDB file, one connection per process, serialized writes.
+"""The live store: one DuckDB file (one process), or a PostgreSQL database (a team).
 
 Why this shape: DuckDB lets exactly one process open a file for writing. The app is that
 process; inside it Streamlit runs every browser session in its own thread, so each
@@ -9,11 +9,17 @@ DuckDB still reports a transaction conflict. A second process gets one clear sen
 All SQL of the studio lives in ``golden_store``; this module owns the connection, the
 migrations and the transaction discipline. Keep the public surface (``read``, ``write``,
 ``df``) engine-neutral so a PostgreSQL backend can implement the same protocol.
+
+``GOLDEN_DB=postgresql://…`` (or ``--db``) opens a PostgreSQL store instead
+(``golden_store.pg_store``): its cursors offer the same API and translate the SQL
+(``golden_store.dialect``); writes are SERIALIZABLE transactions retried on serialization
+failures, since there several processes write at once.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import re
 import threading
 import time
@@ -25,6 +31,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from golden_store.dialect import EVENT_SEQ_LAST_VALUE
 from golden_store.errors import StoreLockedError, StoreSchemaError
 from golden_store.paths import DEFAULT_DB, default_db_path, versions_dir_for  # noqa: F401 - re-exported
 from golden_store.schema import BUILTIN_STRATA, MIGRATIONS, SCHEMA_VERSION
@@ -42,9 +49,19 @@ def utcnow() -> datetime:
 class Store:
     """Handle on one studio store file. Create with :meth:`open`."""
 
-    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, path: Path, con: Any, *, url: str | None = None) -> None:
         self.path = path
         self._con = con
+        # "duckdb" or "postgresql"; url: the PostgreSQL URL (None for a DuckDB file)
+        self.engine: str = getattr(con, "engine", "duckdb")
+        self.url = url
+        if self.engine == "postgresql":
+            from golden_store import pg_store
+
+            self._errors: tuple[type[BaseException], ...] = pg_store.ERRORS
+            self._conflicts: tuple[type[BaseException], ...] = pg_store.CONFLICT_ERRORS
+        else:
+            self._errors, self._conflicts = (duckdb.Error,), (duckdb.TransactionException,)
         self._write_lock = threading.RLock()
         self._closed = False
         self._commits = 0  # committed write transactions of this handle: see generation()
@@ -55,8 +72,13 @@ class Store:
         """Open (and migrate) the store at ``path``.
 
         Raises :class:`StoreLockedError` with a one-sentence explanation when another
-        process holds the file.
+        process holds the file. ``path`` may be a ``postgresql://`` URL: see :meth:`_open_postgres`.
         """
+        from golden_store import pg_store
+
+        if path is not None and pg_store.is_postgres_url(path) or path is None and pg_store.is_postgres_url(
+                default_db_path()):
+            return cls._open_postgres(pg_store.normalize_url(path if path is not None else default_db_path()))
         p = Path(path) if path is not None else default_db_path()
         if not create and not p.exists():
             raise StoreSchemaError(
@@ -84,6 +106,40 @@ class Store:
             con.close()
             raise
         return store
+
+    @classmethod
+    def _open_postgres(cls, url: str) -> "Store":
+        """Open (and migrate) the PostgreSQL database at ``url``.
+
+        ``path`` stands in for the store file where the studio keeps files beside it (frozen
+        versions, unless ``GOLDEN_VERSIONS`` says otherwise, and the corpus index): a name in
+        the working directory unique to the server and database."""
+        from urllib.parse import urlsplit
+
+        from golden_store import pg_store
+
+        try:
+            db = pg_store.open_database(url)
+        except pg_store.ERRORS as exc:
+            raise StoreSchemaError(
+                f"Cannot open the PostgreSQL store {pg_store.display_url(url)}: {str(exc).strip()}") from None
+        parts = urlsplit(url)
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{parts.hostname or 'local'}_{parts.port or 5432}_{parts.path.lstrip('/')}")
+        store = cls(Path.cwd() / f"{name}.postgresql", db, url=url)
+        try:
+            store._migrate()
+        except Exception:
+            db.close()
+            raise
+        return store
+
+    def location(self) -> str:
+        """Where the store is, for people: the file, or the URL without its password."""
+        if self.url is None:
+            return str(self.path)
+        from golden_store.pg_store import display_url
+
+        return display_url(self.url)
 
     def close(self) -> None:
         if not self._closed:
@@ -122,23 +178,39 @@ class Store:
             cur = self._con.cursor()
             try:
                 n = cur.execute(
-                    "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main'"
+                    "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
                 ).fetchone()[0]
             finally:
                 cur.close()
             if n:
+                what = "PostgreSQL database" if self.url else "DuckDB file"
                 raise StoreSchemaError(
-                    f"{self.path} is a DuckDB file but not a golden-set store (it has tables "
-                    f"but no schema_migrations). Point --db/GOLDEN_DB at a new file."
+                    f"{self.location()} is a {what} but not a golden-set store (it has tables "
+                    f"but no schema_migrations). Point --db/GOLDEN_DB at a new "
+                    f"{'database' if self.url else 'file'}."
                 )
 
         def apply(cur: duckdb.DuckDBPyConnection) -> None:
+            start = current
+            if self.engine == "postgresql":
+                # two processes opening a new store at once: one migrates, the other waited
+                # for the session lock below and finds the work done (this transaction's
+                # snapshot is taken after that lock was granted)
+                if int(cur.execute("SELECT count(*) FROM information_schema.tables "
+                                   "WHERE table_name = 'schema_migrations' AND table_schema = current_schema()"
+                                   ).fetchone()[0]):
+                    done = int(cur.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0])
+                    if done >= SCHEMA_VERSION:
+                        return
+                    start = done
+                for stmt in self._con.prelude():
+                    cur.execute_native(stmt)
             cur.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 "version INTEGER PRIMARY KEY, description VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
             )
             for mig in MIGRATIONS:
-                if mig.version <= current:
+                if mig.version <= start:
                     continue
                 for stmt in mig.statements:
                     cur.execute(stmt)
@@ -154,7 +226,11 @@ class Store:
                     )
                     cur.execute("INSERT INTO store_meta VALUES ('created_at', ?)", [now.isoformat()])
 
-        self.write(apply)
+        if self.engine == "postgresql":
+            with self._con.session_lock("golden_store.migrate"):
+                self.write(apply)
+        else:
+            self.write(apply)
 
     # ---- operations ------------------------------------------------------------------------------
     @contextmanager
@@ -186,6 +262,14 @@ class Store:
         with self.cursor() as cur:
             return cur.execute(sql, params or []).df()
 
+    def lock(self, cur: Any, key: str) -> None:
+        """Inside a :meth:`write`: hold a lock named ``key`` until the transaction ends, so
+        two writers of the same thing (two freezes of one version name) run one after the
+        other. DuckDB needs none (one process, writes serialized by :meth:`write`); on
+        PostgreSQL it is a transaction-scoped advisory lock."""
+        if self.engine == "postgresql":
+            cur.advisory_lock(key)
+
     def generation(self) -> tuple[int, int]:
         """A key that changes whenever the store's content may have changed: (write
         transactions committed through this handle, the event sequence's last value).
@@ -195,15 +279,20 @@ class Store:
         items, rounds, run replacement, calibrations), and those go through :meth:`write`,
         which counts them. Pages cache whole-store aggregates under this key, so a rerun
         with nothing new written reads the cache instead of scanning millions of events."""
-        row = self.read_one("SELECT last_value FROM duckdb_sequences() WHERE sequence_name = 'event_seq'")
+        row = self.read_one(EVENT_SEQ_LAST_VALUE[self.engine])
         return self._commits, int(row[0]) if row and row[0] is not None else 0
 
-    def write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], *, retries: int = 5) -> T:
+    def write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], *, retries: int | None = None) -> T:
         """Run ``fn(cursor)`` inside one transaction, serialized with every other write.
 
         All-or-nothing: if ``fn`` raises, the transaction is rolled back and the store is
-        exactly as it was. Transaction conflicts are retried with backoff.
+        exactly as it was. Transaction conflicts are retried with backoff (jittered, so
+        processes that collided do not collide again in step); on PostgreSQL, where other
+        processes write too, a serialization failure or deadlock is such a conflict and
+        ``fn`` runs again from the start, so it must not have effects outside the store.
         """
+        if retries is None:
+            retries = 5 if self.engine == "duckdb" else 12
         delay = 0.02
         with self._write_lock:
             for attempt in range(retries + 1):
@@ -218,14 +307,14 @@ class Store:
                     except BaseException:
                         try:
                             cur.rollback()
-                        except duckdb.Error:
+                        except self._errors:
                             pass
                         raise
-                except duckdb.TransactionException:
+                except self._conflicts:
                     if attempt == retries:
                         raise
-                    time.sleep(delay)
-                    delay *= 2
+                    time.sleep(delay * (0.5 + random.random()))
+                    delay = min(delay * 2, 0.5)
                 finally:
                     cur.close()
         raise AssertionError("unreachable")  # pragma: no cover

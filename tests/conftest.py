@@ -66,3 +66,54 @@ def plain(markdown: str) -> str:
     import re
 
     return re.sub(r"\\(.)", r"\1", markdown)
+
+
+# ---- PostgreSQL (tests/pg.py): a throwaway cluster per session, a database per test -------------
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """The session's PostgreSQL cluster; the test is skipped (saying how to run it) when
+    PostgreSQL or psycopg is not installed."""
+    from tests import pg
+
+    why = pg.unavailable()
+    if why:
+        pytest.skip(pg.HOW.format(why=why))
+    cluster = pg.start_cluster()
+    try:
+        pg.make_migrated_template(cluster)
+        yield cluster
+    finally:
+        pg.stop_cluster(cluster)
+
+
+@pytest.fixture
+def pg_url(pg_cluster) -> str:
+    """A new, empty PostgreSQL database for this test (dropped afterwards)."""
+    url = pg_cluster.new_database()
+    yield url
+    context.close_all()
+    pg_cluster.drop_database(url)
+
+
+@pytest.fixture
+def pg_store(pg_cluster) -> Store:
+    """A PostgreSQL store at the current schema (a copy of the migrated template)."""
+    from tests.pg import MIGRATED_TEMPLATE
+
+    url = pg_cluster.new_database(MIGRATED_TEMPLATE)
+    s = Store.open(url)
+    yield s
+    s.close()
+    context.close_all()
+    pg_cluster.drop_database(url)
+
+
+@pytest.fixture(params=["duckdb", "postgresql"])
+def any_store(request, tmp_path) -> Store:
+    """The same test on both engines: a fresh DuckDB store, then a fresh PostgreSQL one."""
+    if request.param == "duckdb":
+        s = Store.open(tmp_path / "golden.duckdb")
+        yield s
+        s.close()
+    else:
+        yield request.getfixturevalue("pg_store")
