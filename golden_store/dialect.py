@@ -14,9 +14,13 @@ prints it in PostgreSQL's dialect. What it rewrites:
 - ``GROUP BY ALL`` -> ``GROUP BY`` the positions of the non-aggregate select items;
 - a subquery in ``FROM`` without an alias gets one (PostgreSQL 15 requires it);
 - ``arg_min(a, b)`` / ``arg_max(a, b)`` -> the first of ``array_agg(a ORDER BY b [DESC])``;
+- ``any_value(x)`` -> ``min(x)`` (PostgreSQL 15 has no ``any_value``; any value will do);
 - ``hash(...)`` -> ``hashtextextended`` of the arguments joined by U+001F: another value
   than DuckDB's, so orders that hash (the judging queue's shuffle) differ between engines
   but are stable on each;
+- ``unnest(?)`` of a Python list -> ``unnest(CAST(%s AS TEXT[]))``: psycopg sends a list of
+  str as an array of unknown type, which PostgreSQL cannot pick an ``unnest`` for (every
+  list the studio unnests is of ids, which are text);
 - DuckDB-only session settings (``SET memory_limit``, ``force_compression``) -> no-ops.
 
 ``error(msg)`` (migration 12's guards) and ``list``/``string_agg`` need no rewrite:
@@ -95,11 +99,19 @@ def _rewrite(tree: exp.Expression) -> exp.Expression:
         order = exp.Ordered(this=fn.expression.copy(), desc=isinstance(fn, exp.ArgMax))
         agg = exp.ArrayAgg(this=exp.Order(this=fn.this.copy(), expressions=[order]))
         fn.replace(exp.Bracket(this=exp.Paren(this=agg), expressions=[exp.Literal.number(0)]))  # sqlglot indexes from 0 internally
+    for fn in list(tree.find_all(exp.AnyValue)):
+        target = fn.parent if isinstance(fn.parent, exp.IgnoreNulls) else fn
+        target.replace(exp.Min(this=fn.this.copy()))
     for fn in list(tree.find_all(exp.Anonymous)):
         if fn.name.lower() == "hash":
             fn.replace(_hash(fn.expressions))
     for fn in list(tree.find_all(exp.Hash)) if hasattr(exp, "Hash") else []:
         fn.replace(_hash([fn.this, *fn.expressions]))
+    for un in list(tree.find_all(exp.Explode, exp.Unnest)):
+        args = [un.this] if isinstance(un, exp.Explode) else un.expressions
+        for arg in args:
+            if isinstance(arg, exp.Placeholder):
+                arg.replace(exp.cast(arg.copy(), "TEXT[]"))
     for select in list(tree.find_all(exp.Select)):
         _group_by_all(select)
         _semi_anti_joins(select, fresh)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +76,29 @@ _TABLE_SQL: dict[str, str] = {
     ),
 }
 assert tuple(_TABLE_SQL) == DATA_FILES, "every data file of the format needs its SELECT"
+
+
+def write_parquet(cur: Any, sql: str, params: list[Any], path: Path, options: str) -> None:
+    """Write ``sql``'s rows to the Parquet file ``path`` through an in-process DuckDB that
+    reads them as an Arrow stream, whatever engine holds the store.
+
+    Why not ``COPY (sql) TO`` on the store: a version's files are hashed byte for byte
+    (``data_digest``), and DuckDB's writer marks a column REQUIRED when the statistics of the
+    tables under the query say it holds no NULL, so the bytes of identical content depended
+    on unrelated rows (a nugget's ``text`` is NULL in its approval events) and on the engine.
+    From an Arrow stream every column is OPTIONAL and the writer sees the same rows and
+    types from DuckDB and from PostgreSQL (``golden_store.pg_store``), so equal content
+    gives equal bytes on both. One thread: the row groups do not depend on the machine."""
+    with warnings.catch_warnings():  # DuckDB notes the reader of a DB-API result copies the rows
+        warnings.simplefilter("ignore", UserWarning)
+        reader = cur.execute(sql, params).to_arrow_reader()
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        con.register("_rows", reader)
+        target = str(path).replace("'", "''")
+        con.execute(f"COPY (SELECT * FROM _rows) TO '{target}' {options}")
+    finally:
+        con.close()
 
 
 def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_evidence", *,
@@ -181,7 +205,9 @@ def freeze(
     steps = len(_TABLE_SQL) + 3
     try:
         def snapshot(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-            # One transaction: every file sees the same snapshot of the store.
+            # One transaction: every file sees the same snapshot of the store. On PostgreSQL
+            # two processes freezing one name take turns (the folder rename decides who wins).
+            store.lock(cur, f"golden_store.freeze:{name}")
             problems = broken_labels(cur)
             if problems:
                 raise ValidationError(
@@ -197,21 +223,20 @@ def freeze(
             for i, (fname, sql) in enumerate(_TABLE_SQL.items()):
                 if progress:
                     progress(i, steps, f"writing {fname}")
-                out = str(tmp / fname).replace("'", "''")
-                cur.execute(f"COPY ({sql}) TO '{out}' (FORMAT parquet, COMPRESSION zstd)")
+                write_parquet(cur, sql, [], tmp / fname, "(FORMAT parquet, COMPRESSION zstd)")
             if progress:
                 progress(len(_TABLE_SQL), steps, "deriving qrels")
             # Qrels in SQL here; verify() re-derives them with the pure Python rule
             # (golden_store.qrels) and compares, so the two implementations check each other.
-            out = str(tmp / QRELS_FILE).replace("'", "''")
-            cur.execute(
-                f"COPY (SELECT query_id, doc_id, CAST(max(grade) AS INTEGER) AS grade FROM ("
+            write_parquet(
+                cur,
+                f"SELECT query_id, doc_id, CAST(max(grade) AS INTEGER) AS grade FROM ("
                 f" SELECT DISTINCT e.query_id, e.doc_id, CAST(? AS INTEGER) AS grade"
                 f" FROM frozen_evidence e SEMI JOIN queries q USING (query_id)"
                 f" UNION ALL SELECT j.query_id, j.doc_id, j.grade FROM final_grades j"
                 f" SEMI JOIN queries q USING (query_id)"
-                f") GROUP BY query_id, doc_id ORDER BY query_id, doc_id) TO '{out}' (FORMAT parquet)",
-                [EVIDENCE_GRADE],
+                f") GROUP BY query_id, doc_id ORDER BY query_id, doc_id",
+                [EVIDENCE_GRADE], tmp / QRELS_FILE, "(FORMAT parquet)",
             )
             return _manifest_facts(cur)
 

@@ -38,6 +38,9 @@ CONFLICT_ERRORS: tuple[type[BaseException], ...] = (pg_errors.SerializationFailu
 ERRORS: tuple[type[BaseException], ...] = (psycopg.Error,)
 
 _READ_PARQUET = re.compile(r"read_parquet\(\?\)", re.IGNORECASE)
+# DuckDB's `COPY (SELECT …) TO 'file' (FORMAT parquet …)`: freezing and result exports
+_COPY_TO_FILE = re.compile(r"^\s*COPY\s*\((?P<query>.*)\)\s*TO\s*'(?P<path>(?:[^']|'')*)'\s*(?P<options>\(.*\))?\s*$",
+                           re.IGNORECASE | re.DOTALL)
 _TEMP = re.compile(r"\bCREATE\s+TEMP(ORARY)?\s+TABLE\b", re.IGNORECASE)
 
 
@@ -162,6 +165,9 @@ class PgCursor:
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> "PgCursor":
         if is_noop_on_postgres(sql):
             return self
+        m = _COPY_TO_FILE.match(sql)
+        if m:
+            return self._copy_to_file(m["query"], m["path"].replace("''", "'"), m["options"] or "", params)
         if _TEMP.search(sql):
             self._had_temp = True
         sql, params = self._read_parquet(sql, params)
@@ -181,6 +187,9 @@ class PgCursor:
     def fetchall(self) -> list[tuple]:
         return self._cur.fetchall() if self._cur.description else []
 
+    def fetchmany(self, size: int = 1) -> list[tuple]:
+        return self._cur.fetchmany(size) if self._cur.description else []
+
     def fetchone(self) -> tuple | None:
         return self._cur.fetchone() if self._cur.description else None
 
@@ -195,6 +204,47 @@ class PgCursor:
 
         cols = [c.name for c in self._cur.description or []]
         return pd.DataFrame.from_records(self.fetchall(), columns=cols)
+
+    def _copy_to_file(self, query: str, path: str, options: str, params: Any) -> "PgCursor":
+        """Run the SELECT on PostgreSQL, then let an in-process DuckDB write the file from
+        its rows (as Arrow, with the types DuckDB would have given them). Why DuckDB: a
+        frozen version's files are hashed byte for byte (``data_digest``), and the same
+        writer on the same rows makes the same bytes whichever engine held the store."""
+        import duckdb
+
+        self.execute(query, params)
+        table = self.arrow()
+        con = duckdb.connect()
+        try:
+            con.register("_rows", table)
+            target = path.replace("'", "''")
+            con.execute(f"COPY (SELECT * FROM _rows) TO '{target}' {options}")
+        finally:
+            con.close()
+        return self
+
+    def to_arrow_reader(self, rows_per_batch: int = 50_000) -> Any:
+        """The result as an Arrow RecordBatchReader, typed as DuckDB types the same columns
+        (INTEGER -> int32, TIMESTAMP -> timestamp[us], …), read in batches."""
+        import pyarrow as pa
+
+        desc = self._cur.description or []
+        schema = pa.schema([pa.field(c.name, _arrow_type(c.type_code)) for c in desc])
+
+        def batches() -> Iterator[Any]:
+            while True:
+                rows = self._cur.fetchmany(rows_per_batch)
+                if not rows:
+                    return
+                cols = list(zip(*rows))
+                yield pa.RecordBatch.from_arrays([pa.array(list(c), type=f.type) for c, f in zip(cols, schema)],
+                                                 schema=schema)
+
+        return pa.RecordBatchReader.from_batches(schema, batches())
+
+    def arrow(self) -> Any:
+        """The whole result as an Arrow table (see :meth:`to_arrow_reader`)."""
+        return self.to_arrow_reader().read_all()
 
     # ---- DuckDB's replacement scans, as temporary tables ------------------------------------------
     def register(self, name: str, frame: Any) -> "PgCursor":
@@ -270,9 +320,24 @@ class PgCursor:
             self._db._release(conn, had_temp=self._had_temp or bool(self._registered))
 
 
+def _arrow_type(oid: int) -> Any:
+    """The Arrow type DuckDB gives the PostgreSQL type ``oid`` (INTEGER -> int32, …)."""
+    import pyarrow as pa
+
+    return {
+        16: pa.bool_(), 20: pa.int64(), 21: pa.int16(), 23: pa.int32(), 25: pa.string(), 1043: pa.string(),
+        700: pa.float32(), 701: pa.float64(), 1700: pa.float64(), 1082: pa.date32(), 1114: pa.timestamp("us"),
+        1009: pa.list_(pa.string()), 1015: pa.list_(pa.string()),
+    }.get(oid, pa.string())
+
+
 def _pg_type(t: Any) -> str:
     import pyarrow as pa
 
+    if pa.types.is_null(t):
+        # an all-null column: a number, because PostgreSQL assigns a number to a text column
+        # (an I/O conversion) but not text to a number column
+        return "DOUBLE PRECISION"
     if pa.types.is_boolean(t):
         return "BOOLEAN"
     if pa.types.is_integer(t):

@@ -1,4 +1,6 @@
-"""The live store: migrations, the one-process lock, serialized transactional writes."""
+"""The live store: migrations, the one-process lock, serialized transactional writes.
+
+Tests taking ``any_store`` run on DuckDB and on PostgreSQL (skipped without it: tests/pg.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import textwrap
 import threading
 
 import duckdb
+import psycopg
 import pytest
 
 from golden_store.errors import StoreSchemaError
@@ -15,7 +18,8 @@ from golden_store.schema import BUILTIN_STRATA, SCHEMA_VERSION
 from golden_store.store import Store
 
 
-def test_new_store_is_migrated_and_seeded(store):
+def test_new_store_is_migrated_and_seeded(any_store):
+    store = any_store
     assert store.schema_version() == SCHEMA_VERSION
     names = {r[0] for r in store.read("SELECT name FROM strata")}
     assert names == set(BUILTIN_STRATA) == {
@@ -75,7 +79,8 @@ def test_second_process_gets_one_clear_sentence(store):
     assert msg.count("\n") == 0  # one sentence, one line
 
 
-def test_write_rolls_back_on_error(store):
+def test_write_rolls_back_on_error(any_store):
+    store = any_store
     def boom(cur):
         cur.execute("INSERT INTO store_meta VALUES ('k', 'v')")
         raise RuntimeError("fail after a write")
@@ -85,7 +90,8 @@ def test_write_rolls_back_on_error(store):
     assert store.read("SELECT * FROM store_meta WHERE key = 'k'") == []
 
 
-def test_concurrent_writers_are_serialized(store):
+def test_concurrent_writers_are_serialized(any_store):
+    store = any_store
     """Many threads appending through one connection: no lost or failed writes."""
     errors: list[BaseException] = []
 
@@ -107,13 +113,15 @@ def test_concurrent_writers_are_serialized(store):
     assert store.read_one("SELECT count(*), count(DISTINCT event_id) FROM evidence_no_answer_events") == (120, 120)
 
 
-def test_write_retries_transaction_conflicts(store):
+def test_write_retries_transaction_conflicts(any_store):
+    store = any_store
     attempts = []
 
     def flaky(cur):
         attempts.append(1)
         if len(attempts) < 3:
-            raise duckdb.TransactionException("Conflict on update")
+            raise (duckdb.TransactionException("Conflict on update") if store.engine == "duckdb"
+                   else psycopg.errors.SerializationFailure("could not serialize access"))
         cur.execute("INSERT INTO store_meta VALUES ('retried', 'yes')")
         return "done"
 
@@ -123,7 +131,8 @@ def test_write_retries_transaction_conflicts(store):
 
 
 
-def test_event_tables_refuse_incoherent_events(store):
+def test_event_tables_refuse_incoherent_events(any_store):
+    store = any_store
     def insert(op, grade):
         store.write(lambda cur: cur.execute(
             "INSERT INTO grade_events (query_id, doc_id, start, \"end\", op, grade, actor, created_at)"
@@ -132,6 +141,6 @@ def test_event_tables_refuse_incoherent_events(store):
     insert("grade", 2)
     insert("retract", None)
     for op, grade in [("grade", None), ("grade", 4), ("retract", 1), ("rewrite", 1)]:
-        with pytest.raises(duckdb.ConstraintException):
+        with pytest.raises((duckdb.ConstraintException, psycopg.errors.IntegrityError)):
             insert(op, grade)
     assert store.read_one("SELECT count(*) FROM grade_events")[0] == 2
