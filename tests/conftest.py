@@ -87,8 +87,11 @@ def pg_cluster():
 
 
 @pytest.fixture
-def pg_url(pg_cluster) -> str:
-    """A new, empty PostgreSQL database for this test (dropped afterwards)."""
+def pg_url(pg_cluster, tmp_path, monkeypatch) -> str:
+    """A new, empty PostgreSQL database for this test (dropped afterwards). The working
+    directory is the test's temp dir: a PostgreSQL store keeps its local files (corpus
+    index, versions) there."""
+    monkeypatch.chdir(tmp_path)
     url = pg_cluster.new_database()
     yield url
     context.close_all()
@@ -96,10 +99,12 @@ def pg_url(pg_cluster) -> str:
 
 
 @pytest.fixture
-def pg_store(pg_cluster) -> Store:
-    """A PostgreSQL store at the current schema (a copy of the migrated template)."""
+def pg_store(pg_cluster, tmp_path, monkeypatch) -> Store:
+    """A PostgreSQL store at the current schema (a copy of the migrated template), the
+    working directory in the test's temp dir (see ``pg_url``)."""
     from tests.pg import MIGRATED_TEMPLATE
 
+    monkeypatch.chdir(tmp_path)
     url = pg_cluster.new_database(MIGRATED_TEMPLATE)
     s = Store.open(url)
     yield s
