@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import duckdb
 
+from golden_store import grade_state
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.rubric import add_rubric_version_tx
 from golden_store.store import Store, utcnow
@@ -78,11 +79,10 @@ def decide_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id:
         raise NotFoundError(f"No annotator has graded {query_id} · {doc_id} [{start}:{end}]: nothing to adjudicate.")
     sha = cur.execute("SELECT canonical_sha256 FROM documents WHERE doc_id = ?", [doc_id]).fetchone()
     rubric = cur.execute("SELECT version, text FROM rubric_versions ORDER BY version DESC LIMIT 1").fetchone()
-    event_id = cur.execute(
-        "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at,"
-        " rubric_version, note) VALUES (?, ?, ?, ?, ?, 'adjudicate', ?, ?, ?, ?, ?) RETURNING event_id",
-        [query_id, doc_id, start, end, sha[0] if sha else None, grade, actor, utcnow(),
-         rubric[0] if rubric else None, rationale.strip()]).fetchone()[0]
+    event_id = grade_state.append_tx(
+        cur, query_id=query_id, doc_id=doc_id, start=start, end=end, op="adjudicate", grade=grade, actor=actor,
+        created_at=utcnow(), doc_sha256=sha[0] if sha else None, rubric_version=rubric[0] if rubric else None,
+        note=rationale.strip())
     if not (clarification and clarification.strip()):
         return event_id, None
     text = rubric[1] if rubric else ""

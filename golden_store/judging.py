@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import duckdb
 
+from golden_store import grade_state
 from golden_store.errors import ValidationError
 from golden_store.store import Store, utcnow
 
 OPS = ("grade", "skip", "unsure")
 
-# An item is done for an annotator once their latest event on it is a grade, skip or unsure.
-_DONE = (
-    "SELECT query_id, doc_id, start, \"end\" FROM ("
-    " SELECT *, row_number() OVER (PARTITION BY query_id, doc_id, start, \"end\" ORDER BY event_id DESC) AS rn"
-    " FROM grade_events WHERE actor = ? AND op IN ('grade', 'skip', 'unsure', 'retract')"
-    ") WHERE rn = 1 AND op <> 'retract'"
-)
+# An item is done for an annotator once their latest event on it is a grade, skip or unsure
+# (judging_state keeps that latest event per annotator and item: no window over the log).
+_DONE = "SELECT query_id, doc_id, start, \"end\" FROM judging_state WHERE actor = ? AND op <> 'retract'"
 
 
 # The items in an annotator's queue: those a round assigned to them, plus those no round
@@ -91,9 +88,8 @@ def latest_own_event_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: st
                         end: int) -> int | None:
     """The event id of the actor's latest grade / skip / unsure / retract on this item."""
     row = cur.execute(
-        "SELECT max(event_id) FROM grade_events WHERE actor = ? AND query_id = ? AND doc_id = ? AND start = ? "
-        "AND \"end\" = ? AND op IN ('grade', 'skip', 'unsure', 'retract')",
-        [actor, query_id, doc_id, start, end]).fetchone()
+        "SELECT event_id FROM judging_state WHERE actor = ? AND query_id = ? AND doc_id = ? AND start = ? "
+        "AND \"end\" = ?", [actor, query_id, doc_id, start, end]).fetchone()
     return row[0] if row else None
 
 
@@ -113,11 +109,10 @@ def insert_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id:
         "SELECT ra.round_id FROM round_assignments ra JOIN rounds r USING (round_id) WHERE ra.annotator = ? "
         "AND ra.query_id = ? AND ra.doc_id = ? AND ra.start = ? AND ra.\"end\" = ? "
         "ORDER BY r.created_at DESC LIMIT 1", [actor, query_id, doc_id, start, end]).fetchone()
-    return cur.execute(
-        "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at,"
-        " rubric_version, round_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
-        [query_id, doc_id, start, end, sha[0], op, grade if op == "grade" else None, actor, utcnow(),
-         rubric_version, rnd[0] if rnd else None, note or None]).fetchone()[0]
+    return grade_state.append_tx(
+        cur, query_id=query_id, doc_id=doc_id, start=start, end=end, op=op, grade=grade if op == "grade" else None,
+        actor=actor, created_at=utcnow(), doc_sha256=sha[0], rubric_version=rubric_version,
+        round_id=rnd[0] if rnd else None, note=note or None)
 
 
 def progress(store: Store, actor: str) -> tuple[int, int]:

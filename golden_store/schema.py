@@ -730,6 +730,145 @@ _V12 = (
         FROM (SELECT username, unnest(roles) AS role FROM users) ORDER BY username, role""",
 )
 
+# v13 (issue 19): the current grading state kept in tables beside the grade event log, so a
+# page reads a few hundred thousand state rows instead of replaying millions of events through
+# window views on every visit. The log stays the truth: these tables are a pure function of
+# it, filled here from it and updated by ``golden_store.grade_state`` in the same transaction
+# as every grade event (judging.insert_tx, adjudication.decide_tx); ``grade_state.rebuild_tx``
+# refills them from the log. The views keep their names, columns and meaning and now read the
+# tables:
+#   grade_state         each annotator's latest grade or retract per item (current_grades =
+#                       its 'grade' rows)
+#   judging_state       each annotator's latest grade/skip/unsure/retract per item (what is
+#                       done in their judging queue, and what an undo may retract)
+#   adjudication_state  the latest lead decision per item (the adjudications view)
+#   grade_item_state    per item with any grade or retract: how many current grades, how many
+#                       distinct values, the agreed value, who graded, first/last grade time
+#                       (disputed, pending and agreed final grades)
+GRADE_STATE_FILL: tuple[str, ...] = (
+    """INSERT INTO grade_state (query_id, doc_id, start, "end", actor, op, grade, doc_sha256, rubric_version,
+                                round_id, note, created_at, event_id)
+        SELECT query_id, doc_id, start, "end", actor, op, grade, doc_sha256, rubric_version, round_id, note,
+               created_at, event_id
+        FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY query_id, doc_id, start, "end", actor ORDER BY event_id DESC) AS rn
+            FROM grade_events WHERE op IN ('grade', 'retract')
+        ) AS latest WHERE rn = 1
+        ORDER BY query_id, doc_id, start, "end", actor""",
+    """INSERT INTO judging_state (actor, query_id, doc_id, start, "end", op, event_id)
+        SELECT actor, query_id, doc_id, start, "end", op, event_id
+        FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY actor, query_id, doc_id, start, "end" ORDER BY event_id DESC) AS rn
+            FROM grade_events WHERE op IN ('grade', 'skip', 'unsure', 'retract')
+        ) AS latest WHERE rn = 1
+        ORDER BY actor, query_id, doc_id, start, "end\"""",
+    """INSERT INTO adjudication_state (query_id, doc_id, start, "end", grade, actor, note, doc_sha256,
+                                      rubric_version, created_at, event_id)
+        SELECT query_id, doc_id, start, "end", grade, actor, note, doc_sha256, rubric_version, created_at, event_id
+        FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY query_id, doc_id, start, "end" ORDER BY event_id DESC) AS rn
+            FROM grade_events WHERE op = 'adjudicate'
+        ) AS latest WHERE rn = 1
+        ORDER BY query_id, doc_id, start, "end\"""",
+    """INSERT INTO grade_item_state (query_id, doc_id, start, "end", n_graded, n_distinct, grade, actors,
+                                    rubric_version, first_graded_at, last_graded_at)
+        SELECT query_id, doc_id, start, "end", count(*) FILTER (WHERE op = 'grade'), count(DISTINCT grade),
+               min(grade), string_agg(actor, ',' ORDER BY actor) FILTER (WHERE op = 'grade'),
+               max(rubric_version) FILTER (WHERE op = 'grade'), min(created_at) FILTER (WHERE op = 'grade'),
+               max(created_at) FILTER (WHERE op = 'grade')
+        FROM grade_state
+        GROUP BY query_id, doc_id, start, "end"
+        ORDER BY query_id, doc_id, start, "end\"""",
+)
+_V13 = (
+    """CREATE TABLE grade_state (
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        actor VARCHAR NOT NULL,
+        op VARCHAR NOT NULL CHECK (op IN ('grade', 'retract')),
+        grade SMALLINT CHECK ((op = 'grade') = (grade IS NOT NULL)),
+        doc_sha256 VARCHAR,
+        rubric_version INTEGER,
+        round_id VARCHAR,
+        note VARCHAR,
+        created_at TIMESTAMP NOT NULL,
+        event_id BIGINT NOT NULL,
+        PRIMARY KEY (query_id, doc_id, start, "end", actor)
+    )""",
+    """CREATE TABLE judging_state (
+        actor VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        op VARCHAR NOT NULL CHECK (op IN ('grade', 'skip', 'unsure', 'retract')),
+        event_id BIGINT NOT NULL,
+        PRIMARY KEY (actor, query_id, doc_id, start, "end")
+    )""",
+    """CREATE TABLE adjudication_state (
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        grade SMALLINT NOT NULL,
+        actor VARCHAR NOT NULL,
+        note VARCHAR,
+        doc_sha256 VARCHAR,
+        rubric_version INTEGER,
+        created_at TIMESTAMP NOT NULL,
+        event_id BIGINT NOT NULL,
+        PRIMARY KEY (query_id, doc_id, start, "end")
+    )""",
+    """CREATE TABLE grade_item_state (
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        n_graded BIGINT NOT NULL,
+        n_distinct BIGINT NOT NULL,
+        grade SMALLINT,
+        actors VARCHAR,
+        rubric_version INTEGER,
+        first_graded_at TIMESTAMP,
+        last_graded_at TIMESTAMP,
+        PRIMARY KEY (query_id, doc_id, start, "end")
+    )""",
+    *GRADE_STATE_FILL,
+    # ---- the views, same names and columns, reading the state tables --------------------------
+    """CREATE OR REPLACE VIEW current_grades AS
+        SELECT query_id, doc_id, start, "end", doc_sha256, actor, grade, rubric_version, round_id,
+               note, created_at, event_id
+        FROM grade_state WHERE op = 'grade'""",
+    """CREATE OR REPLACE VIEW adjudications AS
+        SELECT query_id, doc_id, start, "end", grade, actor, note AS rationale, rubric_version,
+               created_at, event_id
+        FROM adjudication_state""",
+    """CREATE OR REPLACE VIEW final_grades AS
+        SELECT query_id, doc_id, start, "end", grade, actor AS decided_by, rubric_version,
+               created_at, 'adjudicated' AS basis FROM adjudication_state
+        UNION ALL
+        SELECT i.query_id, i.doc_id, i.start, i."end", i.grade, i.actors, i.rubric_version,
+               i.last_graded_at, 'agreed' AS basis
+        FROM grade_item_state i
+        WHERE i.n_distinct = 1 AND NOT EXISTS (
+            SELECT 1 FROM adjudication_state a WHERE a.query_id = i.query_id AND a.doc_id = i.doc_id
+            AND a.start = i.start AND a."end" = i."end")""",
+    """CREATE OR REPLACE VIEW disputed_grades AS
+        SELECT query_id, doc_id, start, "end", n_graded AS n_annotators, n_distinct
+        FROM grade_item_state WHERE n_distinct > 1""",
+    """CREATE OR REPLACE VIEW pending_grades AS
+        SELECT i.query_id, i.doc_id, i.start, i."end", i.n_graded AS n_annotators, i.n_distinct
+        FROM grade_item_state i
+        WHERE i.n_distinct > 1 AND NOT EXISTS (
+            SELECT 1 FROM adjudication_state a WHERE a.query_id = i.query_id AND a.doc_id = i.doc_id
+            AND a.start = i.start AND a."end" = i."end")""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -744,6 +883,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "run_events (retired runs) and rubric_seen (the rubric changelog banner)", _V11),
     Migration(12, "verdict_events split into typed event tables with real keys; transcript_draws keyed; "
                   "user_role_events", _V12),
+    Migration(13, "grade_state, judging_state, adjudication_state, grade_item_state: current grading state "
+                  "kept beside the event log; current/final/disputed/pending grades and adjudications read them",
+              _V13),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.schema_snapshot
--- Schema version 12. Migrations (golden_store/schema.py):
+-- Schema version 13. Migrations (golden_store/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -13,12 +13,29 @@
 --   V10: label_receipts (idempotent labels) and sign_in_sessions
 --   V11: run_events (retired runs) and rubric_seen (the rubric changelog banner)
 --   V12: verdict_events split into typed event tables with real keys; transcript_draws keyed; user_role_events
+--   V13: grade_state, judging_state, adjudication_state, grade_item_state: current grading state kept beside the event log; current/final/disputed/pending grades and adjudications read them
 
 -- ---- sequences --------------------------------------------------------------------
 
 CREATE SEQUENCE event_seq INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START 1 NO CYCLE;
 
 -- ---- tables -----------------------------------------------------------------------
+
+-- adjudication_state: V13
+CREATE TABLE adjudication_state (
+    query_id       VARCHAR,
+    doc_id         VARCHAR,
+    "start"        INTEGER,
+    "end"          INTEGER,
+    grade          SMALLINT NOT NULL,
+    actor          VARCHAR NOT NULL,
+    note           VARCHAR,
+    doc_sha256     VARCHAR,
+    rubric_version INTEGER,
+    created_at     TIMESTAMP NOT NULL,
+    event_id       BIGINT NOT NULL,
+    PRIMARY KEY(query_id, doc_id, "start", "end")
+);
 
 -- answers: V5
 CREATE TABLE answers (
@@ -189,6 +206,55 @@ CREATE TABLE grade_events (
     CHECK((op IN ('grade', 'retract', 'skip', 'unsure', 'adjudicate'))),
     CHECK(((grade IS NULL) OR (grade BETWEEN 0 AND 3))),
     CHECK(((op IN ('grade', 'adjudicate')) = (grade IS NOT NULL)))
+);
+
+-- grade_item_state: V13
+CREATE TABLE grade_item_state (
+    query_id        VARCHAR,
+    doc_id          VARCHAR,
+    "start"         INTEGER,
+    "end"           INTEGER,
+    n_graded        BIGINT NOT NULL,
+    n_distinct      BIGINT NOT NULL,
+    grade           SMALLINT,
+    actors          VARCHAR,
+    rubric_version  INTEGER,
+    first_graded_at TIMESTAMP,
+    last_graded_at  TIMESTAMP,
+    PRIMARY KEY(query_id, doc_id, "start", "end")
+);
+
+-- grade_state: V13
+CREATE TABLE grade_state (
+    query_id       VARCHAR,
+    doc_id         VARCHAR,
+    "start"        INTEGER,
+    "end"          INTEGER,
+    actor          VARCHAR,
+    op             VARCHAR NOT NULL,
+    grade          SMALLINT,
+    doc_sha256     VARCHAR,
+    rubric_version INTEGER,
+    round_id       VARCHAR,
+    note           VARCHAR,
+    created_at     TIMESTAMP NOT NULL,
+    event_id       BIGINT NOT NULL,
+    CHECK((op IN ('grade', 'retract'))),
+    CHECK(((op = 'grade') = (grade IS NOT NULL))),
+    PRIMARY KEY(query_id, doc_id, "start", "end", actor)
+);
+
+-- judging_state: V13
+CREATE TABLE judging_state (
+    actor    VARCHAR,
+    query_id VARCHAR,
+    doc_id   VARCHAR,
+    "start"  INTEGER,
+    "end"    INTEGER,
+    op       VARCHAR NOT NULL,
+    event_id BIGINT NOT NULL,
+    CHECK((op IN ('grade', 'skip', 'unsure', 'retract'))),
+    PRIMARY KEY(actor, query_id, doc_id, "start", "end")
 );
 
 -- label_receipts: V10
@@ -496,15 +562,11 @@ CREATE TABLE users (
 
 -- ---- views (latest definitions) -----------------------------------------------------
 
--- adjudications: V4
+-- adjudications: V13, first defined in V4
 CREATE VIEW adjudications AS
 SELECT query_id, doc_id, start, "end", grade, actor, note AS rationale, rubric_version,
        created_at, event_id
-FROM (
-    SELECT *, row_number() OVER (
-        PARTITION BY query_id, doc_id, start, "end" ORDER BY event_id DESC) AS rn
-    FROM grade_events WHERE op = 'adjudicate'
-) WHERE rn = 1;
+FROM adjudication_state;
 
 -- current_evidence: V9, first defined in V1
 CREATE VIEW current_evidence AS
@@ -520,15 +582,11 @@ FROM (
 ) a USING (query_id, evidence_id)
 WHERE c.rn = 1 AND c.op = 'set';
 
--- current_grades: V1
+-- current_grades: V13, first defined in V1
 CREATE VIEW current_grades AS
 SELECT query_id, doc_id, start, "end", doc_sha256, actor, grade, rubric_version, round_id,
        note, created_at, event_id
-FROM (
-    SELECT *, row_number() OVER (
-        PARTITION BY query_id, doc_id, start, "end", actor ORDER BY event_id DESC) AS rn
-    FROM grade_events WHERE op IN ('grade', 'retract')
-) WHERE rn = 1 AND op = 'grade';
+FROM grade_state WHERE op = 'grade';
 
 -- current_nugget_support: V12
 CREATE VIEW current_nugget_support AS
@@ -561,42 +619,30 @@ SELECT run_id, query_id, trial, verdict, failure_class, note, actor, created_at,
     FROM transcript_review_events
 ) WHERE rn = 1 AND verdict <> 'withdrawn';
 
--- disputed_grades: V1
+-- disputed_grades: V13, first defined in V1
 CREATE VIEW disputed_grades AS
-SELECT query_id, doc_id, start, "end", count(*) AS n_annotators,
-       count(DISTINCT grade) AS n_distinct
-FROM current_grades
-GROUP BY query_id, doc_id, start, "end"
-HAVING count(DISTINCT grade) > 1;
+SELECT query_id, doc_id, start, "end", n_graded AS n_annotators, n_distinct
+FROM grade_item_state WHERE n_distinct > 1;
 
--- final_grades: V1
+-- final_grades: V13, first defined in V1
 CREATE VIEW final_grades AS
-WITH adj AS (
-    SELECT query_id, doc_id, start, "end", grade, actor, rubric_version, created_at
-    FROM (
-        SELECT *, row_number() OVER (
-            PARTITION BY query_id, doc_id, start, "end" ORDER BY event_id DESC) AS rn
-        FROM grade_events WHERE op = 'adjudicate'
-    ) WHERE rn = 1
-),
-agreed AS (
-    SELECT query_id, doc_id, start, "end", min(grade) AS grade,
-           string_agg(DISTINCT actor, ',' ORDER BY actor) AS actor,
-           max(rubric_version) AS rubric_version, max(created_at) AS created_at
-    FROM current_grades
-    GROUP BY query_id, doc_id, start, "end"
-    HAVING count(DISTINCT grade) = 1
-)
 SELECT query_id, doc_id, start, "end", grade, actor AS decided_by, rubric_version,
-       created_at, 'adjudicated' AS basis FROM adj
+       created_at, 'adjudicated' AS basis FROM adjudication_state
 UNION ALL
-SELECT a.query_id, a.doc_id, a.start, a."end", a.grade, a.actor, a.rubric_version,
-       a.created_at, 'agreed' AS basis
-FROM agreed a ANTI JOIN adj USING (query_id, doc_id, start, "end");
+SELECT i.query_id, i.doc_id, i.start, i."end", i.grade, i.actors, i.rubric_version,
+       i.last_graded_at, 'agreed' AS basis
+FROM grade_item_state i
+WHERE i.n_distinct = 1 AND NOT EXISTS (
+    SELECT 1 FROM adjudication_state a WHERE a.query_id = i.query_id AND a.doc_id = i.doc_id
+    AND a.start = i.start AND a."end" = i."end");
 
--- pending_grades: V4
+-- pending_grades: V13, first defined in V4
 CREATE VIEW pending_grades AS
-SELECT d.* FROM disputed_grades d ANTI JOIN adjudications a USING (query_id, doc_id, start, "end");
+SELECT i.query_id, i.doc_id, i.start, i."end", i.n_graded AS n_annotators, i.n_distinct
+FROM grade_item_state i
+WHERE i.n_distinct > 1 AND NOT EXISTS (
+    SELECT 1 FROM adjudication_state a WHERE a.query_id = i.query_id AND a.doc_id = i.doc_id
+    AND a.start = i.start AND a."end" = i."end");
 
 -- queries: V1
 CREATE VIEW queries AS

@@ -15,7 +15,7 @@ import pytest
 from annotator import agreement, cache
 from annotator.identity import cli_user
 from annotator.demo import load_demo
-from golden_store import agreement_data
+from golden_store import agreement_data, grade_state
 from golden_store.scoring import agreement_report as report
 from golden_store.scoring.agreement import GRADES, kappa_bootstrap_ci, per_class
 
@@ -46,9 +46,14 @@ def _fill(store, seed: int, n_items: int = 150, n_actors: int = 6) -> None:
             rows.append((*item, sha, "adjudicate", rng.choice(GRADES), "lead", t0 + timedelta(days=50), 1, None,
                          "why"))
     rows.sort(key=lambda r: r[8])
-    store.write(lambda cur: cur.executemany(
-        "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at, "
-        "rubric_version, round_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows))
+
+    def tx(cur) -> None:
+        cur.executemany(
+            "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at, "
+            "rubric_version, round_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        grade_state.rebuild_tx(cur)  # a bulk insert: the current grading state refilled from the log
+
+    store.write(tx)
 
 
 def _same(x, y) -> bool:

@@ -9,7 +9,9 @@ import pytest
 from annotator import runs_import
 from annotator.identity import User
 from annotator.roles import PermissionDenied, Role
+from golden_store import grade_state
 from golden_store.errors import ValidationError
+from golden_store.store import utcnow
 from tests.conftest import table_snapshot
 
 ENG = User("eng", "Eng", frozenset({Role.ENGINEER}))
@@ -72,9 +74,9 @@ def test_pool_is_the_deduplicated_union_and_extends_with_unjudged_items_only(dem
     assert (rep.pool_size, rep.new_items, rep.queries) == (3, 3, 2)
     # someone judges pension for q001
     start, end = demo_store.read_one("SELECT start, \"end\" FROM pool_items WHERE doc_id = 'pension'")
-    demo_store.write(lambda cur: cur.execute(
-        "INSERT INTO grade_events (query_id, doc_id, start, \"end\", op, grade, actor, created_at)"
-        " VALUES ('q001', 'pension', ?, ?, 'grade', 0, 'ann', now())", [start, end]))
+    demo_store.write(lambda cur: grade_state.append_tx(cur, query_id="q001", doc_id="pension", start=start, end=end,
+                                                       op="grade", grade=0, actor="ann", created_at=utcnow(),
+                                                       doc_sha256=None, rubric_version=None))
     runs_import.import_run(demo_store, ENG, b, "b")
     rep = runs_import.build_pool(demo_store, ENG, 2)
     assert rep.new_items == 1 and rep.new_unjudged == 1  # only annual-leave is new

@@ -10,19 +10,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from golden_store import versions
+from golden_store import grade_state, versions
 from golden_store.corpus import load_sources, import_documents
 from golden_store.errors import ValidationError, VerificationError, VersionExistsError
 from golden_store.export import export_version
 from golden_store.freezing import freeze
 from golden_store.qrels import derive_qrels, qrels_lines
+from golden_store.store import utcnow
 from golden_store.versions import load_version, verify
 
 
 def _grade(store, qid, doc, start, end, grade, actor, op="grade"):
-    store.write(lambda cur: cur.execute(
-        "INSERT INTO grade_events (query_id, doc_id, start, \"end\", op, grade, actor, created_at, rubric_version)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, now(), 1)", [qid, doc, start, end, op, grade, actor]))
+    # grade_state.append_tx: the event and the current grading state it implies (migration 13)
+    store.write(lambda cur: grade_state.append_tx(cur, query_id=qid, doc_id=doc, start=start, end=end, op=op,
+                                                  grade=grade, actor=actor, created_at=utcnow(), doc_sha256=None,
+                                                  rubric_version=1))
 
 
 def test_freeze_writes_manifest_and_parquet(demo_store, tmp_path):
@@ -207,9 +209,9 @@ def test_corpus_change_moves_quotes_or_lists_them_broken(demo_store):
 
 def test_grades_on_a_changed_document_block_freezing(demo_store):
     sha = demo_store.read_one("SELECT canonical_sha256 FROM documents WHERE doc_id = 'pension'")[0]
-    demo_store.write(lambda cur: cur.execute(
-        "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at)"
-        " VALUES ('q002', 'pension', 0, 20, ?, 'grade', 2, 'ann', now())", [sha]))
+    demo_store.write(lambda cur: grade_state.append_tx(cur, query_id="q002", doc_id="pension", start=0, end=20,
+                                                       op="grade", grade=2, actor="ann", created_at=utcnow(),
+                                                       doc_sha256=sha, rubric_version=None))
     freeze(demo_store, "ok", actor="eng")
     raw = demo_store.read_one("SELECT raw_text FROM documents WHERE doc_id = 'pension'")[0]
     import_documents(demo_store, load_sources([("pension.md", ("Moved. " + raw).encode())]), actor="eng", replace=True)
