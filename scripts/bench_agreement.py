@@ -58,7 +58,7 @@ from datetime import date, datetime
 from itertools import combinations
 from pathlib import Path
 
-from benchlib import _mark_before, _maxrss_kib, child_runner, git_head, mib, print_profile, work_dir  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, child_runner, git_head, mib, print_profile, refill_grade_state, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 
@@ -225,6 +225,7 @@ def generate(db: Path, n_annotators: int, n_items: int, seed: int, evidence: boo
                 " rubric_version, round_id) SELECT query_id, doc_id, start, \"end\", NULL, op, grade, actor,"
                 " created_at, 1, round_id FROM _ev")
             cur.unregister("_ev")
+            refill_grade_state(cur)
             cur.register("_e", edf)
             cur.execute(
                 "INSERT INTO evidence_events (query_id, evidence_id, op, quote, doc_id, start, \"end\","

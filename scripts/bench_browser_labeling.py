@@ -45,7 +45,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchlib import git_head, work_dir  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import git_head, refill_grade_state, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -88,7 +88,12 @@ def build(work: Path, events: int, docs: int, queries: int) -> dict:
     facts.update(gen.generate_events(db, events, 20, gen.SEED))
     store = Store.open(db)
     try:  # the benchmark labels as the single-user 'local' (no accounts: no sign-in to drive)
-        store.write(lambda cur: cur.execute("UPDATE grade_events SET actor = ? WHERE actor = ?", [ACTOR, gen.JUDGE]))
+
+        def as_local(cur) -> None:
+            cur.execute("UPDATE grade_events SET actor = ? WHERE actor = ?", [ACTOR, gen.JUDGE])
+            refill_grade_state(cur)  # the state follows the rewritten log
+
+        store.write(as_local)
     finally:
         store.close()
     return facts

@@ -50,7 +50,7 @@ import time
 from datetime import date, datetime
 from pathlib import Path
 
-from benchlib import _mark_before, _maxrss_kib, child_runner, mib, work_dir  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, child_runner, mib, refill_grade_state, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 
@@ -200,6 +200,7 @@ def generate_events(db: Path, n_events: int, n_annotators: int, seed: int) -> di
                         " created_at, rubric_version) SELECT query_id, doc_id, start, \"end\", NULL, op, grade, actor,"
                         " created_at, 1 FROM _ev")
             cur.unregister("_ev")
+            refill_grade_state(cur)
 
         store.write(tx)
         n_ge, n_actors, judge_events = store.read_one(

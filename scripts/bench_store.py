@@ -49,7 +49,7 @@ import sys
 import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, child_runner, mib, print_profile, work_dir  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, child_runner, mib, print_profile, refill_grade_state, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 
@@ -322,6 +322,7 @@ def generate(db: Path, n_queries: int, n_events: int, n_docs: int, seed: int) ->
                     " SELECT event_id, query_id, doc_id, start, \"end\", op, grade, actor, created_at,"
                     " rubric_version, round_id, NULL FROM _g"
                 )
+                refill_grade_state(cur)
             if len(edf):
                 cur.register("_e", edf)
                 cur.execute(
