@@ -15,16 +15,16 @@ from golden_store.store import Store, utcnow
 CLARIFICATIONS_HEADING = "## Clarifications from adjudication"
 
 
-# Disagreements nobody decided, with each item's label count and first/last label time:
-# ``current_grades`` evaluated once (the pending_grades view joined back to current_grades
-# evaluated it twice), so the queue's count, strata and one page cost one aggregation.
+# Disagreements nobody decided, with each item's label count and first/last label time, read
+# from the per-item grading state (migration 13) that follows every grade event: the queue's
+# count, strata and one page read the items' rows, no aggregation over the labels.
 _PENDING = (
-    "WITH g AS (SELECT query_id, doc_id, start, \"end\", count(*) AS n_annotators, "
-    "min(created_at) AS first_label_at, max(created_at) AS last_label_at FROM current_grades "
-    "GROUP BY query_id, doc_id, start, \"end\" HAVING count(DISTINCT grade) > 1), "
-    "p AS (SELECT g.*, q.stratum, q.text AS query_text FROM g ANTI JOIN adjudications a "
-    "USING (query_id, doc_id, start, \"end\") JOIN queries q USING (query_id) "
-    "WHERE ?::VARCHAR IS NULL OR q.stratum = ?) ")
+    "WITH p AS (SELECT i.query_id, i.doc_id, i.start, i.\"end\", i.n_graded AS n_annotators, "
+    "i.first_graded_at AS first_label_at, i.last_graded_at AS last_label_at, q.stratum, q.text AS query_text "
+    "FROM grade_item_state i JOIN queries q USING (query_id) WHERE i.n_distinct > 1 "
+    "AND NOT EXISTS (SELECT 1 FROM adjudication_state a WHERE a.query_id = i.query_id AND a.doc_id = i.doc_id "
+    "AND a.start = i.start AND a.\"end\" = i.\"end\") "
+    "AND (?::VARCHAR IS NULL OR q.stratum = ?)) ")
 
 
 def queue(store: Store, stratum: str | None = None, *, limit: int | None = None, offset: int = 0) -> list[dict]:
@@ -107,20 +107,15 @@ def decided_count(store: Store) -> int:
 
 def history(store: Store, limit: int = 200, offset: int = 0) -> list[dict]:
     """Decided items, newest first, with the annotators' grades beside the final one. The
-    page of decisions is chosen first and only its items' grade events are read (not every
-    current grade of the store, as aggregating the view did)."""
+    page of decisions is chosen first and only its items' current grades are joined."""
     return store.read_dicts(
-        "WITH a AS (SELECT * FROM adjudications ORDER BY created_at DESC, event_id DESC LIMIT ? OFFSET ?), "
-        "g AS (SELECT * FROM (SELECT e.query_id, e.doc_id, e.start, e.\"end\", e.actor, e.grade, e.op, "
-        "row_number() OVER (PARTITION BY e.query_id, e.doc_id, e.start, e.\"end\", e.actor ORDER BY e.event_id DESC) "
-        "AS rn FROM grade_events e SEMI JOIN a USING (query_id, doc_id, start, \"end\") "
-        "WHERE e.op IN ('grade', 'retract')) WHERE rn = 1) "
+        "WITH a AS (SELECT * FROM adjudications ORDER BY created_at DESC, event_id DESC LIMIT ? OFFSET ?) "
         "SELECT a.query_id, a.doc_id, a.start, a.\"end\", q.stratum, a.grade AS final_grade, a.rationale, "
         "a.actor AS decided_by, a.created_at AS decided_at, a.rubric_version, "
         "string_agg(g.actor || '=' || g.grade, ', ' ORDER BY g.actor) AS annotator_grades "
         "FROM a LEFT JOIN queries q USING (query_id) "
-        "LEFT JOIN g ON g.query_id = a.query_id AND g.doc_id = a.doc_id AND g.start = a.start "
-        "AND g.\"end\" = a.\"end\" AND g.op = 'grade' "
+        "LEFT JOIN current_grades g ON g.query_id = a.query_id AND g.doc_id = a.doc_id AND g.start = a.start "
+        "AND g.\"end\" = a.\"end\" "
         "GROUP BY ALL ORDER BY decided_at DESC, a.query_id, a.doc_id, a.start, a.\"end\"", [limit, offset])
 
 

@@ -142,8 +142,9 @@ def recent(store: Store, actor: str, n: int = 10) -> list[dict]:
 def pool_counts(store: Store) -> dict[str, int]:
     """Workflow counts for the home page (numbers only, nobody's labels): pool size, items
     with at least one grade, items graded by two or more, disagreements waiting, rounds."""
+    # grade_item_state: each item's number of current grades, kept with every grade event
     row = store.read_one(
-        "WITH g AS (SELECT query_id, doc_id, start, \"end\", count(*) AS n FROM current_grades GROUP BY ALL) "
+        "WITH g AS (SELECT query_id, doc_id, start, \"end\", n_graded AS n FROM grade_item_state WHERE n_graded > 0) "
         "SELECT (SELECT count(*) FROM pool_items SEMI JOIN queries USING (query_id)), "
         "(SELECT count(*) FROM pool_items p SEMI JOIN g USING (query_id, doc_id, start, \"end\")), "
         "(SELECT count(*) FROM g WHERE n >= 2), "

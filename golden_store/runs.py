@@ -336,13 +336,13 @@ def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None
             cur.execute("INSERT INTO pool_sources SELECT query_id, doc_id, start, \"end\", system, min(rank) FROM _top "
                         "GROUP BY ALL ON CONFLICT DO NOTHING")
             judged = {tuple(r) for r in cur.execute(
-                "SELECT DISTINCT query_id, doc_id, start, \"end\" FROM current_grades").fetchall()}
+                "SELECT query_id, doc_id, start, \"end\" FROM grade_item_state WHERE n_graded > 0").fetchall()}
             new_unjudged = sum(1 for it in new_items if tuple(it) not in judged)
             per_run = {}
             for system, value in cur.execute(
                 "SELECT t.system, avg(j) FROM (SELECT system, query_id, avg(CASE WHEN g.query_id IS NULL THEN 0.0 "
-                "ELSE 1.0 END) AS j FROM _top t LEFT JOIN (SELECT DISTINCT query_id, doc_id, start, \"end\" "
-                "FROM current_grades) g USING (query_id, doc_id, start, \"end\") GROUP BY system, query_id) t "
+                "ELSE 1.0 END) AS j FROM _top t LEFT JOIN (SELECT query_id, doc_id, start, \"end\" "
+                "FROM grade_item_state WHERE n_graded > 0) g USING (query_id, doc_id, start, \"end\") GROUP BY system, query_id) t "
                 "GROUP BY t.system ORDER BY 1").fetchall():
                 per_run[system] = {"judged_at_k": float(value), "k": depth}
             queries, size = cur.execute("SELECT count(DISTINCT query_id), count(*) FROM pool_items").fetchone()
@@ -374,7 +374,9 @@ def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
         return out
     key = "hash(doc_id, start, \"end\")::VARCHAR"
     with store.cursor() as cur:
-        cur.execute("CREATE TEMP TABLE _judged AS SELECT DISTINCT query_id, doc_id, start, \"end\" FROM current_grades")
+        # the judged items: those with a current grade (grade_item_state, one row per item)
+        cur.execute("CREATE TEMP TABLE _judged AS SELECT query_id, doc_id, start, \"end\" FROM grade_item_state "
+                    "WHERE n_graded > 0")
         cur.execute(f"CREATE TEMP TABLE _gold AS SELECT query_id, {key} AS doc_id, grade FROM final_grades")
         try:
             judged_q = sorted(r[0] for r in cur.execute("SELECT DISTINCT query_id FROM _judged").fetchall())
