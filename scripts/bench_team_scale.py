@@ -10,9 +10,12 @@ and a baseline commit measured in the same run.
    calibration round and a split round through ``annotator.rounds``; grade and adjudication
    events are bulk-inserted as ``judging.insert_tx`` / ``adjudication.decide_tx`` write them
    (same columns: the document's sha, the round that assigned the item to the annotator),
-   ordered by time so event ids follow it;
-2. for each code (baseline, then this code; a git worktree each), a fresh child opens a
-   copy of that store and times, median of ``--repeat`` runs, each page's calls: Home
+   ordered by time so event ids follow it (code with migration 13 then refills its grading
+   state from the log, as ``grade_state.rebuild_tx`` does);
+2. for each code (baseline, then this code; a git worktree each), a child opens a copy of
+   that store once and closes it (``first_open``: the schema migration, when this code's
+   schema is newer, e.g. migration 13's grading state filled from the log), then a fresh
+   child opens it again and times, median of ``--repeat`` runs, each page's calls: Home
    (store_overview + live_problems), Agreement (compute + the first pair's intervals),
    Runs & pool (pool_status), Adjudication (queue counts + the first cards + decided count +
    history), Judge (progress + next item); the first call (cold) and a rerun with nothing
@@ -62,6 +65,7 @@ def child_generate(a: argparse.Namespace) -> dict:
 
     from annotator import identity, rounds, runs_import
     from annotator.corpus_import import import_paths
+    from benchlib import refill_grade_state
     from golden_store import queries as gq
     from golden_store.store import Store
 
@@ -156,11 +160,13 @@ def child_generate(a: argparse.Namespace) -> dict:
 
     for lo in range(0, len(ev), 1_000_000):
         store.write(lambda cur, part=ev.iloc[lo:lo + 1_000_000]: insert(cur, part, None))
+    store.write(refill_grade_state)  # code with migration 13: the grading state follows the bulk insert
     pend = store.df("SELECT query_id, doc_id, start, \"end\" FROM pending_grades ORDER BY ALL")
     dec = pend.sample(frac=0.2, random_state=int(a.seed)).assign(
         actor="lead", op="adjudicate", grade=1, created_at=base + pd.Timedelta(days=200))
     if len(dec):
         store.write(lambda cur: insert(cur, dec, "bench rationale"))
+        store.write(refill_grade_state)
     facts = store.read_one(
         "SELECT (SELECT count(*) FROM queries), (SELECT count(*) FROM documents), (SELECT count(*) FROM run_results), "
         "(SELECT count(*) FROM pool_items), (SELECT count(*) FROM grade_events), "
@@ -183,6 +189,19 @@ def _median(fn, repeat: int) -> tuple[float, object]:
         out = fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times), out
+
+
+def child_migrate(a: argparse.Namespace) -> dict:
+    """Open the store once with this code (migrating it, if this code's schema is newer) and
+    close it: the migration's time is reported on its own, and the measuring child that
+    follows starts cold, as an app started on a migrated store does."""
+    from golden_store.store import Store
+
+    t = time.perf_counter()
+    store = Store.open(a.store, create=False)
+    version = store.schema_version()
+    store.close()
+    return {"open_s": round(time.perf_counter() - t, 2), "schema_version": version}
 
 
 def child_measure(a: argparse.Namespace) -> dict:
@@ -302,7 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--freeze", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a._child:
-        print(json.dumps({"generate": child_generate, "measure": child_measure}[a._child](a), default=str))
+        print(json.dumps({"generate": child_generate, "migrate": child_migrate, "measure": child_measure}[a._child](a),
+                         default=str))
         return 0
     from benchlib import git_head, work_dir
 
@@ -323,11 +343,14 @@ def main(argv: list[str] | None = None) -> int:
         for code, root in codes:
             path = work / f"{code}.duckdb"
             shutil.copyfile(work / "team.duckdb", path)
+            opened = run_child("migrate", root, store=path)
             res[code] = run_child("measure", root, store=path, repeat=a.repeat, freeze=not a.no_freeze)
+            res[code]["first_open"] = opened
             c = res[code]["calls"]
             say(f"  {code}: " + ", ".join(f"{k} {v['cold_s']:.3f}/{v['rerun_s']:.3f} s" for k, v in c.items())
                 + f"; freeze {res[code].get('freeze_s')} s; CLI pool status {res[code]['cli_pool_status_s']} s; "
-                  f"peak {res[code]['serving_peak_mib']} MiB")
+                  f"peak {res[code]['serving_peak_mib']} MiB; first open (schema v{opened['schema_version']}, "
+                  f"migration included) {opened['open_s']} s")
         out = {"bench": "team_scale", "commit": git_head(ROOT), "code": a.code, "baseline": a.baseline,
                "scale": a.scale, "repeat": a.repeat, "store": gen, **res}
         if "baseline" in res:
