@@ -30,13 +30,14 @@ _C = [f"c{g}" for g in GRADES]
 
 def cells(pairs: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     """(P × k × k confusion stack indexed i * r + j, rater names) from rows a, b, ga, gb, n."""
-    names = sorted(set(pairs["a"]) | set(pairs["b"])) if len(pairs) else []
+    # rater names to positions vectorised (pd.unique, Categorical codes): the pair frames of a
+    # team hold ~10^5 rows, and a per-element Python map cost most of the Agreement page
+    names = sorted(set(pd.unique(pairs["a"])) | set(pd.unique(pairs["b"]))) if len(pairs) else []
     r = len(names)
     out = np.zeros(r * r * K * K, dtype=np.int64)
     if r:
-        pos = {nm: i for i, nm in enumerate(names)}
-        ia = pairs["a"].map(pos).to_numpy(np.int64)
-        ib = pairs["b"].map(pos).to_numpy(np.int64)
+        ia = pd.Categorical(pairs["a"], categories=names).codes.astype(np.int64)
+        ib = pd.Categorical(pairs["b"], categories=names).codes.astype(np.int64)
         idx = ((ia * r + ib) * K + pairs["ga"].to_numpy(np.int64)) * K + pairs["gb"].to_numpy(np.int64)
         np.add.at(out, idx, pairs["n"].to_numpy(np.int64))
     return out.reshape(r * r, K, K), names
