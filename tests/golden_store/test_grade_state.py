@@ -257,7 +257,10 @@ def test_migration_13_fills_the_state_equal_to_the_former_views(tmp_path, monkey
         run = tmp_path / "sys.run"
         run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
         store_runs.store_run(s, store_runs.parse_run(s, run, "sys", "trec"), actor="eng")
-        store_runs.build_pool(s, 3, actor="eng")
+        # the pool as version 12 built it (this code's build_pool reads migration 13's state)
+        s.write(lambda cur: cur.execute(
+            "INSERT INTO pool_items SELECT DISTINCT query_id, doc_id, start, \"end\", 3, ?, 'eng' FROM run_results",
+            [T0]))
         items = s.read("SELECT query_id, doc_id, start, \"end\" FROM pool_items ORDER BY ALL")
         sha = dict(s.read("SELECT doc_id, canonical_sha256 FROM documents"))
         rng = random.Random(12)
