@@ -47,6 +47,8 @@ from golden_store.versions import (
     write_manifest,
 )
 
+DOCUMENTS_FILE = "documents.parquet"
+
 # Each frozen table: file name (golden_store.versions.DATA_FILES) -> SELECT over the live store
 # (ORDER BY makes files reproducible).
 _TABLE_SQL: dict[str, str] = {
@@ -92,6 +94,10 @@ def write_parquet(cur: Any, sql: str, params: list[Any], path: Path, options: st
     with warnings.catch_warnings():  # DuckDB notes the reader of a DB-API result copies the rows
         warnings.simplefilter("ignore", UserWarning)
         reader = cur.execute(sql, params).to_arrow_reader()
+    _copy_stream(reader, path, options)
+
+
+def _copy_stream(reader: Any, path: Path, options: str) -> None:
     con = duckdb.connect(config={"threads": 1})
     try:
         con.register("_rows", reader)
@@ -99,6 +105,59 @@ def write_parquet(cur: Any, sql: str, params: list[Any], path: Path, options: st
         con.execute(f"COPY (SELECT * FROM _rows) TO '{target}' {options}")
     finally:
         con.close()
+
+
+# documents.parquet is read in doc_id ranges of about this many characters of text ...
+_DOCUMENT_CHUNK_CHARS = 64_000_000
+# ... and written in row groups of this many documents (the writer holds one row group).
+_DOCUMENT_ROW_GROUP = 4_096
+
+
+def write_documents(cur: Any, path: Path) -> None:
+    """documents.parquet: every document in doc_id order, read a range of ids at a time.
+
+    Why not one ``SELECT ... ORDER BY doc_id``: DuckDB sorts whole documents in memory and
+    cannot spill them (1 GiB of corpus: a 7 GB freeze, and out of memory under a 1.5 GB
+    limit). The ids and lengths alone sort in a few MB; each range of ids holding about
+    ``_DOCUMENT_CHUNK_CHARS`` of text is then fetched with ``BETWEEN`` (a scan of the id
+    column, the text read only where it matches), and the in-process writer keeps one row
+    group of ``_DOCUMENT_ROW_GROUP`` documents instead of DuckDB's default 122,880."""
+    import pyarrow as pa
+
+    sql = _TABLE_SQL[DOCUMENTS_FILE].replace("FROM documents ORDER BY doc_id",
+                                              "FROM documents WHERE doc_id BETWEEN ? AND ? ORDER BY doc_id")
+    sizes = cur.execute("SELECT doc_id, length(raw_text) + length(canonical_text) FROM documents "
+                        "ORDER BY doc_id").fetchall()
+    ranges: list[tuple[str, str]] = []
+    start, chars = 0, 0
+    for k, (_, n) in enumerate(sizes):
+        chars += int(n)
+        if chars >= _DOCUMENT_CHUNK_CHARS or k == len(sizes) - 1:
+            ranges.append((sizes[start][0], sizes[k][0]))
+            start, chars = k + 1, 0
+    del sizes
+
+    def chunk(lo: str, hi: str) -> list[Any]:
+        with warnings.catch_warnings():  # DuckDB notes the reader of a DB-API result copies the rows
+            warnings.simplefilter("ignore", UserWarning)
+            return list(cur.execute(sql, [lo, hi]).to_arrow_reader())
+
+    first = chunk(*ranges[0]) if ranges else []
+    schema = first[0].schema if first else _empty_schema(cur, sql)
+
+    def batches():
+        yield from first
+        for lo, hi in ranges[1:]:
+            yield from chunk(lo, hi)
+
+    _copy_stream(pa.RecordBatchReader.from_batches(schema, batches()), path,
+                 f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {_DOCUMENT_ROW_GROUP})")
+
+
+def _empty_schema(cur: Any, sql: str) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return cur.execute(sql, ["", ""]).to_arrow_reader().schema
 
 
 def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_evidence", *,
@@ -223,7 +282,10 @@ def freeze(
             for i, (fname, sql) in enumerate(_TABLE_SQL.items()):
                 if progress:
                     progress(i, steps, f"writing {fname}")
-                write_parquet(cur, sql, [], tmp / fname, "(FORMAT parquet, COMPRESSION zstd)")
+                if fname == DOCUMENTS_FILE:
+                    write_documents(cur, tmp / fname)
+                else:
+                    write_parquet(cur, sql, [], tmp / fname, "(FORMAT parquet, COMPRESSION zstd)")
             if progress:
                 progress(len(_TABLE_SQL), steps, "deriving qrels")
             # Qrels in SQL here; verify() re-derives them with the pure Python rule
