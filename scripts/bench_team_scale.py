@@ -21,11 +21,22 @@ and a baseline commit measured in the same run.
    history), Judge (progress + next item); the first call (cold) and a rerun with nothing
    written (what a widget interaction costs); then ``golden freeze`` (once, in process) and
    ``golden pool status`` (the CLI, a subprocess); peak RSS of the measuring process;
-3. the figures each code reported (κ, α, counts) are compared: they must be equal.
+3. the figures each code reported (κ, α, counts) are compared: they must be equal;
+4. with ``--browser``, after each code's measuring child, that code's app is served on its
+   copy of the store (``streamlit run app.py`` on a free port, as ``golden serve`` and
+   tests/test_browser.py do) and driven in Debian's chromium through Playwright: admin signs
+   in (sign-in click -> Home's final elements = Home's first render), then every sidebar page
+   is opened from its link ``--visits`` times in turn, timed from the click to the page's
+   final elements (``stApp`` script state ``notRunning`` and the page's heading): the first
+   visit (the page's first render after the server started) and the median of the others;
+   then ann03 opens Judge and presses ``--keys`` one by one, each timed to the next item
+   painted (the labeling surface's ``data-uid`` changes) and to the grade acknowledged
+   (``data-saved``); the app server's peak RSS (``VmHWM`` from /proc).
 
 Prints a table and one JSON line. Usage::
 
     python scripts/bench_team_scale.py [--scale 1] [--repeat 3] [--baseline aba9489] [--code HEAD]
+        [--browser [--visits 3] [--pages Home,Judge] [--keys 21302]]
 """
 
 from __future__ import annotations
@@ -278,6 +289,212 @@ def child_measure(a: argparse.Namespace) -> dict:
     return out
 
 
+# ---- real Chromium (--browser) -------------------------------------------------------------------
+
+PASSWORD = "0123456789ab"  # every generated account's
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+HEADINGS = {"Home": "Golden-set studio"}  # a page's st.title, where it is not the sidebar title
+# the page's final elements: the script run is over and the main area shows the page's heading
+_SETTLED = """(h) => { const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    const main = document.querySelector('[data-testid="stMain"]');
+    return !!main && [...main.querySelectorAll('h1')].some(e => e.innerText.trim() === h); }"""
+
+
+def _vm_hwm_mib(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def _start_app(root: Path, db: Path, work: Path, log: Path) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` of ``root`` on ``db``, as ``golden serve`` and tests/test_browser.py do."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, GOLDEN_DB=str(db), PYTHONPATH=str(root))
+    env.pop("GOLDEN_VERSIONS", None)
+    fh = log.open("ab")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(root / "app.py"), "--server.port", str(port),
+                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+                            cwd=str(work), env=env, stdout=fh, stderr=subprocess.STDOUT)
+    fh.close()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        if proc.poll() is not None:
+            raise SystemExit(f"streamlit exited ({proc.returncode}):\n{log.read_text(errors='replace')[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.read().decode().strip() == "ok":
+                    return proc, url
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise SystemExit(f"streamlit not healthy after 120 s:\n{log.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.25)
+
+
+def _stop_app(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
+
+
+def _settle(page, heading: str, timeout_ms: int) -> None:
+    page.wait_for_function(_SETTLED, arg=heading, timeout=timeout_ms, polling="raf")
+
+
+def _sign_in_timed(page, url: str, name: str, timeout_ms: int) -> float:
+    """Sign in as ``name``; seconds from the button's click to Home's final elements."""
+    page.goto(url)
+    main = page.get_by_test_id("stMain")
+    main.get_by_role("textbox", name="Username").fill(name)
+    main.get_by_role("textbox", name="Password").fill(PASSWORD)
+    t = time.perf_counter()
+    main.get_by_role("button", name="Sign in").click()
+    page.get_by_test_id("stSidebar").get_by_role("button", name="Sign out").wait_for(timeout=timeout_ms)
+    _settle(page, HEADINGS["Home"], timeout_ms)
+    return time.perf_counter() - t
+
+
+def _goto_page(page, title: str, timeout_ms: int) -> float:
+    """Seconds from the sidebar link's click to the page's final elements (what a person waits)."""
+    link = page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True)
+    t = time.perf_counter()
+    link.click()
+    _settle(page, HEADINGS.get(title, title), timeout_ms)
+    return time.perf_counter() - t
+
+
+def _key_to_next(page, keys: str, timeout_ms: int) -> tuple[list[float], list[float]]:
+    """On Judge: for each key, seconds from the press to the next item painted (the surface's
+    ``data-uid`` changes, tests/test_browser_labeling.py) and to the grade acknowledged by the
+    server (``data-saved`` counts it)."""
+    root = page.get_by_test_id("stMain").locator(".gs-root")
+    root.wait_for(timeout=timeout_ms)
+    painted, acked = [], []
+    deadline_s = timeout_ms / 1000
+    for i, k in enumerate(keys):
+        uid = root.get_attribute("data-uid") or ""
+        saved0 = int(root.get_attribute("data-saved") or 0)
+        t = time.perf_counter()
+        page.keyboard.press(k)
+        while (root.get_attribute("data-uid") or "") == uid:
+            if time.perf_counter() - t > deadline_s:
+                raise SystemExit(f"no next item painted {deadline_s} s after key {k!r}")
+        painted.append(time.perf_counter() - t)
+        while int(root.get_attribute("data-saved") or 0) <= saved0:
+            if time.perf_counter() - t > deadline_s:
+                raise SystemExit(f"grade for key {k!r} not acknowledged after {deadline_s} s")
+        acked.append(time.perf_counter() - t)
+        page.wait_for_function(_SETTLED, arg="Judge", timeout=timeout_ms, polling="raf")
+    return painted, acked
+
+
+def browser_measure(root: Path, db: Path, work: Path, visits: int, only: list[str] | None, keys: str,
+                    timeout_s: float) -> dict:
+    """The app of ``root`` served on ``db`` in Debian's chromium: sign-in to Home, then every
+    sidebar page (or ``only``) visited ``visits`` times in turn from its link (the first visit
+    is each page's first render after the server started; later visits: median), then Judge
+    as ann03 and ``keys`` pressed one after another; the server's peak RSS (VmHWM)."""
+    from playwright.sync_api import sync_playwright
+
+    exe = shutil.which("chromium")
+    if exe is None:
+        raise SystemExit("--browser needs Debian's chromium on PATH (apt-get install chromium)")
+    ms = int(timeout_s * 1000)
+    log = work / f"server-{root.name}.log"
+    t = time.perf_counter()
+    proc, url = _start_app(root, db, work, log)
+    out: dict = {"server_start_s": round(time.perf_counter() - t, 2), "pages": {}}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+            try:
+                ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+                page = ctx.new_page()
+                page.set_default_timeout(ms)
+                errors: list[str] = []
+                page.on("pageerror", lambda exc: errors.append(str(exc)[:200]))
+                home_first = _sign_in_timed(page, url, "admin", ms)
+                # a link's text is its icon's ligature name, then its title
+                titles = [x.strip().splitlines()[-1].strip() for x in
+                          page.get_by_test_id("stSidebarNav").get_by_role("link").all_inner_texts() if x.strip()]
+                titles = [x for x in titles if x and (not only or x in only)]
+                times: dict[str, list[float]] = {x: [] for x in titles}
+                for _ in range(max(1, visits)):
+                    for title in titles:
+                        if title == "Home" and not times["Home"]:
+                            times["Home"].append(home_first)  # its first render came with the sign-in
+                            continue
+                        times[title].append(_goto_page(page, title, ms))
+                for title, ts in times.items():
+                    out["pages"][title] = {"first_s": round(ts[0], 3),
+                                           "again_s": round(statistics.median(ts[1:]), 3) if len(ts) > 1 else None}
+                ctx.close()
+                if keys:
+                    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+                    page = ctx.new_page()
+                    page.set_default_timeout(ms)
+                    page.on("pageerror", lambda exc: errors.append(str(exc)[:200]))
+                    _sign_in_timed(page, url, "ann03", ms)
+                    out["judge_ann03_first_s"] = round(_goto_page(page, "Judge", ms), 3)
+                    painted, acked = _key_to_next(page, keys, ms)
+                    out["key_to_next"] = {"keys": len(keys), "painted_median_s": round(statistics.median(painted), 3),
+                                          "painted_max_s": round(max(painted), 3),
+                                          "acked_median_s": round(statistics.median(acked), 3)}
+                    ctx.close()
+                out["page_errors"] = errors[:5]
+            finally:
+                browser.close()
+        out["server_peak_mib"] = _vm_hwm_mib(proc.pid)
+    finally:
+        _stop_app(proc)
+    return out
+
+
+def _browser_table(res: dict, say) -> None:
+    """Markdown table of the chromium figures, baseline and this code side by side."""
+    codes = [c for c in ("baseline", "new") if "browser" in res.get(c, {})]
+    fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
+    say("| page (chromium, s) | " + " | ".join(f"{c} first / again" for c in codes)
+        + (" | ratio first / again |" if len(codes) == 2 else " |"))
+    say("|---|" + "---:|" * (len(codes) + (len(codes) == 2)))
+    pages = list(res[codes[-1]]["browser"]["pages"])
+    for p in pages:
+        cells = []
+        for c in codes:
+            v = res[c]["browser"]["pages"].get(p) or {"first_s": None, "again_s": None}
+            cells.append(f"{fmt(v['first_s'])} / {fmt(v['again_s'])}")
+        if len(codes) == 2:
+            b, n = res["baseline"]["browser"]["pages"].get(p), res["new"]["browser"]["pages"][p]
+            r = [f"{n[k] / b[k]:.2f}" if b and n[k] and b[k] else "-" for k in ("first_s", "again_s")]
+            cells.append(" / ".join(r))
+        say(f"| {p} | " + " | ".join(cells) + " |")
+    if all("key_to_next" in res[c]["browser"] for c in codes):
+        say("| Judge: key -> next item painted (median) / acknowledged | " + " | ".join(
+            f"{res[c]['browser']['key_to_next']['painted_median_s']:.3f} / "
+            f"{res[c]['browser']['key_to_next']['acked_median_s']:.3f}" for c in codes) + " |"
+            + (" |" if len(codes) == 2 else ""))
+    say("| app server peak RSS (VmHWM, MiB) | " + " | ".join(str(res[c]["browser"]["server_peak_mib"]) for c in codes)
+        + " |" + (" |" if len(codes) == 2 else ""))
+
+
 # ---- parent --------------------------------------------------------------------------------------
 
 
@@ -315,6 +532,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--keep", default=None, help="build in this (empty) folder and keep it")
     ap.add_argument("--json", action="store_true", help="print only the JSON line")
+    ap.add_argument("--browser", action="store_true",
+                    help="also serve each code's store with streamlit and time every page in real chromium")
+    ap.add_argument("--visits", type=int, default=3, help="--browser: visits per page (first + median of the rest)")
+    ap.add_argument("--pages", default="", help="--browser: comma-separated sidebar titles (default: all)")
+    ap.add_argument("--keys", default="21302", help="--browser: grade keys pressed on Judge ('' for none)")
+    ap.add_argument("--browser-timeout", type=float, default=300, help="--browser: seconds a page may take")
     ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
     for k in ("out", "store"):
         ap.add_argument(f"--{k}", default=None, help=argparse.SUPPRESS)
@@ -346,6 +569,15 @@ def main(argv: list[str] | None = None) -> int:
             opened = run_child("migrate", root, store=path)
             res[code] = run_child("measure", root, store=path, repeat=a.repeat, freeze=not a.no_freeze)
             res[code]["first_open"] = opened
+            if a.browser:
+                only = [x.strip() for x in a.pages.split(",") if x.strip()] or None
+                res[code]["browser"] = br = browser_measure(root, path, work, a.visits, only, a.keys,
+                                                            a.browser_timeout)
+                say(f"  {code} in chromium: " + ", ".join(f"{k} {v['first_s']:.2f}/{v['again_s'] or 0:.2f} s"
+                                                          for k, v in br["pages"].items())
+                    + (f"; key -> next painted {br['key_to_next']['painted_median_s']:.3f} s (acked "
+                       f"{br['key_to_next']['acked_median_s']:.3f} s)" if "key_to_next" in br else "")
+                    + f"; server peak {br['server_peak_mib']} MiB; server start {br['server_start_s']} s")
             c = res[code]["calls"]
             say(f"  {code}: " + ", ".join(f"{k} {v['cold_s']:.3f}/{v['rerun_s']:.3f} s" for k, v in c.items())
                 + f"; freeze {res[code].get('freeze_s')} s; CLI pool status {res[code]['cli_pool_status_s']} s; "
@@ -361,8 +593,22 @@ def main(argv: list[str] | None = None) -> int:
                 out["ratios"]["freeze"] = round(n["freeze_s"] / b["freeze_s"], 4)
             out["ratios"]["cli_pool_status"] = round(n["cli_pool_status_s"] / b["cli_pool_status_s"], 4)
             out["figures_equal"] = b["figures"] == n["figures"]
+            if "browser" in b and "browser" in n:
+                bb, nb = b["browser"], n["browser"]
+                for p, v in nb["pages"].items():
+                    w = bb["pages"].get(p)
+                    for k in ("first_s", "again_s"):
+                        if w and v[k] and w[k]:
+                            out["ratios"][f"browser_{p}_{k}"] = round(v[k] / w[k], 4)
+                if "key_to_next" in bb and "key_to_next" in nb:
+                    out["ratios"]["browser_key_to_next_painted"] = round(
+                        nb["key_to_next"]["painted_median_s"] / bb["key_to_next"]["painted_median_s"], 4)
+                if bb.get("server_peak_mib") and nb.get("server_peak_mib"):
+                    out["ratios"]["browser_server_peak"] = round(nb["server_peak_mib"] / bb["server_peak_mib"], 4)
             say("  ratios new/baseline: " + ", ".join(f"{k} {v:.3f}" for k, v in out["ratios"].items()))
             say(f"  figures equal: {out['figures_equal']}")
+        if a.browser and not a.json:
+            _browser_table(res, say)
         print(json.dumps(out, default=str))
     finally:
         for t in trees:
