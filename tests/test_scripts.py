@@ -108,7 +108,8 @@ def test_bench_team_scale_generates_what_it_reports_and_both_codes_agree(tmp_pat
     coverage) equal the baseline's on the same store."""
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "bench_team_scale.py"), "--scale", "0.002", "--repeat", "1",
-         "--json"], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+         "--json", "--browser", "--visits", "1", "--pages", "Judge", "--keys", "2", "--browser-timeout", "120"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
@@ -123,3 +124,10 @@ def test_bench_team_scale_generates_what_it_reports_and_both_codes_agree(tmp_pat
     assert fig["annotators"] == 20 and fig["pairs"] == 190
     assert report["figures_equal"] is True and new["cli_pool_status_rc"] == 0
     assert new["freeze_s"] is not None and set(report["ratios"]) >= {"home_rerun_s", "agreement_cold_s"}
+    # --browser at its smallest: Judge's first render in chromium and one key -> next item painted
+    for code in ("baseline", "new"):
+        br = report[code]["browser"]
+        assert set(br["pages"]) == {"Judge"} and br["pages"]["Judge"]["first_s"] > 0
+        assert br["key_to_next"]["keys"] == 1 and br["key_to_next"]["painted_median_s"] > 0
+        assert br["server_peak_mib"] > 0
+    assert report["new"]["browser"]["page_errors"] == [] and "browser_Judge_first_s" in report["ratios"]
