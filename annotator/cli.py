@@ -431,6 +431,7 @@ def cmd_copy(args: argparse.Namespace) -> int:
         with Store.open(args.dst, create=True) as dst:
             checks = copy_checked(src, dst)
             where = (src.location(), src.engine, dst.location(), dst.engine)
+            src_versions = versions_dir_for(src.path)
     tables = [c for c in checks if c.table != "(event sequence)"]
     seq = next(c.source_rows for c in checks if c.table == "(event sequence)")
     if args.json:
@@ -443,6 +444,8 @@ def cmd_copy(args: argparse.Namespace) -> int:
     for c in tables:
         print(f"  {c.table:<{width}}  {c.dest_rows:>9}  {c.dest_digest[:16]}")
     print("Checked: row count and digest of every table equal on both sides.")
+    print(f"Frozen versions are files, not rows: they stay in {src_versions}; the new store "
+          "finds them there when GOLDEN_VERSIONS names that folder (or copy it beside the new store).")
     return 0
 
 
