@@ -91,7 +91,9 @@ def _rewrite(tree: exp.Expression) -> exp.Expression:
         if lit.is_string and "%" in lit.this:
             lit.set("this", lit.this.replace("%", "%%"))
     for mod in list(tree.find_all(exp.Mod)):
-        mod.replace(exp.func("MOD", mod.this, mod.expression))
+        # an Anonymous call: exp.func("MOD", ...) parses back into exp.Mod and prints as "%",
+        # which psycopg would read as a placeholder
+        mod.replace(exp.Anonymous(this="MOD", expressions=[mod.this.copy(), mod.expression.copy()]))
     for sub in list(tree.find_all(exp.Subquery)):
         if isinstance(sub.parent, (exp.From, exp.Join)) and not sub.alias:
             sub.set("alias", exp.TableAlias(this=exp.to_identifier(fresh("sq"))))

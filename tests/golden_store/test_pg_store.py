@@ -117,3 +117,13 @@ def test_same_events_same_agreement_and_data_digest(tmp_path, pg_store):
     for key in ("n_queries", "n_spans", "n_judgments", "kappa_binary", "kappa_graded", "annotators"):
         if key in fd.manifest:
             assert fp.manifest[key] == fd.manifest[key], key
+
+
+def test_modulo_and_percent_signs_mean_the_same_on_both_engines(pg_store, store):
+    """The translator writes ``%`` as MOD() and doubles ``%`` in string literals: psycopg
+    reads a bare ``%`` as the start of a placeholder (a modulo used to fail on PostgreSQL)."""
+    sql = ("SELECT CAST(x % 3 AS INTEGER) AS m, 'a%b' AS s, 'a%b' LIKE '%' || ? AS like_any "
+           "FROM (SELECT unnest([7, 8, 9]) AS x) t ORDER BY x")
+    duck = store.read(sql, ["b"])
+    assert duck == [(1, "a%b", True), (2, "a%b", True), (0, "a%b", True)]
+    assert pg_store.read(sql, ["b"]) == duck
