@@ -3,8 +3,9 @@
 Why: Streamlit reruns a page on every widget interaction, and at team scale (millions of
 grade events) the Home, Agreement and Runs & pool pages each spent seconds to a minute
 re-deriving the same figures from unchanged data. A value here is kept under its name and
-arguments together with :meth:`Store.generation` (commits through the handle + the event
-sequence's last value); it is recomputed only when the store moved on since. One process
+arguments together with :meth:`Store.generation` (the store-wide write and event sequences'
+last values, so a write by any process counts); it is recomputed only when the store moved
+on since. One process
 serves every browser session, so every session shares one copy.
 
 Callers check the user's role *before* asking (the cached value is the same for everyone

@@ -49,6 +49,13 @@ EVENT_SEQ_LAST_VALUE: dict[str, str] = {
     "duckdb": "SELECT last_value FROM duckdb_sequences() WHERE sequence_name = 'event_seq'",
     "postgresql": "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM event_seq",
 }
+# The last values the write and event sequences handed out (0 before the first), per engine.
+SEQUENCES_LAST_VALUES: dict[str, str] = {
+    "duckdb": "SELECT (SELECT last_value FROM duckdb_sequences() WHERE sequence_name = 'write_seq'), "
+              "(SELECT last_value FROM duckdb_sequences() WHERE sequence_name = 'event_seq')",
+    "postgresql": "SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM write_seq), "
+                  "(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM event_seq)",
+}
 
 _NOOP_SETTINGS = re.compile(r"^\s*(SET|RESET)\s+(memory_limit|force_compression|threads|preserve_insertion_order)\b",
                             re.IGNORECASE)

@@ -869,6 +869,16 @@ _V13 = (
             AND a.start = i.start AND a."end" = i."end")""",
 )
 
+# v14: a store-wide count of committed writes. Pages cache whole-store aggregates under the
+# store's generation (golden_store.store.Store.generation); writes that take no event id (pool
+# items, rounds, run replacement, calibrations) were counted per process only, so on
+# PostgreSQL another app process's such write left a cached page stale. Every write
+# transaction now takes a value from this sequence.
+_V14 = (
+    """CREATE SEQUENCE write_seq START 1""",
+)
+WRITE_SEQ_VERSION = 14
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -886,6 +896,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "grade_state, judging_state, adjudication_state, grade_item_state: current grading state "
                   "kept beside the event log; current/final/disputed/pending grades and adjudications read them",
               _V13),
+    Migration(14, "write_seq: every write transaction takes a value (the store's generation for caches)", _V14),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.schema_snapshot
--- Schema version 13. Migrations (golden_store/schema.py):
+-- Schema version 14. Migrations (golden_store/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -14,10 +14,13 @@
 --   V11: run_events (retired runs) and rubric_seen (the rubric changelog banner)
 --   V12: verdict_events split into typed event tables with real keys; transcript_draws keyed; user_role_events
 --   V13: grade_state, judging_state, adjudication_state, grade_item_state: current grading state kept beside the event log; current/final/disputed/pending grades and adjudications read them
+--   V14: write_seq: every write transaction takes a value (the store's generation for caches)
 
 -- ---- sequences --------------------------------------------------------------------
 
 CREATE SEQUENCE event_seq INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START 1 NO CYCLE;
+
+CREATE SEQUENCE write_seq INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START 1 NO CYCLE;
 
 -- ---- tables -----------------------------------------------------------------------
 

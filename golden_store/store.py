@@ -31,10 +31,10 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from golden_store.dialect import EVENT_SEQ_LAST_VALUE
+from golden_store.dialect import EVENT_SEQ_LAST_VALUE, SEQUENCES_LAST_VALUES
 from golden_store.errors import StoreLockedError, StoreSchemaError
 from golden_store.paths import DEFAULT_DB, default_db_path, versions_dir_for  # noqa: F401 - re-exported
-from golden_store.schema import BUILTIN_STRATA, MIGRATIONS, SCHEMA_VERSION
+from golden_store.schema import BUILTIN_STRATA, MIGRATIONS, SCHEMA_VERSION, WRITE_SEQ_VERSION
 
 T = TypeVar("T")
 
@@ -64,7 +64,9 @@ class Store:
             self._errors, self._conflicts = (duckdb.Error,), (duckdb.TransactionException,)
         self._write_lock = threading.RLock()
         self._closed = False
-        self._commits = 0  # committed write transactions of this handle: see generation()
+        self._commits = 0  # committed write transactions of this handle
+        # every write takes a value from write_seq once the store has it (after migrating)
+        self._counts_writes = False
 
     # ---- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -102,6 +104,7 @@ class Store:
         store = cls(p, con)
         try:
             store._migrate()
+            store._counts_writes = store.schema_version() >= WRITE_SEQ_VERSION
         except Exception:
             con.close()
             raise
@@ -128,6 +131,7 @@ class Store:
         store = cls(Path.cwd() / f"{name}.postgresql", db, url=url)
         try:
             store._migrate()
+            store._counts_writes = store.schema_version() >= WRITE_SEQ_VERSION
         except Exception:
             db.close()
             raise
@@ -271,16 +275,22 @@ class Store:
             cur.advisory_lock(key)
 
     def generation(self) -> tuple[int, int]:
-        """A key that changes whenever the store's content may have changed: (write
-        transactions committed through this handle, the event sequence's last value).
+        """A key that changes whenever the store's content may have changed, whoever wrote
+        it: (the write sequence's last value, the event sequence's last value).
 
-        Why both: every label, edit and verdict takes an event id from ``event_seq``, so its
-        last value follows every event whoever wrote it; some writes take no event id (pool
-        items, rounds, run replacement, calibrations), and those go through :meth:`write`,
-        which counts them. Pages cache whole-store aggregates under this key, so a rerun
-        with nothing new written reads the cache instead of scanning millions of events."""
-        row = self.read_one(EVENT_SEQ_LAST_VALUE[self.engine])
-        return self._commits, int(row[0]) if row and row[0] is not None else 0
+        Why both: every label, edit and verdict takes an event id from ``event_seq``; every
+        transaction committed through :meth:`write` also takes a value from ``write_seq``
+        (migration 14), which covers the writes that take no event id (pool items, rounds,
+        run replacement, calibrations) - in any process, which matters on PostgreSQL where
+        several app processes share one store. Pages cache whole-store aggregates under this
+        key, so a rerun with nothing new written reads the cache instead of scanning millions
+        of events. (A rolled-back write may move ``write_seq`` too: a needless recompute, never
+        a stale page.)"""
+        if not self._counts_writes:  # a store kept at an older schema (tests of migrations)
+            row = self.read_one(EVENT_SEQ_LAST_VALUE[self.engine])
+            return self._commits, int(row[0]) if row and row[0] is not None else 0
+        row = self.read_one(SEQUENCES_LAST_VALUES[self.engine])
+        return tuple(int(v) if v is not None else 0 for v in (row or (0, 0)))  # type: ignore[return-value]
 
     def write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], *, retries: int | None = None) -> T:
         """Run ``fn(cursor)`` inside one transaction, serialized with every other write.
@@ -301,6 +311,8 @@ class Store:
                     cur.begin()
                     try:
                         result = fn(cur)
+                        if self._counts_writes:
+                            cur.execute("SELECT nextval('write_seq')")  # the generation moves (see generation())
                         cur.commit()
                         self._commits += 1
                         return result

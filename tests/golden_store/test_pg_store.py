@@ -127,3 +127,28 @@ def test_modulo_and_percent_signs_mean_the_same_on_both_engines(pg_store, store)
     duck = store.read(sql, ["b"])
     assert duck == [(1, "a%b", True), (2, "a%b", True), (0, "a%b", True)]
     assert pg_store.read(sql, ["b"]) == duck
+
+
+def _add_stratum(cur, name: str) -> None:
+    from golden_store.store import utcnow
+
+    cur.execute("INSERT INTO strata (name, description, builtin, created_at, created_by) VALUES (?, ?, false, ?, ?)",
+                [name, "added by a test", utcnow(), "lead"])
+
+
+def test_a_write_without_an_event_moves_every_processs_generation(pg_store):
+    """Pages cache whole-store figures under Store.generation(). A write that takes no event
+    id (pool items, rounds, strata), made by another app process on the same PostgreSQL
+    store, must change this process's generation too, or its cached pages go stale."""
+    other = Store.open(pg_store.url)  # a second app process's handle on the store
+    try:
+        seen = other.generation()
+        pg_store.write(lambda cur: _add_stratum(cur, "regional"))
+        assert other.generation() != seen
+        seen = other.generation()
+        assert other.generation() == seen  # nothing written: the cache key holds
+        with pytest.raises(RuntimeError):
+            pg_store.write(lambda cur: (_add_stratum(cur, "rolled-back"), (_ for _ in ()).throw(RuntimeError("x"))))
+        assert other.read("SELECT count(*) FROM strata WHERE name = 'rolled-back'") == [(0,)]
+    finally:
+        other.close()
