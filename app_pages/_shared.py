@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -211,19 +212,23 @@ def show_error(exc: BaseException, options: dict[str, str] | None = None) -> Non
 def attempt(fn: Callable[[], T], options: dict[str, str] | None = None) -> T | None:
     """Run a user action; show a GoldenError as a clear message instead of a traceback
     (``options``: see :func:`show_error`)."""
+    start = _bars_open()
     try:
         return fn()
     except GoldenError as exc:
+        _clear_bars_since(start)
         show_error(exc, options)
         return None
 
 
 def succeeded(fn: Callable[[], object]) -> bool:
     """Run a user action that returns nothing; True if it worked, else the error is shown."""
+    start = _bars_open()
     try:
         fn()
         return True
     except GoldenError as exc:
+        _clear_bars_since(start)
         show_error(exc)
         return False
 
@@ -348,8 +353,29 @@ def show_flash() -> None:
         st.success(md_escape(msg))
 
 
+# Progress bars of the action now running, per script-run thread: a refused action clears
+# its bars (a half-filled "Placing passages" stayed above the error after a bad file).
+_bars = threading.local()
+
+
+def _clear_bars_since(start: int) -> None:
+    slots = getattr(_bars, "slots", [])
+    for slot in slots[start:]:
+        slot.empty()
+    del slots[start:]
+
+
+def _bars_open() -> int:
+    if not hasattr(_bars, "slots"):
+        _bars.slots = []
+    return len(_bars.slots)
+
+
 def progress_callback(label: str):
-    bar = st.progress(0.0, text=label)
+    slot = st.empty()
+    _bars_open()
+    _bars.slots.append(slot)
+    bar = slot.progress(0.0, text=label)
 
     def update(done: int, total: int, *rest: object) -> None:
         note = f"{label}: {rest[0]}" if rest else label

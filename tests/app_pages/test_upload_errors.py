@@ -87,6 +87,8 @@ def test_every_upload_error_is_clean_and_changes_nothing(team, up):
             expected = "{name}: "  # a binary file may be refused before a line is read: the file is named
         assert expected.format(name=name) in shown, (case, shown)
         assert "/tmp" not in shown and "Traceback" not in shown, (case, shown)
+        # a refused import leaves no progress bar above its error
+        assert not [e for e in at.get("progress")], (case, "progress bar left on the page")
     assert table_snapshot(team) == before
 
 
