@@ -111,14 +111,16 @@ def table_digest(cur: Any, table: str, cols: list[str] | None = None) -> tuple[i
     cols = cols or _columns(cur, table)
     res = cur.execute(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM "{table}"')
     n, acc = 0, 0
-    while True:
-        rows = res.fetchmany(_BATCH)
-        if not rows:
-            break
-        n += len(rows)
-        for r in rows:
-            acc = (acc + row_hash(r)) % _MOD
+    while rows := res.fetchmany(_BATCH):
+        n, acc = n + len(rows), _fold(acc, rows)
     return n, _digest_of(acc)
+
+
+def _fold(acc: int, rows: list[tuple]) -> int:
+    """The order-free digest's running sum with ``rows`` added."""
+    for r in rows:
+        acc = (acc + row_hash(r)) % _MOD
+    return acc
 
 
 def store_digests(store: Store) -> dict[str, tuple[int, str]]:
@@ -201,13 +203,8 @@ def copy_checked(src: Store, dst: Store) -> list[TableCheck]:
                 sql = (f'INSERT INTO "{table}" (' + ", ".join(f'"{c}"' for c in cols) + ") VALUES ("
                        + ", ".join("?" for _ in cols) + ")")
                 n, acc = 0, 0
-                while True:
-                    rows = res.fetchmany(_BATCH)
-                    if not rows:
-                        break
-                    n += len(rows)
-                    for r in rows:
-                        acc = (acc + row_hash(r)) % _MOD
+                while rows := res.fetchmany(_BATCH):
+                    n, acc = n + len(rows), _fold(acc, rows)
                     _insert(dcur, dst.engine, table, cols, sql, rows)
                 checks.append(TableCheck(table, n, _digest_of(acc)))
             row = scur.execute(EVENT_SEQ_LAST_VALUE[src.engine]).fetchone()
