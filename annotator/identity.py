@@ -262,9 +262,13 @@ def authenticate(store: Store, username: str, password: str, *, client: str | No
     return user
 
 
-def user_for_oidc(store: Store, email: str | None) -> User | None:
-    """Map an identity-provider email to a studio user (username = email, case-insensitive)."""
-    if not email:
+def user_for_oidc(store: Store, email: str | None, *, email_verified: object = None) -> User | None:
+    """Map an identity-provider email to a studio user (username = email, case-insensitive).
+
+    An address the provider itself says it has not verified (``email_verified`` false) maps
+    to nobody: with providers that let people type any address, trusting it would let a
+    stranger claim an expert's account (and their labels)."""
+    if not email or email_verified in (False, "false", "False"):
         return None
     row = user_rows.get_user_row(store, email.strip().lower())
     return _to_user(row)

@@ -154,7 +154,9 @@ def current_user() -> User | None:
     if mode == "local":
         return identity.LOCAL_USER if client_is_local() else None
     if mode == "oidc":
-        return identity.user_for_oidc(store(), st.user.get("email")) if oidc_signed_in() else None
+        if not oidc_signed_in():
+            return None
+        return identity.user_for_oidc(store(), st.user.get("email"), email_verified=st.user.get("email_verified"))
     token = st.session_state.get("session_token")
     if token is None:  # a refresh or a deep link: the browser's cookie finds the session again
         from app_pages.session_cookie import browser_token

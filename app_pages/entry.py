@@ -42,10 +42,13 @@ def main() -> None:
         st.stop()
     user = current_user()
     if mode == "oidc" and oidc_signed_in() and user is None:
-        st.error(
-            f"You are signed in as {md_escape(st.user.get('email'))}, but this studio has no account for "
-            f"that address. Ask an admin to add it on the Users page."
-        )
+        email = md_escape(st.user.get("email") or "(no email address)")
+        if st.user.get("email_verified") in (False, "false", "False"):
+            st.error(f"Your identity provider has not verified the address {email}, so it cannot open an "
+                     "account here. Verify it with your provider, then sign in again.")
+        else:
+            st.error(f"You are signed in as {email}, but this studio has no account for that address. "
+                     "Ask an admin to add it on the Users page.")
         st.button("Sign out", on_click=st.logout)
         st.stop()
 

@@ -100,11 +100,12 @@ class Server:
 
 
 @contextmanager
-def _serve(tmp_path: Path, port: int | None = None) -> Iterator[Server]:
-    """``streamlit run app.py`` on the store ``<tmp_path>/golden.duckdb``, as ``golden serve`` would
-    (on ``port`` when given: a restarted server keeps its address, so browsers reconnect)."""
+def _serve(tmp_path: Path, port: int | None = None, db: str | None = None) -> Iterator[Server]:
+    """``streamlit run app.py`` on the store ``<tmp_path>/golden.duckdb`` (or ``db``, e.g. a
+    PostgreSQL URL), as ``golden serve`` would, with ``tmp_path`` as its working directory (on
+    ``port`` when given: a restarted server keeps its address, so browsers reconnect)."""
     port = port or _free_port()
-    db = tmp_path / "golden.duckdb"
+    db = db or tmp_path / "golden.duckdb"
     env = dict(os.environ, GOLDEN_DB=str(db))
     env.pop("GOLDEN_VERSIONS", None)  # versions go next to the store: <tmp>/versions
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
@@ -154,11 +155,11 @@ def demo_server(tmp_path: Path) -> Iterator[Server]:
         yield srv
 
 
-def _cli(tmp_path: Path, *args: str) -> None:
-    """Run ``golden --db <tmp>/golden.duckdb ARGS`` to completion (one process at a time:
-    DuckDB lets only one process open the store)."""
-    db = tmp_path / "golden.duckdb"
-    done = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", str(db), *args],
+def _cli(tmp_path: Path, *args: str, db: str | None = None, stdin: str | None = None) -> None:
+    """Run ``golden --db <tmp>/golden.duckdb ARGS`` (or ``--db db``) to completion (one process
+    at a time: DuckDB lets only one process open the store)."""
+    db = db or tmp_path / "golden.duckdb"
+    done = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", str(db), *args], input=stdin,
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"golden {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
 

@@ -40,6 +40,9 @@ def test_modes_first_admin_and_authentication(store):
     assert identity.authenticate(store, "ghost", "annpassword1") is None
     assert identity.user_for_oidc(store, "ANN@example.com").username == "ann@example.com"
     assert identity.user_for_oidc(store, "stranger@example.com") is None
+    # an address the provider has not verified claims nobody's account
+    assert identity.user_for_oidc(store, "ann@example.com", email_verified=False) is None
+    assert identity.user_for_oidc(store, "ann@example.com", email_verified=True).username == "ann@example.com"
     with pytest.raises(ValidationError, match="at least"):
         identity.create_user(store, admin, "short", ["annotator"], password="123")
 
