@@ -113,8 +113,11 @@ def test_two_app_servers_share_one_postgresql_store(tmp_path: Path, pg_url: str)
     _cli(tmp_path, "runs", "import", str(run), "--system", "sys", db=db)
     _cli(tmp_path, "pool", "build", "--depth", "3", db=db)
 
-    # two servers, as behind a proxy: same store, same working directory, different ports
-    with _serve(tmp_path, db=db) as a, _serve(tmp_path, db=db) as b, \
+    # two servers, as behind a proxy: same store, each its own working directory (its own
+    # corpus search index, brought up to date from the store's corpus events) and port
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with _serve(tmp_path / "a", db=db) as a, _serve(tmp_path / "b", db=db) as b, \
             _browser_page(a, Path("/tmp/browser_team.png")) as page:
         page.goto(a.url)
         sign_in(page, "ann", PASSWORD, "annotator")
