@@ -356,12 +356,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     else:
         res = evaluate_trec(args.qrels, args.run, args.measure, rel=args.level, **trec_opts)
     if args.record:
-        from golden_store.results import record_run
+        from golden_store.results import record_evaluation
 
-        n = record_run(_store(args), args.record, res.per_query, dataset_version=args.version, strata=gs.strata,
+        n = record_evaluation(_store(args), args.record, res.per_query, dataset_version=args.version, strata=gs.strata,
                        corpus_digest=gs.manifest.get("corpus_digest"), config_sha=args.config_sha,
                        system=args.system)
-        print(f"recorded {n} rows as run {args.record!r}", file=sys.stderr)
+        print(f"recorded {n} rows as evaluation {args.record!r}", file=sys.stderr)
     if args.json:
         _print_json(res.as_dict(per_query=args.per_query))
         return 0
@@ -377,16 +377,16 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from golden_store.results import run_frame
+    from golden_store.results import evaluation_frame
     from golden_store.scoring.compare import compare_runs, format_comparison
 
     store = _store(args)
-    a, b = run_frame(store, args.a), run_frame(store, args.b)
+    a, b = evaluation_frame(store, args.a), evaluation_frame(store, args.b)
     notes = []
     if set(a["dataset_version"]) != set(b["dataset_version"]):
-        notes.append("the runs were scored on different dataset versions; only shared queries are paired")
+        notes.append("the evaluations were scored on different dataset versions; only shared queries are paired")
     if set(a["metric_impl_sha"]) != set(b["metric_impl_sha"]):
-        notes.append("the metric implementation changed between the runs: re-baseline before trusting a delta")
+        notes.append("the metric implementation changed between the evaluations: re-baseline before trusting a delta")
     c = compare_runs(a, b, metrics=args.measure, min_meaningful=args.min_meaningful)
     c["notes"] = notes
     if args.json:
@@ -669,7 +669,7 @@ def cmd_transcripts_sample(args: argparse.Namespace) -> int:
     rows = [transcripts.transcript(store, user, it) for it in items]
     if args.json:
         _print_json({"draw_id": draw_id, "seed": args.seed, "items": [
-            {k: r[k] for k in ("item_id", "run_id", "query_id", "trial", "stratum", "source", "failure_type",
+            {k: r[k] for k in ("item_id", "evaluation_id", "query_id", "trial", "stratum", "source", "failure_type",
                                "question", "in_golden_set", "trace_id")} for r in rows]})
     elif not rows:
         print("No unreviewed failure left to draw.")
@@ -873,13 +873,14 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("-N", "--num-docs", type=int, default=0, metavar="N",
                     help="trec_eval -N: documents in the collection (only utility's d term uses it)")
     sc.add_argument("--per-query", action="store_true", help="also print per-query values")
-    sc.add_argument("--record", metavar="RUN_ID", help="store the per-query scores in eval_results (needs --version)")
-    sc.add_argument("--system", help="system name to record with the run")
-    sc.add_argument("--config-sha", help="hash of the pipeline config to record with the run")
-    cp = add("compare", cmd_compare, "paired comparison of two recorded runs, per stratum, with the gate verdict "
-                                     "(exit 1 on FAIL)")
-    cp.add_argument("a", help="baseline run id")
-    cp.add_argument("b", help="candidate run id")
+    sc.add_argument("--record", metavar="EVALUATION_ID",
+                    help="store the per-query scores in eval_results as this evaluation (needs --version)")
+    sc.add_argument("--system", help="system name to record with the evaluation")
+    sc.add_argument("--config-sha", help="hash of the pipeline config to record with the evaluation")
+    cp = add("compare", cmd_compare, "paired comparison of two recorded evaluations, per stratum, with the gate "
+                                     "verdict (exit 1 on FAIL)")
+    cp.add_argument("a", help="baseline evaluation id")
+    cp.add_argument("b", help="candidate evaluation id")
     cp.add_argument("-m", "--measure", action="append", help="only these metrics")
     cp.add_argument("--min-meaningful", type=float, default=0.02)
     rs = sub.add_parser("results", help="evaluation results").add_subparsers(dest="results_cmd", required=True,

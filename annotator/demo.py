@@ -192,6 +192,6 @@ def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
         if fmt != "trec":
             continue
         res = evaluate(gs, read_run(DEMO_DIR / "runs" / fname), list(DEMO_MEASURES))
-        results.record_run(store, f"{system}@{frozen.name}", res.per_query, dataset_version=frozen.name,
+        results.record_evaluation(store, f"{system}@{frozen.name}", res.per_query, dataset_version=frozen.name,
                            strata=gs.strata, corpus_digest=gs.manifest.get("corpus_digest"), system=system)
     return out

@@ -13,22 +13,22 @@ from golden_store.scoring.stats import mde_paired, n_for_mde
 from golden_store.store import Store
 
 
-def recorded_runs(store: Store, user: User) -> pd.DataFrame:
+def recorded_evaluations(store: Store, user: User) -> pd.DataFrame:
     require(user, Permission.VIEW_VERSIONS)
-    return results.list_runs(store)
+    return results.list_evaluations(store)
 
 
-def sigma_from_runs(store: Store, user: User, run_a: str, run_b: str, metric: str) -> tuple[float, int]:
-    """σ_d = standard deviation of the per-query differences of two recorded runs on the
+def sigma_from_evaluations(store: Store, user: User, eval_a: str, eval_b: str, metric: str) -> tuple[float, int]:
+    """σ_d = standard deviation of the per-query differences of two recorded evaluations on the
     queries both scored, and how many queries that is."""
     require(user, Permission.VIEW_VERSIONS)
-    a = results.run_frame(store, run_a)
-    b = results.run_frame(store, run_b)
+    a = results.evaluation_frame(store, eval_a)
+    b = results.evaluation_frame(store, eval_b)
     a = a[a["metric"] == metric].set_index("query_id")["value"]
     b = b[b["metric"] == metric].set_index("query_id")["value"]
     common = a.index.intersection(b.index)
     if len(common) < 2:
-        raise ValidationError(f"Runs {run_a!r} and {run_b!r} share fewer than 2 queries scored on {metric}.")
+        raise ValidationError(f"Evaluations {eval_a!r} and {eval_b!r} share fewer than 2 queries scored on {metric}.")
     d = (b[common] - a[common]).to_numpy()
     return float(np.std(d, ddof=1)), int(len(common))
 

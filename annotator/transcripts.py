@@ -43,13 +43,16 @@ QUEUE_AHEAD = 4  # transcripts are long; a few ahead is enough to never wait
 
 
 def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, Any]:
+    if "evaluation_id" not in obj and "run_id" in obj:  # files written before the rename (schema 15)
+        obj = {**obj, "evaluation_id": obj["run_id"]}
+
     def need_str(key: str, src: dict = obj) -> str:
         v = src.get(key)
         if not isinstance(v, str) or not v.strip():
             raise ValueError(f"field {key!r} must be a non-empty string")
         return v.strip()
 
-    run_id, qid = need_str("run_id"), need_str("query_id")
+    evaluation_id, qid = need_str("evaluation_id"), need_str("query_id")
     trial = obj.get("trial", 0)
     if not isinstance(trial, int) or isinstance(trial, bool) or not 0 <= trial < 2**31:
         raise ValueError("field 'trial' must be an integer from 0 to 2147483647")
@@ -76,7 +79,7 @@ def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, An
     judge = t.get("judge") or {}
     if not isinstance(judge, dict):
         raise ValueError("transcript.judge must be an object (verdict, justification)")
-    return {"run_id": run_id, "query_id": qid, "trial": trial, "source": source, "question": question,
+    return {"evaluation_id": evaluation_id, "query_id": qid, "trial": trial, "source": source, "question": question,
             "stratum": (obj.get("stratum") or None) if qid not in known else None, "passed": passed,
             "failure_type": obj.get("failure_type") or None, "metrics": metrics,
             "retrieved": [{"doc_id": p.get("doc_id"), "text": p["text"], "score": p.get("score")} for p in retrieved],
@@ -107,9 +110,9 @@ def import_file(store: Store, user: User, path: str | Path,
     for k, (line, obj) in enumerate(objs):
         try:
             r = _validate(line, obj, known, label)
-            key = (r["run_id"], r["query_id"], r["trial"])
+            key = (r["evaluation_id"], r["query_id"], r["trial"])
             if key in seen:
-                raise ValueError(f"run {key[0]} query {key[1]} trial {key[2]} appears twice")
+                raise ValueError(f"evaluation {key[0]} query {key[1]} trial {key[2]} appears twice")
             seen.add(key)
             rows.append(r)
         except ValueError as exc:

@@ -15,20 +15,20 @@ st.write("For a paired comparison the detectable difference scales with σ_d, th
          "per-query difference between two systems, not with the spread of the scores. Compute it before "
          "building the set, not after a null result.")
 
-runs = power.recorded_runs(s, user)
-source = st.radio("σ_d from", ["a value I enter", "two recorded runs"], horizontal=True, key="pw_source")
+evaluations = power.recorded_evaluations(s, user)
+source = st.radio("σ_d from", ["a value I enter", "two recorded evaluations"], horizontal=True, key="pw_source")
 sigma = None
-if source == "two recorded runs":
-    if len(runs) < 2:
-        st.info("Record two runs first: golden score --version NAME --run FILE -m R@10 --record RUN_ID")
+if source == "two recorded evaluations":
+    if len(evaluations) < 2:
+        st.info("Record two evaluations first: golden score --version NAME --run FILE -m R@10 --record EVALUATION_ID")
     else:
-        ids = runs["run_id"].tolist()
+        ids = evaluations["evaluation_id"].tolist()
         c1, c2, c3 = st.columns(3)
-        a = c1.selectbox("Baseline run", ids, key="pw_a")
-        b = c2.selectbox("Candidate run", ids, index=1, key="pw_b")
-        metrics = sorted({m for ms in runs["metrics"] for m in ms.split(", ")})
+        a = c1.selectbox("Baseline evaluation", ids, key="pw_a")
+        b = c2.selectbox("Candidate evaluation", ids, index=1, key="pw_b")
+        metrics = sorted({m for ms in evaluations["metrics"] for m in ms.split(", ")})
         metric = c3.selectbox("Metric", metrics, key="pw_metric")
-        got = attempt(lambda: power.sigma_from_runs(s, user, a, b, metric))
+        got = attempt(lambda: power.sigma_from_evaluations(s, user, a, b, metric))
         if got:
             sigma, n = got
             st.caption(f"σ_d = {sigma:.4f} measured on {n} shared queries ({md_escape(metric)})")

@@ -38,7 +38,7 @@ TRANSCRIPTS_UPLOAD_MB = 200
 
 if user.can(Permission.IMPORT_RUNS):
     with st.expander("Import transcripts (JSONL)"):
-        up = st.file_uploader('One line per trial: {"run_id", "query_id", "trial", "passed", "metrics", '
+        up = st.file_uploader('One line per trial: {"evaluation_id", "query_id", "trial", "passed", "metrics", '
                               '"transcript": {"question", "retrieved", "answer", "judge"}, "trace_id"?, '
                               '"source"?: eval_run | production_log}', type=["jsonl"], key="tr_file",
                               max_upload_size=upload_limit(TRANSCRIPTS_UPLOAD_MB))

@@ -1,5 +1,9 @@
-"""Evaluation results (METHODOLOGY §14.4): per-query scores of scoring runs in the store,
-exportable to Parquet, compared pairwise with the bootstrap."""
+"""Evaluation results (METHODOLOGY §14.4): per-query scores of recorded evaluations in the store,
+exportable to Parquet, compared pairwise with the bootstrap.
+
+An *evaluation* is one scoring of a system against a frozen version, recorded under an
+``evaluation_id`` (METHODOLOGY's ``run_id``; renamed so that "run" means only a system's ranked
+results, ``golden_store.runs``)."""
 
 from __future__ import annotations
 
@@ -23,14 +27,14 @@ def metric_impl_sha() -> str:
     return h.hexdigest()
 
 
-def record_run(store: Store, run_id: str, per_query: pd.DataFrame, *, dataset_version: str,
+def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame, *, dataset_version: str,
                strata: dict[str, str] | None = None, corpus_digest: str | None = None,
                config_sha: str | None = None, system: str | None = None, git_sha: str | None = None,
                trial: int = 0, judged_fraction: pd.Series | None = None) -> int:
-    """Store ``per_query`` (index query_id, one column per metric) as rows of run ``run_id``.
-    Refuses a run id that already has rows for this trial: results are never overwritten."""
-    if not run_id.strip():
-        raise ValidationError("A run needs a run id (e.g. bm25-2026-12-02).")
+    """Store ``per_query`` (index query_id, one column per metric) as rows of evaluation ``evaluation_id``.
+    Refuses an evaluation id that already has rows for this trial: results are never overwritten."""
+    if not evaluation_id.strip():
+        raise ValidationError("An evaluation needs an id (e.g. bm25-2026-12-02).")
     if system is not None:
         check_system_name(system)
     long = per_query.rename_axis("query_id").reset_index().melt(id_vars="query_id", var_name="metric",
@@ -40,37 +44,37 @@ def record_run(store: Store, run_id: str, per_query: pd.DataFrame, *, dataset_ve
     now, impl = utcnow(), metric_impl_sha()
 
     def run(cur: duckdb.DuckDBPyConnection) -> int:
-        if cur.execute("SELECT 1 FROM eval_results WHERE run_id = ? AND trial = ? LIMIT 1", [run_id, trial]).fetchone():
-            raise ValidationError(f"Run {run_id!r} (trial {trial}) is already recorded; results are never "
-                                  f"overwritten. Use a new run id.")
+        if cur.execute("SELECT 1 FROM eval_results WHERE evaluation_id = ? AND trial = ? LIMIT 1", [evaluation_id, trial]).fetchone():
+            raise ValidationError(f"Evaluation {evaluation_id!r} (trial {trial}) is already recorded; results are never "
+                                  f"overwritten. Use a new evaluation id.")
         cur.register("_res", long)
         cur.execute(
-            "INSERT INTO eval_results (run_id, ts, system, git_sha, dataset_version, corpus_digest, config_sha,"
+            "INSERT INTO eval_results (evaluation_id, ts, system, git_sha, dataset_version, corpus_digest, config_sha,"
             " metric_impl_sha, query_id, stratum, trial, metric, value, judged_fraction)"
             " SELECT ?, ?, ?, ?, ?, ?, ?, ?, query_id, stratum, ?, metric, value, judged_fraction FROM _res",
-            [run_id, now, system, git_sha, dataset_version, corpus_digest, config_sha, impl, trial])
+            [evaluation_id, now, system, git_sha, dataset_version, corpus_digest, config_sha, impl, trial])
         cur.unregister("_res")
         return len(long)
 
     return store.write(run)
 
 
-def list_runs(store: Store) -> pd.DataFrame:
+def list_evaluations(store: Store) -> pd.DataFrame:
     return store.df(
-        "SELECT run_id, min(ts) AS ts, any_value(system) AS system, any_value(dataset_version) AS dataset_version,"
+        "SELECT evaluation_id, min(ts) AS ts, any_value(system) AS system, any_value(dataset_version) AS dataset_version,"
         " count(DISTINCT query_id) AS queries, string_agg(DISTINCT metric, ', ' ORDER BY metric) AS metrics,"
-        " count(DISTINCT trial) AS trials FROM eval_results GROUP BY run_id ORDER BY ts DESC"
+        " count(DISTINCT trial) AS trials FROM eval_results GROUP BY evaluation_id ORDER BY ts DESC"
     )
 
 
-def run_frame(store: Store, run_id: str) -> pd.DataFrame:
-    """Per (query, metric) mean over trials, with stratum and the run's provenance."""
+def evaluation_frame(store: Store, evaluation_id: str) -> pd.DataFrame:
+    """Per (query, metric) mean over trials, with stratum and the evaluation's provenance."""
     df = store.df(
         "SELECT query_id, any_value(stratum) AS stratum, metric, avg(value) AS value,"
         " any_value(dataset_version) AS dataset_version, any_value(metric_impl_sha) AS metric_impl_sha"
-        " FROM eval_results WHERE run_id = ? GROUP BY query_id, metric", [run_id])
+        " FROM eval_results WHERE evaluation_id = ? GROUP BY query_id, metric", [evaluation_id])
     if df.empty:
-        raise NotFoundError(f"No recorded run {run_id!r}; record one with golden score ... --record RUN_ID.")
+        raise NotFoundError(f"No recorded evaluation {evaluation_id!r}; record one with golden score ... --record EVALUATION_ID.")
     return df
 
 
@@ -79,6 +83,6 @@ def export_results(store: Store, out: Path) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     target = str(out).replace("'", "''")
     with store.cursor() as cur:
-        cur.execute(f"COPY (SELECT * FROM eval_results ORDER BY run_id, trial, query_id, metric) TO '{target}' "
+        cur.execute(f"COPY (SELECT * FROM eval_results ORDER BY evaluation_id, trial, query_id, metric) TO '{target}' "
                     "(FORMAT parquet)")
     return int(store.read_one("SELECT count(*) FROM eval_results")[0])

@@ -879,6 +879,23 @@ _V14 = (
 )
 WRITE_SEQ_VERSION = 14
 
+# v15: one meaning per word. "run" named three things: a system's ranked results (runs,
+# run_results), a recorded scoring (eval_results.run_id) and the evaluation transcripts came
+# from (transcripts.run_id and the tables keyed like it). The last two are evaluations now:
+# ``evaluation_id``; "run" is only a system's run. The view over review events is rebuilt
+# (dropped first: PostgreSQL keeps a view's old column name through a rename).
+_TRANSCRIPT_KEYED = ("transcripts", "transcript_draws", "transcript_review_events", "transcript_resolution_events")
+_V15 = (
+    "DROP VIEW current_transcript_reviews",
+    "ALTER TABLE eval_results RENAME COLUMN run_id TO evaluation_id",
+    *(f"ALTER TABLE {t} RENAME COLUMN run_id TO evaluation_id" for t in _TRANSCRIPT_KEYED),
+    """CREATE VIEW current_transcript_reviews AS
+        SELECT evaluation_id, query_id, trial, verdict, failure_class, note, actor, created_at, event_id FROM (
+            SELECT *, row_number() OVER (PARTITION BY evaluation_id, query_id, trial ORDER BY event_id DESC) AS rn
+            FROM transcript_review_events
+        ) WHERE rn = 1 AND verdict <> 'withdrawn'""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -897,6 +914,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "kept beside the event log; current/final/disputed/pending grades and adjudications read them",
               _V13),
     Migration(14, "write_seq: every write transaction takes a value (the store's generation for caches)", _V14),
+    Migration(15, "run_id -> evaluation_id in eval_results and the transcript tables (\"run\" is a system's run)",
+              _V15),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

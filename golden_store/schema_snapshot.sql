@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.schema_snapshot
--- Schema version 14. Migrations (golden_store/schema.py):
+-- Schema version 15. Migrations (golden_store/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -15,6 +15,7 @@
 --   V12: verdict_events split into typed event tables with real keys; transcript_draws keyed; user_role_events
 --   V13: grade_state, judging_state, adjudication_state, grade_item_state: current grading state kept beside the event log; current/final/disputed/pending grades and adjudications read them
 --   V14: write_seq: every write transaction takes a value (the store's generation for caches)
+--   V15: run_id -> evaluation_id in eval_results and the transcript tables ("run" is a system's run)
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -110,9 +111,9 @@ CREATE TABLE documents (
     imported_by      VARCHAR NOT NULL
 );
 
--- eval_results: V2
+-- eval_results: V2, altered in V15
 CREATE TABLE eval_results (
-    run_id          VARCHAR,
+    evaluation_id   VARCHAR,
     ts              TIMESTAMP NOT NULL,
     "system"        VARCHAR,
     git_sha         VARCHAR,
@@ -133,7 +134,7 @@ CREATE TABLE eval_results (
     tokens_out      INTEGER,
     cost_usd        DOUBLE,
     trace_id        VARCHAR,
-    PRIMARY KEY(run_id, query_id, metric, trial)
+    PRIMARY KEY(evaluation_id, query_id, metric, trial)
 );
 
 -- evidence_assignments: V8
@@ -476,23 +477,23 @@ CREATE TABLE strata (
     created_by  VARCHAR NOT NULL
 );
 
--- transcript_draws: V7, altered in V12
+-- transcript_draws: V7, altered in V12, V15
 CREATE TABLE transcript_draws (
-    draw_id    VARCHAR,
-    run_id     VARCHAR,
-    query_id   VARCHAR,
-    trial      INTEGER,
-    "position" INTEGER NOT NULL,
-    seed       INTEGER NOT NULL,
-    actor      VARCHAR NOT NULL,
-    created_at TIMESTAMP NOT NULL,
-    PRIMARY KEY(draw_id, run_id, query_id, trial)
+    draw_id       VARCHAR,
+    evaluation_id VARCHAR,
+    query_id      VARCHAR,
+    trial         INTEGER,
+    "position"    INTEGER NOT NULL,
+    seed          INTEGER NOT NULL,
+    actor         VARCHAR NOT NULL,
+    created_at    TIMESTAMP NOT NULL,
+    PRIMARY KEY(draw_id, evaluation_id, query_id, trial)
 );
 
--- transcript_resolution_events: V12
+-- transcript_resolution_events: V12, altered in V15
 CREATE TABLE transcript_resolution_events (
     event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
-    run_id         VARCHAR NOT NULL,
+    evaluation_id  VARCHAR NOT NULL,
     query_id       VARCHAR NOT NULL,
     trial          INTEGER NOT NULL,
     resolution     VARCHAR NOT NULL,
@@ -503,10 +504,10 @@ CREATE TABLE transcript_resolution_events (
     CHECK((resolution IN ('label_fixed', 'judge_fixed', 'reviewer_wrong')))
 );
 
--- transcript_review_events: V12
+-- transcript_review_events: V12, altered in V15
 CREATE TABLE transcript_review_events (
     event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
-    run_id         VARCHAR NOT NULL,
+    evaluation_id  VARCHAR NOT NULL,
     query_id       VARCHAR NOT NULL,
     trial          INTEGER NOT NULL,
     verdict        VARCHAR NOT NULL,
@@ -518,9 +519,9 @@ CREATE TABLE transcript_review_events (
     CHECK((verdict IN ('system_failure', 'grader_failure', 'ambiguous', 'withdrawn')))
 );
 
--- transcripts: V7
+-- transcripts: V7, altered in V15
 CREATE TABLE transcripts (
-    run_id              VARCHAR,
+    evaluation_id       VARCHAR,
     query_id            VARCHAR,
     trial               INTEGER,
     "source"            VARCHAR NOT NULL,
@@ -537,7 +538,7 @@ CREATE TABLE transcripts (
     imported_at         TIMESTAMP NOT NULL,
     imported_by         VARCHAR NOT NULL,
     CHECK(("source" IN ('eval_run', 'production_log'))),
-    PRIMARY KEY(run_id, query_id, trial)
+    PRIMARY KEY(evaluation_id, query_id, trial)
 );
 
 -- user_role_events: V12
@@ -615,10 +616,10 @@ SELECT c.query_id, c.nugget_id, c.text, c.importance, c.position, c.quote, c.doc
 FROM content c LEFT JOIN approvals a USING (query_id, nugget_id)
 WHERE c.rn = 1 AND c.op <> 'delete';
 
--- current_transcript_reviews: V12
+-- current_transcript_reviews: V15, first defined in V12
 CREATE VIEW current_transcript_reviews AS
-SELECT run_id, query_id, trial, verdict, failure_class, note, actor, created_at, event_id FROM (
-    SELECT *, row_number() OVER (PARTITION BY run_id, query_id, trial ORDER BY event_id DESC) AS rn
+SELECT evaluation_id, query_id, trial, verdict, failure_class, note, actor, created_at, event_id FROM (
+    SELECT *, row_number() OVER (PARTITION BY evaluation_id, query_id, trial ORDER BY event_id DESC) AS rn
     FROM transcript_review_events
 ) WHERE rn = 1 AND verdict <> 'withdrawn';
 

@@ -3,11 +3,13 @@ imported transcripts, every sample drawn, the reviewers' verdicts (transcript_re
 the grader failures a lead must settle (transcript_resolution_events), and the per-stratum
 summary.
 
-A transcript is keyed by (run_id, query_id, trial) in every table. Pages, the CLI and the
+A transcript is keyed by (evaluation_id, query_id, trial) in every table: the evaluation it came
+from (an evaluation's or a production log's export; called ``run_id`` before schema 15, a
+name now kept for a system's ranked results), the question, the trial. Pages, the CLI and the
 labeling surface name one by a single opaque string, :func:`item_key`: the three parts joined
-by ``|`` with ``\\`` and ``|`` inside a part escaped by a backslash, so any run or query id
+by ``|`` with ``\\`` and ``|`` inside a part escaped by a backslash, so any evaluation or query id
 (one holding ``|`` included) round-trips through :func:`parse_item_key`; ids without either
-character read as before (``run-7|q001|0``)."""
+character read as before (``eval-7|q001|0``)."""
 
 from __future__ import annotations
 
@@ -38,13 +40,13 @@ def _escape(part: str) -> str:
     return part.replace("\\", "\\\\").replace("|", "\\|")
 
 
-def item_key(run_id: str, query_id: str, trial: int) -> str:
+def item_key(evaluation_id: str, query_id: str, trial: int) -> str:
     """The one string that names a transcript outside the store (see the module docstring)."""
-    return "|".join((_escape(run_id), _escape(query_id), str(trial)))
+    return "|".join((_escape(evaluation_id), _escape(query_id), str(trial)))
 
 
 def parse_item_key(item_id: str) -> tuple[str, str, int]:
-    """(run_id, query_id, trial) of an :func:`item_key`; NotFoundError for a string that is
+    """(evaluation_id, query_id, trial) of an :func:`item_key`; NotFoundError for a string that is
     not one (it cannot name a transcript). A backslash before anything but ``\\`` or ``|`` is
     kept as it is, so a key written before escaping existed reads the same."""
     if not isinstance(item_id, str):
@@ -71,14 +73,14 @@ def parse_item_key(item_id: str) -> tuple[str, str, int]:
 
 
 def _keyed(rows: list[dict]) -> list[dict]:
-    """``rows`` (each with run_id, query_id, trial) given the item_id that names them above the store."""
+    """``rows`` (each with evaluation_id, query_id, trial) given the item_id that names them above the store."""
     for r in rows:
-        r["item_id"] = item_key(r["run_id"], r["query_id"], r["trial"])
+        r["item_id"] = item_key(r["evaluation_id"], r["query_id"], r["trial"])
     return rows
 
 
 def store_transcripts(store: Store, rows: Sequence[dict[str, Any]], *, actor: str) -> int:
-    """Insert validated transcripts in one transaction; a (run, query, trial) already there
+    """Insert validated transcripts in one transaction; an (evaluation, query, trial) already there
     is refused (nothing is overwritten)."""
 
     # the column is a 32-bit integer; and NaN/Infinity metrics would be stored as invalid JSON
@@ -87,23 +89,23 @@ def store_transcripts(store: Store, rows: Sequence[dict[str, Any]], *, actor: st
     if bad:
         raise ValidationError("Transcripts refused: a trial number out of range (0 to 2147483647) or a metric that "
                               "is not a finite number; nothing was imported.",
-                              [f"run {shown(r['run_id'])} query {shown(r['query_id'])} trial {shown(r['trial'])}"
+                              [f"evaluation {shown(r['evaluation_id'])} query {shown(r['query_id'])} trial {shown(r['trial'])}"
                                for r in bad[:5]])
 
     def tx(cur: duckdb.DuckDBPyConnection) -> int:
-        keys = [(r["run_id"], r["query_id"], r["trial"]) for r in rows]
-        cur.execute("CREATE TEMP TABLE IF NOT EXISTS _tkeys (run_id VARCHAR, query_id VARCHAR, trial INTEGER)")
+        keys = [(r["evaluation_id"], r["query_id"], r["trial"]) for r in rows]
+        cur.execute("CREATE TEMP TABLE IF NOT EXISTS _tkeys (evaluation_id VARCHAR, query_id VARCHAR, trial INTEGER)")
         cur.execute("DELETE FROM _tkeys")
         cur.executemany("INSERT INTO _tkeys VALUES (?, ?, ?)", keys)
-        dup = cur.execute("SELECT run_id, query_id, trial FROM _tkeys SEMI JOIN transcripts "
-                          "USING (run_id, query_id, trial) ORDER BY 1, 2, 3 LIMIT 5").fetchall()
+        dup = cur.execute("SELECT evaluation_id, query_id, trial FROM _tkeys SEMI JOIN transcripts "
+                          "USING (evaluation_id, query_id, trial) ORDER BY 1, 2, 3 LIMIT 5").fetchall()
         if dup:
             raise ValidationError("Some transcripts are already imported; nothing was imported.",
-                                  [f"run {r} query {q} trial {t}" for r, q, t in dup])
+                                  [f"evaluation {r} query {q} trial {t}" for r, q, t in dup])
         now = utcnow()
         cur.executemany(
             "INSERT INTO transcripts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(r["run_id"], r["query_id"], r["trial"], r["source"], r["question"], r["stratum"], r["passed"],
+            [(r["evaluation_id"], r["query_id"], r["trial"], r["source"], r["question"], r["stratum"], r["passed"],
               r.get("failure_type"), json.dumps(r.get("metrics") or {}), json.dumps(r.get("retrieved") or []),
               r.get("answer"), r.get("judge_verdict"), r.get("judge_justification"), r.get("trace_id"), now, actor)
              for r in rows])
@@ -117,20 +119,20 @@ def store_transcripts(store: Store, rows: Sequence[dict[str, Any]], *, actor: st
 def _with_review(where: str = "TRUE") -> str:
     """Every transcript with its current review (NULLs when unreviewed or withdrawn)."""
     return (
-        "SELECT t.run_id, t.query_id, t.trial, "
+        "SELECT t.evaluation_id, t.query_id, t.trial, "
         "t.source, t.question, coalesce(q.stratum, t.stratum, 'unassigned') AS stratum, t.passed, t.failure_type, "
         "t.metrics, t.retrieved, t.answer, t.judge_verdict, t.judge_justification, t.trace_id, "
         "q.query_id IS NOT NULL AS in_golden_set, v.verdict, v.failure_class, "
         "v.note AS review_note, v.actor AS reviewer, v.created_at AS reviewed_at "
         "FROM transcripts t LEFT JOIN queries q USING (query_id) "
         "LEFT JOIN current_transcript_reviews v "
-        "ON v.run_id = t.run_id AND v.query_id = t.query_id AND v.trial = t.trial "
+        "ON v.evaluation_id = t.evaluation_id AND v.query_id = t.query_id AND v.trial = t.trial "
         f"WHERE {where}")
 
 
-_ORDER = " ORDER BY run_id, query_id, trial"
-_KEY_IS = "t.run_id = ? AND t.query_id = ? AND t.trial = ?"
-_IN_DRAWS_OF = ("EXISTS (SELECT 1 FROM transcript_draws d WHERE d.actor = ? AND d.run_id = t.run_id "
+_ORDER = " ORDER BY evaluation_id, query_id, trial"
+_KEY_IS = "t.evaluation_id = ? AND t.query_id = ? AND t.trial = ?"
+_IN_DRAWS_OF = ("EXISTS (SELECT 1 FROM transcript_draws d WHERE d.actor = ? AND d.evaluation_id = t.evaluation_id "
                 "AND d.query_id = t.query_id AND d.trial = t.trial)")
 
 
@@ -150,7 +152,7 @@ def get(store: Store, item_id: str) -> dict:
 
 
 def drawn_before(store: Store) -> set[str]:
-    return {item_key(*r) for r in store.read("SELECT DISTINCT run_id, query_id, trial FROM transcript_draws")}
+    return {item_key(*r) for r in store.read("SELECT DISTINCT evaluation_id, query_id, trial FROM transcript_draws")}
 
 
 def record_draw(store: Store, items: Sequence[str], seed: int, *, actor: str) -> str:
@@ -160,7 +162,7 @@ def record_draw(store: Store, items: Sequence[str], seed: int, *, actor: str) ->
         n = cur.execute("SELECT count(DISTINCT draw_id) FROM transcript_draws").fetchone()[0]
         draw_id = f"d{n + 1}"
         now = utcnow()
-        cur.executemany("INSERT INTO transcript_draws (draw_id, run_id, query_id, trial, position, seed, actor, "
+        cur.executemany("INSERT INTO transcript_draws (draw_id, evaluation_id, query_id, trial, position, seed, actor, "
                         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         [(draw_id, *k, i, seed, actor, now) for i, k in enumerate(keys)])
         return draw_id
@@ -170,7 +172,7 @@ def record_draw(store: Store, items: Sequence[str], seed: int, *, actor: str) ->
 
 def draw_items(store: Store, draw_id: str) -> list[str]:
     return [item_key(*r) for r in store.read(
-        "SELECT run_id, query_id, trial FROM transcript_draws WHERE draw_id = ? ORDER BY position", [draw_id])]
+        "SELECT evaluation_id, query_id, trial FROM transcript_draws WHERE draw_id = ? ORDER BY position", [draw_id])]
 
 
 def latest_draw(store: Store, actor: str) -> str | None:
@@ -182,7 +184,7 @@ def latest_draw(store: Store, actor: str) -> str | None:
 def _transcript_key_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> tuple[str, str, int]:
     """The key of an existing transcript named by ``item_id``, else NotFoundError."""
     key = parse_item_key(item_id)
-    if cur.execute("SELECT 1 FROM transcripts WHERE run_id = ? AND query_id = ? AND trial = ?",
+    if cur.execute("SELECT 1 FROM transcripts WHERE evaluation_id = ? AND query_id = ? AND trial = ?",
                    list(key)).fetchone() is None:
         raise NotFoundError(f"No transcript {item_id!r}.")
     return key
@@ -197,7 +199,7 @@ def review_tx(cur: duckdb.DuckDBPyConnection, item_id: str, verdict: str, failur
         raise ValidationError(f"A system failure needs its class: one of {', '.join(FAILURE_CLASSES)}.")
     key = _transcript_key_tx(cur, item_id)
     return cur.execute(
-        "INSERT INTO transcript_review_events (run_id, query_id, trial, verdict, failure_class, note, actor, "
+        "INSERT INTO transcript_review_events (evaluation_id, query_id, trial, verdict, failure_class, note, actor, "
         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
         [*key, verdict, failure_class if verdict == "system_failure" else None, note or None, actor,
          utcnow()]).fetchone()[0]
@@ -212,7 +214,7 @@ def content_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> dict | None:
         return None
     row = cur.execute(
         "SELECT question, retrieved, answer, judge_verdict, judge_justification, "
-        "EXISTS (SELECT 1 FROM transcript_draws d WHERE d.run_id = t.run_id AND d.query_id = t.query_id "
+        "EXISTS (SELECT 1 FROM transcript_draws d WHERE d.evaluation_id = t.evaluation_id AND d.query_id = t.query_id "
         "AND d.trial = t.trial) FROM transcripts t WHERE " + _KEY_IS, list(key)).fetchone()
     if row is None:
         return None
@@ -226,13 +228,13 @@ def latest_verdict_event_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> int
         key = parse_item_key(item_id)
     except NotFoundError:
         return None
-    return cur.execute("SELECT max(event_id) FROM transcript_review_events WHERE run_id = ? AND query_id = ? "
+    return cur.execute("SELECT max(event_id) FROM transcript_review_events WHERE evaluation_id = ? AND query_id = ? "
                        "AND trial = ?", list(key)).fetchone()[0]
 
 
 def reviewed_in_draws(store: Store, actor: str) -> list[dict]:
     return _keyed(store.read_dicts(
-        "SELECT t.run_id, t.query_id, t.trial, t.stratum, t.verdict, t.failure_class, t.reviewer, t.review_note "
+        "SELECT t.evaluation_id, t.query_id, t.trial, t.stratum, t.verdict, t.failure_class, t.reviewer, t.review_note "
         f"FROM ({_with_review()}) t WHERE t.verdict IS NOT NULL AND {_IN_DRAWS_OF}" + _ORDER, [actor]))
 
 
@@ -248,9 +250,9 @@ def review_queue(store: Store, actor: str, limit: int) -> list[str]:
     """The reviewer's transcripts still to review, from every sample they drew (oldest draw
     first, in drawn order): an earlier sample's item stays reachable."""
     return [item_key(*r) for r in store.read(
-        f"SELECT d.run_id, d.query_id, d.trial FROM transcript_draws d JOIN ({_with_review()}) t "
-        "USING (run_id, query_id, trial) WHERE d.actor = ? AND t.verdict IS NULL "
-        "GROUP BY d.run_id, d.query_id, d.trial ORDER BY min(d.created_at), min(d.draw_id), min(d.position) "
+        f"SELECT d.evaluation_id, d.query_id, d.trial FROM transcript_draws d JOIN ({_with_review()}) t "
+        "USING (evaluation_id, query_id, trial) WHERE d.actor = ? AND t.verdict IS NULL "
+        "GROUP BY d.evaluation_id, d.query_id, d.trial ORDER BY min(d.created_at), min(d.draw_id), min(d.position) "
         "LIMIT ?", [actor, limit])]
 
 
@@ -266,9 +268,9 @@ def questioned(store: Store) -> list[dict]:
     no lead has resolved since: the adjudication queue's second part."""
     return _keyed(store.read_dicts(
         _with_review("v.verdict = 'grader_failure'")
-        + " AND NOT EXISTS (SELECT 1 FROM transcript_resolution_events r WHERE r.run_id = t.run_id "
+        + " AND NOT EXISTS (SELECT 1 FROM transcript_resolution_events r WHERE r.evaluation_id = t.evaluation_id "
           "AND r.query_id = t.query_id AND r.trial = t.trial AND r.created_at >= v.created_at) "
-          "ORDER BY stratum, run_id, query_id, trial"))
+          "ORDER BY stratum, evaluation_id, query_id, trial"))
 
 
 def resolve(store: Store, item_id: str, resolution: str, rationale: str, *, actor: str) -> None:
@@ -279,7 +281,7 @@ def resolve(store: Store, item_id: str, resolution: str, rationale: str, *, acto
 
     def tx(cur: duckdb.DuckDBPyConnection) -> None:
         key = _transcript_key_tx(cur, item_id)
-        cur.execute("INSERT INTO transcript_resolution_events (run_id, query_id, trial, resolution, note, actor, "
+        cur.execute("INSERT INTO transcript_resolution_events (evaluation_id, query_id, trial, resolution, note, actor, "
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [*key, resolution, rationale.strip(), actor, utcnow()])
 
     store.write(tx)

@@ -6,7 +6,7 @@ single-user local mode (the browser acts as admin and sees every page).
   every page of the sidebar is opened: none shows an exception, no workflow page shows an
   empty-state message (``EMPTY_STATES``: what each page said before the demo filled it), and
   each shows its own data (a painted Judge item, disagreements waiting, a saved judge
-  calibration, the recorded runs on Power, ...).
+  calibration, the recorded evaluations on Power, ...).
 * item 3 (``test_item3_...``): freezing on the Versions page says on the page what it left out
   (the 3 demo disagreements), links to the adjudication queue (the link opens it) and shows the
   ``data_digest`` of the manifest, not the ``content_digest``; a second freeze of the same
@@ -130,7 +130,7 @@ def test_item1_the_loaded_demo_fills_every_page(studio: Server, page: Page) -> N
         if title == "Nuggets":
             main.get_by_text("Scores", exact=True).first.click()
         if title == "Power":
-            main.get_by_text("two recorded runs", exact=True).click()
+            main.get_by_text("two recorded evaluations", exact=True).click()
         idle(page)
         _shot(page, f"{i:02d}_{re.sub(r'[^a-z]+', '_', title.lower())}")
         _no_exception(page, title)
@@ -282,7 +282,7 @@ def test_item7_no_answer_asks_and_undoes_and_short_quote_needs_save_anyway(studi
 
 
 def _transcript(qid: str) -> str:
-    return json.dumps({"run_id": "first-hour", "query_id": qid, "trial": 0, "passed": False, "source": "production_log",
+    return json.dumps({"evaluation_id": "first-hour", "query_id": qid, "trial": 0, "passed": False, "source": "production_log",
                        "stratum": "long_tail", "metrics": {"recall@10": 0.0},
                        "transcript": {"question": f"What does the handbook say about {qid}?",
                                       "retrieved": [{"doc_id": "pension", "text": f"A passage retrieved for {qid}."}],

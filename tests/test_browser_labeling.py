@@ -61,7 +61,7 @@ def _add_user(tmp_path: Path, name: str) -> None:
 
 
 def _transcript(qid: str) -> dict:
-    return {"run_id": "run-1", "query_id": qid, "trial": 0, "passed": False, "source": "eval_run",
+    return {"evaluation_id": "run-1", "query_id": qid, "trial": 0, "passed": False, "source": "eval_run",
             "metrics": {"recall@10": 0.0},
             "transcript": {"question": f"Transcript question for {qid}",
                            "retrieved": [{"doc_id": "pension", "text": f"A retrieved passage for {qid}."}],
@@ -204,7 +204,7 @@ def test_transcript_double_press_lands_on_each_painted_transcript(team_server: S
     expect(root).to_have_attribute("data-saved", "2")
     server.stop()
     with duckdb.connect(str(server.db), read_only=True) as con:
-        rows = con.execute("SELECT run_id, query_id, trial, verdict, failure_class, actor FROM transcript_review_events "
+        rows = con.execute("SELECT evaluation_id, query_id, trial, verdict, failure_class, actor FROM transcript_review_events "
                            "ORDER BY event_id").fetchall()
     assert rows == [(*parse_item_key(json.loads(u)["item_id"]), "system_failure", "retrieval_miss", "rev")
                     for u in painted]

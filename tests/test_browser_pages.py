@@ -66,7 +66,7 @@ def _prepare(tmp_path: Path) -> Path:
                          source="upload:cal.csv", seed=0, fit_share=0.5, max_missed_bad=0.02, max_false_fail=0.02)
         tr = tmp_path / "t.jsonl"
         tr.write_text("".join(json.dumps({
-            "run_id": "run-1", "query_id": q, "trial": 0, "passed": False, "metrics": {"recall@10": 0.0},
+            "evaluation_id": "run-1", "query_id": q, "trial": 0, "passed": False, "metrics": {"recall@10": 0.0},
             "transcript": {"question": f"question {q}", "retrieved": [{"doc_id": docs[0], "text": "<img src=x>"}],
                            "answer": "**not bold**", "judge": {"verdict": "fail", "justification": "[link](x)"}}})
             + "\n" for q in qids[:4]))

@@ -67,7 +67,7 @@ def test_the_demo_fills_every_workflow(full_demo):
     assert v["name"] == "demo.v0" and v["n_judgments"] > 0
     assert versioning.verify(u, vdir, "demo.v0").ok
     assert "3 graded item(s)" in versioning.left_out(versioning.manifest(u, vdir, "demo.v0"))[0]
-    assert set(power.recorded_runs(s, u)["system"]) == {"bm25", "hybrid"}
+    assert set(power.recorded_evaluations(s, u)["system"]) == {"bm25", "hybrid"}
 
     # no accounts were created: single-user local mode stays as it was
     assert count_users(s) == 0

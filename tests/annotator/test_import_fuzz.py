@@ -40,7 +40,7 @@ TEMPLATES = {
     "runs": lambda n: {"query_id": "q1", "doc_id": "d1", "text": "The refund window is thirty days", "score": 2.5,
                        "rank": 1},
     "answers": lambda n: {"query_id": "q1", "answer": "Thirty days."},
-    "transcripts": lambda n: {"run_id": f"r{n}", "query_id": "q1", "trial": 0, "passed": False,
+    "transcripts": lambda n: {"evaluation_id": f"r{n}", "query_id": "q1", "trial": 0, "passed": False,
                               "metrics": {"recall": 0.5}, "failure_type": "retrieval_miss",
                               "transcript": {"question": "How long?", "retrieved": [{"doc_id": "d1", "text": "x"}],
                                              "answer": "Thirty days.", "judge": {"verdict": "fail"}}},

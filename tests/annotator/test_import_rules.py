@@ -75,7 +75,7 @@ GOOD = {
     "queries": {"id": "q9", "text": "Do gift cards expire?", "stratum": "lexical"},
     "runs": {"query_id": "q1", "doc_id": "d1", "text": "The refund window is thirty days", "score": 2.5},
     "answers": {"query_id": "q1", "answer": "Thirty days."},
-    "transcripts": {"run_id": "r1", "query_id": "q1", "trial": 0, "passed": False, "metrics": {"recall": 0.5},
+    "transcripts": {"evaluation_id": "r1", "query_id": "q1", "trial": 0, "passed": False, "metrics": {"recall": 0.5},
                     "transcript": {"question": "How long?", "retrieved": [{"doc_id": "d1", "text": "thirty days"}],
                                    "answer": "Thirty days.", "judge": {"verdict": "fail"}}},
 }

@@ -215,7 +215,7 @@ def test_transcript_verdicts_land_on_the_transcript_shown_and_undo_reopens_it(dr
     a = _label(first, "local", "grader_failure", None)
     b = _label(second, "local", "system_failure", "incomplete")
     assert [x.status for x in transcripts.submit(s, LOCAL_USER, [a, b, a])] == ["saved", "saved", "duplicate"]
-    rows = s.read("SELECT run_id, query_id, trial, verdict, failure_class FROM transcript_review_events "
+    rows = s.read("SELECT evaluation_id, query_id, trial, verdict, failure_class FROM transcript_review_events "
                   "ORDER BY event_id")
     assert rows == [(*parse_item_key(first["item"]["item_id"]), "grader_failure", None),
                     (*parse_item_key(second["item"]["item_id"]), "system_failure", "incomplete")]
@@ -233,7 +233,7 @@ def test_a_verdict_for_another_transcript_or_one_never_drawn_is_refused(drawn):
     swapped = {**_label(first, "local", "ambiguous", None), "digest": second["digest"]}
     ack = transcripts.submit(s, LOCAL_USER, [swapped])[0]
     assert ack.status == "refused" and "not the transcript that was on screen" in ack.message
-    undrawn = {"item_id": next(r[0] for r in s.read("SELECT run_id || '|' || query_id || '|' || trial FROM transcripts")
+    undrawn = {"item_id": next(r[0] for r in s.read("SELECT evaluation_id || '|' || query_id || '|' || trial FROM transcripts")
                                if r[0] not in (first["item"]["item_id"], second["item"]["item_id"]))}
     ack = transcripts.submit(s, LOCAL_USER, [{**_label(first, "local", "ambiguous", None), "item": undrawn}])[0]
     assert ack.status == "refused" and "never drawn" in ack.message

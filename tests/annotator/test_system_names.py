@@ -48,7 +48,7 @@ def test_every_entry_refuses_whitespace_with_one_message(demo_store, tmp_path):
         lambda: store_nuggets.store_answers(demo_store, "tab\there", [("q001", "x")], actor="t"),
         lambda: store_nuggets.store_answers(demo_store, "", [("q001", "x")], actor="t"),
         lambda: runs_import.import_run(demo_store, LOCAL_USER, _run(tmp_path), BAD),
-        lambda: results.record_run(demo_store, "r1", pd.DataFrame({"AP": [0.5]}, index=["q001"]),
+        lambda: results.record_evaluation(demo_store, "r1", pd.DataFrame({"AP": [0.5]}, index=["q001"]),
                                    dataset_version="v1", system=BAD),
     ]
     for attempt in attempts:

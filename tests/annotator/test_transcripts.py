@@ -65,7 +65,7 @@ def test_reviewed_never_drawn_and_no_repeats_until_exhausted():
 
 
 def _record(qid, trial=0, passed=False, source="eval_run", **extra):
-    return {"run_id": "run-7", "query_id": qid, "trial": trial, "passed": passed, "source": source,
+    return {"evaluation_id": "run-7", "query_id": qid, "trial": trial, "passed": passed, "source": source,
             "metrics": {"recall@10": 0.0 if not passed else 1.0},
             "transcript": {"question": extra.pop("question", f"question {qid}"),
                            "retrieved": [{"doc_id": "vpn-troubleshooting",
@@ -91,7 +91,7 @@ def test_import_validation_is_all_or_nothing(demo_store, tmp_path):
     problems = "\n".join(e.value.problems)
     assert "t.jsonl line 2: unknown query_id 'nope' (only production_log items may bring new questions)" in problems
     assert "t.jsonl line 3: field 'passed' must be true or false" in problems
-    assert "t.jsonl line 4: run run-7 query q001 trial 0 appears twice" in problems
+    assert "t.jsonl line 4: evaluation run-7 query q001 trial 0 appears twice" in problems
     assert table_snapshot(demo_store) == before
     with pytest.raises(PermissionDenied):
         transcripts.import_file(demo_store, REVIEWER, bad)
@@ -130,9 +130,9 @@ def test_review_flow_grader_failure_to_adjudication_and_flywheel(demo_store, tmp
         transcripts.review(demo_store, REVIEWER, "run-7|q002|0", "system_failure")
     transcripts.review(demo_store, REVIEWER, "run-7|q002|0", "system_failure", "retrieval_miss")
     events = demo_store.read(
-        "SELECT 'review', run_id, query_id, trial, verdict, failure_class, actor, event_id "
+        "SELECT 'review', evaluation_id, query_id, trial, verdict, failure_class, actor, event_id "
         "FROM transcript_review_events UNION ALL "
-        "SELECT 'resolution', run_id, query_id, trial, resolution, NULL, actor, event_id "
+        "SELECT 'resolution', evaluation_id, query_id, trial, resolution, NULL, actor, event_id "
         "FROM transcript_resolution_events ORDER BY event_id")
     assert [e[:-1] for e in events] == [("review", "run-7", "q001", 0, "grader_failure", None, "rita"),
                                         ("resolution", "run-7", "q001", 0, "judge_fixed", None, "leo"),
@@ -188,7 +188,7 @@ def test_cli_import_and_sample(tmp_path):
     summary = run(tmp_path, "transcripts", "summary")
     assert "failures" in summary.stdout and summary.returncode == 0
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"run_id": "r"}\n')
+    bad.write_text('{"evaluation_id": "r"}\n')
     r = run(tmp_path, "transcripts", "import", "bad.jsonl")
     assert r.returncode == 1 and "bad.jsonl line 1" in r.stderr
 
@@ -206,7 +206,7 @@ def test_evidence_marking_whole_and_cut():
 
 
 def test_ids_holding_the_separator_round_trip_through_review(demo_store, tmp_path):
-    """Issue 16: a transcript is keyed by real (run_id, query_id, trial) columns, so a '|' in
+    """Issue 16: a transcript is keyed by real (evaluation_id, query_id, trial) columns, so a '|' in
     a run or query id (or a backslash, the key string's escape) is accepted and every step
     (draw, read, keyed review and its undo, the lead's queue, resolution, the flywheel) lands
     on that transcript and no other."""
@@ -215,25 +215,25 @@ def test_ids_holding_the_separator_round_trip_through_review(demo_store, tmp_pat
     odd = [("a|b", "pl|1", 0), ("a", "b|pl|1", 0), ("a|b|pl", "1", 0), ("x\\|y", "pl-2\\", 3)]
     transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, [
         {**_record(q, source="production_log", stratum="paraphrase", question=f"question of {r} {q}"),
-         "run_id": r, "trial": t} for r, q, t in odd]))
+         "evaluation_id": r, "trial": t} for r, q, t in odd]))
     keys = {store_t.item_key(*k): k for k in odd}
     assert len(keys) == 4 and all(store_t.parse_item_key(i) == k for i, k in keys.items())
     _, items = transcripts.draw(demo_store, REVIEWER, 10, seed=1)
     assert set(keys) <= set(items)
     for item, (r, q, t) in keys.items():
         got = transcripts.transcript(demo_store, REVIEWER, item)
-        assert (got["run_id"], got["query_id"], got["trial"], got["question"]) == (r, q, t, f"question of {r} {q}")
+        assert (got["evaluation_id"], got["query_id"], got["trial"], got["question"]) == (r, q, t, f"question of {r} {q}")
     # the keyed surface: a verdict names its transcript by the key string and lands on it alone
     cards = {c["item"]["item_id"]: c for c in transcripts.review_cards(demo_store, REVIEWER, 50)}
     first = store_t.item_key(*odd[0])
     acks = transcripts.submit(demo_store, REVIEWER, [{"id": "lbl-odd-0001", "by": "rita", "item": cards[first]["item"],
                                                       "digest": cards[first]["digest"], "action": "grader_failure"}])
     assert [a.status for a in acks] == ["saved"]
-    assert demo_store.read("SELECT run_id, query_id, trial, verdict FROM transcript_review_events") == [
+    assert demo_store.read("SELECT evaluation_id, query_id, trial, verdict FROM transcript_review_events") == [
         ("a|b", "pl|1", 0, "grader_failure")]
     assert [x["item_id"] for x in transcripts.questioned(demo_store, LEAD)] == [first]
     transcripts.resolve(demo_store, LEAD, first, "label_fixed", "the label was wrong")
-    assert demo_store.read("SELECT run_id, query_id, trial, resolution FROM transcript_resolution_events") == [
+    assert demo_store.read("SELECT evaluation_id, query_id, trial, resolution FROM transcript_resolution_events") == [
         ("a|b", "pl|1", 0, "label_fixed")]
     acks = transcripts.submit(demo_store, REVIEWER, [{"id": "lbl-odd-0002", "by": "rita", "item": cards[first]["item"],
                                                       "action": "undo", "target": "lbl-odd-0001"}])
@@ -261,3 +261,14 @@ def test_retired_ids_never_come_back(demo_store, tmp_path):
     transcripts.review(demo_store, REVIEWER, "run-7|old-1|0", "system_failure", "retrieval_miss")
     qid = transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|old-1|0")
     assert qid.startswith("fw-") and queries.get_query(demo_store, qid).text == "a new question"
+
+
+def test_a_file_naming_the_evaluation_run_id_as_before_schema_15_imports_the_same(demo_store, tmp_path):
+    """Files written for the former field name keep working: ``run_id`` is read as ``evaluation_id``."""
+    old = {**_record("q001"), "run_id": "nightly-3"}
+    del old["evaluation_id"]
+    f = tmp_path / "old.jsonl"
+    f.write_text(json.dumps(old) + "\n")
+    assert transcripts.import_file(demo_store, LOCAL_USER, f) == 1
+    assert demo_store.read("SELECT evaluation_id, query_id, trial FROM transcripts WHERE evaluation_id = 'nightly-3'") \
+        == [("nightly-3", "q001", 0)]

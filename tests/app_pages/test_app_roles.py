@@ -336,10 +336,10 @@ def test_broken_quotes_are_listed_on_the_pages(accounts):
         assert any("query q001 evidence e1" in c.value for c in at.code), page
 
 
-def test_power_page_from_a_value_and_from_recorded_runs(accounts):
+def test_power_page_from_a_value_and_from_recorded_evaluations(accounts):
     import pandas as pd
 
-    from golden_store.results import record_run
+    from golden_store.results import record_evaluation
 
     at = app_as("engineer")
     at.switch_page("app_pages/power.py").run()
@@ -349,9 +349,9 @@ def test_power_page_from_a_value_and_from_recorded_runs(accounts):
     assert at.dataframe[1].value.loc[2, "queries needed"] == 197         # MDE 0.03 -> 197 queries
     a = pd.DataFrame({"R@10": {"q1": 0.0, "q2": 1.0, "q3": 0.5}}).rename_axis("query_id")
     b = pd.DataFrame({"R@10": {"q1": 1.0, "q2": 1.0, "q3": 0.5}}).rename_axis("query_id")
-    record_run(accounts, "a", a, dataset_version="v1")
-    record_run(accounts, "b", b, dataset_version="v1")
-    at.radio(key="pw_source").set_value("two recorded runs").run()
+    record_evaluation(accounts, "a", a, dataset_version="v1")
+    record_evaluation(accounts, "b", b, dataset_version="v1")
+    at.radio(key="pw_source").set_value("two recorded evaluations").run()
     assert not at.exception
     assert any("σ_d = 0.5774 measured on 3 shared queries" in c.value for c in at.caption)
 

@@ -48,7 +48,7 @@ def test_review_flow_escaping_flywheel_and_adjudication():
     acks = send(rev, "transcript_surface", [grader, system])
     assert [acks[grader["id"]]["status"], acks[system["id"]]["status"]] == ["saved", "saved"]
     assert cards(rev, "transcript_surface") == []
-    assert sorted(store.read("SELECT run_id, query_id, trial, verdict, failure_class FROM transcript_review_events")) == [
+    assert sorted(store.read("SELECT evaluation_id, query_id, trial, verdict, failure_class FROM transcript_review_events")) == [
         ("run-7", "pl-9", 0, "system_failure", "incomplete"), ("run-7", "q001", 0, "grader_failure", None)]
     # the same labels again (a browser that did not hear back re-sends): nothing more is written
     again = send(rev, "transcript_surface", [grader, system])
@@ -67,5 +67,5 @@ def test_review_flow_escaping_flywheel_and_adjudication():
     lead.radio(key="q_res_run-7|q001|0").set_value("label_fixed")
     lead.button(key="q_go_run-7|q001|0").click().run()
     assert any("Resolved run-7|q001|0" in plain(m.value) for m in lead.success)
-    assert store.read_one("SELECT run_id, query_id, trial, resolution, note FROM transcript_resolution_events") == (
+    assert store.read_one("SELECT evaluation_id, query_id, trial, resolution, note FROM transcript_resolution_events") == (
         "run-7", "q001", 0, "label_fixed", "the label was wrong")

@@ -128,12 +128,12 @@ def test_every_verdict_kind_arrives_in_its_typed_table_and_reads_back(tmp_path, 
             (ids["support"] + 3, "rag-a", "q001", "n2", "support", None, "ann", _at(6)),
             (ids["support"] + 4, "rag-b", "q001", "n1", "none", None, "bob", _at(7)),
             (ids["support"] + 5, "rag-b", "q001", "n2", "none", None, "bob", _at(7))]
-        assert s.read("SELECT event_id, run_id, query_id, trial, verdict, failure_class, note, actor, created_at "
+        assert s.read("SELECT event_id, evaluation_id, query_id, trial, verdict, failure_class, note, actor, created_at "
                       "FROM transcript_review_events ORDER BY event_id") == [
             (ids["review"], "run-7", "q001", 0, "grader_failure", None, "the answer was right", "rita", _at(10)),
             (ids["review"] + 1, "run-7", "q002", 0, "grader_failure", None, None, "rita", _at(11)),
             (ids["review"] + 2, "run-7", "pl-1", 2, "system_failure", "retrieval_miss", None, "rita", _at(12))]
-        assert s.read("SELECT event_id, run_id, query_id, trial, resolution, note, actor, created_at "
+        assert s.read("SELECT event_id, evaluation_id, query_id, trial, resolution, note, actor, created_at "
                       "FROM transcript_resolution_events") == [
             (ids["resolution"], "run-7", "q001", 0, "judge_fixed", "rubric line added", "leo", _at(13))]
         assert s.read("SELECT event_id, query_id, decision, note, actor, created_at FROM evidence_settlement_events") == [
@@ -143,7 +143,7 @@ def test_every_verdict_kind_arrives_in_its_typed_table_and_reads_back(tmp_path, 
             (ids["no_answer"], "q004", "no_answer", "bob", _at(16)),
             (ids["no_answer"] + 1, "q004", "no_answer", "ann", _at(17)),
             (ids["no_answer"] + 2, "q004", "withdrawn", "ann", _at(18))]
-        assert s.read("SELECT draw_id, run_id, query_id, trial, position, seed, actor FROM transcript_draws "
+        assert s.read("SELECT draw_id, evaluation_id, query_id, trial, position, seed, actor FROM transcript_draws "
                       "ORDER BY position") == [("d1", "run-7", "q001", 0, 0, 7, "rita"),
                                                ("d1", "run-7", "pl-1", 2, 1, 7, "rita"),
                                                ("d1", "run-8", "q003", 0, 2, 7, "rita")]

@@ -9,7 +9,7 @@ import pytest
 
 from golden_store import schema
 from golden_store.errors import ValidationError
-from golden_store.results import export_results, list_runs, record_run, run_frame
+from golden_store.results import export_results, list_evaluations, record_evaluation, evaluation_frame
 from golden_store.scoring.compare import compare_runs, format_comparison
 from golden_store.store import Store
 
@@ -34,14 +34,14 @@ def _per_query(values: dict[str, float]) -> pd.DataFrame:
 
 def test_record_list_refuse_overwrite_and_export(store, tmp_path):
     strata = {"q1": "lexical", "q2": "negative", "q3": "lexical"}
-    n = record_run(store, "base", _per_query({"q1": 0.5, "q2": 0.0, "q3": 1.0}), dataset_version="v1", strata=strata)
+    n = record_evaluation(store, "base", _per_query({"q1": 0.5, "q2": 0.0, "q3": 1.0}), dataset_version="v1", strata=strata)
     assert n == 3
     with pytest.raises(ValidationError, match="never overwritten"):
-        record_run(store, "base", _per_query({"q1": 0.9}), dataset_version="v1")
-    record_run(store, "base", _per_query({"q1": 0.7, "q2": 0.2, "q3": 1.0}), dataset_version="v1", trial=1)
-    runs = list_runs(store)
-    assert runs.loc[0, "run_id"] == "base" and runs.loc[0, "trials"] == 2 and runs.loc[0, "queries"] == 3
-    f = run_frame(store, "base").set_index("query_id")
+        record_evaluation(store, "base", _per_query({"q1": 0.9}), dataset_version="v1")
+    record_evaluation(store, "base", _per_query({"q1": 0.7, "q2": 0.2, "q3": 1.0}), dataset_version="v1", trial=1)
+    runs = list_evaluations(store)
+    assert runs.loc[0, "evaluation_id"] == "base" and runs.loc[0, "trials"] == 2 and runs.loc[0, "queries"] == 3
+    f = evaluation_frame(store, "base").set_index("query_id")
     assert f.at["q1", "value"] == pytest.approx(0.6) and f.at["q1", "stratum"] == "lexical"
     assert len(f.at["q1", "metric_impl_sha"]) == 64
     assert export_results(store, tmp_path / "r.parquet") == 6
