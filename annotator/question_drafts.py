@@ -1,4 +1,5 @@
-"""Question drafts (METHODOLOGY §3.5 calls it the LLM bootstrap): Claude proposes questions
+"""Question drafts (METHODOLOGY §3.5 calls it the LLM bootstrap; "bootstrap" here means only the
+statistical resampling): Claude proposes questions
 about one document, each with verbatim excerpts. Every excerpt is checked mechanically with
 the resolver and rejected unless it is an exact match in that document; compound questions
 are flagged. A person then accepts the proposals they want: they become queries with
@@ -28,7 +29,7 @@ from golden_store.store import Store
 
 # the llm_calls.purpose of these calls; the value predates the module's name and stays, so
 # usage recorded before the rename keeps adding up under one purpose
-PURPOSE = "bootstrap_questions"
+PURPOSE = "draft_questions"  # was "bootstrap_questions" (migration 15 renames old calls)
 INSTRUCTIONS = """You write evaluation questions for a retrieval-augmented assistant.
 You are given one document from a company's internal corpus. Propose questions that a real
 employee might type, each answerable from this document alone.
@@ -79,7 +80,7 @@ class CheckedProposal:
 
 
 @dataclass
-class BootstrapResult:
+class QuestionDrafts:
     doc_id: str
     outcome: str  # ok | refusal
     proposals: list[CheckedProposal]
@@ -89,7 +90,7 @@ class BootstrapResult:
     usage: llm.Usage
 
 
-def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LLMClient | None = None) -> BootstrapResult:
+def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LLMClient | None = None) -> QuestionDrafts:
     """Ask Claude for ``n`` questions about one document. A document that contains the text
     of a held-out question is refused before any request is built (§3.8): the document is
     the whole prompt, so the question would reach the model with it."""
@@ -132,10 +133,10 @@ def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LL
                 else:
                     cp.rejected.append((ex, f"not verbatim in the document ({r.status})"))
             checked.append(cp)
-    return BootstrapResult(doc_id, res.outcome, checked, res.model, res.prompt_sha, res.cost_usd, res.usage)
+    return QuestionDrafts(doc_id, res.outcome, checked, res.model, res.prompt_sha, res.cost_usd, res.usage)
 
 
-def accept(store: Store, user: User, result: BootstrapResult, chosen: list[int]) -> list[str]:
+def accept(store: Store, user: User, result: QuestionDrafts, chosen: list[int]) -> list[str]:
     """Store the chosen proposals (indexes into ``result.proposals``) as synthetic queries
     with their verified excerpts as evidence. Returns the new query ids."""
     require(user, Permission.EDIT_QUERIES)

@@ -883,7 +883,9 @@ WRITE_SEQ_VERSION = 14
 # run_results), a recorded scoring (eval_results.run_id) and the evaluation transcripts came
 # from (transcripts.run_id and the tables keyed like it). The last two are evaluations now:
 # ``evaluation_id``; "run" is only a system's run. The view over review events is rebuilt
-# (dropped first: PostgreSQL keeps a view's old column name through a rename).
+# (dropped first: PostgreSQL keeps a view's old column name through a rename). Likewise
+# "bootstrap" is only the statistical resampling: LLM question proposals are recorded as
+# 'draft_questions' (like 'draft_nuggets'), earlier calls renamed with them.
 _TRANSCRIPT_KEYED = ("transcripts", "transcript_draws", "transcript_review_events", "transcript_resolution_events")
 _V15 = (
     "DROP VIEW current_transcript_reviews",
@@ -894,6 +896,7 @@ _V15 = (
             SELECT *, row_number() OVER (PARTITION BY evaluation_id, query_id, trial ORDER BY event_id DESC) AS rn
             FROM transcript_review_events
         ) WHERE rn = 1 AND verdict <> 'withdrawn'""",
+    "UPDATE llm_calls SET purpose = 'draft_questions' WHERE purpose = 'bootstrap_questions'",
 )
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -914,7 +917,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "kept beside the event log; current/final/disputed/pending grades and adjudications read them",
               _V13),
     Migration(14, "write_seq: every write transaction takes a value (the store's generation for caches)", _V14),
-    Migration(15, "run_id -> evaluation_id in eval_results and the transcript tables (\"run\" is a system's run)",
+    Migration(15, "run_id -> evaluation_id in eval_results and the transcript tables (\"run\" is a system's run); "
+                  "llm_calls purpose bootstrap_questions -> draft_questions",
               _V15),
 )
 

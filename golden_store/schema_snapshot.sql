@@ -15,7 +15,7 @@
 --   V12: verdict_events split into typed event tables with real keys; transcript_draws keyed; user_role_events
 --   V13: grade_state, judging_state, adjudication_state, grade_item_state: current grading state kept beside the event log; current/final/disputed/pending grades and adjudications read them
 --   V14: write_seq: every write transaction takes a value (the store's generation for caches)
---   V15: run_id -> evaluation_id in eval_results and the transcript tables ("run" is a system's run)
+--   V15: run_id -> evaluation_id in eval_results and the transcript tables ("run" is a system's run); llm_calls purpose bootstrap_questions -> draft_questions
 
 -- ---- sequences --------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """Schema 15: "run" means only a system's run. A recorded evaluation's id and the evaluation a
 transcript came from were both ``run_id``; migration 15 renames them ``evaluation_id`` in
-eval_results and the four transcript tables, keeping every row, and rebuilds the review view.
+eval_results and the four transcript tables, keeping every row, and rebuilds the review view;
+LLM question proposals are recorded as 'draft_questions' (no longer 'bootstrap_questions').
 Built at version 14 with rows written as that version wrote them, migrated on both engines."""
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ def _fill_v14(cur) -> None:
                 "VALUES ('d1', 'nightly|7', 'q1', 0, 0, 1, 'rita', ?)", [AT])
     cur.execute("INSERT INTO transcript_review_events (run_id, query_id, trial, verdict, actor, created_at) "
                 "VALUES ('nightly|7', 'q1', 0, 'grader_failure', 'rita', ?)", [AT])
+    cur.execute("INSERT INTO llm_calls (purpose, item, model, prompt_sha, outcome, input_tokens, output_tokens, "
+                "cache_creation_input_tokens, cache_read_input_tokens, actor, created_at) "
+                "VALUES ('bootstrap_questions', 'doc-1', 'm', 'sha', 'ok', 10, 5, 0, 0, 'eng', ?)", [AT])
     cur.execute("INSERT INTO transcript_resolution_events (run_id, query_id, trial, resolution, actor, created_at) "
                 "VALUES ('nightly|7', 'q1', 0, 'judge_fixed', 'leo', ?)", [AT])
 
@@ -59,3 +63,5 @@ def test_migration_15_renames_run_id_to_evaluation_id_keeping_every_row(old_url,
             assert s.read(f"SELECT * FROM {t}") == before[t], t  # same rows, same column order
         assert s.read("SELECT evaluation_id, query_id, trial, verdict FROM current_transcript_reviews") == [
             ("nightly|7", "q1", 0, "grader_failure")]
+        # "bootstrap" is only the statistics: earlier question-draft calls carry the new purpose
+        assert s.read("SELECT purpose, item FROM llm_calls") == [("draft_questions", "doc-1")]
