@@ -146,6 +146,35 @@ def test_repro_a_two_tabs_grade_the_passage_each_shows(team_server: Server, team
     assert _grades(server, "ann") == [(*_item(shown), "grade", 3), (*_item(shown), "grade", 0)]
 
 
+def test_a_second_tab_drops_what_the_first_labeled_and_never_swaps_its_item(team_server: Server,
+                                                                           team_page: Page) -> None:
+    """Two tabs of one person: what tab 1 grades leaves tab 2's queue at once (no waiting for
+    the server), but the item tab 2 shows stays on screen, saying it was graded in the other
+    tab; a key there grades that item again, and tab 2 then paints none of tab 1's items."""
+    page, server = team_page, team_server
+    page.goto(server.url)
+    _sign_in(page, "ann")
+    _open_judge(page, server.url)
+    tab2 = page.context.new_page()
+    _open_judge(tab2, server.url)
+    first = shown_uid(tab2)
+    assert shown_uid(page) == first
+    graded_in_1 = _press_burst(page, "210", gap_s=0.2)
+    expect(surface(page)).to_have_attribute("data-saved", "3")
+    assert graded_in_1[0] == first and len(set(graded_in_1)) == 3
+
+    tab2.bring_to_front()
+    expect(surface(tab2).locator(".gs-banner")).to_have_text(re.compile(r"labeled this item in another tab"))
+    assert shown_uid(tab2) == first  # never swapped under the person's finger
+    tab2.keyboard.press("3")
+    expect(surface(tab2)).not_to_have_attribute("data-uid", first)
+    expect(surface(tab2)).to_have_attribute("data-saved", "1")
+    assert shown_uid(tab2) not in graded_in_1  # tab 1's items left tab 2's queue
+    assert not page.errors  # type: ignore[attr-defined]
+    expected = [(*_item(u), "grade", int(k)) for u, k in zip(graded_in_1, "210")] + [(*_item(first), "grade", 3)]
+    assert _grades(server, "ann") == expected
+
+
 def test_repro_b_a_round_started_meanwhile_never_takes_the_key(team_server: Server, team_page: Page) -> None:
     page, server = team_page, team_server
     page.goto(server.url)

@@ -41,6 +41,8 @@ class Surface {
     this.setTrigger = null;
     this.outbox = [];          // labels not yet acknowledged, in the order they were made
     this.doneHere = new Set(); // item uids labeled in this tab (not undone)
+    this.elsewhere = new Set(); // item uids labeled in another tab of this browser (not undone there)
+    this.channel = null;       // BroadcastChannel to this person's other tabs on the same surface
     this.queue = [];           // cards waiting, from the server, minus doneHere
     this.current = null;       // the card on screen
     this.history = [];         // {card, label, status} of this session, oldest first
@@ -63,6 +65,36 @@ class Surface {
   destroy() {
     document.removeEventListener("keydown", this.onKey, true);
     window.clearInterval(this.timer);
+    if (this.channel) this.channel.close();
+  }
+
+  // ---- other tabs: an item labeled in one tab leaves the others' queues ----
+  // A tab's queue is what the server sent at its last answer, so a second tab (opened earlier,
+  // or left aside) would offer items the person has labeled since in the first. The tabs tell
+  // each other what they label. Only items waiting in the queue are dropped: the item on
+  // screen is never swapped under the person's finger (a key then would label an item they
+  // did not see); it says instead that it was labeled in another tab, and a key labels it again.
+  listen() {
+    if (this.channel) this.channel.close();
+    this.channel = null;
+    if (!window.BroadcastChannel) return;
+    this.channel = new BroadcastChannel(`golden-labels:${this.surface}:${this.actor}`);
+    this.channel.onmessage = (ev) => this.fromOtherTab(ev.data);
+  }
+  tell(type, uid) {
+    if (this.channel) this.channel.postMessage({ type, uid });
+  }
+  fromOtherTab(msg) {
+    if (!msg || typeof msg.uid !== "string") return;
+    if (msg.type === "undone") {
+      this.elsewhere.delete(msg.uid);
+      this.paint();
+      return;
+    }
+    if (msg.type !== "labeled") return;
+    this.elsewhere.add(msg.uid);
+    this.queue = this.queue.filter((c) => c.uid !== msg.uid);
+    this.paint();
   }
 
   // ---- storage: the unacknowledged labels of this tab survive a refresh ----
@@ -90,6 +122,7 @@ class Surface {
       this.actor = data.actor;
       this.surface = data.surface;
       this.restore();
+      this.listen();
     }
     this.keys = data.keys || [];
     this.noteSpec = data.note || { label: "Note (optional)", required: false };
@@ -102,7 +135,7 @@ class Surface {
     for (const ack of data.acks || []) this.acknowledge(ack);
     const pendingUids = new Set(this.outbox.filter((l) => l.action !== "undo").map((l) => l.uid));
     this.queue = (data.items || []).filter((c) => !this.doneHere.has(c.uid) && !pendingUids.has(c.uid)
-      && !(this.current && this.current.uid === c.uid));
+      && !this.elsewhere.has(c.uid) && !(this.current && this.current.uid === c.uid));
     if (!this.current && this.browse === null) this.current = this.queue.shift() || null;
     this.paint();
     if (this.outbox.length) this.send();
@@ -207,6 +240,8 @@ class Surface {
     this.note.value = "";
     this.outbox.push(label);
     this.persist();
+    this.tell("labeled", card.uid);
+    this.elsewhere.delete(card.uid);  // labeled here now
     if (!this.started) this.started = Date.now();
     if (this.browse !== null) {
       this.history[this.browse] = { card, label, status: "pending" };
@@ -228,6 +263,7 @@ class Surface {
         action: "undo", target: h.label.id, note: "" };
       h.status = "undone";
       this.doneHere.delete(h.card.uid);
+      this.tell("undone", h.card.uid);
       this.outbox.push(label);
       this.persist();
       if (this.current) this.queue.unshift(this.current);
@@ -319,6 +355,10 @@ class Surface {
         this.banner.hidden = false;
         this.banner.textContent = `Looking back (${this.browse + 1} of ${this.history.length}): you said `
           + `${h.status === "undone" ? "(undone) " : ""}${this.describe(h.label)}. A key changes it; \u2192 returns.`;
+      } else if (this.elsewhere.has(card.uid)) {
+        this.banner.hidden = false;
+        this.banner.textContent = "You labeled this item in another tab just now. A key here labels it "
+          + "again (your later label counts).";
       } else if (card.notice) {  // e.g. a new answer starts (nugget assignment)
         this.banner.hidden = false;
         this.banner.textContent = card.notice;
