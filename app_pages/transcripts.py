@@ -88,7 +88,8 @@ seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="tr_seed")
 if c3.button("Draw failures to review", type="primary", key="tr_draw"):
     did = attempt(lambda: transcripts.draw(s, user, int(n), int(seed)))
     if did is not None:
-        flash(f"Drew {len(did[1])} failure(s) ({did[0]})." if did[1] else "No unreviewed failure left to draw.")
+        flash(f"Drew {len(did[1])} failure(s): they are at the top of the page." if did[1]
+              else "No unreviewed failure left to draw.")
         st.rerun()
 if not drawn:
     st.caption("Draw a sample: failures across strata and failure types, none you reviewed already.")

@@ -30,7 +30,8 @@ WITHDRAWN = "withdrawn"  # a reviewer's undo: the transcript is unreviewed again
 FAILURE_CLASSES = ("retrieval_miss", "ranking", "generation_unfaithful", "incomplete", "over_answering",
                    "over_refusal")
 RESOLUTIONS = ("label_fixed", "judge_fixed", "reviewer_wrong")
-SATURATED = 0.98  # a stratum passing at least this share has no headroom left (§13.6)
+SATURATED = 0.98  # a stratum passing at least this share has no headroom left (§13.6) ...
+SATURATION_MIN = 30  # ... once it has this many transcripts: 3 of 3 passing says little about headroom
 
 
 _TRIAL = re.compile(r"-?[0-9]{1,10}")
@@ -289,7 +290,8 @@ def resolve(store: Store, item_id: str, resolution: str, rationale: str, *, acto
 
 def summary(store: Store) -> list[dict]:
     """Per stratum: transcripts, failures, reviewed share of the failures, grader-failure
-    rate among reviewed failures, score (pass share), headroom and a saturation flag."""
+    rate among reviewed failures, score (pass share), headroom and a saturation flag (only with
+    SATURATION_MIN transcripts or more: a handful all passing is too few to call headroom gone)."""
     rows = store.read_dicts(
         "SELECT stratum, count(*) AS transcripts, count(*) FILTER (WHERE NOT passed) AS failures, "
         "count(*) FILTER (WHERE NOT passed AND verdict IS NOT NULL) AS reviewed, "
@@ -301,7 +303,7 @@ def summary(store: Store) -> list[dict]:
         r["reviewed_share"] = r["reviewed"] / r["failures"] if r["failures"] else None
         r["grader_failure_rate"] = r["grader_failures"] / r["reviewed"] if r["reviewed"] else None
         r["headroom"] = 1.0 - float(r["score"])
-        r["saturated"] = float(r["score"]) >= SATURATED
+        r["saturated"] = r["transcripts"] >= SATURATION_MIN and float(r["score"]) >= SATURATED
     return rows
 
 

@@ -172,6 +172,21 @@ def test_saturated_stratum_is_flagged(demo_store, tmp_path):
     assert len(summ) == 1 and summ[0]["saturated"] and summ[0]["headroom"] == 0.0
 
 
+def test_a_few_passing_transcripts_do_not_make_a_stratum_saturated(demo_store, tmp_path):
+    """The demo's strata read "saturated" with two or three passing transcripts: too few to say
+    the headroom is gone. Flagged from SATURATION_MIN transcripts on."""
+    from golden_store.transcripts import SATURATION_MIN
+
+    recs = [_record("q001", trial=i, passed=True) for i in range(SATURATION_MIN - 1)]
+    transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, recs))
+    (row,) = transcripts.summary(demo_store, REVIEWER)
+    assert row["headroom"] == 0.0 and not row["saturated"]
+    transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, [_record("q001", trial=SATURATION_MIN, passed=True)],
+                                                          "more.jsonl"))
+    (row,) = transcripts.summary(demo_store, REVIEWER)
+    assert row["transcripts"] == SATURATION_MIN and row["saturated"]
+
+
 def test_cli_import_and_sample(tmp_path):
     from tests.annotator.test_cli import run
 
