@@ -415,6 +415,9 @@ def import_paths(store: Store, paths: Sequence[str | Path], *, actor: str, repla
     return _import(store, batches, problems, actor=actor, replace=replace)
 
 
+CORPUS_IMPORT_LOCK = "golden_store.corpus_import"
+
+
 def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: list[str], *,
             actor: str, replace: bool) -> ImportReport:
     """One transaction in the store; the persisted index is fed batch by batch while it runs
@@ -423,23 +426,31 @@ def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: l
     (corpus_index: the index's last corpus event is then behind the store's)."""
     from golden_store import corpus_index
 
-    index = search_index(store)  # current before the import: re-resolution searches it
-    before = index.last_event
-    with corpus_index.updating(index) as pending:
-        def written(docs: list[PreparedDocument], replaced: set[str]) -> None:
-            for d in docs:
-                pending.put(d.doc_id, d.canonical_text, d.raw_text, d.doc_id in replaced)
+    # One corpus import at a time (on PostgreSQL, across processes). An import takes its
+    # corpus_events ids near its end and commits after; with two at once a later id could
+    # commit first, and an app server bringing its search index up to that id would never
+    # see the earlier import's documents (the index follows event ids). Serialized, the
+    # committed ids are always a prefix of the ids handed out.
+    with store.exclusive(CORPUS_IMPORT_LOCK):
+        index = search_index(store)  # current before the import: re-resolution searches it
+        before = index.last_event
+        with corpus_index.updating(index) as pending:
+            def written(docs: list[PreparedDocument], replaced: set[str]) -> None:
+                for d in docs:
+                    pending.put(d.doc_id, d.canonical_text, d.raw_text, d.doc_id in replaced)
 
-        with bulk_load_settings(store):
-            report = store.write(lambda cur: import_documents_tx(cur, batches, actor=actor, replace=replace,
-                                                                 problems=problems, index=index, on_write=written),
-                                 retries=0)
-        with store.cursor() as cur:
-            last = last_corpus_event(cur)
-            ours = len(report.added) + len(report.replaced)
-            others = int(cur.execute("SELECT count(*) FROM corpus_events WHERE event_id > ?", [before]).fetchone()[0])
-        # events this import did not feed (another writer's) make the next open apply them all
-        pending.commit(last if others == ours else before)
+            with bulk_load_settings(store):
+                report = store.write(lambda cur: import_documents_tx(cur, batches, actor=actor, replace=replace,
+                                                                     problems=problems, index=index,
+                                                                     on_write=written),
+                                     retries=0)
+            with store.cursor() as cur:
+                last = last_corpus_event(cur)
+                ours = len(report.added) + len(report.replaced)
+                others = int(cur.execute("SELECT count(*) FROM corpus_events WHERE event_id > ?",
+                                         [before]).fetchone()[0])
+            # events this import did not feed (another writer's) make the next open apply them all
+            pending.commit(last if others == ours else before)
     return report
 
 

@@ -274,6 +274,19 @@ class Store:
         if self.engine == "postgresql":
             cur.advisory_lock(key)
 
+    @contextmanager
+    def exclusive(self, key: str) -> Iterator[None]:
+        """Around :meth:`write` calls: one holder of ``key`` at a time across every process,
+        each transaction begun inside seeing what the previous holder committed (on
+        PostgreSQL a session advisory lock taken before the transaction starts; a lock taken
+        inside a SERIALIZABLE transaction would wait with a snapshot from before the wait).
+        DuckDB needs none: one process, writes serialized by :meth:`write`."""
+        if self.engine == "postgresql":
+            with self._con.session_lock(key):
+                yield
+        else:
+            yield
+
     def generation(self) -> tuple[int, int]:
         """A key that changes whenever the store's content may have changed, whoever wrote
         it: (the write sequence's last value, the event sequence's last value).
