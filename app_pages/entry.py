@@ -20,12 +20,14 @@ from annotator.identity import LOOPBACK_ONLY
 from app_pages._shared import (auth_mode, client_is_local, current_user, md_escape, oidc_signed_in, rubric_banner,
                                sign_out)
 from app_pages.session_cookie import sync_cookie
+from app_pages import warm
 
 PAGES = Path(__file__).resolve().parent
 
 
 def main() -> None:
     st.set_page_config(page_title="Golden-set studio", page_icon=":material/verified:", layout="wide")
+    warm.start()  # once per process: the pages' heavy imports while the sign-in page waits
 
     try:
         store = context.get_store()
@@ -124,7 +126,7 @@ def page_sections(user) -> dict[str, list[tuple[str, str, str]]]:
 
 
 # The pages a deep link may name (the file stems under app_pages/, which are their url paths).
-_LINKABLE = frozenset(p.stem for p in PAGES.glob("*.py")) - {"entry", "sign_in", "streamlit_app", "home"}
+_LINKABLE = frozenset(p.stem for p in PAGES.glob("*.py")) - {"entry", "sign_in", "streamlit_app", "home", "warm"}
 
 
 def _asked_page() -> str | None:
