@@ -20,9 +20,11 @@ from __future__ import annotations
 import importlib
 import threading
 
-# the page layer's heavy dependencies, in the order the pages reach them (Home first)
+# the page layer's heavy dependencies, in the order the pages reach them (Home's first: its
+# chart), after the chart validator: the alerts' emoji table, pandas' Styler (jinja2
+# templates: Agreement's distributions), the annotator modules behind the pages
 MODULES = (
-    "pandas", "altair", "streamlit.emojis", "annotator.overview", "annotator.versioning", "annotator.judging",
+    "streamlit.emojis", "pandas.io.formats.style", "annotator.overview", "annotator.versioning", "annotator.judging",
     "annotator.evidence_authoring", "annotator.nuggets", "annotator.agreement", "annotator.adjudication",
     "annotator.rounds", "annotator.runs_import", "annotator.power", "annotator.calibration", "annotator.transcripts",
     "annotator.query_editing", "annotator.corpus_import",
@@ -44,16 +46,16 @@ def start() -> bool:
 
 
 def _warm() -> None:
-    for name in MODULES:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - a page imports it again and reports what fails
-            pass
     try:
         import altair as alt
         import pandas as pd
 
         # the first chart builds altair's schema validator; later charts reuse it
         alt.Chart(pd.DataFrame({"x": [0, 1], "y": [0.0, 1.0]})).mark_line().encode(x="x:Q", y="y:Q").to_dict()
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a page imports it again and reports what fails
         pass
+    for name in MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001
+            pass
