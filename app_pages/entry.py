@@ -27,7 +27,6 @@ PAGES = Path(__file__).resolve().parent
 
 def main() -> None:
     st.set_page_config(page_title="Golden-set studio", page_icon=":material/verified:", layout="wide")
-    warm.start()  # once per process: the pages' heavy imports while the sign-in page waits
 
     try:
         store = context.get_store()
@@ -36,6 +35,7 @@ def main() -> None:
         # Still route through st.navigation, so no page can be reached without a store.
         st.navigation([st.Page(lambda: st.error(message), title="Store unavailable")]).run()
         st.stop()
+    warm.start(store)  # once per process: heavy imports and cached figures while the sign-in page waits
 
     mode = auth_mode()
     if mode == "local" and not client_is_local():

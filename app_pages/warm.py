@@ -11,14 +11,22 @@ waits for a password): imports are idempotent and Python's per-module import loc
 page that needs a module while it is being imported wait for that one import, never import
 it twice.
 
-Nothing here touches the store or a session: a failure only means a page pays for its own
-imports again, so it is swallowed.
+Then, in a served app (not under AppTest, whose tests own their stores), it computes the
+whole-store figures the pages cache per store generation (``annotator.cache``): Home's
+overview and broken-label check, the Agreement report - so the first visitor after a start
+reads them instead of waiting for them (a page asking while they are being computed waits
+for that one computation, never runs it twice). It reads only; a failure only means a page
+computes its own figures, so it is swallowed.
 """
 
 from __future__ import annotations
 
 import importlib
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from golden_store.store import Store
 
 # the page layer's heavy dependencies, in the order the pages reach them (Home's first: its
 # chart), after the chart validator: the alerts' emoji table, pandas' Styler (jinja2
@@ -34,18 +42,49 @@ _started = False
 _guard = threading.Lock()
 
 
-def start() -> bool:
-    """Start the warm-up once per process; True if this call started it."""
+def start(store: Store | None = None) -> bool:
+    """Start the warm-up once per process (``store``: also compute its cached figures, in a
+    served app only); True if this call started it."""
     global _started
     with _guard:
         if _started:
             return False
         _started = True
-    threading.Thread(target=_warm, name="golden-warm-up", daemon=True).start()
+    figures = store if store is not None and served() else None
+    threading.Thread(target=_warm, args=(figures,), name="golden-warm-up", daemon=True).start()
     return True
 
 
-def _warm() -> None:
+def served() -> bool:
+    """True in an app served by ``streamlit run`` / ``golden serve``; False under AppTest,
+    whose runtime is a stand-in (tests open, fill and close their own stores)."""
+    try:
+        from streamlit.runtime import Runtime
+
+        return Runtime.exists() and type(Runtime.instance()) is Runtime
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def warm_figures(store: Store) -> None:
+    """The whole-store figures the first pages read, into the per-generation cache, in the
+    order a person meets them: Home (overview and broken labels, as a lead or admin sees
+    them), then the Agreement report. A system account with every role asks: the cached
+    values do not depend on who asks, only on what they may see, and each page re-checks
+    its visitor's role before reading them."""
+    from annotator import agreement, overview, versioning
+    from annotator.identity import cli_user
+
+    who = cli_user()
+    for compute in (lambda: overview.store_overview(store, who), lambda: versioning.live_problems(store, who),
+                    lambda: agreement.compute(store, who)):
+        try:
+            compute()
+        except Exception:  # noqa: BLE001 - the page computes (and reports) it itself
+            pass
+
+
+def _warm(store: Store | None = None) -> None:
     try:
         import altair as alt
         import pandas as pd
@@ -59,3 +98,5 @@ def _warm() -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001
             pass
+    if store is not None:
+        warm_figures(store)
