@@ -26,6 +26,11 @@ PAGES = Path(__file__).resolve().parent
 
 
 def main() -> None:
+    with warm.page_running():  # the background warm-up waits while a page renders
+        _main()
+
+
+def _main() -> None:
     st.set_page_config(page_title="Golden-set studio", page_icon=":material/verified:", layout="wide")
 
     try:

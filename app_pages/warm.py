@@ -7,7 +7,8 @@ first ``st.success``/``st.warning``, ~0.15 s), the annotator modules behind the 
 (``annotator.calibration`` ~0.1 s) - over 1 s of a first render on 2 shared cores, paid again
 by whoever opened each page first. :func:`start` does that work once per process in a
 background thread, started by the entry script's first run (the sign-in page, which then
-waits for a password): imports are idempotent and Python's per-module import lock makes a
+waits for a password), one step at a time and only while no page renders
+(:func:`page_running`), so it uses the time between clicks: imports are idempotent and Python's per-module import lock makes a
 page that needs a module while it is being imported wait for that one import, never import
 it twice.
 
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -40,6 +43,31 @@ MODULES = (
 
 _started = False
 _guard = threading.Lock()
+_running = 0  # page scripts running now, in every session of this process
+_idle = threading.Condition(_guard)
+IDLE_WAIT_S = 20.0  # a step waits at most this long for the pages to go quiet
+
+
+@contextmanager
+def page_running() -> Iterator[None]:
+    """Around every page run (the entry script): the warm-up takes its next step only while
+    no page renders, so it fills the idle time between a person's clicks instead of slowing
+    the page they wait for (2 shared cores: a page and the warm-up run at half speed each)."""
+    global _running
+    with _guard:
+        _running += 1
+    try:
+        yield
+    finally:
+        with _guard:
+            _running -= 1
+            _idle.notify_all()
+
+
+def _when_idle() -> None:
+    """Wait until no page renders (at most ``IDLE_WAIT_S``: a busy server still warms)."""
+    with _guard:
+        _idle.wait_for(lambda: _running == 0, timeout=IDLE_WAIT_S)
 
 
 def start(store: Store | None = None) -> bool:
@@ -78,6 +106,7 @@ def warm_figures(store: Store) -> None:
     who = cli_user()
     for compute in (lambda: overview.store_overview(store, who), lambda: versioning.live_problems(store, who),
                     lambda: agreement.compute(store, who)):
+        _when_idle()
         try:
             compute()
         except Exception:  # noqa: BLE001 - the page computes (and reports) it itself
@@ -85,6 +114,7 @@ def warm_figures(store: Store) -> None:
 
 
 def _warm(store: Store | None = None) -> None:
+    _when_idle()  # the sign-in page's own first run first
     try:
         import altair as alt
         import pandas as pd
@@ -94,6 +124,7 @@ def _warm(store: Store | None = None) -> None:
     except Exception:  # noqa: BLE001 - a page imports it again and reports what fails
         pass
     for name in MODULES:
+        _when_idle()
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001

@@ -36,3 +36,15 @@ def test_figures_are_not_warmed_under_apptest():
     at.run()
     assert not at.exception
     assert [m.value for m in at.markdown] == ["served=False"]
+
+
+def test_a_warm_up_step_waits_while_a_page_renders():
+    import threading
+
+    done = threading.Event()
+    with warm.page_running():
+        t = threading.Thread(target=lambda: (warm._when_idle(), done.set()))
+        t.start()
+        assert not done.wait(0.3)  # a page is rendering: the step waits
+    assert done.wait(5)  # the page is done: the step goes
+    t.join()
