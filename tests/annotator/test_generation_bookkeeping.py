@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotator import agreement, cache, identity, sessions
+from annotator import agreement, cache, identity, rounds, sessions
 from annotator.demo import load_demo
 from golden_store import judging, rubric
+from golden_store import rounds as store_rounds
 
 
 @pytest.mark.parametrize("any_store", ["duckdb", "postgresql"], indirect=True)
@@ -27,6 +28,8 @@ def test_sign_in_and_banner_keep_the_cache_a_label_refreshes_it(any_store):
     sessions.end(s, token)  # a sign-out
     assert s.generation() == gen
     assert agreement.compute(s, lead) is first  # the cached figures survive
+    # the Rounds tab's free-item count, in SQL on this engine, equals the items' list
+    assert rounds.free_item_count(s, lead) == len(store_rounds.free_items(s))
     q, d, a, b = s.read_one("SELECT query_id, doc_id, start, \"end\" FROM pool_items ORDER BY 1, 2, 3 LIMIT 1")
     judging.record(s, "ann99", q, d, a, b, op="grade", grade=2)
     assert s.generation() != gen
