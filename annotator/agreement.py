@@ -91,8 +91,9 @@ def compute(store: Store, user: User, round_id: str | None = None) -> Agreement:
 def _compute(store: Store, round_id: str | None) -> Agreement:
     agg = agreement_data.aggregates(store, round_id)
     cms, names = counts.cells(agg.pairs)
+    group = counts.group_of_cells(cms, names, agg.units, agg.actors)  # counts.group, its cells read once
     return Agreement(
-        group=counts.group(agg.pairs, agg.units, agg.actors), distributions=counts.distributions(agg.grades),
+        group=group, distributions=counts.distributions(agg.grades),
         per_stratum=counts.by(agg.pairs, agg.units, "stratum"),
         per_round=counts.by(agg.round_pairs, agg.round_units, "round_id"),
         over_time=counts.by(agg.pairs, agg.units, "period"), drift=counts.drift(agg.gold),

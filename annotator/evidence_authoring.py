@@ -321,10 +321,9 @@ def my_no_answers(store: Store, user: User) -> list[queries.QueryRecord]:
     """Questions this user marked "no answer in corpus" (outside evidence rounds) whose mark
     is still their latest revision: the ones :func:`undo_no_answer` can reopen."""
     require(user, Permission.LABEL)
-    df = queries.list_queries(store)
-    mine = df[(~df["answerable"].astype(bool)) & (df["last_edited_by"] == user.username)]
-    return [rec for qid in mine["query_id"]
-            if _own_mark(store, user, qid) is not None and (rec := queries.get_query(store, qid)) is not None]
+    # the rule of _own_mark, for every question at once in SQL (golden_store.queries)
+    return [rec for qid in queries.no_answer_marks(store, user.username)
+            if (rec := queries.get_query(store, qid)) is not None]
 
 
 def undo_no_answer(store: Store, user: User, query_id: str) -> None:

@@ -4,6 +4,7 @@ clears the bar, split the remaining items with a permanent overlap share."""
 
 from __future__ import annotations
 
+from annotator import cache
 from annotator.assignment import pick_calibration, plan_split
 from annotator.identity import User, get_user, require
 from annotator.roles import Permission
@@ -34,8 +35,14 @@ def _check_annotators(store: Store, annotators: list[str]) -> list[str]:
 
 
 def labellers(store: Store, user: User) -> list[str]:
-    """Accounts that may label (for the round form); empty in single-user local mode."""
+    """Accounts that may label (for the round form); empty in single-user local mode.
+    Cached per store generation, as the figures beside it on the Agreement page are (one
+    account read per user on every rerun before)."""
     require(user, Permission.RUN_ROUNDS)
+    return list(cache.cached(store, "labellers", (), lambda: _labellers(store)))
+
+
+def _labellers(store: Store) -> list[str]:
     out = []
     for row in user_rows.list_user_rows(store):
         u = get_user(store, row["username"])
@@ -45,8 +52,10 @@ def labellers(store: Store, user: User) -> list[str]:
 
 
 def free_item_count(store: Store, user: User) -> int:
+    """Pool items a new round can draw from; counted in SQL and cached per store generation
+    (it anti-joins every grade event: seconds at team scale, on every Agreement rerun)."""
     require(user, Permission.RUN_ROUNDS)
-    return len(store_rounds.free_items(store))
+    return cache.cached(store, "free_item_count", (), lambda: store_rounds.free_item_count(store))
 
 
 def _free(store: Store) -> tuple[list[tuple], dict]:
@@ -84,5 +93,6 @@ def split_work(store: Store, user: User, annotators: list[str], overlap: float =
 
 
 def list_rounds(store: Store, user: User) -> list[dict]:
+    """Every round with its progress; cached per store generation (a copy: callers may edit)."""
     require(user, Permission.RUN_ROUNDS)
-    return store_rounds.list_rounds(store)
+    return [dict(r) for r in cache.cached(store, "list_rounds", (), lambda: store_rounds.list_rounds(store))]

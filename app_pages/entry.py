@@ -20,11 +20,17 @@ from annotator.identity import LOOPBACK_ONLY
 from app_pages._shared import (auth_mode, client_is_local, current_user, md_escape, oidc_signed_in, rubric_banner,
                                sign_out)
 from app_pages.session_cookie import sync_cookie
+from app_pages import warm
 
 PAGES = Path(__file__).resolve().parent
 
 
 def main() -> None:
+    with warm.page_running():  # the background warm-up waits while a page renders
+        _main()
+
+
+def _main() -> None:
     st.set_page_config(page_title="Golden-set studio", page_icon=":material/verified:", layout="wide")
 
     try:
@@ -34,6 +40,7 @@ def main() -> None:
         # Still route through st.navigation, so no page can be reached without a store.
         st.navigation([st.Page(lambda: st.error(message), title="Store unavailable")]).run()
         st.stop()
+    warm.start(store)  # once per process: heavy imports and cached figures while the sign-in page waits
 
     mode = auth_mode()
     if mode == "local" and not client_is_local():
@@ -127,7 +134,7 @@ def page_sections(user) -> dict[str, list[tuple[str, str, str]]]:
 
 
 # The pages a deep link may name (the file stems under app_pages/, which are their url paths).
-_LINKABLE = frozenset(p.stem for p in PAGES.glob("*.py")) - {"entry", "sign_in", "streamlit_app", "home"}
+_LINKABLE = frozenset(p.stem for p in PAGES.glob("*.py")) - {"entry", "sign_in", "streamlit_app", "home", "warm"}
 
 
 def _asked_page() -> str | None:

@@ -33,9 +33,10 @@ if mode == "Author":
     status = status.sort_values(["todo", "query_id"], ascending=[False, True])
     qids = status["query_id"].tolist()
     meta = status.set_index("query_id")
-    qid = st.selectbox("Question", qids, key="nug_q",
-                       format_func=lambda q: f"{q} · {meta.loc[q, 'stratum']} · {meta.loc[q, 'n_approved']}/"
-                                             f"{meta.loc[q, 'n_nuggets']} approved · {meta.loc[q, 'text'][:80]}")
+    # every option's label in one pass (a .loc per option cost ~0.5 s at 2,000 questions)
+    labels = {r.query_id: f"{r.query_id} · {r.stratum} · {r.n_approved}/{r.n_nuggets} approved · {r.text[:80]}"
+              for r in status.itertuples(index=False)}
+    qid = st.selectbox("Question", qids, key="nug_q", format_func=labels.__getitem__)
     row = meta.loc[qid]
     st.subheader(md_escape(row["text"]), anchor=False)
     st.caption(f"{qid} · {md_escape(row['stratum'])}" + (" · held out: never sent to a hosted model"

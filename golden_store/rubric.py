@@ -74,4 +74,4 @@ def unseen_versions(store: Store, username: str) -> list[dict]:
 def mark_seen(store: Store, username: str, version: int) -> None:
     """Record that ``username`` has been shown the rubric up to ``version``."""
     store.write(lambda cur: cur.execute("INSERT INTO rubric_seen VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                                        [username, version, utcnow()]))
+                                        [username, version, utcnow()]), bookkeeping=True)

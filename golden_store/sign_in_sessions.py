@@ -10,7 +10,7 @@ from golden_store.store import Store, utcnow
 
 def add(store: Store, token_sha256: str, username: str, expires_at: datetime) -> None:
     store.write(lambda cur: cur.execute("INSERT INTO sign_in_sessions VALUES (?, ?, ?, ?, NULL)",
-                                        [token_sha256, username, utcnow(), expires_at]))
+                                        [token_sha256, username, utcnow(), expires_at]), bookkeeping=True)
 
 
 def owner(store: Store, token_sha256: str) -> str | None:
@@ -22,7 +22,7 @@ def owner(store: Store, token_sha256: str) -> str | None:
 
 def revoke(store: Store, token_sha256: str) -> None:
     store.write(lambda cur: cur.execute("UPDATE sign_in_sessions SET revoked_at = ? WHERE token_sha256 = ? "
-                                        "AND revoked_at IS NULL", [utcnow(), token_sha256]))
+                                        "AND revoked_at IS NULL", [utcnow(), token_sha256]), bookkeeping=True)
 
 
 def revoke_all(store: Store, username: str) -> int:

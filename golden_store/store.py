@@ -305,7 +305,8 @@ class Store:
         row = self.read_one(SEQUENCES_LAST_VALUES[self.engine])
         return tuple(int(v) if v is not None else 0 for v in (row or (0, 0)))  # type: ignore[return-value]
 
-    def write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], *, retries: int | None = None) -> T:
+    def write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], *, retries: int | None = None,
+              bookkeeping: bool = False) -> T:
         """Run ``fn(cursor)`` inside one transaction, serialized with every other write.
 
         All-or-nothing: if ``fn`` raises, the transaction is rolled back and the store is
@@ -313,6 +314,10 @@ class Store:
         processes that collided do not collide again in step); on PostgreSQL, where other
         processes write too, a serialization failure or deadlock is such a conflict and
         ``fn`` runs again from the start, so it must not have effects outside the store.
+
+        ``bookkeeping=True``: the write touches only what no cached page figure reads (a
+        sign-in session, a rubric banner seen), so it leaves :meth:`generation` where it was;
+        otherwise every sign-in would throw away every cached aggregate (issue 19).
         """
         if retries is None:
             retries = 5 if self.engine == "duckdb" else 12
@@ -324,10 +329,11 @@ class Store:
                     cur.begin()
                     try:
                         result = fn(cur)
-                        if self._counts_writes:
+                        if self._counts_writes and not bookkeeping:
                             cur.execute("SELECT nextval('write_seq')")  # the generation moves (see generation())
                         cur.commit()
-                        self._commits += 1
+                        if not bookkeeping:
+                            self._commits += 1
                         return result
                     except BaseException:
                         try:

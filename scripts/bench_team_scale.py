@@ -36,7 +36,7 @@ and a baseline commit measured in the same run.
 Prints a table and one JSON line. Usage::
 
     python scripts/bench_team_scale.py [--scale 1] [--repeat 3] [--baseline aba9489] [--code HEAD]
-        [--browser [--visits 3] [--pages Home,Judge] [--keys 21302]]
+        [--browser [--visits 3] [--pages Home,Judge] [--keys 21302]] [--keep DIR | --reuse DIR]
 """
 
 from __future__ import annotations
@@ -531,6 +531,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-freeze", action="store_true", help="skip golden freeze")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--keep", default=None, help="build in this (empty) folder and keep it")
+    ap.add_argument("--reuse", default=None,
+                    help="measure the store a former run generated and kept (its --keep folder) instead of "
+                         "generating one (same --scale and --seed expected; saves the generation)")
     ap.add_argument("--json", action="store_true", help="print only the JSON line")
     ap.add_argument("--browser", action="store_true",
                     help="also serve each code's store with streamlit and time every page in real chromium")
@@ -559,7 +562,13 @@ def main(argv: list[str] | None = None) -> int:
         if base:
             trees.append(base)
         gen_root = base or new
-        gen = run_child("generate", gen_root, out=work / "team.duckdb", scale=a.scale, seed=a.seed)
+        if a.reuse:  # a kept store: copied, never changed (each code measures its own copy)
+            shutil.copyfile(Path(a.reuse) / "team.duckdb", work / "team.duckdb")
+            facts = Path(a.reuse) / "team.json"
+            gen = {**(json.loads(facts.read_text()) if facts.exists() else {}), "reused": str(a.reuse)}
+        else:
+            gen = run_child("generate", gen_root, out=work / "team.duckdb", scale=a.scale, seed=a.seed)
+            (work / "team.json").write_text(json.dumps(gen))
         say(f"[scale {a.scale:g}] " + ", ".join(f"{k} {v}" for k, v in gen.items()))
         codes = ([("baseline", base)] if base else []) + [("new", new)]
         res = {}

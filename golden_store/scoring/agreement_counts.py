@@ -51,6 +51,14 @@ def group(pairs: pd.DataFrame, units: pd.DataFrame, actors: list[str]) -> GroupA
         nan = math.nan
         return GroupAgreement(0, list(actors), [], nan, nan, nan, nan, nan, nan)
     cms, names = cells(pairs)
+    return group_of_cells(cms, names, units, actors)
+
+
+def group_of_cells(cms: np.ndarray, names: list[str], units: pd.DataFrame, actors: list[str]) -> GroupAgreement:
+    """:func:`group` from the pairs' confusion stack (``cells``) and the per-unit counts."""
+    if not len(units):
+        nan = math.nan
+        return GroupAgreement(0, list(actors), [], nan, nan, nan, nan, nan, nan)
     ps = pairs_from_cells(cms, names)
     vc = units[_C].to_numpy(np.int64)
     binary = np.stack([vc[:, [g for g in GRADES if g < BINARY_THRESHOLD]].sum(axis=1),
@@ -71,11 +79,45 @@ def by(pairs: pd.DataFrame, units: pd.DataFrame, column: str) -> pd.DataFrame:
     if not len(units):
         return pd.DataFrame(out)
     units = units.dropna(subset=[column])
+    # rater codes and row positions per value once for the whole frame (a Categorical and an
+    # equality scan per value cost most of the Agreement page's cold time: 30+ weeks/strata)
+    coded = _coded(pairs)
+    rows = pairs.groupby(column, sort=False).indices if len(pairs) else {}
+    empty = np.zeros(0, dtype=np.int64)
     for key, part in units.groupby(column, sort=True):
-        g = group(pairs[pairs[column] == key], part, [])
+        g = _group_coded(coded, rows.get(key, empty), part)
         if g.n_units:
             out.append({column: key, **{k: v for k, v in g.summary().items() if k != "annotators"}})
     return pd.DataFrame(out)
+
+
+def _coded(pairs: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(every rater name sorted, each row's cell index in the all-raters stack, its count)."""
+    names = sorted(set(pd.unique(pairs["a"])) | set(pd.unique(pairs["b"]))) if len(pairs) else []
+    r = len(names)
+    if not r:
+        return names, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    ia = pd.Categorical(pairs["a"], categories=names).codes.astype(np.int64)
+    ib = pd.Categorical(pairs["b"], categories=names).codes.astype(np.int64)
+    idx = ((ia * r + ib) * K + pairs["ga"].to_numpy(np.int64)) * K + pairs["gb"].to_numpy(np.int64)
+    return names, idx, pairs["n"].to_numpy(np.int64)
+
+
+def _group_coded(coded: tuple[list[str], np.ndarray, np.ndarray], rows: np.ndarray,
+                 units: pd.DataFrame) -> GroupAgreement:
+    """:func:`group` of the pair rows at positions ``rows``: their cells summed in the
+    all-raters stack, then narrowed to the raters those rows name (what :func:`cells` of the
+    same rows gives: the same integer counts, the same sorted names)."""
+    names, idx, n = coded
+    r = len(names)
+    full = np.zeros(r * r * K * K, dtype=np.int64)
+    if len(rows):
+        np.add.at(full, idx[rows], n[rows])
+    full = full.reshape(r, r, K, K)
+    per_rater = full.sum(axis=(2, 3))
+    present = np.flatnonzero((per_rater.sum(axis=1) + per_rater.sum(axis=0)) > 0)
+    sub = full[np.ix_(present, present)].reshape(len(present) ** 2, K, K)
+    return group_of_cells(sub, [names[i] for i in present], units, [])
 
 
 def distributions(grades: pd.DataFrame) -> pd.DataFrame:

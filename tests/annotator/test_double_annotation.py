@@ -14,6 +14,7 @@ from annotator import adjudication, agreement, judging, rounds
 from annotator.assignment import pick_calibration, plan_split
 from annotator.identity import LOCAL_USER, create_user
 from annotator.roles import PermissionDenied
+from golden_store import rounds as store_rounds
 from golden_store import runs as store_runs
 from golden_store.errors import ValidationError
 from golden_store.freezing import freeze
@@ -139,7 +140,12 @@ def test_annotator_b_never_sees_annotator_a_labels(pooled):
 
 def test_split_assigns_all_free_items(pooled):
     s, u = pooled
+    assert rounds.free_item_count(s, u["lead"]) == len(store_rounds.free_items(s)) == 200
     rounds.start_calibration(s, u["lead"], ["ann", "bob"], n=10, seed=1)
+    # counted in SQL and cached per generation: the round's assignments move it
+    assert rounds.free_item_count(s, u["lead"]) == len(store_rounds.free_items(s)) == 190
+    judging.judge(s, u["ann"], judging.next_item(s, u["ann"]), "grade", 2)
+    assert rounds.free_item_count(s, u["lead"]) == len(store_rounds.free_items(s)) == 190
     rid = rounds.split_work(s, u["lead"], ["ann", "bob", "cat"], overlap=0.1, seed=1)
     assert rid == "r2"
     n_ann, n_bob, n_cat = (judging.progress(s, u[n])[1] for n in ("ann", "bob", "cat"))

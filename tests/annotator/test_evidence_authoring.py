@@ -201,3 +201,58 @@ def test_no_answer_can_be_undone_by_its_author_as_a_new_revision(demo_store):
     assert ea.my_no_answers(s, EXPERT) == []
     with pytest.raises(ValidationError, match="no \"no answer\" mark of yours"):
         ea.undo_no_answer(s, EXPERT, "u1")
+
+
+def _former_my_no_answers(s, user) -> list[str]:
+    """my_no_answers as it was: every non-answerable question last edited by ``user``, its
+    history read and checked one question at a time (``_own_mark``)."""
+    from golden_store.queries import list_queries
+
+    df = list_queries(s)
+    mine = df[(~df["answerable"].astype(bool)) & (df["last_edited_by"] == user.username)]
+    return [q for q in mine["query_id"] if ea._own_mark(s, user, q) is not None]
+
+
+@pytest.mark.parametrize("any_store", ["duckdb", "postgresql"], indirect=True)
+def test_no_answer_marks_in_sql_equal_the_per_question_check(any_store):
+    """Issue 19: the undoable "no answer" marks come from one query; on every kind of
+    history (a mark, an undone mark, a mark edited over, a question imported as negative, a
+    retired one, a mark on a question that was not answerable) they equal the former
+    per-question check, for each person."""
+    from datetime import date
+    from golden_store.queries import QueryRecord, retire_query, save_query
+
+    s = any_store
+    ann, bob = EXPERT, User("bob", "Bob", frozenset({Role.ANNOTATOR}))
+
+    def q(qid: str, answerable: bool = True, stratum: str = "paraphrase", actor: str = "ann", new: bool = True):
+        save_query(s, QueryRecord(qid, f"Question {qid}?", stratum, answerable, "expert", date(2026, 3, 1)),
+                   actor=actor, must_exist=not new)
+
+    def mark(qid: str, actor: str) -> None:
+        rec = get_query(s, qid)
+        save_query(s, QueryRecord(qid, rec.text, "negative", False, rec.source, rec.created_date, notes="na"),
+                   actor=actor, must_exist=True)
+
+    for i in range(12):
+        q(f"m{i:02d}")
+    mark("m00", "ann")  # undoable by ann
+    mark("m01", "bob")  # bob's
+    mark("m02", "ann")
+    save_query(s, QueryRecord("m02", "Question m02?", "paraphrase", True, "expert", date(2026, 3, 1)),
+               actor="ann", must_exist=True)  # undone
+    mark("m03", "ann")
+    save_query(s, QueryRecord("m03", "Question m03, reworded?", "negative", False, "expert", date(2026, 3, 1)),
+               actor="bob", must_exist=True)  # edited over by bob: bob's latest, but not a mark
+    q("n00", answerable=False, stratum="negative")  # imported as negative by ann: one revision
+    q("n01", answerable=False, stratum="negative", actor="bob")
+    mark("n01", "ann")  # the revision before was not answerable
+    mark("m04", "ann")
+    retire_query(s, "m04", actor="ann")  # retired
+    mark("m05", "ann")
+    mark("m06", "bob")
+    for who in (ann, bob):
+        got = [r.query_id for r in ea.my_no_answers(s, who)]
+        assert got == _former_my_no_answers(s, who)
+    assert [r.query_id for r in ea.my_no_answers(s, ann)] == ["m00", "m05"]
+    assert [r.query_id for r in ea.my_no_answers(s, bob)] == ["m01", "m06"]
