@@ -274,6 +274,18 @@ class Store:
         if self.engine == "postgresql":
             cur.advisory_lock(key)
 
+    def _bump_after_commit(self, cur: Any) -> None:
+        """Move the generation once more, after the commit. The value taken inside the
+        transaction is visible to every process at once (sequences are not transactional),
+        while the rows become visible only at commit: a page computed in between, from a
+        snapshot without those rows, would be cached under the new value and stay stale
+        until the next write. A value taken after the commit makes that cache entry old.
+        (The value inside stays: it covers a process that dies between commit and here.)"""
+        try:
+            cur.execute("SELECT nextval('write_seq')")
+        except self._errors:  # the write is committed; a missed bump costs one stale page at most
+            pass
+
     @contextmanager
     def exclusive(self, key: str) -> Iterator[None]:
         """Around :meth:`write` calls: one holder of ``key`` at a time across every process,
@@ -329,9 +341,12 @@ class Store:
                     cur.begin()
                     try:
                         result = fn(cur)
-                        if self._counts_writes and not bookkeeping:
+                        moves = self._counts_writes and not bookkeeping
+                        if moves:
                             cur.execute("SELECT nextval('write_seq')")  # the generation moves (see generation())
                         cur.commit()
+                        if moves:
+                            self._bump_after_commit(cur)
                         if not bookkeeping:
                             self._commits += 1
                         return result
