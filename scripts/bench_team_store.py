@@ -42,13 +42,17 @@ What it does, in order:
      ``--freeze-reps`` times, each in a fresh child to a new name; the manifest's counts are
      compared with the store's and the ``data_digest`` between engines;
 
-5. prints a table (median, p95, aims met) and one JSON line (``--json``: only the JSON line).
+5. with ``--baseline REV``: the PostgreSQL freeze once more, with the code of ``REV`` (a git
+   worktree) on the same store, stopped after ``--baseline-timeout`` seconds (before/after a
+   fix, in the same run);
+6. prints a table (median, p95, aims met) and one JSON line (``--json``: only the JSON line).
 
 Usage::
 
     python scripts/bench_team_store.py [--events 1000000] [--annotators 20] [--items 20000]
         [--actions 200] [--judges 4] [--agree-reps 3] [--freeze-queries 10000]
-        [--freeze-events 200000] [--freeze-reps 3] [--pg-admin URL] [--json] [--keep DIR]
+        [--freeze-events 200000] [--freeze-reps 3] [--pg-admin URL] [--baseline REV]
+        [--json] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -357,14 +361,20 @@ def child_freeze(a: argparse.Namespace) -> dict:
 # ---- parent -----------------------------------------------------------------------------------------
 
 
-def run_child(op: str, work: Path, **kw) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op]
+def run_child(op: str, work: Path, code: Path = ROOT, timeout: float | None = None, **kw) -> dict:
+    """``op`` in a fresh process running the studio code of ``code`` (this checkout, or the
+    baseline's worktree); with ``timeout``, a child still running then is stopped and
+    ``{"timed_out": True}`` comes back."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op, "--code", str(code)]
     for k, v in kw.items():
         cmd += [f"--{k}", str(v)]
     env = dict(os.environ, GOLDEN_VERSIONS=str(work / "versions"))
     env.pop("GOLDEN_DB", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(work))
+    env["PYTHONPATH"] = os.pathsep.join([str(code), str(HERE)])
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(work), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"timed_out": True, "timeout_s": timeout}
     if proc.returncode != 0:
         raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -406,10 +416,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print only the JSON line")
     ap.add_argument("--keep", metavar="DIR", help="build in DIR and keep the DuckDB stores (must be empty)")
     ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
-    for k in ("db", "reps", "writer", "name"):
+    ap.add_argument("--baseline", default=None, metavar="REV",
+                    help="also freeze the PostgreSQL store with the code of git revision REV (a worktree), once")
+    ap.add_argument("--baseline-timeout", type=float, default=300, help="seconds the baseline freeze may take")
+    for k in ("db", "reps", "writer", "name", "code"):
         ap.add_argument(f"--{k}", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a._child:
+        sys.path.insert(0, a.code)  # the code measured: this checkout's or the baseline's
         print(json.dumps({"agree": child_agree, "judge": child_judge, "freeze": child_freeze}[a._child](a),
                          default=str))
         return 0
@@ -451,8 +465,11 @@ def main(argv: list[str] | None = None) -> int:
             ag = run_child("agree", work, db=where[engine]["team"], reps=a.agree_reps,
                            writer=annotators(a.annotators)[-1])
             log(f"[{engine}] judging: {a.actions} key presses by {a.judges} annotators")
+            log(f"  agreement refresh {statistics.median(ag['refresh_s']):.3f} s median (cold {ag['cold_s']:.3f} s)")
             jd = run_child("judge", work, db=where[engine]["team"], actions=a.actions, judges=a.judges,
                            seed=a.seed)
+            log(f"  judging action median {statistics.median(jd['action_s']) * 1000:.1f} ms, p95 "
+                f"{_pct(jd['action_s'], 95) * 1000:.1f} ms")
             fz = []
             for rep in range(a.freeze_reps):
                 fz.append(run_child("freeze", work, db=where[engine]["freeze"], name=f"{engine}-v{rep + 1}"))
@@ -471,13 +488,32 @@ def main(argv: list[str] | None = None) -> int:
             r = res[engine]
             r["aims"] = {"judging_p95_met": r["judging_action"]["p95_ms"] <= JUDGE_P95_AIM_MS,
                          "freeze_met": r["freeze"]["median_s"] <= FREEZE_AIM_S}
+        baseline = None
+        if a.baseline:
+            tree = work / "baseline"
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), a.baseline], check=True,
+                           capture_output=True)
+            try:
+                log(f"[postgresql] freeze with the baseline code ({a.baseline}), once, at most {a.baseline_timeout:.0f} s")
+                t = time.perf_counter()
+                b = run_child("freeze", work, code=tree, timeout=a.baseline_timeout, db=where["postgresql"]["freeze"],
+                              name="baseline-v1")
+                baseline = {"rev": a.baseline, "postgresql_freeze_s": None if b.get("timed_out") else round(b["seconds"], 3),
+                            "timed_out": bool(b.get("timed_out")), "wall_s": round(time.perf_counter() - t, 1)}
+                if not b.get("timed_out"):
+                    baseline["counts_equal"] = b["frozen"] == b["store"]
+                    baseline["data_digest_equal"] = b["data_digest"] == res["postgresql"]["freeze_data_digest"]
+                log(f"  {json.dumps(baseline)}")
+            finally:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
         d, p = res["duckdb"], res["postgresql"]
         out = {
             "bench": "team_store", "commit": git_head(ROOT), "seed": a.seed,
             "params": {"events": a.events, "annotators": a.annotators, "items": a.items, "docs": a.docs,
                        "actions": a.actions, "judges": a.judges, "agree_reps": a.agree_reps,
                        "freeze_queries": a.freeze_queries, "freeze_events": a.freeze_events,
-                       "freeze_docs": a.freeze_docs, "freeze_reps": a.freeze_reps},
+                       "freeze_docs": a.freeze_docs, "freeze_reps": a.freeze_reps,
+                       "baseline_timeout": a.baseline_timeout},
             "machine": {"nproc": os.cpu_count(), "python": platform.python_version(), "duckdb": duckdb.__version__,
                         "postgresql": pg.server_version(), "platform": platform.platform()},
             "stores": {"team": team, "freeze": frz}, "copies": copies, **res,
@@ -491,6 +527,7 @@ def main(argv: list[str] | None = None) -> int:
             "freeze_data_digest_equal": d["freeze_data_digest"] == p["freeze_data_digest"],
             "aims": {"judging_p95_ms": JUDGE_P95_AIM_MS, "freeze_s": FREEZE_AIM_S,
                      "all_met": all(all(res[e]["aims"].values()) for e in ENGINES)},
+            "baseline": baseline,
             "total_s": round(time.perf_counter() - t_all, 1),
         }
         if not a.json:
@@ -530,6 +567,12 @@ def _table(out: dict) -> None:
               f"freeze <= {FREEZE_AIM_S:.0f} s {'met' if r['aims']['freeze_met'] else 'NOT met'}; labels "
               f"{r['labels_read_back']}/{r['labels_sent']} read back equal: {r['labels_equal']}; frozen counts = "
               f"store's: {r['freeze_counts_equal']}; agreement cold {r['agreement_cold_s']:.2f} s")
+    b = out.get("baseline")
+    if b:
+        shown = f"did not finish in {out['params']['baseline_timeout']:.0f} s (stopped)" if b["timed_out"] else \
+            f"{b['postgresql_freeze_s']:.3f} s"
+        print(f"PostgreSQL freeze with the baseline code {b['rev']} (same store, once): {shown}; this code's median "
+              f"{p['freeze']['median_s']:.3f} s")
     print(f"agreement figures equal on both engines: {out['agreement_figures_equal']}; frozen data_digest equal: "
           f"{out['freeze_data_digest_equal']}; total {out['total_s']} s\n")
 

@@ -164,3 +164,16 @@ def test_a_write_without_an_event_moves_every_processs_generation(pg_store):
         assert other.read("SELECT count(*) FROM strata WHERE name = 'rolled-back'") == [(0,)]
     finally:
         other.close()
+
+
+def test_freeze_plans_without_nested_loops_for_its_transaction_only(pg_store, store):
+    """Freezing reads whole tables; on PostgreSQL the latest-row views' ``row_number() = 1``
+    filters made the planner expect a handful of rows and pick nested loops that ran for
+    minutes at 10,000 queries (scripts/bench_team_store.py). The freeze transaction turns
+    them off with SET LOCAL: connections returned to the pool plan as before."""
+    seen = pg_store.write(lambda cur: (freezing.whole_table_plans(pg_store, cur),
+                                       cur.execute_native("SHOW enable_nestloop").fetchone()[0])[1])
+    assert seen == "off"
+    for _ in range(3):  # whichever pooled connection serves the next read
+        assert pg_store.read_one("SELECT current_setting('enable_nestloop')")[0] == "on"
+    store.write(lambda cur: freezing.whole_table_plans(store, cur))  # DuckDB: nothing to do
