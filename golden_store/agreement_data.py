@@ -99,9 +99,9 @@ def _aggregates_in_process(store: Store, round_id: str | None) -> Aggregates:
 
     with store.cursor() as cur:
         cur.execute_native("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")  # both reads: one snapshot
-        grades = cur.execute(f"SELECT * FROM {_LIVE_GRADES} g WHERE ?::VARCHAR IS NULL OR g.round_id = ?",
-                             [round_id, round_id]).arrow()
-        gold = cur.execute(f"SELECT * FROM {_LIVE_GOLD} f").arrow()
+        grades = cur.copy_arrow(f"SELECT * FROM {_LIVE_GRADES} g WHERE ?::VARCHAR IS NULL OR g.round_id = ?",
+                                [round_id, round_id])
+        gold = cur.copy_arrow(f"SELECT * FROM {_LIVE_GOLD} f")
         cur.execute_native("COMMIT")
     con = duckdb.connect()
     try:

@@ -225,6 +225,20 @@ def test_the_judge_queue_reads_the_store_the_same_number_of_times_for_2_or_12_ca
         assert c.segments == judging.marked_segments(raw[c.start:c.end], c.start, c.query_text, ev)
 
 
+def test_progress_is_one_read_and_counts_the_queue(pooled, monkeypatch):
+    """The Judge page asks for progress on every key press: one statement over the queue."""
+    s, u = pooled
+    done0, total = judging.progress(s, u["bob"])
+    card = judging.next_items(s, u["bob"], 1)[0].card()
+    assert judging.submit(s, u["bob"], [_label(card, "bob")])[0].status == "saved"
+    calls: list[str] = []
+    for name in ("read", "read_one", "read_dicts", "df"):
+        orig = getattr(s, name)
+        monkeypatch.setattr(s, name, lambda *a, _o=orig, _n=name, **k: (calls.append(_n), _o(*a, **k))[1])
+    assert judging.progress(s, u["bob"]) == (done0 + 1, total) and total == 160
+    assert len(calls) == 1
+
+
 @pytest.fixture
 def drawn(demo_store, tmp_path):
     s = demo_store
