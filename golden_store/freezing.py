@@ -91,6 +91,12 @@ def write_parquet(cur: Any, sql: str, params: list[Any], path: Path, options: st
     From an Arrow stream every column is OPTIONAL and the writer sees the same rows and
     types from DuckDB and from PostgreSQL (``golden_store.pg_store``), so equal content
     gives equal bytes on both. One thread: the row groups do not depend on the machine."""
+    if hasattr(cur, "copy_arrow"):  # PostgreSQL: the rows as CSV parsed by pyarrow, not Python tuples
+        import pyarrow as pa
+
+        table = cur.copy_arrow(sql, params)
+        _copy_stream(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()), path, options)
+        return
     with warnings.catch_warnings():  # DuckDB notes the reader of a DB-API result copies the rows
         warnings.simplefilter("ignore", UserWarning)
         reader = cur.execute(sql, params).to_arrow_reader()

@@ -260,6 +260,8 @@ class PgCursor:
         bind = list(params) if params is not None else []
         self._cur.execute(f"SELECT * FROM ({query}) AS _q LIMIT 0", bind)
         schema = pa.schema([pa.field(c.name, _arrow_type(c.type_code)) for c in self._cur.description or []])
+        if any(pa.types.is_list(t) for t in schema.types):  # arrays do not come back through CSV
+            return self.execute(sql, params).arrow()
         buf = io.BytesIO()
         with self._cur.copy(f"COPY ({query}) TO STDOUT (FORMAT csv)", bind) as copy:
             for chunk in copy:
@@ -268,6 +270,7 @@ class PgCursor:
             return schema.empty_table()
         buf.seek(0)
         return pacsv.read_csv(buf, read_options=pacsv.ReadOptions(column_names=schema.names),
+                              parse_options=pacsv.ParseOptions(newlines_in_values=True),
                               convert_options=pacsv.ConvertOptions(
                                   column_types=schema, strings_can_be_null=True, quoted_strings_can_be_null=False,
                                   true_values=["t"], false_values=["f"]))

@@ -464,8 +464,8 @@ def main(argv: list[str] | None = None) -> int:
             log(f"[{engine}] agreement refresh ({a.agree_reps} reps after a new label each)")
             ag = run_child("agree", work, db=where[engine]["team"], reps=a.agree_reps,
                            writer=annotators(a.annotators)[-1])
-            log(f"[{engine}] judging: {a.actions} key presses by {a.judges} annotators")
             log(f"  agreement refresh {statistics.median(ag['refresh_s']):.3f} s median (cold {ag['cold_s']:.3f} s)")
+            log(f"[{engine}] judging: {a.actions} key presses by {a.judges} annotators")
             jd = run_child("judge", work, db=where[engine]["team"], actions=a.actions, judges=a.judges,
                            seed=a.seed)
             log(f"  judging action median {statistics.median(jd['action_s']) * 1000:.1f} ms, p95 "

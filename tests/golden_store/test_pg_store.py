@@ -206,3 +206,20 @@ def test_agreement_aggregates_are_equal_to_the_last_bit_on_both_engines(tmp_path
         gd, gp = agreement.compute(duck, cli_user()).group, agreement.compute(pg_store, cli_user()).group
         for k in ("kappa_binary", "kappa_graded", "kappa_quadratic", "alpha_ordinal", "n_units"):
             assert getattr(gd, k) == getattr(gp, k), k
+
+
+def test_copy_arrow_reads_what_arrow_reads(pg_store):
+    """PgCursor.copy_arrow (COPY ... TO STDOUT as CSV, parsed by pyarrow: agreement's labels,
+    freezing's files) gives the table the row-by-row reader gives: NULL and empty text apart,
+    quotes, commas and newlines inside values, booleans, dates, timestamps, floats, arrays."""
+    sql = ("SELECT * FROM (VALUES (1, 'a,\"b\"\nc', TRUE, DATE '2025-01-06', TIMESTAMP '2025-01-06 08:00:00.123456', "
+           "0.1, NULL::VARCHAR), (2, '', FALSE, NULL::DATE, NULL::TIMESTAMP, NULL::DOUBLE, 'x'), "
+           "(3, NULL, NULL, DATE '2024-02-29', TIMESTAMP '2024-02-29 23:59:59', 1e300, '')) t(i, s, b, d, ts, f, v) "
+           "WHERE i >= ? ORDER BY i")
+    with pg_store.cursor() as cur:
+        rows = cur.execute(sql, [1]).arrow()
+        fast = cur.copy_arrow(sql, [1])
+        assert fast.equals(rows) and fast.num_rows == 3 and fast.column("s").to_pylist() == ['a,"b"\nc', "", None]
+        assert cur.copy_arrow(sql, [9]).equals(cur.execute(sql, [9]).arrow())  # no rows
+        arr = "SELECT ['x', 'y'] AS l"
+        assert cur.copy_arrow(arr).equals(cur.execute(arr).arrow())
