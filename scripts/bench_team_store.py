@@ -42,9 +42,10 @@ What it does, in order:
      ``--freeze-reps`` times, each in a fresh child to a new name; the manifest's counts are
      compared with the store's and the ``data_digest`` between engines;
 
-5. with ``--baseline REV``: the PostgreSQL freeze once more, with the code of ``REV`` (a git
-   worktree) on the same store, stopped after ``--baseline-timeout`` seconds (before/after a
-   fix, in the same run);
+5. with ``--baseline REV``: the code of ``REV`` (a git worktree) on the same stores, after
+   this code's measurements: 60 judging key presses on each engine, one PostgreSQL agreement
+   refresh, one PostgreSQL freeze (stopped after ``--baseline-timeout`` seconds): before/after
+   the PostgreSQL fixes, in the same run;
 6. prints a table (median, p95, aims met) and one JSON line (``--json``: only the JSON line).
 
 Usage::
@@ -494,12 +495,25 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), a.baseline], check=True,
                            capture_output=True)
             try:
+                baseline = {"rev": a.baseline}
+                n_act = min(a.actions, 60)
+                for engine in ENGINES:
+                    log(f"[{engine}] judging with the baseline code ({a.baseline}): {n_act} key presses")
+                    jb = run_child("judge", work, code=tree, db=where[engine]["team"], actions=n_act, judges=a.judges,
+                                   seed=a.seed + 1)
+                    baseline[f"{engine}_judging_action"] = _ms(jb["action_s"])
+                    baseline[f"{engine}_labels_equal"] = jb["labels_equal"]
+                log(f"[postgresql] agreement refresh with the baseline code, once")
+                ab = run_child("agree", work, code=tree, db=where["postgresql"]["team"], reps=1,
+                               writer=annotators(a.annotators)[-2])
+                baseline["postgresql_agreement_refresh_s"] = round(ab["refresh_s"][0], 3)
+                baseline["postgresql_agreement_cold_s"] = round(ab["cold_s"], 3)
                 log(f"[postgresql] freeze with the baseline code ({a.baseline}), once, at most {a.baseline_timeout:.0f} s")
                 t = time.perf_counter()
                 b = run_child("freeze", work, code=tree, timeout=a.baseline_timeout, db=where["postgresql"]["freeze"],
                               name="baseline-v1")
-                baseline = {"rev": a.baseline, "postgresql_freeze_s": None if b.get("timed_out") else round(b["seconds"], 3),
-                            "timed_out": bool(b.get("timed_out")), "wall_s": round(time.perf_counter() - t, 1)}
+                baseline.update({"postgresql_freeze_s": None if b.get("timed_out") else round(b["seconds"], 3),
+                                 "timed_out": bool(b.get("timed_out")), "wall_s": round(time.perf_counter() - t, 1)})
                 if not b.get("timed_out"):
                     baseline["counts_equal"] = b["frozen"] == b["store"]
                     baseline["data_digest_equal"] = b["data_digest"] == res["postgresql"]["freeze_data_digest"]
@@ -571,8 +585,12 @@ def _table(out: dict) -> None:
     if b:
         shown = f"did not finish in {out['params']['baseline_timeout']:.0f} s (stopped)" if b["timed_out"] else \
             f"{b['postgresql_freeze_s']:.3f} s"
-        print(f"PostgreSQL freeze with the baseline code {b['rev']} (same store, once): {shown}; this code's median "
-              f"{p['freeze']['median_s']:.3f} s")
+        print(f"Baseline code {b['rev']} in the same run, same stores: PostgreSQL freeze {shown} (this code's median "
+              f"{p['freeze']['median_s']:.3f} s); PostgreSQL agreement refresh {b['postgresql_agreement_refresh_s']:.3f} s "
+              f"(this code {p['agreement_refresh']['median_s']:.3f} s); judging action median / p95 ms: DuckDB "
+              f"{b['duckdb_judging_action']['median_ms']:.1f} / {b['duckdb_judging_action']['p95_ms']:.1f}, PostgreSQL "
+              f"{b['postgresql_judging_action']['median_ms']:.1f} / {b['postgresql_judging_action']['p95_ms']:.1f} "
+              f"({b['duckdb_judging_action']['n']} presses)")
     print(f"agreement figures equal on both engines: {out['agreement_figures_equal']}; frozen data_digest equal: "
           f"{out['freeze_data_digest_equal']}; total {out['total_s']} s\n")
 
