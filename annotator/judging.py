@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 
 from annotator import labeling
-from annotator.evidence_rounds import visible_evidence
+from annotator.evidence_rounds import visible_evidence_for
 from annotator.identity import User, require
 from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
@@ -95,11 +95,12 @@ def _judge_item(store: Store, user: User, it: dict, raw: str, evidence: dict[str
 
 def next_items(store: Store, user: User, n: int = QUEUE_AHEAD, order: str = "random") -> list[JudgeItem]:
     """The annotator's next ``n`` items, ready to paint (each document and each question's
-    visible evidence read once)."""
+    visible evidence read once, in three statements however many cards)."""
     require(user, Permission.LABEL)
     rows = judging.next_items(store, user.username, n, order=order)
-    raws = {d: corpus.raw_text(store, d) or "" for d in {r["doc_id"] for r in rows}}
-    evidence = {q: visible_evidence(store, user, q) for q in {r["query_id"] for r in rows}}
+    texts = corpus.raw_texts(store, [r["doc_id"] for r in rows])
+    raws = {r["doc_id"]: texts.get(r["doc_id"]) or "" for r in rows}
+    evidence = visible_evidence_for(store, user, [r["query_id"] for r in rows])
     return [_judge_item(store, user, r, raws[r["doc_id"]], evidence) for r in rows]
 
 

@@ -121,7 +121,9 @@ def _rewrite(tree: exp.Expression) -> exp.Expression:
         for arg in args:
             if isinstance(arg, exp.Placeholder):
                 arg.replace(exp.cast(arg.copy(), "TEXT[]"))
-    for select in list(tree.find_all(exp.Select)):
+    # innermost first: a SEMI/ANTI join moves a copy of its right side into EXISTS, so a
+    # SELECT inside it (GROUP BY ALL, a nested SEMI JOIN) must be rewritten before the copy
+    for select in sorted(tree.find_all(exp.Select), key=lambda s: -s.depth):
         _group_by_all(select)
         _semi_anti_joins(select, fresh)
     return tree

@@ -91,6 +91,12 @@ def write_parquet(cur: Any, sql: str, params: list[Any], path: Path, options: st
     From an Arrow stream every column is OPTIONAL and the writer sees the same rows and
     types from DuckDB and from PostgreSQL (``golden_store.pg_store``), so equal content
     gives equal bytes on both. One thread: the row groups do not depend on the machine."""
+    if hasattr(cur, "copy_arrow"):  # PostgreSQL: the rows as CSV parsed by pyarrow, not Python tuples
+        import pyarrow as pa
+
+        table = cur.copy_arrow(sql, params)
+        _copy_stream(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()), path, options)
+        return
     with warnings.catch_warnings():  # DuckDB notes the reader of a DB-API result copies the rows
         warnings.simplefilter("ignore", UserWarning)
         reader = cur.execute(sql, params).to_arrow_reader()
@@ -158,6 +164,19 @@ def _empty_schema(cur: Any, sql: str) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return cur.execute(sql, ["", ""]).to_arrow_reader().schema
+
+
+def whole_table_plans(store: Store, cur: Any) -> None:
+    """On PostgreSQL, no nested-loop joins for the rest of this transaction (``SET LOCAL``).
+
+    Why: the latest-row views (``queries``, ``current_evidence``, ...) filter on
+    ``row_number() ... = 1``, a column PostgreSQL has no statistics for, so it estimates 0.5%
+    of the rows (53 live queries out of 10,000) and joins whole tables with nested loops over
+    hash aggregates: the freeze's label check at 10,000 queries ran for minutes instead of a
+    second (scripts/bench_team_store.py). Freezing reads every table whole, where hash and
+    merge joins are the right plans whatever the estimates. DuckDB plans without this."""
+    if store.engine == "postgresql":
+        cur.execute_native("SET LOCAL enable_nestloop = off")
 
 
 def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_evidence", *,
@@ -267,6 +286,7 @@ def freeze(
             # One transaction: every file sees the same snapshot of the store. On PostgreSQL
             # two processes freezing one name take turns (the folder rename decides who wins).
             store.lock(cur, f"golden_store.freeze:{name}")
+            whole_table_plans(store, cur)
             problems = broken_labels(cur)
             if problems:
                 raise ValidationError(

@@ -246,6 +246,35 @@ class PgCursor:
         """The whole result as an Arrow table (see :meth:`to_arrow_reader`)."""
         return self.to_arrow_reader().read_all()
 
+    def copy_arrow(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        """``sql``'s result as an Arrow table typed as :meth:`arrow` types it, sent by the server
+        with ``COPY (…) TO STDOUT`` as CSV and parsed by pyarrow. Why: for hundreds of
+        thousands of rows (agreement's labels) fetching rows into Python tuples and building
+        Arrow from them costs seconds; the CSV path costs a tenth of that."""
+        import io
+
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        query = to_postgres(sql)
+        bind = list(params) if params is not None else []
+        self._cur.execute(f"SELECT * FROM ({query}) AS _q LIMIT 0", bind)
+        schema = pa.schema([pa.field(c.name, _arrow_type(c.type_code)) for c in self._cur.description or []])
+        if any(pa.types.is_list(t) for t in schema.types):  # arrays do not come back through CSV
+            return self.execute(sql, params).arrow()
+        buf = io.BytesIO()
+        with self._cur.copy(f"COPY ({query}) TO STDOUT (FORMAT csv)", bind) as copy:
+            for chunk in copy:
+                buf.write(chunk)
+        if not buf.tell():
+            return schema.empty_table()
+        buf.seek(0)
+        return pacsv.read_csv(buf, read_options=pacsv.ReadOptions(column_names=schema.names),
+                              parse_options=pacsv.ParseOptions(newlines_in_values=True),
+                              convert_options=pacsv.ConvertOptions(
+                                  column_types=schema, strings_can_be_null=True, quoted_strings_can_be_null=False,
+                                  true_values=["t"], false_values=["f"]))
+
     # ---- DuckDB's replacement scans, as temporary tables ------------------------------------------
     def register(self, name: str, frame: Any) -> "PgCursor":
         """A pandas DataFrame or Arrow table as a temporary table ``name`` (DuckDB reads the

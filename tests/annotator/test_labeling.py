@@ -201,6 +201,44 @@ def test_grouped_by_query_keeps_each_questions_passages_together(pooled):
 # ---- transcripts -------------------------------------------------------------------------------
 
 
+def test_the_judge_queue_reads_the_store_the_same_number_of_times_for_2_or_12_cards(pooled, monkeypatch):
+    """Every key press repaints the queue ahead (12 cards): each card's document and visible
+    evidence are read for all cards at once, not one statement per card (a round trip each
+    on PostgreSQL). The cards are what per-card reads make."""
+    from annotator.evidence_rounds import visible_evidence
+    from golden_store import corpus
+
+    s, u = pooled
+    calls: list[str] = []
+    for name in ("read", "read_one", "read_dicts", "df"):
+        orig = getattr(s, name)
+        monkeypatch.setattr(s, name, lambda *a, _o=orig, _n=name, **k: (calls.append(_n), _o(*a, **k))[1])
+    judging.next_items(s, u["ann"], 2)
+    few, calls[:] = len(calls), []
+    many = judging.next_items(s, u["ann"], 12)
+    assert len(many) == 12 and len({c.query_id for c in many}) > 2 and len({c.doc_id for c in many}) > 2
+    assert len(calls) == few
+    monkeypatch.undo()
+    for c in many:
+        raw = corpus.raw_text(s, c.doc_id)
+        ev = [(e["start"], e["end"]) for e in visible_evidence(s, u["ann"], c.query_id) if e["doc_id"] == c.doc_id]
+        assert c.segments == judging.marked_segments(raw[c.start:c.end], c.start, c.query_text, ev)
+
+
+def test_progress_is_one_read_and_counts_the_queue(pooled, monkeypatch):
+    """The Judge page asks for progress on every key press: one statement over the queue."""
+    s, u = pooled
+    done0, total = judging.progress(s, u["bob"])
+    card = judging.next_items(s, u["bob"], 1)[0].card()
+    assert judging.submit(s, u["bob"], [_label(card, "bob")])[0].status == "saved"
+    calls: list[str] = []
+    for name in ("read", "read_one", "read_dicts", "df"):
+        orig = getattr(s, name)
+        monkeypatch.setattr(s, name, lambda *a, _o=orig, _n=name, **k: (calls.append(_n), _o(*a, **k))[1])
+    assert judging.progress(s, u["bob"]) == (done0 + 1, total) and total == 160
+    assert len(calls) == 1
+
+
 @pytest.fixture
 def drawn(demo_store, tmp_path):
     s = demo_store

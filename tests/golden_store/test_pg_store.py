@@ -129,6 +129,18 @@ def test_modulo_and_percent_signs_mean_the_same_on_both_engines(pg_store, store)
     assert pg_store.read(sql, ["b"]) == duck
 
 
+def test_a_select_inside_a_semi_join_is_translated_too(pg_store, store):
+    """A SEMI/ANTI join becomes EXISTS around a copy of its right side; the SELECTs inside
+    that side (GROUP BY ALL, another SEMI JOIN) are rewritten first. Before, the copy kept
+    DuckDB's GROUP BY ALL and PostgreSQL refused it (the Judge page's progress failed)."""
+    sql = ("SELECT count(*) FROM (SELECT unnest([1, 2, 2, 3, 5]) AS x) t "
+           "SEMI JOIN (SELECT x, count(*) AS n FROM (SELECT unnest([2, 2, 3, 4, 5]) AS x) u "
+           "  SEMI JOIN (SELECT unnest([2, 3, 4]) AS x) w USING (x) GROUP BY ALL) g USING (x) "
+           "ANTI JOIN (SELECT x, max(x) AS m FROM (SELECT unnest([3]) AS x) v GROUP BY ALL) h USING (x)")
+    assert store.read(sql) == [(2,)]
+    assert pg_store.read(sql) == [(2,)]
+
+
 def _add_stratum(cur, name: str) -> None:
     from golden_store.store import utcnow
 
@@ -152,3 +164,62 @@ def test_a_write_without_an_event_moves_every_processs_generation(pg_store):
         assert other.read("SELECT count(*) FROM strata WHERE name = 'rolled-back'") == [(0,)]
     finally:
         other.close()
+
+
+def test_freeze_plans_without_nested_loops_for_its_transaction_only(pg_store, store):
+    """Freezing reads whole tables; on PostgreSQL the latest-row views' ``row_number() = 1``
+    filters made the planner expect a handful of rows and pick nested loops that ran for
+    minutes at 10,000 queries (scripts/bench_team_store.py). The freeze transaction turns
+    them off with SET LOCAL: connections returned to the pool plan as before."""
+    seen = pg_store.write(lambda cur: (freezing.whole_table_plans(pg_store, cur),
+                                       cur.execute_native("SHOW enable_nestloop").fetchone()[0])[1])
+    assert seen == "off"
+    for _ in range(3):  # whichever pooled connection serves the next read
+        assert pg_store.read_one("SELECT current_setting('enable_nestloop')")[0] == "on"
+    store.write(lambda cur: freezing.whole_table_plans(store, cur))  # DuckDB: nothing to do
+
+
+def test_agreement_aggregates_are_equal_to_the_last_bit_on_both_engines(tmp_path, pg_store):
+    """On PostgreSQL the agreement aggregates are computed by an in-process DuckDB over the
+    rows read as Arrow (SQL on PostgreSQL was 13x slower at 20 annotators x 20,000 items):
+    the frames, unit keys and their order included, equal DuckDB's, and so do the figures,
+    also for one round's labels."""
+    import pandas as pd
+
+    from annotator import agreement, cache
+
+    with Store.open(tmp_path / "duck.duckdb") as duck:
+        load_demo(duck, cli_user(), workflows=True)
+        copy_store(duck, pg_store)
+        rounds = [r[0] for r in duck.read("SELECT DISTINCT round_id FROM current_grades WHERE round_id IS NOT NULL")]
+        for rid in [None, *rounds]:
+            agg_d, agg_p = agreement_data.aggregates(duck, rid), agreement_data.aggregates(pg_store, rid)
+            assert agg_d.actors == agg_p.actors
+            for name in ("units", "round_units", "pairs", "round_pairs", "grades", "gold"):
+                d, p = getattr(agg_d, name), getattr(agg_p, name)
+                keys = [c for c in d.columns if c not in ("n",)]
+                if name in ("pairs", "round_pairs", "grades", "gold"):  # GROUP BY ALL: no order
+                    d, p = d.sort_values(keys).reset_index(drop=True), p.sort_values(keys).reset_index(drop=True)
+                pd.testing.assert_frame_equal(d, p, check_dtype=False, obj=f"{name} (round {rid})")
+        assert len(agreement_data.aggregates(duck).units) > 0
+        cache.clear()
+        gd, gp = agreement.compute(duck, cli_user()).group, agreement.compute(pg_store, cli_user()).group
+        for k in ("kappa_binary", "kappa_graded", "kappa_quadratic", "alpha_ordinal", "n_units"):
+            assert getattr(gd, k) == getattr(gp, k), k
+
+
+def test_copy_arrow_reads_what_arrow_reads(pg_store):
+    """PgCursor.copy_arrow (COPY ... TO STDOUT as CSV, parsed by pyarrow: agreement's labels,
+    freezing's files) gives the table the row-by-row reader gives: NULL and empty text apart,
+    quotes, commas and newlines inside values, booleans, dates, timestamps, floats, arrays."""
+    sql = ("SELECT * FROM (VALUES (1, 'a,\"b\"\nc', TRUE, DATE '2025-01-06', TIMESTAMP '2025-01-06 08:00:00.123456', "
+           "0.1, NULL::VARCHAR), (2, '', FALSE, NULL::DATE, NULL::TIMESTAMP, NULL::DOUBLE, 'x'), "
+           "(3, NULL, NULL, DATE '2024-02-29', TIMESTAMP '2024-02-29 23:59:59', 1e300, '')) t(i, s, b, d, ts, f, v) "
+           "WHERE i >= ? ORDER BY i")
+    with pg_store.cursor() as cur:
+        rows = cur.execute(sql, [1]).arrow()
+        fast = cur.copy_arrow(sql, [1])
+        assert fast.equals(rows) and fast.num_rows == 3 and fast.column("s").to_pylist() == ['a,"b"\nc', "", None]
+        assert cur.copy_arrow(sql, [9]).equals(cur.execute(sql, [9]).arrow())  # no rows
+        arr = "SELECT ['x', 'y'] AS l"
+        assert cur.copy_arrow(arr).equals(cur.execute(arr).arrow())
