@@ -359,68 +359,102 @@ def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
     grade >= 2): when AP sits far below Bpref, unjudged passages are dragging the run down
     (pooling bias), not bad retrieval.
 
-    Judged@k is counted in SQL (top-k of each ranking joined with the judged items, one
-    GROUP BY for every run) with the trec_eval conventions the scorer applies: the share of
-    the results shown (at most k) that carry any grade, averaged over every query with a
-    grade or a result (a judged query the run left out scores 0 and counts). AP and Bpref
-    go through the scorer, with each run cut to the queries that have gold labels (the only
-    ones those measures read) and items keyed by a 64-bit hash instead of a built string:
-    issue 19 measured 17 s for this on every Runs & pool render at team scale."""
-    from golden_store.scoring.trec import evaluate_trec
+    Everything is aggregated in SQL, one pass over the runs' results (issue 19: the per-run
+    scorer passes took 17 s on every Runs & pool render at team scale), with the trec_eval
+    conventions the scorer applies (``tests/golden_store/test_pool_status_sql.py`` checks the
+    figures against it):
 
+    - judged@k: the share of the results shown (at most k) that carry any grade, averaged
+      over every query with a grade or a result (a judged query the run left out scores 0
+      and counts);
+    - AP and Bpref (relevant = final grade >= 2): averaged over every query with a final
+      grade (the qrels); a query the run left out scores 0. Per query, from the run's rows
+      that carry a final grade, in rank order: AP sums (relevant up to here) / position over
+      the relevant rows, divided by the query's relevant count; Bpref sums 1 - min(judged
+      non-relevant above, R) / min(R, N) over the relevant rows (1 with none above),
+      divided by R. A passage a run repeats for a query counts at its first position."""
     out: dict = {"k": k, "threshold": threshold, "runs": {}}
     systems = active_systems(store)  # a retired run is kept in the history, not in the coverage list
     if not systems:
         return out
-    key = "hash(doc_id, start, \"end\")::VARCHAR"
     with store.cursor() as cur:
-        # the judged items: those with a current grade (grade_item_state, one row per item)
-        cur.execute("CREATE TEMP TABLE _judged AS SELECT query_id, doc_id, start, \"end\" FROM grade_item_state "
-                    "WHERE n_graded > 0")
-        cur.execute(f"CREATE TEMP TABLE _gold AS SELECT query_id, {key} AS doc_id, grade FROM final_grades")
-        try:
-            judged_q = sorted(r[0] for r in cur.execute("SELECT DISTINCT query_id FROM _judged").fetchall())
-            per = cur.execute(
-                "WITH r AS (SELECT system, query_id, doc_id, start, \"end\", "
-                "row_number() OVER (PARTITION BY system, query_id ORDER BY rank) AS pos "
-                "FROM run_results WHERE system IN (SELECT unnest(?::VARCHAR[]))) "
-                "SELECT r.system, r.query_id, count(*) FILTER (WHERE pos <= 10) AS n10, "
-                "count(*) FILTER (WHERE pos <= 10 AND j.query_id IS NOT NULL) AS j10, "
-                "count(*) FILTER (WHERE pos <= ?) AS nk, "
-                "count(*) FILTER (WHERE pos <= ? AND j.query_id IS NOT NULL) AS jk "
-                "FROM r LEFT JOIN _judged j USING (query_id, doc_id, start, \"end\") GROUP BY ALL",
-                [systems, k, k]).df()
-            gold = cur.execute("SELECT * FROM _gold").df()
-            runs_rel = {system: cur.execute(
-                f"SELECT query_id, {key} AS doc_id, -rank AS score FROM run_results "
-                "WHERE system = ? AND query_id IN (SELECT query_id FROM _gold)", [system]).df()
-                for system in systems} if len(gold) else {}
-        finally:
-            cur.execute("DROP TABLE IF EXISTS _judged")
-            cur.execute("DROP TABLE IF EXISTS _gold")
+        judged_q = sorted(r[0] for r in cur.execute(
+            "SELECT DISTINCT query_id FROM grade_item_state WHERE n_graded > 0").fetchall())
+        gold_q = sorted(r[0] for r in cur.execute("SELECT DISTINCT query_id FROM final_grades").fetchall())
+        per = cur.execute(_POOL_STATUS_SQL, [systems, k, k]).df()
     by_system = dict(tuple(per.groupby("system", sort=False))) if len(per) else {}
     for system in systems:
         part = by_system.get(system, per.iloc[0:0])
         queries = sorted(part["query_id"])
         qids = sorted(set(queries) | set(judged_q))  # the scorer's query set: every query in the qrels
         idx = {q: i for i, q in enumerate(qids)}
+        pos = np.fromiter((idx[q] for q in part["query_id"]), dtype=np.int64, count=len(part))
         at = {}
         for name, (j, n) in {"Judged@10": ("j10", "n10"), f"Judged@{k}": ("jk", "nk")}.items():
             vals = np.zeros(len(qids))
             shown = part[n].to_numpy(np.float64)
-            pos = np.fromiter((idx[q] for q in part["query_id"]), dtype=np.int64, count=len(part))
             vals[pos] = np.divide(part[j].to_numpy(np.float64), shown, out=np.zeros(len(part)), where=shown > 0)
             at[name] = vals
         low = [q for q, v in zip(qids, at["Judged@10"]) if v < threshold]
         entry = {"queries": len(queries), "judged_at_10": float(at["Judged@10"].mean()) if qids else 0.0,
                  f"judged_at_{k}": float(at[f"Judged@{k}"].mean()) if qids else 0.0,
                  "queries_below_threshold": len(low), "below_threshold": low[:50]}
-        if len(gold):
-            run = runs_rel[system]
-            if len(run):
-                rel = evaluate_trec(gold, run, ["AP(rel=2)", "Bpref(rel=2)"])
-                entry["ap"], entry["bpref"] = rel.mean["AP(rel=2)"], rel.mean["Bpref(rel=2)"]
-            else:  # no judged query in this run: every qrels query scores 0 (trec_eval -c)
-                entry["ap"] = entry["bpref"] = 0.0
+        if gold_q:
+            gidx = {q: i for i, q in enumerate(gold_q)}
+            scored = part[part["ap"].notna()]
+            gpos = np.fromiter((gidx[q] for q in scored["query_id"]), dtype=np.int64, count=len(scored))
+            for field_name, col in (("ap", "ap"), ("bpref", "bpref")):
+                vals = np.zeros(len(gold_q))
+                vals[gpos] = scored[col].to_numpy(np.float64)
+                entry[field_name] = float(vals.mean())  # a gold query the run left out scores 0 (trec_eval -c)
         out["runs"][system] = entry
     return out
+
+
+# One pass over the chosen runs' results: each row's position in its ranking, whether its
+# item carries any grade, and its final grade; then per (system, query) the judged@k counts
+# and the AP / Bpref of the query (NULL where the query has no final grade).
+_POOL_STATUS_SQL = """
+WITH r AS (
+    SELECT system, query_id, doc_id, start, "end",
+           row_number() OVER (PARTITION BY system, query_id ORDER BY rank) AS pos
+    FROM run_results WHERE system IN (SELECT unnest(?::VARCHAR[]))),
+x AS (
+    SELECT r.system, r.query_id, r.doc_id, r.start, r."end", r.pos, j.query_id IS NOT NULL AS judged, g.grade
+    FROM r
+    LEFT JOIN (SELECT query_id, doc_id, start, "end" FROM grade_item_state WHERE n_graded > 0) j
+        USING (query_id, doc_id, start, "end")
+    LEFT JOIN (SELECT query_id, doc_id, start, "end", grade FROM final_grades) g
+        USING (query_id, doc_id, start, "end")),
+cov AS (
+    SELECT system, query_id, count(*) FILTER (WHERE pos <= 10) AS n10,
+           count(*) FILTER (WHERE pos <= 10 AND judged) AS j10,
+           count(*) FILTER (WHERE pos <= ?) AS nk,
+           count(*) FILTER (WHERE pos <= ? AND judged) AS jk
+    FROM x GROUP BY system, query_id),
+q AS (
+    SELECT query_id, sum(CASE WHEN grade >= 2 THEN 1 ELSE 0 END) AS n_rel,
+           sum(CASE WHEN grade >= 0 AND grade < 2 THEN 1 ELSE 0 END) AS n_non
+    FROM final_grades GROUP BY query_id),
+h AS (
+    SELECT system, query_id, min(pos) AS pos, min(grade) AS grade
+    FROM x WHERE grade IS NOT NULL GROUP BY system, query_id, doc_id, start, "end"),
+w AS (
+    SELECT system, query_id, pos, grade,
+           sum(CASE WHEN grade >= 2 THEN 1 ELSE 0 END) OVER win AS rel_upto,
+           sum(CASE WHEN grade >= 0 AND grade < 2 THEN 1 ELSE 0 END) OVER win AS non_upto
+    FROM h WINDOW win AS (PARTITION BY system, query_id ORDER BY pos ROWS UNBOUNDED PRECEDING)),
+s AS (
+    SELECT w.system, w.query_id,
+           sum(CASE WHEN w.grade >= 2 THEN CAST(w.rel_upto AS DOUBLE) / w.pos ELSE 0 END) AS ap_sum,
+           sum(CASE WHEN w.grade < 2 THEN 0.0 WHEN w.non_upto = 0 THEN 1.0
+                    ELSE 1.0 - CAST(least(w.non_upto, q.n_rel) AS DOUBLE) / least(q.n_rel, q.n_non) END) AS bpref_sum,
+           min(q.n_rel) AS n_rel
+    FROM w JOIN q USING (query_id) GROUP BY w.system, w.query_id)
+SELECT cov.system, cov.query_id, cov.n10, cov.j10, cov.nk, cov.jk,
+       CASE WHEN q.query_id IS NULL THEN NULL WHEN q.n_rel = 0 THEN 0.0
+            ELSE coalesce(s.ap_sum, 0.0) / q.n_rel END AS ap,
+       CASE WHEN q.query_id IS NULL THEN NULL WHEN q.n_rel = 0 THEN 0.0
+            ELSE coalesce(s.bpref_sum, 0.0) / q.n_rel END AS bpref
+FROM cov LEFT JOIN q USING (query_id) LEFT JOIN s USING (system, query_id)
+"""
