@@ -304,10 +304,23 @@ class PoolReport:
                 "new_unjudged": self.new_unjudged, "per_run": self.per_run}
 
 
+# Run rows per step of a pool build: each step works on the queries whose top-k rows add
+# up to about this many, so its memory does not grow with the runs (issue 19: 20 runs x 5,000
+# queries x depth 100 took 3.0 GB in one statement over every row).
+POOL_STEP_ROWS = 400_000
+
+
 def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None, actor: str) -> PoolReport:
     """Add the union of the chosen runs' top-``depth`` per query to the pool (one
     transaction); report the pool and, per run, judged@depth (mean over its queries of
-    the share of its top-``depth`` that carries at least one grade)."""
+    the share of its top-``depth`` that carries at least one grade).
+
+    The work goes in steps of whole queries (about :data:`POOL_STEP_ROWS` run rows each),
+    all in SQL: the new items, how many of them are unjudged, the pool sources (a run's
+    best rank of each item) and the judged counts per run and query are computed in the
+    database step by step, never loaded into Python, so memory stays bounded however many
+    runs and queries there are; the items and sources written are those one statement over
+    every row wrote (``tests/golden_store/test_pool_build.py``)."""
     if depth < 1:
         raise ValidationError("--depth must be at least 1.")
     known = [r[0] for r in store.read("SELECT system FROM runs ORDER BY system")]
@@ -326,31 +339,73 @@ def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None
     now = utcnow()
 
     def tx(cur: duckdb.DuckDBPyConnection) -> PoolReport:
-        cur.execute("CREATE TEMP TABLE _top AS SELECT system, query_id, doc_id, start, \"end\", rank "
-                    "FROM run_results WHERE rank <= ? AND system IN (SELECT unnest(?))", [depth, chosen])
-        try:
-            new_items = cur.execute(
-                "INSERT INTO pool_items SELECT DISTINCT t.query_id, t.doc_id, t.start, t.\"end\", ?, ?, ? FROM _top t "
-                "ANTI JOIN pool_items p USING (query_id, doc_id, start, \"end\") RETURNING query_id, doc_id, start, \"end\"",
-                [depth, now, actor]).fetchall()
-            cur.execute("INSERT INTO pool_sources SELECT query_id, doc_id, start, \"end\", system, min(rank) FROM _top "
-                        "GROUP BY ALL ON CONFLICT DO NOTHING")
-            judged = {tuple(r) for r in cur.execute(
-                "SELECT query_id, doc_id, start, \"end\" FROM grade_item_state WHERE n_graded > 0").fetchall()}
-            new_unjudged = sum(1 for it in new_items if tuple(it) not in judged)
-            per_run = {}
-            for system, value in cur.execute(
-                "SELECT t.system, avg(j) FROM (SELECT system, query_id, avg(CASE WHEN g.query_id IS NULL THEN 0.0 "
-                "ELSE 1.0 END) AS j FROM _top t LEFT JOIN (SELECT query_id, doc_id, start, \"end\" "
-                "FROM grade_item_state WHERE n_graded > 0) g USING (query_id, doc_id, start, \"end\") GROUP BY system, query_id) t "
-                "GROUP BY t.system ORDER BY 1").fetchall():
-                per_run[system] = {"judged_at_k": float(value), "k": depth}
-            queries, size = cur.execute("SELECT count(DISTINCT query_id), count(*) FROM pool_items").fetchone()
-        finally:
-            cur.execute("DROP TABLE _top")
-        return PoolReport(int(queries), int(size), len(new_items), new_unjudged, per_run)
+        new_items = new_unjudged = 0
+        judged_sum: dict[str, float] = {}
+        judged_n: dict[str, int] = {}
+        for lo, hi in _query_steps(cur, chosen, depth):
+            step = _build_step(cur, chosen, depth, lo, hi, now, actor)
+            new_items += step[0]
+            new_unjudged += step[1]
+            for system, total, n in step[2]:
+                judged_sum[system] = judged_sum.get(system, 0.0) + float(total)
+                judged_n[system] = judged_n.get(system, 0) + int(n)
+        per_run = {system: {"judged_at_k": judged_sum[system] / judged_n[system], "k": depth}
+                   for system in sorted(judged_n)}
+        queries, size = cur.execute("SELECT count(DISTINCT query_id), count(*) FROM pool_items").fetchone()
+        return PoolReport(int(queries), int(size), new_items, new_unjudged, per_run)
 
     return store.write(tx)
+
+
+def _query_steps(cur: duckdb.DuckDBPyConnection, chosen: list[str], depth: int) -> list[tuple[str, str]]:
+    """(first, last) query id of each step: consecutive queries (in id order) whose top-``depth``
+    rows in the chosen runs add up to about :data:`POOL_STEP_ROWS`."""
+    counts = cur.execute("SELECT query_id, count(*) FROM run_results WHERE rank <= ? AND system IN "
+                         "(SELECT unnest(?::VARCHAR[])) GROUP BY query_id ORDER BY query_id", [depth, chosen]).fetchall()
+    steps: list[tuple[str, str]] = []
+    first, rows = None, 0
+    for qid, n in counts:
+        if first is None:
+            first = qid
+        rows += int(n)
+        if rows >= POOL_STEP_ROWS:
+            steps.append((first, qid))
+            first, rows = None, 0
+    if first is not None:
+        steps.append((first, counts[-1][0]))
+    return steps
+
+
+def _build_step(cur: duckdb.DuckDBPyConnection, chosen: list[str], depth: int, lo: str, hi: str, now, actor: str
+                ) -> tuple[int, int, list[tuple[str, float, int]]]:
+    """One step of :func:`build_pool` over the queries ``lo``..``hi``: (new items, new items
+    without a grade, per run (judged@depth summed over its queries, its queries))."""
+    cur.execute("CREATE TEMP TABLE _top AS SELECT system, query_id, doc_id, start, \"end\", rank FROM run_results "
+                "WHERE rank <= ? AND system IN (SELECT unnest(?::VARCHAR[])) AND query_id BETWEEN ? AND ?",
+                [depth, chosen, lo, hi])
+    try:
+        judged = ("(SELECT query_id, doc_id, start, \"end\" FROM grade_item_state WHERE n_graded > 0 "
+                  "AND query_id BETWEEN ? AND ?)")
+        cur.execute("CREATE TEMP TABLE _new AS SELECT DISTINCT query_id, doc_id, start, \"end\" FROM _top t "
+                    "ANTI JOIN (SELECT query_id, doc_id, start, \"end\" FROM pool_items WHERE query_id BETWEEN ? AND ?) p "
+                    "USING (query_id, doc_id, start, \"end\")", [lo, hi])
+        try:
+            n_new, n_judged = cur.execute(
+                f"SELECT count(*), count(g.query_id) FROM _new LEFT JOIN {judged} g "
+                "USING (query_id, doc_id, start, \"end\")", [lo, hi]).fetchone()
+            cur.execute("INSERT INTO pool_items SELECT query_id, doc_id, start, \"end\", ?, ?, ? FROM _new",
+                        [depth, now, actor])
+        finally:
+            cur.execute("DROP TABLE _new")
+        cur.execute("INSERT INTO pool_sources SELECT query_id, doc_id, start, \"end\", system, min(rank) FROM _top "
+                    "GROUP BY ALL ON CONFLICT DO NOTHING")
+        per_run = cur.execute(
+            "SELECT system, sum(j), count(*) FROM (SELECT system, query_id, avg(CASE WHEN g.query_id IS NULL "
+            f"THEN 0.0 ELSE 1.0 END) AS j FROM _top t LEFT JOIN {judged} g USING (query_id, doc_id, start, \"end\") "
+            "GROUP BY system, query_id) t GROUP BY system", [lo, hi]).fetchall()
+    finally:
+        cur.execute("DROP TABLE _top")
+    return int(n_new), int(n_new) - int(n_judged), [(r[0], float(r[1]), int(r[2])) for r in per_run]
 
 
 def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:

@@ -37,6 +37,8 @@ Prints a table and one JSON line. Usage::
 
     python scripts/bench_team_scale.py [--scale 1] [--repeat 3] [--baseline aba9489] [--code HEAD]
         [--browser [--visits 3] [--pages Home,Judge] [--keys 21302]]
+    python scripts/bench_team_scale.py --pool-build [--pool-runs 20 --pool-queries 5000 --pool-depth 100]
+        [--baseline 2ec1b25] [--code HEAD]   # golden pool build: time, peak RSS, pools equal
 """
 
 from __future__ import annotations
@@ -495,6 +497,145 @@ def _browser_table(res: dict, say) -> None:
         + " |" + (" |" if len(codes) == 2 else ""))
 
 
+# ---- golden pool build (--pool-build) -------------------------------------------------------------
+#
+# The issue's pool build case: 20 runs x 5,000 queries x depth 100 (``--pool-runs``,
+# ``--pool-queries``, ``--pool-depth``). Each query has 300 candidate documents; every run ranks
+# 100 of them, so the runs overlap as real systems do (~1.4 M distinct items, 10 M top-100
+# rows). A first pool at depth 10 of half the runs exists and some of it is graded, so the
+# measured build extends a pool (only new items added, new unjudged counted). Each code builds
+# the depth-``--pool-depth`` pool of every run on its own copy of the store in a fresh process
+# (time, peak RSS = VmHWM); a further child digests both pools (order-free over every row of
+# pool_items, less its time, and pool_sources): they must be equal.
+
+
+def child_pool_generate(a: argparse.Namespace) -> dict:
+    import numpy as np
+    import pandas as pd
+
+    from golden_store import judging, runs
+    from golden_store.corpus import import_paths
+    from golden_store import queries as gq
+    from golden_store.store import Store
+
+    n_runs, n_q, depth = int(a.pool_runs), int(a.pool_queries), int(a.pool_depth)
+    n_docs, n_cand = max(1000, n_q), 3 * depth
+    rng = np.random.default_rng(int(a.seed))
+    work = Path(a.out).parent
+    t0 = time.perf_counter()
+    corpus = work / "pool_corpus.jsonl"
+    with corpus.open("w", encoding="utf-8") as fh:
+        for i in range(n_docs):
+            fh.write(json.dumps({"doc_id": f"d{i:06d}", "text": f"document {i} " + "word " * 40}) + "\n")
+    qfile = work / "pool_queries.jsonl"
+    qfile.write_text("".join(json.dumps({"id": f"q{i:06d}", "text": f"question {i}?", "stratum": STRATA[i % 4]})
+                             + "\n" for i in range(n_q)), encoding="utf-8")
+    store = Store.open(a.out)
+    import_paths(store, [corpus], actor="eng")
+    gq.import_queries(store, gq.parse_query_file("q.jsonl", qfile.read_bytes(), gq.known_strata(store)),
+                      actor="eng")
+    lengths = dict(store.read("SELECT doc_id, length(raw_text) FROM documents"))
+    cands = rng.integers(0, n_docs, size=(n_q, n_cand))
+    qids = np.repeat([f"q{i:06d}" for i in range(n_q)], depth)
+    for r in range(n_runs):
+        picks = np.argsort(rng.random((n_q, n_cand)), axis=1)[:, :depth]
+        docs = np.take_along_axis(cands, picks, axis=1).ravel()
+        doc_ids = np.char.add("d", np.char.zfill(docs.astype(str), 6))
+        frame = pd.DataFrame({"query_id": qids, "rank": np.tile(np.arange(1, depth + 1), n_q),
+                              "score": np.tile(np.arange(depth, 0, -1, dtype=np.float64), n_q), "doc_id": doc_ids})
+        # a document twice in one ranking: keep its first place, as a TREC import would refuse it
+        frame = frame.drop_duplicates(["query_id", "doc_id"])
+        frame["rank"] = frame.groupby("query_id").cumcount() + 1
+        frame = frame.assign(start=0, end=frame["doc_id"].map(lengths), match_kind="document")
+        runs.store_run(store, runs.ParsedRun(f"sys{r:02d}", "trec", f"run{r}.trec", f"{r:064d}", frame), actor="eng")
+    runs.build_pool(store, 10, systems=[f"sys{r:02d}" for r in range(0, n_runs, 2)], actor="eng")
+    items = store.read("SELECT query_id, doc_id, start, \"end\" FROM pool_items ORDER BY 1, 2, 3, 4")
+    graded = [items[i] for i in rng.choice(len(items), size=min(len(items), int(a.pool_grades)), replace=False)]
+    store.write(lambda cur: [judging.insert_tx(cur, "ann", q, d, s_, e, op="grade", grade=int(rng.integers(0, 4)))
+                             for q, d, s_, e in graded])
+    sizes = dict(zip(("run_results", "pool_items", "graded"), store.read_one(
+        "SELECT (SELECT count(*) FROM run_results), (SELECT count(*) FROM pool_items), "
+        "(SELECT count(*) FROM grade_item_state)")))
+    store.close()
+    return {**sizes, "generate_s": round(time.perf_counter() - t0, 1),
+            "file_mib": round(Path(a.out).stat().st_size / 2 ** 20, 1)}
+
+
+def child_pool_build(a: argparse.Namespace) -> dict:
+    from benchlib import _maxrss_kib, _status_kib, mib
+    from golden_store import runs
+    from golden_store.store import Store
+
+    store = Store.open(a.store, create=False)
+    before = mib(_status_kib("VmRSS") or 0)
+    t = time.perf_counter()
+    rep = runs.build_pool(store, int(a.pool_depth), actor="eng")
+    took = time.perf_counter() - t
+    store.close()
+    return {"build_s": round(took, 2), "peak_mib": mib(_maxrss_kib()), "rss_before_mib": before,
+            "report": {**rep.as_dict(), "per_run": {k: {"judged_at_k": round(v["judged_at_k"], 10), "k": v["k"]}
+                                                    for k, v in rep.per_run.items()}}}
+
+
+def child_pool_digest(a: argparse.Namespace) -> dict:
+    from golden_store.store import Store
+
+    store = Store.open(a.store, create=False)
+    items = store.read_one("SELECT count(*), sum(hash(query_id, doc_id, start, \"end\", depth, added_by) % 1000000007) "
+                           "FROM pool_items")
+    sources = store.read_one("SELECT count(*), sum(hash(query_id, doc_id, start, \"end\", system, rank) % 1000000007) "
+                             "FROM pool_sources")
+    store.close()
+    return {"pool_items": list(map(int, items)), "pool_sources": list(map(int, sources))}
+
+
+def pool_build_main(a: argparse.Namespace, say) -> dict:
+    """``--pool-build``: generate the store once (this code), then each code builds the pool
+    on its own copy in a fresh process; digests compared."""
+    from benchlib import git_head, work_dir
+
+    work, tmp = work_dir(argparse.ArgumentParser(), a.keep, "bench-pool-")
+    trees: list[Path] = []
+    try:
+        new = _tree(a.code, work, "code")
+        trees.append(new)
+        base = _tree(a.baseline, work, "baseline") if a.baseline else None
+        if base:
+            trees.append(base)
+        kw = {"pool-runs": a.pool_runs, "pool-queries": a.pool_queries, "pool-depth": a.pool_depth}
+        gen = run_child("pool_generate", new, out=work / "pool.duckdb", seed=a.seed, **{"pool-grades": a.pool_grades},
+                        **kw)
+        say(f"[pool build] {a.pool_runs} runs x {a.pool_queries} queries x depth {a.pool_depth}: "
+            + ", ".join(f"{k} {v}" for k, v in gen.items()))
+        res: dict = {}
+        for code, root in ([("baseline", base)] if base else []) + [("new", new)]:
+            path = work / f"pool-{code}.duckdb"
+            shutil.copyfile(work / "pool.duckdb", path)
+            res[code] = run_child("pool_build", root, store=path, **kw)
+            res[code]["digest"] = run_child("pool_digest", new, store=path)
+            path.unlink()
+            say(f"  {code}: build {res[code]['build_s']} s, peak {res[code]['peak_mib']} MiB "
+                f"(before the build {res[code]['rss_before_mib']} MiB); pool {res[code]['report']['pool_size']} items, "
+                f"{res[code]['report']['new_items']} new ({res[code]['report']['new_unjudged']} unjudged)")
+        out = {"bench": "team_scale_pool_build", "commit": git_head(ROOT), "code": a.code, "baseline": a.baseline,
+               "store": gen, **res}
+        if base:
+            b, n = res["baseline"], res["new"]
+            out["ratios"] = {"build_s": round(n["build_s"] / b["build_s"], 4),
+                             "peak_mib": round(n["peak_mib"] / b["peak_mib"], 4)}
+            out["pools_equal"] = b["digest"] == n["digest"]
+            out["reports_equal"] = b["report"] == n["report"]
+            say(f"  ratios new/baseline: build {out['ratios']['build_s']:.3f}, peak {out['ratios']['peak_mib']:.3f}; "
+                f"pools equal: {out['pools_equal']}; reports equal: {out['reports_equal']}")
+        return out
+    finally:
+        for t in trees:
+            if t != ROOT:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(t)], capture_output=True)
+        if tmp is not None:
+            tmp.cleanup()
+
+
 # ---- parent --------------------------------------------------------------------------------------
 
 
@@ -538,14 +679,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", default="", help="--browser: comma-separated sidebar titles (default: all)")
     ap.add_argument("--keys", default="21302", help="--browser: grade keys pressed on Judge ('' for none)")
     ap.add_argument("--browser-timeout", type=float, default=300, help="--browser: seconds a page may take")
+    ap.add_argument("--pool-build", action="store_true",
+                    help="measure golden pool build instead (its own store: --pool-runs x --pool-queries x "
+                         "--pool-depth)")
+    ap.add_argument("--pool-runs", type=int, default=20)
+    ap.add_argument("--pool-queries", type=int, default=5000)
+    ap.add_argument("--pool-depth", type=int, default=100)
+    ap.add_argument("--pool-grades", type=int, default=5000, help="--pool-build: items graded before the build")
     ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
     for k in ("out", "store"):
         ap.add_argument(f"--{k}", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--freeze", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a._child:
-        print(json.dumps({"generate": child_generate, "migrate": child_migrate, "measure": child_measure}[a._child](a),
-                         default=str))
+        print(json.dumps({"generate": child_generate, "migrate": child_migrate, "measure": child_measure,
+                          "pool_generate": child_pool_generate, "pool_build": child_pool_build,
+                          "pool_digest": child_pool_digest}[a._child](a), default=str))
+        return 0
+    if a.pool_build:
+        say = (lambda *x: None) if a.json else (lambda *x: print(*x, file=sys.stderr, flush=True))
+        print(json.dumps(pool_build_main(a, say), default=str))
         return 0
     from benchlib import git_head, work_dir
 
