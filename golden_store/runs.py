@@ -397,8 +397,11 @@ def _build_step(cur: duckdb.DuckDBPyConnection, chosen: list[str], depth: int, l
                         [depth, now, actor])
         finally:
             cur.execute("DROP TABLE _new")
-        cur.execute("INSERT INTO pool_sources SELECT query_id, doc_id, start, \"end\", system, min(rank) FROM _top "
-                    "GROUP BY ALL ON CONFLICT DO NOTHING")
+        # each run's best rank of each item, for the (item, run) pairs not recorded yet
+        cur.execute("INSERT INTO pool_sources SELECT t.query_id, t.doc_id, t.start, t.\"end\", t.system, min(t.rank) "
+                    "FROM _top t ANTI JOIN (SELECT query_id, doc_id, start, \"end\", system FROM pool_sources "
+                    "WHERE query_id BETWEEN ? AND ?) p USING (query_id, doc_id, start, \"end\", system) "
+                    "GROUP BY t.query_id, t.doc_id, t.start, t.\"end\", t.system", [lo, hi])
         per_run = cur.execute(
             "SELECT system, sum(j), count(*) FROM (SELECT system, query_id, avg(CASE WHEN g.query_id IS NULL "
             f"THEN 0.0 ELSE 1.0 END) AS j FROM _top t LEFT JOIN {judged} g USING (query_id, doc_id, start, \"end\") "

@@ -879,6 +879,27 @@ _V14 = (
 )
 WRITE_SEQ_VERSION = 14
 
+# v15: pool_sources without its primary key. The table records which runs put an item in the
+# pool (one row per item and run, the run's best rank); nothing reads it by key, and at team
+# scale (20 runs x 5,000 queries x depth 100: 10 M rows) DuckDB's in-memory index of that key
+# cost ~200 bytes a row, most of a pool build's 3 GB (issue 19). build_pool adds only the
+# (item, run) pairs not recorded yet, as ON CONFLICT DO NOTHING did.
+_V15 = (
+    "ALTER TABLE pool_sources RENAME TO pool_sources_v14",
+    """CREATE TABLE pool_sources (
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        system VARCHAR NOT NULL,
+        rank INTEGER NOT NULL
+    )""",
+    """INSERT INTO pool_sources (query_id, doc_id, start, "end", system, rank)
+        SELECT query_id, doc_id, start, "end", system, rank FROM pool_sources_v14
+        ORDER BY query_id, doc_id, start, "end", system""",
+    "DROP TABLE pool_sources_v14",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -897,6 +918,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "kept beside the event log; current/final/disputed/pending grades and adjudications read them",
               _V13),
     Migration(14, "write_seq: every write transaction takes a value (the store's generation for caches)", _V14),
+    Migration(15, "pool_sources without its primary key (its in-memory index was most of a pool build's memory)",
+              _V15),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

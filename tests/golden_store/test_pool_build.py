@@ -27,8 +27,8 @@ def _pool(cur) -> tuple[list, list]:
 
 def _reference_tx(cur, depth: int, chosen: list[str], actor: str) -> dict:
     """The former build_pool's transaction (commit 2ec1b25), verbatim but for the report as a
-    dict: every chosen run's top-depth in one temp table, new items returned to Python, the
-    judged items loaded into a Python set."""
+    dict and the primary key migration 15 dropped: every chosen run's top-depth in one temp
+    table, new items returned to Python, the judged items loaded into a Python set."""
     now = utcnow()
     cur.execute("CREATE TEMP TABLE _top AS SELECT system, query_id, doc_id, start, \"end\", rank "
                 "FROM run_results WHERE rank <= ? AND system IN (SELECT unnest(?))", [depth, chosen])
@@ -37,8 +37,10 @@ def _reference_tx(cur, depth: int, chosen: list[str], actor: str) -> dict:
             "INSERT INTO pool_items SELECT DISTINCT t.query_id, t.doc_id, t.start, t.\"end\", ?, ?, ? FROM _top t "
             "ANTI JOIN pool_items p USING (query_id, doc_id, start, \"end\") RETURNING query_id, doc_id, start, \"end\"",
             [depth, now, actor]).fetchall()
+        # ON CONFLICT DO NOTHING on the primary key migration 15 dropped: the same as leaving out
+        # the (item, run) pairs already recorded
         cur.execute("INSERT INTO pool_sources SELECT query_id, doc_id, start, \"end\", system, min(rank) FROM _top "
-                    "GROUP BY ALL ON CONFLICT DO NOTHING")
+                    "ANTI JOIN pool_sources USING (query_id, doc_id, start, \"end\", system) GROUP BY ALL")
         judged = {tuple(r) for r in cur.execute(
             "SELECT query_id, doc_id, start, \"end\" FROM grade_item_state WHERE n_graded > 0").fetchall()}
         new_unjudged = sum(1 for it in new_items if tuple(it) not in judged)
@@ -102,3 +104,33 @@ def test_pool_build_steps_cover_every_query_once(store, tmp_path, monkeypatch):
     assert len(steps) > 2
     covered = [q for lo, hi in steps for q in qids if lo <= q <= hi]
     assert covered == qids
+
+
+def test_migration_15_keeps_every_pool_source(tmp_path, monkeypatch):
+    """A store built at version 14 (pool_sources with its primary key) migrates to a
+    pool_sources without it holding the same rows; a later build adds no repeated pair."""
+    from golden_store import schema
+    from golden_store.store import Store
+
+    path = tmp_path / "v14.duckdb"
+    with monkeypatch.context() as m:
+        m.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:14])
+        m.setattr("golden_store.store.SCHEMA_VERSION", 14)
+        s = Store.open(path)
+        assert s.schema_version() == 14
+        pool_gen.fill(s, tmp_path, seed=2, n_queries=10)
+        with s.cursor() as cur:
+            before = _pool(cur)
+            assert cur.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'pool_sources' "
+                               "AND constraint_type = 'PRIMARY KEY'").fetchone()[0] == 1
+        s.close()
+    s = Store.open(path)
+    assert s.schema_version() == 15
+    with s.cursor() as cur:
+        assert _pool(cur) == before and before[1]
+        assert cur.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'pool_sources' "
+                           "AND constraint_type = 'PRIMARY KEY'").fetchone()[0] == 0
+    runs.build_pool(s, 6, systems=["sys0", "sys1", "sys2"], actor="eng")  # the pool fill built: nothing new
+    with s.cursor() as cur:
+        assert _pool(cur) == before
+    s.close()
