@@ -516,3 +516,47 @@ SELECT cov.system, cov.query_id, cov.n10, cov.j10, cov.nk, cov.jk,
             ELSE coalesce(s.bpref_sum, 0.0) / q.n_rel END AS bpref
 FROM cov LEFT JOIN q USING (query_id) LEFT JOIN s USING (system, query_id)
 """
+
+
+POOL_ITEM_STATUSES = ("any", "unjudged", "graded", "disputed", "final")
+
+
+def pool_items_page(store: Store, *, query_prefix: str = "", system: str | None = None, status: str = "any",
+                    limit: int = 50, offset: int = 0) -> tuple[int, pd.DataFrame]:
+    """(how many pool items match, one page of them) filtered and paged in SQL (issue 19:
+    300 k pool items at team scale; a page reads ``limit`` rows, never the pool).
+
+    Filters: ``query_prefix`` (query ids starting with it), ``system`` (items that run put in
+    the pool), ``status``: ``unjudged`` (no current grade), ``graded`` (at least one),
+    ``disputed`` (graders disagree), ``final`` (an agreed or adjudicated final grade).
+    Rows in (query, document, span) order, with the graders' count, the final grade where
+    there is one, and the runs that pooled the item with their best rank (read for the
+    page's items only)."""
+    if status not in POOL_ITEM_STATUSES:
+        raise ValidationError(f"Unknown pool item status {shown(status)}; use one of {', '.join(POOL_ITEM_STATUSES)}.")
+    where, params = ["left(p.query_id, length(?)) = ?"], [query_prefix or "", query_prefix or ""]
+    if system:
+        where.append("EXISTS (SELECT 1 FROM pool_sources s WHERE s.query_id = p.query_id AND s.doc_id = p.doc_id "
+                     "AND s.start = p.start AND s.\"end\" = p.\"end\" AND s.system = ?)")
+        params.append(system)
+    where.append({"any": "TRUE", "unjudged": "coalesce(g.n_graded, 0) = 0", "graded": "g.n_graded > 0",
+                  "disputed": "g.n_distinct > 1", "final": "f.grade IS NOT NULL"}[status])
+    base = ("FROM pool_items p LEFT JOIN grade_item_state g USING (query_id, doc_id, start, \"end\") "
+            "LEFT JOIN final_grades f USING (query_id, doc_id, start, \"end\") WHERE " + " AND ".join(where))
+    with store.cursor() as cur:
+        total = int(cur.execute(f"SELECT count(*) {base}", params).fetchone()[0])
+        page = cur.execute(
+            "SELECT p.query_id, p.doc_id, p.start, p.\"end\", p.depth, p.added_at, p.added_by, "
+            f"coalesce(g.n_graded, 0) AS graders, f.grade AS final_grade {base} "
+            "ORDER BY p.query_id, p.doc_id, p.start, p.\"end\" LIMIT ? OFFSET ?",
+            [*params, max(0, int(limit)), max(0, int(offset))]).df()
+        sources = cur.execute(
+            "SELECT s.query_id, s.doc_id, s.start, s.\"end\", s.system, s.rank FROM pool_sources s "
+            "WHERE s.query_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY s.system",
+            [sorted(set(page["query_id"]))]).fetchall() if len(page) else []
+    runs_of: dict[tuple, list[str]] = {}
+    for q, d, st, en, system_name, rank in sources:
+        runs_of.setdefault((q, d, int(st), int(en)), []).append(f"{system_name}@{int(rank)}")
+    page["runs"] = [", ".join(runs_of.get((q, d, int(st), int(en)), []))
+                    for q, d, st, en in zip(page["query_id"], page["doc_id"], page["start"], page["end"])]
+    return total, page
