@@ -23,8 +23,9 @@ SPAN = 40
 
 
 def fill(store: Store, tmp: Path, *, seed: int = 7, n_queries: int = 30, n_docs: int = 25, n_runs: int = 4,
-         depth: int = 25, pool_depth: int = 6, graded_share: float = 0.8) -> None:
-    """Write the store (see the module's docstring); ``tmp`` holds the import files."""
+         depth: int = 25, pool_depth: int = 6, graded_share: float = 0.8, qprefix: str = "q") -> None:
+    """Write the store (see the module's docstring); ``tmp`` holds the import files; query ids
+    are ``qprefix`` and a number."""
     rng = random.Random(seed)
     corpus = tmp / "pool_gen_corpus.jsonl"
     with corpus.open("w", encoding="utf-8") as fh:
@@ -33,7 +34,7 @@ def fill(store: Store, tmp: Path, *, seed: int = 7, n_queries: int = 30, n_docs:
                                  + "."}) + "\n")
     import_paths(store, [corpus], actor="eng")
     qfile = tmp / "pool_gen_queries.jsonl"
-    qfile.write_text("".join(json.dumps({"id": f"q{i:03d}", "text": f"question {i}?", "stratum": "lexical"}) + "\n"
+    qfile.write_text("".join(json.dumps({"id": f"{qprefix}{i:03d}", "text": f"question {i}?", "stratum": "lexical"}) + "\n"
                              for i in range(n_queries)), encoding="utf-8")
     if "lexical" not in gq.known_strata(store):
         gq.add_stratum(store, "lexical", "words in common", actor="eng")
@@ -45,7 +46,7 @@ def fill(store: Store, tmp: Path, *, seed: int = 7, n_queries: int = 30, n_docs:
             if rng.random() < 0.15:  # this run leaves the query out
                 continue
             picks = rng.sample(spans, rng.randint(1, depth))
-            rows += [(f"q{q:03d}", i + 1, 100.0 - i, d, s, e, "exact") for i, (d, s, e) in enumerate(picks)]
+            rows += [(f"{qprefix}{q:03d}", i + 1, 100.0 - i, d, s, e, "exact") for i, (d, s, e) in enumerate(picks)]
         frame = pd.DataFrame(rows, columns=["query_id", "rank", "score", "doc_id", "start", "end", "match_kind"])
         runs.store_run(store, runs.ParsedRun(f"sys{r}", "jsonl", f"run{r}.jsonl", f"{r:064d}", frame), actor="eng")
     runs.build_pool(store, pool_depth, systems=[f"sys{r}" for r in range(n_runs - 1)], actor="eng")
@@ -54,7 +55,7 @@ def fill(store: Store, tmp: Path, *, seed: int = 7, n_queries: int = 30, n_docs:
 
     def grade_all(cur) -> None:
         for q, d, s, e in graded:
-            base = rng.choice([0, 0, 1, 2, 3]) if int(q[1:]) % 7 else rng.choice([0, 1])  # some queries: no relevant
+            base = rng.choice([0, 0, 1, 2, 3]) if int(q[len(qprefix):]) % 7 else rng.choice([0, 1])  # some queries: no relevant
             for who in rng.sample(["ann", "bob", "cy"], rng.randint(1, 3)):
                 g = base if rng.random() < 0.8 else rng.randint(0, 3)
                 judging.insert_tx(cur, who, q, d, s, e, op="grade", grade=g)
