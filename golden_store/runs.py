@@ -471,11 +471,12 @@ def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
 
 # One pass over the chosen runs' results: each row's position in its ranking, whether its
 # item carries any grade, and its final grade; then per (system, query) the judged@k counts
-# and the AP / Bpref of the query (NULL where the query has no final grade).
+# and the AP / Bpref of the query (NULL where the query has no final grade). A row's position
+# is its rank: store_run, the one writer of run_results, numbers each query's results 1..n
+# in ranking order (a window numbering them again cost a third of this query).
 _POOL_STATUS_SQL = """
 WITH r AS (
-    SELECT system, query_id, doc_id, start, "end",
-           row_number() OVER (PARTITION BY system, query_id ORDER BY rank) AS pos
+    SELECT system, query_id, doc_id, start, "end", rank AS pos
     FROM run_results WHERE system IN (SELECT unnest(?::VARCHAR[]))),
 x AS (
     SELECT r.system, r.query_id, r.doc_id, r.start, r."end", r.pos, j.query_id IS NOT NULL AS judged, g.grade
