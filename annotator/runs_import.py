@@ -108,8 +108,12 @@ def pool_items_page(store: Store, user: User, *, query_prefix: str = "", system:
     (matching count, rows). Leads and engineers only, as coverage: the rows name the runs
     that pooled each item and its grades, and judging is blind to both."""
     _require_coverage(user)
-    return runs.pool_items_page(store, query_prefix=query_prefix, system=system, status=status, limit=limit,
-                                offset=offset)
+    # cached per store generation, as coverage: the page reruns on every widget change (a page
+    # of 50 rows a key; a new grade or pool build moves the generation and recomputes)
+    total, page = cache.cached(store, "pool_items_page", (query_prefix, system, status, int(limit), int(offset)),
+                               lambda: runs.pool_items_page(store, query_prefix=query_prefix, system=system,
+                                                            status=status, limit=limit, offset=offset))
+    return total, page.copy()
 
 
 def _require_coverage(user: User | None) -> User:
