@@ -14,6 +14,8 @@ from annotator.roles import Permission, PermissionDenied
 from golden_store import runs
 from golden_store.store import Store
 
+POOL_ITEM_STATUSES = runs.POOL_ITEM_STATUSES
+
 
 @dataclass(frozen=True)
 class RunImport:
@@ -95,9 +97,28 @@ def pool_status(store: Store, user: User, k: int = 10) -> dict:
     return copy.deepcopy(cache.cached(store, "pool_status", (k,), lambda: runs.pool_status(store, k=k)))
 
 
+def may_see_coverage(user: User | None) -> bool:
+    """Whether ``user`` may see per-run coverage and which runs pooled an item."""
+    return user is not None and (user.can(Permission.RUN_ROUNDS) or user.can(Permission.IMPORT_RUNS))
+
+
+def pool_items_page(store: Store, user: User, *, query_prefix: str = "", system: str | None = None,
+                    status: str = "any", limit: int = 50, offset: int = 0):
+    """One page of pool items, filtered in SQL (:func:`golden_store.runs.pool_items_page`):
+    (matching count, rows). Leads and engineers only, as coverage: the rows name the runs
+    that pooled each item and its grades, and judging is blind to both."""
+    _require_coverage(user)
+    # cached per store generation, as coverage: the page reruns on every widget change (a page
+    # of 50 rows a key; a new grade or pool build moves the generation and recomputes)
+    total, page = cache.cached(store, "pool_items_page", (query_prefix, system, status, int(limit), int(offset)),
+                               lambda: runs.pool_items_page(store, query_prefix=query_prefix, system=system,
+                                                            status=status, limit=limit, offset=offset))
+    return total, page.copy()
+
+
 def _require_coverage(user: User | None) -> User:
     """PermissionDenied unless ``user`` may see per-run coverage (leads and engineers)."""
-    if user is not None and (user.can(Permission.RUN_ROUNDS) or user.can(Permission.IMPORT_RUNS)):
+    if may_see_coverage(user):
         return user
     raise PermissionDenied(f"{user.username if user else 'Nobody signed in'} may not see judged coverage per run: "
                            "it would tell which system retrieved a passage (judging is blind). Leads and engineers "

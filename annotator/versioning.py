@@ -38,6 +38,19 @@ def list_versions(user: User, vdir: Path) -> list[dict[str, Any]]:
     return versions.list_versions(vdir)
 
 
+def version_page(user: User, vdir: Path, *, offset: int = 0, limit: int = 20) -> tuple[int, list[dict[str, Any]]]:
+    """(how many versions, one page of summaries, newest first): only that page's manifests
+    are read (:func:`golden_store.versions.version_page`)."""
+    require(user, Permission.VIEW_VERSIONS)
+    return versions.version_page(vdir, offset=offset, limit=limit)
+
+
+def version_names(user: User, vdir: Path) -> list[str]:
+    """Every version's name, newest first, without reading a manifest."""
+    require(user, Permission.VIEW_VERSIONS)
+    return versions.version_names(vdir)
+
+
 def verify(user: User, vdir: Path, name: str, *, live_corpus_digest: str | None = None) -> versions.VerifyReport:
     require(user, Permission.VIEW_VERSIONS)
     return versions.verify(name, vdir, live_corpus_digest=live_corpus_digest)

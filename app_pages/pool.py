@@ -108,3 +108,30 @@ if suspect:
     st.warning(f"judged@10 below {status['threshold']} for {', '.join(map(md_escape, suspect))}: their metrics are "
                "suspect until the pool is judged (unjudged passages count as non-relevant). AP far below Bpref is "
                "the sign of pooling bias.")
+
+st.subheader("Pool items", anchor=False)
+POOL_PAGE = 50
+f1, f2, f3 = st.columns([2, 2, 2])
+prefix = f1.text_input("Query id starts with", key="pool_q_prefix").strip()
+by_run = f2.selectbox("Pooled by run", ["any run"] + runs["system"].tolist(), key="pool_run_pick")
+status_pick = f3.selectbox("Status", runs_import.POOL_ITEM_STATUSES, key="pool_status_pick",
+                           format_func={"any": "any", "unjudged": "no grade yet", "graded": "graded",
+                                        "disputed": "graders disagree", "final": "final grade"}.get)
+filters = {"query_prefix": prefix, "system": None if by_run == "any run" else by_run, "status": status_pick}
+# the page number starts over when a filter changes (a page 40 of another filter may not exist)
+if st.session_state.get("pool_page_filters") != filters:
+    st.session_state["pool_page_filters"] = filters
+    st.session_state["pool_items_page"] = 1
+# one call: the matching count and the page (the page number is the widget's, kept in the session)
+want = max(1, int(st.session_state.get("pool_items_page", 1)))
+total, items = runs_import.pool_items_page(s, user, limit=POOL_PAGE, offset=(want - 1) * POOL_PAGE, **filters)
+pages = max(1, -(-total // POOL_PAGE))
+if want > pages:  # the pool shrank under this filter (or a grade moved items out of it): last page
+    st.session_state["pool_items_page"] = want = pages
+    total, items = runs_import.pool_items_page(s, user, limit=POOL_PAGE, offset=(want - 1) * POOL_PAGE, **filters)
+if pages > 1:
+    st.number_input(f"Page (of {pages}, {POOL_PAGE} a page; {total} item(s) match)", 1, pages, key="pool_items_page")
+if total:
+    st.dataframe(items, hide_index=True, width="stretch")
+else:
+    st.caption("No pool item matches these filters.")

@@ -43,12 +43,25 @@ if user.can(Permission.FREEZE):
                     st.page_link(str(Path(__file__).with_name("adjudication.py")),
                                  label="Open the adjudication queue", icon=":material/balance:")
 
-rows = attempt(lambda: versioning.list_versions(user, vdir)) or []
-if not rows:
+VERSIONS_PAGE = 20
+# a page of versions, newest first: only the shown page's manifests are read (issue 19)
+want = max(1, int(st.session_state.get("v_list_page", 1)))
+listed = attempt(lambda: versioning.version_page(user, vdir, offset=(want - 1) * VERSIONS_PAGE, limit=VERSIONS_PAGE))
+total, rows = listed or (0, [])
+pages = max(1, -(-total // VERSIONS_PAGE))
+if want > pages:  # versions were removed on disk since: show the last page
+    st.session_state["v_list_page"] = want = pages
+    total, rows = versioning.version_page(user, vdir, offset=(want - 1) * VERSIONS_PAGE, limit=VERSIONS_PAGE)
+if not total:
     st.info("No frozen versions yet.")
     st.stop()
+if pages > 1:
+    st.number_input(f"Page (of {pages}, {VERSIONS_PAGE} a page, newest first; {total} versions)", 1, pages,
+                    key="v_list_page")
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-names = [r["name"] for r in rows if not r.get("error")]
+# every version can be picked below (its manifest is read when it is shown, verified or diffed)
+damaged = {r["name"] for r in rows if r.get("error")}
+names = [n for n in versioning.version_names(user, vdir) if n not in damaged]
 
 tab_m, tab_v, tab_d, tab_e = st.tabs(["Manifest", "Verify", "Diff", "Export"])
 with tab_m:

@@ -304,10 +304,23 @@ class PoolReport:
                 "new_unjudged": self.new_unjudged, "per_run": self.per_run}
 
 
+# Run rows per step of a pool build: each step works on the queries whose top-k rows add
+# up to about this many, so its memory does not grow with the runs (issue 19: 20 runs x 5,000
+# queries x depth 100 took 3.0 GB in one statement over every row).
+POOL_STEP_ROWS = 400_000
+
+
 def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None, actor: str) -> PoolReport:
     """Add the union of the chosen runs' top-``depth`` per query to the pool (one
     transaction); report the pool and, per run, judged@depth (mean over its queries of
-    the share of its top-``depth`` that carries at least one grade)."""
+    the share of its top-``depth`` that carries at least one grade).
+
+    The work goes in steps of whole queries (about :data:`POOL_STEP_ROWS` run rows each),
+    all in SQL: the new items, how many of them are unjudged, the pool sources (a run's
+    best rank of each item) and the judged counts per run and query are computed in the
+    database step by step, never loaded into Python, so memory stays bounded however many
+    runs and queries there are; the items and sources written are those one statement over
+    every row wrote (``tests/golden_store/test_pool_build.py``)."""
     if depth < 1:
         raise ValidationError("--depth must be at least 1.")
     known = [r[0] for r in store.read("SELECT system FROM runs ORDER BY system")]
@@ -326,31 +339,76 @@ def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None
     now = utcnow()
 
     def tx(cur: duckdb.DuckDBPyConnection) -> PoolReport:
-        cur.execute("CREATE TEMP TABLE _top AS SELECT system, query_id, doc_id, start, \"end\", rank "
-                    "FROM run_results WHERE rank <= ? AND system IN (SELECT unnest(?))", [depth, chosen])
-        try:
-            new_items = cur.execute(
-                "INSERT INTO pool_items SELECT DISTINCT t.query_id, t.doc_id, t.start, t.\"end\", ?, ?, ? FROM _top t "
-                "ANTI JOIN pool_items p USING (query_id, doc_id, start, \"end\") RETURNING query_id, doc_id, start, \"end\"",
-                [depth, now, actor]).fetchall()
-            cur.execute("INSERT INTO pool_sources SELECT query_id, doc_id, start, \"end\", system, min(rank) FROM _top "
-                        "GROUP BY ALL ON CONFLICT DO NOTHING")
-            judged = {tuple(r) for r in cur.execute(
-                "SELECT query_id, doc_id, start, \"end\" FROM grade_item_state WHERE n_graded > 0").fetchall()}
-            new_unjudged = sum(1 for it in new_items if tuple(it) not in judged)
-            per_run = {}
-            for system, value in cur.execute(
-                "SELECT t.system, avg(j) FROM (SELECT system, query_id, avg(CASE WHEN g.query_id IS NULL THEN 0.0 "
-                "ELSE 1.0 END) AS j FROM _top t LEFT JOIN (SELECT query_id, doc_id, start, \"end\" "
-                "FROM grade_item_state WHERE n_graded > 0) g USING (query_id, doc_id, start, \"end\") GROUP BY system, query_id) t "
-                "GROUP BY t.system ORDER BY 1").fetchall():
-                per_run[system] = {"judged_at_k": float(value), "k": depth}
-            queries, size = cur.execute("SELECT count(DISTINCT query_id), count(*) FROM pool_items").fetchone()
-        finally:
-            cur.execute("DROP TABLE _top")
-        return PoolReport(int(queries), int(size), len(new_items), new_unjudged, per_run)
+        new_items = new_unjudged = 0
+        judged_sum: dict[str, float] = {}
+        judged_n: dict[str, int] = {}
+        for lo, hi in _query_steps(cur, chosen, depth):
+            step = _build_step(cur, chosen, depth, lo, hi, now, actor)
+            new_items += step[0]
+            new_unjudged += step[1]
+            for system, total, n in step[2]:
+                judged_sum[system] = judged_sum.get(system, 0.0) + float(total)
+                judged_n[system] = judged_n.get(system, 0) + int(n)
+        per_run = {system: {"judged_at_k": judged_sum[system] / judged_n[system], "k": depth}
+                   for system in sorted(judged_n)}
+        queries, size = cur.execute("SELECT count(DISTINCT query_id), count(*) FROM pool_items").fetchone()
+        return PoolReport(int(queries), int(size), new_items, new_unjudged, per_run)
 
     return store.write(tx)
+
+
+def _query_steps(cur: duckdb.DuckDBPyConnection, chosen: list[str], depth: int) -> list[tuple[str, str]]:
+    """(first, last) query id of each step: consecutive queries (in id order) whose top-``depth``
+    rows in the chosen runs add up to about :data:`POOL_STEP_ROWS`."""
+    counts = cur.execute("SELECT query_id, count(*) FROM run_results WHERE rank <= ? AND system IN "
+                         "(SELECT unnest(?::VARCHAR[])) GROUP BY query_id ORDER BY query_id", [depth, chosen]).fetchall()
+    steps: list[tuple[str, str]] = []
+    first, rows = None, 0
+    for qid, n in counts:
+        if first is None:
+            first = qid
+        rows += int(n)
+        if rows >= POOL_STEP_ROWS:
+            steps.append((first, qid))
+            first, rows = None, 0
+    if first is not None:
+        steps.append((first, counts[-1][0]))
+    return steps
+
+
+def _build_step(cur: duckdb.DuckDBPyConnection, chosen: list[str], depth: int, lo: str, hi: str, now, actor: str
+                ) -> tuple[int, int, list[tuple[str, float, int]]]:
+    """One step of :func:`build_pool` over the queries ``lo``..``hi``: (new items, new items
+    without a grade, per run (judged@depth summed over its queries, its queries))."""
+    cur.execute("CREATE TEMP TABLE _top AS SELECT system, query_id, doc_id, start, \"end\", rank FROM run_results "
+                "WHERE rank <= ? AND system IN (SELECT unnest(?::VARCHAR[])) AND query_id BETWEEN ? AND ?",
+                [depth, chosen, lo, hi])
+    try:
+        judged = ("(SELECT query_id, doc_id, start, \"end\" FROM grade_item_state WHERE n_graded > 0 "
+                  "AND query_id BETWEEN ? AND ?)")
+        cur.execute("CREATE TEMP TABLE _new AS SELECT DISTINCT query_id, doc_id, start, \"end\" FROM _top t "
+                    "ANTI JOIN (SELECT query_id, doc_id, start, \"end\" FROM pool_items WHERE query_id BETWEEN ? AND ?) p "
+                    "USING (query_id, doc_id, start, \"end\")", [lo, hi])
+        try:
+            n_new, n_judged = cur.execute(
+                f"SELECT count(*), count(g.query_id) FROM _new LEFT JOIN {judged} g "
+                "USING (query_id, doc_id, start, \"end\")", [lo, hi]).fetchone()
+            cur.execute("INSERT INTO pool_items SELECT query_id, doc_id, start, \"end\", ?, ?, ? FROM _new",
+                        [depth, now, actor])
+        finally:
+            cur.execute("DROP TABLE _new")
+        # each run's best rank of each item, for the (item, run) pairs not recorded yet
+        cur.execute("INSERT INTO pool_sources SELECT t.query_id, t.doc_id, t.start, t.\"end\", t.system, min(t.rank) "
+                    "FROM _top t ANTI JOIN (SELECT query_id, doc_id, start, \"end\", system FROM pool_sources "
+                    "WHERE query_id BETWEEN ? AND ?) p USING (query_id, doc_id, start, \"end\", system) "
+                    "GROUP BY t.query_id, t.doc_id, t.start, t.\"end\", t.system", [lo, hi])
+        per_run = cur.execute(
+            "SELECT system, sum(j), count(*) FROM (SELECT system, query_id, avg(CASE WHEN g.query_id IS NULL "
+            f"THEN 0.0 ELSE 1.0 END) AS j FROM _top t LEFT JOIN {judged} g USING (query_id, doc_id, start, \"end\") "
+            "GROUP BY system, query_id) t GROUP BY system", [lo, hi]).fetchall()
+    finally:
+        cur.execute("DROP TABLE _top")
+    return int(n_new), int(n_new) - int(n_judged), [(r[0], float(r[1]), int(r[2])) for r in per_run]
 
 
 def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
@@ -359,68 +417,147 @@ def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
     grade >= 2): when AP sits far below Bpref, unjudged passages are dragging the run down
     (pooling bias), not bad retrieval.
 
-    Judged@k is counted in SQL (top-k of each ranking joined with the judged items, one
-    GROUP BY for every run) with the trec_eval conventions the scorer applies: the share of
-    the results shown (at most k) that carry any grade, averaged over every query with a
-    grade or a result (a judged query the run left out scores 0 and counts). AP and Bpref
-    go through the scorer, with each run cut to the queries that have gold labels (the only
-    ones those measures read) and items keyed by a 64-bit hash instead of a built string:
-    issue 19 measured 17 s for this on every Runs & pool render at team scale."""
-    from golden_store.scoring.trec import evaluate_trec
+    Everything is aggregated in SQL, one pass over the runs' results (issue 19: the per-run
+    scorer passes took 17 s on every Runs & pool render at team scale), with the trec_eval
+    conventions the scorer applies (``tests/golden_store/test_pool_status_sql.py`` checks the
+    figures against it):
 
+    - judged@k: the share of the results shown (at most k) that carry any grade, averaged
+      over every query with a grade or a result (a judged query the run left out scores 0
+      and counts);
+    - AP and Bpref (relevant = final grade >= 2): averaged over every query with a final
+      grade (the qrels); a query the run left out scores 0. Per query, from the run's rows
+      that carry a final grade, in rank order: AP sums (relevant up to here) / position over
+      the relevant rows, divided by the query's relevant count; Bpref sums 1 - min(judged
+      non-relevant above, R) / min(R, N) over the relevant rows (1 with none above),
+      divided by R. A passage a run repeats for a query counts at its first position."""
     out: dict = {"k": k, "threshold": threshold, "runs": {}}
     systems = active_systems(store)  # a retired run is kept in the history, not in the coverage list
     if not systems:
         return out
-    key = "hash(doc_id, start, \"end\")::VARCHAR"
     with store.cursor() as cur:
-        # the judged items: those with a current grade (grade_item_state, one row per item)
-        cur.execute("CREATE TEMP TABLE _judged AS SELECT query_id, doc_id, start, \"end\" FROM grade_item_state "
-                    "WHERE n_graded > 0")
-        cur.execute(f"CREATE TEMP TABLE _gold AS SELECT query_id, {key} AS doc_id, grade FROM final_grades")
-        try:
-            judged_q = sorted(r[0] for r in cur.execute("SELECT DISTINCT query_id FROM _judged").fetchall())
-            per = cur.execute(
-                "WITH r AS (SELECT system, query_id, doc_id, start, \"end\", "
-                "row_number() OVER (PARTITION BY system, query_id ORDER BY rank) AS pos "
-                "FROM run_results WHERE system IN (SELECT unnest(?::VARCHAR[]))) "
-                "SELECT r.system, r.query_id, count(*) FILTER (WHERE pos <= 10) AS n10, "
-                "count(*) FILTER (WHERE pos <= 10 AND j.query_id IS NOT NULL) AS j10, "
-                "count(*) FILTER (WHERE pos <= ?) AS nk, "
-                "count(*) FILTER (WHERE pos <= ? AND j.query_id IS NOT NULL) AS jk "
-                "FROM r LEFT JOIN _judged j USING (query_id, doc_id, start, \"end\") GROUP BY ALL",
-                [systems, k, k]).df()
-            gold = cur.execute("SELECT * FROM _gold").df()
-            runs_rel = {system: cur.execute(
-                f"SELECT query_id, {key} AS doc_id, -rank AS score FROM run_results "
-                "WHERE system = ? AND query_id IN (SELECT query_id FROM _gold)", [system]).df()
-                for system in systems} if len(gold) else {}
-        finally:
-            cur.execute("DROP TABLE IF EXISTS _judged")
-            cur.execute("DROP TABLE IF EXISTS _gold")
+        judged_q = sorted(r[0] for r in cur.execute(
+            "SELECT DISTINCT query_id FROM grade_item_state WHERE n_graded > 0").fetchall())
+        gold_q = sorted(r[0] for r in cur.execute("SELECT DISTINCT query_id FROM final_grades").fetchall())
+        per = cur.execute(_POOL_STATUS_SQL, [systems, k, k]).df()
     by_system = dict(tuple(per.groupby("system", sort=False))) if len(per) else {}
     for system in systems:
         part = by_system.get(system, per.iloc[0:0])
         queries = sorted(part["query_id"])
         qids = sorted(set(queries) | set(judged_q))  # the scorer's query set: every query in the qrels
         idx = {q: i for i, q in enumerate(qids)}
+        pos = np.fromiter((idx[q] for q in part["query_id"]), dtype=np.int64, count=len(part))
         at = {}
         for name, (j, n) in {"Judged@10": ("j10", "n10"), f"Judged@{k}": ("jk", "nk")}.items():
             vals = np.zeros(len(qids))
             shown = part[n].to_numpy(np.float64)
-            pos = np.fromiter((idx[q] for q in part["query_id"]), dtype=np.int64, count=len(part))
             vals[pos] = np.divide(part[j].to_numpy(np.float64), shown, out=np.zeros(len(part)), where=shown > 0)
             at[name] = vals
         low = [q for q, v in zip(qids, at["Judged@10"]) if v < threshold]
         entry = {"queries": len(queries), "judged_at_10": float(at["Judged@10"].mean()) if qids else 0.0,
                  f"judged_at_{k}": float(at[f"Judged@{k}"].mean()) if qids else 0.0,
                  "queries_below_threshold": len(low), "below_threshold": low[:50]}
-        if len(gold):
-            run = runs_rel[system]
-            if len(run):
-                rel = evaluate_trec(gold, run, ["AP(rel=2)", "Bpref(rel=2)"])
-                entry["ap"], entry["bpref"] = rel.mean["AP(rel=2)"], rel.mean["Bpref(rel=2)"]
-            else:  # no judged query in this run: every qrels query scores 0 (trec_eval -c)
-                entry["ap"] = entry["bpref"] = 0.0
+        if gold_q:
+            gidx = {q: i for i, q in enumerate(gold_q)}
+            scored = part[part["ap"].notna()]
+            gpos = np.fromiter((gidx[q] for q in scored["query_id"]), dtype=np.int64, count=len(scored))
+            for field_name, col in (("ap", "ap"), ("bpref", "bpref")):
+                vals = np.zeros(len(gold_q))
+                vals[gpos] = scored[col].to_numpy(np.float64)
+                entry[field_name] = float(vals.mean())  # a gold query the run left out scores 0 (trec_eval -c)
         out["runs"][system] = entry
     return out
+
+
+# One pass over the chosen runs' results: each row's position in its ranking, whether its
+# item carries any grade, and its final grade; then per (system, query) the judged@k counts
+# and the AP / Bpref of the query (NULL where the query has no final grade). A row's position
+# is its rank: store_run, the one writer of run_results, numbers each query's results 1..n
+# in ranking order (a window numbering them again cost a third of this query).
+_POOL_STATUS_SQL = """
+WITH r AS (
+    SELECT system, query_id, doc_id, start, "end", rank AS pos
+    FROM run_results WHERE system IN (SELECT unnest(?::VARCHAR[]))),
+x AS (
+    SELECT r.system, r.query_id, r.doc_id, r.start, r."end", r.pos, j.query_id IS NOT NULL AS judged, g.grade
+    FROM r
+    LEFT JOIN (SELECT query_id, doc_id, start, "end" FROM grade_item_state WHERE n_graded > 0) j
+        USING (query_id, doc_id, start, "end")
+    LEFT JOIN (SELECT query_id, doc_id, start, "end", grade FROM final_grades) g
+        USING (query_id, doc_id, start, "end")),
+cov AS (
+    SELECT system, query_id, count(*) FILTER (WHERE pos <= 10) AS n10,
+           count(*) FILTER (WHERE pos <= 10 AND judged) AS j10,
+           count(*) FILTER (WHERE pos <= ?) AS nk,
+           count(*) FILTER (WHERE pos <= ? AND judged) AS jk
+    FROM x GROUP BY system, query_id),
+q AS (
+    SELECT query_id, sum(CASE WHEN grade >= 2 THEN 1 ELSE 0 END) AS n_rel,
+           sum(CASE WHEN grade >= 0 AND grade < 2 THEN 1 ELSE 0 END) AS n_non
+    FROM final_grades GROUP BY query_id),
+h AS (
+    SELECT system, query_id, min(pos) AS pos, min(grade) AS grade
+    FROM x WHERE grade IS NOT NULL GROUP BY system, query_id, doc_id, start, "end"),
+w AS (
+    SELECT system, query_id, pos, grade,
+           sum(CASE WHEN grade >= 2 THEN 1 ELSE 0 END) OVER win AS rel_upto,
+           sum(CASE WHEN grade >= 0 AND grade < 2 THEN 1 ELSE 0 END) OVER win AS non_upto
+    FROM h WINDOW win AS (PARTITION BY system, query_id ORDER BY pos ROWS UNBOUNDED PRECEDING)),
+s AS (
+    SELECT w.system, w.query_id,
+           sum(CASE WHEN w.grade >= 2 THEN CAST(w.rel_upto AS DOUBLE) / w.pos ELSE 0 END) AS ap_sum,
+           sum(CASE WHEN w.grade < 2 THEN 0.0 WHEN w.non_upto = 0 THEN 1.0
+                    ELSE 1.0 - CAST(least(w.non_upto, q.n_rel) AS DOUBLE) / least(q.n_rel, q.n_non) END) AS bpref_sum,
+           min(q.n_rel) AS n_rel
+    FROM w JOIN q USING (query_id) GROUP BY w.system, w.query_id)
+SELECT cov.system, cov.query_id, cov.n10, cov.j10, cov.nk, cov.jk,
+       CASE WHEN q.query_id IS NULL THEN NULL WHEN q.n_rel = 0 THEN 0.0
+            ELSE coalesce(s.ap_sum, 0.0) / q.n_rel END AS ap,
+       CASE WHEN q.query_id IS NULL THEN NULL WHEN q.n_rel = 0 THEN 0.0
+            ELSE coalesce(s.bpref_sum, 0.0) / q.n_rel END AS bpref
+FROM cov LEFT JOIN q USING (query_id) LEFT JOIN s USING (system, query_id)
+"""
+
+
+POOL_ITEM_STATUSES = ("any", "unjudged", "graded", "disputed", "final")
+
+
+def pool_items_page(store: Store, *, query_prefix: str = "", system: str | None = None, status: str = "any",
+                    limit: int = 50, offset: int = 0) -> tuple[int, pd.DataFrame]:
+    """(how many pool items match, one page of them) filtered and paged in SQL (issue 19:
+    300 k pool items at team scale; a page reads ``limit`` rows, never the pool).
+
+    Filters: ``query_prefix`` (query ids starting with it), ``system`` (items that run put in
+    the pool), ``status``: ``unjudged`` (no current grade), ``graded`` (at least one),
+    ``disputed`` (graders disagree), ``final`` (an agreed or adjudicated final grade).
+    Rows in (query, document, span) order, with the graders' count, the final grade where
+    there is one, and the runs that pooled the item with their best rank (read for the
+    page's items only)."""
+    if status not in POOL_ITEM_STATUSES:
+        raise ValidationError(f"Unknown pool item status {shown(status)}; use one of {', '.join(POOL_ITEM_STATUSES)}.")
+    where, params = ["left(p.query_id, length(?)) = ?"], [query_prefix or "", query_prefix or ""]
+    if system:
+        where.append("EXISTS (SELECT 1 FROM pool_sources s WHERE s.query_id = p.query_id AND s.doc_id = p.doc_id "
+                     "AND s.start = p.start AND s.\"end\" = p.\"end\" AND s.system = ?)")
+        params.append(system)
+    where.append({"any": "TRUE", "unjudged": "coalesce(g.n_graded, 0) = 0", "graded": "g.n_graded > 0",
+                  "disputed": "g.n_distinct > 1", "final": "f.grade IS NOT NULL"}[status])
+    base = ("FROM pool_items p LEFT JOIN grade_item_state g USING (query_id, doc_id, start, \"end\") "
+            "LEFT JOIN final_grades f USING (query_id, doc_id, start, \"end\") WHERE " + " AND ".join(where))
+    with store.cursor() as cur:
+        total = int(cur.execute(f"SELECT count(*) {base}", params).fetchone()[0])
+        page = cur.execute(
+            "SELECT p.query_id, p.doc_id, p.start, p.\"end\", p.depth, p.added_at, p.added_by, "
+            f"coalesce(g.n_graded, 0) AS graders, f.grade AS final_grade {base} "
+            "ORDER BY p.query_id, p.doc_id, p.start, p.\"end\" LIMIT ? OFFSET ?",
+            [*params, max(0, int(limit)), max(0, int(offset))]).df()
+        sources = cur.execute(
+            "SELECT s.query_id, s.doc_id, s.start, s.\"end\", s.system, s.rank FROM pool_sources s "
+            "WHERE s.query_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY s.system",
+            [sorted(set(page["query_id"]))]).fetchall() if len(page) else []
+    runs_of: dict[tuple, list[str]] = {}
+    for q, d, st, en, system_name, rank in sources:
+        runs_of.setdefault((q, d, int(st), int(en)), []).append(f"{system_name}@{int(rank)}")
+    page["runs"] = [", ".join(runs_of.get((q, d, int(st), int(en)), []))
+                    for q, d, st, en in zip(page["query_id"], page["doc_id"], page["start"], page["end"])]
+    return total, page

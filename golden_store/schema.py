@@ -899,6 +899,27 @@ _V15 = (
     "UPDATE llm_calls SET purpose = 'draft_questions' WHERE purpose = 'bootstrap_questions'",
 )
 
+# v16: pool_sources without its primary key. The table records which runs put an item in the
+# pool (one row per item and run, the run's best rank); nothing reads it by key, and at team
+# scale (20 runs x 5,000 queries x depth 100: 10 M rows) DuckDB's in-memory index of that key
+# cost ~200 bytes a row, most of a pool build's 3 GB (issue 19). build_pool adds only the
+# (item, run) pairs not recorded yet, as ON CONFLICT DO NOTHING did.
+_V16 = (
+    "ALTER TABLE pool_sources RENAME TO pool_sources_v15",
+    """CREATE TABLE pool_sources (
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        system VARCHAR NOT NULL,
+        rank INTEGER NOT NULL
+    )""",
+    """INSERT INTO pool_sources (query_id, doc_id, start, "end", system, rank)
+        SELECT query_id, doc_id, start, "end", system, rank FROM pool_sources_v15
+        ORDER BY query_id, doc_id, start, "end", system""",
+    "DROP TABLE pool_sources_v15",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -920,6 +941,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "run_id -> evaluation_id in eval_results and the transcript tables (\"run\" is a system's run); "
                   "llm_calls purpose bootstrap_questions -> draft_questions",
               _V15),
+    Migration(16, "pool_sources without its primary key (its in-memory index was most of a pool build's memory)",
+              _V16),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.schema_snapshot
--- Schema version 15. Migrations (golden_store/schema.py):
+-- Schema version 16. Migrations (golden_store/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -16,6 +16,7 @@
 --   V13: grade_state, judging_state, adjudication_state, grade_item_state: current grading state kept beside the event log; current/final/disputed/pending grades and adjudications read them
 --   V14: write_seq: every write transaction takes a value (the store's generation for caches)
 --   V15: run_id -> evaluation_id in eval_results and the transcript tables ("run" is a system's run); llm_calls purpose bootstrap_questions -> draft_questions
+--   V16: pool_sources without its primary key (its in-memory index was most of a pool build's memory)
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -338,15 +339,14 @@ CREATE TABLE pool_items (
     PRIMARY KEY(query_id, doc_id, "start", "end")
 );
 
--- pool_sources: V3
+-- pool_sources: V3, altered in V16
 CREATE TABLE pool_sources (
-    query_id VARCHAR,
-    doc_id   VARCHAR,
-    "start"  INTEGER,
-    "end"    INTEGER,
-    "system" VARCHAR,
-    rank     INTEGER NOT NULL,
-    PRIMARY KEY(query_id, doc_id, "start", "end", "system")
+    query_id VARCHAR NOT NULL,
+    doc_id   VARCHAR NOT NULL,
+    "start"  INTEGER NOT NULL,
+    "end"    INTEGER NOT NULL,
+    "system" VARCHAR NOT NULL,
+    rank     INTEGER NOT NULL
 );
 
 -- query_revisions: V1

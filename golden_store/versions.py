@@ -171,37 +171,70 @@ def list_versions(versions_dir: Path | str | None = None) -> list[dict[str, Any]
     if not vdir.exists():
         return []
     sweep_temp_folders(vdir)
-    out = []
-    for p in sorted(vdir.iterdir()):
+    out = [_summary(p) for p in sorted(vdir.iterdir()) if p.is_dir() and not p.name.startswith(".")]
+    out.sort(key=lambda v: str(v.get("built_at") or ""), reverse=True)
+    return out
+
+
+def version_names(versions_dir: Path | str | None = None) -> list[str]:
+    """Every version folder's name, newest first, told from when its manifest was written
+    (one ``stat`` per folder, no manifest read: a freeze writes the manifest last, then
+    renames the folder into place, so that time is its build time; a folder without a
+    manifest sorts last). Name descending breaks ties. Issue 19: the Versions page lists
+    a page of these and reads only that page's manifests."""
+    vdir = _resolve_dir(versions_dir)
+    if not vdir.exists():
+        return []
+    keyed = []
+    for p in vdir.iterdir():
         if not p.is_dir() or p.name.startswith("."):
             continue
         try:
-            m = _read_manifest(p)
-        except VerificationError as exc:
-            out.append({"name": p.name, "error": "; ".join(exc.problems) or str(exc)})
-            continue
-        except OSError as exc:
-            out.append({"name": p.name, "error": f"unreadable manifest: {exc.strerror or exc}"})
-            continue
-        out.append(
-            {
-                "name": p.name,
-                "built_at": m.get("built_at"),
-                "frozen_by": m.get("frozen_by"),
-                "n_queries": m.get("n_queries"),
-                "n_spans": m.get("n_spans"),
-                "n_judgments": m.get("n_judgments"),
-                "n_left_out": (m.get("n_pending_judgments") or 0) or None,
-                "data_digest": m.get("data_digest"),
-                "corpus_digest": m.get("corpus_digest"),
-                "content_digest": m.get("content_digest"),
-                "note": m.get("note", ""),
-                "signed": (p / signing.SIGNATURE_FILE).exists(),
-                "error": None,
-            }
-        )
-    out.sort(key=lambda v: str(v.get("built_at") or ""), reverse=True)
-    return out
+            mtime = (p / "manifest.json").stat().st_mtime_ns
+        except OSError:
+            mtime = -1
+        keyed.append((mtime, p.name))
+    return [name for _, name in sorted(keyed, reverse=True)]
+
+
+def version_page(versions_dir: Path | str | None = None, *, offset: int = 0, limit: int = 20
+                 ) -> tuple[int, list[dict[str, Any]]]:
+    """(how many versions there are, the summaries of ``limit`` of them from ``offset``) in
+    :func:`version_names`' order: only the shown page's manifests are read. Leftovers of
+    interrupted freezes are cleaned up on the way, as :func:`list_versions` does."""
+    vdir = _resolve_dir(versions_dir)
+    if not vdir.exists():
+        return 0, []
+    sweep_temp_folders(vdir)
+    names = version_names(vdir)
+    offset = max(0, int(offset))
+    return len(names), [_summary(vdir / name) for name in names[offset:offset + max(0, int(limit))]]
+
+
+def _summary(p: Path) -> dict[str, Any]:
+    """One version folder's row in the list: what its manifest says, or its name and the
+    reason the manifest cannot be read (``error``)."""
+    try:
+        m = _read_manifest(p)
+    except VerificationError as exc:
+        return {"name": p.name, "error": "; ".join(exc.problems) or str(exc)}
+    except OSError as exc:
+        return {"name": p.name, "error": f"unreadable manifest: {exc.strerror or exc}"}
+    return {
+        "name": p.name,
+        "built_at": m.get("built_at"),
+        "frozen_by": m.get("frozen_by"),
+        "n_queries": m.get("n_queries"),
+        "n_spans": m.get("n_spans"),
+        "n_judgments": m.get("n_judgments"),
+        "n_left_out": (m.get("n_pending_judgments") or 0) or None,
+        "data_digest": m.get("data_digest"),
+        "corpus_digest": m.get("corpus_digest"),
+        "content_digest": m.get("content_digest"),
+        "note": m.get("note", ""),
+        "signed": (p / signing.SIGNATURE_FILE).exists(),
+        "error": None,
+    }
 
 
 # ---- interrupted freezes ------------------------------------------------------------------------

@@ -131,3 +131,20 @@ def test_bench_team_scale_generates_what_it_reports_and_both_codes_agree(tmp_pat
         assert br["key_to_next"]["keys"] == 1 and br["key_to_next"]["painted_median_s"] > 0
         assert br["server_peak_mib"] > 0
     assert report["new"]["browser"]["page_errors"] == [] and "browser_Judge_first_s" in report["ratios"]
+
+
+def test_bench_team_scale_pool_build_builds_the_same_pool_as_the_baseline(tmp_path):
+    """--pool-build at its smallest: both codes extend the same generated pool, and the pools
+    (every item and source row) and reports are equal."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_team_scale.py"), "--pool-build", "--pool-runs", "3",
+         "--pool-queries", "20", "--pool-depth", "6", "--pool-grades", "10", "--baseline", "2ec1b25", "--json"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["store"]["run_results"] > 0 and report["store"]["graded"] == 10
+    assert report["pools_equal"] is True and report["reports_equal"] is True
+    new = report["new"]
+    assert new["report"]["new_items"] > 0 and new["peak_mib"] > 0 and new["first_open"]["schema_version"] >= 15
+    assert new["digest"]["pool_sources"][0] > new["digest"]["pool_items"][0] > 0

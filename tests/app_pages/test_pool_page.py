@@ -115,3 +115,37 @@ def test_a_lead_retires_and_restores_a_run():
     assert any("Restored run dense" in plain(m.value) for m in at.success)
     assert store.read("SELECT op, actor FROM run_events ORDER BY event_id") == [("retire", "lead"),
                                                                                  ("restore", "lead")]
+
+
+def test_pool_items_are_paged_and_filtered_on_the_page(tmp_path):
+    """Issue 19: the pool items table shows one page (50 rows) read in SQL; the page number
+    moves through the pool and starts over when a filter changes."""
+    from golden_store import runs
+    from tests.golden_store import pool_gen
+
+    store = _accounts()
+    pool_gen.fill(store, tmp_path, seed=6, n_queries=40, qprefix="pq")
+    n_items = store.read_one("SELECT count(*) FROM pool_items")[0]
+    assert n_items > 100
+    at = _pool_page("lead")
+
+    def items():
+        return next(d.value for d in at.dataframe if "runs" in d.value.columns and "graders" in d.value.columns)
+
+    first = items()
+    assert len(first) == 50 and f"{n_items} item(s) match" in at.number_input(key="pool_items_page").label
+    at.number_input(key="pool_items_page").set_value(2).run()
+    assert not at.exception
+    second = items()
+    assert len(second) == 50 and second.iloc[0]["query_id"] >= first.iloc[-1]["query_id"]
+    assert second[["query_id", "doc_id", "start"]].values.tolist() == \
+        runs.pool_items_page(store, limit=50, offset=50)[1][["query_id", "doc_id", "start"]].values.tolist()
+    at.selectbox(key="pool_status_pick").set_value("unjudged").run()
+    assert not at.exception
+    unjudged = runs.pool_items_page(store, status="unjudged", limit=50)
+    assert at.session_state["pool_items_page"] == 1
+    assert items()[["query_id", "doc_id", "start"]].values.tolist() == \
+        unjudged[1][["query_id", "doc_id", "start"]].values.tolist()
+    at.text_input(key="pool_q_prefix").input("zz").run()
+    assert not at.exception
+    assert "No pool item matches these filters." in [c.value for c in at.caption]

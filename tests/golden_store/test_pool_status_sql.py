@@ -54,3 +54,43 @@ def test_pool_status_equals_the_scorer_passes(store, k):
     for system, entry in ref["runs"].items():
         for f, v in entry.items():
             assert got["runs"][system][f] == (pytest.approx(v, rel=1e-12) if isinstance(v, float) else v), (system, f)
+
+
+def _trec_eval_ap_bpref(store, system: str) -> tuple[float, float]:
+    """AP and Bpref (grade >= 2) of a run by pytrec_eval (trec_eval's C code), averaged over
+    every query with a final grade (a query the run left out scores 0: trec_eval -c)."""
+    import pytrec_eval
+
+    key = "doc_id || ':' || start || '-' || \"end\""
+    qrels: dict = {}
+    for q, d, g in store.read(f"SELECT query_id, {key}, grade FROM final_grades"):
+        qrels.setdefault(q, {})[d] = int(g)
+    run: dict = {}
+    for q, d, r in store.read(f"SELECT query_id, {key}, rank FROM run_results WHERE system = ?", [system]):
+        if q in qrels:
+            run.setdefault(q, {})[d] = -float(r)
+    per = pytrec_eval.RelevanceEvaluator(qrels, {"map", "bpref"}, relevance_level=2).evaluate(run)
+    return (sum(v["map"] for v in per.values()) / len(qrels), sum(v["bpref"] for v in per.values()) / len(qrels))
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_pool_status_on_a_generated_store(any_store, tmp_path, seed):
+    """A generated store (several runs of passages, disputes, adjudications, runs that leave
+    judged queries out, queries without a relevant item): every figure equals the former
+    scorer passes, and AP/Bpref equal trec_eval's (pytrec_eval), on both engines."""
+    from tests.golden_store import pool_gen
+
+    pool_gen.fill(any_store, tmp_path, seed=seed)
+    runs.set_retired(any_store, "sys1", True, actor="lead", reason="old")
+    for k in (10, 3):
+        got, ref = runs.pool_status(any_store, k=k), _reference(any_store, k)
+        assert list(got["runs"]) == ["sys0", "sys2", "sys3"] and got.keys() == ref.keys()
+        for system, entry in ref["runs"].items():
+            assert got["runs"][system].keys() == entry.keys()
+            for f, v in entry.items():
+                assert got["runs"][system][f] == (pytest.approx(v, rel=1e-12) if isinstance(v, float) else v), \
+                    (system, f)
+            ap, bpref = _trec_eval_ap_bpref(any_store, system)
+            assert got["runs"][system]["ap"] == pytest.approx(ap, rel=1e-12)
+            assert got["runs"][system]["bpref"] == pytest.approx(bpref, rel=1e-12)
+        assert 0 < got["runs"]["sys0"]["ap"] < got["runs"]["sys0"]["bpref"] <= 1
