@@ -106,7 +106,7 @@ def test_pool_build_steps_cover_every_query_once(store, tmp_path, monkeypatch):
     assert covered == qids
 
 
-def test_migration_15_keeps_every_pool_source(tmp_path, monkeypatch):
+def test_migration_16_keeps_every_pool_source(tmp_path, monkeypatch):
     """A store built at version 14 (pool_sources with its primary key) migrates to a
     pool_sources without it holding the same rows; a later build adds no repeated pair."""
     from golden_store import schema
@@ -125,7 +125,7 @@ def test_migration_15_keeps_every_pool_source(tmp_path, monkeypatch):
                                "AND constraint_type = 'PRIMARY KEY'").fetchone()[0] == 1
         s.close()
     s = Store.open(path)
-    assert s.schema_version() == 15
+    assert s.schema_version() == schema.SCHEMA_VERSION >= 16
     with s.cursor() as cur:
         assert _pool(cur) == before and before[1]
         assert cur.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'pool_sources' "
