@@ -21,6 +21,9 @@ prints it in PostgreSQL's dialect. What it rewrites:
 - ``unnest(?)`` of a Python list -> ``unnest(CAST(%s AS TEXT[]))``: psycopg sends a list of
   str as an array of unknown type, which PostgreSQL cannot pick an ``unnest`` for (every
   list the studio unnests is of ids, which are text);
+- ``? IS NULL`` (a bare parameter tested for NULL: the optional filters ``? IS NULL OR
+  col = ?``) -> ``CAST(%s AS TEXT) IS NULL``: PostgreSQL cannot type a parameter whose only
+  use is ``IS NULL`` and refuses the statement; any value casts to text, NULL stays NULL;
 - DuckDB-only session settings (``SET memory_limit``, ``force_compression``) -> no-ops.
 
 ``error(msg)`` (migration 12's guards) and ``list``/``string_agg`` need no rewrite:
@@ -121,6 +124,9 @@ def _rewrite(tree: exp.Expression) -> exp.Expression:
         for arg in args:
             if isinstance(arg, exp.Placeholder):
                 arg.replace(exp.cast(arg.copy(), "TEXT[]"))
+    for test in list(tree.find_all(exp.Is)):
+        if isinstance(test.this, exp.Placeholder):
+            test.this.replace(exp.cast(test.this.copy(), "TEXT"))
     for select in list(tree.find_all(exp.Select)):
         _group_by_all(select)
         _semi_anti_joins(select, fresh)

@@ -129,6 +129,21 @@ def test_modulo_and_percent_signs_mean_the_same_on_both_engines(pg_store, store)
     assert pg_store.read(sql, ["b"]) == duck
 
 
+def test_an_optional_filter_on_a_parameter_runs_on_both_engines(any_store):
+    """``? IS NULL OR col = ?`` (the optional filters of llm_log, nuggets and the paging
+    tests): PostgreSQL cannot type a parameter used only with IS NULL and refused the
+    statement, so usage_summary() without a purpose failed on a team store."""
+    from golden_store import llm_log
+
+    sql = "SELECT count(*) FROM strata WHERE ? IS NULL OR name = ?"
+    every = any_store.read_one("SELECT count(*) FROM strata")[0]
+    assert every > 1
+    assert any_store.read_one(sql, [None, None])[0] == every
+    assert any_store.read_one(sql, ["lexical", "lexical"])[0] == 1
+    assert any_store.read_one("SELECT ? IS NOT NULL, ? IS NULL", [3, 4.5]) == (True, False)
+    assert llm_log.usage_summary(any_store)["calls"] == 0
+
+
 def _add_stratum(cur, name: str) -> None:
     from golden_store.store import utcnow
 
