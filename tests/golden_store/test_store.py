@@ -63,6 +63,7 @@ def test_foreign_duckdb_file_is_refused(tmp_path):
         Store.open(p)
 
 
+@pytest.mark.duckdb_only("DuckDB's file lock: on PostgreSQL many processes share the store")
 def test_second_process_gets_one_clear_sentence(store):
     code = textwrap.dedent(f"""
         from golden_store.store import Store
