@@ -11,7 +11,10 @@ prints it in PostgreSQL's dialect. What it rewrites:
 - types: ``VARCHAR`` -> ``TEXT``, ``DOUBLE`` -> ``DOUBLE PRECISION``, ``x::T[]`` casts;
 - DuckDB's float division (``/`` on integers) -> a cast first (sqlglot does this);
 - ``SEMI JOIN`` / ``ANTI JOIN`` (``USING`` or ``ON``) -> ``EXISTS`` / ``NOT EXISTS``;
-- ``GROUP BY ALL`` -> ``GROUP BY`` the positions of the non-aggregate select items;
+- ``GROUP BY ALL`` -> ``GROUP BY`` the positions of the non-aggregate select items (also
+  in a subquery that a SEMI/ANTI join moves into ``EXISTS``);
+- a select item's alias inside an ``ORDER BY`` expression (``ORDER BY quotes > 0``) -> the
+  item's expression (PostgreSQL reads output names only as whole ORDER BY items);
 - a subquery in ``FROM`` without an alias gets one (PostgreSQL 15 requires it);
 - ``arg_min(a, b)`` / ``arg_max(a, b)`` -> the first of ``array_agg(a ORDER BY b [DESC])``;
 - ``any_value(x)`` -> ``min(x)`` (PostgreSQL 15 has no ``any_value``; any value will do);
@@ -127,8 +130,11 @@ def _rewrite(tree: exp.Expression) -> exp.Expression:
     for test in list(tree.find_all(exp.Is)):
         if isinstance(test.this, exp.Placeholder):
             test.this.replace(exp.cast(test.this.copy(), "TEXT"))
-    for select in list(tree.find_all(exp.Select)):
+    selects = list(tree.find_all(exp.Select))
+    for select in selects:  # before the joins: a SEMI JOIN's subquery is copied into EXISTS
         _group_by_all(select)
+        _order_by_aliases(select)
+    for select in selects:
         _semi_anti_joins(select, fresh)
     return tree
 
@@ -152,6 +158,24 @@ def _group_by_all(select: exp.Select) -> None:
         select.set("group", exp.Group(expressions=positions))
     else:
         select.set("group", None)
+
+
+def _order_by_aliases(select: exp.Select) -> None:
+    """``ORDER BY quotes > 0`` where ``quotes`` names a select item: DuckDB reads the alias
+    inside an expression, PostgreSQL only as a whole ORDER BY item, so the expression gets
+    the item's own expression in the alias's place."""
+    order = select.args.get("order")
+    if not order:
+        return
+    aliases = {item.alias: item.this for item in select.expressions if isinstance(item, exp.Alias)}
+    if not aliases:
+        return
+    for ordered in order.expressions:
+        if isinstance(ordered.this, exp.Column):
+            continue  # a bare alias is fine on PostgreSQL
+        for col in list(ordered.this.find_all(exp.Column)):
+            if not col.table and col.name in aliases:
+                col.replace(exp.Paren(this=aliases[col.name].copy()))
 
 
 def _source_name(node: exp.Expression) -> str:

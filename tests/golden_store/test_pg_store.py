@@ -144,6 +144,20 @@ def test_an_optional_filter_on_a_parameter_runs_on_both_engines(any_store):
     assert llm_log.usage_summary(any_store)["calls"] == 0
 
 
+def test_group_by_all_under_a_semi_join_and_an_alias_in_order_by_on_both_engines(any_store):
+    """Two DuckDB readings PostgreSQL refused: GROUP BY ALL in a subquery that a SEMI JOIN
+    moves into EXISTS (judging's progress count), and a select alias inside an ORDER BY
+    expression (evidence_queue's ``ORDER BY quotes > 0``)."""
+    semi = ("SELECT count(*) FROM strata s SEMI JOIN (SELECT name, count(*) AS n FROM strata "
+            "GROUP BY ALL) t USING (name)")
+    assert any_store.read_one(semi)[0] == any_store.read_one("SELECT count(*) FROM strata")[0]
+    alias = ("SELECT name, length(name) AS n FROM strata WHERE builtin "
+             "ORDER BY n > 9, name")
+    rows = any_store.read(alias)
+    assert rows == sorted(rows, key=lambda r: (r[1] > 9, r[0])) and len(rows) > 1
+    assert [r[0] for r in rows][:1] == sorted(n for n, k in rows if k <= 9)[:1]
+
+
 def _add_stratum(cur, name: str) -> None:
     from golden_store.store import utcnow
 
