@@ -36,11 +36,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import Server, _browser_page, _commit_text_area, _serve, idle, pick_option, surface
+from tests.test_browser import read_store, Server, _browser_page, _commit_text_area, _serve, idle, pick_option, surface
 
 SHOTS = Path("/tmp/issue17_shots")
 PAGES = ["Home", "Evidence", "Judge", "Nuggets", "Adjudication", "Agreement", "Judge calibration", "Transcripts",
@@ -370,7 +369,7 @@ def test_item8_display_name_over_the_limit_is_refused(studio: Server, page: Page
     expect(page.get_by_test_id("stSidebar").get_by_text("Single-user local mode")).to_be_visible()
 
     studio.stop()
-    with duckdb.connect(str(studio.db), read_only=True) as con:
+    with read_store(studio.db) as con:
         assert con.execute("SELECT count(*) FROM users").fetchone()[0] == 0
         assert con.execute("SELECT quote FROM current_evidence WHERE query_id = ?", [NEW_QID]).fetchall() \
             == [(SHORT_QUOTE,)]
