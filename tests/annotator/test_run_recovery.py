@@ -7,6 +7,7 @@ coverage list)."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -195,7 +196,7 @@ def test_the_manifest_judged_fraction_leaves_retired_runs_out(demo_store, tmp_pa
 
 
 def test_cli_skip_unknown_retire_and_list(tmp_path, capsys):
-    db = tmp_path / "golden.duckdb"
+    db = os.environ["GOLDEN_DB"]
     from annotator.demo import load_demo
     from annotator.identity import cli_user
 
