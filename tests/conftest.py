@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from hypothesis import settings
 
@@ -71,6 +74,24 @@ def _isolated_env(request, tmp_path, monkeypatch):
         monkeypatch.setenv("GOLDEN_DB", str(tmp_path / "golden.duckdb"))
         yield
         context.close_all()
+
+
+@contextmanager
+def module_store(request: pytest.FixtureRequest, tmp: Path) -> Iterator[str]:
+    """A store location for a fixture wider than one test (a module's app server), where
+    ``_isolated_env`` has not run: ``<tmp>/golden.duckdb``, or on the PostgreSQL pass a new
+    database from the migrated template (dropped afterwards)."""
+    if ENGINE != "postgresql":
+        yield str(tmp / "golden.duckdb")
+        return
+    from tests.pg import MIGRATED_TEMPLATE
+
+    cluster = request.getfixturevalue("pg_cluster")
+    url = cluster.new_database(MIGRATED_TEMPLATE)
+    try:
+        yield url
+    finally:
+        cluster.drop_database(url)
 
 
 @pytest.fixture

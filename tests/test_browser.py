@@ -125,11 +125,12 @@ def read_store(db: str | Path) -> Iterator:
 
 
 @contextmanager
-def _serve(tmp_path: Path, port: int | None = None) -> Iterator[Server]:
-    """``streamlit run app.py`` on this test's store (:func:`store_location`), as ``golden serve``
-    would (on ``port`` when given: a restarted server keeps its address, so browsers reconnect)."""
+def _serve(tmp_path: Path, port: int | None = None, db: str | None = None) -> Iterator[Server]:
+    """``streamlit run app.py`` on ``db`` (default: this test's store, :func:`store_location`),
+    as ``golden serve`` would (on ``port`` when given: a restarted server keeps its address,
+    so browsers reconnect)."""
     port = port or _free_port()
-    db = store_location()
+    db = db or store_location()
     env = dict(os.environ, GOLDEN_DB=str(db))
     env.pop("GOLDEN_VERSIONS", None)  # versions go next to the store: <tmp>/versions
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),

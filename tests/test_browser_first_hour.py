@@ -39,6 +39,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.conftest import module_store
 from tests.test_browser import read_store, Server, _browser_page, _commit_text_area, _serve, idle, pick_option, surface
 
 SHOTS = Path("/tmp/issue17_shots")
@@ -59,8 +60,9 @@ LATE_QID = "q903"
 
 
 @pytest.fixture(scope="module")
-def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with _serve(tmp_path_factory.mktemp("first_hour")) as srv:
+def studio(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("first_hour")
+    with module_store(request, tmp) as db, _serve(tmp, db=db) as srv:
         yield srv
 
 
