@@ -239,6 +239,7 @@ def test_random_event_sequences_keep_state_equal_to_the_log(ops):
 T0 = datetime(2026, 3, 1, 9, 0, 0)
 
 
+@pytest.mark.duckdb_only("migrates a version-12 DuckDB file")
 def test_migration_13_fills_the_state_equal_to_the_former_views(tmp_path, monkeypatch):
     """A store at version 12 whose grade events were written as version 12 wrote them (plain
     inserts): re-grades, retractions (an item retracted by everyone, an adjudication after
