@@ -267,10 +267,11 @@ class PgCursor:
         self._had_temp = True
         self._cur.execute(f'DROP TABLE IF EXISTS "{name}"')
         self._cur.execute(f'CREATE TEMP TABLE "{name}" ({cols})')
-        if _all_text(table.schema):
-            _copy_as_csv(self._cur, name, table)
-        else:
-            _copy_rows(self._cur, name, table)
+        names = ", ".join(f'"{n}"' for n in table.column_names)
+        with self._cur.copy(f'COPY "{name}" ({names}) FROM STDIN') as copy:
+            for batch in table.to_batches(max_chunksize=10_000):
+                for row in zip(*(c.to_pylist() for c in batch.columns)):
+                    copy.write_row(row)
 
     def _read_parquet(self, sql: str, params: Any) -> tuple[str, Any]:
         """``read_parquet(?)`` (document staging) -> a temporary table loaded from that file,
@@ -328,39 +329,6 @@ def _arrow_type(oid: int) -> Any:
         700: pa.float32(), 701: pa.float64(), 1700: pa.float64(), 1082: pa.date32(), 1114: pa.timestamp("us"),
         1009: pa.list_(pa.string()), 1015: pa.list_(pa.string()),
     }.get(oid, pa.string())
-
-
-def _all_text(schema: Any) -> bool:
-    import pyarrow as pa
-
-    return all(pa.types.is_string(f.type) or pa.types.is_large_string(f.type) for f in schema)
-
-
-def _copy_rows(cur: Any, name: str, table: Any) -> None:
-    """COPY the table's rows one Python tuple at a time (any column types psycopg adapts)."""
-    names = ", ".join(f'"{n}"' for n in table.column_names)
-    with cur.copy(f'COPY "{name}" ({names}) FROM STDIN') as copy:
-        for batch in table.to_batches(max_chunksize=10_000):
-            for row in zip(*(c.to_pylist() for c in batch.columns)):
-                copy.write_row(row)
-
-
-def _copy_as_csv(cur: Any, name: str, table: Any, chunk_rows: int = 2_000) -> None:
-    """COPY a table of text columns (the staged documents of a corpus import) as CSV that
-    Arrow writes in C++, a chunk at a time: no Python object per value. Why: the row path
-    turned every document's raw and canonical text into Python strings and adapted them one
-    by one (BENCHMARKS.md, "Corpus import on PostgreSQL"). Every valid value is quoted and
-    NULL is left empty, which is how PostgreSQL's CSV format tells NULL from ''."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    names = ", ".join(f'"{n}"' for n in table.column_names)
-    options = pacsv.WriteOptions(include_header=False, quoting_style="all_valid")
-    with cur.copy(f'COPY "{name}" ({names}) FROM STDIN (FORMAT csv)') as copy:
-        for batch in table.to_batches(max_chunksize=chunk_rows):
-            sink = pa.BufferOutputStream()
-            pacsv.write_csv(batch, sink, write_options=options)
-            copy.write(memoryview(sink.getvalue()))
 
 
 def _pg_type(t: Any) -> str:

@@ -181,19 +181,3 @@ def test_a_write_without_an_event_moves_every_processs_generation(pg_store):
         assert other.read("SELECT count(*) FROM strata WHERE name = 'rolled-back'") == [(0,)]
     finally:
         other.close()
-
-
-def test_text_tables_copied_as_csv_arrive_exactly(pg_store):
-    """A table of text columns (a corpus import's staged documents) goes to PostgreSQL as
-    CSV written by Arrow: NULL stays NULL and '' stays '', and quotes, commas, line breaks,
-    carriage returns, backslashes and non-ASCII text arrive byte for byte."""
-    import pyarrow as pa
-
-    values = ["plain", "", None, 'say "hi", then\nleave', "a\r\nb\\N\\", "\\.", "ﬁ — naïve ✓ 𝄞", "\t lead"]
-    table = pa.table({"i": [f"{n:02}" for n in range(len(values))], "v": pa.array(values, pa.string()),
-                      "w": pa.array(list(reversed(values)), pa.string())})
-    with pg_store.cursor() as cur:
-        cur.register("_csv_check", table)
-        rows = cur.execute("SELECT i, v, w FROM _csv_check ORDER BY i").fetchall()
-        cur.unregister("_csv_check")
-    assert rows == list(zip(table["i"].to_pylist(), values, list(reversed(values))))
