@@ -35,7 +35,7 @@ run: $(STAMP)
 ## skipped with a line saying how to run it, and `make test` still succeeds (REQUIRE_PG=1, as
 ## CI sets it, makes that a failure instead).
 test: $(TSTAMP) browser postgres
-	$(PY) -m pytest
+	GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest
 	@why="$$($(PY) -m tests.pg)"; \
 	if [ -z "$$why" ]; then \
 	  echo "== the suite again on PostgreSQL (GOLDEN_TEST_ENGINE=postgresql)"; \
@@ -44,6 +44,7 @@ test: $(TSTAMP) browser postgres
 	  echo "PostgreSQL pass skipped ($$why): to run it, sudo apt-get install postgresql, then make test"; \
 	  if [ -n "$(REQUIRE_PG)" ]; then exit 1; fi; \
 	fi
+
 # The real-browser test drives Debian's chromium (Playwright cannot download browsers here).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
