@@ -11,7 +11,10 @@ prints it in PostgreSQL's dialect. What it rewrites:
 - types: ``VARCHAR`` -> ``TEXT``, ``DOUBLE`` -> ``DOUBLE PRECISION``, ``x::T[]`` casts;
 - DuckDB's float division (``/`` on integers) -> a cast first (sqlglot does this);
 - ``SEMI JOIN`` / ``ANTI JOIN`` (``USING`` or ``ON``) -> ``EXISTS`` / ``NOT EXISTS``;
-- ``GROUP BY ALL`` -> ``GROUP BY`` the positions of the non-aggregate select items;
+- ``GROUP BY ALL`` -> ``GROUP BY`` the positions of the non-aggregate select items (also
+  in a subquery that a SEMI/ANTI join moves into ``EXISTS``);
+- a select item's alias inside an ``ORDER BY`` expression (``ORDER BY quotes > 0``) -> the
+  item's expression (PostgreSQL reads output names only as whole ORDER BY items);
 - a subquery in ``FROM`` without an alias gets one (PostgreSQL 15 requires it);
 - ``arg_min(a, b)`` / ``arg_max(a, b)`` -> the first of ``array_agg(a ORDER BY b [DESC])``;
 - ``any_value(x)`` -> ``min(x)`` (PostgreSQL 15 has no ``any_value``; any value will do);
@@ -21,6 +24,9 @@ prints it in PostgreSQL's dialect. What it rewrites:
 - ``unnest(?)`` of a Python list -> ``unnest(CAST(%s AS TEXT[]))``: psycopg sends a list of
   str as an array of unknown type, which PostgreSQL cannot pick an ``unnest`` for (every
   list the studio unnests is of ids, which are text);
+- ``? IS NULL`` (a bare parameter tested for NULL: the optional filters ``? IS NULL OR
+  col = ?``) -> ``CAST(%s AS TEXT) IS NULL``: PostgreSQL cannot type a parameter whose only
+  use is ``IS NULL`` and refuses the statement; any value casts to text, NULL stays NULL;
 - DuckDB-only session settings (``SET memory_limit``, ``force_compression``) -> no-ops.
 
 ``error(msg)`` (migration 12's guards) and ``list``/``string_agg`` need no rewrite:
@@ -121,10 +127,17 @@ def _rewrite(tree: exp.Expression) -> exp.Expression:
         for arg in args:
             if isinstance(arg, exp.Placeholder):
                 arg.replace(exp.cast(arg.copy(), "TEXT[]"))
-    # innermost first: a SEMI/ANTI join moves a copy of its right side into EXISTS, so a
-    # SELECT inside it (GROUP BY ALL, a nested SEMI JOIN) must be rewritten before the copy
-    for select in sorted(tree.find_all(exp.Select), key=lambda s: -s.depth):
+    for test in list(tree.find_all(exp.Is)):
+        if isinstance(test.this, exp.Placeholder):
+            test.this.replace(exp.cast(test.this.copy(), "TEXT"))
+    # innermost first, and every SELECT's own rewrites before any join: a SEMI/ANTI join moves
+    # a copy of its right side into EXISTS, so a SELECT inside it (GROUP BY ALL, an ORDER BY
+    # alias, a nested SEMI JOIN) must be rewritten before the copy is taken
+    selects = sorted(tree.find_all(exp.Select), key=lambda s: -s.depth)
+    for select in selects:
         _group_by_all(select)
+        _order_by_aliases(select)
+    for select in selects:
         _semi_anti_joins(select, fresh)
     return tree
 
@@ -148,6 +161,24 @@ def _group_by_all(select: exp.Select) -> None:
         select.set("group", exp.Group(expressions=positions))
     else:
         select.set("group", None)
+
+
+def _order_by_aliases(select: exp.Select) -> None:
+    """``ORDER BY quotes > 0`` where ``quotes`` names a select item: DuckDB reads the alias
+    inside an expression, PostgreSQL only as a whole ORDER BY item, so the expression gets
+    the item's own expression in the alias's place."""
+    order = select.args.get("order")
+    if not order:
+        return
+    aliases = {item.alias: item.this for item in select.expressions if isinstance(item, exp.Alias)}
+    if not aliases:
+        return
+    for ordered in order.expressions:
+        if isinstance(ordered.this, exp.Column):
+            continue  # a bare alias is fine on PostgreSQL
+        for col in list(ordered.this.find_all(exp.Column)):
+            if not col.table and col.name in aliases:
+                col.replace(exp.Paren(this=aliases[col.name].copy()))
 
 
 def _source_name(node: exp.Expression) -> str:

@@ -17,9 +17,16 @@ def default_db_path() -> Path:
     return Path(os.environ.get("GOLDEN_DB") or DEFAULT_DB)
 
 
-def versions_dir_for(db_path: Path) -> Path:
-    """Where frozen versions live: ``GOLDEN_VERSIONS`` if set, else ``versions/`` next to the DB."""
+def versions_dir_for(db_path: Path | str) -> Path:
+    """Where frozen versions live: ``GOLDEN_VERSIONS`` if set, else ``versions/`` next to the DB.
+
+    For a PostgreSQL store (``db_path`` a ``postgresql://`` URL, also after ``Path()``
+    collapsed its ``//``) that is ``versions/`` in the working directory, where the store
+    keeps its local files (``Store._open_postgres``); resolving the URL as a path named a
+    folder inside a ``postgresql:`` directory that nothing else looked in."""
     env = os.environ.get("GOLDEN_VERSIONS")
     if env:
         return Path(env)
+    if str(db_path).startswith(("postgresql:/", "postgres:/")):
+        return Path.cwd() / "versions"
     return Path(db_path).resolve().parent / "versions"

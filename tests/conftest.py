@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from hypothesis import settings
 
@@ -19,18 +22,88 @@ from annotator.identity import cli_user  # noqa: E402
 from golden_store.store import Store  # noqa: E402
 
 
+# ---- the engine switch: GOLDEN_TEST_ENGINE=postgresql runs the suite on PostgreSQL ------------
+ENGINE = os.environ.get("GOLDEN_TEST_ENGINE", "duckdb")
+if ENGINE not in ("duckdb", "postgresql"):
+    raise pytest.UsageError(f"GOLDEN_TEST_ENGINE={ENGINE!r}: use 'duckdb' (the default) or 'postgresql'")
+# fixtures that already put a test on PostgreSQL (run in the DuckDB pass, so not again)
+_PG_FIXTURES = {"pg_cluster", "pg_url", "pg_store", "any_store"}
+
+
+def pytest_report_header(config) -> str:
+    return f"store engine: {ENGINE} (GOLDEN_TEST_ENGINE)"
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """On the PostgreSQL pass: skip the tests that are DuckDB-only by nature (the marker says
+    why) and leave out those that ask for PostgreSQL themselves (the DuckDB pass ran them)."""
+    if ENGINE != "postgresql":
+        return
+    keep, done = [], []
+    for item in items:
+        marker = item.get_closest_marker("duckdb_only")
+        if marker is not None:
+            why = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
+            item.add_marker(pytest.mark.skip(reason=f"DuckDB-only: {why}"))
+        (done if _PG_FIXTURES & set(item.fixturenames) else keep).append(item)
+    if done:
+        config.hook.pytest_deselected(items=done)
+        items[:] = keep
+
+
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path, monkeypatch):
-    """Every test gets its own store path and versions dir; nothing leaks between tests."""
-    monkeypatch.setenv("GOLDEN_DB", str(tmp_path / "golden.duckdb"))
+def _isolated_env(request, tmp_path, monkeypatch):
+    """Every test gets its own store and versions dir; nothing leaks between tests.
+
+    DuckDB (the default): GOLDEN_DB names ``<tmp_path>/golden.duckdb`` (not yet created).
+    PostgreSQL (``GOLDEN_TEST_ENGINE=postgresql``): GOLDEN_DB is the URL of a new database
+    copied from the migrated template, and the working directory is ``tmp_path`` (a
+    PostgreSQL store keeps its local files, corpus index and versions, there)."""
     monkeypatch.delenv("GOLDEN_VERSIONS", raising=False)
-    yield
-    context.close_all()
+    if ENGINE == "postgresql":
+        from tests.pg import MIGRATED_TEMPLATE
+
+        cluster = request.getfixturevalue("pg_cluster")
+        monkeypatch.chdir(tmp_path)
+        url = cluster.new_database(MIGRATED_TEMPLATE)
+        monkeypatch.setenv("GOLDEN_DB", url)
+        yield
+        context.close_all()
+        cluster.drop_database(url)
+    else:
+        monkeypatch.setenv("GOLDEN_DB", str(tmp_path / "golden.duckdb"))
+        yield
+        context.close_all()
+
+
+@contextmanager
+def module_store(request: pytest.FixtureRequest, tmp: Path) -> Iterator[str]:
+    """A store location for a fixture wider than one test (a module's app server), where
+    ``_isolated_env`` has not run: ``<tmp>/golden.duckdb``, or on the PostgreSQL pass a new
+    database from the migrated template (dropped afterwards)."""
+    if ENGINE != "postgresql":
+        yield str(tmp / "golden.duckdb")
+        return
+    from tests.pg import MIGRATED_TEMPLATE
+
+    cluster = request.getfixturevalue("pg_cluster")
+    url = cluster.new_database(MIGRATED_TEMPLATE)
+    try:
+        yield url
+    finally:
+        cluster.drop_database(url)
 
 
 @pytest.fixture
-def store(tmp_path) -> Store:
-    s = Store.open(tmp_path / "golden.duckdb")
+def golden_db() -> str:
+    """This test's store location as GOLDEN_DB / ``--db`` take it: a DuckDB path, or a
+    PostgreSQL URL on the PostgreSQL pass. Tests that start the CLI or the app pass this."""
+    return os.environ["GOLDEN_DB"]
+
+
+@pytest.fixture
+def store(golden_db) -> Store:
+    s = Store.open(golden_db)
     yield s
     s.close()
 
@@ -44,7 +117,8 @@ def demo_store(store) -> Store:
 def table_snapshot(store: Store) -> dict[str, list]:
     """Every row of every table: for proving a failed operation changed nothing."""
     tables = [r[0] for r in store.read(
-        "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' ORDER BY 1")]
+        "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
+        "AND table_schema = current_schema() ORDER BY 1")]
     return {t: sorted(map(repr, store.read(f'SELECT * FROM "{t}"'))) for t in tables}
 
 

@@ -133,3 +133,9 @@ def make_migrated_template(cluster: Cluster) -> None:
 
     cluster.admin(f'CREATE DATABASE "{MIGRATED_TEMPLATE}" TEMPLATE template0')
     Store.open(cluster.url(MIGRATED_TEMPLATE)).close()
+
+
+if __name__ == "__main__":
+    # `python -m tests.pg`: why the PostgreSQL pass cannot run here (empty when it can); the
+    # Makefile's `test` target asks before its second pass.
+    print(unavailable() or "")

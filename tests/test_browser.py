@@ -99,13 +99,38 @@ class Server:
             self._proc.wait(timeout=10)
 
 
+def store_location() -> str:
+    """This test's store as GOLDEN_DB names it (tests/conftest.py's engine switch):
+    ``<tmp_path>/golden.duckdb``, or a PostgreSQL URL with GOLDEN_TEST_ENGINE=postgresql."""
+    return os.environ["GOLDEN_DB"]
+
+
+@contextmanager
+def read_store(db: str | Path) -> Iterator:
+    """A cursor on the store the server writes, for checking what a click recorded: DuckDB's
+    read-only connection to the file, or a PostgreSQL connection (the same SQL, through the
+    store's dialect translation)."""
+    if str(db).startswith("postgresql:"):
+        from golden_store.store import Store
+
+        with Store.open(db) as store:
+            cur = store._con.cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
+    else:
+        with duckdb.connect(str(db), read_only=True) as con:
+            yield con
+
+
 @contextmanager
 def _serve(tmp_path: Path, port: int | None = None, db: str | None = None) -> Iterator[Server]:
-    """``streamlit run app.py`` on the store ``<tmp_path>/golden.duckdb`` (or ``db``, e.g. a
-    PostgreSQL URL), as ``golden serve`` would, with ``tmp_path`` as its working directory (on
-    ``port`` when given: a restarted server keeps its address, so browsers reconnect)."""
+    """``streamlit run app.py`` on ``db`` (default: this test's store, :func:`store_location`),
+    as ``golden serve`` would (on ``port`` when given: a restarted server keeps its address,
+    so browsers reconnect)."""
     port = port or _free_port()
-    db = db or tmp_path / "golden.duckdb"
+    db = db or store_location()
     env = dict(os.environ, GOLDEN_DB=str(db))
     env.pop("GOLDEN_VERSIONS", None)  # versions go next to the store: <tmp>/versions
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
@@ -147,7 +172,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
 def demo_server(tmp_path: Path) -> Iterator[Server]:
     """The app on a store under ``tmp_path`` with the demo loaded by the CLI first (DuckDB
     allows one process per file, so the seeding must finish before the server opens it)."""
-    db = tmp_path / "golden.duckdb"
+    db = store_location()
     seed = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", str(db), "demo"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert seed.returncode == 0, f"golden demo failed:\n{seed.stdout}\n{seed.stderr}"
@@ -156,9 +181,9 @@ def demo_server(tmp_path: Path) -> Iterator[Server]:
 
 
 def _cli(tmp_path: Path, *args: str, db: str | None = None, stdin: str | None = None) -> None:
-    """Run ``golden --db <tmp>/golden.duckdb ARGS`` (or ``--db db``) to completion (one process
-    at a time: DuckDB lets only one process open the store)."""
-    db = db or tmp_path / "golden.duckdb"
+    """Run ``golden --db <this test's store, or db> ARGS`` to completion (one process at a
+    time: DuckDB lets only one process open the store)."""
+    db = db or store_location()
     done = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", str(db), *args], input=stdin,
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"golden {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
@@ -439,7 +464,7 @@ def test_evidence_authoring(demo_server: Server, demo_page: Page) -> None:
 
     # The store, read after the server lets go of it: q030 has the demo quote and ours, exact.
     server.stop()
-    with duckdb.connect(str(server.db), read_only=True) as con:
+    with read_store(server.db) as con:
         rows = con.execute("SELECT actor, doc_id, match_kind, quote, score FROM current_evidence "
                            "WHERE query_id = 'q030' ORDER BY event_id").fetchall()
     assert len(rows) == 2, rows
@@ -489,7 +514,7 @@ def test_judging_with_the_keyboard(pool_server: Server, pool_page: Page) -> None
     # 4. The store, read after the server lets go of it: exactly the two grades, by local,
     # on the items that were shown.
     server.stop()
-    with duckdb.connect(str(server.db), read_only=True) as con:
+    with read_store(server.db) as con:
         rows = con.execute("SELECT op, grade, actor, query_id, doc_id, start, \"end\" FROM grade_events "
                            "ORDER BY event_id").fetchall()
     assert rows == [("grade", 3, "local", first["query_id"], first["doc_id"], first["start"], first["end"]),

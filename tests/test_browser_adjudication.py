@@ -50,12 +50,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 from playwright.sync_api import Locator, Page, expect
 from sklearn.metrics import cohen_kappa_score
 
-from tests.test_browser import sign_in, Server, _browser_page, _cli, _metric, _nav, _serve, all_text, surface
+from tests.test_browser import read_store, store_location, sign_in, Server, _browser_page, _cli, _metric, _nav, _serve, all_text, surface
 
 SCREENSHOT_COPY = Path("/tmp/browser_adjudication.png")
 PASSWORDS = {"admin": "admin-password-1", "lead": "lead-password-1", "ann": "ann-password-1",
@@ -84,7 +83,7 @@ Item = tuple[str, str, int, int]  # query_id, doc_id, start, end
 
 def _add_user(tmp_path: Path, name: str) -> None:
     """``golden users add NAME --role R --password-stdin`` (``_cli`` feeds no stdin)."""
-    db = tmp_path / "golden.duckdb"
+    db = store_location()
     done = subprocess.run(
         [sys.executable, "-m", "annotator.cli", "--db", str(db), "users", "add", name, "--role", ROLES[name],
          "--password-stdin"],
@@ -336,7 +335,7 @@ def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, 
 
     # 7. The store, read after the server lets go of it.
     server.stop()
-    with duckdb.connect(str(server.db), read_only=True) as con:
+    with read_store(server.db) as con:
         adj = con.execute("SELECT query_id, doc_id, start, \"end\", grade, actor, note, rubric_version "
                           "FROM grade_events WHERE op = 'adjudicate' ORDER BY event_id").fetchall()
         rubrics = con.execute("SELECT version, text, changelog FROM rubric_versions ORDER BY version").fetchall()

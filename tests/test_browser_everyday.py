@@ -22,11 +22,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import Server, _browser_page, _serve, idle, pick_option
+from tests.test_browser import read_store, store_location, Server, _browser_page, _serve, idle, pick_option
 
 SHOTS = Path("/tmp")
 
@@ -34,7 +33,7 @@ SHOTS = Path("/tmp")
 @pytest.fixture
 def full_demo_server(tmp_path: Path, monkeypatch) -> Iterator[Server]:
     monkeypatch.setenv("GOLDEN_MAX_UPLOAD_MB", "1")
-    db = tmp_path / "golden.duckdb"
+    db = store_location()
     seed = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", str(db), "demo", "--full"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert seed.returncode == 0, f"golden demo --full failed:\n{seed.stdout}\n{seed.stderr}"
@@ -159,7 +158,7 @@ def test_everyday_ux_in_the_browser(full_demo_server: Server, full_demo_page: Pa
     assert not page.errors, f"JavaScript errors in the page: {page.errors}"  # type: ignore[attr-defined]
 
     server.stop()
-    with duckdb.connect(str(server.db), read_only=True) as con:
+    with read_store(server.db) as con:
         assert con.execute("SELECT count(*) FROM run_results WHERE system = 'browser-run'").fetchone()[0] == 1
         assert con.execute("SELECT op, actor, reason FROM run_events").fetchall() == [("retire", "local", "a test run")]
         assert con.execute("SELECT count(*) FROM answers WHERE system = 'browser-rag'").fetchone()[0] == 1

@@ -36,11 +36,11 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import Server, _browser_page, _commit_text_area, _serve, idle, pick_option, surface
+from tests.conftest import module_store
+from tests.test_browser import read_store, Server, _browser_page, _commit_text_area, _serve, idle, pick_option, surface
 
 SHOTS = Path("/tmp/issue17_shots")
 PAGES = ["Home", "Evidence", "Judge", "Nuggets", "Adjudication", "Agreement", "Judge calibration", "Transcripts",
@@ -60,8 +60,9 @@ LATE_QID = "q903"
 
 
 @pytest.fixture(scope="module")
-def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with _serve(tmp_path_factory.mktemp("first_hour")) as srv:
+def studio(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("first_hour")
+    with module_store(request, tmp) as db, _serve(tmp, db=db) as srv:
         yield srv
 
 
@@ -370,7 +371,7 @@ def test_item8_display_name_over_the_limit_is_refused(studio: Server, page: Page
     expect(page.get_by_test_id("stSidebar").get_by_text("Single-user local mode")).to_be_visible()
 
     studio.stop()
-    with duckdb.connect(str(studio.db), read_only=True) as con:
+    with read_store(studio.db) as con:
         assert con.execute("SELECT count(*) FROM users").fetchone()[0] == 0
         assert con.execute("SELECT quote FROM current_evidence WHERE query_id = ?", [NEW_QID]).fetchall() \
             == [(SHORT_QUOTE,)]

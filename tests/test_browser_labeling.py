@@ -39,12 +39,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 from playwright.sync_api import Page, expect
 
 from golden_store.transcripts import parse_item_key
-from tests.test_browser import sign_in, Server, _browser_page, _cli, _nav, _serve, idle, pick_option, shown_uid, surface
+from tests.test_browser import read_store, store_location, sign_in, Server, _browser_page, _cli, _nav, _serve, idle, pick_option, shown_uid, surface
 
 PASSWORDS = {"admin": "admin-password-1", "lead": "lead-password-1", "ann": "ann-password-1",
              "bob": "bob-password-1", "rev": "rev-password-1"}
@@ -54,7 +53,7 @@ DOCS = ("vpn-troubleshooting", "sick-leave", "pension")
 
 def _add_user(tmp_path: Path, name: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "annotator.cli", "--db", str(tmp_path / "golden.duckdb"), "users", "add", name,
+        [sys.executable, "-m", "annotator.cli", "--db", store_location(), "users", "add", name,
          "--role", ROLES[name], "--password-stdin"],
         input=PASSWORDS[name] + "\n", cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"golden users add {name} failed:\n{done.stdout}\n{done.stderr}"
@@ -113,7 +112,7 @@ def _item(uid: str) -> tuple:
 def _grades(server: Server, actor: str) -> list[tuple]:
     """The actor's judging events, read after the server has let go of the store."""
     server.stop()
-    with duckdb.connect(str(server.db), read_only=True) as con:
+    with read_store(server.db) as con:
         return con.execute("SELECT query_id, doc_id, start, \"end\", op, grade FROM grade_events WHERE actor = ? "
                            "ORDER BY event_id", [actor]).fetchall()
 
@@ -210,7 +209,7 @@ def test_repro_b_a_round_started_meanwhile_never_takes_the_key(team_server: Serv
     # and what comes next is the round's (the queue was topped up with her round items)
     expect(root.locator(".gs-counter")).to_contain_text("left of")
     server.stop()
-    with duckdb.connect(str(server.db), read_only=True) as con:
+    with read_store(server.db) as con:
         rows = con.execute("SELECT query_id, doc_id, start, \"end\", op, grade FROM grade_events "
                            "WHERE actor = 'ann'").fetchall()
         round_items = set(con.execute("SELECT query_id, doc_id, start, \"end\" FROM round_assignments "
@@ -232,7 +231,7 @@ def test_transcript_double_press_lands_on_each_painted_transcript(team_server: S
     assert painted[0] != painted[1]
     expect(root).to_have_attribute("data-saved", "2")
     server.stop()
-    with duckdb.connect(str(server.db), read_only=True) as con:
+    with read_store(server.db) as con:
         rows = con.execute("SELECT evaluation_id, query_id, trial, verdict, failure_class, actor FROM transcript_review_events "
                            "ORDER BY event_id").fetchall()
     assert rows == [(*parse_item_key(json.loads(u)["item_id"]), "system_failure", "retrieval_miss", "rev")
@@ -355,7 +354,7 @@ def test_quoting_by_selecting_text_in_the_document(team_server: Server, team_pag
     expect(page.get_by_test_id("stAlert").filter(has_text=re.compile(r"Saved quote \S+ for "))).to_be_visible()
     assert not page.errors  # type: ignore[attr-defined]
     server.stop()
-    with duckdb.connect(str(server.db), read_only=True) as con:
+    with read_store(server.db) as con:
         rows = con.execute("SELECT actor, doc_id, match_kind, quote, score FROM current_evidence "
                            "WHERE actor = 'ann'").fetchall()
     assert rows == [("ann", "expenses-per-diem", "exact", quote, 100.0)]

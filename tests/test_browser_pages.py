@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import Server, _browser_page, _nav, _serve
+from tests.test_browser import Server, _browser_page, _nav, _serve, store_location
 
 PAGES = ["Agreement", "Adjudication", "Nuggets", "Judge calibration", "Transcripts", "Home", "Judge", "Evidence"]
 
@@ -31,7 +31,7 @@ def _prepare(tmp_path: Path) -> Path:
     from golden_store import judging
     from golden_store.store import Store
 
-    db = tmp_path / "golden.duckdb"
+    db = store_location()
     with Store.open(db) as s:
         demo.load_demo(s, LOCAL_USER)
         qids = [r[0] for r in s.read("SELECT query_id FROM queries WHERE NOT held_out ORDER BY 1 LIMIT 12")]

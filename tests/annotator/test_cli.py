@@ -14,7 +14,7 @@ GOLDEN = Path(sys.executable).parent / "golden"
 
 
 def run(tmp_path: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     env.pop("GOLDEN_VERSIONS", None)
     return subprocess.run([str(GOLDEN), *args], capture_output=True, text=True, env=env, input=input,
                           cwd=tmp_path, timeout=120)
@@ -84,6 +84,7 @@ def test_errors_are_one_message_on_stderr_and_leave_the_store_alone(tmp_path):
     assert r.returncode == 2  # argparse usage error
 
 
+@pytest.mark.duckdb_only("DuckDB's file lock: on PostgreSQL several processes share the store")
 def test_second_process_is_told_the_store_is_in_use(tmp_path):
     assert run(tmp_path, "init").returncode == 0
     assert run(tmp_path, "demo").returncode == 0
@@ -91,7 +92,7 @@ def test_second_process_is_told_the_store_is_in_use(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import sys, duckdb, time; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); time.sleep(60)",
-         str(tmp_path / "g.duckdb")],
+         os.environ["GOLDEN_DB"]],
         stdout=subprocess.PIPE, text=True,
     )
     try:
@@ -139,7 +140,7 @@ def test_serve_starts_the_app_on_localhost(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     proc = subprocess.Popen([str(GOLDEN), "serve", "--port", str(port)], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -243,7 +244,7 @@ def test_rounds_and_agreement_from_the_cli(tmp_path):
 
     a_grades = [3, 2, 0, 1, 3, 2]
     b_grades = [3, 1, 0, 1, 2, 2]
-    with Store.open(tmp_path / "g.duckdb") as s:
+    with Store.open(os.environ["GOLDEN_DB"]) as s:
         items = s.read("SELECT query_id, doc_id, start, \"end\" FROM round_assignments WHERE annotator = 'ann' "
                        "ORDER BY 1, 2, 3")
         for (q, d, st, en), ga, gb in zip(items, a_grades, b_grades):

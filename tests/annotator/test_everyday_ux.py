@@ -22,11 +22,11 @@ GOLDEN = Path(sys.executable).parent / "golden"
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _store_with_a_disagreement(db: Path) -> None:
+def _store_with_a_disagreement(db: str, tmp_path: Path) -> None:
     """The demo, a pool of three items, and two annotators who disagree on one of them."""
     with Store.open(db) as s:
         load_demo(s, cli_user())
-        run = db.parent / "r.txt"
+        run = tmp_path / "r.txt"
         run.write_text("q001 Q0 vpn-troubleshooting 1 3 x\nq001 Q0 sick-leave 2 2 x\nq002 Q0 sick-leave 1 3 x\n")
         runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="t")
         runs.build_pool(s, 5, actor="t")
@@ -36,8 +36,8 @@ def _store_with_a_disagreement(db: Path) -> None:
 
 
 def test_cli_freeze_says_what_it_left_out_and_shows_the_data_digest(tmp_path, capsys):
-    db = tmp_path / "golden.duckdb"
-    _store_with_a_disagreement(db)
+    db = os.environ["GOLDEN_DB"]
+    _store_with_a_disagreement(db, tmp_path)
     assert cli.main(["--db", str(db), "freeze", "v1"]) == 0
     out = capsys.readouterr().out
     assert "1 graded item(s) where annotators disagree" in out and "Adjudication page" in out
@@ -51,7 +51,7 @@ def test_cli_freeze_says_what_it_left_out_and_shows_the_data_digest(tmp_path, ca
 
 
 def test_cli_freeze_of_a_settled_store_says_nothing_was_left_out(tmp_path, capsys):
-    db = tmp_path / "golden.duckdb"
+    db = os.environ["GOLDEN_DB"]
     with Store.open(db) as s:
         load_demo(s, cli_user())
     assert cli.main(["--db", str(db), "freeze", "v1"]) == 0
@@ -75,7 +75,7 @@ def _serve_argv(monkeypatch, tmp_path, *args: str, env: dict[str, str] | None = 
     monkeypatch.setattr(cli.subprocess, "call", lambda argv, env=None: seen.append(list(argv)) or 0)
     for k, v in (env or {}).items():
         monkeypatch.setenv(k, v)
-    cli.main(["--db", str(tmp_path / "g.duckdb"), "serve", *args])
+    cli.main(["--db", os.environ["GOLDEN_DB"], "serve", *args])
     assert seen, "serve did not start streamlit"
     return seen[0]
 
@@ -102,7 +102,7 @@ def test_serve_port_from_flag_or_environment(monkeypatch, tmp_path):
 def test_serve_refuses_a_bad_port_in_the_environment(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("STREAMLIT_SERVER_PORT", "eighty")
     monkeypatch.setattr(os, "execve", lambda *a: pytest.fail("must not start"))
-    assert cli.main(["--db", str(tmp_path / "g.duckdb"), "serve"]) == 1
+    assert cli.main(["--db", os.environ["GOLDEN_DB"], "serve"]) == 1
     assert "STREAMLIT_SERVER_PORT" in capsys.readouterr().err
 
 
@@ -115,7 +115,7 @@ def test_make_run_honours_port():
 def _into_closed_pipe(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     """Run `golden ARGS` with stdout a pipe nobody reads any more (as `golden … | head` once
     head has exited): every write to it fails with EPIPE."""
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     r, w = os.pipe()
     os.close(r)
     try:
@@ -128,7 +128,7 @@ def _into_closed_pipe(tmp_path: Path, *args: str) -> subprocess.CompletedProcess
 @pytest.mark.parametrize("args", [("strata", "list"), ("--json", "strata", "list"), ("--help",)])
 def test_output_into_a_closed_pipe_ends_quietly(tmp_path, args):
     """`golden strata list | head -1`: the reader went away; no BrokenPipe traceback."""
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     assert subprocess.run([str(GOLDEN), "demo"], env=env, capture_output=True, timeout=120).returncode == 0
     res = _into_closed_pipe(tmp_path, *args)
     assert res.stderr == "", res.stderr

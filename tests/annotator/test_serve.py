@@ -68,7 +68,7 @@ def _alive(pid: int) -> bool:
 @contextmanager
 def _serve(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen, int, set[int]]]:
     port = _free_port()
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     proc = subprocess.Popen([str(GOLDEN), "serve", "--port", str(port), *args], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     kids: set[int] = set()

@@ -59,7 +59,7 @@ def test_every_entry_refuses_whitespace_with_one_message(demo_store, tmp_path):
 
 
 def test_cli_refuses_whitespace_in_system_names(tmp_path):
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
 
     def golden(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([GOLDEN, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)

@@ -3,6 +3,8 @@ and the workflow pages then show data rather than "empty"."""
 
 from __future__ import annotations
 
+import os
+
 from annotator import context
 from golden_store import judging
 from tests.app_pages.test_app_roles import app_as
@@ -27,6 +29,6 @@ def test_demo_button_fills_the_workflows():
 def test_cli_demo_full(tmp_path, capsys):
     from annotator import cli
 
-    assert cli.main(["--db", str(tmp_path / "d.duckdb"), "demo", "--full"]) == 0
+    assert cli.main(["--db", os.environ["GOLDEN_DB"], "demo", "--full"]) == 0
     out = capsys.readouterr().out
     assert "version demo.v0" in out and "pool items" in out

@@ -5,8 +5,10 @@ changes on every freeze."""
 from __future__ import annotations
 
 import json
+import os
 
 from annotator import context
+from golden_store.paths import versions_dir_for
 from tests.annotator.test_everyday_ux import _store_with_a_disagreement
 from tests.app_pages.test_app_roles import app_as
 from tests.conftest import plain
@@ -20,11 +22,11 @@ def _freeze(at, name: str):
 
 
 def test_freeze_on_the_page_says_what_it_left_out_and_shows_data_digest(tmp_path):
-    db = context.get_store().path
+    db = os.environ["GOLDEN_DB"]  # the store the app opens
     context.close_all()
-    _store_with_a_disagreement(db)
+    _store_with_a_disagreement(db, tmp_path)
     at = _freeze(app_as(None).switch_page("app_pages/versions.py").run(), "ui.v1")
-    manifest = json.loads((db.parent / "versions" / "ui.v1" / "manifest.json").read_text())
+    manifest = json.loads((versions_dir_for(db) / "ui.v1" / "manifest.json").read_text())
     shown = "\n".join(plain(s.value) for s in at.success)
     assert "Frozen ui.v1" in shown and manifest["data_digest"] in shown
     assert manifest["content_digest"] not in shown

@@ -5,6 +5,7 @@ import leaves it usable, and it is rebuilt when missing."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 from pathlib import Path
@@ -66,7 +67,9 @@ def test_the_persisted_resolver_answers_as_the_in_memory_one(generated, tmp_path
 
 
 def _store(tmp_path: Path) -> Store:
-    return Store.open(tmp_path / "s.duckdb")
+    """This test's store (GOLDEN_DB: a DuckDB file in ``tmp_path``, or a PostgreSQL database
+    with its local files in ``tmp_path``, the working directory)."""
+    return Store.open(os.environ["GOLDEN_DB"])
 
 
 def _import(store: Store, docs: dict[str, str], replace: bool = False):

@@ -105,6 +105,7 @@ def _fill_every_kind(s: Store) -> dict[str, int]:
     return ids
 
 
+@pytest.mark.duckdb_only("migrates a version-11 DuckDB file")
 def test_every_verdict_kind_arrives_in_its_typed_table_and_reads_back(tmp_path, monkeypatch):
     path = tmp_path / "old.duckdb"
     with _v11_store(path, monkeypatch) as old:
@@ -183,6 +184,7 @@ def test_every_verdict_kind_arrives_in_its_typed_table_and_reads_back(tmp_path, 
             ("ann", "grant", "lead", "system"), ("bob", "grant", "annotator", "system")]
 
 
+@pytest.mark.duckdb_only("migrates a version-11 DuckDB file")
 @pytest.mark.parametrize("bad, message", [
     ("INSERT INTO verdict_events (kind, item_id, value, actor, created_at) "
      "VALUES ('mystery', 'x', 'v', 'a', TIMESTAMP '2026-01-01')", "kinds it does not know (mystery)"),

@@ -141,6 +141,35 @@ def test_a_select_inside_a_semi_join_is_translated_too(pg_store, store):
     assert pg_store.read(sql) == [(2,)]
 
 
+def test_an_optional_filter_on_a_parameter_runs_on_both_engines(any_store):
+    """``? IS NULL OR col = ?`` (the optional filters of llm_log, nuggets and the paging
+    tests): PostgreSQL cannot type a parameter used only with IS NULL and refused the
+    statement, so usage_summary() without a purpose failed on a team store."""
+    from golden_store import llm_log
+
+    sql = "SELECT count(*) FROM strata WHERE ? IS NULL OR name = ?"
+    every = any_store.read_one("SELECT count(*) FROM strata")[0]
+    assert every > 1
+    assert any_store.read_one(sql, [None, None])[0] == every
+    assert any_store.read_one(sql, ["lexical", "lexical"])[0] == 1
+    assert any_store.read_one("SELECT ? IS NOT NULL, ? IS NULL", [3, 4.5]) == (True, False)
+    assert llm_log.usage_summary(any_store)["calls"] == 0
+
+
+def test_group_by_all_under_a_semi_join_and_an_alias_in_order_by_on_both_engines(any_store):
+    """Two DuckDB readings PostgreSQL refused: GROUP BY ALL in a subquery that a SEMI JOIN
+    moves into EXISTS (judging's progress count), and a select alias inside an ORDER BY
+    expression (evidence_queue's ``ORDER BY quotes > 0``)."""
+    semi = ("SELECT count(*) FROM strata s SEMI JOIN (SELECT name, count(*) AS n FROM strata "
+            "GROUP BY ALL) t USING (name)")
+    assert any_store.read_one(semi)[0] == any_store.read_one("SELECT count(*) FROM strata")[0]
+    alias = ("SELECT name, length(name) AS n FROM strata WHERE builtin "
+             "ORDER BY n > 9, name")
+    rows = any_store.read(alias)
+    assert rows == sorted(rows, key=lambda r: (r[1] > 9, r[0])) and len(rows) > 1
+    assert [r[0] for r in rows][:1] == sorted(n for n, k in rows if k <= 9)[:1]
+
+
 def _add_stratum(cur, name: str) -> None:
     from golden_store.store import utcnow
 

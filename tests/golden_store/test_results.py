@@ -14,6 +14,7 @@ from golden_store.scoring.compare import compare_runs, format_comparison
 from golden_store.store import Store
 
 
+@pytest.mark.duckdb_only("migrates a version-1 DuckDB file")
 def test_a_v1_store_migrates_forward_keeping_its_data(tmp_path, monkeypatch):
     path = tmp_path / "old.duckdb"
     monkeypatch.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:1])

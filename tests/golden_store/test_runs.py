@@ -121,7 +121,7 @@ def test_pool_cli_json_shape(tmp_path):
     import sys
     from pathlib import Path
 
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     golden = str(Path(sys.executable).parent / "golden")
     run = lambda *a: subprocess.run([golden, *a], capture_output=True, text=True, cwd=tmp_path, env=env)  # noqa: E731
     assert run("demo").returncode == 0

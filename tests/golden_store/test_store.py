@@ -35,6 +35,7 @@ def test_new_store_is_migrated_and_seeded(any_store):
     assert "verdict_events" not in tables  # split into the typed tables by migration 12
 
 
+@pytest.mark.duckdb_only("reopens a DuckDB file")
 def test_reopening_does_not_migrate_twice(tmp_path):
     p = tmp_path / "s.duckdb"
     Store.open(p).close()
@@ -44,6 +45,7 @@ def test_reopening_does_not_migrate_twice(tmp_path):
         assert s.read_one("SELECT count(*) FROM strata")[0] == len(BUILTIN_STRATA)
 
 
+@pytest.mark.duckdb_only("a DuckDB file from a newer version")
 def test_newer_schema_is_refused_with_advice(tmp_path):
     p = tmp_path / "s.duckdb"
     Store.open(p).close()
@@ -54,6 +56,7 @@ def test_newer_schema_is_refused_with_advice(tmp_path):
         Store.open(p)
 
 
+@pytest.mark.duckdb_only("a DuckDB file of another program")
 def test_foreign_duckdb_file_is_refused(tmp_path):
     p = tmp_path / "other.duckdb"
     con = duckdb.connect(str(p))
@@ -63,6 +66,7 @@ def test_foreign_duckdb_file_is_refused(tmp_path):
         Store.open(p)
 
 
+@pytest.mark.duckdb_only("DuckDB's file lock: on PostgreSQL many processes share the store")
 def test_second_process_gets_one_clear_sentence(store):
     code = textwrap.dedent(f"""
         from golden_store.store import Store

@@ -216,7 +216,7 @@ def test_golden_score_passes_trec_eval_options(data, tmp_path):
     (tmp_path / "q.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, ds in qrels.items() for d, g in ds.items()))
     (tmp_path / "r.txt").write_text("".join(f"{q} Q0 {d} 0 {s} t\n" for q, ds in run.items() for d, s in ds.items()))
     golden = str(Path(sys.executable).parent / "golden")
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     out = subprocess.run([golden, "score", "--qrels", "q.txt", "--run", "r.txt", "-m", "map", "-m", "P.5,10",
                           "-m", "num_rel_ret", "-l", "2", "-M", "8", "-J", "--json", "--per-query"],
                          capture_output=True, text=True, cwd=tmp_path, env=env)

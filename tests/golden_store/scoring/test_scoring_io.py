@@ -83,7 +83,7 @@ def test_score_a_frozen_version_by_document_and_by_passage(demo_store):
 
 
 def test_golden_score_cli(tmp_path):
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     golden = str(Path(sys.executable).parent / "golden")
     (tmp_path / "q.txt").write_text("q1 0 a 2\nq1 0 b 0\nq2 0 x 1\n")
     (tmp_path / "r.txt").write_text("q1 Q0 b 1 3.0 t\nq1 Q0 a 2 2.0 t\nq2 Q0 y 1 1.0 t\n")
@@ -100,7 +100,7 @@ def test_golden_score_cli(tmp_path):
 
 
 def test_record_and_compare_from_the_cli(tmp_path):
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     golden = str(Path(sys.executable).parent / "golden")
 
     def run(*args):

@@ -58,7 +58,7 @@ def expected_lines(path: Path):
 
 def golden_score(qrels: Path, run: Path, options: list[str], tmp_path: Path) -> dict:
     golden = str(Path(sys.executable).parent / "golden")
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     out = subprocess.run([golden, "score", "--qrels", str(qrels), "--run", str(run), *options, "--json",
                           "--per-query"], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr

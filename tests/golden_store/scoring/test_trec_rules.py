@@ -136,7 +136,7 @@ def test_a_bad_line_is_named_once_without_a_pandas_warning(tmp_path):
         with pytest.raises(ValidationError, match=r"s.txt line 4: not a run line: expected 6 fields"):
             read_run(short)
     golden = str(Path(sys.executable).parent / "golden")
-    env = dict(os.environ, GOLDEN_DB=str(tmp_path / "g.duckdb"))
+    env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     good = _write(tmp_path / "good.txt", "q1 Q0 a 1 2.0 t\n")
     out = subprocess.run([golden, "score", "--qrels", str(qrels), "--run", str(good), "-m", "AP"],
                          capture_output=True, text=True, env=env)
