@@ -714,10 +714,22 @@ def cmd_users_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _has_accounts(db: Path) -> bool:
+def _serve_location(given: str | None) -> str:
+    """The store the app will open, as GOLDEN_DB: a PostgreSQL URL as given (a team store;
+    ``Path().resolve()`` made it a DuckDB file inside a ``postgresql:`` folder, so the app
+    served a new empty store in single-user mode), else the DuckDB file's absolute path."""
+    from golden_store.pg_store import is_postgres_url, normalize_url
+
+    raw = str(given or default_db_path())
+    return normalize_url(raw) if is_postgres_url(raw) else str(Path(raw).resolve())
+
+
+def _has_accounts(db: str) -> bool:
     """Whether the store has an enabled account. Anything that keeps us from telling (no
-    store yet, in use) counts as no: the safe answer binds to loopback."""
-    if not db.exists():
+    store yet, in use, unreachable) counts as no: the safe answer binds to loopback."""
+    from golden_store.pg_store import is_postgres_url
+
+    if not is_postgres_url(db) and not Path(db).exists():
         return False
     try:
         from golden_store.users import count_users
@@ -752,14 +764,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     entry = _app_entry()
     if entry is None or not entry.exists():
         raise GoldenError("The app is not installed (package app_pages is missing); reinstall with pip install -e .")
-    db = Path(args.db or default_db_path()).resolve()
+    db = _serve_location(args.db)
     host = args.host
     if host not in ("127.0.0.1", "localhost", "::1") and not _has_accounts(db):
         print(f"golden: no accounts yet (single-user mode), so the app listens on 127.0.0.1 only, not {host}; "
               "add an account (golden users add NAME --role admin) to serve other machines.", file=sys.stderr)
         host = "127.0.0.1"
     port = _serve_port(args.port)
-    env = dict(os.environ, GOLDEN_DB=str(db))
+    env = dict(os.environ, GOLDEN_DB=db)
     # toolbarMode viewer: no "Deploy" button or developer menu for anyone (as .streamlit/config.toml)
     cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.port", str(port),
            "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false",

@@ -107,3 +107,23 @@ def test_sigterm_to_serve_stops_the_server(tmp_path):
             time.sleep(0.2)
         assert not [k for k in kids if _alive(k)], "a child of golden serve outlived it"
         assert not _listening(port), "the port is still served after golden serve was stopped"
+
+
+def test_serve_gives_the_app_the_postgresql_store_it_was_given(tmp_path, pg_url, monkeypatch):
+    """`golden serve` on a team store (GOLDEN_DB a PostgreSQL URL): the URL reaches the app as
+    it is. Before, it was resolved as a file path, so the app served a new, empty DuckDB store
+    inside a ``postgresql:`` folder, in single-user admin mode, and the accounts of the team
+    store were never seen (--host was forced to loopback)."""
+    from annotator import identity
+    from annotator.cli import _serve_location
+    from golden_store.store import Store
+
+    with Store.open(pg_url) as s:
+        identity.create_user(s, None, "admin", ["admin"], password="admin-password-1")
+    assert _serve_location(pg_url) == pg_url
+    assert _serve_location(str(Path(pg_url))) == pg_url  # a URL that went through Path() once
+    assert _serve_location("rel/golden.duckdb") == str((Path.cwd() / "rel/golden.duckdb").resolve())
+    monkeypatch.setenv("GOLDEN_DB", pg_url)
+    with _serve(tmp_path, "--host", "0.0.0.0") as (_, port, _kids):
+        assert _listening(port) == {"00000000"}  # the team store's accounts were found: all addresses
+    assert not (tmp_path / "postgresql:").exists()
