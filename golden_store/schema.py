@@ -920,6 +920,21 @@ _V16 = (
     "DROP TABLE pool_sources_v15",
 )
 
+# v17: the live questions as DISTINCT ON (the latest revision of each query) rather than
+# row_number() ... = 1. Same rows on both engines; PostgreSQL has no statistics for a window
+# result, so it expected 0.5% of the questions to be live and chose nested loops over whole
+# tables wherever a query joined this view (the Judge queue's refresh cost 4x DuckDB's,
+# scripts/bench_team_store.py); for DISTINCT ON it estimates from query_id's distinct count.
+_V17 = (
+    """CREATE OR REPLACE VIEW queries AS
+        SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,
+               generator_model, generator_prompt_sha,
+               actor AS last_edited_by, created_at AS last_edited_at, event_id AS revision
+        FROM (
+            SELECT DISTINCT ON (query_id) * FROM query_revisions ORDER BY query_id, event_id DESC
+        ) AS latest WHERE NOT retired""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -943,6 +958,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _V15),
     Migration(16, "pool_sources without its primary key (its in-memory index was most of a pool build's memory)",
               _V16),
+    Migration(17, "queries view: the latest revision by DISTINCT ON (PostgreSQL plans joins on it from real "
+                  "estimates)", _V17),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.schema_snapshot
--- Schema version 16. Migrations (golden_store/schema.py):
+-- Schema version 17. Migrations (golden_store/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -17,6 +17,7 @@
 --   V14: write_seq: every write transaction takes a value (the store's generation for caches)
 --   V15: run_id -> evaluation_id in eval_results and the transcript tables ("run" is a system's run); llm_calls purpose bootstrap_questions -> draft_questions
 --   V16: pool_sources without its primary key (its in-memory index was most of a pool build's memory)
+--   V17: queries view: the latest revision by DISTINCT ON (PostgreSQL plans joins on it from real estimates)
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -648,15 +649,14 @@ WHERE i.n_distinct > 1 AND NOT EXISTS (
     SELECT 1 FROM adjudication_state a WHERE a.query_id = i.query_id AND a.doc_id = i.doc_id
     AND a.start = i.start AND a."end" = i."end");
 
--- queries: V1
+-- queries: V17, first defined in V1
 CREATE VIEW queries AS
 SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,
        generator_model, generator_prompt_sha,
        actor AS last_edited_by, created_at AS last_edited_at, event_id AS revision
 FROM (
-    SELECT *, row_number() OVER (PARTITION BY query_id ORDER BY event_id DESC) AS rn
-    FROM query_revisions
-) WHERE rn = 1 AND NOT retired;
+    SELECT DISTINCT ON (query_id) * FROM query_revisions ORDER BY query_id, event_id DESC
+) AS latest WHERE NOT retired;
 
 -- retired_runs: V11
 CREATE VIEW retired_runs AS
