@@ -79,6 +79,9 @@ def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, An
     judge = t.get("judge") or {}
     if not isinstance(judge, dict):
         raise ValueError("transcript.judge must be an object (verdict, justification)")
+    for key in ("stratum", "failure_type", "trace_id"):  # optional, but text when given
+        if obj.get(key) is not None and not isinstance(obj.get(key), str):
+            raise ValueError(f"field {key!r} must be a string (or left out)")
     return {"evaluation_id": evaluation_id, "query_id": qid, "trial": trial, "source": source, "question": question,
             "stratum": (obj.get("stratum") or None) if qid not in known else None, "passed": passed,
             "failure_type": obj.get("failure_type") or None, "metrics": metrics,

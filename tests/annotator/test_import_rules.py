@@ -251,3 +251,14 @@ def test_out_of_range_integers_are_refused_not_crashed(project):
     g = project / "r.jsonl"
     g.write_text(json.dumps({**GOOD["runs"], "rank": 2**40}) + "\n")
     assert golden("runs", "import", str(g), "--system", "big-rank", "--format", "jsonl")[0] == 0
+
+
+def test_transcript_text_fields_given_as_objects_are_refused(project):
+    """stratum, failure_type and trace_id were taken as they came: an object was stored as its
+    text on DuckDB and crashed the import on PostgreSQL (found by the importer fuzz on the
+    PostgreSQL pass). Now one sentence naming file, line and field, store unchanged."""
+    f = project / "t.jsonl"
+    for key in ("failure_type", "stratum", "trace_id"):
+        f.write_text(json.dumps({**GOOD["transcripts"], "query_id": "new-q", "source": "production_log",
+                                 key: {"": None}}) + "\n")
+        refused(f, "transcripts", "import", str(f), line=1, says=f"field '{key}' must be a string")
