@@ -197,11 +197,21 @@ def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_e
 
     problems: list[str] = []
     blind = ("" if viewer is None else
-             " WHERE e.author = $viewer OR e.query_id NOT IN (SELECT query_id FROM unsettled_evidence_questions)")
+             " AND (e.author = $viewer OR e.query_id NOT IN (SELECT query_id FROM unsettled_evidence_questions))")
+    # Only the quotes that may have a problem come back (with their document's text): a quote
+    # whose document is there, unchanged, holding the span, with the quote verbatim at its
+    # offsets (most exact spans) is fine whatever Python would say, and shipping every
+    # document's text to Python for it was most of Home's first render at team scale
+    # (issue 19). ``length``/``substring`` count code points on both engines, as Python does.
+    sure_fine = ("coalesce(d.raw_text IS NOT NULL AND NOT (e.doc_sha256 IS NOT NULL AND e.doc_sha256 <> "
+                 "d.canonical_sha256) AND 0 <= e.start AND e.start < e.\"end\" AND e.\"end\" <= length(d.raw_text) "
+                 "AND (e.match_kind IS NULL OR e.match_kind <> 'exact' "
+                 "OR substring(d.raw_text, e.start + 1, e.\"end\" - e.start) = e.quote), FALSE)")
     ev = cur.execute(
         "SELECT e.query_id, e.evidence_id, e.doc_id, e.start, e.\"end\", e.quote, e.match_kind, "
         "e.doc_sha256 IS NOT NULL AND e.doc_sha256 <> d.canonical_sha256 AS stale, d.raw_text "
-        f"FROM {evidence_view} e SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id){blind}",
+        f"FROM {evidence_view} e SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id) "
+        f"WHERE NOT {sure_fine}{blind}",
         {"viewer": viewer} if viewer is not None else None,
     ).fetchall()
     for qid, eid, doc, start, end, quote, kind, stale, raw in ev:
@@ -218,9 +228,12 @@ def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_e
     own = ("" if viewer is None else
            " SEMI JOIN (SELECT query_id, doc_id, start, \"end\" FROM current_grades WHERE actor = $viewer) m "
            "USING (query_id, doc_id, start, \"end\")")
+    # only the judgments off their document come back; each document's length is taken once
     rows = cur.execute(
-        "SELECT j.query_id, j.doc_id, j.start, j.\"end\", length(d.raw_text) FROM final_grades j "
-        f"SEMI JOIN queries q USING (query_id){own} LEFT JOIN documents d USING (doc_id)",
+        "SELECT j.query_id, j.doc_id, j.start, j.\"end\", d.n FROM final_grades j "
+        f"SEMI JOIN queries q USING (query_id){own} "
+        "LEFT JOIN (SELECT doc_id, length(raw_text) AS n FROM documents) d USING (doc_id) "
+        "WHERE d.n IS NULL OR NOT (0 <= j.start AND j.start < j.\"end\" AND j.\"end\" <= d.n)",
         {"viewer": viewer} if viewer is not None else None,
     ).fetchall()
     for qid, doc, start, end, n in rows:
