@@ -52,7 +52,12 @@ left, right = st.columns(2)
 with left:
     st.subheader("Queries per stratum")
     if ov["strata"]:
-        st.bar_chart(pd.Series(ov["strata"], name="queries"), horizontal=True)
+        # one bar per stratum, relative to the largest (Streamlit's own bars: a chart here made
+        # the browser load and compile its charting library before Home could show, ~0.5 s of
+        # the first render after signing in on a laptop-class CPU, issue 19)
+        top = max(ov["strata"].values())
+        for name, n in sorted(ov["strata"].items(), key=lambda kv: (-kv[1], kv[0])):
+            st.progress(n / top if top else 0.0, text=f"{md_escape(name)}: {n}")
     missing = [k for k in ("negative",) if k not in ov["strata"]]
     if missing:
         st.warning("No negative (unanswerable) queries: abstention cannot be measured.")

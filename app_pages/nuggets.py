@@ -8,8 +8,8 @@ import streamlit as st
 
 from annotator import jobs, llm, nuggets
 from annotator.roles import Permission
-from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, require_page, show_flash,
-                                store)
+from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, question_picker, require_page,
+                                show_flash, store)
 from app_pages.labeling_surface import labeling_surface
 from golden_store import llm_log
 
@@ -36,7 +36,7 @@ if mode == "Author":
     # every option's label in one pass (a .loc per option cost ~0.5 s at 2,000 questions)
     labels = {r.query_id: f"{r.query_id} · {r.stratum} · {r.n_approved}/{r.n_nuggets} approved · {r.text[:80]}"
               for r in status.itertuples(index=False)}
-    qid = st.selectbox("Question", qids, key="nug_q", format_func=labels.__getitem__)
+    qid = question_picker("Question", {q: labels[q] for q in qids}, key="nug_q")
     row = meta.loc[qid]
     st.subheader(md_escape(row["text"]), anchor=False)
     st.caption(f"{qid} · {md_escape(row['stratum'])}" + (" · held out: never sent to a hosted model"

@@ -10,8 +10,8 @@ import streamlit as st
 from annotator import query_editing
 from annotator.roles import Permission
 from golden_store.queries import QueryRecord, get_query, list_strata
-from app_pages._shared import (attempt, clear_form, flash, form_key, require_page, show_flash, store, succeeded,
-                                upload_bytes, upload_limit)
+from app_pages._shared import (attempt, clear_form, flash, form_key, question_picker, require_page, show_flash, store,
+                                succeeded, upload_bytes, upload_limit)
 
 user = require_page(Permission.VIEW_STORE)
 s = store()
@@ -20,9 +20,22 @@ show_flash()
 strata = [r["name"] for r in list_strata(s)]
 df = query_editing.queries_table(s, user)
 
-pick = st.multiselect("Strata", strata, key="q_filter")
+QUERIES_PAGE = 500  # rows of the table sent to the browser at once (issue 19: 20,000 queries were ~0.5 s a render)
+f1, f2 = st.columns([2, 3])
+pick = f1.multiselect("Strata", strata, key="q_filter")
+find = f2.text_input("Find (part of an id or of the question, then Enter)", key="q_find").strip().casefold()
 shown = df[df["stratum"].isin(pick)] if pick else df
-st.caption(f"{len(shown)} of {len(df)} queries")
+if find:
+    shown = shown[shown["query_id"].str.casefold().str.contains(find, regex=False)
+                  | shown["text"].str.casefold().str.contains(find, regex=False)]
+pages = max(1, -(-len(shown) // QUERIES_PAGE))
+if pages > 1:
+    page_no = st.number_input(f"Page (of {pages}, {QUERIES_PAGE} a page)", 1, pages, key="q_page")
+    start = (min(int(page_no), pages) - 1) * QUERIES_PAGE
+    st.caption(f"{len(shown)} of {len(df)} queries · rows {start + 1}-{min(start + QUERIES_PAGE, len(shown))}")
+    shown = shown.iloc[start:start + QUERIES_PAGE]
+else:
+    st.caption(f"{len(shown)} of {len(df)} queries")
 st.dataframe(shown, hide_index=True, width="stretch")
 
 can_edit = user.can(Permission.EDIT_QUERIES)
@@ -62,7 +75,8 @@ if can_edit:
         if df.empty:
             st.write("No queries yet.")
         else:
-            qid = st.selectbox("Query", df["query_id"].tolist(), key="q_edit_pick")
+            qid = question_picker("Query", {q: f"{q} · {t[:80]}" for q, t in zip(df["query_id"], df["text"])},
+                                  key="q_edit_pick")
             current = get_query(s, qid)
             new = query_form(f"q_edit_{qid}", current)
             if new:
