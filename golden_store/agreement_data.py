@@ -88,21 +88,30 @@ def aggregates(store: Store, round_id: str | None = None) -> Aggregates:
     annotator's labels ran 13x slower as SQL on PostgreSQL (20 annotators x 20,000 items:
     about 20 s against 1.5 s, scripts/bench_team_store.py), and the unit keys are DuckDB's
     hash on both engines, so the figures are the same to the last bit."""
-    if store.engine == "postgresql":
-        return _aggregates_in_process(store, round_id)
     with store.cursor() as cur:
-        return _aggregates_tx(cur, _LIVE_GRADES, _LIVE_GOLD, round_id)
+        if store.engine == "postgresql":
+            cur.execute_native("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")  # both reads: one snapshot
+            try:
+                return aggregates_tx(cur, store.engine, round_id)
+            finally:
+                cur.execute_native("COMMIT")
+        return aggregates_tx(cur, store.engine, round_id)
 
 
-def _aggregates_in_process(store: Store, round_id: str | None) -> Aggregates:
+def aggregates_tx(cur, engine: str, round_id: str | None = None) -> Aggregates:
+    """:func:`aggregates` inside the caller's transaction (a freeze reads them in its own
+    snapshot); ``engine``: the store's (``Store.engine``)."""
+    if engine == "postgresql":
+        return _aggregates_in_process(cur, round_id)
+    return _aggregates_tx(cur, _LIVE_GRADES, _LIVE_GOLD, round_id)
+
+
+def _aggregates_in_process(cur, round_id: str | None) -> Aggregates:
     import duckdb
 
-    with store.cursor() as cur:
-        cur.execute_native("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")  # both reads: one snapshot
-        grades = cur.copy_arrow(f"SELECT * FROM {_LIVE_GRADES} g WHERE ?::VARCHAR IS NULL OR g.round_id = ?",
-                                [round_id, round_id])
-        gold = cur.copy_arrow(f"SELECT * FROM {_LIVE_GOLD} f")
-        cur.execute_native("COMMIT")
+    grades = cur.copy_arrow(f"SELECT * FROM {_LIVE_GRADES} g WHERE ?::VARCHAR IS NULL OR g.round_id = ?",
+                            [round_id, round_id])
+    gold = cur.copy_arrow(f"SELECT * FROM {_LIVE_GOLD} f")
     con = duckdb.connect()
     try:
         con.register("_pg_grades", grades)
