@@ -743,6 +743,26 @@ def _has_accounts(db: str) -> bool:
 
 DEFAULT_PORT = 8501
 
+# Streamlit settings of a served studio, passed by `golden serve` as flags (so they hold
+# wherever it is started from) and kept in .streamlit/config.toml for `streamlit run app.py`
+# (a test checks the two agree). Why each:
+# - client.toolbarMode viewer: no "Deploy" button or developer menu for anyone.
+# - server.fileWatcherType none: the watcher is for editing the app's code. At the end of every
+#   script run it resolved the path of every imported module (thousands: pandas, pyarrow,
+#   altair...) on the server's event loop, 0.2-0.3 s during which the finished page waited
+#   to be sent; a served studio's code does not change under it (issue 19).
+# - runner.postScriptGC false: after every script run Streamlit forced a full garbage
+#   collection, which walks every live object of the process (the cached team-scale figures
+#   included) while holding the GIL: another 0.2-0.4 s on every page and every key's rerun at
+#   team scale. Python's own collector still runs as objects are allocated; memory is freed
+#   by reference counting as before (the server's peak is measured in the benchmark).
+SERVER_OPTIONS = {"client.toolbarMode": "viewer", "server.fileWatcherType": "none", "runner.postScriptGC": "false"}
+
+
+def server_flags() -> list[str]:
+    """:data:`SERVER_OPTIONS` as ``streamlit run`` flags."""
+    return [x for k, v in SERVER_OPTIONS.items() for x in (f"--{k}", v)]
+
 
 def _serve_port(flag: int | None) -> int:
     """--port, else $STREAMLIT_SERVER_PORT (Streamlit's own variable), else 8501."""
@@ -772,10 +792,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host = "127.0.0.1"
     port = _serve_port(args.port)
     env = dict(os.environ, GOLDEN_DB=db)
-    # toolbarMode viewer: no "Deploy" button or developer menu for anyone (as .streamlit/config.toml)
     cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.port", str(port),
            "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
-           "--client.toolbarMode", "viewer"]
+           *server_flags()]
     context.close_all()
     sys.stdout.flush()
     sys.stderr.flush()

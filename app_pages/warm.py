@@ -14,9 +14,10 @@ it twice.
 
 Then, in a served app (not under AppTest, whose tests own their stores), it computes the
 whole-store figures the pages cache per store generation (``annotator.cache``): Home's
-overview and broken-label check, the Agreement report, the runs' pool coverage - so the
-first visitor after a start reads them instead of waiting for them (a page asking while they are being computed waits
-for that one computation, never runs it twice). It reads only; a failure only means a page
+overview and broken-label check, the Agreement report, the runs' pool coverage, the
+questions' nugget status - so the first visitor after a start reads them instead of waiting
+for them (a page asking while they are being computed waits for that one computation, never
+runs it twice). It reads only; a failure only means a page
 computes its own figures, so it is swallowed.
 """
 
@@ -97,15 +98,17 @@ def served() -> bool:
 def warm_figures(store: Store) -> None:
     """The whole-store figures the first pages read, into the per-generation cache, in the
     order a person meets them: Home (overview and broken labels, as a lead or admin sees
-    them), then the Agreement report, then the runs' pool coverage (Runs & pool). A system
-    account with every role asks: the cached values do not depend on who asks, only on what
-    they may see, and each page re-checks its visitor's role before reading them."""
-    from annotator import agreement, overview, runs_import, versioning
+    them), then the Agreement report, the runs' pool coverage (Runs & pool), the questions'
+    nugget status (Nuggets). A system account with every role asks: the cached values do not
+    depend on who asks, only on what they may see, and each page re-checks its visitor's role
+    before reading them."""
+    from annotator import agreement, nuggets, overview, runs_import, versioning
     from annotator.identity import cli_user
 
     who = cli_user()
     for compute in (lambda: overview.store_overview(store, who), lambda: versioning.live_problems(store, who),
-                    lambda: agreement.compute(store, who), lambda: runs_import.pool_status(store, who)):
+                    lambda: agreement.compute(store, who), lambda: runs_import.pool_status(store, who),
+                    lambda: nuggets.status(store, who)):
         _when_idle()
         try:
             compute()

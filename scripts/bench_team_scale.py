@@ -316,7 +316,9 @@ def _vm_hwm_mib(pid: int) -> float | None:
 
 
 def _start_app(root: Path, db: Path, work: Path, log: Path) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` of ``root`` on ``db``, as ``golden serve`` and tests/test_browser.py do."""
+    """``golden serve`` of ``root`` on ``db``: each code served with the Streamlit settings its
+    own ``golden serve`` passes (``annotator.cli.SERVER_OPTIONS`` since issue 19's watcher and
+    garbage-collection settings), as a team would start it."""
     import socket
     import urllib.request
 
@@ -326,8 +328,8 @@ def _start_app(root: Path, db: Path, work: Path, log: Path) -> tuple[subprocess.
     env = dict(os.environ, GOLDEN_DB=str(db), PYTHONPATH=str(root))
     env.pop("GOLDEN_VERSIONS", None)
     fh = log.open("ab")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(root / "app.py"), "--server.port", str(port),
-                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+    # golden serve execs streamlit in its own process: the pid is the server's
+    proc = subprocess.Popen([sys.executable, "-m", "annotator.cli", "--db", str(db), "serve", "--port", str(port)],
                             cwd=str(work), env=env, stdout=fh, stderr=subprocess.STDOUT)
     fh.close()
     url = f"http://127.0.0.1:{port}"

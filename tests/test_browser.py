@@ -46,6 +46,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from playwright.sync_api import Locator, Page, expect, sync_playwright
+from annotator.cli import server_flags
 
 REPO = Path(__file__).resolve().parent.parent
 APP = REPO / "app.py"
@@ -134,7 +135,7 @@ def _serve(tmp_path: Path, port: int | None = None, db: str | None = None) -> It
     env = dict(os.environ, GOLDEN_DB=str(db))
     env.pop("GOLDEN_VERSIONS", None)  # versions go next to the store: <tmp>/versions
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
-           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+           "--server.headless", "true", "--browser.gatherUsageStats", "false", *server_flags()]
     log = tmp_path / "server.log"
     log_fh = log.open("ab")
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=log_fh, stderr=subprocess.STDOUT)

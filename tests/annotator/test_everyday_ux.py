@@ -68,6 +68,20 @@ def test_streamlit_config_hides_the_deploy_button():
     assert cfg["client"]["toolbarMode"] == "viewer"
 
 
+def test_streamlit_config_and_golden_serve_agree_on_every_server_setting():
+    """`streamlit run app.py` (config.toml) serves the studio as `golden serve` does: no source
+    watcher and no forced collection after each run (issue 19: together ~0.5 s of every page's
+    first render at team scale), no Deploy button."""
+    import tomllib
+
+    cfg = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    flat = {f"{section}.{k}": str(v).lower() if isinstance(v, bool) else str(v)
+            for section, opts in cfg.items() for k, v in opts.items()}
+    assert flat == cli.SERVER_OPTIONS
+    assert cli.SERVER_OPTIONS["server.fileWatcherType"] == "none"
+    assert cli.SERVER_OPTIONS["runner.postScriptGC"] == "false"
+
+
 def _serve_argv(monkeypatch, tmp_path, *args: str, env: dict[str, str] | None = None) -> list[str]:
     """The command line `golden serve` would exec (exec itself captured)."""
     seen: list[list[str]] = []
@@ -87,6 +101,8 @@ def _flag(argv: list[str], name: str) -> str:
 def test_serve_hides_the_deploy_button(monkeypatch, tmp_path):
     argv = _serve_argv(monkeypatch, tmp_path)
     assert _flag(argv, "--client.toolbarMode") == "viewer"
+    for name, value in cli.SERVER_OPTIONS.items():
+        assert _flag(argv, f"--{name}") == value
     assert _flag(argv, "--server.port") == "8501"
 
 

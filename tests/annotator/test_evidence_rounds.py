@@ -217,3 +217,20 @@ def rounds_list(s, user):
     from annotator import rounds
 
     return rounds.list_rounds(s, user)
+
+
+def test_nugget_status_is_cached_per_generation_and_each_visitor_sees_only_their_own_evidence(team):
+    """The Nuggets page's question table is read once per store generation (issue 19) and made
+    blind per visitor on a copy: an annotator's view never changes what the lead is shown,
+    nor the other way round, and a new quote shows at once."""
+    s, u = team
+    evidence_rounds.start(s, u["lead"], ["ann", "bob"], n=5, seed=1)
+    _save(s, u["ann"], "e1", VPN)
+
+    def n_evidence(who: str) -> int:
+        return next(r["n_evidence"] for r in nuggets.status(s, u[who]) if r["query_id"] == "e1")
+
+    for _ in range(2):  # the second pass reads the cached table
+        assert (n_evidence("lead"), n_evidence("bob"), n_evidence("ann"), n_evidence("lead")) == (1, 0, 1, 1)
+    _save(s, u["bob"], "e1", VPN_LONGER)
+    assert (n_evidence("bob"), n_evidence("ann"), n_evidence("lead")) == (1, 1, 2)

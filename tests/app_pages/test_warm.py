@@ -21,7 +21,7 @@ def test_warm_up_imports_the_pages_modules_and_caches_the_first_pages_figures(de
     warm._warm(s)
     assert all(m in sys.modules for m in warm.MODULES) and "altair" in sys.modules
     names = {k[2] for k in cache._values if k[0] == str(s.path)}
-    assert {"store_overview", "live_problems", "agreement", "pool_status"} <= names
+    assert {"store_overview", "live_problems", "agreement", "pool_status", "nuggets_status"} <= names
     gen = s.generation()
     # what a lead's visit reads is what was warmed: the same cached objects, nothing recomputed
     assert agreement.compute(s, lead) is cache.cached(s, "agreement", (None,), lambda: None)
