@@ -23,9 +23,10 @@ and a baseline commit measured in the same run.
    ``golden pool status`` (the CLI, a subprocess); peak RSS of the measuring process;
 3. the figures each code reported (κ, α, counts) are compared: they must be equal;
 4. with ``--browser``, after each code's measuring child, that code's app is served on its
-   copy of the store (``streamlit run app.py`` on a free port, as ``golden serve`` and
-   tests/test_browser.py do) and driven in Debian's chromium through Playwright: admin signs
-   in (sign-in click -> Home's final elements = Home's first render), then every sidebar page
+   copy of the store by that code's own ``golden serve`` on a free port (with the Streamlit
+   settings it passes) and driven in Debian's chromium through Playwright: admin signs in
+   (``--typing`` seconds after the sign-in page showed; sign-in click -> Home's final
+   elements = Home's first render), then every sidebar page
    is opened from its link ``--visits`` times in turn, timed from the click to the page's
    final elements (``stApp`` script state ``notRunning`` and the page's heading): the first
    visit (the page's first render after the server started) and the median of the others;
@@ -36,7 +37,7 @@ and a baseline commit measured in the same run.
 Prints a table and one JSON line. Usage::
 
     python scripts/bench_team_scale.py [--scale 1] [--repeat 3] [--baseline aba9489] [--code HEAD]
-        [--browser [--visits 3] [--pages Home,Judge] [--keys 21302]] [--keep DIR | --reuse DIR]
+        [--browser [--visits 3] [--pages Home,Judge] [--keys 21302] [--typing 10]] [--keep DIR | --reuse DIR]
     python scripts/bench_team_scale.py --pool-build [--pool-runs 20 --pool-queries 5000 --pool-depth 100]
         [--baseline 2ec1b25] [--code HEAD]   # golden pool build: time, peak RSS, pools equal
 """
@@ -363,10 +364,13 @@ def _settle(page, heading: str, timeout_ms: int) -> None:
     page.wait_for_function(_SETTLED, arg=heading, timeout=timeout_ms, polling="raf")
 
 
-def _sign_in_timed(page, url: str, name: str, timeout_ms: int) -> float:
-    """Sign in as ``name``; seconds from the button's click to Home's final elements."""
+def _sign_in_timed(page, url: str, name: str, timeout_ms: int, typing_s: float = 0.0) -> float:
+    """Sign in as ``name``; seconds from the button's click to Home's final elements.
+    ``typing_s``: seconds the sign-in page is open before the click, as a person types."""
     page.goto(url)
     main = page.get_by_test_id("stMain")
+    main.get_by_role("textbox", name="Username").wait_for(timeout=timeout_ms)
+    time.sleep(typing_s)
     main.get_by_role("textbox", name="Username").fill(name)
     main.get_by_role("textbox", name="Password").fill(PASSWORD)
     t = time.perf_counter()
@@ -411,7 +415,7 @@ def _key_to_next(page, keys: str, timeout_ms: int) -> tuple[list[float], list[fl
 
 
 def browser_measure(root: Path, db: Path, work: Path, visits: int, only: list[str] | None, keys: str,
-                    timeout_s: float) -> dict:
+                    timeout_s: float, typing_s: float = 0.0) -> dict:
     """The app of ``root`` served on ``db`` in Debian's chromium: sign-in to Home, then every
     sidebar page (or ``only``) visited ``visits`` times in turn from its link (the first visit
     is each page's first render after the server started; later visits: median), then Judge
@@ -435,7 +439,7 @@ def browser_measure(root: Path, db: Path, work: Path, visits: int, only: list[st
                 page.set_default_timeout(ms)
                 errors: list[str] = []
                 page.on("pageerror", lambda exc: errors.append(str(exc)[:200]))
-                home_first = _sign_in_timed(page, url, "admin", ms)
+                home_first = _sign_in_timed(page, url, "admin", ms, typing_s)
                 # a link's text is its icon's ligature name, then its title
                 titles = [x.strip().splitlines()[-1].strip() for x in
                           page.get_by_test_id("stSidebarNav").get_by_role("link").all_inner_texts() if x.strip()]
@@ -687,6 +691,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", default="", help="--browser: comma-separated sidebar titles (default: all)")
     ap.add_argument("--keys", default="21302", help="--browser: grade keys pressed on Judge ('' for none)")
     ap.add_argument("--browser-timeout", type=float, default=300, help="--browser: seconds a page may take")
+    ap.add_argument("--typing", type=float, default=0.0,
+                    help="--browser: seconds the first sign-in page stays open before the click, as a person "
+                         "types (0: at once, the server's warm-up still running)")
     ap.add_argument("--pool-build", action="store_true",
                     help="measure golden pool build instead (its own store: --pool-runs x --pool-queries x "
                          "--pool-depth)")
@@ -739,7 +746,7 @@ def main(argv: list[str] | None = None) -> int:
             if a.browser:
                 only = [x.strip() for x in a.pages.split(",") if x.strip()] or None
                 res[code]["browser"] = br = browser_measure(root, path, work, a.visits, only, a.keys,
-                                                            a.browser_timeout)
+                                                            a.browser_timeout, a.typing)
                 say(f"  {code} in chromium: " + ", ".join(f"{k} {v['first_s']:.2f}/{v['again_s'] or 0:.2f} s"
                                                           for k, v in br["pages"].items())
                     + (f"; key -> next painted {br['key_to_next']['painted_median_s']:.3f} s (acked "
