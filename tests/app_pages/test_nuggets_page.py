@@ -161,3 +161,26 @@ def test_a_failing_job_reports_its_error():
         import time
         time.sleep(0.02)
     assert job.status == "failed" and "disk full" in job.error and (job.done, job.total) == (1, 2)
+
+
+def test_the_picker_offers_questions_to_do_first_and_the_bulk_scope_counts_those_without_nuggets():
+    """Questions with evidence and no approved nugget list first (by id), then the rest (by
+    id); the bulk drafter counts the questions of its scope that have no nugget at all."""
+    store, admin = _accounts()
+    nuggets.edit_one(store, admin, "q001", None, text="Device certificate expired", importance="vital")
+    nuggets.approve(store, admin, "q001")
+    nuggets.edit_one(store, admin, "q002", None, text="Renew it in Company Portal", importance="okay")  # unapproved
+    at = app_as("annotator")
+    at.switch_page("app_pages/nuggets.py").run()
+    assert not at.exception
+    rows = store.read("SELECT q.query_id, q.stratum, (SELECT count(*) FROM current_evidence e WHERE e.query_id = "
+                      "q.query_id) AS ev FROM queries q ORDER BY 1")
+    approved = {"q001"}
+    todo = [q for q, _, ev in rows if ev > 0 and q not in approved]
+    rest = [q for q, _, ev in rows if not (ev > 0 and q not in approved)]
+    assert "q001" in rest and "q002" in todo
+    shown = [o.split(" · ")[0] for o in at.selectbox(key="nug_q").options]
+    assert shown == todo + rest
+    at.selectbox(key="nug_bulk_scope").set_value("lexical").run()
+    without = [q for q, stratum, _ in rows if stratum == "lexical" and q not in ("q001", "q002")]
+    assert any(c.value.startswith(f"{len(without)} question(s);") for c in at.caption)
