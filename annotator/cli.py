@@ -718,16 +718,20 @@ def _serve_location(given: str | None) -> str:
     """The store the app will open, as GOLDEN_DB: a PostgreSQL URL as given (a team store;
     ``Path().resolve()`` made it a DuckDB file inside a ``postgresql:`` folder, so the app
     served a new empty store in single-user mode), else the DuckDB file's absolute path."""
-    from golden_store.pg_store import is_postgres_url, normalize_url
+    from golden_store.paths import is_postgres_url
 
     raw = str(given or default_db_path())
-    return normalize_url(raw) if is_postgres_url(raw) else str(Path(raw).resolve())
+    if is_postgres_url(raw):
+        from golden_store.pg_store import normalize_url
+
+        return normalize_url(raw)
+    return str(Path(raw).resolve())
 
 
 def _has_accounts(db: str) -> bool:
     """Whether the store has an enabled account. Anything that keeps us from telling (no
     store yet, in use, unreachable) counts as no: the safe answer binds to loopback."""
-    from golden_store.pg_store import is_postgres_url
+    from golden_store.paths import is_postgres_url
 
     if not is_postgres_url(db) and not Path(db).exists():
         return False

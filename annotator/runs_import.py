@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from annotator import cache
-from annotator.evidence_authoring import resolver as corpus_resolver
 from annotator.identity import User, require
 from annotator.roles import Permission, PermissionDenied
 from golden_store import runs
@@ -49,7 +48,11 @@ def import_run_file(store: Store, user: User, path: str | Path, system: str, fmt
             data = None  # parse_run names the problem
         if data is not None:
             fmt = runs.detect_format(name or str(path), data)
-    index = corpus_resolver(store) if fmt != "trec" else None  # JSONL passages are placed on the corpus
+    index = None
+    if fmt != "trec":  # JSONL passages are placed on the corpus (the resolver's imports only then)
+        from annotator.evidence_authoring import resolver as corpus_resolver
+
+        index = corpus_resolver(store)
     parsed = runs.parse_run(store, path, system, fmt, index, progress, name=name, skip_unknown=skip_unknown)
     n = runs.store_run(store, parsed, actor=user.username, replace=replace)
     return RunImport(system, n, parsed.fmt, parsed.skipped_lines, tuple(parsed.skipped_queries))

@@ -41,8 +41,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import sqlglot
-from sqlglot import exp
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # sqlglot is imported where a statement is translated: a DuckDB store never loads it
+    from sqlglot import exp
 
 # Run on a PostgreSQL store before the migrations: functions DuckDB has built in.
 POSTGRES_PRELUDE: tuple[str, ...] = (
@@ -79,6 +81,8 @@ def to_postgres(sql: str) -> str:
     """``sql`` (DuckDB's dialect, ``?``/``$name`` parameters) as PostgreSQL with psycopg's
     placeholders. Raises ``ValueError`` naming the statement when it cannot be translated,
     so an unsupported construct fails loudly instead of running as something else."""
+    import sqlglot
+
     src = _PLACEHOLDER_CAST.sub(r"CAST(? AS \1)", sql)
     try:
         trees = sqlglot.parse(src, read="duckdb")
@@ -94,6 +98,8 @@ def to_postgres(sql: str) -> str:
 
 
 def _rewrite(tree: exp.Expression) -> exp.Expression:
+    from sqlglot import exp
+
     counter = [0]
 
     def fresh(prefix: str) -> str:
@@ -143,12 +149,16 @@ def _rewrite(tree: exp.Expression) -> exp.Expression:
 
 
 def _hash(args: list[exp.Expression]) -> exp.Expression:
+    from sqlglot import exp
+
     parts = [exp.cast(a.copy(), "TEXT") for a in args]
     joined = parts[0] if len(parts) == 1 else exp.func("CONCAT_WS", exp.func("CHR", exp.Literal.number(31)), *parts)
     return exp.func("HASHTEXTEXTENDED", joined, exp.Literal.number(0))
 
 
 def _group_by_all(select: exp.Select) -> None:
+    from sqlglot import exp
+
     group = select.args.get("group")
     if not group or not group.args.get("all"):
         return
@@ -167,6 +177,8 @@ def _order_by_aliases(select: exp.Select) -> None:
     """``ORDER BY quotes > 0`` where ``quotes`` names a select item: DuckDB reads the alias
     inside an expression, PostgreSQL only as a whole ORDER BY item, so the expression gets
     the item's own expression in the alias's place."""
+    from sqlglot import exp
+
     order = select.args.get("order")
     if not order:
         return
@@ -187,6 +199,8 @@ def _source_name(node: exp.Expression) -> str:
 
 
 def _semi_anti_joins(select: exp.Select, fresh) -> None:
+    from sqlglot import exp
+
     joins = select.args.get("joins") or []
     kept: list[exp.Join] = []
     conditions: list[exp.Expression] = []

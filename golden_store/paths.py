@@ -12,6 +12,14 @@ from pathlib import Path
 DEFAULT_DB = "golden.duckdb"
 
 
+def is_postgres_url(value: object) -> bool:
+    """``postgresql://…`` / ``postgres://…``, also after ``Path()`` collapsed the ``//``. A
+    string test, here rather than in ``pg_store``: telling the engine apart must not import
+    the PostgreSQL driver (a DuckDB command's start paid ~0.2 s for psycopg and the SQL
+    translator)."""
+    return str(value).startswith(("postgresql:/", "postgres:/"))
+
+
 def default_db_path() -> Path:
     """``GOLDEN_DB`` if set, else ``./golden.duckdb``."""
     return Path(os.environ.get("GOLDEN_DB") or DEFAULT_DB)
@@ -27,6 +35,6 @@ def versions_dir_for(db_path: Path | str) -> Path:
     env = os.environ.get("GOLDEN_VERSIONS")
     if env:
         return Path(env)
-    if str(db_path).startswith(("postgresql:/", "postgres:/")):
+    if is_postgres_url(db_path):
         return Path.cwd() / "versions"
     return Path(db_path).resolve().parent / "versions"

@@ -32,6 +32,7 @@ from psycopg import errors as pg_errors
 from psycopg.adapt import Loader
 
 from golden_store.dialect import POSTGRES_PRELUDE, is_noop_on_postgres, to_postgres
+from golden_store.paths import is_postgres_url  # noqa: F401 - re-exported (callers that hold a URL)
 
 # What Store.write retries: another transaction's commit made this one impossible to order.
 CONFLICT_ERRORS: tuple[type[BaseException], ...] = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
@@ -42,11 +43,6 @@ _READ_PARQUET = re.compile(r"read_parquet\(\?\)", re.IGNORECASE)
 _COPY_TO_FILE = re.compile(r"^\s*COPY\s*\((?P<query>.*)\)\s*TO\s*'(?P<path>(?:[^']|'')*)'\s*(?P<options>\(.*\))?\s*$",
                            re.IGNORECASE | re.DOTALL)
 _TEMP = re.compile(r"\bCREATE\s+TEMP(ORARY)?\s+TABLE\b", re.IGNORECASE)
-
-
-def is_postgres_url(value: object) -> bool:
-    """``postgresql://…`` / ``postgres://…``, also after ``Path()`` collapsed the ``//``."""
-    return str(value).startswith(("postgresql:/", "postgres:/"))
 
 
 def normalize_url(value: object) -> str:

@@ -33,7 +33,7 @@ import duckdb
 
 from golden_store.dialect import EVENT_SEQ_LAST_VALUE, SEQUENCES_LAST_VALUES
 from golden_store.errors import StoreLockedError, StoreSchemaError
-from golden_store.paths import DEFAULT_DB, default_db_path, versions_dir_for  # noqa: F401 - re-exported
+from golden_store.paths import DEFAULT_DB, default_db_path, is_postgres_url, versions_dir_for  # noqa: F401 - re-exported
 from golden_store.schema import BUILTIN_STRATA, MIGRATIONS, SCHEMA_VERSION, WRITE_SEQ_VERSION
 
 T = TypeVar("T")
@@ -76,10 +76,9 @@ class Store:
         Raises :class:`StoreLockedError` with a one-sentence explanation when another
         process holds the file. ``path`` may be a ``postgresql://`` URL: see :meth:`_open_postgres`.
         """
-        from golden_store import pg_store
+        if is_postgres_url(path if path is not None else default_db_path()):
+            from golden_store import pg_store  # the driver only for a PostgreSQL store
 
-        if path is not None and pg_store.is_postgres_url(path) or path is None and pg_store.is_postgres_url(
-                default_db_path()):
             return cls._open_postgres(pg_store.normalize_url(path if path is not None else default_db_path()))
         p = Path(path) if path is not None else default_db_path()
         if not create and not p.exists():

@@ -83,6 +83,22 @@ def test_second_process_gets_one_clear_sentence(store):
     assert msg.count("\n") == 0  # one sentence, one line
 
 
+@pytest.mark.duckdb_only("what opening a DuckDB file imports")
+def test_a_duckdb_command_loads_neither_the_postgresql_driver_nor_the_sql_translator(tmp_path):
+    """Opening and reading a DuckDB store imports neither psycopg nor sqlglot: they were a
+    fifth of `golden pool status`'s start at team scale (issue 19)."""
+    Store.open(tmp_path / "s.duckdb", create=True).close()
+    code = textwrap.dedent(f"""
+        import sys
+        from golden_store.store import Store
+        with Store.open({str(tmp_path / "s.duckdb")!r}) as s:
+            s.read("SELECT count(*) FROM queries")
+        print(sorted(m for m in ("psycopg", "sqlglot", "golden_store.pg_store") if m in sys.modules))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
 def test_write_rolls_back_on_error(any_store):
     store = any_store
     def boom(cur):
