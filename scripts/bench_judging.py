@@ -50,7 +50,7 @@ import time
 from datetime import date, datetime
 from pathlib import Path
 
-from benchlib import _mark_before, _maxrss_kib, child_runner, mib, refill_grade_state, work_dir  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, child_runner, mib, percentile, refill_grade_state, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 
@@ -214,12 +214,6 @@ def generate_events(db: Path, n_events: int, n_annotators: int, seed: int) -> di
 # ---- child side: measured operations in a fresh process ----------------------------------------
 
 
-def _pct(xs: list[float], p: float) -> float:
-    s = sorted(xs)
-    k = max(0, min(len(s) - 1, int(round(p / 100 * len(s) + 0.5)) - 1))  # nearest-rank
-    return s[k]
-
-
 def child(args: argparse.Namespace) -> None:
     from golden_store import judging, runs
     from golden_store.store import Store
@@ -332,7 +326,7 @@ def _plan_lines(plan: dict) -> list[str]:
 
 
 def _ms(xs: list[float]) -> dict:
-    return {"median_ms": round(statistics.median(xs) * 1000, 2), "p95_ms": round(_pct(xs, 95) * 1000, 2),
+    return {"median_ms": round(statistics.median(xs) * 1000, 2), "p95_ms": round(percentile(xs, 95) * 1000, 2),
             "min_ms": round(min(xs) * 1000, 2), "max_ms": round(max(xs) * 1000, 2), "n": len(xs)}
 
 

@@ -422,6 +422,8 @@ def browser_measure(root: Path, db: Path, work: Path, visits: int, only: list[st
     as ann03 and ``keys`` pressed one after another; the server's peak RSS (VmHWM)."""
     from playwright.sync_api import sync_playwright
 
+    from benchlib import percentile
+
     exe = shutil.which("chromium")
     if exe is None:
         raise SystemExit("--browser needs Debian's chromium on PATH (apt-get install chromium)")
@@ -464,6 +466,7 @@ def browser_measure(root: Path, db: Path, work: Path, visits: int, only: list[st
                     out["judge_ann03_first_s"] = round(_goto_page(page, "Judge", ms), 3)
                     painted, acked = _key_to_next(page, keys, ms)
                     out["key_to_next"] = {"keys": len(keys), "painted_median_s": round(statistics.median(painted), 3),
+                                          "painted_p95_s": round(percentile(painted, 95), 3),
                                           "painted_max_s": round(max(painted), 3),
                                           "acked_median_s": round(statistics.median(acked), 3)}
                     ctx.close()
@@ -495,8 +498,9 @@ def _browser_table(res: dict, say) -> None:
             cells.append(" / ".join(r))
         say(f"| {p} | " + " | ".join(cells) + " |")
     if all("key_to_next" in res[c]["browser"] for c in codes):
-        say("| Judge: key -> next item painted (median) / acknowledged | " + " | ".join(
+        say("| Judge: key -> next item painted (median / p95) / acknowledged (median) | " + " | ".join(
             f"{res[c]['browser']['key_to_next']['painted_median_s']:.3f} / "
+            f"{res[c]['browser']['key_to_next'].get('painted_p95_s', float('nan')):.3f} / "
             f"{res[c]['browser']['key_to_next']['acked_median_s']:.3f}" for c in codes) + " |"
             + (" |" if len(codes) == 2 else ""))
     say("| app server peak RSS (VmHWM, MiB) | " + " | ".join(str(res[c]["browser"]["server_peak_mib"]) for c in codes)

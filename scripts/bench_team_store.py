@@ -382,8 +382,9 @@ def run_child(op: str, work: Path, code: Path = ROOT, timeout: float | None = No
 
 
 def _pct(xs: list[float], p: float) -> float:
-    s = sorted(xs)
-    return s[max(0, min(len(s) - 1, int(round(p / 100 * len(s) + 0.5)) - 1))]  # nearest rank
+    from benchlib import percentile  # nearest rank
+
+    return percentile(xs, p)
 
 
 def _ms(xs: list[float]) -> dict:

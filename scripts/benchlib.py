@@ -78,6 +78,12 @@ def child_runner(script: str):
     return run_child
 
 
+def percentile(xs: list[float], p: float) -> float:
+    """The ``p``-th percentile by nearest rank (a p95 of fewer than 20 samples is their max)."""
+    s = sorted(xs)
+    return s[max(0, min(len(s) - 1, int(round(p / 100 * len(s) + 0.5)) - 1))]
+
+
 def mib(kib: float) -> float:
     return round(kib / 1024, 1)
 
