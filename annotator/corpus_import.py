@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import corpus
@@ -32,5 +33,7 @@ def read_document(store: Store, user: User, doc_id: str) -> dict | None:
 
 
 def documents_table(store: Store, user: User):
+    """Every document's id, title, format, sizes and provenance; cached per store generation
+    (the sizes read every document's text, on each rerun of the Corpus page). Do not mutate."""
     require(user, Permission.VIEW_STORE)
-    return corpus.list_documents(store)
+    return cache.cached(store, "documents_table", (), lambda: corpus.list_documents(store))

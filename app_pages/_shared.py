@@ -386,21 +386,22 @@ def progress_callback(label: str):
     return update
 
 
-PICK_LIMIT = 200  # options a question picker sends to the browser at most
+PICK_LIMIT = 200  # options a picker sends to the browser at most
 
 
-def question_picker(label: str, options: dict[str, str], *, key: str, help: str | None = None) -> str:
-    """A selectbox over ``options`` (question id -> its label, in the order to offer them) that
-    stays light at team scale (issue 19): with more than :data:`PICK_LIMIT` questions, a
-    search box above it narrows them (any part of the label: the id, stratum or text, case
-    insensitive) and only the first :data:`PICK_LIMIT` matches are sent to the browser. 20,000
-    options were ~0.5 s of every render in the browser. The value is the question id, never a
-    position, and the question picked stays among the options while the search changes, so a
-    new search never moves what the page shows under the person."""
+def searchable_picker(label: str, options: dict[str, str], *, key: str, noun: str = "question",
+                      help: str | None = None) -> str:
+    """A selectbox over ``options`` (id -> its label, in the order to offer them) that stays
+    light at team scale (issue 19): with more than :data:`PICK_LIMIT` options, a search box
+    above it narrows them (any part of the label, case insensitive) and only the first
+    :data:`PICK_LIMIT` matches are sent to the browser. 20,000 options were ~0.5 s of every
+    render in the browser. The value is the id, never a position, and the one picked stays
+    among the options while the search changes, so a new search never moves what the page
+    shows under the person. ``noun`` names what is picked ("question", "document")."""
     ids = list(options)
     if len(ids) <= PICK_LIMIT:
         return st.selectbox(label, ids, format_func=options.get, key=key, help=help)
-    needle = st.text_input(f"Find a question (type part of its id or text, then Enter; {len(ids)} in all)",
+    needle = st.text_input(f"Find a {noun} (type part of its id or text, then Enter; {len(ids)} in all)",
                            key=f"{key}_find").strip().casefold()
     matches = [q for q in ids if needle in options[q].casefold()] if needle else ids
     offered = matches[:PICK_LIMIT]
@@ -408,7 +409,7 @@ def question_picker(label: str, options: dict[str, str], *, key: str, help: str 
     if current in options and current not in offered:
         offered = [current, *offered]
     if needle and not matches:
-        st.caption("No question matches that search; the one picked stays.")
+        st.caption(f"No {noun} matches that search; the one picked stays.")
     elif len(matches) > PICK_LIMIT:
-        st.caption(f"The first {PICK_LIMIT} of {len(matches)} matching questions are listed: search to narrow them.")
+        st.caption(f"The first {PICK_LIMIT} of {len(matches)} matching {noun}s are listed: search to narrow them.")
     return st.selectbox(label, offered or ids[:1], format_func=options.get, key=key, help=help)

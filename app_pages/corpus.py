@@ -8,7 +8,8 @@ from annotator import corpus_import, llm, question_drafts, versioning
 from annotator.roles import Permission
 from golden_store.corpus import corpus_stats
 from app_pages._shared import (
-    attempt, broken_labels_notice, flash, md_escape, progress_callback, require_page, show_flash, store,
+    attempt, broken_labels_notice, flash, md_escape, progress_callback, require_page, searchable_picker, show_flash,
+    store,
 )
 
 user = require_page(Permission.VIEW_STORE)
@@ -46,7 +47,9 @@ if docs.empty:
     st.info("No documents yet.")
     st.stop()
 st.dataframe(docs, hide_index=True, width="stretch")
-doc_id = st.selectbox("Read a document", docs["doc_id"].tolist(), key="corpus_doc")
+doc_id = searchable_picker("Read a document", {d: f"{d} · {t[:80]}" if isinstance(t, str) and t else d
+                                               for d, t in zip(docs["doc_id"], docs["title"])},
+                           key="corpus_doc", noun="document")
 doc = corpus_import.read_document(s, user, doc_id) if doc_id else None
 if doc:
     st.subheader(md_escape(doc["title"] or doc["doc_id"]), anchor=False)

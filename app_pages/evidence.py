@@ -9,7 +9,7 @@ from annotator import evidence_authoring as ea
 from annotator import versioning
 from annotator.roles import Permission
 from app_pages._shared import (
-    attempt, broken_labels_notice, current_user, flash, marked, md_escape, question_picker, require_page, show_flash,
+    attempt, broken_labels_notice, current_user, flash, marked, md_escape, searchable_picker, require_page, show_flash,
     store, succeeded,
 )
 from app_pages.document_viewer import document_viewer
@@ -38,7 +38,7 @@ if todo.empty:
     st.stop()
 names = {r.query_id: f"{'✓' if r.quotes else '○'} {'[round] ' if r.in_round else ''}{r.query_id} · {r.stratum} · "
                      f"{r.text[:80]}" for r in todo.itertuples(index=False)}
-qid = question_picker("Question (those without quotes first)", names, key="ev_query",
+qid = searchable_picker("Question (those without quotes first)", names, key="ev_query",
                       help="○ no quote yet · ✓ has at least one quote")
 rec = ea.question(s, user, qid)
 st.subheader(md_escape(rec.text), anchor=False)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from annotator import jobs, llm, nuggets
 from annotator.roles import Permission
-from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, question_picker, require_page,
+from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, searchable_picker, require_page,
                                 show_flash, store)
 from app_pages.labeling_surface import labeling_surface
 from golden_store import llm_log
@@ -35,7 +35,7 @@ if mode == "Author":
     meta = {r["query_id"]: r for r in status}
     labels = {r["query_id"]: f"{r['query_id']} · {r['stratum']} · {r['n_approved']}/{r['n_nuggets']} approved · "
                              f"{r['text'][:80]}" for r in status}
-    qid = question_picker("Question", labels, key="nug_q")
+    qid = searchable_picker("Question", labels, key="nug_q")
     row = meta[qid]
     st.subheader(md_escape(row["text"]), anchor=False)
     st.caption(f"{qid} · {md_escape(row['stratum'])}" + (" · held out: never sent to a hosted model"

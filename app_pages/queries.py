@@ -10,7 +10,7 @@ import streamlit as st
 from annotator import query_editing
 from annotator.roles import Permission
 from golden_store.queries import QueryRecord, get_query, list_strata
-from app_pages._shared import (attempt, clear_form, flash, form_key, question_picker, require_page, show_flash, store,
+from app_pages._shared import (attempt, clear_form, flash, form_key, searchable_picker, require_page, show_flash, store,
                                 succeeded, upload_bytes, upload_limit)
 
 user = require_page(Permission.VIEW_STORE)
@@ -75,7 +75,7 @@ if can_edit:
         if df.empty:
             st.write("No queries yet.")
         else:
-            qid = question_picker("Query", {q: f"{q} · {t[:80]}" for q, t in zip(df["query_id"], df["text"])},
+            qid = searchable_picker("Query", {q: f"{q} · {t[:80]}" for q, t in zip(df["query_id"], df["text"])},
                                   key="q_edit_pick")
             current = get_query(s, qid)
             new = query_form(f"q_edit_{qid}", current)

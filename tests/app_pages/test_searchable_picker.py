@@ -1,6 +1,6 @@
-"""The question picker of Evidence, Nuggets and Queries at team scale (issue 19): beyond
-PICK_LIMIT questions only the first matches of a search go to the browser; the value is the
-question id and the question picked stays picked while the search changes."""
+"""The searchable picker of Evidence, Nuggets, Queries and Corpus at team scale (issue 19): beyond
+PICK_LIMIT options only the first matches of a search go to the browser; the value is the
+id and the one picked stays picked while the search changes."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from app_pages._shared import PICK_LIMIT
 
 SCRIPT = """
 import streamlit as st
-from app_pages._shared import question_picker
+from app_pages._shared import searchable_picker
 n = {n}
 options = {{f"q{{i:05d}}": f"q{{i:05d}} · factoid · question number {{i}} about topic {{i % 7}}" for i in range(n)}}
-qid = question_picker("Question", options, key="pick")
+qid = searchable_picker("Question", options, key="pick")
 st.write(f"picked={{qid}}")
 """
 
@@ -55,3 +55,22 @@ def test_many_questions_send_only_the_first_matches_and_search_narrows_them():
     at.text_input(key="pick_find").input("no such words").run()
     assert _picked(at) == "q04321" and len(at.selectbox(key="pick").options) == 1
     assert any("No question matches" in c.value for c in at.caption)
+
+
+def test_the_corpus_page_picks_a_document_among_many_by_search(tmp_path):
+    """Corpus: more than PICK_LIMIT documents -> a document search; the one found is shown."""
+    from annotator import context, corpus_import
+    from annotator.identity import LOCAL_USER
+    from tests.app_pages.test_app_roles import APP
+
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(f'{{"doc_id": "d{i:04d}", "text": "document number {i} text"}}\n'
+                            for i in range(PICK_LIMIT + 50)))
+    corpus_import.import_paths(context.get_store(), LOCAL_USER, [docs])
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("app_pages/corpus.py").run()
+    assert not at.exception
+    assert len(at.selectbox(key="corpus_doc").options) == PICK_LIMIT
+    at.text_input(key="corpus_doc_find").input("d0233").run()
+    at.selectbox(key="corpus_doc").select("d0233").run()
+    assert not at.exception and any("document number 233 text" in t.value for t in at.text)
