@@ -9,7 +9,7 @@ from annotator import evidence_authoring as ea
 from annotator import versioning
 from annotator.roles import Permission
 from app_pages._shared import (
-    attempt, broken_labels_notice, current_user, flash, marked, md_escape, searchable_picker, require_page, show_flash,
+    attempt, broken_labels_notice, current_user, flash, marked, md_escape, require_page, searchable_picker, show_flash,
     store, succeeded,
 )
 from app_pages.document_viewer import document_viewer

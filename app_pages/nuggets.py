@@ -8,7 +8,7 @@ import streamlit as st
 
 from annotator import jobs, llm, nuggets
 from annotator.roles import Permission
-from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, searchable_picker, require_page,
+from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, require_page, searchable_picker,
                                 show_flash, store)
 from app_pages.labeling_surface import labeling_surface
 from golden_store import llm_log
