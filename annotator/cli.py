@@ -354,7 +354,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         gs = load_version(args.version, _vdir(args))
         res = evaluate(gs, read_run(args.run), args.measure)
     else:
+        from golden_store.scoring.health import judged_health
+
         res = evaluate_trec(args.qrels, args.run, args.measure, rel=args.level, **trec_opts)
+        res.judged = judged_health(args.qrels, args.run, max_docs=args.max_docs)
     if args.record:
         from golden_store.results import record_evaluation
 
@@ -373,7 +376,20 @@ def cmd_score(args: argparse.Namespace) -> int:
         ci = f"  [{res.ci95[m][0]:.4f}, {res.ci95[m][1]:.4f}]" if m in res.ci95 else ""
         print(f"{m}\tall\t{res.mean[m]:.4f}{ci}")
     print(f"# {res.n_queries} queries; {res.definitions['_queries']}", file=sys.stderr)
+    _print_scoring_notes(res)
     return 0
+
+
+def _print_scoring_notes(res: Any) -> None:
+    """What a scoring left out and whether its run is under-judged, on stderr: on screen, not
+    in a footnote (METHODOLOGY §3.6)."""
+    for why, qids in res.left_out.items():
+        shown = ", ".join(qids[:10]) + (", ..." if len(qids) > 10 else "")
+        print(f"# {len(qids)} {why} question(s) with labels left out (retrieval measures are undefined for them; "
+              f"score them with golden answers score): {shown}", file=sys.stderr)
+    if res.judged is not None:
+        warning = res.judged.warning()
+        print(f"warning: {warning}" if warning else f"# judged@{res.judged.k} {res.judged.mean:.3f}", file=sys.stderr)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

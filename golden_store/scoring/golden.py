@@ -6,8 +6,13 @@
   documents) and optionally ``passage_id``: its passages get labels from the stored spans
   through the hit rule (the manifest's unless ``hit_rule`` is given), so any chunker can be
   scored without re-labeling. A labeled query none of whose passages hit a span scores 0.
-* Unanswerable (negative) queries have no relevant passage: retrieval measures are
-  undefined for them and they are left out (their place is abstention scoring).
+* Unanswerable (negative) queries (``answerable = false``) have no relevant passage:
+  retrieval measures are undefined for them (METHODOLOGY §3.4, §8.1) and they are left out
+  on both paths, even when pooling gave them judged-0 passages (which put them in the
+  qrels: before, such a query was scored 0 and pulled every mean down); how many were left
+  out is on the result (``left_out["unanswerable"]``). Their place is abstention scoring.
+* Every scoring also computes the run's Judged@10 (``res.judged``, see
+  :mod:`golden_store.scoring.health`), so an under-judged run can be flagged on screen.
 * Binary measures count grade >= 2 (partially or fully answers) unless the name says
   ``rel=``: the result is keyed by the full name, e.g. ``R(rel=2)@10``.
 * Every mean comes with a bootstrap interval and per-stratum means; the definitions
@@ -21,6 +26,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from golden_store.errors import ValidationError
+from golden_store.scoring.health import JUDGED_DEFINITION, judged_health
 from golden_store.scoring.measures import Measure, parse_measures
 from golden_store.scoring.stats import bootstrap_ci
 from golden_store.scoring.trec import EvalResult, _run_frame, evaluate_trec
@@ -34,6 +40,14 @@ def _passage_frame(run) -> pd.DataFrame | None:
     return None
 
 
+def unanswerable_ids(golden_set) -> set[str]:
+    """The version's questions marked ``answerable = false``."""
+    q = golden_set.queries
+    if "answerable" not in q.columns:
+        return set()
+    return set(q.loc[~q["answerable"].astype(bool), "query_id"])
+
+
 def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: str | None = None,
              include_held_out: bool = True, n_boot: int = 10_000, seed: int = 0) -> EvalResult:
     manifest = golden_set.manifest
@@ -41,8 +55,12 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
     # unless the measure name says rel=...
     measures = parse_measures(measures, rel=2)
     passages = _passage_frame(run)
+    negatives = unanswerable_ids(golden_set)
+    labeled = golden_set.qrels(include_held_out=include_held_out)
+    left_out = sorted(q for q in labeled if q in negatives)
+    labeled = {q: docs for q, docs in labeled.items() if q not in negatives}
     if passages is None:
-        qrels = golden_set.qrels(include_held_out=include_held_out)
+        qrels = labeled
         run_df = _run_frame(run)
         used_rule = None
     else:
@@ -56,12 +74,14 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
         chunks = passages[["passage_id", "doc_id", "start", "end"]].drop_duplicates("passage_id")
         cq = golden_set.chunk_qrels(chunks.itertuples(index=False, name=None), hit_rule)
         used_rule = cq.hit_rule
-        labeled = set(golden_set.qrels(include_held_out=include_held_out))
         qrels = {q: dict(cq.get(q, {})) or {NO_HIT: 0} for q in labeled}
         run_df = passages.rename(columns={"doc_id": "source_doc", "passage_id": "doc_id"})[["query_id", "doc_id", "score"]]
     if not qrels:
         raise ValidationError("The version has no labeled queries to score against.")
     res = evaluate_trec(qrels, run_df, measures)
+    if left_out:
+        res.left_out["unanswerable"] = left_out
+    res.judged = judged_health(qrels, run_df)
     strata = golden_set.strata
     per_stratum = res.per_query.assign(_s=[strata.get(q, "?") for q in res.per_query.index]).groupby("_s")
     res.strata = {s: {m: float(v) for m, v in g.drop(columns="_s").mean().items()} for s, g in per_stratum}
@@ -72,10 +92,15 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
         "content_digest": manifest.get("content_digest"),
         "corpus_digest": manifest.get("corpus_digest"),
         "qrels_rule": manifest.get("qrels_rule"),
-        "_negatives": "unanswerable queries have no relevant passage and are not scored here",
+        "_negatives": (f"unanswerable queries (answerable = false) have no relevant passage: retrieval measures are "
+                       f"undefined for them and they are not scored ({len(left_out)} with labels left out)"),
+        "_judged": JUDGED_DEFINITION,
         "_relevance": "binary measures count grade >= 2 unless the measure says rel=...; nDCG uses the grades",
         "_ci95": f"percentile bootstrap of the mean over queries, {n_boot} resamples, seed {seed}",
     })
     if used_rule:
         res.definitions["hit_rule"] = used_rule
+    from golden_store.scoring.impl_sha import metric_impl_sha
+
+    res.definitions["metric_impl_sha"] = metric_impl_sha()
     return res

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -409,6 +409,9 @@ class EvalResult:
     strata_n: dict[str, int] = field(default_factory=dict)
     aggregates: dict[str, str] = field(default_factory=dict)   # measure -> sum | gmean (others: mean)
     trec_names: dict[str, str] = field(default_factory=dict)   # measure -> trec_eval's name, where it has one
+    # queries of the labels that were not scored, by reason (e.g. "unanswerable"): filled by evaluate
+    left_out: dict[str, list[str]] = field(default_factory=dict)
+    judged: Any = None   # scoring.health.JudgedHealth of the run: filled by evaluate and golden score
 
     def as_dict(self, per_query: bool = False) -> dict:
         out = {"measures": self.measures, "mean": self.mean, "n_queries": self.n_queries,
@@ -420,6 +423,10 @@ class EvalResult:
         if self.strata:
             out["strata"] = self.strata
             out["strata_n"] = self.strata_n
+        if self.left_out:
+            out["left_out"] = {why: {"n": len(q), "query_ids": q} for why, q in self.left_out.items()}
+        if self.judged is not None:
+            out["judged"] = self.judged.as_dict()
         if per_query:
             out["per_query"] = dict(self.per_query_items())
         return out

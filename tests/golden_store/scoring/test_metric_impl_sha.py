@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 import golden_store
-from golden_store.results import metric_impl_sha, scorer_sources
+from golden_store.scoring.impl_sha import metric_impl_sha, scorer_sources
 
 PACKAGE = Path(golden_store.__file__).parent
 
