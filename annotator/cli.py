@@ -511,8 +511,8 @@ def cmd_pool_build(args: argparse.Namespace) -> int:
         print(f"Pool: {rep.pool_size} items over {rep.queries} queries; {rep.new_items} added, "
               f"{rep.new_unjudged} of them unjudged.")
         for system, m in rep.per_run.items():
-            flag = "  (below 0.8: its metrics are suspect)" if m["judged_at_k"] < 0.8 else ""
-            print(f"  {system}: judged@{m['k']} {m['judged_at_k']:.3f}{flag}")
+            flag = "  (below 0.8: grade the pool before trusting its metrics)" if m["graded_at_k"] < 0.8 else ""
+            print(f"  {system}: graded@{m['k']} {m['graded_at_k']:.3f}{flag}")
     return 0
 
 
@@ -525,11 +525,14 @@ def cmd_pool_status(args: argparse.Namespace) -> int:
         return 0
     for system, e in rep["runs"].items():
         extra = f"  AP {e['ap']:.3f} vs Bpref {e['bpref']:.3f}" if "ap" in e else ""
-        at_k = f"  judged@{rep['k']} {e['judged_at_' + str(rep['k'])]:.3f}" if rep["k"] != 10 else ""
-        print(f"{system}: judged@10 {e['judged_at_10']:.3f}{at_k}  "
+        at_k = f"  graded@{rep['k']} {e['graded_at_' + str(rep['k'])]:.3f}" if rep["k"] != 10 else ""
+        print(f"{system}: graded@10 {e['graded_at_10']:.3f}{at_k}  "
               f"{e['queries_below_threshold']}/{e['queries']} queries below {rep['threshold']}{extra}")
     if not rep["runs"]:
         print("No runs imported yet.")
+    else:
+        print("# graded@k: share of a run's top k pooled passages a person has graded (the pool's progress); "
+              "golden score's Judged@10 also counts evidence", file=sys.stderr)
     return 0
 
 
@@ -960,7 +963,7 @@ def build_parser() -> argparse.ArgumentParser:
     pb = add("build", cmd_pool_build, "add the union of the runs' top-K per query to the pool", po)
     pb.add_argument("--depth", type=int, required=True)
     pb.add_argument("--runs", nargs="+", help="systems to pool (default: all imported)")
-    ps = add("status", cmd_pool_status, "judged coverage per run (judged@10, judged@k, AP vs Bpref)", po)
+    ps = add("status", cmd_pool_status, "grading coverage per run (graded@10, graded@k, AP vs Bpref)", po)
     ps.add_argument("--k", type=int, default=10)
 
     ro = sub.add_parser("rounds", help="double-annotation rounds").add_subparsers(dest="rounds_cmd", required=True,

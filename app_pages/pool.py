@@ -98,14 +98,16 @@ if user.can(Permission.IMPORT_RUNS):
                 st.rerun()
 
 st.subheader("Coverage", anchor=False)
+st.caption("graded@10: the share of each run's top 10 pooled passages that a person has graded (the pool's grading "
+           "progress). A scoring's Judged@10 (golden score, Results) also counts evidence spans as labels.")
 status = runs_import.pool_status(s, user)
-rows = [{"run": name, "queries": e["queries"], "judged@10": round(e["judged_at_10"], 3),
+rows = [{"run": name, "queries": e["queries"], "graded@10": round(e["graded_at_10"], 3),
          "queries < 0.8": e["queries_below_threshold"], "AP (grade>=2)": e.get("ap"), "Bpref (grade>=2)": e.get("bpref")}
         for name, e in status["runs"].items()]
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-suspect = [r["run"] for r in rows if r["judged@10"] < status["threshold"]]
+suspect = [r["run"] for r in rows if r["graded@10"] < status["threshold"]]
 if suspect:
-    st.warning(f"judged@10 below {status['threshold']} for {', '.join(map(md_escape, suspect))}: their metrics are "
+    st.warning(f"graded@10 below {status['threshold']} for {', '.join(map(md_escape, suspect))}: their metrics are "
                "suspect until the pool is judged (unjudged passages count as non-relevant). AP far below Bpref is "
                "the sign of pooling bias.")
 

@@ -49,6 +49,8 @@ from golden_store.versions import (
 )
 
 DOCUMENTS_FILE = "documents.parquet"
+POOL_GRADED_DEFINITION = ("per active run: the share of its top 10 results (pooled passages) that carry a human "
+                          "grade, mean over its queries; evidence spans do not count (a scoring's Judged@10 does)")
 
 # Each frozen table: file name (golden_store.versions.DATA_FILES) -> SELECT over the live store
 # (ORDER BY makes files reproducible).
@@ -432,8 +434,12 @@ def _manifest_facts(cur: duckdb.DuckDBPyConnection, engine: str) -> dict[str, An
         "doc_id, start, \"end\" FROM current_grades) g USING (query_id, doc_id, start, \"end\") WHERE r.rank <= 10 "
         "GROUP BY r.system, r.query_id) GROUP BY system ORDER BY system").fetchall())
     return {
-        "judged_fraction_at_10": (sum(per_run.values()) / len(per_run)) if per_run else None,
-        "judged_fraction_at_10_per_run": {k: float(v) for k, v in per_run.items()} or None,
+        # the pool's grading progress at the freeze (runs.pool_status's graded@10), named apart from
+        # the scorer's Judged@10 of a scoring, which also counts evidence (scoring/health.py); the
+        # key was judged_fraction_at_10 until issue 25 (two "judged@10" for one run)
+        "pool_graded_at_10": (sum(per_run.values()) / len(per_run)) if per_run else None,
+        "pool_graded_at_10_per_run": {k: float(v) for k, v in per_run.items()} or None,
+        "pool_graded_at_10_definition": POOL_GRADED_DEFINITION,
         "corpus_digest": corpus_digest(docs),
         # spans index the raw text: a re-encoded corpus (CRLF, say) keeps the canonical
         # digest but moves every offset, so the raw text is pinned too

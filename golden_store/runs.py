@@ -312,8 +312,10 @@ POOL_STEP_ROWS = 400_000
 
 def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None, actor: str) -> PoolReport:
     """Add the union of the chosen runs' top-``depth`` per query to the pool (one
-    transaction); report the pool and, per run, judged@depth (mean over its queries of
-    the share of its top-``depth`` that carries at least one grade).
+    transaction); report the pool and, per run, graded@depth (mean over its queries of
+    the share of its top-``depth`` that carries at least one grade: the pool's grading
+    progress, not the scorer's Judged@k, which also counts evidence; see
+    :mod:`golden_store.scoring.health`).
 
     The work goes in steps of whole queries (about :data:`POOL_STEP_ROWS` run rows each),
     all in SQL: the new items, how many of them are unjudged, the pool sources (a run's
@@ -349,7 +351,7 @@ def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None
             for system, total, n in step[2]:
                 judged_sum[system] = judged_sum.get(system, 0.0) + float(total)
                 judged_n[system] = judged_n.get(system, 0) + int(n)
-        per_run = {system: {"judged_at_k": judged_sum[system] / judged_n[system], "k": depth}
+        per_run = {system: {"graded_at_k": judged_sum[system] / judged_n[system], "k": depth}
                    for system in sorted(judged_n)}
         queries, size = cur.execute("SELECT count(DISTINCT query_id), count(*) FROM pool_items").fetchone()
         return PoolReport(int(queries), int(size), new_items, new_unjudged, per_run)
@@ -412,8 +414,8 @@ def _build_step(cur: duckdb.DuckDBPyConnection, chosen: list[str], depth: int, l
 
 
 def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
-    """Coverage of every active (not retired) run by the judgments (METHODOLOGY §3.6): judged@10 and
-    judged@k per run, the queries below ``threshold`` flagged, and Bpref beside AP (both
+    """Coverage of every active (not retired) run by the human grades (METHODOLOGY §3.6): graded@10
+    and graded@k per run, the queries below ``threshold`` flagged, and Bpref beside AP (both
     grade >= 2): when AP sits far below Bpref, unjudged passages are dragging the run down
     (pooling bias), not bad retrieval.
 
@@ -422,9 +424,11 @@ def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
     conventions the scorer applies (``tests/golden_store/test_pool_status_sql.py`` checks the
     figures against it):
 
-    - judged@k: the share of the results shown (at most k) that carry any grade, averaged
+    - graded@k: the share of the results shown (at most k) that carry any grade, averaged
       over every query with a grade or a result (a judged query the run left out scores 0
-      and counts);
+      and counts); it is the scorer's Judged@k over
+      the pooled passages with the human grades as the labels: an evidence span does not count
+      (the pool's grading progress; ``golden score``'s Judged@10 is a scoring's label coverage);
     - AP and Bpref (relevant = final grade >= 2): averaged over every query with a final
       grade (the qrels); a query the run left out scores 0. Per query, from the run's rows
       that carry a final grade, in rank order: AP sums (relevant up to here) / position over
@@ -455,8 +459,8 @@ def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
                                        where=shown > 0), index=queries)
             at[name] = vals.reindex(qids, fill_value=0.0)  # a judged query the run left out scores 0
         low = sorted(at["Judged@10"].index[at["Judged@10"].to_numpy() < threshold])
-        entry = {"queries": len(queries), "judged_at_10": float(at["Judged@10"].mean()) if len(qids) else 0.0,
-                 f"judged_at_{k}": float(at[f"Judged@{k}"].mean()) if len(qids) else 0.0,
+        entry = {"queries": len(queries), "graded_at_10": float(at["Judged@10"].mean()) if len(qids) else 0.0,
+                 f"graded_at_{k}": float(at[f"Judged@{k}"].mean()) if len(qids) else 0.0,
                  "queries_below_threshold": len(low), "below_threshold": low[:50]}
         if gold_n:
             for field_name in ("ap", "bpref"):

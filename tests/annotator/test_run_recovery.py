@@ -182,14 +182,14 @@ def test_retiring_is_checked_in_the_annotator_layer(demo_store, tmp_path):
         runs_import.retire_run(demo_store, ENG, "a", "again")
 
 
-def test_the_manifest_judged_fraction_leaves_retired_runs_out(demo_store, tmp_path):
+def test_the_manifest_pool_graded_fraction_leaves_retired_runs_out(demo_store, tmp_path):
     from annotator import versioning
     from annotator.identity import cli_user
 
     _two_runs_and_a_pool(demo_store, tmp_path)
     runs_import.retire_run(demo_store, ENG, "b", "broken")
     res = versioning.freeze(demo_store, cli_user(), "v1")
-    assert list(res.manifest["judged_fraction_at_10_per_run"]) == ["a"]
+    assert list(res.manifest["pool_graded_at_10_per_run"]) == ["a"]
 
 
 # ---- the CLI ------------------------------------------------------------------------------------

@@ -438,8 +438,8 @@ def test_engineer_imports_a_run_builds_the_pool_and_sees_coverage(accounts, tmp_
     at.run()
     assert not at.exception
     cov = at.dataframe[1].value
-    assert cov.loc[0, "run"] == "secret-system-name" and cov.loc[0, "judged@10"] == 0.0
-    assert any("judged@10 below 0.8" in w.value for w in at.warning)
+    assert cov.loc[0, "run"] == "secret-system-name" and cov.loc[0, "graded@10"] == 0.0
+    assert any("graded@10 below 0.8" in w.value for w in at.warning)
     at = app_as("lead")
     at.switch_page("app_pages/pool.py").run()
     assert "run_import" not in [b.key for b in at.button]  # leads see coverage, engineers import

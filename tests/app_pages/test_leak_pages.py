@@ -59,14 +59,14 @@ def test_second_annotator_sees_no_colleagues_quote_pending_count_or_coverage(tea
         assert not bob.exception, page
         shown = _shown(bob)
         assert "VPN-ERR-0417 means" not in shown and "query e1" not in shown, page
-        assert "disagreement" not in shown and "judged@10" not in shown and "sys-hidden" not in shown, page
+        assert "disagreement" not in shown and "graded@10" not in shown and "sys-hidden" not in shown, page
     lead = app_as("lead")
     assert "query e1 evidence" in _shown(lead) and "1 disagreement(s) waiting for a lead" in _shown(lead)
     lead.switch_page("app_pages/pool.py").run()
-    assert not lead.exception and "judged@10" in _shown(lead)
+    assert not lead.exception and "graded@10" in _shown(lead)
     # the Runs & pool page is neither listed for an annotator nor usable when reached directly
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         app_as("bob").switch_page("app_pages/pool.py")
     direct = AppTest.from_file(str(Path(APP).parent / "app_pages/pool.py"), default_timeout=60)
     signed_in(direct, "bob").run()
-    assert not direct.exception and not direct.dataframe and "judged@10" not in _shown(direct)
+    assert not direct.exception and not direct.dataframe and "graded@10" not in _shown(direct)

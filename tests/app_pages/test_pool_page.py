@@ -109,7 +109,7 @@ def test_a_lead_retires_and_restores_a_run():
     assert any("Retired run dense" in plain(m.value) for m in at.success)
     table = next(d.value for d in at.dataframe if "status" in d.value.columns)
     assert dict(zip(table["system"], table["status"])) == {"bm25": "active", "dense": "retired"}
-    coverage = next(d.value for d in at.dataframe if "judged@10" in d.value.columns)
+    coverage = next(d.value for d in at.dataframe if "graded@10" in d.value.columns)
     assert list(coverage["run"]) == ["bm25"]
     at.button(key="run_restore").click().run()
     assert any("Restored run dense" in plain(m.value) for m in at.success)

@@ -50,7 +50,7 @@ def _reference_tx(cur, depth: int, chosen: list[str], actor: str) -> dict:
             "ELSE 1.0 END) AS j FROM _top t LEFT JOIN (SELECT query_id, doc_id, start, \"end\" "
             "FROM grade_item_state WHERE n_graded > 0) g USING (query_id, doc_id, start, \"end\") GROUP BY system, query_id) t "
             "GROUP BY t.system ORDER BY 1").fetchall():
-            per_run[system] = {"judged_at_k": float(value), "k": depth}
+            per_run[system] = {"graded_at_k": float(value), "k": depth}
         queries, size = cur.execute("SELECT count(DISTINCT query_id), count(*) FROM pool_items").fetchone()
     finally:
         cur.execute("DROP TABLE _top")
@@ -74,7 +74,7 @@ def _same_report(got: runs.PoolReport, ref: dict) -> None:
     assert {k: v for k, v in d.items() if k != "per_run"} == {k: v for k, v in ref.items() if k != "per_run"}
     assert d["per_run"].keys() == ref["per_run"].keys()
     for system, v in ref["per_run"].items():
-        assert d["per_run"][system] == {"judged_at_k": pytest.approx(v["judged_at_k"], rel=1e-12), "k": v["k"]}
+        assert d["per_run"][system] == {"graded_at_k": pytest.approx(v["graded_at_k"], rel=1e-12), "k": v["k"]}
 
 
 @pytest.mark.parametrize("step_rows", [1, 37, 10 ** 9])

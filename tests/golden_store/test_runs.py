@@ -81,7 +81,7 @@ def test_pool_is_the_deduplicated_union_and_extends_with_unjudged_items_only(dem
     rep = runs_import.build_pool(demo_store, ENG, 2)
     assert rep.new_items == 1 and rep.new_unjudged == 1  # only annual-leave is new
     assert rep.pool_size == 4
-    assert rep.per_run["b"] == {"judged_at_k": pytest.approx((1 / 2 + 0) / 2), "k": 2}
+    assert rep.per_run["b"] == {"graded_at_k": pytest.approx((1 / 2 + 0) / 2), "k": 2}
     srcs = demo_store.read("SELECT system FROM pool_sources WHERE doc_id = 'pension' ORDER BY system")
     assert srcs == [("a",), ("b",)]  # both runs contributed it: recorded, never shown to judges
     rep = runs_import.build_pool(demo_store, ENG, 2)
@@ -94,7 +94,7 @@ def test_only_engineers_import_runs(demo_store, tmp_path):
         runs_import.import_run(demo_store, User("ann", "Ann", frozenset({Role.ANNOTATOR})), p, "x")
 
 
-def test_pool_status_and_the_manifest_judged_fraction(demo_store, tmp_path):
+def test_pool_status_and_the_manifest_pool_graded_fraction(demo_store, tmp_path):
     from golden_store import judging
     from golden_store.freezing import freeze
     from golden_store.runs import pool_status
@@ -107,11 +107,11 @@ def test_pool_status_and_the_manifest_judged_fraction(demo_store, tmp_path):
     for it, g in zip(items[:3], [3, 0, 3]):  # q001 fully judged, q002 half
         judging.record(demo_store, "ann", it["query_id"], it["doc_id"], it["start"], it["end"], op="grade", grade=g)
     st = pool_status(demo_store)["runs"]["a"]
-    assert st["judged_at_10"] == pytest.approx((1.0 + 0.5) / 2)
+    assert st["graded_at_10"] == pytest.approx((1.0 + 0.5) / 2)
     assert st["below_threshold"] == ["q002"] and st["queries_below_threshold"] == 1
     assert 0 <= st["ap"] <= st["bpref"] + 1e-9
     m = freeze(demo_store, "v1", actor="eng").manifest
-    assert m["judged_fraction_at_10"] == pytest.approx(0.75) and m["judged_fraction_at_10_per_run"]["a"] == 0.75
+    assert m["pool_graded_at_10"] == pytest.approx(0.75) and m["pool_graded_at_10_per_run"]["a"] == 0.75
     assert m["label_type"] == "graded_0_3"
 
 
@@ -130,7 +130,7 @@ def test_pool_cli_json_shape(tmp_path):
     assert r.returncode == 0, r.stderr
     r = run("pool", "build", "--depth", "1", "--json")
     rep = json.loads(r.stdout)
-    assert rep == {"queries": 1, "pool_size": 1, "new_unjudged": 1, "per_run": {"bm25": {"judged_at_k": 0.0, "k": 1}}}
+    assert rep == {"queries": 1, "pool_size": 1, "new_unjudged": 1, "per_run": {"bm25": {"graded_at_k": 0.0, "k": 1}}}
     r = run("pool", "status", "--json")
     assert json.loads(r.stdout)["runs"]["bm25"]["queries_below_threshold"] == 1
     bad = tmp_path / "bad.txt"

@@ -1,0 +1,71 @@
+"""One judged@10 per scoring, named, and on screen when it is low (METHODOLOGY §3.6).
+
+The demo's bm25 run had two "judged@10": 0.085 in the manifest and pool status (passages a
+person graded) and 0.211 from ``golden score -m Judged@10`` (results carrying any label of the
+scored qrels, evidence included). They are now two names: the pool's graded@10 and a
+scoring's Judged@10; ``golden score`` always reports the latter and warns below 0.8."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import ir_measures
+import pytest
+
+from golden_store.scoring import read_run
+from golden_store.scoring.health import judged_health
+from golden_store.versions import load_version
+from tests.golden_store.scoring.test_unanswerable_left_out import BM25, full_demo  # noqa: F401 (fixture)
+
+
+def _golden(cwd, golden, *args):
+    return subprocess.run([golden, *args], capture_output=True, text=True, cwd=cwd, env=dict(os.environ))
+
+
+def test_score_reports_the_runs_judged_at_10_and_warns_below_the_bar(full_demo):  # noqa: F811
+    cwd, golden = full_demo
+    out = _golden(cwd, golden, "score", "--version", "demo.v0", "--run", str(BM25), "-m", "R@10", "-m", "Judged@10",
+                  "--json")
+    assert out.returncode == 0, out.stderr
+    rep = json.loads(out.stdout)
+    # the health figure is the scorer's own Judged@10, not a second definition
+    assert rep["judged"]["mean"] == pytest.approx(rep["mean"]["Judged@10"], abs=1e-12)
+    assert rep["judged"]["suspect"] is True and rep["judged"]["threshold"] == 0.8
+    # and equals ir_measures' Judged@10 on the scored (answerable) qrels
+    v = load_version("demo.v0", cwd / "versions")
+    neg = set(v.queries.loc[~v.queries["answerable"], "query_id"])
+    qrels = {q: d for q, d in v.qrels().items() if q not in neg}
+    run = read_run(BM25)
+    trec_run = {}
+    for r in run.itertuples():
+        trec_run.setdefault(r.query_id, {})[r.doc_id] = float(r.score)
+    ref = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.Judged @ 10], qrels,
+                                                              {q: trec_run.get(q, {"__none__": 0.0}) for q in qrels})}
+    assert rep["judged"]["mean"] == pytest.approx(sum(ref.values()) / len(qrels), abs=1e-9)
+    # on screen, not in a footnote
+    text = _golden(cwd, golden, "score", "--version", "demo.v0", "--run", str(BM25), "-m", "R@10")
+    assert "warning: the run: judged@10 is 0.2" in text.stderr and "below 0.8" in text.stderr
+    # the pool's figure has its own name
+    pool = _golden(cwd, golden, "pool", "status")
+    assert "bm25: graded@10 0.085" in pool.stdout and "judged@10" not in pool.stdout
+    manifest = json.loads((cwd / "versions" / "demo.v0" / "manifest.json").read_text())
+    assert manifest["pool_graded_at_10_per_run"]["bm25"] == pytest.approx(0.085)
+    assert "judged_fraction_at_10" not in manifest
+
+
+def test_a_fully_judged_run_gets_no_warning_on_either_path(tmp_path):
+    golden = str(Path(sys.executable).parent / "golden")
+    (tmp_path / "q.txt").write_text("q1 0 a 2\nq1 0 b 0\nq2 0 x 1\n")
+    (tmp_path / "full.txt").write_text("q1 Q0 b 1 3.0 t\nq1 Q0 a 2 2.0 t\nq2 Q0 x 1 1.0 t\n")
+    (tmp_path / "thin.txt").write_text("q1 Q0 b 1 3.0 t\nq1 Q0 z 2 2.0 t\nq2 Q0 y 1 1.0 t\nq2 Q0 w 2 1.0 t\n")
+    ok = _golden(tmp_path, golden, "score", "--qrels", "q.txt", "--run", "full.txt", "-m", "P@2")
+    assert ok.returncode == 0 and "warning" not in ok.stderr and "# judged@10 1.000" in ok.stderr
+    thin = _golden(tmp_path, golden, "score", "--qrels", "q.txt", "--run", "thin.txt", "-m", "P@2", "--json")
+    rep = json.loads(thin.stdout)
+    # q1: 1 of 2 shown judged, q2: 0 of 2 -> 0.25, both queries below
+    assert rep["judged"]["mean"] == pytest.approx(0.25) and rep["judged"]["queries_below"] == 2
+    assert judged_health({"q1": {"a": 2, "b": 0}, "q2": {"x": 1}}, read_run(tmp_path / "thin.txt")).below == ["q1", "q2"]
