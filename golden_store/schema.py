@@ -940,7 +940,6 @@ _V17 = (
 # imported outcome is a column of the answer (the table is rebuilt: DuckDB adds no column with
 # a CHECK); a reviewer's mark or correction is an event, and the current outcome is the latest
 # mark, else the imported one. 'withdrawn' undoes a mark (or the answer's text was replaced).
-OUTCOMES = ("answered", "abstained", "refused")
 _V18 = (
     "ALTER TABLE answers RENAME TO answers_v17",
     """CREATE TABLE answers (
