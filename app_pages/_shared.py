@@ -178,15 +178,17 @@ def sign_out() -> None:
     st.session_state.pop("username", None)
 
 
-def require_page(perm: Permission) -> User:
-    """Stop the page unless the signed-in user may ``perm``. The annotator layer checks
-    again on every write; this only keeps a page from rendering controls it cannot use."""
+def require_page(perm: Permission, *alternatives: Permission) -> User:
+    """Stop the page unless the signed-in user may ``perm`` (or one of ``alternatives``). The
+    annotator layer checks again on every write; this only keeps a page from rendering
+    controls it cannot use."""
     user = current_user()
     if user is None:
         st.warning("Sign in to use the studio.")
         st.stop()
-    if not user.can(perm):
-        st.error(f"You do not have access to this page (it needs permission to {perm.value}).")
+    if not any(user.can(p) for p in (perm, *alternatives)):
+        needs = " or ".join(p.value for p in (perm, *alternatives))
+        st.error(f"You do not have access to this page (it needs permission to {needs}).")
         st.stop()
     return user
 
