@@ -299,7 +299,9 @@ def answers_import(user: User, key: str) -> None:
     from annotator import nuggets
 
     up = st.file_uploader('System answers: JSONL, one {"query_id", "answer"} per line', type=["jsonl", "json", "txt"],
-                          key=f"{key}_file", max_upload_size=upload_limit(ANSWERS_UPLOAD_MB))
+                          key=f"{key}_file", max_upload_size=upload_limit(ANSWERS_UPLOAD_MB),
+                          help='Optional "outcome": answered, abstained or refused (left out: unknown until a '
+                               'reviewer marks it on the Nuggets page, Scores).')
     c1, c2 = st.columns(2)
     system = c1.text_input("System name (no spaces; graders never see it)", key=f"{key}_system")
     replace = c2.checkbox("Replace this system's answers", key=f"{key}_replace",
