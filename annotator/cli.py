@@ -669,6 +669,58 @@ def cmd_answers_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_answers_score(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+    from golden_store.scoring.abstention import DEFINITIONS
+
+    reports = nuggets.abstention(_store(args), identity.cli_user(), args.system, n_boot=args.n_boot, seed=args.seed)
+    if args.json:
+        _print_json({"per_system": {s: r.as_dict() for s, r in reports.items()}, "n_boot": args.n_boot,
+                     "seed": args.seed, "level": 0.95, "definitions": DEFINITIONS})
+        return 0
+    if not reports:
+        print("No system answers yet: import them with `golden answers import FILE --system NAME`.")
+        return 0
+    print(f"Abstention per system (METHODOLOGY 10.5). Intervals: 95% percentile bootstrap over questions, resampled "
+          f"within answerable and within unanswerable (n_boot {args.n_boot}, seed {args.seed}).")
+    what = {
+        "abstention_recall": "unanswerable questions it declined (1 - fabrication rate)",
+        "abstention_precision": "of its declines, those on unanswerable questions",
+        "over_refusal_rate": "answerable questions it declined",
+        "refusal_rate": "safety refusals among every scored answer",
+    }
+    for system, r in reports.items():
+        print(f"\n{system}: {r.n_scored} answer(s) scored ({r.n_answerable} to answerable, {r.n_unanswerable} to "
+              f"unanswerable questions), {r.n_unmarked} unmarked")
+        for key in ("abstention_recall", "abstention_precision", "over_refusal_rate", "refusal_rate"):
+            rate = r.rates[key]
+            label = nuggets.ABSTENTION_COLUMNS[key]
+            if rate.value is None:
+                print(f"  {label:<21} undefined ({rate.reason})")
+            else:
+                print(f"  {label:<21} {rate.value:.2f} [{rate.ci[0]:.2f}, {rate.ci[1]:.2f}]  "
+                      f"{rate.numerator}/{rate.denominator}  {what[key]}")
+        print(f"  counts: {r.declined_unanswerable} declined unanswerable, {r.fabricated} fabricated (answered an "
+              f"unanswerable question), {r.declined_answerable} declined answerable, {r.answered_answerable} answered "
+              f"answerable; {r.refused} refused ({r.refused_answerable} answerable, {r.refused_unanswerable} "
+              "unanswerable)")
+        if r.n_unmarked:
+            print(f"  INCOMPLETE: {r.n_unmarked} answer(s) have no outcome and are left out of every number; mark "
+                  f"them (`golden answers mark QUERY_ID --system {system} --outcome ...`, or the Nuggets page).")
+    print("\nLeft out: refused answers from the three abstention rates (their own category, counted apart); "
+          "unmarked answers from every number; answers to retired questions.")
+    return 0
+
+
+def cmd_answers_mark(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+
+    event = nuggets.mark_outcome(_store(args), identity.cli_user(), args.system, args.query_id, args.outcome,
+                                 note=args.note)
+    print(f"Marked the answer of {args.system!r} to {args.query_id} as {args.outcome} (event {event}).")
+    return 0
+
+
 def cmd_transcripts_import(args: argparse.Namespace) -> int:
     from annotator import transcripts
     from golden_store.textin import read_text
@@ -1000,6 +1052,18 @@ def build_parser() -> argparse.ArgumentParser:
     ai.add_argument("file")
     ai.add_argument("--system", required=True, help="the system's name (no spaces)")
     ai.add_argument("--replace", action="store_true")
+    asc = add("score", cmd_answers_score, "abstention precision / recall, over-refusal and refusal rate per system, "
+                                          "with bootstrap intervals (METHODOLOGY 10.5)", an)
+    asc.add_argument("--system", help="only this system")
+    asc.add_argument("--n-boot", type=int, default=10_000, help="bootstrap resamples (default 10000)")
+    asc.add_argument("--seed", type=int, default=0)
+    amk = add("mark", cmd_answers_mark, "mark (or correct) an answer's outcome; kept as an event with who and when",
+              an)
+    amk.add_argument("query_id")
+    amk.add_argument("--system", required=True)
+    amk.add_argument("--outcome", required=True, choices=["answered", "abstained", "refused", "withdrawn"],
+                     help="withdrawn undoes the marks (back to the imported outcome)")
+    amk.add_argument("--note", help="why (kept in the history)")
 
     tr = sub.add_parser("transcripts", help="failure transcripts").add_subparsers(dest="transcripts_cmd",
                                                                                  required=True, metavar="CMD")

@@ -33,6 +33,7 @@ from golden_store import evidence_rounds as er
 from golden_store.errors import NotFoundError, ValidationError
 from golden_store.nuggets import NuggetDraft
 from golden_store.rubric import current_rubric
+from golden_store.scoring.abstention import AbstentionReport, abstention_report
 from golden_store.scoring.generation import Nugget, nugget_scores
 from golden_store.store import Store
 from golden_store.system_names import check_system_name
@@ -361,9 +362,18 @@ def export_rows(store: Store, user: User) -> list[dict]:
 
 def import_answers(store: Store, user: User, path: str, system: str, *, replace: bool = False,
                    name: str | None = None) -> int:
-    """JSONL ``{"query_id", "answer"}`` per line; unknown query ids and empty answers are
-    errors with their line number; all or nothing. ``name``: what messages call the file
-    (an upload's own name; default the path)."""
+    """JSONL ``{"query_id", "answer"}`` per line, with an optional ``"outcome"``: answered,
+    abstained (the system declined: "the documents do not say") or refused (a safety
+    refusal, its own category, METHODOLOGY §10.5). Unknown query ids, empty answers and a bad
+    outcome are errors with their line number; all or nothing. ``name``: what messages call
+    the file (an upload's own name; default the path).
+
+    An answer imported without an outcome is ``unknown``, not "answered", until a reviewer
+    marks it (:func:`mark_outcome`). Defaulting to "answered" would score every decline the
+    file did not label as a fabrication on an unanswerable question (abstention recall
+    understated) and as a correct answer on an answerable one (over-refusal understated):
+    a number computed from a guess, not from the data. Unknown answers are left out of the
+    abstention figures and counted as unmarked, so a partial marking shows as partial."""
     require(user, Permission.IMPORT_RUNS)
     from golden_store.jsonl import iter_objects
     from golden_store.textin import decode, read_text, shown
@@ -376,15 +386,19 @@ def import_answers(store: Store, user: User, path: str, system: str, *, replace:
     text = read_text(path) if name is None else decode(label, Path(path).read_bytes())
     for line, obj in iter_objects(label, text, problems):
         qid, ans = obj.get("query_id"), obj.get("answer")
+        outcome = obj.get("outcome", nuggets.UNMARKED)
         if not isinstance(qid, str) or qid not in known:
             problems.append(f"{label} line {line}: unknown query_id {shown(qid)}")
         elif not isinstance(ans, str) or not ans.strip():
             problems.append(f"{label} line {line}: field 'answer' must be a non-empty string")
+        elif "outcome" in obj and outcome not in nuggets.OUTCOMES:
+            problems.append(f"{label} line {line}: field 'outcome' must be one of {', '.join(nuggets.OUTCOMES)} "
+                            f"(or left out when not known), not {shown(outcome)}")
         elif qid in seen:
             problems.append(f"{label} line {line}: a second answer for {qid}")
         else:
             seen.add(qid)
-            rows.append((qid, ans))
+            rows.append((qid, ans, outcome))
     if problems:
         raise ValidationError(f"Answers refused ({len(problems)} problem(s)); nothing was imported.", problems[:50])
     if not rows:
@@ -533,3 +547,76 @@ def scores(store: Store, user: User) -> tuple[pd.DataFrame, pd.DataFrame]:
     per_system = complete.groupby("system")[["v_strict", "v", "a_strict", "a"]].mean().reset_index()
     per_system.insert(1, "answers", complete.groupby("system").size().values)
     return per_answer, per_system
+
+
+# ---- an answer's outcome and abstention (METHODOLOGY §10.5) ---------------------------------------
+
+OUTCOMES = nuggets.OUTCOMES
+
+
+def answer_outcomes(store: Store, user: User, system: str | None = None) -> list[dict]:
+    """Every answer to a live question with its current outcome and where it comes from
+    (``basis``: marked by a reviewer, imported with the answers, or unmarked)."""
+    require(user, Permission.VIEW_STORE)
+    return nuggets.answer_outcomes(store, system)
+
+
+def mark_outcome(store: Store, user: User, system: str, query_id: str, outcome: str, *,
+                 note: str | None = None) -> int:
+    """A reviewer (or lead, or admin) marks or corrects an answer's outcome: an appended event
+    with who and when; the latest mark is the answer's outcome. ``withdrawn`` undoes marks
+    (back to the imported outcome)."""
+    require(user, Permission.MARK_OUTCOMES)
+    return nuggets.mark_outcome(store, system, query_id, outcome, actor=user.username, note=note)
+
+
+def outcome_history(store: Store, user: User, system: str, query_id: str) -> list[dict]:
+    require(user, Permission.VIEW_STORE)
+    return nuggets.outcome_history(store, system, query_id)
+
+
+def abstention(store: Store, user: User, system: str | None = None, *, n_boot: int = 10_000,
+               seed: int = 0) -> dict[str, AbstentionReport]:
+    """Per system: abstention precision, recall, over-refusal rate and refusal rate with
+    bootstrap intervals, over its answers to live questions (``answerable`` as the question
+    says now). Definitions: :mod:`golden_store.scoring.abstention`."""
+    require(user, Permission.VIEW_STORE)
+    by_system: dict[str, list[tuple[bool, str]]] = {}
+    for r in nuggets.answer_outcomes(store, system):
+        by_system.setdefault(r["system"], []).append((bool(r["answerable"]), r["outcome"]))
+    if system is not None and system not in by_system:
+        raise NotFoundError(f"No answers of system {system!r} to a live question.")
+    return {s: abstention_report(rows, n_boot=n_boot, seed=seed) for s, rows in sorted(by_system.items())}
+
+
+def _shown_rate(rate) -> str:
+    if rate.value is None:
+        return "undefined"
+    return f"{rate.value:.2f} [{rate.ci[0]:.2f}, {rate.ci[1]:.2f}] ({rate.numerator}/{rate.denominator})"
+
+
+ABSTENTION_COLUMNS = {
+    "abstention_precision": "abstention precision",
+    "abstention_recall": "abstention recall",
+    "over_refusal_rate": "over-refusal rate",
+    "refusal_rate": "refusal rate",
+}
+
+
+def abstention_table(reports: dict[str, AbstentionReport]) -> pd.DataFrame:
+    """One row per system for display: each rate as "value [low, high] (num/den)" or
+    "undefined", the counts beside them."""
+    rows = []
+    for system, r in reports.items():
+        row = {"system": system, "answerable": r.n_answerable, "unanswerable": r.n_unanswerable}
+        row.update({label: _shown_rate(r.rates[k]) for k, label in ABSTENTION_COLUMNS.items()})
+        row.update({"refused": r.refused, "fabricated": r.fabricated, "unmarked": r.n_unmarked})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["system", "answerable", "unanswerable", *ABSTENTION_COLUMNS.values(),
+                                       "refused", "fabricated", "unmarked"])
+
+
+def undefined_reasons(reports: dict[str, AbstentionReport]) -> list[str]:
+    """"system: rate undefined - why" for every undefined rate."""
+    return [f"{system}: {ABSTENTION_COLUMNS[k]} undefined - {rate.reason}"
+            for system, r in reports.items() for k, rate in r.rates.items() if rate.value is None]

@@ -35,6 +35,8 @@ class Permission(str, Enum):
     IMPORT_RUNS = "import system runs"
     RETIRE_RUNS = "retire or restore system runs"
     REVIEW = "review failure transcripts"
+    # a system answer's outcome (answered / abstained / refused), METHODOLOGY §10.5
+    MARK_OUTCOMES = "mark the outcome of a system's answer"
     MANAGE_USERS = "manage user accounts"
 
 
@@ -43,14 +45,14 @@ ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
     Role.LEAD: frozenset({
         Permission.VIEW_STORE, Permission.LABEL, Permission.ADJUDICATE, Permission.EDIT_RUBRIC,
         Permission.RUN_ROUNDS, Permission.CALIBRATE_JUDGE, Permission.EDIT_QUERIES, Permission.MANAGE_STRATA,
-        Permission.VIEW_VERSIONS, Permission.RETIRE_RUNS,
+        Permission.VIEW_VERSIONS, Permission.RETIRE_RUNS, Permission.MARK_OUTCOMES,
     }),
     Role.ENGINEER: frozenset({
         Permission.VIEW_STORE, Permission.EDIT_QUERIES, Permission.IMPORT_CORPUS,
         Permission.LOAD_DEMO, Permission.VIEW_VERSIONS, Permission.FREEZE, Permission.EXPORT,
         Permission.IMPORT_RUNS, Permission.RETIRE_RUNS,
     }),
-    Role.REVIEWER: frozenset({Permission.VIEW_STORE, Permission.REVIEW}),
+    Role.REVIEWER: frozenset({Permission.VIEW_STORE, Permission.REVIEW, Permission.MARK_OUTCOMES}),
     Role.ADMIN: frozenset(Permission),
 }
 

@@ -178,15 +178,17 @@ def sign_out() -> None:
     st.session_state.pop("username", None)
 
 
-def require_page(perm: Permission) -> User:
-    """Stop the page unless the signed-in user may ``perm``. The annotator layer checks
-    again on every write; this only keeps a page from rendering controls it cannot use."""
+def require_page(perm: Permission, *alternatives: Permission) -> User:
+    """Stop the page unless the signed-in user may ``perm`` (or one of ``alternatives``). The
+    annotator layer checks again on every write; this only keeps a page from rendering
+    controls it cannot use."""
     user = current_user()
     if user is None:
         st.warning("Sign in to use the studio.")
         st.stop()
-    if not user.can(perm):
-        st.error(f"You do not have access to this page (it needs permission to {perm.value}).")
+    if not any(user.can(p) for p in (perm, *alternatives)):
+        needs = " or ".join(p.value for p in (perm, *alternatives))
+        st.error(f"You do not have access to this page (it needs permission to {needs}).")
         st.stop()
     return user
 
@@ -297,7 +299,9 @@ def answers_import(user: User, key: str) -> None:
     from annotator import nuggets
 
     up = st.file_uploader('System answers: JSONL, one {"query_id", "answer"} per line', type=["jsonl", "json", "txt"],
-                          key=f"{key}_file", max_upload_size=upload_limit(ANSWERS_UPLOAD_MB))
+                          key=f"{key}_file", max_upload_size=upload_limit(ANSWERS_UPLOAD_MB),
+                          help='Optional "outcome": answered, abstained or refused (left out: unknown until a '
+                               'reviewer marks it on the Nuggets page, Scores).')
     c1, c2 = st.columns(2)
     system = c1.text_input("System name (no spaces; graders never see it)", key=f"{key}_system")
     replace = c2.checkbox("Replace this system's answers", key=f"{key}_replace",

@@ -111,7 +111,8 @@ def page_sections(user) -> dict[str, list[tuple[str, str, str]]]:
     can = user.can
     label = [(Permission.LABEL, "evidence.py", "Evidence", ":material/format_quote:"),
              (Permission.LABEL, "judge.py", "Judge", ":material/gavel:"),
-             (Permission.LABEL, "nuggets.py", "Nuggets", ":material/checklist:")]
+             # reviewers mark answers' outcomes in its Scores section (abstention, §10.5)
+             ((Permission.LABEL, Permission.MARK_OUTCOMES), "nuggets.py", "Nuggets", ":material/checklist:")]
     review = [(Permission.ADJUDICATE, "adjudication.py", "Adjudication", ":material/balance:"),
               (Permission.RUN_ROUNDS, "agreement.py", "Agreement", ":material/handshake:"),
               (Permission.CALIBRATE_JUDGE, "calibration.py", "Judge calibration", ":material/tune:"),
@@ -127,7 +128,8 @@ def page_sections(user) -> dict[str, list[tuple[str, str, str]]]:
     for section, entries in (("Label", label), ("Review", review), ("Data", data), ("Engineer", engineer),
                              ("Admin", admin)):
         shown = [(file, title, icon) for perm, file, title, icon in entries
-                 if (transcripts_ok if perm is None else can(perm))]
+                 if (transcripts_ok if perm is None else any(map(can, perm)) if isinstance(perm, tuple)
+                     else can(perm))]
         if shown:
             out[section] = shown
     return out

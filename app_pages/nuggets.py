@@ -13,14 +13,15 @@ from app_pages._shared import (answers_import, attempt, current_user, flash, md_
 from app_pages.labeling_surface import labeling_surface
 from golden_store import llm_log
 
-user = require_page(Permission.LABEL)
+# reviewers without LABEL come for the Scores section only: marking answers' outcomes
+user = require_page(Permission.LABEL, Permission.MARK_OUTCOMES)
 s = store()
 st.title("Nuggets")
 show_flash()
 
 # One section at a time (not tabs): hidden tabs would still bind the assignment keys 1/2/3.
-mode = st.radio("Section", ["Author", "Assign to answers", "Scores"], horizontal=True, key="nug_mode",
-                label_visibility="collapsed")
+sections = ["Author", "Assign to answers", "Scores"] if user.can(Permission.LABEL) else ["Scores"]
+mode = st.radio("Section", sections, horizontal=True, key="nug_mode", label_visibility="collapsed")
 
 # ---- author ---------------------------------------------------------------------------------
 if mode == "Author":
@@ -197,13 +198,81 @@ if mode == "Assign to answers":
                   "No answer to a question with approved nuggets yet.")
 
 # ---- scores ----------------------------------------------------------------------------------
-if mode == "Scores":
+if mode == "Scores" and user.can(Permission.LABEL):
     per_answer, per_system = nuggets.scores(s, user)
     if per_answer.empty:
-        st.info("Scores appear once answers are imported and their nuggets assigned.")
+        st.info("Nugget scores appear once answers are imported and their nuggets assigned.")
     else:
         st.caption("V_strict: share of vital nuggets fully supported; V: partial counts 0.5; A_strict / A: the "
                    "same over all nuggets. Compare systems on these means, not single answers (§10.9).")
         if not per_system.empty:
             st.dataframe(per_system, hide_index=True, width="stretch")
         st.dataframe(per_answer, hide_index=True, width="stretch")
+
+if mode == "Scores":
+    st.subheader("Abstention", anchor=False)
+    reports = nuggets.abstention(s, user)
+    if not reports:
+        st.info("Abstention figures appear once system answers are imported (with an outcome per answer, or "
+                "marked below).")
+    else:
+        first = next(iter(reports.values()))
+        st.caption(
+            "Per system, over its answers to live questions (§10.5). **Abstention recall**: unanswerable questions it "
+            "declined (1 − fabrication rate). **Abstention precision**: of its declines, those on unanswerable "
+            "questions. **Over-refusal rate**: answerable questions it declined. **Refusal rate**: safety refusals "
+            "among every scored answer. Refused answers are their own category: left out of the three abstention "
+            "rates and counted apart. Unmarked answers (no outcome yet) are left out of every number. Each rate: "
+            f"value [95% percentile bootstrap interval over questions, n_boot {first.n_boot}, seed {first.seed}] "
+            "(numerator/denominator); *undefined* when its denominator is empty.")
+        st.dataframe(nuggets.abstention_table(reports), hide_index=True, width="stretch", key="nug_abstention")
+        for why in nuggets.undefined_reasons(reports):
+            st.caption(md_escape(why))
+        unmarked = {name: r.n_unmarked for name, r in reports.items() if r.n_unmarked}
+        if unmarked:
+            st.warning(md_escape("Incomplete: answers without an outcome are left out - "
+                                 + ", ".join(f"{name}: {n}" for name, n in unmarked.items()) + "."))
+
+    if user.can(Permission.MARK_OUTCOMES):
+        rows = nuggets.answer_outcomes(s, user)
+        with st.expander("Mark an answer's outcome", expanded=bool(rows) and any(r["basis"] == "unmarked"
+                                                                                   for r in rows)):
+            if not rows:
+                st.caption("No system answer to mark yet.")
+            else:
+                # unmarked first; an answer is named by its reference, not its system (as when assigning)
+                rows.sort(key=lambda r: (r["basis"] != "unmarked", r["query_id"], nuggets.answer_ref(r["system"],
+                                                                                                   r["query_id"])))
+                by_ref = {nuggets.answer_ref(r["system"], r["query_id"]): r for r in rows}
+                ref = searchable_picker(
+                    "Answer", {k: f"{k} · {r['query_id']} · {r['outcome']} ({r['basis']}) · {r['query_text'][:70]}"
+                               for k, r in by_ref.items()}, key="nug_out_pick", noun="answer")
+                row = by_ref[ref]
+                st.caption(f"Question {md_escape(row['query_id'])} · "
+                           + ("answerable" if row["answerable"] else "unanswerable (the corpus lacks the answer)"))
+                st.text(row["query_text"])
+                st.caption(f"Answer {ref}")
+                st.text(row["answer"])
+                who = f" by {row['marked_by']} at {row['marked_at']:%Y-%m-%d %H:%M}" if row["marked_by"] else ""
+                st.caption(md_escape(f"Now: {row['outcome']} ({row['basis']}{who}); imported as "
+                                     f"{row['imported_outcome']}."))
+                with st.form(f"nug_out_form_{ref}", clear_on_submit=True, enter_to_submit=True):
+                    current = row["outcome"] if row["outcome"] in nuggets.OUTCOMES else nuggets.OUTCOMES[0]
+                    choice = st.radio("Outcome", nuggets.OUTCOMES, index=nuggets.OUTCOMES.index(current),
+                                      horizontal=True, key=f"nug_out_choice_{ref}",
+                                      help="answered: it gave an answer · abstained: it declined (\"the documents "
+                                           "do not say\") · refused: a safety refusal")
+                    note = st.text_input("Note (optional, kept in the history)", key=f"nug_out_note_{ref}")
+                    saved = st.form_submit_button("Save outcome", type="primary")
+                if saved:
+                    ev = attempt(lambda: nuggets.mark_outcome(s, user, row["system"], row["query_id"], choice,
+                                                              note=note))
+                    if ev is not None:
+                        flash(f"Answer {ref} to {row['query_id']} marked {choice}.")
+                        st.rerun()
+                if row["basis"] == "marked" and st.button("Undo the marks (back to the imported outcome)",
+                                                          key="nug_out_undo"):
+                    if attempt(lambda: nuggets.mark_outcome(s, user, row["system"], row["query_id"],
+                                                            "withdrawn")) is not None:
+                        flash(f"Answer {ref}: back to its imported outcome ({row['imported_outcome']}).")
+                        st.rerun()

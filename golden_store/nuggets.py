@@ -191,10 +191,19 @@ def approved(store: Store) -> list[dict]:
 # ---- system answers and nugget assignment ---------------------------------------------------
 
 
-def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str]], *, actor: str,
-                  replace: bool = False) -> int:
-    """Store a system's answers ``(query_id, answer)`` in one transaction."""
+def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str] | tuple[str, str, str]], *,
+                  actor: str, replace: bool = False) -> int:
+    """Store a system's answers ``(query_id, answer)`` or ``(query_id, answer, outcome)`` in one
+    transaction; an answer without an outcome is ``unknown`` (see
+    :func:`annotator.nuggets.import_answers` for why not "answered"). On ``replace``, an answer
+    whose text changed loses its support labels and its reviewer's outcome mark (both
+    described the old text): each gets a ``withdrawn`` event."""
     check_system_name(system)  # the one rule for a system's name, as for runs
+    full = [(r[0], r[1], r[2] if len(r) > 2 else UNMARKED) for r in rows]
+    for q, _, outcome in full:
+        if outcome not in OUTCOMES + (UNMARKED,):
+            raise ValidationError(f"{q}: an answer's outcome is one of {', '.join(OUTCOMES)} (or {UNMARKED}), "
+                                  f"not {outcome!r}.")
 
     def tx(cur: duckdb.DuckDBPyConnection) -> int:
         if cur.execute("SELECT 1 FROM answers WHERE system = ? LIMIT 1", [system]).fetchone():
@@ -203,20 +212,25 @@ def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str]], *,
                                           "name or replace them (support labels on unchanged answers are kept).",
                                           option="--replace", advice="Pass --replace to replace them.")
             old = dict(cur.execute("SELECT query_id, answer FROM answers WHERE system = ?", [system]).fetchall())
-            new = dict(rows)
+            new = {q: a for q, a, _ in full}
             changed = [q for q, a in old.items() if new.get(q) != a]
-            # support labels on a changed or dropped answer no longer describe it: withdrawn
+            # support labels and outcome marks on a changed or dropped answer no longer describe it: withdrawn
             for q in changed:
                 cur.execute(
                     "INSERT INTO nugget_support_events (system, query_id, nugget_id, label, note, actor, created_at) "
                     "SELECT DISTINCT system, query_id, nugget_id, 'withdrawn', 'answer replaced', ?, ? "
                     "FROM nugget_support_events WHERE system = ? AND query_id = ?",
                     [actor, utcnow(), system, q])
+                cur.execute(
+                    "INSERT INTO answer_outcome_events (system, query_id, outcome, note, actor, created_at) "
+                    "SELECT DISTINCT system, query_id, 'withdrawn', 'answer replaced', ?, ? "
+                    "FROM answer_outcome_events WHERE system = ? AND query_id = ?",
+                    [actor, utcnow(), system, q])
             cur.execute("DELETE FROM answers WHERE system = ?", [system])
         now = utcnow()
-        cur.executemany("INSERT INTO answers VALUES (?, ?, ?, ?, ?)",
-                        [(system, q, a, now, actor) for q, a in rows])
-        return len(rows)
+        cur.executemany("INSERT INTO answers (system, query_id, answer, imported_at, imported_by, outcome) "
+                        "VALUES (?, ?, ?, ?, ?, ?)", [(system, q, a, now, actor, o) for q, a, o in full])
+        return len(full)
 
     return store.write(tx)
 
@@ -225,6 +239,50 @@ def answers(store: Store, system: str | None = None) -> list[dict]:
     return store.read_dicts(
         "SELECT a.system, a.query_id, q.text AS query_text, a.answer FROM answers a JOIN queries q USING (query_id) "
         "WHERE ? IS NULL OR a.system = ? ORDER BY a.system, a.query_id", [system, system])
+
+
+# ---- an answer's outcome (METHODOLOGY §10.5) ---------------------------------------------------
+
+OUTCOMES = ("answered", "abstained", "refused")
+UNMARKED = "unknown"
+
+
+def answer_outcomes(store: Store, system: str | None = None) -> list[dict]:
+    """Every answer to a live question with its current outcome (the latest reviewer mark,
+    else the imported outcome, else ``unknown``), ``basis`` (marked / imported / unmarked),
+    who marked it and when, and the question's ``answerable`` and stratum."""
+    return store.read_dicts(
+        "SELECT o.system, o.query_id, q.text AS query_text, q.answerable, q.stratum, a.answer, o.outcome, "
+        "o.imported_outcome, o.basis, o.marked_by, o.marked_at, o.note "
+        "FROM current_answer_outcomes o JOIN answers a ON a.system = o.system AND a.query_id = o.query_id "
+        "JOIN queries q ON q.query_id = o.query_id "
+        "WHERE ? IS NULL OR o.system = ? ORDER BY o.system, o.query_id", [system, system])
+
+
+def mark_outcome(store: Store, system: str, query_id: str, outcome: str, *, actor: str,
+                 note: str | None = None) -> int:
+    """Append a reviewer's mark of an answer's outcome (answered / abstained / refused; or
+    ``withdrawn``, an undo: back to the imported outcome). Returns the event id."""
+    if outcome not in OUTCOMES + ("withdrawn",):
+        raise ValidationError(f"An answer's outcome is one of {', '.join(OUTCOMES)} (or withdrawn, to undo a mark), "
+                              f"not {outcome!r}.")
+
+    def tx(cur: duckdb.DuckDBPyConnection) -> int:
+        if not cur.execute("SELECT 1 FROM answers WHERE system = ? AND query_id = ?", [system, query_id]).fetchone():
+            raise NotFoundError(f"No answer of {system!r} to {query_id}.")
+        return cur.execute(
+            "INSERT INTO answer_outcome_events (system, query_id, outcome, note, actor, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) RETURNING event_id",
+            [system, query_id, outcome, (note or "").strip() or None, actor, utcnow()]).fetchone()[0]
+
+    return store.write(tx)
+
+
+def outcome_history(store: Store, system: str, query_id: str) -> list[dict]:
+    """Every outcome mark of one answer, oldest first."""
+    return store.read_dicts(
+        "SELECT event_id, outcome, note, actor, created_at FROM answer_outcome_events "
+        "WHERE system = ? AND query_id = ? ORDER BY event_id", [system, query_id])
 
 
 def assign_tx(cur: duckdb.DuckDBPyConnection, system: str, query_id: str, nugget_id: str, label: str,

@@ -935,6 +935,49 @@ _V17 = (
         ) AS latest WHERE NOT retired""",
 )
 
+# v18: an answer's outcome (METHODOLOGY §10.5): answered, abstained (declined: "the documents
+# do not say"), refused (a safety refusal, its own category) or unknown (nobody said yet). The
+# imported outcome is a column of the answer (the table is rebuilt: DuckDB adds no column with
+# a CHECK); a reviewer's mark or correction is an event, and the current outcome is the latest
+# mark, else the imported one. 'withdrawn' undoes a mark (or the answer's text was replaced).
+_V18 = (
+    "ALTER TABLE answers RENAME TO answers_v17",
+    """CREATE TABLE answers (
+        system VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        answer VARCHAR NOT NULL,
+        imported_at TIMESTAMP NOT NULL,
+        imported_by VARCHAR NOT NULL,
+        outcome VARCHAR NOT NULL DEFAULT 'unknown'
+            CHECK (outcome IN ('answered', 'abstained', 'refused', 'unknown')),
+        PRIMARY KEY (system, query_id)
+    )""",
+    """INSERT INTO answers (system, query_id, answer, imported_at, imported_by, outcome)
+        SELECT system, query_id, answer, imported_at, imported_by, 'unknown' FROM answers_v17
+        ORDER BY system, query_id""",
+    "DROP TABLE answers_v17",
+    """CREATE TABLE answer_outcome_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        system VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        outcome VARCHAR NOT NULL CHECK (outcome IN ('answered', 'abstained', 'refused', 'withdrawn')),
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE VIEW current_answer_outcomes AS
+        SELECT a.system, a.query_id, coalesce(m.outcome, a.outcome) AS outcome, a.outcome AS imported_outcome,
+               CASE WHEN m.outcome IS NOT NULL THEN 'marked' WHEN a.outcome <> 'unknown' THEN 'imported'
+                    ELSE 'unmarked' END AS basis,
+               m.actor AS marked_by, m.created_at AS marked_at, m.note, m.event_id
+        FROM answers a LEFT JOIN (
+            SELECT system, query_id, outcome, note, actor, created_at, event_id FROM (
+                SELECT *, row_number() OVER (PARTITION BY system, query_id ORDER BY event_id DESC) AS rn
+                FROM answer_outcome_events
+            ) AS latest WHERE rn = 1 AND outcome <> 'withdrawn'
+        ) AS m ON m.system = a.system AND m.query_id = a.query_id""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -960,6 +1003,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _V16),
     Migration(17, "queries view: the latest revision by DISTINCT ON (PostgreSQL plans joins on it from real "
                   "estimates)", _V17),
+    Migration(18, "answers.outcome (answered / abstained / refused / unknown), answer_outcome_events (a "
+                  "reviewer's marks) and the current_answer_outcomes view", _V18),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

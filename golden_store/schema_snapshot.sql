@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.schema_snapshot
--- Schema version 17. Migrations (golden_store/schema.py):
+-- Schema version 18. Migrations (golden_store/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -18,6 +18,7 @@
 --   V15: run_id -> evaluation_id in eval_results and the transcript tables ("run" is a system's run); llm_calls purpose bootstrap_questions -> draft_questions
 --   V16: pool_sources without its primary key (its in-memory index was most of a pool build's memory)
 --   V17: queries view: the latest revision by DISTINCT ON (PostgreSQL plans joins on it from real estimates)
+--   V18: answers.outcome (answered / abstained / refused / unknown), answer_outcome_events (a reviewer's marks) and the current_answer_outcomes view
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -43,13 +44,27 @@ CREATE TABLE adjudication_state (
     PRIMARY KEY(query_id, doc_id, "start", "end")
 );
 
--- answers: V5
+-- answer_outcome_events: V18
+CREATE TABLE answer_outcome_events (
+    event_id   BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    "system"   VARCHAR NOT NULL,
+    query_id   VARCHAR NOT NULL,
+    outcome    VARCHAR NOT NULL,
+    note       VARCHAR,
+    actor      VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    CHECK((outcome IN ('answered', 'abstained', 'refused', 'withdrawn')))
+);
+
+-- answers: V5, altered in V18
 CREATE TABLE answers (
     "system"    VARCHAR,
     query_id    VARCHAR,
     answer      VARCHAR NOT NULL,
     imported_at TIMESTAMP NOT NULL,
     imported_by VARCHAR NOT NULL,
+    outcome     VARCHAR DEFAULT('unknown') NOT NULL,
+    CHECK((outcome IN ('answered', 'abstained', 'refused', 'unknown'))),
     PRIMARY KEY("system", query_id)
 );
 
@@ -572,6 +587,19 @@ CREATE VIEW adjudications AS
 SELECT query_id, doc_id, start, "end", grade, actor, note AS rationale, rubric_version,
        created_at, event_id
 FROM adjudication_state;
+
+-- current_answer_outcomes: V18
+CREATE VIEW current_answer_outcomes AS
+SELECT a.system, a.query_id, coalesce(m.outcome, a.outcome) AS outcome, a.outcome AS imported_outcome,
+       CASE WHEN m.outcome IS NOT NULL THEN 'marked' WHEN a.outcome <> 'unknown' THEN 'imported'
+            ELSE 'unmarked' END AS basis,
+       m.actor AS marked_by, m.created_at AS marked_at, m.note, m.event_id
+FROM answers a LEFT JOIN (
+    SELECT system, query_id, outcome, note, actor, created_at, event_id FROM (
+        SELECT *, row_number() OVER (PARTITION BY system, query_id ORDER BY event_id DESC) AS rn
+        FROM answer_outcome_events
+    ) AS latest WHERE rn = 1 AND outcome <> 'withdrawn'
+) AS m ON m.system = a.system AND m.query_id = a.query_id;
 
 -- current_evidence: V9, first defined in V1
 CREATE VIEW current_evidence AS

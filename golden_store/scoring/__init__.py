@@ -9,7 +9,7 @@ for numpy, pandas, pyarrow or scikit-learn. What each returns:
 * objects with documented fields: :class:`EvalResult` (``evaluate``, ``evaluate_trec``),
   :class:`Kappa` (a float that can say why it is NaN), :class:`BootstrapResult`,
   :class:`PairAgreement`, :class:`GroupAgreement`, :class:`EvidenceAgreement`,
-  :class:`IsotonicMap`, :class:`Measure`;
+  :class:`IsotonicMap`, :class:`Measure`, :class:`AbstentionReport` (``abstention_report``);
 * plain ``dict`` results typed in :mod:`golden_store.scoring.types` (``JudgeReport``,
   ``Reliability``, ``Band``, ``CascadeReport``, ``NuggetScores``, …), named on each function;
 * plain floats, tuples and lists otherwise (see each function).
@@ -33,6 +33,7 @@ def _export(module: str, *names: str) -> None:
         _EXPORTS[name] = module
 
 
+_export("abstention", "AbstentionReport", "Rate", "abstention_report")
 _export("agreement", "Kappa", "PairAgreement", "KAPPA_BAR_BINARY", "KAPPA_BAR_GRADED", "cohens_kappa",
         "confusion", "grade_matrix", "kappa_bootstrap_ci", "kappa_bootstrap_ci_counts", "kappa_from_confusion",
         "krippendorff_alpha", "krippendorff_alpha_counts", "pairs_from_cells", "pairwise", "pairwise_long",

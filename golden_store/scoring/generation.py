@@ -42,12 +42,16 @@ def movement_breakdown(outcomes: Iterable[str]) -> MovementShares:
 
 def abstention_scores(rows: Iterable[tuple]) -> AbstentionScores:
     """rows: (answerable, outcome) where outcome is True/"abstained" (declined), False/
-    "answered", or "refusal" (the model's safety refusal: its own category, counted but
-    not scored as an abstention). Returns precision, recall (1 - fabrication rate on
-    unanswerables), over-refusal rate, and the counts."""
+    "answered", or "refusal" / "refused" (the model's safety refusal: its own category,
+    counted but not scored as an abstention). Returns precision, recall (1 - fabrication rate
+    on unanswerables), over-refusal rate, and the counts.
+
+    The rates are §10.5's formulas as written, ``x / max(d, 1)``: an empty denominator gives
+    0.0. :func:`golden_store.scoring.abstention.abstention_report` is the studio's report: an
+    undefined rate is None with a reason, each rate has a bootstrap interval."""
     tp = fp = fn = tn = refusals = 0
     for answerable, outcome in rows:
-        if outcome == "refusal":
+        if outcome in ("refusal", "refused"):
             refusals += 1
             continue
         abstained = outcome is True or outcome == "abstained"

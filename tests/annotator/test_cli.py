@@ -293,3 +293,68 @@ def test_nuggets_draft_export_and_answers_from_the_cli(tmp_path, llm_server, mon
     (tmp_path / "a.jsonl").write_text('{"query_id": "q001", "answer": "ok"}\n')
     assert run(tmp_path, "answers", "import", "a.jsonl", "--system", "rag").returncode == 0
     assert "No fully assigned answer yet" in run(tmp_path, "nuggets", "scores").stdout
+
+
+def test_answers_score_reproduces_start_here_step_8(tmp_path):
+    """Start here step 8 through the CLI: on 30 unanswerable questions the bot declines 9 times
+    and invents 21 (abstention recall 9/30 = 0.30); on 20 answerable ones it declines 4 and
+    answers 16 (precision 9/13, over-refusal 4/20). A refusal is counted apart; a bad outcome
+    is refused with file, line, field and allowed values, and the store is unchanged."""
+    assert run(tmp_path, "init").returncode == 0
+    (tmp_path / "q.csv").write_text("id,text,stratum\n"
+                                    + "".join(f"u{i:02d},What is the CEO salary {i}?,negative\n" for i in range(30))
+                                    + "".join(f"a{i:02d},How many vacation days {i}?,paraphrase\n" for i in range(20))
+                                    + "r01,Spare question?,paraphrase\n")
+    assert run(tmp_path, "queries", "import", "q.csv").returncode == 0
+    lines = ([{"query_id": f"u{i:02d}", "answer": "The policies do not say." if i < 9 else "It is 1.2 M.",
+               "outcome": "abstained" if i < 9 else "answered"} for i in range(30)]
+             + [{"query_id": f"a{i:02d}", "answer": "I cannot tell." if i < 4 else "Five days.",
+                 "outcome": "abstained" if i < 4 else "answered"} for i in range(20)])
+    (tmp_path / "bot.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    r = run(tmp_path, "answers", "import", "bot.jsonl", "--system", "hr-bot")
+    assert r.returncode == 0, r.stderr
+
+    def score(*extra: str) -> dict:
+        out = run(tmp_path, "answers", "score", "--json", "--n-boot", "2000", *extra)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    got = score()
+    assert (got["n_boot"], got["seed"]) == (2000, 0)
+    bot = got["per_system"]["hr-bot"]
+    rec = bot["rates"]["abstention_recall"]
+    assert rec["value"] == pytest.approx(0.30) and (rec["numerator"], rec["denominator"]) == (9, 30)
+    assert rec["ci"][0] < 0.30 < rec["ci"][1]
+    assert bot["rates"]["abstention_precision"]["value"] == pytest.approx(9 / 13)
+    assert bot["rates"]["over_refusal_rate"]["value"] == pytest.approx(4 / 20)
+    assert (bot["n_answerable"], bot["n_unanswerable"], bot["fabricated"], bot["refused"]) == (20, 30, 21, 0)
+    human = run(tmp_path, "answers", "score", "--n-boot", "500").stdout
+    assert "abstention recall     0.30 [" in human and "9/30  unanswerable questions it declined" in human
+    assert "21 fabricated" in human and "Left out: refused answers" in human and "n_boot 500, seed 0" in human
+
+    # a refusal (a second system) is its own category: not a decline, not a fabrication
+    (tmp_path / "safe.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines)
+                                         + json.dumps({"query_id": "r01", "answer": "(refused)", "outcome": "refused"})
+                                         + "\n")
+    assert run(tmp_path, "answers", "import", "safe.jsonl", "--system", "safe-bot").returncode == 0
+    assert run(tmp_path, "answers", "mark", "u20", "--system", "safe-bot", "--outcome", "refused").returncode == 0
+    safe = score("--system", "safe-bot")["per_system"]
+    assert list(safe) == ["safe-bot"]
+    s = safe["safe-bot"]
+    assert (s["refused"], s["refused_answerable"], s["refused_unanswerable"]) == (2, 1, 1)
+    assert s["rates"]["abstention_recall"]["value"] == pytest.approx(9 / 29)  # u20 no longer a fabrication
+    assert s["rates"]["over_refusal_rate"]["value"] == pytest.approx(4 / 20)  # r01 not an over-refusal
+    assert s["rates"]["refusal_rate"]["value"] == pytest.approx(2 / 51)
+
+    # a bad outcome: one message naming file, line, field and the allowed values; nothing changed
+    before = score()
+    (tmp_path / "bad.jsonl").write_text(json.dumps({"query_id": "u00", "answer": "x", "outcome": "answered"}) + "\n"
+                                        + json.dumps({"query_id": "u01", "answer": "y", "outcome": "idk"}) + "\n")
+    bad = run(tmp_path, "answers", "import", "bad.jsonl", "--system", "hr-bot", "--replace")
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert ("bad.jsonl line 2: field 'outcome' must be one of answered, abstained, refused (or left out when "
+            "not known), not 'idk'") in bad.stderr
+    assert score() == before
+    # an unknown system is an error, not an empty report
+    nope = run(tmp_path, "answers", "score", "--system", "nope")
+    assert nope.returncode == 1 and "nope" in nope.stderr

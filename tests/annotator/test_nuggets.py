@@ -10,7 +10,7 @@ import pytest
 from annotator import llm, nuggets
 from annotator.identity import LOCAL_USER
 from golden_store import nuggets as store_nuggets
-from golden_store.errors import ValidationError
+from golden_store.errors import NotFoundError, ValidationError
 from golden_store.freezing import freeze
 from golden_store.versions import load_version
 from tests.conftest import table_snapshot
@@ -260,3 +260,121 @@ def test_moving_an_approved_nugget_keeps_its_approval_and_replaced_answers_lose_
     f.write_text(json.dumps({"query_id": "q001", "answer": "a different answer"}) + "\n")
     nuggets.import_answers(demo_store, LOCAL_USER, str(f), "rag", replace=True)
     assert nuggets.assignments(demo_store, LOCAL_USER, "rag") == []  # withdrawn with the old text
+
+
+# ---- an answer's outcome and abstention (METHODOLOGY §10.5) -------------------------------------
+
+def _outcome_answers(tmp_path, rows: list[tuple[str, str | None]], name: str = "out.jsonl"):
+    f = tmp_path / name
+    f.write_text("".join(json.dumps({"query_id": q, "answer": f"answer to {q}", **({"outcome": o} if o else {})})
+                         + "\n" for q, o in rows))
+    return f
+
+
+# the demo's unanswerable questions are q005 q012 q019 q026 q032 q040
+OUTCOME_ROWS = [("q005", "abstained"), ("q012", "abstained"), ("q019", "abstained"), ("q026", "answered"),
+                ("q032", "refused"), ("q040", None),
+                ("q001", "abstained"), ("q002", "answered"), ("q003", "answered"), ("q004", "answered")]
+
+
+def _rates(store, user=LOCAL_USER, system="rag"):
+    r = nuggets.abstention(store, user, n_boot=300)[system]
+    return {k: v.value for k, v in r.rates.items()}, r
+
+
+def test_outcomes_are_imported_and_an_absent_one_is_unknown_not_answered(demo_store, tmp_path):
+    assert nuggets.import_answers(demo_store, LOCAL_USER, str(_outcome_answers(tmp_path, OUTCOME_ROWS)), "rag") == 10
+    got = {r["query_id"]: (r["outcome"], r["basis"]) for r in nuggets.answer_outcomes(demo_store, LOCAL_USER)}
+    assert got["q005"] == ("abstained", "imported") and got["q032"] == ("refused", "imported")
+    assert got["q040"] == ("unknown", "unmarked")
+    rates, r = _rates(demo_store)
+    # hand-computed: unanswerable scored q005 q012 q019 (declined) q026 (fabricated), q032 refused, q040 unmarked;
+    # answerable q001 declined, q002-q004 answered
+    assert rates["abstention_recall"] == pytest.approx(3 / 4)
+    assert rates["abstention_precision"] == pytest.approx(3 / 4)
+    assert rates["over_refusal_rate"] == pytest.approx(1 / 4)
+    assert (r.refused, r.refused_unanswerable, r.n_unmarked, r.n_unanswerable, r.n_answerable) == (1, 1, 1, 5, 4)
+    assert not r.complete
+
+
+def test_a_bad_outcome_is_refused_with_file_line_field_and_allowed_values(demo_store, tmp_path):
+    nuggets.import_answers(demo_store, LOCAL_USER, str(_outcome_answers(tmp_path, OUTCOME_ROWS)), "rag")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"query_id": "q001", "answer": "x", "outcome": "answered"}) + "\n"
+                   + json.dumps({"query_id": "q002", "answer": "y", "outcome": "declined"}) + "\n"
+                   + json.dumps({"query_id": "q003", "answer": "z", "outcome": None}) + "\n")
+    before = table_snapshot(demo_store)
+    for system, replace in (("rag-b", False), ("rag", True)):
+        with pytest.raises(ValidationError) as e:
+            nuggets.import_answers(demo_store, LOCAL_USER, str(bad), system, replace=replace)
+        assert e.value.problems[0] == (f"{bad} line 2: field 'outcome' must be one of answered, abstained, "
+                                       "refused (or left out when not known), not 'declined'")
+        assert e.value.problems[1].startswith(f"{bad} line 3: field 'outcome'")
+        assert len(e.value.problems) == 2
+        assert table_snapshot(demo_store) == before
+
+
+def test_a_reviewers_mark_is_an_event_and_changes_the_score_other_roles_are_refused(demo_store, tmp_path):
+    from annotator.identity import User
+    from annotator.roles import PermissionDenied, Role
+
+    nuggets.import_answers(demo_store, LOCAL_USER, str(_outcome_answers(tmp_path, OUTCOME_ROWS)), "rag")
+    reviewer = User("rita", "Rita", frozenset({Role.REVIEWER}))
+    lead = User("leo", "Leo", frozenset({Role.LEAD}))
+    for role in (Role.ANNOTATOR, Role.ENGINEER):
+        who = User(f"x-{role.value}", "X", frozenset({role}))
+        before = table_snapshot(demo_store)
+        with pytest.raises(PermissionDenied, match="may not mark the outcome"):
+            nuggets.mark_outcome(demo_store, who, "rag", "q040", "abstained")
+        assert table_snapshot(demo_store) == before
+    # the unmarked answer is marked: it now counts (a fabrication)
+    nuggets.mark_outcome(demo_store, reviewer, "rag", "q040", "answered", note="invents a policy")
+    rates, r = _rates(demo_store, reviewer)
+    assert r.n_unmarked == 0 and r.complete and rates["abstention_recall"] == pytest.approx(3 / 5)
+    # a lead corrects the imported outcome of q001: it answered after all
+    nuggets.mark_outcome(demo_store, lead, "rag", "q001", "answered")
+    rates, _ = _rates(demo_store)
+    assert rates["abstention_precision"] == 1.0 and rates["over_refusal_rate"] == 0.0
+    row = next(x for x in nuggets.answer_outcomes(demo_store, LOCAL_USER) if x["query_id"] == "q001")
+    assert (row["outcome"], row["imported_outcome"], row["basis"], row["marked_by"]) == (
+        "answered", "abstained", "marked", "leo")
+    # nothing overwritten: the import row keeps its outcome, every mark is in the history; undo is an event
+    nuggets.mark_outcome(demo_store, reviewer, "rag", "q001", "withdrawn")
+    assert demo_store.read_one("SELECT outcome FROM answers WHERE system = 'rag' AND query_id = 'q001'")[0] == \
+        "abstained"
+    hist = nuggets.outcome_history(demo_store, LOCAL_USER, "rag", "q001")
+    assert [(h["outcome"], h["actor"]) for h in hist] == [("answered", "leo"), ("withdrawn", "rita")]
+    rates, _ = _rates(demo_store)
+    assert rates["abstention_precision"] == pytest.approx(3 / 4) and rates["over_refusal_rate"] == pytest.approx(1 / 4)
+    with pytest.raises(ValidationError, match="answered, abstained, refused"):
+        nuggets.mark_outcome(demo_store, reviewer, "rag", "q001", "declined")
+    with pytest.raises(NotFoundError):
+        nuggets.mark_outcome(demo_store, reviewer, "rag", "q999", "answered")
+
+
+def test_a_replaced_answer_text_loses_its_outcome_mark(demo_store, tmp_path):
+    f = _outcome_answers(tmp_path, [("q005", None), ("q012", None)])
+    nuggets.import_answers(demo_store, LOCAL_USER, str(f), "rag")
+    nuggets.mark_outcome(demo_store, LOCAL_USER, "rag", "q005", "abstained")
+    nuggets.mark_outcome(demo_store, LOCAL_USER, "rag", "q012", "abstained")
+    f.write_text(json.dumps({"query_id": "q005", "answer": "answer to q005"}) + "\n"
+                 + json.dumps({"query_id": "q012", "answer": "a new text", "outcome": "answered"}) + "\n")
+    nuggets.import_answers(demo_store, LOCAL_USER, str(f), "rag", replace=True)
+    got = {r["query_id"]: (r["outcome"], r["basis"]) for r in nuggets.answer_outcomes(demo_store, LOCAL_USER)}
+    assert got == {"q005": ("abstained", "marked"),  # same text: the mark still describes it
+                   "q012": ("answered", "imported")}  # new text: the old mark is withdrawn
+
+
+def test_abstention_of_one_system_and_an_unknown_system(demo_store, tmp_path):
+    nuggets.import_answers(demo_store, LOCAL_USER, str(_outcome_answers(tmp_path, OUTCOME_ROWS)), "rag")
+    nuggets.import_answers(demo_store, LOCAL_USER, str(_outcome_answers(tmp_path, OUTCOME_ROWS[:2], "b.jsonl")),
+                           "rag-b")
+    assert list(nuggets.abstention(demo_store, LOCAL_USER, n_boot=50)) == ["rag", "rag-b"]
+    only = nuggets.abstention(demo_store, LOCAL_USER, "rag-b", n_boot=50)
+    assert list(only) == ["rag-b"] and only["rag-b"].rates["over_refusal_rate"].value is None
+    with pytest.raises(NotFoundError, match="nope"):
+        nuggets.abstention(demo_store, LOCAL_USER, "nope")
+    table = nuggets.abstention_table(only)
+    assert table.loc[0, "over-refusal rate"] == "undefined"
+    assert table.loc[0, "abstention recall"].startswith("1.00 [1.00, 1.00] (2/2)")
+    assert any("over-refusal rate undefined - no answerable question" in w for w in nuggets.undefined_reasons(only))

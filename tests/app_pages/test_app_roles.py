@@ -33,7 +33,7 @@ PAGES = {
 }
 VISIBLE = {
     "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets"},
-    "reviewer": {"home", "corpus", "queries", "transcripts"},
+    "reviewer": {"home", "corpus", "queries", "transcripts", "nuggets"},  # nuggets: Scores only (outcomes)
     "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "pool",
              "adjudication", "agreement", "calibration"},
     "engineer": {"home", "corpus", "queries", "versions", "power", "pool", "transcripts"},

@@ -184,3 +184,50 @@ def test_the_picker_offers_questions_to_do_first_and_the_bulk_scope_counts_those
     at.selectbox(key="nug_bulk_scope").set_value("lexical").run()
     without = [q for q, stratum, _ in rows if stratum == "lexical" and q not in ("q001", "q002")]
     assert any(c.value.startswith(f"{len(without)} question(s);") for c in at.caption)
+
+
+def _abstention_frame(at):
+    frames = [d.value for d in at.dataframe if "abstention recall" in d.value.columns]
+    assert len(frames) == 1
+    return frames[0].set_index("system")
+
+
+def test_scores_show_abstention_and_a_reviewer_marks_an_outcome(tmp_path):
+    store, admin = _accounts()
+    identity.create_user(store, admin, "rita", ["reviewer"], password=PASSWORD)
+    # demo: q005 q012 q019 q026 q032 q040 are unanswerable
+    rows = [("q005", "abstained"), ("q012", "abstained"), ("q019", "answered"), ("q026", "answered"),
+            ("q032", "refused"), ("q040", None), ("q001", "abstained"), ("q002", "answered")]
+    f = tmp_path / "a.jsonl"
+    f.write_text("".join(json.dumps({"query_id": q, "answer": f"<b>answer</b> to {q}",
+                                     **({"outcome": o} if o else {})}) + "\n" for q, o in rows))
+    nuggets.import_answers(store, admin, str(f), "rag-a")
+
+    at = app_as("annotator")  # sees the table, may not mark
+    at.switch_page("app_pages/nuggets.py").run()
+    at.radio(key="nug_mode").set_value("Scores").run()
+    assert not at.exception
+    table = _abstention_frame(at)
+    assert table.loc["rag-a", "abstention recall"].startswith("0.50 [")  # 2 of q005 q012 q019 q026
+    assert table.loc["rag-a", "abstention recall"].endswith("(2/4)")
+    assert table.loc["rag-a", "abstention precision"].endswith("(2/3)")
+    assert table.loc["rag-a", "over-refusal rate"].endswith("(1/2)")
+    assert (table.loc["rag-a", "refused"], table.loc["rag-a", "unmarked"]) == (1, 1)
+    assert any("Incomplete" in w.value and "rag-a: 1" in plain(w.value) for w in at.warning)
+    assert not [e for e in at.expander if "Mark an answer" in e.label]
+
+    at = app_as("rita")  # a reviewer: the Scores section only, with the marking
+    at.switch_page("app_pages/nuggets.py").run()
+    assert not at.exception
+    assert at.radio(key="nug_mode").options == ["Scores"]
+    ref = nuggets.answer_ref("rag-a", "q040")
+    assert at.selectbox(key="nug_out_pick").value == ref  # the unmarked answer first
+    assert "<b>answer</b> to q040" in [t.value for t in at.text]  # answer text as plain text
+    assert "rag-a" not in at.selectbox(key="nug_out_pick").format_func(ref)  # named by reference, not system
+    at.radio(key=f"nug_out_choice_{ref}").set_value("abstained")
+    next(b for b in at.button if b.label == "Save outcome").click().run()
+    assert not at.exception
+    table = _abstention_frame(at)
+    assert table.loc["rag-a", "abstention recall"].endswith("(3/5)") and table.loc["rag-a", "unmarked"] == 0
+    row = next(r for r in nuggets.answer_outcomes(store, admin) if r["query_id"] == "q040")
+    assert (row["outcome"], row["basis"], row["marked_by"]) == ("abstained", "marked", "rita")

@@ -21,7 +21,7 @@ def test_every_public_scorer_is_exported():
     # nothing public in a scorer module is forgotten (constants and helpers with generic
     # names stay in their modules, as the package docstring says)
     skip = {"split", "group", "by", "over_time", "drift", "distributions", "evidence", "evidence_pairs"}
-    for module in ("agreement", "calibration", "generation", "retrieval", "stats", "tokens", "trec", "golden"):
+    for module in ("abstention", "agreement", "calibration", "generation", "retrieval", "stats", "tokens", "trec", "golden"):
         mod = __import__(f"golden_store.scoring.{module}", fromlist=["x"])
         for name, obj in vars(mod).items():
             if name.startswith("_") or name in skip or not callable(obj) or getattr(obj, "__module__", "") != mod.__name__:
