@@ -28,8 +28,8 @@ def _reference(store, k: int = 10, threshold: float = 0.8) -> dict:
         anyq = pd.concat([judged_any, pd.DataFrame({"query_id": queries, "doc_id": "__none__", "grade": 0})])
         cov = evaluate_trec(anyq, run, ["Judged@10", f"Judged@{k}"] if k != 10 else ["Judged@10"])
         low = sorted(cov.per_query.index[cov.per_query["Judged@10"] < threshold])
-        entry = {"queries": len(queries), "judged_at_10": cov.mean["Judged@10"],
-                 f"judged_at_{k}": cov.mean[f"Judged@{k}"], "queries_below_threshold": len(low),
+        entry = {"queries": len(queries), "graded_at_10": cov.mean["Judged@10"],
+                 f"graded_at_{k}": cov.mean[f"Judged@{k}"], "queries_below_threshold": len(low),
                  "below_threshold": low[:50]}
         if len(grades):
             rel = evaluate_trec(grades, run, ["AP(rel=2)", "Bpref(rel=2)"])
