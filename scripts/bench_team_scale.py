@@ -270,7 +270,7 @@ def child_measure(a: argparse.Namespace) -> dict:
         "per_stratum_units": int(rep.per_stratum["n_units"].sum()) if len(rep.per_stratum) else 0,
         "per_round_units": int(rep.per_round["n_units"].sum()) if len(rep.per_round) else 0,
         "weeks": len(rep.over_time),
-        "pool_judged_at_10": {s: round(v["graded_at_10"], 10) for s, v in results["pool"]["runs"].items()},
+        "pool_judged_at_10": {s: round(_graded(v, "10"), 10) for s, v in results["pool"]["runs"].items()},
         "pool_ap": {s: round(v.get("ap", 0.0), 10) for s, v in results["pool"]["runs"].items()},
         "adjudication": list(results["adjudication"]),
     }
@@ -572,6 +572,12 @@ def child_pool_generate(a: argparse.Namespace) -> dict:
             "file_mib": round(Path(a.out).stat().st_size / 2 ** 20, 1)}
 
 
+def _graded(figures: dict, k: str) -> float:
+    """The pool's graded@k from either code: the baseline commit may predate the figure's rename
+    (issue 25: `judged_at_*` became `graded_at_*`), and both codes must be read the same way."""
+    return figures[f"graded_at_{k}"] if f"graded_at_{k}" in figures else figures[f"judged_at_{k}"]
+
+
 def child_pool_build(a: argparse.Namespace) -> dict:
     from benchlib import _maxrss_kib, _status_kib, mib
     from golden_store import runs
@@ -584,7 +590,7 @@ def child_pool_build(a: argparse.Namespace) -> dict:
     took = time.perf_counter() - t
     store.close()
     return {"build_s": round(took, 2), "peak_mib": mib(_maxrss_kib()), "rss_before_mib": before,
-            "report": {**rep.as_dict(), "per_run": {k: {"graded_at_k": round(v["graded_at_k"], 10), "k": v["k"]}
+            "report": {**rep.as_dict(), "per_run": {k: {"graded_at_k": round(_graded(v, "k"), 10), "k": v["k"]}
                                                     for k, v in rep.per_run.items()}}}
 
 
