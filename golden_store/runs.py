@@ -26,7 +26,7 @@ import pandas as pd
 
 from golden_store import textin
 from golden_store.errors import NotFoundError, OptionRequiredError, ValidationError
-from golden_store.jsonl import iter_objects
+from golden_store.passage_runs import SKIP_ADVICE, read_passages
 from golden_store.resolver import CorpusIndex, IndexedResolver, SpanResolver
 from golden_store.scoring.trec import _line_number, read_run
 from golden_store.store import Store, utcnow
@@ -34,7 +34,6 @@ from golden_store.system_names import check_system_name
 from golden_store.textin import shown
 
 FORMATS = ("trec", "jsonl")
-_MAX_PROBLEMS = 50
 
 
 @dataclass
@@ -47,9 +46,6 @@ class ParsedRun:
     unplaced: list[str] = field(default_factory=list)
     skipped_lines: int = 0  # results left out for unknown query ids (skip_unknown)
     skipped_queries: list[str] = field(default_factory=list)
-
-
-SKIP_ADVICE = "Pass --skip-unknown to import the rest and leave those results out."
 
 
 def detect_format(name: str, data: bytes) -> str:
@@ -158,70 +154,11 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str | None,
                              "match_kind": "document"})
         return ParsedRun(system, fmt, Path(label).name, sha, rows.reset_index(drop=True),
                          skipped_lines=skipped_lines, skipped_queries=skipped_q)
-    # JSONL passage run. First pass: everything but placing passages (cheap, streaming).
-    items = []
-    skipped: dict[str, int] = {}
-    unknown_lines = 0
-    for lineno, obj in iter_objects(label, text, problems):
-        where = f"{label} line {lineno}"
-        qid, doc, passage = obj.get("query_id"), obj.get("doc_id"), obj.get("text")
-        score, rank = obj.get("score"), obj.get("rank")
-        if isinstance(qid, str) and qid not in queries and skip_unknown:
-            skipped[qid] = skipped.get(qid, 0) + 1
-        elif not isinstance(qid, str) or qid not in queries:
-            problems.append(f"{where}: unknown query id {shown(qid)}")
-            unknown_lines += isinstance(qid, str)
-        elif not isinstance(doc, str) or doc not in docs:
-            problems.append(f"{where}: unknown doc id {shown(doc)}")
-        elif not isinstance(passage, str) or not passage.strip():
-            problems.append(f"{where}: field 'text' is missing or empty")
-        elif score is not None and not textin.finite(score):
-            problems.append(f"{where}: 'score' must be a finite number, got {shown(score)}")
-        elif rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
-            problems.append(f"{where}: 'rank' must be a positive integer, got {shown(rank)}")
-        elif score is None and rank is None:
-            problems.append(f"{where}: give a numeric 'score' or an integer 'rank'")
-        else:
-            items.append((lineno, qid, doc, passage, score, rank))
-    if not items and not problems:
-        problems.append(f"{label}: every result names a query id the store does not know ({len(skipped)} of them); "
-                        "nothing to import." if skipped else
-                        f"{label}: the file has no results (a run needs at least one line)")
-    if problems:
-        reason = f"Run import refused: {len(problems)} problem(s); nothing was imported."
-        if unknown_lines == len(problems):  # only unknown query ids: skipping them would let it through
-            raise OptionRequiredError(reason, option="--skip-unknown", advice=SKIP_ADVICE,
-                                      problems=problems[:_MAX_PROBLEMS])
-        raise ValidationError(reason, problems[:_MAX_PROBLEMS])
-    if index is None:
-        raise ValidationError("A passage run needs the corpus index.")
-    # Second pass: place each passage on its document.
-    resolver = index if isinstance(index, IndexedResolver) else SpanResolver(index)
-    out = []
-    for i, (lineno, qid, doc, passage, score, rank) in enumerate(items):
-        if progress and i % 200 == 0:
-            progress(i, len(items))
-        res = resolver.resolve(passage, doc_id=doc)
-        if not res.located:
-            problems.append(f"{label} line {lineno}: the passage could not be placed in {shown(doc)} ({res.status}); "
-                            f"is it from another version of the document?")
-            continue
-        b = res.best
-        out.append((qid, rank, float(score) if score is not None else None, doc, b.start, b.end, res.status,
-                    lineno))
-    if progress:
-        progress(len(items), len(items))
-    if problems:
-        raise ValidationError(f"Run import refused: {len(problems)} problem(s); nothing was imported.",
-                              problems[:_MAX_PROBLEMS])
-    df = pd.DataFrame(out, columns=["query_id", "rank", "score", "doc_id", "start", "end", "match_kind", "_line"])
-    if df["rank"].notna().all():
-        df = df.sort_values(["query_id", "rank"], kind="stable")
-    else:
-        df = df.sort_values(["query_id", "score", "_line"], ascending=[True, False, True], kind="stable")
-    df["rank"] = df.groupby("query_id").cumcount() + 1
-    return ParsedRun(system, fmt, Path(label).name, sha, df.drop(columns="_line").reset_index(drop=True),
-                     skipped_lines=sum(skipped.values()), skipped_queries=sorted(skipped))
+    # JSONL passage run: the one reader and placer (golden_store.passage_runs), shared with scoring
+    resolver = None if index is None else index if isinstance(index, IndexedResolver) else SpanResolver(index)
+    got = read_passages(label, text, queries, docs, lambda: resolver, progress=progress, skip_unknown=skip_unknown)
+    return ParsedRun(system, fmt, Path(label).name, sha, got.rows, skipped_lines=got.skipped_lines,
+                     skipped_queries=got.skipped_queries)
 
 
 def store_run(store: Store, run: ParsedRun, *, actor: str, replace: bool = False) -> int:
