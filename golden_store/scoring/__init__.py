@@ -34,11 +34,11 @@ def _export(module: str, *names: str) -> None:
 
 
 _export("abstention", "AbstentionReport", "Rate", "abstention_report")
-_export("agreement", "Kappa", "PairAgreement", "KAPPA_BAR_BINARY", "KAPPA_BAR_GRADED", "cohens_kappa",
+_export("agreement", "Kappa", "PairAgreement", "ALPHA_BAR_ORDINAL", "KAPPA_BAR_BINARY", "KAPPA_BAR_GRADED", "cohens_kappa",
         "confusion", "grade_matrix", "kappa_bootstrap_ci", "kappa_bootstrap_ci_counts", "kappa_from_confusion",
         "krippendorff_alpha", "krippendorff_alpha_counts", "pairs_from_cells", "pairwise", "pairwise_long",
         "per_class", "per_class_from_confusion", "pooled", "raw_agreement", "reading", "span_overlap", "spans_agree")
-_export("agreement_report", "EvidenceAgreement", "GroupAgreement", "clears_bar")
+_export("agreement_report", "AgreementBar", "BarCheck", "EvidenceAgreement", "GroupAgreement", "clears_bar")
 _export("calibration", "FAIL", "INSUFFICIENT", "IsotonicMap", "KAPPA_GATE", "PASS", "band_decisions",
         "cascade_report", "fit_isotonic", "judge_report", "length_bias", "pick_band", "position_bias", "reliability")
 _export("compare", "compare_runs", "format_comparison")
@@ -51,7 +51,7 @@ _export("impl_sha", "metric_impl_sha", "scorer_sources")
 _export("measures", "REGISTRY", "Measure", "MeasureDef", "parse_measure", "parse_measures", "parse_trec_eval")
 _export("retrieval", "average_precision", "bpref", "judged_at_k", "ndcg_at_k", "precision_at_k", "recall_at_k",
         "reciprocal_rank", "success_at_k")
-_export("stats", "BootstrapResult", "benjamini_hochberg", "bootstrap_ci", "gate", "mde_paired", "n_for_mde",
+_export("stats", "BootstrapResult", "adjust_pvalues", "benjamini_hochberg", "bootstrap_ci", "gate", "mde_paired", "n_for_mde",
         "paired_bootstrap")
 _export("tokens", "Chunking", "DocTokens", "chunking_report", "precision_omega", "retrieve_at_budget",
         "token_metrics", "version_chunking_report")
@@ -78,7 +78,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and editors; never executed
     from golden_store.scoring.agreement import *  # noqa: F401,F403
-    from golden_store.scoring.agreement_report import EvidenceAgreement, GroupAgreement, clears_bar  # noqa: F401
+    from golden_store.scoring.agreement_report import (  # noqa: F401
+        AgreementBar, BarCheck, EvidenceAgreement, GroupAgreement, clears_bar)
     from golden_store.scoring.calibration import *  # noqa: F401,F403
     from golden_store.scoring.compare import compare_runs, format_comparison  # noqa: F401
     from golden_store.scoring.cost import eval_run_cost  # noqa: F401

@@ -124,3 +124,23 @@ def benjamini_hochberg(pvalues, q: float = 0.05) -> tuple[list[bool], list[float
     out = np.empty(m)
     out[order] = adjusted
     return [bool(x <= q) for x in out], [float(x) for x in out]
+
+
+CORRECTIONS = ("bh", "bonferroni", "none")
+
+
+def adjust_pvalues(pvalues, method: str = "bh") -> list[float]:
+    """Adjusted p-values of m simultaneous tests (METHODOLOGY §13.3): ``bh`` Benjamini-Hochberg
+    (false-discovery rate; the step-up adjustment, as statsmodels' ``fdr_bh`` and scipy's
+    ``false_discovery_control``), ``bonferroni`` (family-wise error: min(1, p * m)) or ``none``
+    (p unchanged). A test is significant after correction when its adjusted p <= alpha."""
+    p = np.asarray(pvalues, dtype=float)
+    if p.ndim != 1 or np.isnan(p).any() or (p < 0).any() or (p > 1).any():
+        raise ValueError("p-values must be a flat list of numbers in [0, 1]")
+    if method == "bh":
+        return benjamini_hochberg(p)[1]
+    if method == "bonferroni":
+        return [float(x) for x in np.minimum(p * p.size, 1.0)]
+    if method == "none":
+        return [float(x) for x in p]
+    raise ValueError(f"unknown correction {method!r}; use one of {', '.join(CORRECTIONS)}")

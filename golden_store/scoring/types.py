@@ -8,7 +8,7 @@ Typing only: importing this module costs nothing but ``typing``.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class ClassFigures(TypedDict):
@@ -156,9 +156,14 @@ class ChunkingRow(TypedDict):
 class Comparison(TypedDict):
     """:func:`~golden_store.scoring.compare.compare_runs`: per metric, the gate verdict and
     :meth:`BootstrapResult.as_dict` figures, plus ``only_in_a`` / ``only_in_b`` and
-    ``strata`` (stratum -> the same figures)."""
+    ``strata`` (stratum -> the same figures), and with cohorts ``cohorts`` (cohort -> the same
+    figures and its ``strata``). Every verdict also carries ``p_adj`` (its p after the
+    correction) and ``significant``; ``correction`` says which correction over how many
+    comparisons (method, name, alpha, comparisons); ``cohort_by`` names the cohorts."""
 
     metrics: dict[str, dict[str, Any]]
     min_meaningful: float
     n_boot: int
     seed: int
+    correction: dict[str, Any]
+    cohort_by: NotRequired[str]
