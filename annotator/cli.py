@@ -352,9 +352,18 @@ def cmd_score(args: argparse.Namespace) -> int:
         from golden_store.versions import load_version
 
         gs = load_version(args.version, _vdir(args))
-        res = evaluate(gs, read_run(args.run), args.measure)
+        if _run_format(args) == "jsonl":  # passages: chunk labels derived from the version's spans (hit rule)
+            res = evaluate(gs, _passage_run(gs, args.run), args.measure, hit_rule=args.hit_rule)
+        elif args.hit_rule:
+            raise GoldenError("--hit-rule applies to a passage run (JSONL); a TREC run names whole documents.")
+        else:
+            res = evaluate(gs, read_run(args.run), args.measure)
     else:
         from golden_store.scoring.health import judged_health
+
+        if _run_format(args) == "jsonl" or args.hit_rule:
+            raise GoldenError("A passage run (JSONL) is scored against a frozen version: --version NAME (its "
+                              "passages get labels from the version's spans through the hit rule).")
 
         res = evaluate_trec(args.qrels, args.run, args.measure, rel=args.level, **trec_opts)
         res.judged = judged_health(args.qrels, args.run, max_docs=args.max_docs)
@@ -376,8 +385,125 @@ def cmd_score(args: argparse.Namespace) -> int:
         ci = f"  [{res.ci95[m][0]:.4f}, {res.ci95[m][1]:.4f}]" if m in res.ci95 else ""
         print(f"{m}\tall\t{res.mean[m]:.4f}{ci}")
     print(f"# {res.n_queries} queries; {res.definitions['_queries']}", file=sys.stderr)
+    if res.definitions.get("hit_rule"):
+        print(f"# passage run: hit rule {res.definitions['hit_rule']} ({_HIT_RULE_NOTE})", file=sys.stderr)
     _print_scoring_notes(res)
     return 0
+
+
+# ---- passage runs (JSONL) and the chunking report card ---------------------------------------
+
+_HIT_RULE_NOTE = ("a passage's grade for a question is the highest grade among the version's labeled spans it "
+                  "hits: evidence spans grade 3, judged passages their grade")
+
+
+def _run_format(args: argparse.Namespace, path: str | None = None) -> str:
+    """``--format`` when given, else jsonl for a .jsonl file, else trec."""
+    fmt = getattr(args, "format", None)
+    if fmt:
+        return fmt
+    return "jsonl" if str(path or args.run).lower().endswith(".jsonl") else "trec"
+
+
+def _passage_run(gs: Any, path: str, *, purpose: str = "scored") -> Any:
+    """A JSONL passage run read and placed against the frozen version (the reader `golden
+    runs import` uses), as the passage frame scoring takes: ranked by the run's rank."""
+    from golden_store.passage_runs import read_version_passages
+
+    got = read_version_passages(gs, path, purpose=purpose)
+    if got.skipped_lines:
+        some = ", ".join(got.skipped_queries[:5]) + (" ..." if len(got.skipped_queries) > 5 else "")
+        print(f"# {path}: {got.skipped_lines} line(s) for {len(got.skipped_queries)} query id(s) not in "
+              f"{gs.name} left out: {some}", file=sys.stderr)
+    rows = got.rows
+    return rows.assign(score=-rows["rank"].astype(float))[["query_id", "doc_id", "start", "end", "score"]]
+
+
+_CHUNKING_DEFINITIONS = {
+    "budget": "passages are taken in rank order until the next one would overflow the budget (k floats, METHODOLOGY "
+              "§5.1): a chunker with larger chunks gets fewer of them",
+    "recall": "|E ∩ R| / |E|: share of the question's evidence-span tokens (E) among the tokens taken (R)",
+    "precision": "|E ∩ R| / |R|, R counted with repeats (overlapping passages pay for the same token twice)",
+    "precision_omega": "the precision had every passage of the run holding an evidence token been taken (the "
+                       "chunking's ceiling, §5.2), over the chunks the run shows (any question, any rank)",
+    "iou": "|E ∩ R| / |E ∪ R| (Chroma's formulation, §5.2)",
+    "k": "passages taken within the budget", "tokens": "tokens taken (with repeats)",
+    "omega_coverage": "share of evidence tokens inside some chunk of the run: below 1, Precision_Ω is over a "
+                      "partial chunking (list deeper rankings to see every chunk)",
+    "queries": "answerable questions with evidence spans; one with no passage in the run scores 0 and counts; "
+               "unanswerable questions and questions without evidence spans are left out",
+    "sd": "population standard deviation over questions (np.std, as Chroma's code)",
+}
+
+
+def cmd_chunking(args: argparse.Namespace) -> int:
+    """The §5.4 report card of each chunker's passage run at a fixed token budget."""
+    _numpy_for_scoring()
+    from golden_store.scoring.chunking import TOKENIZER, budget_card
+    from golden_store.scoring.golden import unanswerable_ids
+    from golden_store.versions import load_version
+
+    if args.budget < 1:
+        raise GoldenError(f"--budget must be a positive number of tokens, got {args.budget}.")
+    gs = load_version(args.version, _vdir(args))
+    docs = dict(zip(gs.documents["doc_id"], gs.documents["raw_text"]))
+    negatives = unanswerable_ids(gs)
+    sp = gs.spans
+    excerpts = [(q, d, int(s), int(e)) for q, d, s, e in zip(sp["query_id"], sp["doc_id"], sp["start"], sp["end"])
+                if q not in negatives]
+    with_spans = {q for q, *_ in excerpts}
+    names = [Path(r).stem for r in args.runs]
+    names = names if len(set(names)) == len(names) else list(args.runs)
+    cards = {}
+    for name, path in zip(names, args.runs):
+        if _run_format(args, path) != "jsonl":
+            raise GoldenError(f"{path}: golden chunking reads JSONL passage runs (a .jsonl file, or --format jsonl).")
+        rows = _passage_run(gs, path, purpose="reported")
+        run: dict[str, list[tuple[str, int, int]]] = {}
+        for r in rows.itertuples(index=False):
+            run.setdefault(r.query_id, []).append((r.doc_id, int(r.start), int(r.end)))
+        card = budget_card(docs, excerpts, run, args.budget)
+        card["not_scored"] = {"unanswerable": sorted(set(run) & negatives),
+                              "no_evidence_spans": sorted(set(run) - with_spans - negatives)}
+        if not args.per_query:
+            card.pop("per_query")
+        cards[name] = card
+    if args.json:
+        _print_json({"dataset_version": gs.manifest.get("dataset_version"), "budget_tokens": args.budget,
+                     "tokenizer": TOKENIZER, "definitions": _CHUNKING_DEFINITIONS, "runs": cards})
+        return 0
+    print(f"Chunking report card on {gs.name}, budget {args.budget} tokens (mean ± SD over questions)")
+    head = ("run", "recall", "precision", "Precision_Ω", "IoU", "k", "tokens", "chunks", "chunk tok", "Ω cover")
+    width = max(len(head[0]), *(len(n) for n in cards))
+    print(f"{head[0]:<{width}}  " + "  ".join(f"{h:>13}" for h in head[1:5]) + "  "
+          + "  ".join(f"{h:>9}" for h in head[5:]))
+    for name, c in cards.items():
+        f = c["figures"]
+        ms = [f"{f[k]['mean']:.3f} ± {f[k]['sd']:.3f}" for k in ("recall", "precision", "precision_omega", "iou")]
+        tail = [f"{f['k']['mean']:.2f}", f"{f['tokens']['mean']:.1f}", str(c["chunks"]), f"{c['mean_chunk_tokens']:.1f}",
+                f"{c['omega_coverage']:.3f}"]
+        print(f"{name:<{width}}  " + "  ".join(f"{m:>13}" for m in ms) + "  " + "  ".join(f"{t:>9}" for t in tail))
+        if args.per_query:
+            for q in c["per_query"]:
+                print(f"  {q['query_id']}\trecall {q['recall']:.3f}\tprecision {q['precision']:.3f}\t"
+                      f"Precision_Ω {q['precision_omega']:.3f}\tIoU {q['iou']:.3f}\tk {q['k']}\ttokens {q['tokens']}")
+    print(f"# tokens: {TOKENIZER}; a passage costs the tokens it overlaps", file=sys.stderr)
+    for key in ("budget", "queries", "precision", "precision_omega", "sd"):
+        print(f"# {key}: {_CHUNKING_DEFINITIONS[key]}", file=sys.stderr)
+    for name, c in cards.items():
+        notes = [f"{c['n_queries']} question(s) scored"]
+        if c["missing"]:
+            notes.append(f"{len(c['missing'])} with no passage in the run (scored 0)")
+        if c["first_over_budget"]:
+            notes.append(f"{len(c['first_over_budget'])} whose first passage alone exceeds the budget (k = 0)")
+        for why, qids in c["not_scored"].items():
+            if qids:
+                notes.append(f"{len(qids)} {why.replace('_', ' ')} question(s) of the run left out")
+        if c["omega_coverage"] < 1:
+            notes.append(f"Ω coverage {c['omega_coverage']:.3f}: Precision_Ω is over the chunks the run shows")
+        print(f"# {name}: " + "; ".join(notes), file=sys.stderr)
+    return 0
+
 
 
 def _print_scoring_notes(res: Any) -> None:
@@ -965,7 +1091,14 @@ def build_parser() -> argparse.ArgumentParser:
     sc = add("score", cmd_score, "score a TREC run against qrels or a frozen version")
     sc.add_argument("--qrels", help="TREC qrels file (qid 0 docid grade)")
     sc.add_argument("--version", help="a frozen version (its derived qrels)")
-    sc.add_argument("--run", required=True, help="TREC run file (qid Q0 docid rank score tag)")
+    sc.add_argument("--run", required=True, help="TREC run file (qid Q0 docid rank score tag), or a JSONL passage "
+                                                 "run (needs --version): query_id, rank or score, doc_id, and start/end "
+                                                 "offsets or the passage text")
+    sc.add_argument("--format", choices=["trec", "jsonl"],
+                    help="the run's format (default: jsonl for a .jsonl file, else trec)")
+    sc.add_argument("--hit-rule", default=None,
+                    help="passage runs: when a passage hits a labeled span (any_overlap, min_overlap(0.5), "
+                         "contains_span; default the version's)")
     sc.add_argument("-m", "--measure", action="append", required=True,
                     help="ir_measures name (nDCG@10, AP, RR@10, P@5, R@100, Bpref, Judged@10, Rprec, SetF, IPrec@0.1, "
                          "infAP, ERR@10, RBP(p=0.8), ...) or trec_eval name (map, P.5,10, ndcg_cut_10, all_trec); "
@@ -983,6 +1116,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="store the per-query scores in eval_results as this evaluation (needs --version)")
     sc.add_argument("--system", help="system name to record with the evaluation")
     sc.add_argument("--config-sha", help="hash of the pipeline config to record with the evaluation")
+    ck = add("chunking", cmd_chunking, "the chunking report card (METHODOLOGY 5.4) of chunkers' JSONL passage runs "
+                                       "at a fixed token budget: recall, precision, Precision_Omega, IoU, mean +- SD")
+    ck.add_argument("runs", nargs="+", metavar="RUN", help="JSONL passage run, one per chunker")
+    ck.add_argument("--version", required=True, help="a frozen version (its evidence spans are the excerpts)")
+    ck.add_argument("--budget", type=int, required=True, metavar="N",
+                    help="tokens each question may take; passages in rank order until the next would overflow it")
+    ck.add_argument("--format", choices=["jsonl"], help="read every RUN as JSONL (default: told by .jsonl)")
+    ck.add_argument("--per-query", action="store_true", help="also print each question's figures")
     cp = add("compare", cmd_compare, "paired comparison of two recorded evaluations, per stratum, with the gate "
                                      "verdict (exit 1 on FAIL)")
     cp.add_argument("a", help="baseline evaluation id")

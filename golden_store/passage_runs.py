@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -38,7 +39,7 @@ class PassageRows:
     """The placed passages, ranked per query (``rank`` 1, 2, ... in the run's order: by
     ``rank`` when every line gives one, else by score descending, ties in file order), and
     what was left out for unknown query ids."""
-    rows: pd.DataFrame  # COLUMNS; match_kind: offsets, exact or fuzzy
+    rows: pd.DataFrame  # COLUMNS and the file's line; match_kind: offsets, exact or fuzzy
     skipped_lines: int = 0
     skipped_queries: list[str] = field(default_factory=list)
 
@@ -155,4 +156,44 @@ def read_passages(label: str, text: str, queries: Container[str], doc_lengths: M
     else:
         df = df.sort_values(["query_id", "score", "_line"], ascending=[True, False, True], kind="stable")
     df["rank"] = df.groupby("query_id").cumcount() + 1
-    return PassageRows(df.drop(columns="_line").reset_index(drop=True), sum(skipped.values()), sorted(skipped))
+    return PassageRows(df.rename(columns={"_line": "line"}).reset_index(drop=True), sum(skipped.values()),
+                       sorted(skipped))
+
+
+def read_version_passages(version: Any, path: str | Path, *, purpose: str = "scored") -> PassageRows:
+    """A JSONL passage run read against a frozen version (``golden score``, ``golden
+    chunking``): offsets and placed texts are in the version's document texts (the ones its
+    spans index). Lines for query ids the version does not have are left out and counted
+    (a run may cover more questions than the golden set); a passage repeated for a query is
+    refused, as trec_eval refuses duplicate documents."""
+    p = Path(path)
+    label = str(p)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ValidationError(f"{label}: no such file.") from None
+    except IsADirectoryError:
+        raise ValidationError(f"{label}: is a folder, not a file.") from None
+    except OSError as exc:
+        raise ValidationError(f"{label}: cannot be read ({exc.strerror or exc.__class__.__name__}).") from None
+    text = textin.decode(label, data)
+    docs = version.documents
+    raw = dict(zip(docs["doc_id"], docs["raw_text"]))
+
+    def resolver():
+        from golden_store.resolver import CorpusIndex, SpanResolver
+
+        return SpanResolver(CorpusIndex(dict(zip(docs["doc_id"], docs["canonical_text"])), raw.__getitem__))
+
+    got = read_passages(label, text, set(version.query_ids), {d: len(t) for d, t in raw.items()}, resolver,
+                        raw_of=raw.__getitem__, skip_unknown=True, refused="Passage run refused",
+                        nothing=f"nothing was {purpose}", knower="the version")
+    rows = got.rows
+    dup = rows.duplicated(["query_id", "doc_id", "start", "end"])
+    if dup.any():
+        problems = [f"{label} line {r.line}: {shown(r.doc_id)} [{r.start}, {r.end}) repeats a passage given for "
+                    f"{shown(r.query_id)} on an earlier line; list each passage once per query"
+                    for r in rows[dup].sort_values("line").itertuples()]
+        raise ValidationError(f"Passage run refused: {len(problems)} problem(s); nothing was {purpose}.",
+                              problems[:MAX_PROBLEMS])
+    return got
