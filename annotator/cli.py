@@ -520,6 +520,7 @@ def _print_scoring_notes(res: Any) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from golden_store.results import evaluation_frame
+    from annotator.compare_scope import scope_options
     from golden_store.scoring.compare import compare_runs, format_comparison
 
     store = _store(args)
@@ -529,8 +530,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         notes.append("the evaluations were scored on different dataset versions; only shared queries are paired")
     if set(a["metric_impl_sha"]) != set(b["metric_impl_sha"]):
         notes.append("the metric implementation changed between the evaluations: re-baseline before trusting a delta")
-    c = compare_runs(a, b, metrics=args.measure, min_meaningful=args.min_meaningful)
+    options, scope = scope_options(store, args.a, args.b, versions_dir=_vdir(args), held_out_only=args.held_out_only,
+                                   tier=args.tier, by=args.by, since=args.since)
+    c = compare_runs(a, b, metrics=args.measure, min_meaningful=args.min_meaningful, correction=args.correction,
+                     **options)
     c["notes"] = notes
+    if scope:
+        c["scope"] = scope
     if args.json:
         _print_json(c)
     else:
@@ -1130,6 +1136,17 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("b", help="candidate evaluation id")
     cp.add_argument("-m", "--measure", action="append", help="only these metrics")
     cp.add_argument("--min-meaningful", type=float, default=0.02)
+    cp.add_argument("--correction", choices=["bh", "bonferroni", "none"], default="bh",
+                    help="multiple-comparison correction over every verdict (metric x overall, each stratum, each "
+                         "cohort): bh Benjamini-Hochberg (default), bonferroni, none")
+    cp.add_argument("--held-out-only", action="store_true",
+                    help="pair only the questions held out in the evaluations' frozen version (confirm a winner)")
+    cp.add_argument("--by", choices=["source", "date"],
+                    help="also compare per cohort: the question's source, or its creation month")
+    cp.add_argument("--since", metavar="YYYY-MM-DD",
+                    help="date cohorts: questions created before this date vs since it (implies --by date)")
+    cp.add_argument("--tier", choices=["smoke", "regression", "release"],
+                    help="pair only the questions of this tier (as the frozen version records it)")
     rs = sub.add_parser("results", help="evaluation results").add_subparsers(dest="results_cmd", required=True,
                                                                             metavar="CMD")
     rx = add("export", cmd_results_export, "export eval_results to Parquet", rs)

@@ -4,7 +4,7 @@ verdict it gives (§13.3). Pure: takes per-query frames, returns plain data."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -30,7 +30,8 @@ def _verdict(r: dict, *, correction: str, alpha: float, min_meaningful: float) -
 def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, metrics: list[str] | None = None,
                  min_meaningful: float = 0.02, n_boot: int = 10_000, seed: int = 0,
                  correction: str = "bh", alpha: float = 0.05,
-                 cohorts: Mapping[str, str] | pd.Series | None = None, cohort_by: str | None = None) -> Comparison:
+                 cohorts: Mapping[str, str] | pd.Series | None = None, cohort_by: str | None = None,
+                 query_ids: Iterable[str] | None = None) -> Comparison:
     """``a``/``b``: long frames (query_id, stratum, metric, value) of the baseline and the
     candidate. Only queries scored in both runs are compared (paired); how many were left
     out is reported.
@@ -39,10 +40,13 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, metrics: list[str] | None 
     query_id -> cohort label, also each cohort overall and each stratum within it) is one
     comparison; the p-values (paired bootstrap, two-sided) of all of them are adjusted
     together by ``correction`` (``bh``, ``bonferroni`` or ``none``) and a regression fails
-    the gate only when it is significant after it. Restricting the queries (held-out only, a
-    tier) is the caller's: pass frames with those rows only."""
+    the gate only when it is significant after it. ``query_ids``: pair only these queries (the
+    held-out slice, a tier); the caller says which and why."""
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
+    if query_ids is not None:
+        keep = set(query_ids)
+        a, b = a[a["query_id"].isin(keep)], b[b["query_id"].isin(keep)]
     common_metrics = sorted(set(a["metric"]) & set(b["metric"]))
     metrics = [m for m in (metrics or common_metrics) if m in common_metrics]
     cohort_of = pd.Series(cohorts, dtype=object) if cohorts is not None else None
