@@ -519,29 +519,23 @@ def _print_scoring_notes(res: Any) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from golden_store.results import evaluation_frame
+    from annotator import evaluations
     from annotator.compare_scope import scope_options
-    from golden_store.scoring.compare import compare_runs, format_comparison
+    from golden_store.scoring.compare import format_comparison
 
     store = _store(args)
-    a, b = evaluation_frame(store, args.a), evaluation_frame(store, args.b)
-    notes = []
-    if set(a["dataset_version"]) != set(b["dataset_version"]):
-        notes.append("the evaluations were scored on different dataset versions; only shared queries are paired")
-    if set(a["metric_impl_sha"]) != set(b["metric_impl_sha"]):
-        notes.append("the metric implementation changed between the evaluations: re-baseline before trusting a delta")
     options, scope = scope_options(store, args.a, args.b, versions_dir=_vdir(args), held_out_only=args.held_out_only,
                                    tier=args.tier, by=args.by, since=args.since)
-    c = compare_runs(a, b, metrics=args.measure, min_meaningful=args.min_meaningful, correction=args.correction,
-                     **options)
-    c["notes"] = notes
+    # the Results page's function: the same verdict, interval and notes (re-baseline, judged@10)
+    c = evaluations.compare(store, identity.cli_user(), args.a, args.b, metrics=args.measure,
+                            min_meaningful=args.min_meaningful, correction=args.correction, **options)
     if scope:
-        c["scope"] = scope
+        c["scope"] = scope  # type: ignore[typeddict-unknown-key]
     if args.json:
         _print_json(c)
     else:
         print(format_comparison(c, args.a, args.b))
-        for n in notes:
+        for n in c["notes"]:
             print(f"warning: {n}", file=sys.stderr)
     verdicts = [e["verdict"] for e in c["metrics"].values()]
     return 1 if "FAIL" in verdicts else 0

@@ -23,6 +23,8 @@ class Permission(str, Enum):
     IMPORT_CORPUS = "import documents into the corpus"
     LOAD_DEMO = "load the demo project"
     VIEW_VERSIONS = "see, verify and diff frozen versions"
+    # recorded evaluations (eval_results) and their paired comparison with the gate verdict
+    VIEW_RESULTS = "see and compare recorded evaluations"
     FREEZE = "freeze a version"
     EXPORT = "export a version"
     LABEL = "author evidence, grades and nuggets"
@@ -45,12 +47,12 @@ ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
     Role.LEAD: frozenset({
         Permission.VIEW_STORE, Permission.LABEL, Permission.ADJUDICATE, Permission.EDIT_RUBRIC,
         Permission.RUN_ROUNDS, Permission.CALIBRATE_JUDGE, Permission.EDIT_QUERIES, Permission.MANAGE_STRATA,
-        Permission.VIEW_VERSIONS, Permission.RETIRE_RUNS, Permission.MARK_OUTCOMES,
+        Permission.VIEW_VERSIONS, Permission.VIEW_RESULTS, Permission.RETIRE_RUNS, Permission.MARK_OUTCOMES,
     }),
     Role.ENGINEER: frozenset({
         Permission.VIEW_STORE, Permission.EDIT_QUERIES, Permission.IMPORT_CORPUS,
         Permission.LOAD_DEMO, Permission.VIEW_VERSIONS, Permission.FREEZE, Permission.EXPORT,
-        Permission.IMPORT_RUNS, Permission.RETIRE_RUNS,
+        Permission.IMPORT_RUNS, Permission.RETIRE_RUNS, Permission.VIEW_RESULTS,
     }),
     Role.REVIEWER: frozenset({Permission.VIEW_STORE, Permission.REVIEW, Permission.MARK_OUTCOMES}),
     Role.ADMIN: frozenset(Permission),

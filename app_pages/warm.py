@@ -39,7 +39,7 @@ MODULES = (
     "streamlit.emojis", "pandas.io.formats.style", "annotator.overview", "annotator.versioning", "annotator.judging",
     "annotator.evidence_authoring", "annotator.nuggets", "annotator.agreement", "annotator.adjudication",
     "annotator.rounds", "annotator.runs_import", "annotator.power", "annotator.calibration", "annotator.transcripts",
-    "annotator.query_editing", "annotator.corpus_import",
+    "annotator.query_editing", "annotator.corpus_import", "annotator.evaluations",
 )
 
 _started = False

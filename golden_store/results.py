@@ -69,6 +69,29 @@ def evaluation_frame(store: Store, evaluation_id: str) -> pd.DataFrame:
     return df
 
 
+def evaluation_summaries(store: Store) -> pd.DataFrame:
+    """One row per recorded evaluation, newest first: provenance, size, and the judged@k health
+    of its rows (METHODOLOGY §3.6): ``judged_fraction`` the mean over the rows that carry one,
+    NULL when none does (recorded before the column was filled); ``judged_rows`` of ``n_rows``."""
+    return store.df(
+        "SELECT evaluation_id, min(ts) AS ts, any_value(system) AS system, any_value(dataset_version) AS dataset_version,"
+        " string_agg(DISTINCT metric_impl_sha, ', ' ORDER BY metric_impl_sha) AS metric_impl_sha,"
+        " count(DISTINCT query_id) AS queries, count(DISTINCT trial) AS trials,"
+        " avg(judged_fraction) AS judged_fraction, count(judged_fraction) AS judged_rows, count(*) AS n_rows"
+        " FROM eval_results GROUP BY evaluation_id ORDER BY ts DESC, evaluation_id"
+    )
+
+
+def evaluation_means(store: Store) -> pd.DataFrame:
+    """Mean per (evaluation, metric): each query's mean over trials, then the mean over queries."""
+    return store.df(
+        "SELECT evaluation_id, metric, avg(value) AS mean, count(*) AS queries FROM ("
+        " SELECT evaluation_id, metric, query_id, avg(value) AS value FROM eval_results"
+        " GROUP BY evaluation_id, metric, query_id) per_query GROUP BY evaluation_id, metric"
+        " ORDER BY evaluation_id, metric"
+    )
+
+
 def export_results(store: Store, out: Path) -> int:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,7 @@ from tests.test_browser import read_store, Server, _browser_page, _commit_text_a
 
 SHOTS = Path("/tmp/issue17_shots")
 PAGES = ["Home", "Evidence", "Judge", "Nuggets", "Adjudication", "Agreement", "Judge calibration", "Transcripts",
-         "Corpus", "Queries", "Runs & pool", "Versions", "Power", "Users"]
+         "Corpus", "Queries", "Runs & pool", "Versions", "Power", "Results", "Users"]
 # What the workflow pages said while the demo left them empty (item 1's repro), and the
 # generic "nothing here" phrasings. Users is left out: the demo creates no account by design.
 EMPTY_STATES = re.compile(
@@ -171,6 +171,9 @@ def test_item1_the_loaded_demo_fills_every_page(studio: Server, page: Page) -> N
             expect(main.get_by_test_id("stJson")).to_contain_text("demo.v0")
         elif title == "Power":
             expect(main.get_by_test_id("stSelectbox").first).to_be_visible()
+        elif title == "Results":  # the demo's two recorded evaluations, compared: a verdict per metric
+            expect(main.get_by_test_id("stDataFrame").first).to_be_visible()
+            expect(_alert(page, re.compile(r"^(PASS|WARN|FAIL) · ")).first).to_be_visible()
 
 
 def test_item3_freeze_says_what_it_left_out(studio: Server, page: Page) -> None:

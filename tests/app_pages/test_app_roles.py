@@ -23,6 +23,7 @@ PAGES = {
     "judge": "app_pages/judge.py",
     "versions": "app_pages/versions.py",
     "power": "app_pages/power.py",
+    "results": "app_pages/results.py",
     "pool": "app_pages/pool.py",
     "users": "app_pages/users.py",
     "adjudication": "app_pages/adjudication.py",
@@ -34,9 +35,9 @@ PAGES = {
 VISIBLE = {
     "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets"},
     "reviewer": {"home", "corpus", "queries", "transcripts", "nuggets"},  # nuggets: Scores only (outcomes)
-    "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "pool",
+    "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "results", "pool",
              "adjudication", "agreement", "calibration"},
-    "engineer": {"home", "corpus", "queries", "versions", "power", "pool", "transcripts"},
+    "engineer": {"home", "corpus", "queries", "versions", "power", "results", "pool", "transcripts"},
     "admin": set(PAGES),
 }
 PASSWORD = "0123456789"

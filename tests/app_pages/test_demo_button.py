@@ -19,7 +19,8 @@ def test_demo_button_fills_the_workflows():
     s = context.get_store()
     assert judging.pool_counts(s)["pool_items"] > 0 and judging.pool_counts(s)["pending"] == 3
     assert (s.path.parent / "versions" / "demo.v0" / "manifest.json").exists()
-    for page in ("judge", "adjudication", "agreement", "nuggets", "transcripts", "power", "calibration", "versions"):
+    for page in ("judge", "adjudication", "agreement", "nuggets", "transcripts", "power", "results", "calibration",
+                 "versions"):
         at.switch_page(f"app_pages/{page}.py").run()
         assert not at.exception, page
     at.switch_page("app_pages/power.py").run()

@@ -14,7 +14,7 @@ from tests.app_pages.test_app_roles import PAGES, VISIBLE, app_as
 
 PASSWORD = "0123456789"
 TITLES = {"home": "Home", "corpus": "Corpus", "queries": "Queries", "evidence": "Evidence", "judge": "Judge",
-          "versions": "Versions", "power": "Power", "pool": "Runs & pool", "users": "Users",
+          "versions": "Versions", "power": "Power", "results": "Results", "pool": "Runs & pool", "users": "Users",
           "adjudication": "Adjudication", "nuggets": "Nuggets", "calibration": "Judge calibration",
           "transcripts": "Transcripts", "agreement": "Agreement"}
 
@@ -30,7 +30,7 @@ def test_sections_group_the_pages_a_role_may_open(role):
     if role == "admin":
         assert titles == {"": ["Home"], "Label": ["Evidence", "Judge", "Nuggets"],
                           "Review": ["Adjudication", "Agreement", "Judge calibration", "Transcripts"],
-                          "Data": ["Corpus", "Queries"], "Engineer": ["Runs & pool", "Versions", "Power"],
+                          "Data": ["Corpus", "Queries"], "Engineer": ["Runs & pool", "Versions", "Power", "Results"],
                           "Admin": ["Users"]}
     assert set(PAGES) == set(TITLES)
 

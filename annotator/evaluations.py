@@ -1,0 +1,172 @@
+"""Recorded evaluations (METHODOLOGY §13, §14): the list, each one's judged@k health (§3.6),
+and the paired comparison of two with its gate verdict. One place for the Results page and
+``golden compare``, so both show the same verdict, interval and notes.
+
+An evaluation is recorded by ``golden score --version V --run R --record EVALUATION_ID``
+(``golden_store.results``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pandas as pd
+
+from annotator.identity import User, require
+from annotator.roles import Permission
+from golden_store import results
+from golden_store.scoring.compare import compare_runs
+from golden_store.scoring.health import JUDGED_K, JUDGED_THRESHOLD
+from golden_store.scoring.types import Comparison
+from golden_store.store import Store
+
+JUDGED_COLUMN = f"judged@{JUDGED_K}"
+NOT_RECORDED = "not recorded"
+OVERALL = "(all)"  # the stratum column's value on a metric's overall row
+# recorded()'s columns before the metric means
+LIST_COLUMNS = ("evaluation", "system", "dataset version", "metric_impl_sha", "recorded", "queries", "trials",
+                JUDGED_COLUMN, "judged health")
+SHA_SHOWN = 12  # characters of a metric_impl_sha in the list (the full one is in the store and the export)
+
+
+def judged_status(judged: float | None) -> str:
+    """``ok``, ``suspect`` (under the §3.6 threshold) or ``not recorded``."""
+    if judged is None or pd.isna(judged):
+        return NOT_RECORDED
+    return "suspect" if judged < JUDGED_THRESHOLD else "ok"
+
+
+def judged_warning(evaluation_id: str, judged: float | None) -> str | None:
+    """One sentence for the screen when an evaluation is under-judged, else None."""
+    if judged_status(judged) != "suspect":
+        return None
+    return (f"{evaluation_id}: {JUDGED_COLUMN} is {judged:.3f}, below {JUDGED_THRESHOLD}: its numbers are suspect - "
+            f"unjudged results count as non-relevant; judge the pool (Runs & pool, then Judge) and score again "
+            f"before trusting a delta (METHODOLOGY §3.6)")
+
+
+def recorded(store: Store, user: User) -> pd.DataFrame:
+    """The recorded evaluations, newest first: evaluation, system, dataset version,
+    metric_impl_sha, recorded (when), queries, trials, judged@10 (mean of its rows'
+    judged_fraction; NaN when not recorded), judged health, then the mean of each metric."""
+    require(user, Permission.VIEW_RESULTS)
+    summary = results.evaluation_summaries(store)
+    if summary.empty:
+        return pd.DataFrame(columns=list(LIST_COLUMNS))
+    judged = [None if n == 0 else float(v) for v, n in zip(summary["judged_fraction"], summary["judged_rows"])]
+    out = pd.DataFrame({
+        "evaluation": summary["evaluation_id"], "system": summary["system"],
+        "dataset version": summary["dataset_version"], "metric_impl_sha": [_short_shas(v) for v in summary["metric_impl_sha"]],
+        "recorded": pd.to_datetime(summary["ts"]), "queries": summary["queries"].astype(int),
+        "trials": summary["trials"].astype(int), JUDGED_COLUMN: pd.Series(judged, dtype="float64"),
+        "judged health": [judged_status(j) for j in judged],
+    })
+    means = results.evaluation_means(store)
+    if not means.empty:
+        wide = means.pivot(index="evaluation_id", columns="metric", values="mean")
+        for m in wide.columns:
+            out[m] = out["evaluation"].map(wide[m]).astype("float64")
+    return out
+
+
+def _short_shas(joined: str | None) -> str | None:
+    if joined is None or pd.isna(joined):
+        return None
+    return ", ".join(sha[:SHA_SHOWN] for sha in str(joined).split(", "))
+
+
+def health_warnings(table: pd.DataFrame) -> list[str]:
+    """The under-judged evaluations of :func:`recorded`'s table, one sentence each."""
+    return [w for e, j in zip(table["evaluation"], table[JUDGED_COLUMN]) if (w := judged_warning(e, j))]
+
+
+def _judged_of(store: Store, evaluation_id: str) -> float | None:
+    s = results.evaluation_summaries(store)
+    row = s[s["evaluation_id"] == evaluation_id]
+    if row.empty or int(row["judged_rows"].iloc[0]) == 0:
+        return None
+    return float(row["judged_fraction"].iloc[0])
+
+
+def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics: list[str] | None = None,
+            min_meaningful: float = 0.02, **options: Any) -> Comparison:
+    """The paired comparison of two recorded evaluations (``compare_runs``: per metric and per
+    stratum, delta = candidate - baseline with its 95% bootstrap interval and the gate verdict),
+    plus ``notes`` (different dataset versions; a changed metric_impl_sha: re-baseline; an
+    under-judged evaluation) and ``judged`` (evaluation -> mean judged fraction or None).
+    ``options`` go to ``compare_runs`` as they are: the one call, for its newer switches."""
+    require(user, Permission.VIEW_RESULTS)
+    a, b = results.evaluation_frame(store, baseline), results.evaluation_frame(store, candidate)
+    c = compare_runs(a, b, metrics=metrics, min_meaningful=min_meaningful, **options)
+    notes = []
+    if set(a["dataset_version"]) != set(b["dataset_version"]):
+        notes.append("the evaluations were scored on different dataset versions; only shared queries are paired")
+    if set(a["metric_impl_sha"]) != set(b["metric_impl_sha"]):
+        notes.append("the metric implementation changed between the evaluations: re-baseline before trusting a delta")
+    judged = {e: _judged_of(store, e) for e in (baseline, candidate)}
+    notes += [w for e, j in judged.items() if (w := judged_warning(e, j))]
+    c["notes"] = notes  # type: ignore[typeddict-unknown-key]
+    c["judged"] = judged  # type: ignore[typeddict-unknown-key]
+    return c
+
+
+def verdicts(c: Comparison) -> dict[str, str]:
+    """metric -> the gate verdict of its overall comparison."""
+    return {m: e["verdict"] for m, e in c["metrics"].items()}
+
+
+def gate_rule(c: Comparison) -> str:
+    """The gate's rule as applied in ``c``, in one sentence (METHODOLOGY §14.2, §13.3)."""
+    corr = c.get("correction")
+    level = round((1 - corr["alpha"]) * 100) if corr else 95
+    adjusted = f", its adjusted p is at most {corr['alpha']}" if corr and corr["method"] != "none" else ""
+    rule = (f"FAIL when the whole {level}% interval is below 0{adjusted} and the drop is at least "
+            f"{c['min_meaningful']:g}; WARN when such a drop is smaller; PASS otherwise.")
+    if corr:
+        rule += (f" p-values are corrected with {corr['name']} over the {corr['comparisons']} comparisons shown "
+                 f"(every metric, overall and per stratum).")
+    return rule
+
+
+def comparison_table(c: Comparison) -> pd.DataFrame:
+    """One row per metric (stratum ``(all)``) and per metric and stratum (and, when the
+    comparison has cohorts, per cohort and per cohort and stratum): verdict, delta, the 95%
+    interval, p (and the corrected p when given), wins / losses / ties and n."""
+    cohorts = any(e.get("cohorts") for e in c["metrics"].values())
+    rows = []
+
+    def add(metric: str, cohort: str | None, stratum: str, f: dict) -> None:
+        row = {"metric": metric, "cohort": cohort, "stratum": stratum, "verdict": f["verdict"], "delta": f["delta"],
+               "ci95 low": f["ci95"][0], "ci95 high": f["ci95"][1], "p": f["p"], "p_adj": f.get("p_adj"),
+               "wins": f["wins"], "losses": f["losses"], "ties": f["ties"], "n": f["n"]}
+        rows.append(row)
+
+    for m, e in c["metrics"].items():
+        for stratum, f in [(OVERALL, e), *e["strata"].items()]:
+            add(m, OVERALL if cohorts else None, stratum, f)
+        for cohort, ce in (e.get("cohorts") or {}).items():
+            for stratum, f in [(OVERALL, ce), *ce["strata"].items()]:
+                add(m, cohort, stratum, f)
+    cols = ["metric", "cohort", "stratum", "verdict", "delta", "ci95 low", "ci95 high", "p", "p_adj", "wins",
+            "losses", "ties", "n"]
+    if not cohorts:
+        cols.remove("cohort")
+    if not any(r["p_adj"] is not None for r in rows):
+        cols.remove("p_adj")
+    return pd.DataFrame(rows, columns=cols)
+
+
+def comparison_csv(c: Comparison, baseline: str, candidate: str) -> bytes:
+    """The comparison table as CSV, each row naming both evaluations and the gate's settings."""
+    t = comparison_table(c)
+    t.insert(0, "candidate", candidate)
+    t.insert(0, "baseline", baseline)
+    t["min_meaningful"] = c["min_meaningful"]
+    t["n_boot"] = c["n_boot"]
+    t["seed"] = c["seed"]
+    return t.to_csv(index=False).encode("utf-8")
+
+
+def comparison_filename(baseline: str, candidate: str) -> str:
+    safe = lambda s: re.sub(r"[^A-Za-z0-9._-]+", "_", s).strip("_") or "evaluation"  # noqa: E731
+    return f"compare_{safe(baseline)}_vs_{safe(candidate)}.csv"

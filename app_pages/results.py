@@ -1,0 +1,101 @@
+"""Results: the recorded evaluations with their judged@10 health (METHODOLOGY §3.6), and the
+paired comparison of two with the gate verdict per metric (§13, §14), the same one
+`golden compare` prints (annotator.evaluations.compare)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from annotator import evaluations
+from annotator.roles import Permission
+from app_pages._shared import attempt, md_escape, require_page, store
+
+user = require_page(Permission.VIEW_RESULTS)
+s = store()
+st.title("Results")
+st.caption("Evaluations recorded with `golden score --version NAME --run FILE -m nDCG@10 --record EVALUATION_ID`: "
+           "one row per query and metric, never overwritten. Means are over queries (each query's mean over trials).")
+
+table = attempt(lambda: evaluations.recorded(s, user))
+if table is None:
+    st.stop()
+if table.empty:
+    st.info("No evaluation is recorded in this store. Score a run on a frozen version and keep it: "
+            "`golden score --version NAME --run FILE -m nDCG@10 --record EVALUATION_ID`.")
+    st.stop()
+
+judged = evaluations.JUDGED_COLUMN
+for warning in evaluations.health_warnings(table):
+    st.warning(md_escape(warning), icon=":material/warning:")
+unrecorded = int((table["judged health"] == evaluations.NOT_RECORDED).sum())
+if unrecorded:
+    st.caption(f"{judged} not recorded for {unrecorded} evaluation(s): recorded before `golden score --record` "
+               "kept each query's judged fraction. Score the run again under a new id to see it.")
+
+metric_cols = [c for c in table.columns if c not in evaluations.LIST_COLUMNS]
+st.dataframe(table, hide_index=True, width="stretch", column_config={
+    "recorded": st.column_config.DatetimeColumn("recorded", format="YYYY-MM-DD HH:mm"),
+    judged: st.column_config.NumberColumn(judged, format="%.3f",
+                                          help=f"mean share of each query's top 10 that carries a label; below "
+                                               f"{evaluations.JUDGED_THRESHOLD} the numbers are suspect"),
+    **{m: st.column_config.NumberColumn(m, format="%.4f", help=f"mean {m}") for m in metric_cols},
+})
+
+st.subheader("Compare two evaluations", anchor=False)
+ids = table["evaluation"].tolist()
+if len(ids) < 2:
+    st.info("Record a second evaluation to compare it with this one.")
+    st.stop()
+c1, c2, c3 = st.columns([2, 2, 1])
+baseline = c1.selectbox("Baseline", ids, index=1, key="res_baseline")
+candidate = c2.selectbox("Candidate", ids, index=0, key="res_candidate")
+min_meaningful = c3.number_input("Smallest drop that matters", min_value=0.0, max_value=1.0, value=0.02,
+                                 step=0.005, format="%.3f", key="res_min_meaningful",
+                                 help="a credible drop at least this large fails the gate; a smaller one warns")
+if baseline == candidate:
+    st.info("Pick two different evaluations.")
+    st.stop()
+
+comparison = attempt(lambda: evaluations.compare(s, user, baseline, candidate, min_meaningful=min_meaningful))
+if comparison is None:
+    st.stop()
+st.markdown(f"**{md_escape(candidate)}** against **{md_escape(baseline)}**, paired on the queries both scored: "
+            f"delta = candidate − baseline, paired-bootstrap interval ({comparison['n_boot']:,} resamples, "
+            f"seed {comparison['seed']}).")
+st.caption(md_escape(evaluations.gate_rule(comparison)))
+for note in comparison.get("scope", []):
+    st.info(md_escape(note))
+for note in comparison["notes"]:
+    st.warning(md_escape(note), icon=":material/warning:")
+if not comparison["metrics"]:
+    st.info("The two evaluations share no metric.")
+    st.stop()
+
+BOXES = {"PASS": st.success, "WARN": st.warning, "FAIL": st.error}
+items = list(comparison["metrics"].items())
+for start in range(0, len(items), 4):
+    cols = st.columns(4)
+    for col, (metric, e) in zip(cols, items[start:start + 4]):
+        with col:
+            lo, hi = e["ci95"]
+            BOXES.get(e["verdict"], st.info)(
+                f"**{md_escape(e['verdict'])}** · {md_escape(metric)}  \n"
+                + md_escape(f"delta {e['delta']:+.4f}, 95% CI [{lo:+.4f}, {hi:+.4f}]") + "  \n"
+                + md_escape(f"wins/losses/ties {e['wins']}/{e['losses']}/{e['ties']}, n {e['n']}, "
+                            + (f"p_adj {e['p_adj']:.4f}" if "p_adj" in e else f"p {e['p']:.4f}")))
+            if e["only_in_a"] or e["only_in_b"]:
+                st.caption(f"not paired: {e['only_in_a']} queries only in the baseline, "
+                           f"{e['only_in_b']} only in the candidate")
+
+st.subheader("Per stratum", anchor=False)
+st.caption("Each metric's overall row (stratum (all)) and one row per stratum, with the gate applied to that "
+           "stratum's queries alone: a small stratum has a wide interval.")
+rows = evaluations.comparison_table(comparison)
+st.dataframe(rows, hide_index=True, width="stretch", column_config={
+    **{c: st.column_config.NumberColumn(c, format="%+.4f") for c in ("delta", "ci95 low", "ci95 high")},
+    "p": st.column_config.NumberColumn("p", format="%.4f"),
+    "p_adj": st.column_config.NumberColumn("p_adj", format="%.4f", help="p after the multiple-comparison correction"),
+})
+st.download_button("Download the comparison (CSV)", evaluations.comparison_csv(comparison, baseline, candidate),
+                   evaluations.comparison_filename(baseline, candidate), "text/csv", key="res_csv",
+                   on_click="ignore")
