@@ -13,7 +13,8 @@ import pandas as pd
 from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import agreement_data, evidence_rounds
+from golden_store import agreement_bar, agreement_data, evidence_rounds
+from golden_store.errors import ValidationError
 from golden_store.scoring import agreement_report as report
 from golden_store.scoring import agreement_counts as counts
 from golden_store.scoring.agreement import (BINARY_THRESHOLD, GRADES, kappa_bootstrap_ci_counts,
@@ -44,13 +45,13 @@ class Agreement:
         return rows[rows["round_id"] == self.round_id] if self.round_id else rows
 
     def pair_table(self) -> pd.DataFrame:
-        """One row per pair. Each reading names the κ it reads: the graded bar and the page's
-        headline use the linear κ, so the graded reading here is the linear κ's too (the
-        quadratic κ, usually higher, has its own)."""
+        """One row per pair. Each reading names the κ it reads: unweighted (the methodology's
+        bar), linear and quadratic (near misses weigh less; usually higher)."""
         rows = []
         for p in self.group.pairs:
             row = p.as_row()
             row.pop("reading_graded", None)
+            row["reading_unweighted"] = reading(p.kappa_unweighted)
             row["reading_linear"] = reading(p.kappa_linear)
             row["reading_quadratic"] = reading(p.kappa_quadratic)
             rows.append(row)
@@ -100,3 +101,52 @@ def _compute(store: Store, round_id: str | None) -> Agreement:
         evidence=report.evidence(agreement_data.evidence_rows(store), rounds=evidence_rounds.round_spans(store)),
         cells=cms, names=names, store=store, round_id=round_id,
     )
+
+
+# ---- the bar (§3.7) ----------------------------------------------------------------------------
+
+
+def bar(store: Store, user: User) -> tuple[report.AgreementBar, dict]:
+    """The bar in force and who chose it (the methodology's unless a lead chose another)."""
+    require(user, Permission.RUN_ROUNDS)
+    return agreement_bar.current(store)
+
+
+def choose_bar(store: Store, user: User, graded_measure: str, graded_threshold: float | None = None,
+               note: str | None = None) -> report.AgreementBar:
+    """A lead puts the graded bar on another figure (a weighted κ, or ordinal α ≥ 0.667 for
+    three or more annotators) or back on the methodology's unweighted κ. Recorded as an event
+    with who and when; it goes into the next frozen version's manifest. Moving off the
+    methodology's bar needs a note saying why."""
+    require(user, Permission.RUN_ROUNDS)
+    try:
+        chosen = report.AgreementBar.choose(graded_measure, graded_threshold)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+    if not chosen.is_methodology_default and not (note and note.strip()):
+        raise ValidationError(f"Say why the bar moves off the methodology's (unweighted κ ≥ 0.6) to "
+                              f"{chosen.describe()}: the note goes into every manifest frozen under it.")
+    agreement_bar.choose(store, chosen, actor=user.username, note=note.strip() if note else None)
+    return chosen
+
+
+def latest_calibration_check(store: Store, user: User) -> tuple[str | None, report.BarCheck | None, dict]:
+    """The most recently created calibration round of graded items that has figures (two or
+    more labels on some item), read against the bar in force: (round id, check, figures).
+    (None, None, {}) when no calibration round has figures yet. What a split is decided on."""
+    require(user, Permission.RUN_ROUNDS)
+    from annotator import rounds as rounds_flow
+
+    everything = compute(store, user)
+    existing = [r for r in rounds_flow.list_rounds(store, user)
+                if r["kind"] == "calibration" and r.get("item_kind", "grade") == "grade"]
+    per_round = everything.per_round
+    if not existing or not len(per_round):
+        return None, None, {}
+    figures = {r["round_id"]: r for r in per_round.to_dict("records")}
+    for r in reversed(existing):  # newest first
+        fig = figures.get(r["round_id"])
+        if fig and fig.get("n_units"):
+            in_force, _ = agreement_bar.current(store)
+            return r["round_id"], in_force.check(fig), fig
+    return None, None, {}

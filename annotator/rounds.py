@@ -4,6 +4,8 @@ clears the bar, split the remaining items with a permanent overlap share."""
 
 from __future__ import annotations
 
+import json
+
 from annotator import cache
 from annotator.assignment import pick_calibration, plan_split
 from annotator.identity import User, get_user, require
@@ -78,18 +80,48 @@ def start_calibration(store: Store, user: User, annotators: list[str], n: int = 
 
 
 def split_work(store: Store, user: User, annotators: list[str], overlap: float = DEFAULT_OVERLAP, seed: int = 0,
-               note: str | None = None) -> str:
+               note: str | None = None, override: str | None = None) -> str:
     """Give every free pool item to one annotator, and an ``overlap`` share (in every
-    stratum) to two; returns the round id."""
+    stratum) to two; returns the round id.
+
+    §3.7: only once κ clears the bar. The latest calibration round is read against the bar in
+    force; below it (or with no calibration round measured yet) the split is refused unless the
+    lead gives an ``override`` reason, which is stored with the round beside the check."""
     require(user, Permission.RUN_ROUNDS)
     names = _check_annotators(store, annotators)
+    check = split_check(store, user)
+    reason = override.strip() if override and override.strip() else None
+    if not check["cleared"] and reason is None:
+        first = ("Adjudicate the disagreements, clarify the rubric and run a fresh calibration round"
+                 if check["round_id"] else "Run a calibration round and have it graded first")
+        raise ValidationError(f"The work is not split below the agreement bar: {check['text']} {first}, or split "
+                              "anyway with a reason (CLI: --override \"...\"; it is recorded with the round).")
     items, strata = _free(store)
     try:
         plan = plan_split(items, strata, names, overlap, seed)
     except ValueError as exc:
         raise ValidationError(str(exc)) from None
     return store_rounds.create_round(store, "split", plan, actor=user.username, overlap=overlap, seed=seed,
-                                     note=note)
+                                     note=note, bar_check=json.dumps(check, sort_keys=True),
+                                     bar_override=reason if not check["cleared"] else None)
+
+
+def split_check(store: Store, user: User) -> dict:
+    """The check a split is decided on: the latest calibration round against the bar in force,
+    as plain data (round id, bar, figures read, cleared, text)."""
+    from annotator import agreement
+
+    in_force, chosen = agreement.bar(store, user)
+    round_id, check, figures = agreement.latest_calibration_check(store, user)
+    if check is None:
+        return {"round_id": None, "bar": in_force.as_dict(), "cleared": False, "graded_measure": None,
+                "text": "no calibration round has two annotators' grades on the same items yet."}
+    keys = ("n_units", "n_annotators", "kappa_binary", "kappa_unweighted", "kappa_graded", "kappa_quadratic",
+            "alpha_ordinal")
+    return {"round_id": round_id, "bar": in_force.as_dict(), **check.as_dict(),
+            "text": f"round {round_id}: {check.text}",
+            "figures": {k: (None if isinstance(figures.get(k), float) and figures[k] != figures[k] else figures.get(k))
+                        for k in keys}}
 
 
 def list_rounds(store: Store, user: User) -> list[dict]:

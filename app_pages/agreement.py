@@ -13,7 +13,8 @@ import streamlit as st
 from annotator import agreement, evidence_rounds, rounds
 from annotator.roles import Permission
 from app_pages._shared import attempt, clear_form, flash, form_key, md_escape, require_page, show_flash, store
-from golden_store.scoring.agreement import KAPPA_BAR_BINARY, KAPPA_BAR_GRADED, reading
+from golden_store.scoring.agreement import reading
+from golden_store.scoring.agreement_report import GRADED_MEASURES
 
 user = require_page(Permission.RUN_ROUNDS)
 s = store()
@@ -75,31 +76,50 @@ with tab_rounds:
                 clear_form("evidence_round", ("ev_people", "ev_people_txt", "ev_n", "ev_seed"))
                 st.rerun()
 
+    bar_in_force, bar_chosen = agreement.bar(s, user)
+    with st.expander(f"Agreement bar: {bar_in_force.describe()}", expanded=False):
+        st.caption("METHODOLOGY §3.7 sets the bar on Cohen's κ as its own code computes it: unweighted, ≥ 0.7 on "
+                   "binary and ≥ 0.6 on 4-grade relevance. A lead may read the graded bar on a weighted κ, or on "
+                   "ordinal α ≥ 0.667 for rounds of three or more annotators; the choice, who made it and why "
+                   "go into every version frozen under it.")
+        if bar_chosen["chosen_by"]:
+            st.caption(f"Chosen by {md_escape(bar_chosen['chosen_by'])} at {bar_chosen['chosen_at']}"
+                       + (f": {md_escape(bar_chosen['note'])}" if bar_chosen["note"] else ""))
+        with st.form(form_key("bar")):
+            measures = list(GRADED_MEASURES)
+            measure = st.selectbox("Graded figure", measures, index=measures.index(bar_in_force.graded_measure),
+                                   format_func=lambda m: GRADED_MEASURES[m][2], key="bar_measure")
+            threshold = st.number_input("Graded threshold (empty: the figure's usual one)", -1.0, 1.0, value=None,
+                                        step=0.01, key="bar_threshold")
+            why = st.text_input("Why (required when moving off the methodology's bar)", key="bar_note")
+            if st.form_submit_button("Set the bar"):
+                chosen_bar = attempt(lambda: agreement.choose_bar(s, user, measure, threshold, why))
+                if chosen_bar:
+                    flash(f"Agreement bar: {chosen_bar.describe()}.")
+                    clear_form("bar", ("bar_measure", "bar_threshold", "bar_note"))
+                    st.rerun()
+
     with st.form(form_key("split")):
         st.subheader("Split the remaining work", anchor=False)
-        latest = everything.per_round
-        grade_rounds = [r["round_id"] for r in existing if r.get("item_kind", "grade") == "grade"]
-        latest = latest[latest["round_id"].isin(grade_rounds)] if len(latest) else latest
-        cleared = None
-        if len(latest):  # the most recently created grade round with figures (not the last by name)
-            order = {rid: i for i, rid in enumerate(grade_rounds)}
-            last = latest.loc[latest["round_id"].map(order).idxmax()]
-            cleared = bool(last["clears_bar"])
-            (st.success if cleared else st.warning)(
-                f"Latest round {md_escape(last['round_id'])}: κ binary {fmt(last['kappa_binary'])}, "
-                f"κ graded {fmt(last['kappa_graded'])} - "
-                + ("the bar is cleared." if cleared else
-                   f"below the bar (κ ≥ {KAPPA_BAR_BINARY} binary, ≥ {KAPPA_BAR_GRADED} graded): adjudicate, "
-                   "clarify the rubric and run a fresh calibration round first."))
+        check = rounds.split_check(s, user)
+        (st.success if check["cleared"] else st.warning)(
+            ("Latest calibration " + md_escape(check["text"])) if check["round_id"] else
+            "No calibration round has figures yet: " + check["text"])
+        if not check["cleared"]:
+            st.caption("Below the bar: adjudicate, clarify the rubric and run a fresh calibration round first. "
+                       "To split anyway, give the reason: it is recorded with the round and in the manifest.")
         chosen_split = pick_people("split_people")
         c1, c2 = st.columns(2)
         overlap = c1.number_input("Overlap share labelled twice (%)", 0, 100, 10, key="split_overlap")
         seed_s = c2.number_input("Seed", 0, 2**31 - 1, 0, key="split_seed")
+        override = None if check["cleared"] else st.text_input("Reason to split below the bar", key="split_override")
         if st.form_submit_button("Split the work"):
-            rid = attempt(lambda: rounds.split_work(s, user, chosen_split, overlap / 100, int(seed_s)))
+            rid = attempt(lambda: rounds.split_work(s, user, chosen_split, overlap / 100, int(seed_s),
+                                                    override=override))
             if rid:
                 flash(f"Round {rid}: the free items are split; {overlap}% of each stratum is labelled twice.")
-                clear_form("split", ("split_people", "split_people_txt", "split_overlap", "split_seed"))
+                clear_form("split", ("split_people", "split_people_txt", "split_overlap", "split_seed",
+                                     "split_override"))
                 st.rerun()
 
 with tab_agree:
@@ -111,22 +131,24 @@ with tab_agree:
     if not g.n_units:
         st.info("No item has been graded by two annotators yet. Start a calibration round (Rounds tab).")
     else:
-        c = st.columns(5)
-        c[0].metric("κ binary (grade ≥ 2)", fmt(g.kappa_binary), help=f"bar {KAPPA_BAR_BINARY}")
-        c[1].metric("κ graded (linear)", fmt(g.kappa_graded), help=f"bar {KAPPA_BAR_GRADED}")
-        c[2].metric("κ graded (quadratic)", fmt(g.kappa_quadratic))
-        c[3].metric("α ordinal", fmt(g.alpha_ordinal))
-        c[4].metric("raw agreement", fmt(g.raw))
-        ok = g.summary()["clears_bar"]
-        (st.success if ok else st.warning)(
+        bar_in_force, _ = agreement.bar(s, user)
+        c = st.columns(6)
+        c[0].metric("κ binary (grade ≥ 2)", fmt(g.kappa_binary), help=f"bar {bar_in_force.binary_threshold:g}")
+        c[1].metric("κ graded (unweighted)", fmt(g.kappa_unweighted), help="METHODOLOGY §3.7's κ on the 0-3 grades")
+        c[2].metric("κ graded (linear)", fmt(g.kappa_graded), help="near misses count half-agreed")
+        c[3].metric("κ graded (quadratic)", fmt(g.kappa_quadratic))
+        c[4].metric("α ordinal", fmt(g.alpha_ordinal))
+        c[5].metric("raw agreement", fmt(g.raw))
+        verdict = bar_in_force.check(g.summary())
+        (st.success if verdict.cleared else st.warning)(
             f"{g.n_units} items graded by two or more of {len(g.annotators)} annotators. "
-            f"Binary κ {fmt(g.kappa_binary)}: {reading(g.kappa_binary)} (bar {KAPPA_BAR_BINARY}); graded, linear κ "
-            f"{fmt(g.kappa_graded)}: {reading(g.kappa_graded)} (bar {KAPPA_BAR_GRADED}) - "
-            + ("bar cleared." if ok else "below the bar."))
+            f"Binary κ {fmt(g.kappa_binary)}: {reading(g.kappa_binary)}; graded κ unweighted "
+            f"{fmt(g.kappa_unweighted)}: {reading(g.kappa_unweighted)}, linear {fmt(g.kappa_graded)}: "
+            f"{reading(g.kappa_graded)}. Against the bar: {verdict.text}")
 
         st.subheader("Pairs", anchor=False)
-        st.caption("Each reading names the κ it reads: the graded bar and the headline use the linear κ "
-                   "(reading_linear); the quadratic κ weighs near misses less and usually reads higher.")
+        st.caption("Each reading names the κ it reads: the unweighted κ counts every disagreement alike (the "
+                   "methodology's bar); the linear and quadratic κ weigh near misses less and read higher.")
         table = rep.pair_table()
         st.dataframe(table, hide_index=True, width="stretch")
         st.download_button("Download the pairwise table (CSV)", table.to_csv(index=False).encode(),

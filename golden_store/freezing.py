@@ -10,6 +10,7 @@ place) and everything that reads a version (load, verify, diff) live in
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -21,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from golden_store import calibrations, signing
+from golden_store import agreement_bar, calibrations, signing
 from golden_store.chunk_labels import parse_hit_rule
 from golden_store.digests import corpus_digest
 from golden_store.errors import ValidationError, VersionExistsError
@@ -61,7 +62,7 @@ _TABLE_SQL: dict[str, str] = {
     ),
     "queries.parquet": (
         "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "
-        "generator_model, generator_prompt_sha, revision FROM queries ORDER BY query_id"
+        "generator_model, generator_prompt_sha, revision, tier FROM queries ORDER BY query_id"
     ),
     "spans.parquet": (
         "SELECT e.query_id, evidence_id, quote, doc_id, start, \"end\", canonical_start, canonical_end, "
@@ -484,20 +485,29 @@ def _agreement_facts(cur: duckdb.DuckDBPyConnection, engine: str) -> dict[str, A
     by_round = {r["round_id"]: {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
                 for r in per_round.to_dict("records")} if len(per_round) else {}
     history = []
-    for rid, kind, item_kind, annotators, overlap, seed, n_items, created_at in cur.execute(
-            "SELECT round_id, kind, item_kind, annotators, overlap, seed, n_items, created_at FROM rounds "
-            "ORDER BY created_at, round_id").fetchall():
+    for rid, kind, item_kind, annotators, overlap, seed, n_items, created_at, bar_check, bar_override in cur.execute(
+            "SELECT round_id, kind, item_kind, annotators, overlap, seed, n_items, created_at, bar_check, "
+            "bar_override FROM rounds ORDER BY created_at, round_id").fetchall():
         fig = by_round.get(rid, {})
         history.append({"round_id": rid, "kind": kind, "items": item_kind, "annotators": list(annotators),
                         "overlap": overlap,
                         "seed": seed, "n_items": n_items, "created_at": created_at.isoformat() + "Z",
                         "n_units_double": fig.get("n_units", 0), "kappa_binary": fig.get("kappa_binary"),
-                        "kappa_graded": fig.get("kappa_graded"), "alpha_ordinal": fig.get("alpha_ordinal")})
+                        "kappa_unweighted": fig.get("kappa_unweighted"),
+                        "kappa_graded": fig.get("kappa_graded"), "alpha_ordinal": fig.get("alpha_ordinal"),
+                        **({"bar_check_at_split": json.loads(bar_check)} if bar_check else {}),
+                        **({"bar_override": bar_override} if bar_override else {})})
+    bar, chosen = agreement_bar.current_tx(cur)
+    check = bar.check(whole) if whole["n_units"] else None
     return {
         "kappa_binary": whole["kappa_binary"],
+        "kappa_unweighted": whole["kappa_unweighted"],
         "kappa_graded": whole["kappa_graded"],
         "kappa_graded_weights": agreement_report.GRADED_WEIGHTS,
         "alpha_ordinal": whole["alpha_ordinal"],
+        "agreement_bar": {**bar.as_dict(), **chosen,
+                          "cleared": check.cleared if check else None,
+                          "check": check.text if check else "nothing was labelled twice"},
         "n_items_double_annotated": whole["n_units"],
         "rounds": history,
         "judge_calibrations": calibrations.manifest_entries(cur),

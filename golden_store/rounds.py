@@ -38,9 +38,12 @@ def free_item_count(store: Store) -> int:
 
 
 def create_round(store: Store, kind: str, assignments: Mapping[str, Sequence[Item]], *, actor: str,
-                 overlap: float | None = None, seed: int | None = None, note: str | None = None) -> str:
+                 overlap: float | None = None, seed: int | None = None, note: str | None = None,
+                 bar_check: str | None = None, bar_override: str | None = None) -> str:
     """Store a round and its assignments atomically; returns the new round id (r1, r2, ...).
-    Every item must be in the pool; a round gives out at least one item."""
+    Every item must be in the pool; a round gives out at least one item. A split records the
+    bar check it was made under (``bar_check``, JSON) and, when it went ahead below the bar,
+    the lead's reason (``bar_override``)."""
     if kind not in KINDS:
         raise ValidationError(f"Unknown round kind {kind!r}: use one of {', '.join(KINDS)}.")
     annotators = sorted(assignments)
@@ -65,8 +68,9 @@ def create_round(store: Store, kind: str, assignments: Mapping[str, Sequence[Ite
         n = cur.execute("SELECT count(*) FROM rounds").fetchone()[0]
         round_id = f"r{n + 1}"
         cur.execute("INSERT INTO rounds (round_id, kind, annotators, overlap, seed, n_items, note, created_by, "
-                    "created_at, item_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'grade')",
-                    [round_id, kind, annotators, overlap, seed, len(items), note or None, actor, utcnow()])
+                    "created_at, item_kind, bar_check, bar_override) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'grade', ?, ?)",
+                    [round_id, kind, annotators, overlap, seed, len(items), note or None, actor, utcnow(),
+                     bar_check, bar_override or None])
         cur.executemany("INSERT INTO round_assignments VALUES (?, ?, ?, ?, ?, ?)",
                         [(round_id, *r) for r in rows])
         return round_id
@@ -79,7 +83,7 @@ def list_rounds(store: Store) -> list[dict]:
     assignments are done (a current grade; for evidence, a quote or a "no answer")."""
     return store.read_dicts(
         "SELECT r.round_id, r.kind, r.item_kind, r.annotators, r.overlap, r.seed, r.n_items, r.note, r.created_by, "
-        "r.created_at, coalesce(g.n, 0) + coalesce(e.n, 0) AS n_assignments, "
+        "r.created_at, r.bar_check, r.bar_override, coalesce(g.n, 0) + coalesce(e.n, 0) AS n_assignments, "
         "coalesce(g.done, 0) + coalesce(e.done, 0) AS n_done "
         "FROM rounds r "
         "LEFT JOIN (SELECT a.round_id, count(*) AS n, count(c.grade) AS done FROM round_assignments a "

@@ -978,6 +978,44 @@ _V18 = (
         ) AS m ON m.system = a.system AND m.query_id = a.query_id""",
 )
 
+# V19 (issue 25): the agreement bar is a lead's recorded choice, not a constant. §3.7 sets it on
+# Cohen's κ as its own code computes it (unweighted); a lead may put the graded bar on a weighted
+# κ or on ordinal α instead, and every choice is an event (the latest is in force, and goes into
+# a frozen version's manifest). A split round records the bar check it was made under, and the
+# reason when a lead split below the bar.
+_V19 = (
+    """CREATE TABLE agreement_bar_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        graded_measure VARCHAR NOT NULL
+            CHECK (graded_measure IN ('kappa_unweighted', 'kappa_linear', 'kappa_quadratic', 'alpha_ordinal')),
+        graded_threshold DOUBLE NOT NULL,
+        binary_threshold DOUBLE NOT NULL,
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    "ALTER TABLE rounds ADD COLUMN bar_check VARCHAR",
+    "ALTER TABLE rounds ADD COLUMN bar_override VARCHAR",
+)
+
+# v20 (issue 25, item 9): a question's CI tier (METHODOLOGY §14.1): smoke (every commit, a few
+# deterministic items), regression (every PR touching prompts, retrieval config, models,
+# chunking or the parser) or release (nightly / pre-release); NULL: not tagged. A column of the
+# revision, so a change of tier is a revision like any other edit. The allowed values are
+# checked where questions come in (golden_store.queries: import, save); DuckDB adds no column
+# with a CHECK, and rebuilding query_revisions under its views is not worth it. The queries view
+# gains the column at its end (PostgreSQL replaces a view only by appending columns).
+_V20 = (
+    "ALTER TABLE query_revisions ADD COLUMN tier VARCHAR",
+    """CREATE OR REPLACE VIEW queries AS
+        SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,
+               generator_model, generator_prompt_sha,
+               actor AS last_edited_by, created_at AS last_edited_at, event_id AS revision, tier
+        FROM (
+            SELECT DISTINCT ON (query_id) * FROM query_revisions ORDER BY query_id, event_id DESC
+        ) AS latest WHERE NOT retired""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1005,6 +1043,10 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "estimates)", _V17),
     Migration(18, "answers.outcome (answered / abstained / refused / unknown), answer_outcome_events (a "
                   "reviewer's marks) and the current_answer_outcomes view", _V18),
+    Migration(19, "agreement_bar_events (the bar a lead chose); rounds.bar_check and rounds.bar_override (a "
+                  "split's bar check and the reason it went ahead below the bar)", _V19),
+    Migration(20, "query_revisions.tier and queries.tier: a question's CI tier (smoke / regression / release)",
+              _V20),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.schema_snapshot
--- Schema version 18. Migrations (golden_store/schema.py):
+-- Schema version 19. Migrations (golden_store/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -19,6 +19,7 @@
 --   V16: pool_sources without its primary key (its in-memory index was most of a pool build's memory)
 --   V17: queries view: the latest revision by DISTINCT ON (PostgreSQL plans joins on it from real estimates)
 --   V18: answers.outcome (answered / abstained / refused / unknown), answer_outcome_events (a reviewer's marks) and the current_answer_outcomes view
+--   V19: agreement_bar_events (the bar a lead chose); rounds.bar_check and rounds.bar_override (a split's bar check and the reason it went ahead below the bar)
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -42,6 +43,18 @@ CREATE TABLE adjudication_state (
     created_at     TIMESTAMP NOT NULL,
     event_id       BIGINT NOT NULL,
     PRIMARY KEY(query_id, doc_id, "start", "end")
+);
+
+-- agreement_bar_events: V19
+CREATE TABLE agreement_bar_events (
+    event_id         BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    graded_measure   VARCHAR NOT NULL,
+    graded_threshold DOUBLE NOT NULL,
+    binary_threshold DOUBLE NOT NULL,
+    note             VARCHAR,
+    actor            VARCHAR NOT NULL,
+    created_at       TIMESTAMP NOT NULL,
+    CHECK((graded_measure IN ('kappa_unweighted', 'kappa_linear', 'kappa_quadratic', 'alpha_ordinal')))
 );
 
 -- answer_outcome_events: V18
@@ -394,18 +407,20 @@ CREATE TABLE round_assignments (
     PRIMARY KEY(round_id, annotator, query_id, doc_id, "start", "end")
 );
 
--- rounds: V4, altered in V8
+-- rounds: V4, altered in V8, V19
 CREATE TABLE rounds (
-    round_id   VARCHAR PRIMARY KEY,
-    kind       VARCHAR NOT NULL,
-    annotators VARCHAR[] NOT NULL,
-    overlap    DOUBLE,
-    seed       INTEGER,
-    n_items    INTEGER NOT NULL,
-    note       VARCHAR,
-    created_by VARCHAR NOT NULL,
-    created_at TIMESTAMP NOT NULL,
-    item_kind  VARCHAR DEFAULT('grade'),
+    round_id     VARCHAR PRIMARY KEY,
+    kind         VARCHAR NOT NULL,
+    annotators   VARCHAR[] NOT NULL,
+    overlap      DOUBLE,
+    seed         INTEGER,
+    n_items      INTEGER NOT NULL,
+    note         VARCHAR,
+    created_by   VARCHAR NOT NULL,
+    created_at   TIMESTAMP NOT NULL,
+    item_kind    VARCHAR DEFAULT('grade'),
+    bar_check    VARCHAR,
+    bar_override VARCHAR,
     CHECK((kind IN ('calibration', 'split')))
 );
 

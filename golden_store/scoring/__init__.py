@@ -56,6 +56,7 @@ _export("stats", "BootstrapResult", "adjust_pvalues", "benjamini_hochberg", "boo
 _export("tokens", "Chunking", "DocTokens", "chunking_report", "precision_omega", "retrieve_at_budget",
         "token_metrics", "version_chunking_report")
 _export("trec", "EvalResult", "evaluate_trec", "read_qrels", "read_run")
+_export("trials", "ItemVariance", "MetricTrials", "TrialsReport", "format_trials", "pass_hat", "trials_report")
 _export("types", "AbstentionScores", "Band", "CascadeFigures", "CascadeReport", "ChunkingRow", "CitationScores",
         "ClassFigures", "Comparison", "JudgeReport", "LengthBias", "MovementShares", "NuggetScores", "PositionBias",
         "Reliability", "TokenMetrics")
@@ -93,4 +94,6 @@ if TYPE_CHECKING:  # for type checkers and editors; never executed
     from golden_store.scoring.stats import *  # noqa: F401,F403
     from golden_store.scoring.tokens import *  # noqa: F401,F403
     from golden_store.scoring.trec import EvalResult, evaluate_trec, read_qrels, read_run  # noqa: F401
+    from golden_store.scoring.trials import (  # noqa: F401
+        ItemVariance, MetricTrials, TrialsReport, format_trials, pass_hat, trials_report)
     from golden_store.scoring.types import *  # noqa: F401,F403

@@ -26,6 +26,7 @@ Weights = Literal["linear", "quadratic"] | None
 # METHODOLOGY §3.7: the bar before work is split.
 KAPPA_BAR_BINARY = 0.7
 KAPPA_BAR_GRADED = 0.6
+ALPHA_BAR_ORDINAL = 0.667  # Krippendorff's usual bar for tentative conclusions (three or more raters)
 GRADES = (0, 1, 2, 3)
 BINARY_THRESHOLD = 2  # binary relevance: grade >= 2
 
@@ -262,11 +263,12 @@ class PairAgreement:
     kappa_binary: Kappa
     kappa_linear: Kappa
     kappa_quadratic: Kappa
+    kappa_unweighted: Kappa  # on the 0-3 grades, every disagreement counted alike (§3.7's own κ)
 
     def as_row(self) -> dict[str, Any]:
         return {"annotator_a": self.a, "annotator_b": self.b, "n_items": self.n, "raw_agreement": self.raw,
-                "kappa_binary": float(self.kappa_binary), "kappa_linear": float(self.kappa_linear),
-                "kappa_quadratic": float(self.kappa_quadratic),
+                "kappa_binary": float(self.kappa_binary), "kappa_unweighted": float(self.kappa_unweighted),
+                "kappa_linear": float(self.kappa_linear), "kappa_quadratic": float(self.kappa_quadratic),
                 "reading_binary": reading(self.kappa_binary), "reading_graded": reading(self.kappa_quadratic)}
 
 
@@ -283,7 +285,7 @@ def grade_matrix(units: Sequence[Any], raters: Sequence[str], grades: Sequence[i
 def pairwise(matrix: np.ndarray, raters: Sequence[str], labels: Sequence[int] = GRADES,
              threshold: int = BINARY_THRESHOLD) -> list[PairAgreement]:
     """κ for every pair of raters over the units both labelled: unweighted on binary
-    relevance (grade ≥ threshold), linear and quadratic on the grades. Pairs with no shared
+    relevance (grade ≥ threshold), unweighted, linear and quadratic on the grades. Pairs with no shared
     unit are left out."""
     k = len(labels)
     pos = {lab: i for i, lab in enumerate(labels)}
@@ -304,7 +306,7 @@ def pairwise(matrix: np.ndarray, raters: Sequence[str], labels: Sequence[int] = 
         cmb = np.bincount(ba * 2 + bb, minlength=4).reshape(2, 2)
         out.append(PairAgreement(raters[i], raters[j], n, float(np.trace(cm)) / n,
                                  kappa_from_confusion(cmb), kappa_from_confusion(cm, "linear"),
-                                 kappa_from_confusion(cm, "quadratic")))
+                                 kappa_from_confusion(cm, "quadratic"), kappa_from_confusion(cm)))
     return out
 
 
@@ -353,7 +355,7 @@ def pairs_from_cells(cms: np.ndarray, names: Sequence[str], labels: Sequence[int
     onehot = np.eye(2, dtype=np.int64)[binpos]  # k × 2
     cmb = np.einsum("pij,ia,jb->pab", cms, onehot, onehot)
     n = cms.sum(axis=(1, 2))
-    kb, kl, kq = _kappas(cmb, None), _kappas(cms, "linear"), _kappas(cms, "quadratic")
+    kb, kl, kq, ku = _kappas(cmb, None), _kappas(cms, "linear"), _kappas(cms, "quadratic"), _kappas(cms, None)
     raw = np.trace(cms, axis1=1, axis2=2)
     out = []
     for i, j in combinations(range(r), 2):
@@ -361,7 +363,7 @@ def pairs_from_cells(cms: np.ndarray, names: Sequence[str], labels: Sequence[int
         if n[p]:
             out.append(PairAgreement(names[i], names[j], int(n[p]), float(raw[p] / n[p]),
                                      _as_kappa(kb[p], cmb[p]), _as_kappa(kl[p], cms[p], "linear"),
-                                     _as_kappa(kq[p], cms[p], "quadratic")))
+                                     _as_kappa(kq[p], cms[p], "quadratic"), _as_kappa(ku[p], cms[p])))
     return out
 
 

@@ -49,7 +49,7 @@ def group(pairs: pd.DataFrame, units: pd.DataFrame, actors: list[str]) -> GroupA
     named when no unit has two labels (as the per-label version does)."""
     if not len(units):
         nan = math.nan
-        return GroupAgreement(0, list(actors), [], nan, nan, nan, nan, nan, nan)
+        return GroupAgreement(0, list(actors), [], nan, nan, nan, nan, nan, nan, nan)
     cms, names = cells(pairs)
     return group_of_cells(cms, names, units, actors)
 
@@ -58,7 +58,7 @@ def group_of_cells(cms: np.ndarray, names: list[str], units: pd.DataFrame, actor
     """:func:`group` from the pairs' confusion stack (``cells``) and the per-unit counts."""
     if not len(units):
         nan = math.nan
-        return GroupAgreement(0, list(actors), [], nan, nan, nan, nan, nan, nan)
+        return GroupAgreement(0, list(actors), [], nan, nan, nan, nan, nan, nan, nan)
     ps = pairs_from_cells(cms, names)
     vc = units[_C].to_numpy(np.int64)
     binary = np.stack([vc[:, [g for g in GRADES if g < BINARY_THRESHOLD]].sum(axis=1),
@@ -67,7 +67,8 @@ def group_of_cells(cms: np.ndarray, names: list[str], units: pd.DataFrame, actor
     return GroupAgreement(
         n_units=len(units), annotators=names, pairs=ps,
         kappa_binary=pooled(ps, "kappa_binary"), kappa_graded=pooled(ps, "kappa_linear"),
-        kappa_quadratic=pooled(ps, "kappa_quadratic"), raw=raw_n / sum(p.n for p in ps),
+        kappa_quadratic=pooled(ps, "kappa_quadratic"), kappa_unweighted=pooled(ps, "kappa_unweighted"),
+        raw=raw_n / sum(p.n for p in ps),
         alpha_ordinal=float(krippendorff_alpha_counts(vc, "ordinal", GRADES)),
         alpha_nominal_binary=float(krippendorff_alpha_counts(binary, "nominal", (0, 1))),
     )

@@ -146,8 +146,12 @@ def test_split_assigns_all_free_items(pooled):
     assert rounds.free_item_count(s, u["lead"]) == len(store_rounds.free_items(s)) == 190
     judging.judge(s, u["ann"], judging.next_item(s, u["ann"]), "grade", 2)
     assert rounds.free_item_count(s, u["lead"]) == len(store_rounds.free_items(s)) == 190
-    rid = rounds.split_work(s, u["lead"], ["ann", "bob", "cat"], overlap=0.1, seed=1)
+    with pytest.raises(ValidationError, match="not split below the agreement bar: no calibration round"):
+        rounds.split_work(s, u["lead"], ["ann", "bob", "cat"], overlap=0.1, seed=1)
+    rid = rounds.split_work(s, u["lead"], ["ann", "bob", "cat"], overlap=0.1, seed=1, override="pilot: split now")
     assert rid == "r2"
+    recorded = s.read_one("SELECT bar_override, bar_check FROM rounds WHERE round_id = 'r2'")
+    assert recorded[0] == "pilot: split now" and '"cleared": false' in recorded[1]
     n_ann, n_bob, n_cat = (judging.progress(s, u[n])[1] for n in ("ann", "bob", "cat"))
     # 190 free items, ceil(10%) per stratum doubled; ann and bob also have the 10 calibration items
     doubled = s.read_one("SELECT count(*) FROM (SELECT query_id, doc_id, start FROM round_assignments "
@@ -155,7 +159,7 @@ def test_split_assigns_all_free_items(pooled):
     assert 19 <= doubled <= 19 + 7
     assert n_ann + n_bob + n_cat == 190 + doubled + 20
     with pytest.raises(ValidationError, match="no items"):
-        rounds.split_work(s, u["lead"], ["ann", "bob"], overlap=0.1)
+        rounds.split_work(s, u["lead"], ["ann", "bob"], overlap=0.1, override="pilot")
 
 
 # ---- adjudication and gold ----------------------------------------------------------------------

@@ -147,4 +147,5 @@ def test_the_headline_and_the_pairs_table_read_the_same_kappa():
     at.switch_page("app_pages/agreement.py").run()
     assert not at.exception
     headline = next(plain(x.value) for x in [*at.success, *at.warning] if "annotators." in x.value)
-    assert f"graded, linear κ {rep.group.kappa_graded:.3f}: {row['reading_linear']}" in headline
+    assert f"linear {rep.group.kappa_graded:.3f}: {row['reading_linear']}" in headline
+    assert f"graded κ unweighted {rep.group.kappa_unweighted:.3f}: {row['reading_unweighted']}" in headline
