@@ -344,6 +344,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise GoldenError("Give either --qrels FILE or --version NAME (not both).")
     if args.record and not args.version:
         raise GoldenError("--record needs --version: recorded results name the dataset version they were scored on.")
+    _check_record_options(args)
     trec_opts = {"max_docs": args.max_docs, "judged_only": args.judged_only, "num_docs": args.num_docs}
     if args.version:
         if any(trec_opts.values()) or args.level is not None:
@@ -368,12 +369,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         res = evaluate_trec(args.qrels, args.run, args.measure, rel=args.level, **trec_opts)
         res.judged = judged_health(args.qrels, args.run, max_docs=args.max_docs)
     if args.record:
-        from golden_store.results import record_evaluation
-
-        n = record_evaluation(_store(args), args.record, res.per_query, dataset_version=args.version, strata=gs.strata,
-                       corpus_digest=gs.manifest.get("corpus_digest"), config_sha=args.config_sha,
-                       system=args.system)
-        print(f"recorded {n} rows as evaluation {args.record!r}", file=sys.stderr)
+        _record_scoring(args, res, gs)
     if args.json:
         _print_json(res.as_dict(per_query=args.per_query))
         return 0
@@ -506,6 +502,68 @@ def cmd_chunking(args: argparse.Namespace) -> int:
 
 
 
+_RECORD_OPTIONS = {"trial": "--trial", "replace": "--replace", "git_sha": "--git-sha", "config": "--config",
+                   "judged": "--judged", "judge_model": "--judge-model", "rubric_sha": "--rubric-sha"}
+
+
+def _check_record_options(args: argparse.Namespace) -> None:
+    """Provenance options describe a recorded evaluation: refused without --record, and
+    --config / --config-sha are one value given two ways."""
+    given = [flag for dest, flag in _RECORD_OPTIONS.items() if getattr(args, dest) not in (None, False, [])]
+    if given and not args.record:
+        raise GoldenError(f"{', '.join(given)} describe(s) a recorded evaluation: add --record EVALUATION_ID.")
+    if args.config and args.config_sha:
+        raise GoldenError("Give --config FILE (hashed here) or --config-sha SHA, not both.")
+    if args.trial is not None and args.trial < 0:
+        raise GoldenError(f"--trial is a whole number >= 0 (got {args.trial}).")
+
+
+def _record_scoring(args: argparse.Namespace, res: Any, gs: Any) -> None:
+    """``golden score --record``: the per-query rows with their provenance (METHODOLOGY §14.3,
+    §14.4): the run's Judged@10 per query, git sha, config sha, trial and, for the measures
+    named with --judged, the judge model and rubric sha. All or nothing."""
+    from annotator import provenance
+    from golden_store.results import record_evaluation
+    from golden_store.scoring.measures import parse_measures
+
+    notes = []
+    git_sha = args.git_sha
+    if git_sha is None:
+        git_sha, note = provenance.git_head(Path.cwd())
+        notes.append(note)
+    config_sha = provenance.file_sha256(args.config) if args.config else args.config_sha
+    judged = []
+    for name in args.judged or []:
+        resolved = name if name in res.measures else str(parse_measures([name], rel=2)[0])
+        if resolved not in res.measures:
+            raise GoldenError(f"--judged {name}: not among the scored measures ({', '.join(res.measures)}).")
+        judged.append(resolved)
+    judge_model, rubric_sha = args.judge_model, args.rubric_sha
+    if judged:
+        judge_model, rubric_sha, note = provenance.judge_of(gs.manifest, judge_model, rubric_sha)
+        notes.append(note)
+        if not (judge_model and rubric_sha):
+            raise GoldenError(f"{', '.join(judged)} is judged by a model: give --judge-model and --rubric-sha (the "
+                              f"version's manifest has no single judge calibration to take them from). Nothing "
+                              f"was recorded.")
+    elif judge_model or rubric_sha:
+        raise GoldenError("--judge-model / --rubric-sha name the judge of the measures given with --judged MEASURE; "
+                          "none was given (deterministic measures record no judge).")
+    trial = args.trial or 0
+    n = record_evaluation(_store(args), args.record, res.per_query, dataset_version=args.version, strata=gs.strata,
+                          corpus_digest=gs.manifest.get("corpus_digest"), config_sha=config_sha,
+                          system=args.system, git_sha=git_sha, trial=trial,
+                          judged_fraction=res.judged.per_query if res.judged is not None else None,
+                          judge_model=judge_model, rubric_sha=rubric_sha, judged_metrics=judged,
+                          replace=args.replace)
+    for note in notes:
+        if note:
+            print(f"# {note}", file=sys.stderr)
+    print(f"recorded {n} rows as evaluation {args.record!r} trial {trial}"
+          f"{' (replacing the trial)' if args.replace else ''}; git {git_sha[:12] if git_sha else 'none'}, "
+          f"config {config_sha[:12] if config_sha else 'none'}", file=sys.stderr)
+
+
 def _print_scoring_notes(res: Any) -> None:
     """What a scoring left out and whether its run is under-judged, on stderr: on screen, not
     in a footnote (METHODOLOGY §3.6)."""
@@ -546,6 +604,33 @@ def cmd_results_export(args: argparse.Namespace) -> int:
 
     n = export_results(_store(args), Path(args.out))
     print(f"Wrote {n} result rows to {args.out}")
+    return 0
+
+
+def cmd_results_trials(args: argparse.Namespace) -> int:
+    from golden_store.results import trial_provenance, trial_rows
+    from golden_store.scoring.trials import format_trials, trials_report
+
+    store = _store(args)
+    rows = trial_rows(store, args.evaluation_id)
+    try:
+        rep = trials_report(rows, threshold=args.pass_threshold, metrics=args.measure, top=max(args.top, 0))
+    except ValueError as e:
+        raise GoldenError(str(e)) from None
+    prov = trial_provenance(store, args.evaluation_id)
+    notes = [f"the trials differ in {field}: are they repeats of one configuration?"
+             for field in ("git_sha", "config_sha", "metric_impl_sha", "judge_model", "rubric_sha")
+             if len({p[field] for p in prov}) > 1]
+    if args.json:
+        _print_json({"evaluation_id": args.evaluation_id, **rep, "provenance": prov, "notes": notes})
+        return 0
+    print(format_trials(rep, args.evaluation_id))
+    for p in prov:
+        print(f"# trial {p['trial']}: {p['ts']}  git {p['git_sha'] or 'none'}  config {p['config_sha'] or 'none'}  "
+              f"judge {p['judge_model'] or '-'}  judged@10 "
+              f"{'n/a' if p['judged_fraction'] is None else format(p['judged_fraction'], '.3f')}", file=sys.stderr)
+    for n in notes:
+        print(f"warning: {n}", file=sys.stderr)
     return 0
 
 
@@ -1116,6 +1201,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help="store the per-query scores in eval_results as this evaluation (needs --version)")
     sc.add_argument("--system", help="system name to record with the evaluation")
     sc.add_argument("--config-sha", help="hash of the pipeline config to record with the evaluation")
+    sc.add_argument("--config", metavar="FILE",
+                    help="the pipeline config file: its sha256 (of the bytes, as sha256sum prints it) is recorded as "
+                         "config_sha (instead of --config-sha)")
+    sc.add_argument("--git-sha", help="the code's git commit to record (default: git rev-parse HEAD of the current "
+                                      "directory's checkout; none outside a checkout, said on stderr)")
+    sc.add_argument("--trial", type=int, metavar="K",
+                    help="record this scoring as repeat K (default 0) of the evaluation id (METHODOLOGY §10.8; see "
+                         "golden results trials)")
+    sc.add_argument("--replace", action="store_true",
+                    help="replace the rows of an already recorded (evaluation id, trial) (refused otherwise)")
+    sc.add_argument("--judged", action="append", metavar="MEASURE",
+                    help="this measure's values come from a model judge: its rows record --judge-model and "
+                         "--rubric-sha (repeatable)")
+    sc.add_argument("--judge-model", help="judge model id of the --judged measures (default: the version's judge "
+                                          "calibration when it names exactly one)")
+    sc.add_argument("--rubric-sha", help="sha of the judge's rubric (default: from the version's judge calibration)")
     ck = add("chunking", cmd_chunking, "the chunking report card (METHODOLOGY 5.4) of chunkers' JSONL passage runs "
                                        "at a fixed token budget: recall, precision, Precision_Omega, IoU, mean +- SD")
     ck.add_argument("runs", nargs="+", metavar="RUN", help="JSONL passage run, one per chunker")
@@ -1145,6 +1246,13 @@ def build_parser() -> argparse.ArgumentParser:
                                                                             metavar="CMD")
     rx = add("export", cmd_results_export, "export eval_results to Parquet", rs)
     rx.add_argument("--out", required=True)
+    rt = add("trials", cmd_results_trials, "repeats of one recorded evaluation (METHODOLOGY §10.8): pass@1 averaged "
+                                           "over trials, pass^k (all k trials pass), per-item variance", rs)
+    rt.add_argument("evaluation_id")
+    rt.add_argument("--pass-threshold", type=float, default=1.0, metavar="T",
+                    help="a trial passes an item when its value >= T (default 1.0: binary success metrics)")
+    rt.add_argument("-m", "--measure", action="append", help="only these metrics (as recorded)")
+    rt.add_argument("--top", type=int, default=10, metavar="N", help="highest-variance items to list (default 10)")
 
     rn = sub.add_parser("runs", help="system runs").add_subparsers(dest="runs_cmd", required=True, metavar="CMD")
     ri = add("import", cmd_runs_import, "import a TREC or JSONL passage run (all or nothing)", rn)

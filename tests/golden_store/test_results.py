@@ -74,3 +74,79 @@ def test_compare_pairs_only_shared_queries():
     b = _long([1.0, 1.0], ["x"] * 2)
     e = compare_runs(a, b)["metrics"]["R@10"]
     assert e["n"] == 2 and e["only_in_a"] == 1 and e["wins"] == 1
+
+
+# ---- provenance of recorded rows (issue 25, item 8; METHODOLOGY §3.6, §10.8, §14.3-14.4) ----------------
+
+
+def _two_metrics(values: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame({"R@10": values, "faithfulness": {q: 1.0 - v for q, v in values.items()}}).rename_axis("query_id")
+
+
+def test_provenance_columns_read_back_as_given(store):
+    judged = {"q1": 0.9, "q2": 0.4, "q3": 1.0}
+    n = record_evaluation(store, "prov", _two_metrics({"q1": 0.5, "q2": 0.0, "q3": 1.0}), dataset_version="v1",
+                          strata={"q1": "lexical", "q2": "negative", "q3": "lexical"}, corpus_digest="sha256:c",
+                          config_sha="c" * 64, system="bm25", git_sha="a" * 40, trial=3, judged_fraction=judged,
+                          judge_model="claude-judge-1", rubric_sha="r" * 64, judged_metrics=["faithfulness"])
+    assert n == 6
+    rows = store.read_dicts("SELECT * FROM eval_results WHERE evaluation_id = 'prov' ORDER BY metric, query_id")
+    assert len(rows) == 6
+    for r in rows:
+        assert (r["trial"], r["system"], r["git_sha"], r["config_sha"], r["dataset_version"], r["corpus_digest"]) \
+            == (3, "bm25", "a" * 40, "c" * 64, "v1", "sha256:c")
+        assert r["judged_fraction"] == pytest.approx(judged[r["query_id"]])
+        assert len(r["metric_impl_sha"]) == 64
+        # the judge goes on the judged metric's rows only: deterministic metrics keep it NULL (§14.4)
+        if r["metric"] == "faithfulness":
+            assert (r["judge_model"], r["rubric_sha"]) == ("claude-judge-1", "r" * 64)
+        else:
+            assert (r["judge_model"], r["rubric_sha"]) == (None, None)
+    # a query without a judged fraction gets NULL, not NaN
+    record_evaluation(store, "prov2", _per_query({"q1": 0.5, "q9": 1.0}), dataset_version="v1",
+                      judged_fraction={"q1": 0.7})
+    got = dict(store.read("SELECT query_id, judged_fraction FROM eval_results WHERE evaluation_id = 'prov2'"))
+    assert got["q1"] == pytest.approx(0.7) and got["q9"] is None
+
+
+def test_a_recorded_trial_is_refused_again_all_or_nothing_unless_replaced(store):
+    from tests.conftest import table_snapshot
+
+    record_evaluation(store, "e", _per_query({"q1": 0.5, "q2": 1.0}), dataset_version="v1", trial=0, git_sha="a")
+    record_evaluation(store, "e", _per_query({"q1": 0.7, "q2": 1.0}), dataset_version="v1", trial=1, git_sha="a")
+    before = table_snapshot(store)
+    with pytest.raises(ValidationError, match=r"'e' \(trial 1\) is already recorded; results are never overwritten"):
+        record_evaluation(store, "e", _per_query({"q1": 0.0, "q3": 0.0}), dataset_version="v1", trial=1)
+    # a judged metric without its judge, a trial of another dataset, a bad trial number: refused, nothing written
+    with pytest.raises(ValidationError, match="judged by a model"):
+        record_evaluation(store, "e", _per_query({"q1": 0.1}), dataset_version="v1", trial=2,
+                          judged_metrics=["nDCG@10"], judge_model="claude-judge-1")
+    with pytest.raises(ValidationError, match="no metric is judged"):
+        record_evaluation(store, "e", _per_query({"q1": 0.1}), dataset_version="v1", trial=2, judge_model="m")
+    with pytest.raises(ValidationError, match="Trials are repeats of one evaluation"):
+        record_evaluation(store, "e", _per_query({"q1": 0.1}), dataset_version="v2", trial=2)
+    with pytest.raises(ValidationError, match="whole number"):
+        record_evaluation(store, "e", _per_query({"q1": 0.1}), dataset_version="v1", trial=-1)
+    assert table_snapshot(store) == before
+    # --replace swaps that trial's rows (and only that trial's) in one transaction
+    assert record_evaluation(store, "e", _per_query({"q1": 0.0, "q3": 0.25}), dataset_version="v1", trial=1,
+                             git_sha="b", replace=True) == 2
+    got = store.read("SELECT trial, query_id, value, git_sha FROM eval_results WHERE evaluation_id = 'e' "
+                     "ORDER BY trial, query_id")
+    assert got == [(0, "q1", 0.5, "a"), (0, "q2", 1.0, "a"), (1, "q1", 0.0, "b"), (1, "q3", 0.25, "b")]
+
+
+def test_trial_rows_and_provenance_per_trial(store):
+    from golden_store.results import trial_provenance, trial_rows
+
+    for t, sha in ((0, "g0"), (1, "g1")):
+        record_evaluation(store, "e", _per_query({"q1": float(t), "q2": 1.0}), dataset_version="v1", trial=t,
+                          git_sha=sha, config_sha="cfg", judged_fraction={"q1": 0.5, "q2": 1.0})
+    rows = trial_rows(store, "e")
+    assert sorted(rows["trial"]) == [0, 0, 1, 1] and set(rows.columns) >= {"query_id", "trial", "metric", "value"}
+    prov = trial_provenance(store, "e")
+    assert [(p["trial"], p["git_sha"], p["config_sha"], p["n_rows"]) for p in prov] == [(0, "g0", "cfg", 2),
+                                                                                       (1, "g1", "cfg", 2)]
+    assert prov[0]["judged_fraction"] == pytest.approx(0.75)
+    with pytest.raises(Exception, match="No recorded evaluation"):
+        trial_rows(store, "nope")
