@@ -41,6 +41,7 @@ _export("agreement", "Kappa", "PairAgreement", "ALPHA_BAR_ORDINAL", "KAPPA_BAR_B
 _export("agreement_report", "AgreementBar", "BarCheck", "EvidenceAgreement", "GroupAgreement", "clears_bar")
 _export("calibration", "FAIL", "INSUFFICIENT", "IsotonicMap", "KAPPA_GATE", "PASS", "band_decisions",
         "cascade_report", "fit_isotonic", "judge_report", "length_bias", "pick_band", "position_bias", "reliability")
+_export("chunking", "budget_card", "take_at_budget")
 _export("compare", "compare_runs", "format_comparison")
 _export("cost", "eval_run_cost")
 _export("generation", "Citation", "Claim", "MOVEMENTS", "Nugget", "abstention_scores", "citation_scores",
@@ -82,6 +83,7 @@ if TYPE_CHECKING:  # for type checkers and editors; never executed
     from golden_store.scoring.agreement_report import (  # noqa: F401
         AgreementBar, BarCheck, EvidenceAgreement, GroupAgreement, clears_bar)
     from golden_store.scoring.calibration import *  # noqa: F401,F403
+    from golden_store.scoring.chunking import budget_card, take_at_budget  # noqa: F401
     from golden_store.scoring.compare import compare_runs, format_comparison  # noqa: F401
     from golden_store.scoring.cost import eval_run_cost  # noqa: F401
     from golden_store.scoring.generation import *  # noqa: F401,F403
