@@ -1173,7 +1173,8 @@ def build_parser() -> argparse.ArgumentParser:
     sv_.add_argument("--parsed", required=True, help="folder of parsed .txt/.md files (doc id = file stem)")
     sv_.add_argument("--threshold", type=float, default=90.0)
 
-    sc = add("score", cmd_score, "score a TREC run against qrels or a frozen version")
+    sc = add("score", cmd_score, "score a TREC run against qrels or a frozen version, or a JSONL passage run "
+                                 "against a frozen version (chunk labels from its spans)")
     sc.add_argument("--qrels", help="TREC qrels file (qid 0 docid grade)")
     sc.add_argument("--version", help="a frozen version (its derived qrels)")
     sc.add_argument("--run", required=True, help="TREC run file (qid Q0 docid rank score tag), or a JSONL passage "
