@@ -345,6 +345,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.record and not args.version:
         raise GoldenError("--record needs --version: recorded results name the dataset version they were scored on.")
     _check_record_options(args)
+    if args.tier and not args.version:
+        raise GoldenError("--tier needs --version: a question's tier is recorded in the frozen version.")
     trec_opts = {"max_docs": args.max_docs, "judged_only": args.judged_only, "num_docs": args.num_docs}
     if args.version:
         if any(trec_opts.values()) or args.level is not None:
@@ -353,12 +355,15 @@ def cmd_score(args: argparse.Namespace) -> int:
         from golden_store.versions import load_version
 
         gs = load_version(args.version, _vdir(args))
+        from annotator.compare_scope import tier_options
+
+        only = tier_options(gs, args.tier)  # --tier: only that tier's questions, said in the output
         if _run_format(args) == "jsonl":  # passages: chunk labels derived from the version's spans (hit rule)
-            res = evaluate(gs, _passage_run(gs, args.run), args.measure, hit_rule=args.hit_rule)
+            res = evaluate(gs, _passage_run(gs, args.run), args.measure, hit_rule=args.hit_rule, **only)
         elif args.hit_rule:
             raise GoldenError("--hit-rule applies to a passage run (JSONL); a TREC run names whole documents.")
         else:
-            res = evaluate(gs, read_run(args.run), args.measure)
+            res = evaluate(gs, read_run(args.run), args.measure, **only)
     else:
         from golden_store.scoring.health import judged_health
 
@@ -381,6 +386,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         ci = f"  [{res.ci95[m][0]:.4f}, {res.ci95[m][1]:.4f}]" if m in res.ci95 else ""
         print(f"{m}\tall\t{res.mean[m]:.4f}{ci}")
     print(f"# {res.n_queries} queries; {res.definitions['_queries']}", file=sys.stderr)
+    if res.definitions.get("_scope"):
+        print(f"# {res.definitions['_scope']}", file=sys.stderr)
     if res.definitions.get("hit_rule"):
         print(f"# passage run: hit rule {res.definitions['hit_rule']} ({_HIT_RULE_NOTE})", file=sys.stderr)
     _print_scoring_notes(res)
@@ -499,7 +506,6 @@ def cmd_chunking(args: argparse.Namespace) -> int:
             notes.append(f"Ω coverage {c['omega_coverage']:.3f}: Precision_Ω is over the chunks the run shows")
         print(f"# {name}: " + "; ".join(notes), file=sys.stderr)
     return 0
-
 
 
 _RECORD_OPTIONS = {"trial": "--trial", "replace": "--replace", "git_sha": "--git-sha", "config": "--config",
@@ -770,10 +776,35 @@ def cmd_rounds_start(args: argparse.Namespace) -> int:
 def cmd_rounds_split(args: argparse.Namespace) -> int:
     from annotator import rounds
 
-    rid = rounds.split_work(_store(args), identity.cli_user(), _people(args.annotators), args.overlap, args.seed,
-                            args.note)
-    _print_json({"round_id": rid}) if args.json else print(
-        f"Round {rid}: free pool items split among {args.annotators}, {args.overlap:.0%} of each stratum twice.")
+    store, user = _store(args), identity.cli_user()
+    check = rounds.split_check(store, user)
+    rid = rounds.split_work(store, user, _people(args.annotators), args.overlap, args.seed, args.note,
+                            override=args.override)
+    if args.json:
+        _print_json({"round_id": rid, "bar_check": check, "override": None if check["cleared"] else args.override})
+        return 0
+    print(f"Round {rid}: free pool items split among {args.annotators}, {args.overlap:.0%} of each stratum twice.")
+    if not check["cleared"]:
+        print(f"warning: split below the agreement bar ({check['text']}); the override reason is recorded with "
+              f"round {rid}.", file=sys.stderr)
+    return 0
+
+
+def cmd_rounds_bar(args: argparse.Namespace) -> int:
+    from annotator import agreement
+
+    store, user = _store(args), identity.cli_user()
+    if args.measure:
+        agreement.choose_bar(store, user, args.measure, args.threshold, args.note)
+    elif args.threshold is not None or args.note:
+        raise GoldenError("--threshold and --note go with --measure (the figure the graded bar reads).")
+    bar, chosen = agreement.bar(store, user)
+    if args.json:
+        _print_json({**bar.as_dict(), **chosen})
+        return 0
+    who = (f"chosen by {chosen['chosen_by']} at {chosen['chosen_at']}" + (f": {chosen['note']}" if chosen["note"] else "")
+           if chosen["chosen_by"] else "the methodology's default (METHODOLOGY §3.7)")
+    print(f"Agreement bar: {bar.describe()} - {who}")
     return 0
 
 
@@ -795,8 +826,12 @@ def cmd_rounds_list(args: argparse.Namespace) -> int:
 def cmd_agreement(args: argparse.Namespace) -> int:
     from annotator import agreement
 
-    rep = agreement.compute(_store(args), identity.cli_user(), args.round)
+    store, user = _store(args), identity.cli_user()
+    rep = agreement.compute(store, user, args.round)
     summary = rep.group.summary()
+    bar, chosen = agreement.bar(store, user)
+    check = bar.check(summary)
+    summary["bar"] = {**bar.as_dict(), **chosen, **check.as_dict()}
     if args.json:
         _print_json({**summary, "pairs": rep.pair_table().to_dict(orient="records"),
                      "per_round": rep.per_round.to_dict(orient="records"),
@@ -810,13 +845,15 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         return "n/a" if x is None else f"{x:.3f}"
 
     print(f"{summary['n_units']} items graded by 2+ of {len(summary['annotators'])} annotators")
-    print(f"kappa binary {f(summary['kappa_binary'])} ({summary['reading_binary']}, bar 0.7)  "
-          f"kappa graded/linear {f(summary['kappa_graded'])} ({summary['reading_graded']}, bar 0.6)  "
-          f"alpha ordinal {f(summary['alpha_ordinal'])}  raw {f(summary['raw_agreement'])}  "
-          + ("bar cleared" if summary["clears_bar"] else "BELOW THE BAR"))
+    print(f"kappa binary {f(summary['kappa_binary'])} ({summary['reading_binary']})  "
+          f"kappa graded unweighted {f(summary['kappa_unweighted'])} ({summary['reading_unweighted']})  "
+          f"linear {f(summary['kappa_graded'])} ({summary['reading_graded']})  "
+          f"quadratic {f(summary['kappa_quadratic'])}  "
+          f"alpha ordinal {f(summary['alpha_ordinal'])}  raw {f(summary['raw_agreement'])}")
+    print(f"bar ({bar.describe()}): {check.text}")
     for p in rep.group.pairs:
-        print(f"  {p.a} x {p.b}: n={p.n} kappa_binary={p.kappa_binary:.3f} linear={p.kappa_linear:.3f} "
-              f"quadratic={p.kappa_quadratic:.3f} raw={p.raw:.3f}")
+        print(f"  {p.a} x {p.b}: n={p.n} kappa_binary={p.kappa_binary:.3f} unweighted={p.kappa_unweighted:.3f} "
+              f"linear={p.kappa_linear:.3f} quadratic={p.kappa_quadratic:.3f} raw={p.raw:.3f}")
     return 0
 
 
@@ -861,14 +898,19 @@ def cmd_nuggets_export(args: argparse.Namespace) -> int:
 def cmd_nuggets_scores(args: argparse.Namespace) -> int:
     from annotator import nuggets
 
-    per_answer, per_system = nuggets.scores(_store(args), identity.cli_user())
+    from golden_store.scoring.generation import NO_VITAL_DEFINITIONS
+
+    per_answer, per_system = nuggets.scores(_store(args), identity.cli_user(), no_vital=args.no_vital)
     if args.json:
-        _print_json({"per_system": per_system.to_dict(orient="records"),
+        _print_json({"no_vital_convention": args.no_vital, "no_vital_definition": NO_VITAL_DEFINITIONS[args.no_vital],
+                     "per_system": per_system.to_dict(orient="records"),
                      "per_answer": per_answer.to_dict(orient="records")})
     elif per_system.empty:
         print("No fully assigned answer yet.")
     else:
         print(per_system.to_string(index=False))
+        print(f"# {NO_VITAL_DEFINITIONS[args.no_vital]} (no_vital: answers left out of the V means, or scored 0; "
+              "v_answers: answers the V means are over)", file=sys.stderr)
     return 0
 
 
@@ -1198,6 +1240,8 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("-N", "--num-docs", type=int, default=0, metavar="N",
                     help="trec_eval -N: documents in the collection (only utility's d term uses it)")
     sc.add_argument("--per-query", action="store_true", help="also print per-query values")
+    sc.add_argument("--tier", choices=["smoke", "regression", "release"],
+                    help="score only the questions of this CI tier (as the frozen --version records it)")
     sc.add_argument("--record", metavar="EVALUATION_ID",
                     help="store the per-query scores in eval_results as this evaluation (needs --version)")
     sc.add_argument("--system", help="system name to record with the evaluation")
@@ -1294,7 +1338,16 @@ def build_parser() -> argparse.ArgumentParser:
     rsp.add_argument("--overlap", type=float, default=0.10, help="share of each stratum graded twice (default 0.10)")
     rsp.add_argument("--seed", type=int, default=0)
     rsp.add_argument("--note")
+    rsp.add_argument("--override", metavar="REASON",
+                     help="split even though the latest calibration round is below the agreement bar; the reason "
+                          "is recorded with the round and in the manifest")
     add("list", cmd_rounds_list, "list rounds and their progress", ro)
+    rb = add("bar", cmd_rounds_bar, "show the agreement bar in force, or choose the figure it reads (recorded)", ro)
+    rb.add_argument("--measure", choices=["kappa_unweighted", "kappa_linear", "kappa_quadratic", "alpha_ordinal"],
+                    help="graded figure the bar reads (default kappa_unweighted, METHODOLOGY §3.7; alpha_ordinal "
+                         "is for rounds of three or more annotators)")
+    rb.add_argument("--threshold", type=float, help="graded threshold (default 0.6 for kappa, 0.667 for alpha)")
+    rb.add_argument("--note", help="why (required when moving off the methodology's bar)")
     ag = add("agreement", cmd_agreement, "inter-annotator agreement on the grades (kappa, alpha), per pair")
     ag.add_argument("--round", help="only this round's labels")
 
@@ -1306,7 +1359,10 @@ def build_parser() -> argparse.ArgumentParser:
     nd.add_argument("--batch", action="store_true", help="use the Message Batches API (half price, slower)")
     ne = add("export", cmd_nuggets_export, "export approved nuggets as JSONL", nu)
     ne.add_argument("--out", required=True)
-    add("scores", cmd_nuggets_scores, "V_strict / V / A_strict / A per system from the assigned answers", nu)
+    nsc = add("scores", cmd_nuggets_scores, "V_strict / V / A_strict / A per system from the assigned answers", nu)
+    nsc.add_argument("--no-vital", choices=["methodology", "nuggetizer"], default="methodology",
+                     help="a question with no vital nugget: V undefined and left out (methodology, METHODOLOGY "
+                          "10.9; default) or V = 0 (castorini's nuggetizer)")
     an = sub.add_parser("answers", help="system answers").add_subparsers(dest="answers_cmd", required=True,
                                                                          metavar="CMD")
     ai = add("import", cmd_answers_import, 'import a system\'s answers: JSONL {"query_id", "answer"}', an)

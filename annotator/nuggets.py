@@ -34,7 +34,7 @@ from golden_store.errors import NotFoundError, ValidationError
 from golden_store.nuggets import NuggetDraft
 from golden_store.rubric import current_rubric
 from golden_store.scoring.abstention import AbstentionReport, abstention_report
-from golden_store.scoring.generation import Nugget, nugget_scores
+from golden_store.scoring.generation import NO_VITAL_CONVENTIONS, NO_VITAL_DEFINITIONS, Nugget, nugget_scores
 from golden_store.store import Store
 from golden_store.system_names import check_system_name
 
@@ -517,11 +517,19 @@ def assignments(store: Store, user: User, system: str | None = None) -> list[dic
     return nuggets.assignments(store, system)
 
 
-def scores(store: Store, user: User) -> tuple[pd.DataFrame, pd.DataFrame]:
+def scores(store: Store, user: User, no_vital: str = "methodology") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per (system, question) V_strict / V / A_strict / A over the approved nuggets, and the
     mean per system. An answer counts once every approved nugget of its question has a label
-    (an unassigned nugget would silently count as "none")."""
+    (an unassigned nugget would silently count as "none").
+
+    A question with no vital nugget has V undefined by default (METHODOLOGY §10.9): it is left
+    out of the system's V means and counted in ``no_vital``; ``no_vital="nuggetizer"`` scores it
+    0 instead, as castorini's nuggetizer does. ``v_answers`` is how many answers the V means are
+    over; ``answers`` how many the A means are over."""
     require(user, Permission.VIEW_STORE)
+    if no_vital not in NO_VITAL_CONVENTIONS:
+        raise ValidationError(f"Unknown convention {no_vital!r} for questions with no vital nugget: use one of "
+                              f"{', '.join(NO_VITAL_CONVENTIONS)}.")
     approved: dict[str, list[Nugget]] = {}
     for n in nuggets.approved(store):
         approved.setdefault(n["query_id"], []).append(Nugget(n["nugget_id"], n["text"], n["importance"] == "vital"))
@@ -538,14 +546,20 @@ def scores(store: Store, user: User) -> tuple[pd.DataFrame, pd.DataFrame]:
         row = {"system": ans["system"], "query_id": ans["query_id"], "nuggets": len(ns),
                "assigned": sum(n.id in got for n in ns), "complete": done}
         if done:
-            row.update(nugget_scores(ns, {n.id: got[n.id] for n in ns}))
+            row.update(nugget_scores(ns, {n.id: got[n.id] for n in ns}, no_vital=no_vital))
+        row["vital"] = sum(n.vital for n in ns)
         rows.append(row)
     per_answer = pd.DataFrame(rows)
     if per_answer.empty or "v_strict" not in per_answer:
         return per_answer, pd.DataFrame()
     complete = per_answer[per_answer["complete"]]
-    per_system = complete.groupby("system")[["v_strict", "v", "a_strict", "a"]].mean().reset_index()
-    per_system.insert(1, "answers", complete.groupby("system").size().values)
+    grouped = complete.groupby("system")
+    per_system = grouped[["v_strict", "v", "a_strict", "a"]].mean().reset_index()  # NaN (undefined) left out
+    per_system.insert(1, "answers", grouped.size().values)
+    per_system.insert(2, "v_answers", grouped["v"].count().values)
+    per_system.insert(3, "no_vital", grouped["vital"].apply(lambda v: int((v == 0).sum())).values)
+    per_system.attrs["no_vital_convention"] = no_vital
+    per_system.attrs["no_vital_definition"] = NO_VITAL_DEFINITIONS[no_vital]
     return per_answer, per_system
 
 

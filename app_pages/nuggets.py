@@ -199,12 +199,17 @@ if mode == "Assign to answers":
 
 # ---- scores ----------------------------------------------------------------------------------
 if mode == "Scores" and user.can(Permission.LABEL):
-    per_answer, per_system = nuggets.scores(s, user)
+    no_vital = st.radio("A question with no vital nugget", list(nuggets.NO_VITAL_DEFINITIONS), horizontal=True,
+                        key="nug_no_vital", format_func=lambda c: {"methodology": "V undefined, left out (§10.9)",
+                                                                   "nuggetizer": "V = 0 (nuggetizer)"}[c])
+    per_answer, per_system = nuggets.scores(s, user, no_vital=no_vital)
     if per_answer.empty:
         st.info("Nugget scores appear once answers are imported and their nuggets assigned.")
     else:
         st.caption("V_strict: share of vital nuggets fully supported; V: partial counts 0.5; A_strict / A: the "
-                   "same over all nuggets. Compare systems on these means, not single answers (§10.9).")
+                   "same over all nuggets. Compare systems on these means, not single answers (§10.9). "
+                   f"Here {nuggets.NO_VITAL_DEFINITIONS[no_vital]}: `no_vital` counts those answers, `v_answers` is how "
+                   "many answers the V means are over.")
         if not per_system.empty:
             st.dataframe(per_system, hide_index=True, width="stretch")
         st.dataframe(per_answer, hide_index=True, width="stretch")

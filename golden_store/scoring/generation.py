@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -130,17 +132,34 @@ class Nugget:
     vital: bool
 
 
-def nugget_scores(nuggets: Sequence[Nugget], assigned: Mapping[str, Support]) -> NuggetScores:
+# What V is for a question without a vital nugget (and A for one without any nugget).
+# METHODOLOGY §10.9's own code: undefined (NaN) - there is nothing vital to recall, so the
+# question is left out of a system's V mean and counted apart. castorini's nuggetizer scores
+# it 0, which pulls every system's mean down by the share of such questions; kept by name for
+# comparison with published TREC RAG figures.
+NO_VITAL_CONVENTIONS = ("methodology", "nuggetizer")
+NO_VITAL_DEFINITIONS = {
+    "methodology": "a question with no vital nugget has V undefined (METHODOLOGY §10.9): left out of the V "
+                   "means and counted",
+    "nuggetizer": "a question with no vital nugget scores V = 0 (castorini's nuggetizer convention)",
+}
+
+
+def nugget_scores(nuggets: Sequence[Nugget], assigned: Mapping[str, Support],
+                  no_vital: str = "methodology") -> NuggetScores:
     """TREC-RAG scores for one answer: V_strict / V over vital nuggets, A_strict / A over
-    all; "partial" earns 0.5 in the non-strict ones; an unassigned nugget is "none". A
-    question without vital nuggets scores 0 on V (castorini's nuggetizer does the same)."""
+    all; "partial" earns 0.5 in the non-strict ones; an unassigned nugget is "none". With no
+    vital nugget V is NaN (``no_vital="methodology"``, §10.9) or 0 (``"nuggetizer"``)."""
+    if no_vital not in NO_VITAL_CONVENTIONS:
+        raise ValueError(f"no_vital must be one of {', '.join(NO_VITAL_CONVENTIONS)}, got {no_vital!r}")
     for label in assigned.values():
         if label not in ("support", "partial", "none"):
             raise ValueError(f"nugget assignment must be support, partial or none, got {label!r}")
+    empty = math.nan if no_vital == "methodology" else 0.0
 
     def score(ns: Sequence[Nugget], strict: bool) -> float:
         if not ns:
-            return 0.0
+            return empty
         credit = {"support": 1.0, "partial": 0.0 if strict else 0.5, "none": 0.0}
         return sum(credit[assigned.get(n.id, "none")] for n in ns) / len(ns)
 

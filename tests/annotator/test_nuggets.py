@@ -378,3 +378,35 @@ def test_abstention_of_one_system_and_an_unknown_system(demo_store, tmp_path):
     assert table.loc[0, "over-refusal rate"] == "undefined"
     assert table.loc[0, "abstention recall"].startswith("1.00 [1.00, 1.00] (2/2)")
     assert any("over-refusal rate undefined - no answerable question" in w for w in nuggets.undefined_reasons(only))
+
+
+def test_a_question_with_no_vital_nugget_is_left_out_of_v_not_scored_zero(demo_store, tmp_path):
+    """Issue 25 item 5: METHODOLOGY §10.9's code gives V = NaN for a question with no vital
+    nugget; scoring it 0 (castorini's nuggetizer) pulled the system's V mean down. The default
+    follows the methodology and says how many answers were left out; the other convention is
+    there by name."""
+    nuggets.save(demo_store, LOCAL_USER, "q001", [
+        {"text": "Certificate expired", "importance": "vital", "quote": Q1_QUOTE},
+        {"text": "Renew in Company Portal", "importance": "vital", "quote": Q1_FIX}])
+    nuggets.save(demo_store, LOCAL_USER, "q002", [{"text": "Tell the line manager", "importance": "okay", "quote": ""}])
+    for q in ("q001", "q002"):
+        nuggets.approve(demo_store, LOCAL_USER, q)
+    f = tmp_path / "answers.jsonl"
+    f.write_text("".join(json.dumps({"query_id": q, "answer": "an answer"}) + "\n" for q in ("q001", "q002")))
+    nuggets.import_answers(demo_store, LOCAL_USER, str(f), "rag-a")
+    for q in ("q001", "q002"):
+        for n in nuggets.current(demo_store, LOCAL_USER, q):
+            nuggets.assign(demo_store, LOCAL_USER, "rag-a", q, n["nugget_id"], "support")
+
+    per_answer, per_system = nuggets.scores(demo_store, LOCAL_USER)
+    row = per_system.iloc[0]
+    assert per_answer.set_index("query_id")["v"].isna().to_dict() == {"q001": False, "q002": True}
+    assert row["v"] == 1.0 and row["v_strict"] == 1.0  # q002 is left out, not a 0
+    assert (row["answers"], row["v_answers"], row["no_vital"]) == (2, 1, 1)
+    assert row["a"] == 1.0  # A is defined for both
+    assert per_system.attrs["no_vital_convention"] == "methodology"
+
+    _, nz = nuggets.scores(demo_store, LOCAL_USER, no_vital="nuggetizer")
+    assert nz.iloc[0]["v"] == 0.5 and nz.iloc[0]["v_answers"] == 2  # the old, pulled-down mean, by name
+    with pytest.raises(ValidationError, match="no vital nugget"):
+        nuggets.scores(demo_store, LOCAL_USER, no_vital="zero")

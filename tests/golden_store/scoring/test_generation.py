@@ -53,8 +53,15 @@ def test_nugget_scores_strict_and_partial():
           Nugget("c", "before 15 December", False)]
     s = nugget_scores(ns, {"a": "support", "b": "partial"})
     assert s == {"v_strict": 0.5, "v": 0.75, "a_strict": pytest.approx(1 / 3), "a": pytest.approx(1.5 / 3)}
+    # METHODOLOGY §10.9: no vital nugget -> V undefined (NaN), left out of means; A still defined
     no_vital = nugget_scores([Nugget("c", "x", False)], {"c": "support"})
-    assert no_vital["v_strict"] == 0.0 and no_vital["a"] == 1.0 and not math.isnan(no_vital["v"])
+    assert math.isnan(no_vital["v_strict"]) and math.isnan(no_vital["v"]) and no_vital["a"] == 1.0
+    assert all(math.isnan(v) for v in nugget_scores([], {}).values())
+    # castorini's nuggetizer convention, by name: 0
+    nz = nugget_scores([Nugget("c", "x", False)], {"c": "support"}, no_vital="nuggetizer")
+    assert nz["v_strict"] == 0.0 and nz["v"] == 0.0 and nz["a"] == 1.0
+    with pytest.raises(ValueError, match="no_vital"):
+        nugget_scores(ns, {}, no_vital="zero")
     with pytest.raises(ValueError):
         nugget_scores(ns, {"a": "yes"})
 
