@@ -156,7 +156,11 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str | None,
                          skipped_lines=skipped_lines, skipped_queries=skipped_q)
     # JSONL passage run: the one reader and placer (golden_store.passage_runs), shared with scoring
     resolver = None if index is None else index if isinstance(index, IndexedResolver) else SpanResolver(index)
-    got = read_passages(label, text, queries, docs, lambda: resolver, progress=progress, skip_unknown=skip_unknown)
+    def raw_of(doc_id: str) -> str:  # a line with both offsets and text: the text must be what they cut
+        return store.read_one("SELECT raw_text FROM documents WHERE doc_id = ?", [doc_id])[0]
+
+    got = read_passages(label, text, queries, docs, lambda: resolver, raw_of=raw_of, progress=progress,
+                        skip_unknown=skip_unknown)
     return ParsedRun(system, fmt, Path(label).name, sha, got.rows, skipped_lines=got.skipped_lines,
                      skipped_queries=got.skipped_queries)
 

@@ -216,3 +216,24 @@ def test_ambiguous_text_is_refused_with_the_places(store, tmp_path, monkeypatch,
     rc, out, err = cli(capsys, "score", "--version", "v1", "--run", run, "-m", "RR")
     assert rc == 0, err
     assert "RR(rel=2)\tall\t0.0000" in out  # a passage that is not the evidence
+
+
+def test_runs_import_reads_the_same_lines(tiny, store):
+    """`golden runs import` uses the same reader: offsets are taken as given, texts placed, and
+    a text that disagrees with its offsets refused with its line."""
+    from annotator import runs_import
+    from annotator.identity import User
+    from annotator.roles import Role
+    from golden_store.errors import ValidationError
+
+    eng = User("eng", "Eng", frozenset({Role.ENGINEER}))
+    rep = runs_import.import_run_file(store, eng, small_run(tiny), "small")
+    assert rep.n_results == 8 and rep.fmt == "jsonl"
+    rows = store.read("SELECT query_id, rank, doc_id, start, \"end\", match_kind FROM run_results "
+                      "WHERE system = 'small' AND query_id = 'q1' ORDER BY rank")
+    assert rows[0] == ("q1", 1, "d", tok(10), tok(19) + 3, "exact")   # placed from its text
+    assert rows[1] == ("q1", 2, "d", 0, tok(9) + 3, "offsets")        # as given
+    bad = write(tiny, "bad-import.jsonl", [{"query_id": "q1", "rank": 1, "doc_id": "d", "text": "t11",
+                                            "start": 0, "end": 3}])
+    with pytest.raises(ValidationError, match=r"bad-import.jsonl line 1: 'text' is not the document's text"):
+        runs_import.import_run_file(store, eng, bad, "bad")
