@@ -29,6 +29,10 @@ LIST_COLUMNS = ("evaluation", "system", "dataset version", "metric_impl_sha", "r
 SHA_SHOWN = 12  # characters of a metric_impl_sha in the list (the full one is in the store and the export)
 
 
+_JUDGE_MORE = ("judge the pool (golden pool build or Runs & pool, then Judge) and score again before trusting "
+               "a delta")
+
+
 def judged_status(judged: float | None) -> str:
     """``ok``, ``suspect`` (under the §3.6 threshold) or ``not recorded``."""
     if judged is None or pd.isna(judged):
@@ -41,8 +45,7 @@ def judged_warning(evaluation_id: str, judged: float | None) -> str | None:
     if judged_status(judged) != "suspect":
         return None
     return (f"{evaluation_id}: {JUDGED_COLUMN} is {judged:.3f}, below {JUDGED_THRESHOLD}: its numbers are suspect - "
-            f"unjudged results count as non-relevant; judge the pool (Runs & pool, then Judge) and score again "
-            f"before trusting a delta (METHODOLOGY §3.6)")
+            f"unjudged results count as non-relevant; {_JUDGE_MORE} (METHODOLOGY §3.6)")
 
 
 def recorded(store: Store, user: User) -> pd.DataFrame:
@@ -75,9 +78,29 @@ def _short_shas(joined: str | None) -> str | None:
     return ", ".join(sha[:SHA_SHOWN] for sha in str(joined).split(", "))
 
 
-def health_warnings(table: pd.DataFrame) -> list[str]:
-    """The under-judged evaluations of :func:`recorded`'s table, one sentence each."""
-    return [w for e, j in zip(table["evaluation"], table[JUDGED_COLUMN]) if (w := judged_warning(e, j))]
+def health_warning(table: pd.DataFrame) -> str | None:
+    """One sentence naming every under-judged evaluation of :func:`recorded`'s table, else None."""
+    low = [(e, j) for e, j in zip(table["evaluation"], table[JUDGED_COLUMN]) if judged_status(j) == "suspect"]
+    if not low:
+        return None
+    named = ", ".join(f"{e} {j:.3f}" for e, j in low)
+    return (f"{len(low)} evaluation(s) with {JUDGED_COLUMN} below {JUDGED_THRESHOLD}: {named}. Their numbers are "
+            f"suspect - unjudged results count as non-relevant; {_JUDGE_MORE} (METHODOLOGY §3.6)")
+
+
+def judged_line(c: Comparison) -> str | None:
+    """The under-judged evaluations of a comparison in one sentence, else None."""
+    low = [(e, j) for e, j in c.get("judged", {}).items() if judged_status(j) == "suspect"]
+    if not low:
+        return None
+    named = ", ".join(f"{e} ({JUDGED_COLUMN} {j:.3f})" for e, j in low)
+    return f"Under-judged: {named}. The deltas below are suspect (METHODOLOGY §3.6)."
+
+
+def other_notes(c: Comparison) -> list[str]:
+    """The comparison's notes besides the judged@10 ones (:func:`judged_line` says those)."""
+    judged = {judged_warning(e, j) for e, j in c.get("judged", {}).items()}
+    return [n for n in c.get("notes", []) if n not in judged]
 
 
 def _judged_of(store: Store, evaluation_id: str) -> float | None:

@@ -25,15 +25,18 @@ if table.empty:
     st.stop()
 
 judged = evaluations.JUDGED_COLUMN
-for warning in evaluations.health_warnings(table):
-    st.warning(md_escape(warning), icon=":material/warning:")
+health = evaluations.health_warning(table)
+if health:
+    st.warning(md_escape(health), icon=":material/warning:")
 unrecorded = int((table["judged health"] == evaluations.NOT_RECORDED).sum())
 if unrecorded:
     st.caption(f"{judged} not recorded for {unrecorded} evaluation(s): recorded before `golden score --record` "
                "kept each query's judged fraction. Score the run again under a new id to see it.")
 
 metric_cols = [c for c in table.columns if c not in evaluations.LIST_COLUMNS]
-st.dataframe(table, hide_index=True, width="stretch", column_config={
+order = ["evaluation", "system", "dataset version", "queries", judged, "judged health", *metric_cols,
+         "metric_impl_sha", "recorded", "trials"]
+st.dataframe(table, hide_index=True, width="stretch", column_order=order, column_config={
     "recorded": st.column_config.DatetimeColumn("recorded", format="YYYY-MM-DD HH:mm"),
     judged: st.column_config.NumberColumn(judged, format="%.3f",
                                           help=f"mean share of each query's top 10 that carries a label; below "
@@ -65,24 +68,28 @@ st.markdown(f"**{md_escape(candidate)}** against **{md_escape(baseline)}**, pair
 st.caption(md_escape(evaluations.gate_rule(comparison)))
 for note in comparison.get("scope", []):
     st.info(md_escape(note))
-for note in comparison["notes"]:
+for note in evaluations.other_notes(comparison):
     st.warning(md_escape(note), icon=":material/warning:")
+under_judged = evaluations.judged_line(comparison)
+if under_judged:
+    st.warning(md_escape(under_judged), icon=":material/warning:")
 if not comparison["metrics"]:
     st.info("The two evaluations share no metric.")
     st.stop()
 
 BOXES = {"PASS": st.success, "WARN": st.warning, "FAIL": st.error}
 items = list(comparison["metrics"].items())
-for start in range(0, len(items), 4):
-    cols = st.columns(4)
-    for col, (metric, e) in zip(cols, items[start:start + 4]):
+per_row = min(len(items), 3)
+for start in range(0, len(items), per_row):
+    cols = st.columns(per_row)
+    for col, (metric, e) in zip(cols, items[start:start + per_row]):
         with col:
             lo, hi = e["ci95"]
+            p = f"p_adj {e['p_adj']:.4f}" if "p_adj" in e else f"p {e['p']:.4f}"
             BOXES.get(e["verdict"], st.info)(
                 f"**{md_escape(e['verdict'])}** · {md_escape(metric)}  \n"
                 + md_escape(f"delta {e['delta']:+.4f}, 95% CI [{lo:+.4f}, {hi:+.4f}]") + "  \n"
-                + md_escape(f"wins/losses/ties {e['wins']}/{e['losses']}/{e['ties']}, n {e['n']}, "
-                            + (f"p_adj {e['p_adj']:.4f}" if "p_adj" in e else f"p {e['p']:.4f}")))
+                + md_escape(f"W/L/T {e['wins']}/{e['losses']}/{e['ties']} · n {e['n']} · {p}"))
             if e["only_in_a"] or e["only_in_b"]:
                 st.caption(f"not paired: {e['only_in_a']} queries only in the baseline, "
                            f"{e['only_in_b']} only in the candidate")
@@ -91,10 +98,11 @@ st.subheader("Per stratum", anchor=False)
 st.caption("Each metric's overall row (stratum (all)) and one row per stratum, with the gate applied to that "
            "stratum's queries alone: a small stratum has a wide interval.")
 rows = evaluations.comparison_table(comparison)
-st.dataframe(rows, hide_index=True, width="stretch", column_config={
-    **{c: st.column_config.NumberColumn(c, format="%+.4f") for c in ("delta", "ci95 low", "ci95 high")},
-    "p": st.column_config.NumberColumn("p", format="%.4f"),
-    "p_adj": st.column_config.NumberColumn("p_adj", format="%.4f", help="p after the multiple-comparison correction"),
+VERDICT_STYLE = {"FAIL": "color: #b71c1c; font-weight: 600", "WARN": "color: #8a5a00; font-weight: 600"}
+styled = rows.style.map(lambda v: VERDICT_STYLE.get(v, ""), subset=["verdict"]).format(
+    {**{c: "{:+.4f}" for c in ("delta", "ci95 low", "ci95 high")}, **{c: "{:.4f}" for c in ("p", "p_adj") if c in rows}})
+st.dataframe(styled, hide_index=True, width="stretch", column_config={
+    "p_adj": st.column_config.Column("p_adj", help="p after the multiple-comparison correction"),
 })
 st.download_button("Download the comparison (CSV)", evaluations.comparison_csv(comparison, baseline, candidate),
                    evaluations.comparison_filename(baseline, candidate), "text/csv", key="res_csv",
