@@ -95,7 +95,9 @@ def budget_card(documents: Mapping[str, str], excerpts: Iterable[tuple[str, str,
     scored (the caller counts them)."""
     if budget_tokens < 1:
         raise ValueError(f"the token budget must be a positive number of tokens, got {budget_tokens}")
-    tok = DocTokens(documents)
+    excerpts = list(excerpts)
+    needed = {d for _, d, _, _ in excerpts} | {p[0] for passages in run.values() for p in passages}
+    tok = DocTokens({d: documents[d] for d in needed if d in documents})  # only the documents in play
     ex: dict[str, set[int]] = {}
     ex_docs: dict[str, set[str]] = {}
     for qid, doc, s, e in excerpts:
