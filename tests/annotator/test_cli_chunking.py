@@ -147,6 +147,11 @@ def test_score_a_passage_run_with_chunk_labels_from_spans(tiny, capsys):
     assert json.loads(out)["per_query"]["q1"]["RR(rel=2)"] == 1.0  # (q2, not in this run, scores 0 and counts)
     rc, out, err = cli(capsys, "score", "--version", "v1", "--run", half, "-m", "RR", "--hit-rule", "contains_span")
     assert rc == 0 and "RR(rel=2)\tall\t0.0000" in out and "hit rule contains_span" in err
+    # lines for a question the version does not have are left out, and counted
+    extra = write(tiny, "extra.jsonl", [{"query_id": "q1", "rank": 1, **chunk("d", 10, 19)},
+                                        {"query_id": "q-new", "rank": 1, **chunk("d", 0, 9)}])
+    rc, out, err = cli(capsys, "score", "--version", "v1", "--run", extra, "-m", "RR")
+    assert rc == 0 and "1 line(s) for 1 query id(s) not in v1 left out: q-new" in err
     # --format says it for a file not named .jsonl
     renamed = tiny / "small.passages"
     renamed.write_text(Path(run).read_text())
