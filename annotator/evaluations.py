@@ -59,7 +59,8 @@ def recorded(store: Store, user: User) -> pd.DataFrame:
     judged = [None if n == 0 else float(v) for v, n in zip(summary["judged_fraction"], summary["judged_rows"])]
     out = pd.DataFrame({
         "evaluation": summary["evaluation_id"], "system": summary["system"],
-        "dataset version": summary["dataset_version"], "metric_impl_sha": [_short_shas(v) for v in summary["metric_impl_sha"]],
+        "dataset version": summary["dataset_version"],
+        "metric_impl_sha": [_short_shas(v) for v in summary["metric_impl_sha"]],
         "recorded": pd.to_datetime(summary["ts"]), "queries": summary["queries"].astype(int),
         "trials": summary["trials"].astype(int), JUDGED_COLUMN: pd.Series(judged, dtype="float64"),
         "judged health": [judged_status(j) for j in judged],
@@ -116,7 +117,8 @@ def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics:
     """The paired comparison of two recorded evaluations (``compare_runs``: per metric and per
     stratum, delta = candidate - baseline with its 95% bootstrap interval and the gate verdict),
     plus ``notes`` (different dataset versions; a changed metric_impl_sha: re-baseline; an
-    under-judged evaluation) and ``judged`` (evaluation -> mean judged fraction or None).
+    under-judged evaluation) and ``judged`` (evaluation -> mean judged fraction of all its
+    rows, or None when not recorded).
     ``options`` go to ``compare_runs`` as they are: the one call, for its newer switches."""
     require(user, Permission.VIEW_RESULTS)
     a, b = results.evaluation_frame(store, baseline), results.evaluation_frame(store, candidate)

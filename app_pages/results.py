@@ -95,12 +95,13 @@ for start in range(0, len(items), per_row):
                            f"{e['only_in_b']} only in the candidate")
 
 st.subheader("Per stratum", anchor=False)
-st.caption("Each metric's overall row (stratum (all)) and one row per stratum, with the gate applied to that "
-           "stratum's queries alone: a small stratum has a wide interval.")
+st.caption("Per metric, one row over all its paired queries (stratum \"(all)\") and one per stratum, the gate "
+           "applied to that stratum's queries alone: a small stratum has a wide interval.")
 rows = evaluations.comparison_table(comparison)
 VERDICT_STYLE = {"FAIL": "color: #b71c1c; font-weight: 600", "WARN": "color: #8a5a00; font-weight: 600"}
+FORMATS = {"delta": "{:+.4f}", "ci95 low": "{:+.4f}", "ci95 high": "{:+.4f}", "p": "{:.4f}", "p_adj": "{:.4f}"}
 styled = rows.style.map(lambda v: VERDICT_STYLE.get(v, ""), subset=["verdict"]).format(
-    {**{c: "{:+.4f}" for c in ("delta", "ci95 low", "ci95 high")}, **{c: "{:.4f}" for c in ("p", "p_adj") if c in rows}})
+    {c: f for c, f in FORMATS.items() if c in rows})
 st.dataframe(styled, hide_index=True, width="stretch", column_config={
     "p_adj": st.column_config.Column("p_adj", help="p after the multiple-comparison correction"),
 })

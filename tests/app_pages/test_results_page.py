@@ -162,3 +162,15 @@ def test_who_may_see_results():
 
     allowed = {r for r, perms in ROLE_PERMISSIONS.items() if Permission.VIEW_RESULTS in perms}
     assert allowed == {Role.ENGINEER, Role.LEAD, Role.ADMIN}
+
+
+def test_ids_from_the_store_are_escaped_in_markdown(recorded):
+    from app_pages._shared import md_escape
+
+    hostile = ":red[boom] **x** <img src=x onerror=alert(1)>"
+    frame = pd.DataFrame({"R@10": 0.0}, index=pd.Index(QIDS, name="query_id"))
+    record_evaluation(recorded, hostile, frame, dataset_version="v1", strata=STRATA,
+                      judged_fraction=pd.Series(0.1, index=QIDS))
+    at = _compare(app_as("engineer").switch_page(PAGE).run(), "base", hostile)
+    sources = "\n".join(e.value for e in [*at.markdown, *at.warning, *at.error, *at.success, *at.caption])
+    assert md_escape(hostile) in sources and hostile not in sources
