@@ -32,7 +32,9 @@ everything = agreement.compute(s, user)  # one refresh serves both tabs
 with tab_rounds:
     existing = rounds.list_rounds(s, user)
     if existing:
-        st.dataframe(pd.DataFrame(existing), hide_index=True, width="stretch")
+        # a split's bar check is JSON for the manifest; its verdict shows as the override's reason
+        st.dataframe(pd.DataFrame(existing).drop(columns=["bar_check"], errors="ignore"), hide_index=True,
+                     width="stretch")
     else:
         st.caption("No rounds yet. Start with a calibration round: everyone labels the same items.")
     people = rounds.labellers(s, user)
@@ -117,7 +119,8 @@ with tab_rounds:
             rid = attempt(lambda: rounds.split_work(s, user, chosen_split, overlap / 100, int(seed_s),
                                                     override=override))
             if rid:
-                flash(f"Round {rid}: the free items are split; {overlap}% of each stratum is labelled twice.")
+                flash(f"Round {rid}: the free items are split; {overlap}% of each stratum is labelled twice."
+                      + ("" if check["cleared"] else " Split below the bar: your reason is recorded with the round."))
                 clear_form("split", ("split_people", "split_people_txt", "split_overlap", "split_seed",
                                      "split_override"))
                 st.rerun()
@@ -134,9 +137,10 @@ with tab_agree:
         bar_in_force, _ = agreement.bar(s, user)
         c = st.columns(6)
         c[0].metric("κ binary (grade ≥ 2)", fmt(g.kappa_binary), help=f"bar {bar_in_force.binary_threshold:g}")
-        c[1].metric("κ graded (unweighted)", fmt(g.kappa_unweighted), help="METHODOLOGY §3.7's κ on the 0-3 grades")
-        c[2].metric("κ graded (linear)", fmt(g.kappa_graded), help="near misses count half-agreed")
-        c[3].metric("κ graded (quadratic)", fmt(g.kappa_quadratic))
+        c[1].metric("κ graded", fmt(g.kappa_unweighted),
+                    help="unweighted on the 0-3 grades: METHODOLOGY §3.7's κ, the one its bar is set on")
+        c[2].metric("κ linear", fmt(g.kappa_graded), help="graded, linear weights: a near miss counts part-agreed")
+        c[3].metric("κ quadratic", fmt(g.kappa_quadratic), help="graded, quadratic weights")
         c[4].metric("α ordinal", fmt(g.alpha_ordinal))
         c[5].metric("raw agreement", fmt(g.raw))
         verdict = bar_in_force.check(g.summary())
