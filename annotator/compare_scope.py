@@ -109,3 +109,23 @@ def scope_options(store: Store, baseline: str, candidate: str, *, versions_dir: 
         options["cohort_by"] = by
         notes[-1] += "; a question the version does not know is in cohort '?'"
     return options, notes
+
+
+def tier_options(version, tier: str | None) -> dict[str, Any]:
+    """``evaluate`` keyword options scoring only the questions of ``tier`` in the frozen
+    ``version`` (``golden score --tier``): query_ids and the sentence saying so. None: {}."""
+    if tier is None:
+        return {}
+    if tier not in TIERS:
+        raise ValidationError(f"Unknown tier {tier!r}; one of {', '.join(TIERS)}.")
+    q = version.queries
+    name = version.manifest.get("dataset_version") or version.path.name
+    if "tier" not in q.columns:
+        raise ValidationError(f"Version {name!r} was frozen before questions had a tier: freeze a new version "
+                              f"to score by tier.")
+    ids = sorted(q.loc[q["tier"] == tier, "query_id"])
+    if not ids:
+        raise ValidationError(f"No question of tier {tier} in version {name!r} (tag questions with a tier column "
+                              f"in the queries file, then freeze again).")
+    return {"query_ids": ids, "scope": f"tier {tier} only: {len(ids)} of the version's {len(q)} questions are tier "
+                                      f"{tier}; the others are not scored"}

@@ -134,11 +134,11 @@ def settle(store: Store, query_id: str, decision: str, rationale: str, *, actor:
                     "VALUES (?, ?, ?, ?, ?)", [query_id, decision, rationale.strip(), actor, now])
         if decision == "no_answer":  # the question joins the negative stratum, in the same transaction
             row = cur.execute("SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "
-                              "generator_model, generator_prompt_sha FROM queries WHERE query_id = ?",
+                              "generator_model, generator_prompt_sha, tier FROM queries WHERE query_id = ?",
                               [query_id]).fetchone()
             if row is None:
                 raise NotFoundError(f"{query_id} is retired.")
-            rec = QueryRecord(*row[:8], generator_model=row[8], generator_prompt_sha=row[9])
+            rec = QueryRecord(*row[:8], generator_model=row[8], generator_prompt_sha=row[9], tier=row[10])
             notes = (rec.notes + " | " if rec.notes else "") + f"no answer in corpus (adjudicated by {actor})"
             cur.execute(_INSERT_REVISION, _revision_row(replace(rec, answerable=False, stratum="negative",
                                                                 notes=notes), actor))

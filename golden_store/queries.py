@@ -18,7 +18,9 @@ from golden_store.jsonl import iter_objects
 from golden_store.textin import shown
 from golden_store.store import Store, utcnow
 
-QUERY_FIELDS = ("id", "text", "stratum", "answerable", "source", "date", "held_out", "notes")
+QUERY_FIELDS = ("id", "text", "stratum", "answerable", "source", "date", "held_out", "notes", "tier")
+# A question's CI tier (METHODOLOGY §14.1); empty: not tagged.
+TIERS = ("smoke", "regression", "release")
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _STRATUM_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 # Limits (README "Limits"): a query is a question, notes a remark, neither a document.
@@ -43,10 +45,11 @@ class QueryRecord:
     given: frozenset[str] | None = field(default=None, compare=False, repr=False)
     generator_model: str | None = field(default=None, compare=False)
     generator_prompt_sha: str | None = field(default=None, compare=False)
+    tier: str | None = None  # smoke / regression / release (METHODOLOGY §14.1); None: not tagged
 
 
 _OPTIONAL = {"answerable": "answerable", "source": "source", "date": "created_date",
-             "held_out": "held_out", "notes": "notes"}
+             "held_out": "held_out", "notes": "notes", "tier": "tier"}
 
 
 def _parse_bool(value: object, field: str, where: str, problems: list[str], default: bool) -> bool:
@@ -105,19 +108,23 @@ def validate_record(obj: dict, where: str, strata: set[str], problems: list[str]
     notes = str(obj.get("notes") or "")
     if len(notes) > MAX_QUERY_NOTES_CHARS:
         problems.append(f"{where}: field 'notes' is {len(notes):,} characters; at most {MAX_QUERY_NOTES_CHARS:,}")
+    raw_tier = obj.get("tier")
+    tier = str(raw_tier).strip() if raw_tier is not None else ""
+    if tier and tier not in TIERS:
+        problems.append(f"{where}: field 'tier' must be one of {', '.join(TIERS)} (or empty), got {shown(raw_tier)}")
     if len(problems) > n_before:
         return None
     given = frozenset(
         k for k in _OPTIONAL if obj.get(k, obj.get("created_date") if k == "date" else None) not in (None, "")
     )
-    return QueryRecord(qid, text, stratum, answerable, source, created, held_out, notes, given)
+    return QueryRecord(qid, text, stratum, answerable, source, created, held_out, notes, given, tier=tier or None)
 
 
 def _json_types_ok(obj: dict, where: str, problems: list[str]) -> bool:
     """A JSONL query's fields are text (an id may be an integer; flags may be true/false):
     a number or list where text belongs is refused, never turned into text like "nan"."""
     ok = True
-    for key in ("id", "query_id", "text", "stratum", "source", "date", "created_date", "notes",
+    for key in ("id", "query_id", "text", "stratum", "source", "date", "created_date", "notes", "tier",
                 "answerable", "held_out"):
         value = obj.get(key)
         if value is None or isinstance(value, str):
@@ -218,14 +225,14 @@ def add_stratum(store: Store, name: str, description: str, *, actor: str) -> Non
 
 _INSERT_REVISION = (
     "INSERT INTO query_revisions (query_id, text, stratum, answerable, source, created_date,"
-    " held_out, notes, retired, generator_model, generator_prompt_sha, actor, created_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " held_out, notes, retired, generator_model, generator_prompt_sha, actor, created_at, tier)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
 def _revision_row(r: QueryRecord, actor: str, retired: bool = False) -> list:
     return [r.query_id, r.text, r.stratum, r.answerable, r.source, r.created_date, r.held_out,
-            r.notes, retired, r.generator_model, r.generator_prompt_sha, actor, utcnow()]
+            r.notes, retired, r.generator_model, r.generator_prompt_sha, actor, utcnow(), r.tier]
 
 
 def import_queries(store: Store, records: Sequence[QueryRecord], *, actor: str, update: bool = False) -> dict:
@@ -241,10 +248,10 @@ def import_queries_tx(
     current = {
         row[0]: row[1:]
         for row in cur.execute(
-            "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes FROM queries"
+            "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, tier FROM queries"
         ).fetchall()
     }
-    fields = ("text", "stratum", "answerable", "source", "created_date", "held_out", "notes")
+    fields = ("text", "stratum", "answerable", "source", "created_date", "held_out", "notes", "tier")
 
     def merged(r: QueryRecord) -> QueryRecord:
         if r.given is None or r.query_id not in current:
@@ -291,7 +298,11 @@ def save_query(store: Store, record: QueryRecord, *, actor: str, must_exist: boo
             raise NotFoundError(f"No query with id {record.query_id!r}.")
         if must_exist is False and exists:
             raise ValidationError(f"Query id {record.query_id!r} is already used; pick another id or edit it.")
-        cur.execute(_INSERT_REVISION, _revision_row(record, actor))
+        rec = record
+        if exists and record.tier is None:  # an edit that does not say a tier keeps the stored one
+            rec = replace(record, tier=cur.execute("SELECT tier FROM queries WHERE query_id = ?",
+                                                   [record.query_id]).fetchone()[0])
+        cur.execute(_INSERT_REVISION, _revision_row(rec, actor))
 
     store.write(run)
 
@@ -307,12 +318,12 @@ def retire_query(store: Store, query_id: str, *, actor: str) -> None:
 def get_query(store: Store, query_id: str) -> QueryRecord | None:
     row = store.read_one(
         "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "
-        "generator_model, generator_prompt_sha FROM queries WHERE query_id = ?",
+        "generator_model, generator_prompt_sha, tier FROM queries WHERE query_id = ?",
         [query_id],
     )
     if not row:
         return None
-    return QueryRecord(*row[:8], generator_model=row[8], generator_prompt_sha=row[9])
+    return QueryRecord(*row[:8], generator_model=row[8], generator_prompt_sha=row[9], tier=row[10])
 
 
 def list_queries(store: Store):

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.schema_snapshot
--- Schema version 19. Migrations (golden_store/schema.py):
+-- Schema version 20. Migrations (golden_store/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -20,6 +20,7 @@
 --   V17: queries view: the latest revision by DISTINCT ON (PostgreSQL plans joins on it from real estimates)
 --   V18: answers.outcome (answered / abstained / refused / unknown), answer_outcome_events (a reviewer's marks) and the current_answer_outcomes view
 --   V19: agreement_bar_events (the bar a lead chose); rounds.bar_check and rounds.bar_override (a split's bar check and the reason it went ahead below the bar)
+--   V20: query_revisions.tier and queries.tier: a question's CI tier (smoke / regression / release)
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -378,7 +379,7 @@ CREATE TABLE pool_sources (
     rank     INTEGER NOT NULL
 );
 
--- query_revisions: V1
+-- query_revisions: V1, altered in V20
 CREATE TABLE query_revisions (
     event_id             BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
     query_id             VARCHAR NOT NULL,
@@ -393,7 +394,8 @@ CREATE TABLE query_revisions (
     generator_model      VARCHAR,
     generator_prompt_sha VARCHAR,
     actor                VARCHAR NOT NULL,
-    created_at           TIMESTAMP NOT NULL
+    created_at           TIMESTAMP NOT NULL,
+    tier                 VARCHAR
 );
 
 -- round_assignments: V4
@@ -692,11 +694,11 @@ WHERE i.n_distinct > 1 AND NOT EXISTS (
     SELECT 1 FROM adjudication_state a WHERE a.query_id = i.query_id AND a.doc_id = i.doc_id
     AND a.start = i.start AND a."end" = i."end");
 
--- queries: V17, first defined in V1
+-- queries: V20, first defined in V1
 CREATE VIEW queries AS
 SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,
        generator_model, generator_prompt_sha,
-       actor AS last_edited_by, created_at AS last_edited_at, event_id AS revision
+       actor AS last_edited_by, created_at AS last_edited_at, event_id AS revision, tier
 FROM (
     SELECT DISTINCT ON (query_id) * FROM query_revisions ORDER BY query_id, event_id DESC
 ) AS latest WHERE NOT retired;

@@ -633,7 +633,9 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, (datetime, date)):
         return v.isoformat()
     if hasattr(v, "item"):
-        return v.item()
+        v = v.item()
+    if isinstance(v, float) and v != v:  # a missing value (e.g. no tier) read back as NaN
+        return None
     return v
 
 
@@ -642,6 +644,8 @@ def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dic
     field), and per query the evidence spans and graded judgments added/removed/changed."""
     va, vb = load_version(a, versions_dir), load_version(b, versions_dir)
     fields = ["text", "stratum", "answerable", "source", "held_out", "notes"]
+    if "tier" in va.queries.columns and "tier" in vb.queries.columns:  # versions frozen before tiers have none
+        fields.append("tier")
     qa = va.queries.set_index("query_id")
     qb = vb.queries.set_index("query_id")
     added = sorted(set(qb.index) - set(qa.index))
@@ -651,7 +655,7 @@ def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dic
         delta = {
             f: {"from": _jsonable(qa.at[qid, f]), "to": _jsonable(qb.at[qid, f])}
             for f in fields
-            if qa.at[qid, f] != qb.at[qid, f]
+            if qa.at[qid, f] != qb.at[qid, f] and not (f == "tier" and pd.isna(qa.at[qid, f]) and pd.isna(qb.at[qid, f]))
         }
         if delta:
             changed.append({"query_id": qid, "fields": delta})

@@ -49,7 +49,10 @@ def unanswerable_ids(golden_set) -> set[str]:
 
 
 def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: str | None = None,
-             include_held_out: bool = True, n_boot: int = 10_000, seed: int = 0) -> EvalResult:
+             include_held_out: bool = True, n_boot: int = 10_000, seed: int = 0,
+             query_ids: Iterable[str] | None = None, scope: str | None = None) -> EvalResult:
+    """``query_ids``: score only these questions (e.g. one CI tier); ``scope`` says which, in
+    the result's definitions (``_scope``)."""
     manifest = golden_set.manifest
     # graded golden labels: a binary measure counts grade >= 2 (partially or fully answers)
     # unless the measure name says rel=...
@@ -57,6 +60,9 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
     passages = _passage_frame(run)
     negatives = unanswerable_ids(golden_set)
     labeled = golden_set.qrels(include_held_out=include_held_out)
+    if query_ids is not None:
+        keep = set(query_ids)
+        labeled = {q: docs for q, docs in labeled.items() if q in keep}
     left_out = sorted(q for q in labeled if q in negatives)
     labeled = {q: docs for q, docs in labeled.items() if q not in negatives}
     if passages is None:
@@ -100,6 +106,8 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
     })
     if used_rule:
         res.definitions["hit_rule"] = used_rule
+    if scope:
+        res.definitions["_scope"] = scope
     from golden_store.scoring.impl_sha import metric_impl_sha
 
     res.definitions["metric_impl_sha"] = metric_impl_sha()

@@ -113,6 +113,10 @@ def _older_store(path_or_url, monkeypatch, version: int = 11) -> None:
     """A store migrated to ``version`` only, with the demo corpus and questions in it."""
     monkeypatch.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:version])
     monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", version)
+    if version < 20:
+        from tests.old_schema import questions_without_tier
+
+        questions_without_tier(monkeypatch)
     with Store.open(path_or_url) as s:
         assert s.schema_version() == version
         load_demo(s, cli_user())

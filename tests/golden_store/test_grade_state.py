@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from annotator import adjudication as ann_adjudication
 from annotator import judging as ann_judging
 from annotator.demo import load_demo
+from tests.old_schema import questions_without_tier
 from annotator.identity import cli_user, create_user
 from golden_store import adjudication, grade_state, judging, schema
 from golden_store import runs as store_runs
@@ -252,6 +253,7 @@ def test_migration_13_fills_the_state_equal_to_the_former_views(tmp_path, monkey
         m.setattr("golden_store.store.SCHEMA_VERSION", 12)
         s = Store.open(path)
         assert s.schema_version() == 12
+        questions_without_tier(m)
         load_demo(s, cli_user())  # corpus and questions; grade events are written below, as v12 wrote them
         docs = [r[0] for r in s.read("SELECT doc_id FROM documents ORDER BY doc_id LIMIT 3")]
         qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]

@@ -19,6 +19,7 @@ import duckdb
 import pytest
 
 from annotator.demo import load_demo
+from tests.old_schema import questions_without_tier
 from annotator.identity import Role, cli_user, get_user
 from golden_store import calibrations, schema, users
 from golden_store import evidence_rounds as er
@@ -40,6 +41,7 @@ def _v11_store(path, monkeypatch) -> Store:
     monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", 11)
     s = Store.open(path)
     assert s.schema_version() == 11
+    questions_without_tier(monkeypatch)
     load_demo(s, cli_user())
     return s
 

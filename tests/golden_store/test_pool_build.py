@@ -118,6 +118,9 @@ def test_migration_16_keeps_every_pool_source(tmp_path, monkeypatch):
         m.setattr("golden_store.store.SCHEMA_VERSION", 14)
         s = Store.open(path)
         assert s.schema_version() == 14
+        from tests.old_schema import questions_without_tier
+
+        questions_without_tier(m)
         pool_gen.fill(s, tmp_path, seed=2, n_queries=10)
         with s.cursor() as cur:
             before = _pool(cur)
