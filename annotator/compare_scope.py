@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from golden_store.errors import NotFoundError, ValidationError
+from golden_store.results import evaluation_queries
 from golden_store.store import Store
 
 QUESTION_ATTRIBUTES = ("query_id", "stratum", "source", "created_date", "held_out", "tier")
@@ -42,15 +43,6 @@ def question_attributes(dataset_versions, versions_dir: Path | str | None = None
     return pd.concat(frames, ignore_index=True).drop_duplicates("query_id", keep="first").reset_index(drop=True)
 
 
-def _evaluation_queries(store: Store, evaluation_id: str) -> tuple[list[str], set[str]]:
-    rows = store.read("SELECT DISTINCT dataset_version, query_id FROM eval_results WHERE evaluation_id = ?",
-                      [evaluation_id])
-    if not rows:
-        raise NotFoundError(f"No recorded evaluation {evaluation_id!r}; record one with golden score ... --record "
-                            f"EVALUATION_ID.")
-    return sorted({v for v, _ in rows if v is not None}), {q for _, q in rows}
-
-
 def scope_options(store: Store, baseline: str, candidate: str, *, versions_dir: Path | str | None,
                   held_out_only: bool = False, tier: str | None = None, by: str | None = None,
                   since: str | None = None) -> tuple[dict[str, Any], list[str]]:
@@ -67,8 +59,8 @@ def scope_options(store: Store, baseline: str, candidate: str, *, versions_dir: 
         raise ValidationError(f"Cohorts are by source or by date, not {by!r}.")
     if not (held_out_only or tier or by):
         return {}, []
-    va, qa = _evaluation_queries(store, baseline)
-    vb, qb = _evaluation_queries(store, candidate)
+    va, qa = evaluation_queries(store, baseline)
+    vb, qb = evaluation_queries(store, candidate)
     versions = list(dict.fromkeys(va + vb))
     named = ", ".join(versions) or "(none)"
     attrs = question_attributes(versions, versions_dir)

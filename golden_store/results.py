@@ -166,6 +166,16 @@ def evaluation_means(store: Store) -> pd.DataFrame:
     )
 
 
+def evaluation_queries(store: Store, evaluation_id: str) -> tuple[list[str], set[str]]:
+    """The dataset versions an evaluation was scored on and the query ids it recorded."""
+    rows = store.read("SELECT DISTINCT dataset_version, query_id FROM eval_results WHERE evaluation_id = ?",
+                      [evaluation_id])
+    if not rows:
+        raise NotFoundError(f"No recorded evaluation {evaluation_id!r}; record one with golden score ... --record "
+                            f"EVALUATION_ID.")
+    return sorted({v for v, _ in rows if v is not None}), {q for _, q in rows}
+
+
 def export_results(store: Store, out: Path) -> int:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
