@@ -145,6 +145,9 @@ _SLOW: tuple[str, ...] = (
     "tests/annotator/test_transcripts.py::test_cli_import_and_sample",
     "tests/golden_store/test_runs.py::test_pool_cli_json_shape",
     "tests/app_pages/test_evidence_round_pages.py::test_evidence_round_in_the_app",
+    "tests/golden_store/scoring/test_scoring_io.py::test_record_and_compare_from_the_cli",
+    "tests/annotator/test_agreement_bar.py::test_the_demo_round_is_below_the_methodologys_bar_though_its_linear_kappa_would_clear_it",
+    "tests/golden_store/test_adjudication_paging.py::test_paged_queue_and_history_equal_the_whole_table_queries",
 )
 # Real-browser tests outside tests/test_browser*.py (they drive Chromium too).
 _BROWSER_ELSEWHERE: tuple[str, ...] = (
