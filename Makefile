@@ -1,5 +1,5 @@
 # Two commands for a newcomer: `make run` and `make test`. Nothing but Python 3.10+ needed.
-# While working: `make check` (lint + the fast tests, under 2 minutes).
+# While working: `make check` (lint + the fast tests on 2 workers; about 4.5 min on 2 shared cores).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python

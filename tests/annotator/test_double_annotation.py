@@ -254,7 +254,7 @@ def test_agreement_figures_match_scikit_learn(pooled):
     json.dumps(rep2.group.summary())  # plain data, ready for a manifest
 
 
-WRITES = 60  # per thread; 500 proved the same property in 80 s instead of ~10
+WRITES = 60  # per thread; 500 proved the same property in 80 s, 60 does in about 8 (2 shared cores)
 
 
 def test_concurrent_grading_loses_and_duplicates_nothing(pooled):
