@@ -1,4 +1,5 @@
 # Two commands for a newcomer: `make run` and `make test`. Nothing but Python 3.10+ needed.
+# While working: `make check` (lint + the fast tests on 2 workers; about 4.5 min on 2 shared cores).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -6,7 +7,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test install install-test browser postgres bench clean
+.PHONY: run test check install install-test browser postgres bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,17 +30,30 @@ PORT ?=
 run: $(STAMP)
 	$(VENV)/bin/golden serve$(if $(strip $(PORT)), --port $(strip $(PORT)))
 
-## make test: install the test dependencies and run the whole suite twice: on DuckDB (with
-## the tests that start their own PostgreSQL), then on PostgreSQL (GOLDEN_TEST_ENGINE=postgresql:
-## every store a throwaway cluster's database). Without Debian's postgresql the second pass is
-## skipped with a line saying how to run it, and `make test` still succeeds (REQUIRE_PG=1, as
-## CI sets it, makes that a failure instead).
+## make check: the fast loop before a push: ruff, then the tests that need neither a browser
+## nor PostgreSQL and are not slow, on DuckDB, on 2 workers (markers: tests/conftest.py).
+## make check PYTEST_ARGS='-x tests/golden_store' narrows it.
+CHECK_MARKERS := not slow and not browser and not postgres
+PYTEST_ARGS ?=
+check: $(TSTAMP)
+	$(VENV)/bin/ruff check annotator golden_store app_pages scripts tests app.py
+	@# types: mypy comes later (review 2026-12-04, Q5)
+	GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest -q -m "$(CHECK_MARKERS)" -n 2 $(PYTEST_ARGS)
+
+## make test: install the test dependencies and run the whole suite on DuckDB (with the tests
+## that start their own PostgreSQL), then the tests that open a store again on PostgreSQL
+## (GOLDEN_TEST_ENGINE=postgresql, -m "store or postgres": every store a throwaway cluster's
+## database; pure tests have nothing to prove on a second engine). Without Debian's postgresql
+## the second pass is skipped with a line saying how to run it, and `make test` still succeeds
+## (REQUIRE_PG=1, as CI sets it, makes that a failure instead). Each pass prints its 25
+## slowest tests, so the next slow one is seen the day it lands; TEST_ARGS adds pytest options.
+TEST_ARGS ?= --durations=25
 test: $(TSTAMP) browser postgres
-	GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest
+	GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest $(TEST_ARGS)
 	@why="$$($(PY) -m tests.pg)"; \
 	if [ -z "$$why" ]; then \
-	  echo "== the suite again on PostgreSQL (GOLDEN_TEST_ENGINE=postgresql)"; \
-	  GOLDEN_TEST_ENGINE=postgresql $(PY) -m pytest; \
+	  echo "== the tests that open a store again, on PostgreSQL (GOLDEN_TEST_ENGINE=postgresql)"; \
+	  GOLDEN_TEST_ENGINE=postgresql $(PY) -m pytest -m "store or postgres" $(TEST_ARGS); \
 	else \
 	  echo "PostgreSQL pass skipped ($$why): to run it, sudo apt-get install postgresql, then make test"; \
 	  if [ -n "$(REQUIRE_PG)" ]; then exit 1; fi; \

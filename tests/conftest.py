@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,9 +35,167 @@ def pytest_report_header(config) -> str:
     return f"store engine: {ENGINE} (GOLDEN_TEST_ENGINE)"
 
 
+# ---- markers: assigned here, by path and fixture, in one place (as ibis does) -------------------
+# browser   the real-browser tests (tests/test_browser*.py, and _BROWSER_ELSEWHERE): a Streamlit
+#           server and Chromium each; a per-test timeout (BROWSER_TIMEOUT_S)
+# postgres  the tests that put themselves on PostgreSQL (a fixture in _PG_FIXTURES): run in the
+#           DuckDB pass, left out of the PostgreSQL pass
+# store     the tests that open the store GOLDEN_DB names: a fixture in _STORE_FIXTURES, a
+#           tests/test_browser*.py test (its app server), or a test in _OPENS_STORE (AppTest pages and CLI runs that reach
+#           the store through GOLDEN_DB, not through a fixture). `_isolated_env` fails a test that
+#           opens it without being marked, so this list cannot go stale silently.
+# core      everything else: pure tests, no store (the PostgreSQL pass has nothing to add to them)
+# slow      over ~5 s on 2 shared cores (`--durations`): _SLOW below; left out of `make check`
+# `make check` runs `-m "not slow and not browser and not postgres"`; the PostgreSQL pass of
+# `make test` runs `-m "store or postgres"`.
+_STORE_FIXTURES = {"store", "demo_store", "golden_db"}
+# Tests that open GOLDEN_DB's store without a store fixture (AppTest pages, CLI runs, fixtures
+# of their own calling context.get_store()): a file, or file::test (every parametrization).
+_OPENS_STORE: tuple[str, ...] = (
+    "tests/annotator/test_agreement_bar.py::test_a_split_below_the_bar_goes_ahead_only_with_a_recorded_reason",
+    "tests/annotator/test_cli.py::test_answers_score_reproduces_start_here_step_8",
+    "tests/annotator/test_cli.py::test_demo_freeze_verify_export_diff_flow",
+    "tests/annotator/test_cli.py::test_errors_are_one_message_on_stderr_and_leave_the_store_alone",
+    "tests/annotator/test_cli.py::test_nuggets_draft_export_and_answers_from_the_cli",
+    "tests/annotator/test_cli.py::test_rounds_and_agreement_from_the_cli",
+    "tests/annotator/test_cli.py::test_second_process_is_told_the_store_is_in_use",
+    "tests/annotator/test_cli.py::test_survival_and_live_verify",
+    "tests/annotator/test_cli.py::test_users_add_and_list",
+    "tests/annotator/test_cli_trials.py",
+    "tests/annotator/test_everyday_ux.py::test_cli_freeze_of_a_settled_store_says_nothing_was_left_out",
+    "tests/annotator/test_everyday_ux.py::test_cli_freeze_says_what_it_left_out_and_shows_the_data_digest",
+    "tests/annotator/test_everyday_ux.py::test_output_into_a_closed_pipe_ends_quietly",
+    "tests/annotator/test_import_fuzz.py",
+    "tests/annotator/test_import_rules.py::test_a_huge_doc_id_gives_a_short_message",
+    "tests/annotator/test_import_rules.py::test_an_empty_jsonl_run_is_refused",
+    "tests/annotator/test_import_rules.py::test_csv_field_over_128_kib_is_refused_cleanly",
+    "tests/annotator/test_import_rules.py::test_every_importer_accepts_a_bom",
+    "tests/annotator/test_import_rules.py::test_every_importer_names_the_line_of_a_bad_byte",
+    "tests/annotator/test_import_rules.py::test_every_importer_refuses_non_finite_numbers",
+    "tests/annotator/test_import_rules.py::test_jsonl_run_checks_every_line_before_placing_any_passage",
+    "tests/annotator/test_import_rules.py::test_out_of_range_integers_are_refused_not_crashed",
+    "tests/annotator/test_import_rules.py::test_query_jsonl_nan_text_and_infinity_id_are_refused",
+    "tests/annotator/test_import_rules.py::test_transcript_text_fields_given_as_objects_are_refused",
+    "tests/annotator/test_import_rules.py::test_trec_run_in_latin1_or_utf16_is_refused_cleanly",
+    "tests/annotator/test_import_rules.py::test_trec_run_scores_inf_and_nan_are_refused",
+    "tests/annotator/test_run_recovery.py",
+    "tests/annotator/test_system_names.py",
+    "tests/annotator/test_transcripts.py::test_cli_import_and_sample",
+    "tests/app_pages/test_answers_import_page.py",
+    "tests/app_pages/test_app_roles.py",
+    "tests/app_pages/test_calibration_page.py",
+    "tests/app_pages/test_demo_button.py",
+    "tests/app_pages/test_double_annotation_pages.py",
+    "tests/app_pages/test_evidence_checks.py",
+    "tests/app_pages/test_evidence_round_pages.py",
+    "tests/app_pages/test_leak_pages.py",
+    "tests/app_pages/test_nuggets_page.py::test_assign_with_buttons_and_scores",
+    "tests/app_pages/test_nuggets_page.py::test_bulk_drafting_runs_as_a_background_job_with_progress",
+    "tests/app_pages/test_nuggets_page.py::test_draft_edit_approve_and_history",
+    "tests/app_pages/test_nuggets_page.py::test_held_out_question_cannot_be_drafted",
+    "tests/app_pages/test_nuggets_page.py::test_no_key_explains_and_manual_authoring_works",
+    "tests/app_pages/test_nuggets_page.py::test_scores_show_abstention_and_a_reviewer_marks_an_outcome",
+    "tests/app_pages/test_nuggets_page.py::test_the_picker_offers_questions_to_do_first_and_the_bulk_scope_counts_those_without_nuggets",
+    "tests/app_pages/test_pool_page.py",
+    "tests/app_pages/test_results_page.py::test_a_role_without_results_is_refused_by_the_annotator_layer",
+    "tests/app_pages/test_results_page.py::test_an_empty_store_says_how_to_record_one",
+    "tests/app_pages/test_results_page.py::test_different_versions_and_a_changed_scorer_are_said_on_the_page",
+    "tests/app_pages/test_results_page.py::test_ids_from_the_store_are_escaped_in_markdown",
+    "tests/app_pages/test_results_page.py::test_the_comparison_is_compare_runs_own_verdict_and_intervals",
+    "tests/app_pages/test_results_page.py::test_the_list_shows_each_evaluation_its_means_and_judged_health",
+    "tests/app_pages/test_results_page.py::test_the_page_and_the_cli_share_one_comparison",
+    "tests/app_pages/test_rubric_and_agreement.py::test_an_unchanged_rubric_makes_no_new_version",
+    "tests/app_pages/test_rubric_and_agreement.py::test_the_headline_and_the_pairs_table_read_the_same_kappa",
+    "tests/app_pages/test_rubric_and_agreement.py::test_the_judge_page_renders_the_rubric_escaped_and_refuses_an_unchanged_save",
+    "tests/app_pages/test_rubric_and_agreement.py::test_the_rubric_changelog_banner_shows_once",
+    "tests/app_pages/test_searchable_picker.py::test_the_corpus_page_picks_a_document_among_many_by_search",
+    "tests/app_pages/test_shell_sections_forms.py::test_a_form_keeps_its_values_after_an_error_and_empties_after_success",
+    "tests/app_pages/test_shell_sections_forms.py::test_the_query_form_empties_after_adding_a_query",
+    "tests/app_pages/test_sign_in_page.py",
+    "tests/app_pages/test_transcripts_page.py",
+    "tests/app_pages/test_upload_errors.py",
+    "tests/app_pages/test_versions_page.py",
+    "tests/golden_store/scoring/test_judged_health.py::test_score_reports_the_runs_judged_at_10_and_warns_below_the_bar",
+    "tests/golden_store/scoring/test_scoring_io.py::test_record_and_compare_from_the_cli",
+    "tests/golden_store/scoring/test_unanswerable_left_out.py",
+    "tests/golden_store/test_corpus_index.py::test_a_large_jsonl_file_streams_in_chunks_with_right_line_numbers",
+    "tests/golden_store/test_corpus_index.py::test_a_missing_or_foreign_index_is_rebuilt",
+    "tests/golden_store/test_corpus_index.py::test_a_refused_import_leaves_store_and_index_as_they_were",
+    "tests/golden_store/test_corpus_index.py::test_an_import_committed_without_its_index_update_is_repaired_on_open",
+    "tests/golden_store/test_corpus_index.py::test_the_index_follows_imports_and_replacements",
+    "tests/golden_store/test_runs.py",
+)
+# Over ~5 s each unloaded (10-90 s on 2 cores shared with another suite run: --durations=40).
+# Each still runs in `make test`; `make check` leaves them out.
+_SLOW: tuple[str, ...] = (
+    "tests/test_scripts.py",  # the benchmarks, each in a subprocess
+    "tests/annotator/test_import_fuzz.py::test_importer_fuzz",  # hypothesis over every importer
+    "tests/golden_store/test_grade_state.py::test_random_event_sequences_keep_state_equal_to_the_log",
+    # whole workflows through `golden` subprocesses
+    "tests/annotator/test_cli.py::test_answers_score_reproduces_start_here_step_8",
+    "tests/annotator/test_cli.py::test_demo_freeze_verify_export_diff_flow",
+    "tests/annotator/test_cli.py::test_nuggets_draft_export_and_answers_from_the_cli",
+    "tests/annotator/test_cli.py::test_survival_and_live_verify",
+    "tests/annotator/test_cli.py::test_rounds_and_agreement_from_the_cli",
+    "tests/annotator/test_cli.py::test_second_process_is_told_the_store_is_in_use",
+    "tests/annotator/test_cli_trials.py::test_a_recorded_trial_is_refused_with_the_store_unchanged_unless_replace",
+    "tests/annotator/test_cli_trials.py::test_judge_taken_from_the_versions_judge_calibration",
+    "tests/annotator/test_cli_trials.py::test_pass_hat_10_worked_example_through_the_cli",
+    "tests/annotator/test_agreement_bar.py::test_a_split_below_the_bar_goes_ahead_only_with_a_recorded_reason",
+    "tests/annotator/test_transcripts.py::test_cli_import_and_sample",
+    "tests/golden_store/test_runs.py::test_pool_cli_json_shape",
+    "tests/app_pages/test_evidence_round_pages.py::test_evidence_round_in_the_app",
+    "tests/golden_store/scoring/test_scoring_io.py::test_record_and_compare_from_the_cli",
+    "tests/annotator/test_agreement_bar.py::test_the_demo_round_is_below_the_methodologys_bar_though_its_linear_kappa_would_clear_it",
+    "tests/golden_store/test_adjudication_paging.py::test_paged_queue_and_history_equal_the_whole_table_queries",
+)
+# Real-browser tests outside tests/test_browser*.py (they drive Chromium too).
+_BROWSER_ELSEWHERE: tuple[str, ...] = (
+    "tests/test_scripts.py::test_bench_browser_labeling_counts_every_key_on_the_item_painted",
+)
+# a hung browser or app server fails its test (pytest-timeout) instead of stalling CI; generous:
+# the slowest browser test takes about a minute on 2 shared cores
+BROWSER_TIMEOUT_S = 600
+
+
+def _under(nodeid: str, paths: tuple[str, ...]) -> bool:
+    """``nodeid`` is one of ``paths``: a folder (ending in /), a file, or file::test (any params)."""
+    base = nodeid.split("[", 1)[0]
+    file = base.split("::", 1)[0]
+    return any(p in (file, base) or (p.endswith("/") and file.startswith(p)) for p in paths)
+
+
+def _needs_store(item) -> bool:
+    return item.get_closest_marker("store") is not None
+
+
+def _on_a_store(item) -> bool:
+    """Marked to open a store: ``store``, or ``postgres`` (``any_store`` opens a DuckDB one too)."""
+    return _needs_store(item) or item.get_closest_marker("postgres") is not None
+
+
 def pytest_collection_modifyitems(config, items) -> None:
-    """On the PostgreSQL pass: skip the tests that are DuckDB-only by nature (the marker says
-    why) and leave out those that ask for PostgreSQL themselves (the DuckDB pass ran them)."""
+    """Assign the markers above; then, on the PostgreSQL pass, skip the tests that are
+    DuckDB-only by nature (the marker says why) and leave out those that ask for PostgreSQL
+    themselves (the DuckDB pass ran them)."""
+    timeouts = config.pluginmanager.hasplugin("timeout")  # pytest-timeout, in the test extras
+    for item in items:
+        fixtures = set(item.fixturenames)
+        path = item.nodeid.split("::", 1)[0]
+        app_in_a_browser = path.startswith("tests/test_browser")  # its app server opens GOLDEN_DB's store
+        browser = app_in_a_browser or _under(item.nodeid, _BROWSER_ELSEWHERE)
+        if browser:
+            item.add_marker(pytest.mark.browser)
+            if timeouts:
+                item.add_marker(pytest.mark.timeout(BROWSER_TIMEOUT_S))
+        if _PG_FIXTURES & fixtures:
+            item.add_marker(pytest.mark.postgres)
+        if app_in_a_browser or _STORE_FIXTURES & fixtures or _under(item.nodeid, _OPENS_STORE):
+            item.add_marker(pytest.mark.store)
+        if not (browser or item.get_closest_marker("postgres") or item.get_closest_marker("store")):
+            item.add_marker(pytest.mark.core)
+        if _under(item.nodeid, _SLOW):
+            item.add_marker(pytest.mark.slow)
     if ENGINE != "postgresql":
         return
     keep, done = [], []
@@ -56,24 +215,47 @@ def _isolated_env(request, tmp_path, monkeypatch):
     """Every test gets its own store and versions dir; nothing leaks between tests.
 
     DuckDB (the default): GOLDEN_DB names ``<tmp_path>/golden.duckdb`` (not yet created).
-    PostgreSQL (``GOLDEN_TEST_ENGINE=postgresql``): GOLDEN_DB is the URL of a new database
-    copied from the migrated template, and the working directory is ``tmp_path`` (a
-    PostgreSQL store keeps its local files, corpus index and versions, there)."""
+    PostgreSQL (``GOLDEN_TEST_ENGINE=postgresql``), for a test marked ``store``: GOLDEN_DB is
+    the URL of a new database copied from the migrated template (or the demo template, for
+    ``demo_store``), and the working directory is ``tmp_path`` (a PostgreSQL store keeps its
+    local files, corpus index and versions, there). A test not marked ``store`` gets no
+    database: GOLDEN_DB names the DuckDB file, and the test fails if it creates that file
+    (mark it in ``_OPENS_STORE``)."""
     monkeypatch.delenv("GOLDEN_VERSIONS", raising=False)
-    if ENGINE == "postgresql":
-        from tests.pg import MIGRATED_TEMPLATE
+    if ENGINE == "postgresql" and _needs_store(request.node):
+        from tests.pg import DEMO_TEMPLATE, MIGRATED_TEMPLATE
 
         cluster = request.getfixturevalue("pg_cluster")
         monkeypatch.chdir(tmp_path)
-        url = cluster.new_database(MIGRATED_TEMPLATE)
+        demo = "demo_store" in request.fixturenames
+        url = cluster.new_database(DEMO_TEMPLATE if demo else MIGRATED_TEMPLATE)
         monkeypatch.setenv("GOLDEN_DB", url)
         yield
         context.close_all()
         cluster.drop_database(url)
-    else:
-        monkeypatch.setenv("GOLDEN_DB", str(tmp_path / "golden.duckdb"))
-        yield
-        context.close_all()
+        return
+    db = tmp_path / "golden.duckdb"
+    monkeypatch.setenv("GOLDEN_DB", str(db))
+    yield
+    context.close_all()
+    if db.exists() and not _on_a_store(request.node):
+        pytest.fail(f"{request.node.nodeid} opened the store GOLDEN_DB names but is not marked `store`: "
+                    "add it to _OPENS_STORE in tests/conftest.py (the PostgreSQL pass runs only `store` tests)",
+                    pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def _duckdb_templates(tmp_path_factory) -> dict[str, Path]:
+    """Two DuckDB store files made once per session (per xdist worker) and copied per test:
+    one migrated to the current schema, one with the demo loaded into it (a fresh store costs
+    ~0.15 s of migrations and the demo ~0.35 s more; a copy ~0.02 s)."""
+    root = tmp_path_factory.mktemp("store-templates")
+    migrated, demo = root / "migrated.duckdb", root / "demo.duckdb"
+    Store.open(migrated).close()
+    shutil.copyfile(migrated, demo)
+    with Store.open(demo) as s:
+        load_demo(s, cli_user())
+    return {"migrated": migrated, "demo": demo}
 
 
 @contextmanager
@@ -102,7 +284,13 @@ def golden_db() -> str:
 
 
 @pytest.fixture
-def store(golden_db) -> Store:
+def store(request, golden_db) -> Store:
+    """This test's store, at the current schema; with ``demo_store`` also requested, with
+    the demo loaded. On DuckDB a copy of a session template (``_duckdb_templates``), on the
+    PostgreSQL pass the database ``_isolated_env`` made from the cluster's template."""
+    if ENGINE != "postgresql" and not Path(golden_db).exists():
+        templates = request.getfixturevalue("_duckdb_templates")
+        shutil.copyfile(templates["demo" if "demo_store" in request.fixturenames else "migrated"], golden_db)
     s = Store.open(golden_db)
     yield s
     s.close()
@@ -110,7 +298,8 @@ def store(golden_db) -> Store:
 
 @pytest.fixture
 def demo_store(store) -> Store:
-    load_demo(store, cli_user())
+    """The demo loaded (``load_demo`` as the CLI user): the store fixture copied it from a
+    template already holding it."""
     return store
 
 
@@ -155,6 +344,7 @@ def pg_cluster():
     cluster = pg.start_cluster()
     try:
         pg.make_migrated_template(cluster)
+        pg.make_demo_template(cluster)
         yield cluster
     finally:
         pg.stop_cluster(cluster)

@@ -27,6 +27,7 @@ from pathlib import Path
 HOW = ("PostgreSQL tests skipped: {why}. To run them: apt-get install postgresql "
        "(Debian's package; the tests start their own throwaway cluster) and pip install 'psycopg[binary]'.")
 MIGRATED_TEMPLATE = "golden_migrated"
+DEMO_TEMPLATE = "golden_demo"  # the migrated template with the demo loaded (tests taking demo_store)
 
 
 def pg_bindir() -> Path | None:
@@ -133,6 +134,18 @@ def make_migrated_template(cluster: Cluster) -> None:
 
     cluster.admin(f'CREATE DATABASE "{MIGRATED_TEMPLATE}" TEMPLATE template0')
     Store.open(cluster.url(MIGRATED_TEMPLATE)).close()
+
+
+def make_demo_template(cluster: Cluster) -> None:
+    """A copy of the migrated template with the demo loaded (``load_demo`` as the CLI user),
+    for the tests taking ``demo_store``; made after :func:`make_migrated_template`."""
+    from annotator.demo import load_demo
+    from annotator.identity import cli_user
+    from golden_store.store import Store
+
+    cluster.admin(f'CREATE DATABASE "{DEMO_TEMPLATE}" TEMPLATE "{MIGRATED_TEMPLATE}"')
+    with Store.open(cluster.url(DEMO_TEMPLATE)) as s:
+        load_demo(s, cli_user())
 
 
 if __name__ == "__main__":

@@ -217,7 +217,7 @@ def test_item8_too_long_question_and_document_are_refused(studio: Server, page: 
     idle(page)
     expect(_alert(page, "Query not saved")).to_be_visible()
     expect(main.get_by_test_id("stCode").filter(
-        has_text=f"query 'q899': field 'text' is 2,001 characters; a query is at most 2,000")).to_be_visible()
+        has_text="query 'q899': field 'text' is 2,001 characters; a query is at most 2,000")).to_be_visible()
     _shot(page, "16_queries_too_long", _alert(page, "Query not saved"))
     expect(main.get_by_text("40 of 40 queries")).to_be_visible()  # nothing added
     form.get_by_label("Id").fill(NEW_QID)

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from annotator import cli, context
+from annotator import cli
 from annotator.demo import load_demo
 from annotator.identity import cli_user
 from golden_store import judging, runs
-from golden_store.resolver import CorpusIndex
 from golden_store.store import Store
 
 GOLDEN = Path(sys.executable).parent / "golden"

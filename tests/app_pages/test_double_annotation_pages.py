@@ -12,7 +12,6 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotator import context, demo, identity, runs_import
 from tests.app_pages.surface import cards, label_for, send, surface_data
-from tests.conftest import plain
 from tests.app_pages.test_app_roles import _everything_rendered, app_as
 
 PASSWORD = "0123456789"

@@ -124,7 +124,7 @@ def test_pool_items_are_paged_and_filtered_on_the_page(tmp_path):
     from tests.golden_store import pool_gen
 
     store = _accounts()
-    pool_gen.fill(store, tmp_path, seed=6, n_queries=40, qprefix="pq")
+    pool_gen.fill(store, tmp_path, seed=6, n_queries=12, qprefix="pq")  # 167 items: 3+ pages of 50
     n_items = store.read_one("SELECT count(*) FROM pool_items")[0]
     assert n_items > 100
     at = _pool_page("lead")

@@ -11,7 +11,7 @@ from annotator import context, demo, identity
 from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
 from tests.annotator.test_transcripts import _record
-from tests.app_pages.test_app_roles import _everything_rendered, app_as
+from tests.app_pages.test_app_roles import app_as
 
 PASSWORD = "0123456789"
 
