@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from annotator.assignment import pick_calibration
 from annotator.identity import User, get_user, require
 from annotator.roles import Permission
-from golden_store import evidence, users
-from golden_store import evidence_rounds as er
-from golden_store.errors import ValidationError
+from golden_store.live import evidence, users
+from golden_store.live import evidence_rounds as er
+from golden_store.core.errors import ValidationError
 from golden_store.scoring.agreement import spans_agree
-from golden_store.store import Store
+from golden_store.db.store import Store
 
 OVERLAP = 0.5  # span agreement: same document, overlap ≥ half of the shorter span
 

@@ -27,10 +27,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from annotator.roles import Permission, PermissionDenied, Role, parse_roles, permissions_of
-from golden_store import sign_in_sessions
-from golden_store import users as user_rows
-from golden_store.errors import GoldenError, ValidationError
-from golden_store.store import Store
+from golden_store.live import sign_in_sessions
+from golden_store.live import users as user_rows
+from golden_store.core.errors import GoldenError, ValidationError
+from golden_store.db.store import Store
 
 _SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
 _USERNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import queries as q
-from golden_store.queries import QueryRecord
-from golden_store.store import Store
+from golden_store.live import queries as q
+from golden_store.live.queries import QueryRecord
+from golden_store.db.store import Store
 
 
 def import_file(store: Store, user: User, name: str, data: bytes, *, update: bool = False) -> dict:
@@ -20,7 +20,7 @@ def import_file(store: Store, user: User, name: str, data: bytes, *, update: boo
 def import_path(store: Store, user: User, path: str | Path, *, update: bool = False) -> dict:
     p = Path(path)
     if not p.is_file():
-        from golden_store.errors import ValidationError
+        from golden_store.core.errors import ValidationError
 
         raise ValidationError(f"Query import refused: {p}: no such file.")
     return import_file(store, user, str(p), p.read_bytes(), update=update)

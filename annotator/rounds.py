@@ -10,10 +10,10 @@ from annotator import cache
 from annotator.assignment import pick_calibration, plan_split
 from annotator.identity import User, get_user, require
 from annotator.roles import Permission
-from golden_store import rounds as store_rounds
-from golden_store import users as user_rows
-from golden_store.errors import ValidationError
-from golden_store.store import Store
+from golden_store.live import rounds as store_rounds
+from golden_store.live import users as user_rows
+from golden_store.core.errors import ValidationError
+from golden_store.db.store import Store
 
 DEFAULT_CALIBRATION_ITEMS = 50
 DEFAULT_OVERLAP = 0.10

@@ -25,11 +25,12 @@ from annotator.identity import User, require
 from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
 from annotator.transcript_sampling import Candidate, sample_failures
-from golden_store import corpus, label_receipts, queries
-from golden_store import transcripts as store_t
-from golden_store.errors import ValidationError
-from golden_store.jsonl import iter_objects
-from golden_store.store import Store
+from golden_store.live import documents
+from golden_store.live import label_receipts, queries
+from golden_store.live import transcripts as store_t
+from golden_store.core.errors import ValidationError
+from golden_store.core.jsonl import iter_objects
+from golden_store.db.store import Store
 
 SOURCES = ("eval_run", "production_log")
 _MAX_PROBLEMS = 50
@@ -97,7 +98,7 @@ def import_file(store: Store, user: User, path: str | Path,
     """Import a JSONL of transcripts, all or nothing; every problem names its line (and the
     file by ``name`` when given: an upload's own name, not its temporary copy's path)."""
     require(user, Permission.IMPORT_RUNS)
-    from golden_store import textin
+    from golden_store.core import textin
 
     p = Path(path)
     label = name or str(p)
@@ -163,7 +164,7 @@ def transcript(store: Store, user: User, item_id: str) -> dict:
     quotes = []
     if t["in_golden_set"]:
         for e in visible_evidence(store, user, t["query_id"]):
-            raw = corpus.raw_text(store, e["doc_id"]) or ""
+            raw = documents.raw_text(store, e["doc_id"]) or ""
             span = raw[e["start"]:e["end"]]
             if span.strip():
                 quotes.append((e["doc_id"], span))

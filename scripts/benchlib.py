@@ -116,11 +116,11 @@ def work_dir(ap, keep: str | None, prefix: str):
 
 def refill_grade_state(cur) -> None:
     """After grade events were bulk-inserted (or rewritten) with plain SQL: refill the current
-    grading state the views read (migration 13, ``golden_store.grade_state``) from the log, in
+    grading state the views read (migration 13, ``golden_store.live.grade_state``) from the log, in
     the same transaction. Code from before that migration (a baseline worktree) has no such
     state, and this does nothing there."""
     try:
-        from golden_store import grade_state
+        from golden_store.live import grade_state
     except ImportError:
         return
     grade_state.rebuild_tx(cur)

@@ -129,7 +129,7 @@ def stop_cluster(cluster: Cluster) -> None:
 def make_migrated_template(cluster: Cluster) -> None:
     """A database at the current schema that new test databases copy (CREATE DATABASE …
     TEMPLATE), so a test's store opens without running the migrations."""
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     cluster.admin(f'CREATE DATABASE "{MIGRATED_TEMPLATE}" TEMPLATE template0')
     Store.open(cluster.url(MIGRATED_TEMPLATE)).close()

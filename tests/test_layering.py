@@ -64,12 +64,12 @@ def test_no_raw_html_in_the_ui():
 # (load, verify, diff). Scorers and `golden score` use only the second, so it never imports
 # the database, directly or through another module.
 VERSION_FORMAT = "golden_store.versions"
-NO_DATABASE = ("duckdb", "golden_store.store", "golden_store.freezing")
+NO_DATABASE = ("duckdb", "golden_store.db.store", "golden_store.freezing")
 
 
 def _full_imports(path: Path) -> set[str]:
     """Every module a file imports, by full name (``from golden_store import store`` counts
-    as ``golden_store.store``), wherever in the file the import sits."""
+    as ``golden_store.db.store``), wherever in the file the import sits."""
     mods: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.Import):

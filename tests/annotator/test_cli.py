@@ -239,8 +239,8 @@ def test_rounds_and_agreement_from_the_cli(tmp_path):
     bad = run(tmp_path, "rounds", "start", "--annotators", "ann", "--n", "3")
     assert bad.returncode == 1 and "at least two annotators" in bad.stderr
     # the two annotators grade the round's items (through the store API the Judge page uses)
-    from golden_store import judging as store_judging
-    from golden_store.store import Store
+    from golden_store.live import judging as store_judging
+    from golden_store.db.store import Store
 
     a_grades = [3, 2, 0, 1, 3, 2]
     b_grades = [3, 1, 0, 1, 2, 2]

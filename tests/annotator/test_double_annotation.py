@@ -14,9 +14,9 @@ from annotator import adjudication, agreement, judging, rounds
 from annotator.assignment import pick_calibration, plan_split
 from annotator.identity import LOCAL_USER, create_user
 from annotator.roles import PermissionDenied
-from golden_store import rounds as store_rounds
-from golden_store import runs as store_runs
-from golden_store.errors import ValidationError
+from golden_store.live import rounds as store_rounds
+from golden_store.live import runs as store_runs
+from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
 
 PASSWORD = "correct horse battery"
@@ -260,7 +260,7 @@ def test_concurrent_grading_loses_and_duplicates_nothing(pooled):
     errors: list[BaseException] = []
 
     def worker(k: int) -> None:
-        from golden_store import judging as store_judging
+        from golden_store.live import judging as store_judging
         try:
             for j in range(500):
                 q, d, st, en = items[(k * 7 + j) % len(items)]  # overlapping items across threads

@@ -14,12 +14,12 @@ import pandas as pd
 import pytest
 
 from annotator import cli
-from golden_store import queries as q
-from golden_store import schema
-from golden_store.errors import ValidationError
+from golden_store.live import queries as q
+from golden_store.db import schema
+from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
-from golden_store.results import record_evaluation
-from golden_store.store import Store
+from golden_store.live.results import record_evaluation
+from golden_store.db.store import Store
 from golden_store.versions import diff_versions, load_version
 from tests.conftest import table_snapshot
 
@@ -42,8 +42,8 @@ def old_url(request, tmp_path) -> str:
 
 
 def test_migration_20_adds_the_tier_and_keeps_every_question_untagged(old_url, monkeypatch):
-    monkeypatch.setattr("golden_store.store.MIGRATIONS", BEFORE_20)
-    monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", BEFORE_20[-1].version)
+    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", BEFORE_20)
+    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", BEFORE_20[-1].version)
     with Store.open(old_url) as old:
         assert old.schema_version() == BEFORE_20[-1].version
         old.write(lambda cur: cur.execute(

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from golden_store import adjudication, judging, runs
-from golden_store import queries as gq
-from golden_store.corpus import import_paths
-from golden_store.store import Store
+from golden_store.live import adjudication, judging, runs
+from golden_store.live import queries as gq
+from golden_store.live.documents import import_paths
+from golden_store.db.store import Store
 
 DOC_LEN = 400
 SPAN = 40

@@ -29,10 +29,11 @@ from annotator import judging as ann_judging
 from annotator.demo import load_demo
 from tests.old_schema import questions_without_tier
 from annotator.identity import cli_user, create_user
-from golden_store import adjudication, grade_state, judging, schema
-from golden_store import runs as store_runs
-from golden_store.errors import NotFoundError
-from golden_store.store import Store
+from golden_store.live import adjudication, grade_state, judging
+from golden_store.db import schema
+from golden_store.live import runs as store_runs
+from golden_store.core.errors import NotFoundError
+from golden_store.db.store import Store
 
 PASSWORD = "correct horse battery"
 REPLAYED = ("current_grades", "final_grades", "disputed_grades", "adjudications", "pending_grades")
@@ -249,8 +250,8 @@ def test_migration_13_fills_the_state_equal_to_the_former_views(tmp_path, monkey
     migrates, and every view equals the former definition over the same log."""
     path = tmp_path / "v12.duckdb"
     with monkeypatch.context() as m:
-        m.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:12])
-        m.setattr("golden_store.store.SCHEMA_VERSION", 12)
+        m.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:12])
+        m.setattr("golden_store.db.store.SCHEMA_VERSION", 12)
         s = Store.open(path)
         assert s.schema_version() == 12
         questions_without_tier(m)

@@ -21,12 +21,13 @@ import pytest
 from annotator.demo import load_demo
 from tests.old_schema import questions_without_tier
 from annotator.identity import Role, cli_user, get_user
-from golden_store import calibrations, schema, users
-from golden_store import evidence_rounds as er
-from golden_store import nuggets as store_nuggets
-from golden_store import rounds as store_rounds
-from golden_store import transcripts as store_t
-from golden_store.store import Store
+from golden_store.live import calibrations, users
+from golden_store.db import schema
+from golden_store.live import evidence_rounds as er
+from golden_store.live import nuggets as store_nuggets
+from golden_store.live import rounds as store_rounds
+from golden_store.live import transcripts as store_t
+from golden_store.db.store import Store
 
 T0 = datetime(2026, 5, 1, 9, 0, 0)
 
@@ -37,8 +38,8 @@ def _at(minutes: int) -> datetime:
 
 def _v11_store(path, monkeypatch) -> Store:
     """A store migrated to version 11 only, with the demo corpus and questions."""
-    monkeypatch.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:11])
-    monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", 11)
+    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:11])
+    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 11)
     s = Store.open(path)
     assert s.schema_version() == 11
     questions_without_tier(monkeypatch)
@@ -206,8 +207,8 @@ def test_a_row_the_migration_cannot_place_stops_it_and_changes_nothing(tmp_path,
     with pytest.raises(duckdb.Error, match=r"Migration 12 stopped: .*" + message.replace("|", r"\|")
                        .replace("(", r"\(").replace(")", r"\)")):
         Store.open(path)
-    monkeypatch.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:11])
-    monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", 11)
+    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:11])
+    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 11)
     with Store.open(path) as again:  # still version 11, every row where it was
         assert again.schema_version() == 11
         assert again.read_one("SELECT count(*) FROM verdict_events")[0] == n

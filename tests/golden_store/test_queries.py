@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
-from golden_store import queries as q
-from golden_store.errors import NotFoundError, ValidationError
+from golden_store.live import queries as q
+from golden_store.core.errors import NotFoundError, ValidationError
 from tests.conftest import table_snapshot
 
 CSV = (
