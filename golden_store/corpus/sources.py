@@ -120,7 +120,7 @@ def _first_heading(text: str) -> str | None:
 
 
 def _decode(path: Path, data: bytes, problems: list[str]) -> str | None:
-    """The importers' one text rule (golden_store.textin): UTF-8, a BOM dropped, problems
+    """The importers' one text rule (golden_store.core.textin): UTF-8, a BOM dropped, problems
     name the file, line and column."""
     return textin.decode_into(path, data, problems)
 

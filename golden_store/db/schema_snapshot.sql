@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
--- Regenerate: .venv/bin/python -m golden_store.schema_snapshot
--- Schema version 20. Migrations (golden_store/schema.py):
+-- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
+-- Schema version 20. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -479,7 +479,7 @@ CREATE TABLE runs (
     imported_by   VARCHAR NOT NULL
 );
 
--- schema_migrations: created by the store itself (golden_store/store.py)
+-- schema_migrations: created by the store itself (golden_store/db/store.py)
 CREATE TABLE schema_migrations (
     "version"   INTEGER PRIMARY KEY,
     description VARCHAR NOT NULL,

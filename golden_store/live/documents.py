@@ -82,7 +82,7 @@ def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: l
     (tantivy indexes on its own threads meanwhile) and committed right after the store
     commits, or rolled back with it. A crash in between is repaired on the next open
     (corpus_index: the index's last corpus event is then behind the store's)."""
-    from golden_store import corpus_index
+    from golden_store.corpus import index as corpus_index
 
     # One corpus import at a time (on PostgreSQL, across processes). An import takes its
     # corpus_events ids near its end and commits after; with two at once a later id could
@@ -234,10 +234,10 @@ def last_corpus_event(cur) -> int:
 
 
 def search_index(store: Store, progress: Progress | None = None) -> "CorpusSearchIndex":
-    """The store's persisted word index (golden_store.corpus_index), brought up to date with
+    """The store's persisted word index (golden_store.corpus.index), brought up to date with
     the corpus first: opened in milliseconds when it is current, updated with the documents
     changed since, or built (streaming) when it is missing."""
-    from golden_store import corpus_index
+    from golden_store.corpus import index as corpus_index
 
     with store.cursor() as cur:
         last = last_corpus_event(cur)
