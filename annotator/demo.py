@@ -117,7 +117,7 @@ def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
     the pages would have written)."""
     from annotator import adjudication, calibration, nuggets, runs_import, transcripts, versioning
     from golden_store.live import judging, results
-    from golden_store.live import rounds as store_rounds
+    from golden_store.live import rounds
     from golden_store.live.documents import raw_text
     from golden_store.scoring import evaluate, read_run
     from golden_store.live.transcripts import item_key
@@ -134,7 +134,7 @@ def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
     grades = _jsonl("grades.jsonl")
     lengths = {d: len(raw_text(store, d) or "") for d in {g["doc_id"] for g in grades}}
     items = [(g["query_id"], g["doc_id"], 0, lengths[g["doc_id"]]) for g in grades]
-    round_id = store_rounds.create_round(store, "calibration", {a.username: items for a in ANNOTATORS},
+    round_id = rounds.create_round(store, "calibration", {a.username: items for a in ANNOTATORS},
                                          actor=LEAD.username, seed=0,
                                          note="Demo calibration round: everyone grades the same items")
     for g, item in zip(grades, items):

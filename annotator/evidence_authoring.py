@@ -22,7 +22,7 @@ from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store.live import documents
 from golden_store.live import evidence, queries
-from golden_store.live import evidence_rounds as er
+from golden_store.live import evidence_rounds
 from golden_store.corpus.index import CorpusSearchIndex
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.live.evidence import EvidenceSpan, new_evidence_id
@@ -52,11 +52,11 @@ def queue(store: Store, user: User):
     annotator's own, so nobody learns that another already quoted it."""
     require(user, Permission.LABEL)
     df = evidence.evidence_queue(store)
-    blind = er.unsettled(store)
+    blind = evidence_rounds.unsettled(store)
     if blind and not user.can(Permission.ADJUDICATE):
         own = {q: len(visible_evidence(store, user, q)) for q in blind if q in set(df["query_id"])}
         df["quotes"] = [own.get(q, n) for q, n in zip(df["query_id"], df["quotes"])]
-    mine = er.assigned_to(store, user.username)
+    mine = evidence_rounds.assigned_to(store, user.username)
     df["in_round"] = df["query_id"].isin(mine)
     return df.sort_values(["in_round", "quotes", "query_id"], ascending=[False, True, True],
                           key=lambda c: c > 0 if c.name == "quotes" else c).reset_index(drop=True)
@@ -84,7 +84,7 @@ def in_evidence_round(store: Store, user: User, query_id: str) -> bool:
 
 def said_no_answer(store: Store, user: User, query_id: str) -> bool:
     require(user, Permission.LABEL)
-    return user.username in er.no_answer_actors(store, query_id)
+    return user.username in evidence_rounds.no_answer_actors(store, query_id)
 
 
 def withdraw_no_answer(store: Store, user: User, query_id: str) -> None:

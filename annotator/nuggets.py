@@ -30,7 +30,7 @@ from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
 from golden_store.live import documents
 from golden_store.live import evidence, label_receipts, llm_log, nuggets, queries
-from golden_store.live import evidence_rounds as er
+from golden_store.live import evidence_rounds
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.live.nuggets import NuggetDraft
 from golden_store.live.rubric import current_rubric
@@ -294,7 +294,7 @@ def status(store: Store, user: User) -> list[dict]:
     # the store-wide table is cached per store generation (one read of every question: 0.1 s at
     # 20,000, on every rerun of the Nuggets page); the visitor's copy is then made blind
     rows = [dict(r) for r in cache.cached(store, "nuggets_status", (), lambda: nuggets.status(store))]
-    blind = set() if user.can(Permission.ADJUDICATE) else er.unsettled(store)  # one read, not one per question
+    blind = set() if user.can(Permission.ADJUDICATE) else evidence_rounds.unsettled(store)  # one read, not one per question
     for r in rows:
         if r["query_id"] in blind:
             r["n_evidence"] = len(visible_evidence(store, user, r["query_id"]))
@@ -508,7 +508,7 @@ def assignment_progress(store: Store, user: User) -> tuple[int, int]:
 
 def submit_assignments(store: Store, user: User | None, raw_labels: object) -> list[Ack]:
     """Write the support labels the assignment surface sent (each bound to what was shown)."""
-    blind = frozenset() if user is None or user.can(Permission.ADJUDICATE) else frozenset(er.unsettled(store))
+    blind = frozenset() if user is None or user.can(Permission.ADJUDICATE) else frozenset(evidence_rounds.unsettled(store))
     return labeling.submit(store, user, ASSIGN_SURFACE, raw_labels,
                            lambda cur, who, label: _assign_write(cur, who, label, blind), Permission.LABEL)
 

@@ -80,7 +80,7 @@ def child_generate(a: argparse.Namespace) -> dict:
     from annotator import identity, rounds, runs_import
     from annotator.corpus_import import import_paths
     from benchlib import refill_grade_state
-    from golden_store.live import queries as gq
+    from golden_store.live import queries
     from golden_store.db.store import Store
 
     z = _sizes(float(a.scale))
@@ -107,8 +107,8 @@ def child_generate(a: argparse.Namespace) -> dict:
     for p in people:
         identity.create_user(store, admin, p, ["annotator"], password="0123456789ab")
     import_paths(store, admin, [corpus])
-    recs = gq.parse_query_file("queries.jsonl", qfile.read_bytes(), gq.known_strata(store))
-    gq.import_queries(store, recs, actor="admin")
+    recs = queries.parse_query_file("queries.jsonl", qfile.read_bytes(), queries.known_strata(store))
+    queries.import_queries(store, recs, actor="admin")
     # runs: each query has 30 candidate documents; every system ranks 20 of them
     cands = nrng.integers(0, z["docs"], size=(z["queries"], 30))
     for s in range(z["systems"]):
@@ -532,7 +532,7 @@ def child_pool_generate(a: argparse.Namespace) -> dict:
 
     from golden_store.live import judging, runs
     from golden_store.live.documents import import_paths
-    from golden_store.live import queries as gq
+    from golden_store.live import queries
     from golden_store.db.store import Store
 
     n_runs, n_q, depth = int(a.pool_runs), int(a.pool_queries), int(a.pool_depth)
@@ -549,7 +549,7 @@ def child_pool_generate(a: argparse.Namespace) -> dict:
                              + "\n" for i in range(n_q)), encoding="utf-8")
     store = Store.open(a.out)
     import_paths(store, [corpus], actor="eng")
-    gq.import_queries(store, gq.parse_query_file("q.jsonl", qfile.read_bytes(), gq.known_strata(store)),
+    queries.import_queries(store, queries.parse_query_file("q.jsonl", qfile.read_bytes(), queries.known_strata(store)),
                       actor="eng")
     lengths = dict(store.read("SELECT doc_id, length(raw_text) FROM documents"))
     cands = rng.integers(0, n_docs, size=(n_q, n_cand))

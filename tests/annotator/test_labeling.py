@@ -13,7 +13,7 @@ import pytest
 from annotator import judging, rounds, transcripts
 from annotator.identity import LOCAL_USER, create_user
 from annotator.labeling import LabelRefused
-from golden_store.live import runs as store_runs
+from golden_store.live import runs
 from golden_store.live.queries import get_query, save_query
 from golden_store.live.transcripts import parse_item_key
 from tests.annotator.test_transcripts import _record, _write
@@ -29,8 +29,8 @@ def pooled(demo_store, tmp_path):
     qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]
     run = tmp_path / "sys.run"
     run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
-    store_runs.store_run(s, store_runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    store_runs.build_pool(s, 4, actor="eng")
+    runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
+    runs.build_pool(s, 4, actor="eng")
     admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
     users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD)}
     for name in ("ann", "bob", "cat"):
