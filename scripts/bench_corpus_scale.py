@@ -108,6 +108,7 @@ def child_quotes(a: argparse.Namespace) -> dict:
     """Quotes with their ground truth, drawn from the store made by this code."""
     import bench_spans as bs
 
+    from golden_store.live import documents
     from golden_store.core.canonical import canonical_text, canonicalize
     from golden_store.db.store import Store
 
@@ -161,6 +162,7 @@ def child_quotes(a: argparse.Namespace) -> dict:
 
 
 def child_resolve(a: argparse.Namespace) -> dict:
+    from golden_store.live import documents
     from golden_store.db.store import Store
 
     data = json.loads(Path(a.quotes_file).read_text())

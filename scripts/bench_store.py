@@ -151,8 +151,8 @@ def generate(db: Path, n_queries: int, n_events: int, n_docs: int, seed: int) ->
     t0 = time.perf_counter()
 
     # -- corpus, through golden_store.live.documents (canonicalization, hashing, corpus_events)
-    sources = [make_document(rng, vocab, i) for i in range(n_docs)]
-    docs = sources.load_sources(sources)
+    named = [make_document(rng, vocab, i) for i in range(n_docs)]
+    docs = sources.load_sources(named)
     raw = {d.doc_id: d.raw_text for d in docs}
     doc_ids = [d.doc_id for d in docs]
     canon = {d.doc_id: canonicalize(d.raw_text) for d in docs}

@@ -22,7 +22,6 @@ from golden_store.core.digests import sha256_text
 from golden_store.core.errors import ValidationError
 from golden_store.core.jsonl import iter_objects
 
-
 SUPPORTED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".jsonl")
 _DOC_ID_RE = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
 

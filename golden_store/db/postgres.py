@@ -31,8 +31,8 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg.adapt import Loader
 
-from golden_store.db.dialect import POSTGRES_PRELUDE, is_noop_on_postgres, to_postgres
 from golden_store.core.paths import is_postgres_url  # noqa: F401 - re-exported (callers that hold a URL)
+from golden_store.db.dialect import POSTGRES_PRELUDE, is_noop_on_postgres, to_postgres
 
 # What Store.write retries: another transaction's commit made this one impossible to order.
 CONFLICT_ERRORS: tuple[type[BaseException], ...] = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)

@@ -31,8 +31,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from golden_store.db.dialect import EVENT_SEQ_LAST_VALUE
 from golden_store.core.errors import StoreSchemaError
+from golden_store.db.dialect import EVENT_SEQ_LAST_VALUE
 from golden_store.db.schema import SCHEMA_VERSION
 from golden_store.db.store import Store
 

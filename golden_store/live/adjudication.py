@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import duckdb
 
-from golden_store.live import grade_state
 from golden_store.core.errors import NotFoundError, ValidationError
-from golden_store.live.rubric import add_rubric_version_tx
 from golden_store.db.store import Store, utcnow
+from golden_store.live import grade_state
+from golden_store.live.rubric import add_rubric_version_tx
 
 CLARIFICATIONS_HEADING = "## Clarifications from adjudication"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from golden_store.scoring.agreement_report import AgreementBar
 from golden_store.db.store import Store, utcnow
+from golden_store.scoring.agreement_report import AgreementBar
 
 _LATEST = ("SELECT graded_measure, graded_threshold, binary_threshold, note, actor, created_at "
            "FROM agreement_bar_events ORDER BY event_id DESC LIMIT 1")

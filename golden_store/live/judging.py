@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import duckdb
 
-from golden_store.live import grade_state
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import Store, utcnow
+from golden_store.live import grade_state
 
 OPS = ("grade", "skip", "unsure")
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import duckdb
 
 from golden_store.core.errors import NotFoundError, OptionRequiredError, ValidationError
-from golden_store.db.store import Store, utcnow
 from golden_store.core.system_names import check_system_name
+from golden_store.db.store import Store, utcnow
 
 IMPORTANCE = ("vital", "okay")
 SUPPORT = ("support", "partial", "none")

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from golden_store.core.errors import NotFoundError, ValidationError
-from golden_store.scoring.impl_sha import metric_impl_sha, scorer_sources  # noqa: F401 (re-exported)
-from golden_store.db.store import Store, utcnow
 from golden_store.core.system_names import check_system_name
+from golden_store.db.store import Store, utcnow
+from golden_store.scoring.impl_sha import metric_impl_sha, scorer_sources  # noqa: F401 (re-exported)
 
 
 def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame, *, dataset_version: str,

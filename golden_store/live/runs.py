@@ -26,12 +26,12 @@ import pandas as pd
 
 from golden_store.core import textin
 from golden_store.core.errors import NotFoundError, OptionRequiredError, ValidationError
-from golden_store.corpus.passage_runs import SKIP_ADVICE, read_passages
-from golden_store.corpus.resolver import CorpusIndex, IndexedResolver, SpanResolver
-from golden_store.scoring.trec import _line_number, read_run
-from golden_store.db.store import Store, utcnow
 from golden_store.core.system_names import check_system_name
 from golden_store.core.textin import shown
+from golden_store.corpus.passage_runs import SKIP_ADVICE, read_passages
+from golden_store.corpus.resolver import CorpusIndex, IndexedResolver, SpanResolver
+from golden_store.db.store import Store, utcnow
+from golden_store.scoring.trec import _line_number, read_run
 
 FORMATS = ("trec", "jsonl")
 

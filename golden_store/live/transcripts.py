@@ -22,8 +22,8 @@ from typing import Any
 import duckdb
 
 from golden_store.core.errors import NotFoundError, ValidationError
-from golden_store.db.store import Store, utcnow
 from golden_store.core.textin import shown
+from golden_store.db.store import Store, utcnow
 
 VERDICTS = ("system_failure", "grader_failure", "ambiguous")
 WITHDRAWN = "withdrawn"  # a reviewer's undo: the transcript is unreviewed again

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from golden_store.core.errors import ValidationError
-from golden_store.scoring.measures import Measure, parse_measures
 from golden_store.core.textin import shown
+from golden_store.scoring.measures import Measure, parse_measures
 
 if TYPE_CHECKING:  # pandas is imported only where a DataFrame is read or made
     import pandas as pd

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from golden_store.core.errors import ValidationError
-from golden_store.versions.qrels import qrels_lines
 from golden_store.versions.frozen import FrozenVersion, thaw
+from golden_store.versions.qrels import qrels_lines
 
 FORMATS = ("trec", "beir", "jsonl")
 

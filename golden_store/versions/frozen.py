@@ -41,12 +41,12 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from golden_store.versions import signing
 from golden_store.core.canonical import canonical_text
-from golden_store.versions.chunk_labels import ChunkQrels, chunk_qrels, parse_hit_rule
 from golden_store.core.digests import corpus_digest, sha256_text
 from golden_store.core.errors import NotFoundError, ValidationError, VerificationError
 from golden_store.core.paths import default_db_path, versions_dir_for
+from golden_store.versions import signing
+from golden_store.versions.chunk_labels import ChunkQrels, chunk_qrels, parse_hit_rule
 from golden_store.versions.qrels import EVIDENCE_GRADE, derive_qrels
 
 FORMAT = "golden-studio/frozen-version@1"

@@ -10,8 +10,8 @@ import os
 import pandas as pd
 import pytest
 
-from golden_store.live import runs
 from golden_store import versions
+from golden_store.live import runs
 from golden_store.versions import frozen
 from tests.golden_store import pool_gen
 
