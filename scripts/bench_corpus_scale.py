@@ -317,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.add_argument(f"--{k}", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a._child:
+        from benchlib import old_layout_aliases
+
+        old_layout_aliases()  # a baseline commit from before issue 26 keeps golden_store flat
         if a.mb is not None:
             a.mb = float(a.mb)
         ops = {"generate": child_generate, "import": child_import, "quotes": child_quotes, "resolve": child_resolve,

@@ -723,6 +723,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--freeze", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a._child:
+        from benchlib import old_layout_aliases
+
+        old_layout_aliases()  # a baseline commit from before issue 26 keeps golden_store flat
         print(json.dumps({"generate": child_generate, "migrate": child_migrate, "measure": child_measure,
                           "pool_generate": child_pool_generate, "pool_build": child_pool_build,
                           "pool_digest": child_pool_digest}[a._child](a), default=str))

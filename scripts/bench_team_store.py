@@ -426,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a._child:
         sys.path.insert(0, a.code)  # the code measured: this checkout's or the baseline's
+        from benchlib import old_layout_aliases
+
+        old_layout_aliases()  # a baseline commit from before issue 26 keeps golden_store flat
         print(json.dumps({"agree": child_agree, "judge": child_judge, "freeze": child_freeze}[a._child](a),
                          default=str))
         return 0
