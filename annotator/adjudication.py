@@ -16,9 +16,10 @@ from annotator.identity import User, require
 from annotator.judging import GRADES, marked_segments
 from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
-from golden_store import adjudication, corpus, judging
-from golden_store.rubric import current_rubric
-from golden_store.store import Store
+from golden_store.live import adjudication, judging
+from golden_store.live import documents
+from golden_store.live.rubric import current_rubric
+from golden_store.db.store import Store
 
 SURFACE = "adjudication"
 KEYS = tuple((str(g), "adjudicate", g, f"final {g}: {name}") for g, name in GRADES.items())
@@ -55,7 +56,7 @@ def pending_by_stratum(store: Store, user: User) -> dict[str, int]:
 def dispute(store: Store, user: User, item: dict) -> Dispute:
     """One queued item in full: the passage and every annotator's label on it."""
     require(user, Permission.ADJUDICATE)
-    raw = corpus.raw_text(store, item["doc_id"]) or ""
+    raw = documents.raw_text(store, item["doc_id"]) or ""
     return Dispute(item["query_id"], item["query_text"], item["stratum"], item["doc_id"], item["start"], item["end"],
                    raw[item["start"]:item["end"]],
                    tuple(adjudication.labels(store, item["query_id"], item["doc_id"], item["start"], item["end"])))

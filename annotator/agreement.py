@@ -13,13 +13,13 @@ import pandas as pd
 from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import agreement_bar, agreement_data, evidence_rounds
-from golden_store.errors import ValidationError
+from golden_store.live import agreement_bar, agreement_data, evidence_rounds
+from golden_store.core.errors import ValidationError
 from golden_store.scoring import agreement_report as report
 from golden_store.scoring import agreement_counts as counts
 from golden_store.scoring.agreement import (BINARY_THRESHOLD, GRADES, kappa_bootstrap_ci_counts,
                                            per_class_from_confusion, reading)
-from golden_store.store import Store
+from golden_store.db.store import Store
 
 
 @dataclass

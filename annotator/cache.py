@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from golden_store.store import Store
+from golden_store.db.store import Store
 
 T = TypeVar("T")
 

@@ -21,12 +21,13 @@ from annotator import llm
 from annotator.held_out import HeldOut
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import calibrations, llm_log, textin
-from golden_store.canonical import canonical_text
-from golden_store.errors import ValidationError
-from golden_store.jsonl import iter_objects
+from golden_store.live import calibrations, llm_log
+from golden_store.core import textin
+from golden_store.core.canonical import canonical_text
+from golden_store.core.errors import ValidationError
+from golden_store.core.jsonl import iter_objects
 from golden_store.scoring import calibration as cal
-from golden_store.store import Store
+from golden_store.db.store import Store
 
 PURPOSE = "judge_calibration"
 LABELS = {"pass": cal.PASS, "fail": cal.FAIL, "insufficient": cal.INSUFFICIENT}

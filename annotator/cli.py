@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from golden_store.errors import GoldenError
-from golden_store.paths import default_db_path, versions_dir_for
+from golden_store.core.errors import GoldenError
+from golden_store.core.paths import default_db_path, versions_dir_for
 
 if TYPE_CHECKING:
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
 
 class _OnFirstUse:
@@ -84,7 +84,7 @@ def _vdir(args: argparse.Namespace) -> Path:
 
 def _live_corpus_digest(args: argparse.Namespace) -> tuple[str | None, str | None]:
     """The live store's corpus digest for drift warnings, or why it could not be read."""
-    from golden_store.corpus import store_corpus_digest
+    from golden_store.live.documents import store_corpus_digest
 
     try:
         return store_corpus_digest(_store(args)), None
@@ -153,7 +153,7 @@ def cmd_strata_add(args: argparse.Namespace) -> int:
 
 
 def cmd_strata_list(args: argparse.Namespace) -> int:
-    from golden_store.queries import list_strata, strata_counts
+    from golden_store.live.queries import list_strata, strata_counts
 
     store = _store(args)
     counts = strata_counts(store)
@@ -411,7 +411,7 @@ def _run_format(args: argparse.Namespace, path: str | None = None) -> str:
 def _passage_run(gs: Any, path: str, *, purpose: str = "scored") -> Any:
     """A JSONL passage run read and placed against the frozen version (the reader `golden
     runs import` uses), as the passage frame scoring takes: ranked by the run's rank."""
-    from golden_store.passage_runs import read_version_passages
+    from golden_store.corpus.passage_runs import read_version_passages
 
     got = read_version_passages(gs, path, purpose=purpose)
     if got.skipped_lines:
@@ -529,7 +529,7 @@ def _record_scoring(args: argparse.Namespace, res: Any, gs: Any) -> None:
     §14.4): the run's Judged@10 per query, git sha, config sha, trial and, for the measures
     named with --judged, the judge model and rubric sha. All or nothing."""
     from annotator import provenance
-    from golden_store.results import record_evaluation
+    from golden_store.live.results import record_evaluation
     from golden_store.scoring.measures import parse_measures
 
     notes = []
@@ -606,7 +606,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_results_export(args: argparse.Namespace) -> int:
-    from golden_store.results import export_results
+    from golden_store.live.results import export_results
 
     n = export_results(_store(args), Path(args.out))
     print(f"Wrote {n} result rows to {args.out}")
@@ -614,7 +614,7 @@ def cmd_results_export(args: argparse.Namespace) -> int:
 
 
 def cmd_results_trials(args: argparse.Namespace) -> int:
-    from golden_store.results import trial_provenance, trial_rows
+    from golden_store.live.results import trial_provenance, trial_rows
     from golden_store.scoring.trials import format_trials, trials_report
 
     store = _store(args)
@@ -641,7 +641,7 @@ def cmd_results_trials(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from golden_store.store_copy import migrate_store
+    from golden_store.db.store_copy import migrate_store
 
     rep = migrate_store(args.db if args.db else default_db_path())
     if args.json:
@@ -653,8 +653,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_copy(args: argparse.Namespace) -> int:
-    from golden_store.store import Store
-    from golden_store.store_copy import copy_checked, peek_version
+    from golden_store.db.store import Store
+    from golden_store.db.store_copy import copy_checked, peek_version
 
     before = peek_version(args.src)
     with Store.open(args.src, create=False) as src:
@@ -976,7 +976,7 @@ def cmd_answers_mark(args: argparse.Namespace) -> int:
 
 def cmd_transcripts_import(args: argparse.Namespace) -> int:
     from annotator import transcripts
-    from golden_store.textin import read_text
+    from golden_store.core.textin import read_text
 
     read_text(args.file)  # the importers' one text rule, with the line of a bad byte, before the import reads it
 
@@ -1042,11 +1042,11 @@ def _serve_location(given: str | None) -> str:
     """The store the app will open, as GOLDEN_DB: a PostgreSQL URL as given (a team store;
     ``Path().resolve()`` made it a DuckDB file inside a ``postgresql:`` folder, so the app
     served a new empty store in single-user mode), else the DuckDB file's absolute path."""
-    from golden_store.paths import is_postgres_url
+    from golden_store.core.paths import is_postgres_url
 
     raw = str(given or default_db_path())
     if is_postgres_url(raw):
-        from golden_store.pg_store import normalize_url
+        from golden_store.db.postgres import normalize_url
 
         return normalize_url(raw)
     return str(Path(raw).resolve())
@@ -1055,12 +1055,12 @@ def _serve_location(given: str | None) -> str:
 def _has_accounts(db: str) -> bool:
     """Whether the store has an enabled account. Anything that keeps us from telling (no
     store yet, in use, unreachable) counts as no: the safe answer binds to loopback."""
-    from golden_store.paths import is_postgres_url
+    from golden_store.core.paths import is_postgres_url
 
     if not is_postgres_url(db) and not Path(db).exists():
         return False
     try:
-        from golden_store.users import count_users
+        from golden_store.live.users import count_users
 
         return count_users(context.get_store(db, create=False)) > 0
     except GoldenError:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from golden_store.errors import NotFoundError, ValidationError
-from golden_store.results import evaluation_queries
-from golden_store.store import Store
+from golden_store.core.errors import NotFoundError, ValidationError
+from golden_store.live.results import evaluation_queries
+from golden_store.db.store import Store
 
 QUESTION_ATTRIBUTES = ("query_id", "stratum", "source", "created_date", "held_out", "tier")
 TIERS = ("smoke", "regression", "release")

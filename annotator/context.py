@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from golden_store.store import Store, default_db_path
+from golden_store.db.store import Store, default_db_path
 
 _stores: dict[Path, Store] = {}
 _lock = threading.Lock()

@@ -29,12 +29,14 @@ import duckdb
 
 from annotator.identity import User, require
 from annotator.roles import Permission, Role
-from golden_store import corpus, queries
-from golden_store.errors import ValidationError
-from golden_store.evidence import EvidenceSpan, append_evidence_tx
-from golden_store.rubric import add_rubric_version_tx
-from golden_store.resolver import CorpusIndex, SpanResolver
-from golden_store.store import Store, is_empty
+from golden_store.corpus import sources
+from golden_store.live import documents
+from golden_store.live import queries
+from golden_store.core.errors import ValidationError
+from golden_store.live.evidence import EvidenceSpan, append_evidence_tx
+from golden_store.live.rubric import add_rubric_version_tx
+from golden_store.corpus.resolver import CorpusIndex, SpanResolver
+from golden_store.db.store import Store, is_empty
 
 DEMO_DIR = Path(__file__).parent / "demo_data"
 
@@ -72,7 +74,7 @@ def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | N
             "The demo loads only into an empty store; this one already has documents or queries. "
             "Use another file: golden --db demo.duckdb demo"
         )
-    docs = corpus.load_paths([DEMO_DIR / "corpus"], progress)
+    docs = sources.load_paths([DEMO_DIR / "corpus"], progress)
     records = queries.parse_query_file(
         "queries.jsonl", (DEMO_DIR / "queries.jsonl").read_bytes(), set(queries.known_strata(store))
     )
@@ -93,7 +95,7 @@ def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | N
     rubric_text = (DEMO_DIR / "rubric.md").read_text("utf-8")
 
     def run(cur: duckdb.DuckDBPyConnection) -> dict:
-        rep = corpus.import_documents_tx(cur, docs, actor=user.username)
+        rep = documents.import_documents_tx(cur, docs, actor=user.username)
         qrep = queries.import_queries_tx(cur, records, actor=user.username)
         version = add_rubric_version_tx(cur, rubric_text, "Initial rubric with one worked example per grade.",
                                         user.username)
@@ -114,11 +116,11 @@ def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
     """Every workflow's demo data, each through its own write path (so it is exactly what
     the pages would have written)."""
     from annotator import adjudication, calibration, nuggets, runs_import, transcripts, versioning
-    from golden_store import judging, results
-    from golden_store import rounds as store_rounds
-    from golden_store.corpus import raw_text
+    from golden_store.live import judging, results
+    from golden_store.live import rounds
+    from golden_store.live.documents import raw_text
     from golden_store.scoring import evaluate, read_run
-    from golden_store.transcripts import item_key
+    from golden_store.live.transcripts import item_key
     from golden_store.versions import load_version
 
     out: dict = {}
@@ -132,7 +134,7 @@ def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
     grades = _jsonl("grades.jsonl")
     lengths = {d: len(raw_text(store, d) or "") for d in {g["doc_id"] for g in grades}}
     items = [(g["query_id"], g["doc_id"], 0, lengths[g["doc_id"]]) for g in grades]
-    round_id = store_rounds.create_round(store, "calibration", {a.username: items for a in ANNOTATORS},
+    round_id = rounds.create_round(store, "calibration", {a.username: items for a in ANNOTATORS},
                                          actor=LEAD.username, seed=0,
                                          note="Demo calibration round: everyone grades the same items")
     for g, item in zip(grades, items):

@@ -3,7 +3,7 @@ and the paired comparison of two with its gate verdict. One place for the Result
 ``golden compare``, so both show the same verdict, interval and notes.
 
 An evaluation is recorded by ``golden score --version V --run R --record EVALUATION_ID``
-(``golden_store.results``)."""
+(``golden_store.live.results``)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import pandas as pd
 
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import results
+from golden_store.live import results
 from golden_store.scoring.compare import compare_runs
 from golden_store.scoring.health import JUDGED_K, JUDGED_THRESHOLD
 from golden_store.scoring.types import Comparison
-from golden_store.store import Store
+from golden_store.db.store import Store
 
 JUDGED_COLUMN = f"judged@{JUDGED_K}"
 NOT_RECORDED = "not recorded"

@@ -8,7 +8,7 @@ whose text occurs more than once in the corpus is saved only when the author con
 (:func:`quote_warnings` says why; ``save_quote(..., confirmed=True)``): such a quote becomes
 a graded qrel and may not show what answers the question.
 
-Search and resolution read the store's persisted corpus index (golden_store.corpus_index):
+Search and resolution read the store's persisted corpus index (golden_store.corpus.index):
 nothing is built per process."""
 
 from __future__ import annotations
@@ -20,20 +20,21 @@ from annotator import labeling
 from annotator.evidence_rounds import check_can_write, is_blind, say_no_answer, visible_evidence
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import corpus, evidence, queries
-from golden_store import evidence_rounds as er
-from golden_store.corpus_index import CorpusSearchIndex
-from golden_store.errors import NotFoundError, ValidationError
-from golden_store.evidence import EvidenceSpan, new_evidence_id
-from golden_store.resolver import DEFAULT_THRESHOLD, Candidate, IndexedResolver, Resolution
-from golden_store.rubric import current_rubric
-from golden_store.search import SearchHit, search_indexed
-from golden_store.store import Store
+from golden_store.live import documents
+from golden_store.live import evidence, queries
+from golden_store.live import evidence_rounds
+from golden_store.corpus.index import CorpusSearchIndex
+from golden_store.core.errors import NotFoundError, ValidationError
+from golden_store.live.evidence import EvidenceSpan, new_evidence_id
+from golden_store.corpus.resolver import DEFAULT_THRESHOLD, Candidate, IndexedResolver, Resolution
+from golden_store.live.rubric import current_rubric
+from golden_store.corpus.search import SearchHit, search_indexed
+from golden_store.db.store import Store
 
 def corpus_index(store: Store) -> CorpusSearchIndex:
-    """The store's persisted word index (golden_store.corpus_index), current with its corpus:
+    """The store's persisted word index (golden_store.corpus.index), current with its corpus:
     opening it costs milliseconds, so every session and process uses its own handle."""
-    return corpus.search_index(store)
+    return documents.search_index(store)
 
 
 def resolver(store: Store, threshold: float = DEFAULT_THRESHOLD) -> IndexedResolver:
@@ -51,11 +52,11 @@ def queue(store: Store, user: User):
     annotator's own, so nobody learns that another already quoted it."""
     require(user, Permission.LABEL)
     df = evidence.evidence_queue(store)
-    blind = er.unsettled(store)
+    blind = evidence_rounds.unsettled(store)
     if blind and not user.can(Permission.ADJUDICATE):
         own = {q: len(visible_evidence(store, user, q)) for q in blind if q in set(df["query_id"])}
         df["quotes"] = [own.get(q, n) for q, n in zip(df["query_id"], df["quotes"])]
-    mine = er.assigned_to(store, user.username)
+    mine = evidence_rounds.assigned_to(store, user.username)
     df["in_round"] = df["query_id"].isin(mine)
     return df.sort_values(["in_round", "quotes", "query_id"], ascending=[False, True, True],
                           key=lambda c: c > 0 if c.name == "quotes" else c).reset_index(drop=True)
@@ -83,7 +84,7 @@ def in_evidence_round(store: Store, user: User, query_id: str) -> bool:
 
 def said_no_answer(store: Store, user: User, query_id: str) -> bool:
     require(user, Permission.LABEL)
-    return user.username in er.no_answer_actors(store, query_id)
+    return user.username in evidence_rounds.no_answer_actors(store, query_id)
 
 
 def withdraw_no_answer(store: Store, user: User, query_id: str) -> None:
@@ -111,7 +112,7 @@ class Placement:
 
 def char_diff(quote: str, passage: str) -> tuple[tuple[str, str], ...]:
     """Character diff between the canonical quote and the canonical corpus passage."""
-    from golden_store.canonical import canonical_text
+    from golden_store.core.canonical import canonical_text
 
     a, b = canonical_text(quote), canonical_text(passage)
     out: list[tuple[str, str]] = []
@@ -134,7 +135,7 @@ def resolve(store: Store, user: User, quote: str, *, doc_id: str | None = None,
 
 def placement(store: Store, user: User, quote: str, cand: Candidate, *, context: int = 240) -> Placement:
     require(user, Permission.LABEL)
-    raw = corpus.raw_text(store, cand.doc_id)
+    raw = documents.raw_text(store, cand.doc_id)
     if raw is None:
         raise NotFoundError(f"Document {cand.doc_id!r} is no longer in the corpus.")
     passage = raw[cand.start:cand.end]
@@ -156,7 +157,7 @@ class ShownDocument:
 
 def document(store: Store, user: User, doc_id: str) -> ShownDocument:
     require(user, Permission.LABEL)
-    raw = corpus.raw_text(store, doc_id)
+    raw = documents.raw_text(store, doc_id)
     if raw is None:
         raise NotFoundError(f"Document {doc_id!r} is no longer in the corpus.")
     return ShownDocument(doc_id, raw, labeling.digest(doc_id, raw))
@@ -223,7 +224,7 @@ def quote_warnings(store: Store, user: User, quote: str, resolution: Resolution)
     it is short, or its text occurs more than once in the corpus (the resolver's ``ambiguous``
     status, or the exact text found several times)."""
     require(user, Permission.LABEL)
-    from golden_store.canonical import canonical_text
+    from golden_store.core.canonical import canonical_text
 
     canon = " ".join(canonical_text(quote).split())
     words = len(canon.split())
@@ -321,7 +322,7 @@ def my_no_answers(store: Store, user: User) -> list[queries.QueryRecord]:
     """Questions this user marked "no answer in corpus" (outside evidence rounds) whose mark
     is still their latest revision: the ones :func:`undo_no_answer` can reopen."""
     require(user, Permission.LABEL)
-    # the rule of _own_mark, for every question at once in SQL (golden_store.queries)
+    # the rule of _own_mark, for every question at once in SQL (golden_store.live.queries)
     return [rec for qid in queries.no_answer_marks(store, user.username)
             if (rec := queries.get_query(store, qid)) is not None]
 

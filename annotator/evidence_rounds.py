@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from annotator.assignment import pick_calibration
 from annotator.identity import User, get_user, require
 from annotator.roles import Permission
-from golden_store import evidence, users
-from golden_store import evidence_rounds as er
-from golden_store.errors import ValidationError
+from golden_store.live import evidence, users
+from golden_store.live import evidence_rounds
+from golden_store.core.errors import ValidationError
 from golden_store.scoring.agreement import spans_agree
-from golden_store.store import Store
+from golden_store.db.store import Store
 
 OVERLAP = 0.5  # span agreement: same document, overlap ≥ half of the shorter span
 
@@ -33,13 +33,13 @@ def visible_evidence_for(store: Store, user: User | None, query_ids: list[str]) 
     rows = evidence.list_evidence_for(store, query_ids)
     if user is not None and user.can(Permission.ADJUDICATE):
         return rows
-    blind = er.unsettled(store)
+    blind = evidence_rounds.unsettled(store)
     return {q: [r for r in rs if user is not None and r["author"] == user.username] if q in blind else rs
             for q, rs in rows.items()}
 
 
 def is_blind(store: Store, query_id: str) -> bool:
-    return query_id in er.unsettled(store)
+    return query_id in evidence_rounds.unsettled(store)
 
 
 def check_can_write(store: Store, user: User, query_id: str, *, quoting: bool = False) -> None:
@@ -47,10 +47,10 @@ def check_can_write(store: Store, user: User, query_id: str, *, quoting: bool = 
     annotator who said "no answer" withdraws it before quoting."""
     if not is_blind(store, query_id) or user.can(Permission.ADJUDICATE):
         return
-    if query_id not in er.assigned_to(store, user.username):
+    if query_id not in evidence_rounds.assigned_to(store, user.username):
         raise ValidationError(f"{query_id} is in an evidence round you are not part of; its quotes come from the "
                               "round's annotators until a lead settles it.")
-    if quoting and user.username in er.no_answer_actors(store, query_id):
+    if quoting and user.username in evidence_rounds.no_answer_actors(store, query_id):
         raise ValidationError(f"You said {query_id} has no answer in the corpus: withdraw that first, then quote.")
 
 
@@ -62,15 +62,15 @@ def start(store: Store, user: User, annotators: list[str], n: int = 20, seed: in
         bad = [a for a in names if (u := get_user(store, a)) is None or not u.can(Permission.LABEL)]
         if bad:
             raise ValidationError("Some annotators cannot take part (no such enabled account, or no label role).", bad)
-    free = er.free_questions(store)
+    free = evidence_rounds.free_questions(store)
     picked = pick_calibration([r["query_id"] for r in free], {r["query_id"]: r["stratum"] for r in free}, n, seed) \
         if free else []
-    return er.create(store, names, sorted(picked), actor=user.username, seed=seed, note=note)
+    return evidence_rounds.create(store, names, sorted(picked), actor=user.username, seed=seed, note=note)
 
 
 def my_questions(store: Store, user: User) -> list[str]:
     require(user, Permission.LABEL)
-    return er.assigned_to(store, user.username)
+    return evidence_rounds.assigned_to(store, user.username)
 
 
 def say_no_answer(store: Store, user: User, query_id: str, on: bool = True) -> None:
@@ -78,13 +78,13 @@ def say_no_answer(store: Store, user: User, query_id: str, on: bool = True) -> N
     require(user, Permission.LABEL)
     if not is_blind(store, query_id):
         raise ValidationError(f"{query_id} is not in an unsettled evidence round.")
-    if query_id not in er.assigned_to(store, user.username):
+    if query_id not in evidence_rounds.assigned_to(store, user.username):
         raise ValidationError(f"{query_id} is in an evidence round you are not part of"
                               + ("; a lead decides by settling it (Adjudication page)."
                                  if user.can(Permission.ADJUDICATE) else "."))
     if on and any(r["author"] == user.username for r in evidence.list_evidence(store, query_id)):
         raise ValidationError(f"You still have quotes on {query_id}; retract them before saying it has no answer.")
-    er.set_no_answer(store, query_id, user.username, on)
+    evidence_rounds.set_no_answer(store, query_id, user.username, on)
 
 
 
@@ -109,7 +109,7 @@ def disputes(store: Store, user: User) -> list[EvidenceDispute]:
     and whether those who finished agree (same answerability; spans overlapping ≥ 50%)."""
     require(user, Permission.ADJUDICATE)
     by_q: dict[str, EvidenceDispute] = {}
-    for st in er.round_state(store):
+    for st in evidence_rounds.round_state(store):
         d = by_q.setdefault(st["query_id"], EvidenceDispute(st["query_id"], st["query_text"], st["stratum"], {}, [],
                                                             None))
         d.annotators[st["annotator"]] = {"spans": st["spans"], "no_answer": st["no_answer"]}
@@ -124,7 +124,7 @@ def disputes(store: Store, user: User) -> list[EvidenceDispute]:
 
 def settle(store: Store, user: User, query_id: str, decision: str, rationale: str) -> int:
     require(user, Permission.ADJUDICATE)
-    return er.settle(store, query_id, decision, rationale, actor=user.username)
+    return evidence_rounds.settle(store, query_id, decision, rationale, actor=user.username)
 
 
 def accept_agreeing(store: Store, user: User) -> int:
@@ -136,7 +136,7 @@ def accept_agreeing(store: Store, user: User) -> int:
         if d.agree and d.complete:  # never before everyone in the round has had their say
             keep = next(a for a in sorted(d.finished) if d.annotators[a]["spans"]) if any(
                 d.annotators[a]["spans"] for a in d.finished) else None
-            er.settle(store, d.query_id, f"keep:{keep}" if keep else "no_answer",
+            evidence_rounds.settle(store, d.query_id, f"keep:{keep}" if keep else "no_answer",
                       "annotators agree (accepted in bulk)", actor=user.username)
             n += 1
     return n

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from golden_store import queries
-from golden_store.canonical import canonical_text
-from golden_store.store import Store
+from golden_store.live import queries
+from golden_store.core.canonical import canonical_text
+from golden_store.db.store import Store
 
 
 def normalize(text: str | None) -> str:

@@ -27,10 +27,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from annotator.roles import Permission, PermissionDenied, Role, parse_roles, permissions_of
-from golden_store import sign_in_sessions
-from golden_store import users as user_rows
-from golden_store.errors import GoldenError, ValidationError
-from golden_store.store import Store
+from golden_store.live import sign_in_sessions
+from golden_store.live import users
+from golden_store.core.errors import GoldenError, ValidationError
+from golden_store.db.store import Store
 
 _SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
 _USERNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$")
@@ -107,7 +107,7 @@ def verify_password(password: str, stored: str | None) -> bool:
 def auth_mode(store: Store, *, oidc_configured: bool) -> str:
     if oidc_configured:
         return "oidc"
-    return "accounts" if user_rows.count_users(store) else "local"
+    return "accounts" if users.count_users(store) else "local"
 
 
 # Headers a reverse proxy adds: behind one, the peer address is the proxy's, not the person's.
@@ -149,7 +149,7 @@ def _to_user(row: dict | None) -> User | None:
 def get_user(store: Store, username: str) -> User | None:
     """The enabled user ``username`` with their current roles, re-read from the store so a
     role change or a disabled account takes effect on the next request."""
-    return _to_user(user_rows.get_user_row(store, username))
+    return _to_user(users.get_user_row(store, username))
 
 
 def _normal_username(username: str) -> str:
@@ -251,7 +251,7 @@ def authenticate(store: Store, username: str, password: str, *, client: str | No
     wait = throttle.retry_after(keys)
     if wait > 0:
         raise SignInThrottled(wait)
-    row = user_rows.get_user_row(store, name)
+    row = users.get_user_row(store, name)
     stored = row["password_hash"] if row is not None else None
     ok = verify_password(password, stored or _dummy_hash()) and stored is not None
     user = _to_user(row) if ok else None
@@ -270,7 +270,7 @@ def user_for_oidc(store: Store, email: str | None, *, email_verified: object = N
     stranger claim an expert's account (and their labels)."""
     if not email or email_verified in (False, "false", "False"):
         return None
-    row = user_rows.get_user_row(store, email.strip().lower())
+    row = users.get_user_row(store, email.strip().lower())
     return _to_user(row)
 
 
@@ -304,7 +304,7 @@ def create_user(
     by anyone who can reach the store (it must then be an admin, so nobody is locked out).
     An account without a password can only sign in through OIDC: ``passwordless`` must say
     so explicitly (the app passes it only when OIDC is configured)."""
-    first = user_rows.count_users(store, enabled_only=False) == 0
+    first = users.count_users(store, enabled_only=False) == 0
     role_set = parse_roles(roles)
     if first:
         if Role.ADMIN not in role_set:
@@ -323,7 +323,7 @@ def create_user(
     name = _display_name(display_name, username)
     if password is not None:
         _check_new_password(password)
-    user_rows.insert_user(
+    users.insert_user(
         store, username, name, sorted(r.value for r in role_set),
         hash_password(password) if password else None,
         actor.username if actor else "setup",  # the first admin, made before anyone can sign in
@@ -336,7 +336,7 @@ def set_roles(store: Store, actor: User, username: str, roles: list[str]) -> Non
     role_set = parse_roles(roles)
     if username == actor.username and Role.ADMIN not in role_set:
         raise ValidationError("You cannot remove your own admin role; ask another admin.")
-    user_rows.update_user(store, username, actor=actor.username, roles=sorted(r.value for r in role_set),
+    users.update_user(store, username, actor=actor.username, roles=sorted(r.value for r in role_set),
                           keep_admin=_KEEP_ADMIN)
 
 
@@ -344,7 +344,7 @@ def set_password(store: Store, actor: User, username: str, password: str) -> Non
     if actor.username != username:
         require(actor, Permission.MANAGE_USERS)
     _check_new_password(password)
-    user_rows.update_user(store, username, actor=actor.username, password_hash=hash_password(password))
+    users.update_user(store, username, actor=actor.username, password_hash=hash_password(password))
     sign_in_sessions.revoke_all(store, username)  # a new password signs out every browser
 
 
@@ -360,7 +360,7 @@ def set_disabled(store: Store, actor: User, username: str, disabled: bool) -> No
     require(actor, Permission.MANAGE_USERS)
     if username == actor.username and disabled:
         raise ValidationError("You cannot disable your own account.")
-    user_rows.update_user(store, username, actor=actor.username, disabled=disabled,
+    users.update_user(store, username, actor=actor.username, disabled=disabled,
                           keep_admin=_KEEP_ADMIN if disabled else None)
     if disabled:
         sign_in_sessions.revoke_all(store, username)
@@ -368,14 +368,14 @@ def set_disabled(store: Store, actor: User, username: str, disabled: bool) -> No
 
 def list_users(store: Store, actor: User) -> list[dict]:
     require(actor, Permission.MANAGE_USERS)
-    return user_rows.list_user_rows(store)
+    return users.list_user_rows(store)
 
 
 def role_history(store: Store, actor: User, username: str | None = None) -> list[dict]:
     """Every role grant and revocation (of ``username`` if given), oldest first: who gave or
     took which role, when. Only those who manage users read it."""
     require(actor, Permission.MANAGE_USERS)
-    return user_rows.role_events(store, username)
+    return users.role_events(store, username)
 
 
 __all__ = [

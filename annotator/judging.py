@@ -16,11 +16,12 @@ from annotator.evidence_rounds import visible_evidence_for
 from annotator.identity import User, require
 from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
-from golden_store import corpus, judging, label_receipts
-from golden_store import rubric as rubric_store
-from golden_store.rubric import add_rubric_version, current_rubric, current_version_tx
-from golden_store.search import STOPWORDS
-from golden_store.store import Store
+from golden_store.live import documents
+from golden_store.live import judging, label_receipts
+from golden_store.live import rubric as rubric_store
+from golden_store.live.rubric import add_rubric_version, current_rubric, current_version_tx
+from golden_store.corpus.search import STOPWORDS
+from golden_store.db.store import Store
 
 _WORD = re.compile(r"\w+")
 GRADES = {0: "irrelevant", 1: "related, does not answer", 2: "partially answers", 3: "fully answers"}
@@ -98,7 +99,7 @@ def next_items(store: Store, user: User, n: int = QUEUE_AHEAD, order: str = "ran
     visible evidence read once, in three statements however many cards)."""
     require(user, Permission.LABEL)
     rows = judging.next_items(store, user.username, n, order=order)
-    texts = corpus.raw_texts(store, [r["doc_id"] for r in rows])
+    texts = documents.raw_texts(store, [r["doc_id"] for r in rows])
     raws = {r["doc_id"]: texts.get(r["doc_id"]) or "" for r in rows}
     evidence = visible_evidence_for(store, user, [r["query_id"] for r in rows])
     return [_judge_item(store, user, r, raws[r["doc_id"]], evidence) for r in rows]

@@ -27,9 +27,9 @@ import duckdb
 
 from annotator.identity import User
 from annotator.roles import Permission, PermissionDenied
-from golden_store import label_receipts
-from golden_store.errors import GoldenError, ValidationError
-from golden_store.store import Store
+from golden_store.live import label_receipts
+from golden_store.core.errors import GoldenError, ValidationError
+from golden_store.db.store import Store
 
 MAX_NOTE = 2000  # characters; a note is a reminder, not an essay
 MAX_BATCH = 200  # labels accepted in one send (a browser re-sends the rest)

@@ -34,9 +34,9 @@ from typing import Any, Generic, TypeVar
 
 import pydantic
 
-from golden_store import llm_log
-from golden_store.errors import GoldenError
-from golden_store.store import Store
+from golden_store.live import llm_log
+from golden_store.core.errors import GoldenError
+from golden_store.db.store import Store
 
 T = TypeVar("T", bound=pydantic.BaseModel)
 

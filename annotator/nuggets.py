@@ -28,15 +28,16 @@ from annotator.held_out import HeldOut
 from annotator.identity import User, require
 from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
-from golden_store import corpus, evidence, label_receipts, llm_log, nuggets, queries
-from golden_store import evidence_rounds as er
-from golden_store.errors import NotFoundError, ValidationError
-from golden_store.nuggets import NuggetDraft
-from golden_store.rubric import current_rubric
+from golden_store.live import documents
+from golden_store.live import evidence, label_receipts, llm_log, nuggets, queries
+from golden_store.live import evidence_rounds
+from golden_store.core.errors import NotFoundError, ValidationError
+from golden_store.live.nuggets import NuggetDraft
+from golden_store.live.rubric import current_rubric
 from golden_store.scoring.abstention import AbstentionReport, abstention_report
 from golden_store.scoring.generation import NO_VITAL_CONVENTIONS, NO_VITAL_DEFINITIONS, Nugget, nugget_scores
-from golden_store.store import Store
-from golden_store.system_names import check_system_name
+from golden_store.db.store import Store
+from golden_store.core.system_names import check_system_name
 
 PURPOSE = "draft_nuggets"
 INSTRUCTIONS = """You write the nuggets of a question for a RAG evaluation set (TREC-RAG style).
@@ -93,13 +94,13 @@ def passages(store: Store, query_id: str, include_judged: bool = True, user: Use
     grade is ≥ 2."""
     out = []
     for e in (visible_evidence(store, user, query_id) if user is not None else evidence.list_evidence(store, query_id)):
-        raw = corpus.raw_text(store, e["doc_id"]) or ""
+        raw = documents.raw_text(store, e["doc_id"]) or ""
         out.append(Passage(e["doc_id"], e["start"], e["end"], raw[e["start"]:e["end"]], "evidence"))
     if include_judged:
         for j in nuggets.judged_relevant(store, query_id):
             if any(p.doc_id == j["doc_id"] and p.start <= j["start"] and j["end"] <= p.end for p in out):
                 continue
-            raw = corpus.raw_text(store, j["doc_id"]) or ""
+            raw = documents.raw_text(store, j["doc_id"]) or ""
             out.append(Passage(j["doc_id"], j["start"], j["end"], raw[j["start"]:j["end"]], "judged"))
     return out
 
@@ -293,7 +294,7 @@ def status(store: Store, user: User) -> list[dict]:
     # the store-wide table is cached per store generation (one read of every question: 0.1 s at
     # 20,000, on every rerun of the Nuggets page); the visitor's copy is then made blind
     rows = [dict(r) for r in cache.cached(store, "nuggets_status", (), lambda: nuggets.status(store))]
-    blind = set() if user.can(Permission.ADJUDICATE) else er.unsettled(store)  # one read, not one per question
+    blind = set() if user.can(Permission.ADJUDICATE) else evidence_rounds.unsettled(store)  # one read, not one per question
     for r in rows:
         if r["query_id"] in blind:
             r["n_evidence"] = len(visible_evidence(store, user, r["query_id"]))
@@ -375,14 +376,14 @@ def import_answers(store: Store, user: User, path: str, system: str, *, replace:
     a number computed from a guess, not from the data. Unknown answers are left out of the
     abstention figures and counted as unmarked, so a partial marking shows as partial."""
     require(user, Permission.IMPORT_RUNS)
-    from golden_store.jsonl import iter_objects
-    from golden_store.textin import decode, read_text, shown
+    from golden_store.core.jsonl import iter_objects
+    from golden_store.core.textin import decode, read_text, shown
 
     check_system_name(system)
     label = name or str(path)
     known = set(queries.list_queries(store)["query_id"])
     rows, problems, seen = [], [], set()
-    # the importers' one text rule (golden_store.textin)
+    # the importers' one text rule (golden_store.core.textin)
     text = read_text(path) if name is None else decode(label, Path(path).read_bytes())
     for line, obj in iter_objects(label, text, problems):
         qid, ans = obj.get("query_id"), obj.get("answer")
@@ -507,7 +508,7 @@ def assignment_progress(store: Store, user: User) -> tuple[int, int]:
 
 def submit_assignments(store: Store, user: User | None, raw_labels: object) -> list[Ack]:
     """Write the support labels the assignment surface sent (each bound to what was shown)."""
-    blind = frozenset() if user is None or user.can(Permission.ADJUDICATE) else frozenset(er.unsettled(store))
+    blind = frozenset() if user is None or user.can(Permission.ADJUDICATE) else frozenset(evidence_rounds.unsettled(store))
     return labeling.submit(store, user, ASSIGN_SURFACE, raw_labels,
                            lambda cur, who, label: _assign_write(cur, who, label, blind), Permission.LABEL)
 

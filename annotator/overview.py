@@ -8,9 +8,11 @@ from typing import Any
 from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import calibrations, corpus, evidence, judging, nuggets, queries, transcripts, versions
-from golden_store.rubric import current_rubric
-from golden_store.store import Store, versions_dir_for
+from golden_store.live import calibrations, evidence, judging, nuggets, queries, transcripts
+from golden_store.live import documents
+from golden_store import versions
+from golden_store.live.rubric import current_rubric
+from golden_store.db.store import Store, versions_dir_for
 
 
 def store_overview(store: Store, user: User) -> dict[str, Any]:
@@ -39,7 +41,7 @@ def _store_facts(store: Store, settled_only: bool) -> dict[str, Any]:
     rubric = current_rubric(store)
     return {
         "db_path": str(store.path),
-        "corpus": corpus.corpus_stats(store),
+        "corpus": documents.corpus_stats(store),
         "queries": n_q,
         "answerable": answerable,
         "held_out": int(qdf["held_out"].sum()) if n_q else 0,

@@ -7,10 +7,10 @@ import pandas as pd
 
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import results
-from golden_store.errors import ValidationError
+from golden_store.live import results
+from golden_store.core.errors import ValidationError
 from golden_store.scoring.stats import mde_paired, n_for_mde
-from golden_store.store import Store
+from golden_store.db.store import Store
 
 
 def recorded_evaluations(store: Store, user: User) -> pd.DataFrame:

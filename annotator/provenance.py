@@ -9,7 +9,7 @@ import hashlib
 import subprocess
 from pathlib import Path
 
-from golden_store.errors import ValidationError
+from golden_store.core.errors import ValidationError
 
 
 def git_head(cwd: Path | str = ".") -> tuple[str | None, str | None]:

@@ -6,21 +6,21 @@ from pathlib import Path
 
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import queries as q
-from golden_store.queries import QueryRecord
-from golden_store.store import Store
+from golden_store.live import queries
+from golden_store.live.queries import QueryRecord
+from golden_store.db.store import Store
 
 
 def import_file(store: Store, user: User, name: str, data: bytes, *, update: bool = False) -> dict:
     require(user, Permission.EDIT_QUERIES)
-    records = q.parse_query_file(name, data, q.known_strata(store))
-    return q.import_queries(store, records, actor=user.username, update=update)
+    records = queries.parse_query_file(name, data, queries.known_strata(store))
+    return queries.import_queries(store, records, actor=user.username, update=update)
 
 
 def import_path(store: Store, user: User, path: str | Path, *, update: bool = False) -> dict:
     p = Path(path)
     if not p.is_file():
-        from golden_store.errors import ValidationError
+        from golden_store.core.errors import ValidationError
 
         raise ValidationError(f"Query import refused: {p}: no such file.")
     return import_file(store, user, str(p), p.read_bytes(), update=update)
@@ -28,29 +28,29 @@ def import_path(store: Store, user: User, path: str | Path, *, update: bool = Fa
 
 def add_query(store: Store, user: User, record: QueryRecord) -> None:
     require(user, Permission.EDIT_QUERIES)
-    q.save_query(store, record, actor=user.username, must_exist=False)
+    queries.save_query(store, record, actor=user.username, must_exist=False)
 
 
 def edit_query(store: Store, user: User, record: QueryRecord) -> None:
     require(user, Permission.EDIT_QUERIES)
-    q.save_query(store, record, actor=user.username, must_exist=True)
+    queries.save_query(store, record, actor=user.username, must_exist=True)
 
 
 def retire_query(store: Store, user: User, query_id: str) -> None:
     require(user, Permission.EDIT_QUERIES)
-    q.retire_query(store, query_id, actor=user.username)
+    queries.retire_query(store, query_id, actor=user.username)
 
 
 def add_stratum(store: Store, user: User, name: str, description: str) -> None:
     require(user, Permission.MANAGE_STRATA)
-    q.add_stratum(store, name, description, actor=user.username)
+    queries.add_stratum(store, name, description, actor=user.username)
 
 
 def queries_table(store: Store, user: User):
     require(user, Permission.VIEW_STORE)
-    return q.list_queries(store)
+    return queries.list_queries(store)
 
 
 def history(store: Store, user: User, query_id: str):
     require(user, Permission.VIEW_STORE)
-    return q.query_history(store, query_id)
+    return queries.query_history(store, query_id)

@@ -20,12 +20,13 @@ from annotator.evidence_authoring import resolver as corpus_resolver
 from annotator.held_out import HeldOut
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import corpus, evidence, llm_log, queries
-from golden_store.errors import NotFoundError, ValidationError
-from golden_store.evidence import EvidenceSpan, new_evidence_id
-from golden_store.resolver import Candidate
-from golden_store.rubric import current_rubric
-from golden_store.store import Store
+from golden_store.live import documents
+from golden_store.live import evidence, llm_log, queries
+from golden_store.core.errors import NotFoundError, ValidationError
+from golden_store.live.evidence import EvidenceSpan, new_evidence_id
+from golden_store.corpus.resolver import Candidate
+from golden_store.live.rubric import current_rubric
+from golden_store.db.store import Store
 
 # the llm_calls.purpose of these calls; the value predates the module's name and stays, so
 # usage recorded before the rename keeps adding up under one purpose
@@ -95,7 +96,7 @@ def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LL
     of a held-out question is refused before any request is built (§3.8): the document is
     the whole prompt, so the question would reach the model with it."""
     require(user, Permission.EDIT_QUERIES)
-    raw = corpus.raw_text(store, doc_id)
+    raw = documents.raw_text(store, doc_id)
     if raw is None:
         raise NotFoundError(f"No document {doc_id!r}.")
     if hit := HeldOut.of(store).text_in(raw):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from golden_store.errors import GoldenError
+from golden_store.core.errors import GoldenError
 
 
 class Role(str, Enum):

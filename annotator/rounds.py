@@ -10,10 +10,10 @@ from annotator import cache
 from annotator.assignment import pick_calibration, plan_split
 from annotator.identity import User, get_user, require
 from annotator.roles import Permission
-from golden_store import rounds as store_rounds
-from golden_store import users as user_rows
-from golden_store.errors import ValidationError
-from golden_store.store import Store
+from golden_store.live import rounds
+from golden_store.live import users
+from golden_store.core.errors import ValidationError
+from golden_store.db.store import Store
 
 DEFAULT_CALIBRATION_ITEMS = 50
 DEFAULT_OVERLAP = 0.10
@@ -23,7 +23,7 @@ def _check_annotators(store: Store, annotators: list[str]) -> list[str]:
     names = sorted({a.strip() for a in annotators if a and a.strip()})
     if not names:
         raise ValidationError("Name the annotators of the round.")
-    if user_rows.count_users(store):  # accounts mode: every name must be an account that labels
+    if users.count_users(store):  # accounts mode: every name must be an account that labels
         problems = []
         for name in names:
             u = get_user(store, name)
@@ -46,7 +46,7 @@ def labellers(store: Store, user: User) -> list[str]:
 
 def _labellers(store: Store) -> list[str]:
     out = []
-    for row in user_rows.list_user_rows(store):
+    for row in users.list_user_rows(store):
         u = get_user(store, row["username"])
         if u is not None and u.can(Permission.LABEL):
             out.append(u.username)
@@ -57,11 +57,11 @@ def free_item_count(store: Store, user: User) -> int:
     """Pool items a new round can draw from; counted in SQL and cached per store generation
     (it anti-joins every grade event: seconds at team scale, on every Agreement rerun)."""
     require(user, Permission.RUN_ROUNDS)
-    return cache.cached(store, "free_item_count", (), lambda: store_rounds.free_item_count(store))
+    return cache.cached(store, "free_item_count", (), lambda: rounds.free_item_count(store))
 
 
 def _free(store: Store) -> tuple[list[tuple], dict]:
-    rows = store_rounds.free_items(store)
+    rows = rounds.free_items(store)
     items = [(r["query_id"], r["doc_id"], r["start"], r["end"]) for r in rows]
     return items, {it: r["stratum"] for it, r in zip(items, rows)}
 
@@ -75,7 +75,7 @@ def start_calibration(store: Store, user: User, annotators: list[str], n: int = 
         raise ValidationError("A calibration round needs at least two annotators.")
     items, strata = _free(store)
     picked = pick_calibration(items, strata, n, seed) if items else []
-    return store_rounds.create_round(store, "calibration", {a: picked for a in names}, actor=user.username,
+    return rounds.create_round(store, "calibration", {a: picked for a in names}, actor=user.username,
                                      seed=seed, note=note)
 
 
@@ -101,7 +101,7 @@ def split_work(store: Store, user: User, annotators: list[str], overlap: float =
         plan = plan_split(items, strata, names, overlap, seed)
     except ValueError as exc:
         raise ValidationError(str(exc)) from None
-    return store_rounds.create_round(store, "split", plan, actor=user.username, overlap=overlap, seed=seed,
+    return rounds.create_round(store, "split", plan, actor=user.username, overlap=overlap, seed=seed,
                                      note=note, bar_check=json.dumps(check, sort_keys=True),
                                      bar_override=reason if not check["cleared"] else None)
 
@@ -127,4 +127,4 @@ def split_check(store: Store, user: User) -> dict:
 def list_rounds(store: Store, user: User) -> list[dict]:
     """Every round with its progress; cached per store generation (a copy: callers may edit)."""
     require(user, Permission.RUN_ROUNDS)
-    return [dict(r) for r in cache.cached(store, "list_rounds", (), lambda: store_rounds.list_rounds(store))]
+    return [dict(r) for r in cache.cached(store, "list_rounds", (), lambda: rounds.list_rounds(store))]

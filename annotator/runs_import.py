@@ -10,8 +10,8 @@ from pathlib import Path
 from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission, PermissionDenied
-from golden_store import runs
-from golden_store.store import Store
+from golden_store.live import runs
+from golden_store.db.store import Store
 
 POOL_ITEM_STATUSES = runs.POOL_ITEM_STATUSES
 
@@ -107,7 +107,7 @@ def may_see_coverage(user: User | None) -> bool:
 
 def pool_items_page(store: Store, user: User, *, query_prefix: str = "", system: str | None = None,
                     status: str = "any", limit: int = 50, offset: int = 0):
-    """One page of pool items, filtered in SQL (:func:`golden_store.runs.pool_items_page`):
+    """One page of pool items, filtered in SQL (:func:`golden_store.live.runs.pool_items_page`):
     (matching count, rows). Leads and engineers only, as coverage: the rows name the runs
     that pooled each item and its grades, and judging is blind to both."""
     _require_coverage(user)

@@ -15,8 +15,8 @@ import secrets
 from datetime import timedelta
 
 from annotator.identity import User, get_user
-from golden_store import sign_in_sessions
-from golden_store.store import Store, utcnow
+from golden_store.live import sign_in_sessions
+from golden_store.db.store import Store, utcnow
 
 COOKIE = "golden_session"
 DEFAULT_HOURS = 12.0

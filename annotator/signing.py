@@ -1,5 +1,5 @@
 """Signed frozen versions as people use them (role-checked): make a key, freeze signed,
-verify against a trusted public key. The crypto lives in golden_store.signing."""
+verify against a trusted public key. The crypto lives in golden_store.versions.signing."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import freezing, signing, versions
-from golden_store.store import Store
+from golden_store import freezing, versions
+from golden_store.versions import signing
+from golden_store.db.store import Store
 
 
 def keygen(path: str | Path) -> tuple[Path, Path, str]:

@@ -25,18 +25,19 @@ from annotator.identity import User, require
 from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
 from annotator.transcript_sampling import Candidate, sample_failures
-from golden_store import corpus, label_receipts, queries
-from golden_store import transcripts as store_t
-from golden_store.errors import ValidationError
-from golden_store.jsonl import iter_objects
-from golden_store.store import Store
+from golden_store.live import documents
+from golden_store.live import label_receipts, queries
+from golden_store.live import transcripts
+from golden_store.core.errors import ValidationError
+from golden_store.core.jsonl import iter_objects
+from golden_store.db.store import Store
 
 SOURCES = ("eval_run", "production_log")
 _MAX_PROBLEMS = 50
 SURFACE = "transcripts"
 # The keys of the review surface: 1-6 a system failure of that class, g grader, a ambiguous.
 KEYS = tuple((str(i), "system_failure", cls, cls.replace("_", " ")) for i, cls in
-             enumerate(store_t.FAILURE_CLASSES, 1)) + (
+             enumerate(transcripts.FAILURE_CLASSES, 1)) + (
     ("g", "grader_failure", None, "grader failure (the judge or the label was wrong)"),
     ("a", "ambiguous", None, "ambiguous"))
 QUEUE_AHEAD = 4  # transcripts are long; a few ahead is enough to never wait
@@ -97,7 +98,7 @@ def import_file(store: Store, user: User, path: str | Path,
     """Import a JSONL of transcripts, all or nothing; every problem names its line (and the
     file by ``name`` when given: an upload's own name, not its temporary copy's path)."""
     require(user, Permission.IMPORT_RUNS)
-    from golden_store import textin
+    from golden_store.core import textin
 
     p = Path(path)
     label = name or str(p)
@@ -127,7 +128,7 @@ def import_file(store: Store, user: User, path: str | Path,
                               problems[:_MAX_PROBLEMS])
     if not rows:
         raise ValidationError(f"{label}: no transcripts in the file.")
-    n = store_t.store_transcripts(store, rows, actor=user.username)
+    n = transcripts.store_transcripts(store, rows, actor=user.username)
     if progress:
         progress(len(objs), len(objs))
     return n
@@ -139,31 +140,31 @@ def import_file(store: Store, user: User, path: str | Path,
 def draw(store: Store, user: User, n: int = 10, seed: int = 0) -> tuple[str | None, list[str]]:
     """Draw a stratified sample of unreviewed failures (recorded, so the next draw moves on)."""
     require(user, Permission.REVIEW)
-    fails = store_t.failures(store)
+    fails = transcripts.failures(store)
     cands = [Candidate(f["item_id"], f["stratum"], f["failure_type"] or "") for f in fails]
     reviewed = {f["item_id"] for f in fails if f["verdict"]}
-    items = sample_failures(cands, n, seed, reviewed=reviewed, drawn_before=store_t.drawn_before(store))
+    items = sample_failures(cands, n, seed, reviewed=reviewed, drawn_before=transcripts.drawn_before(store))
     if not items:
         return None, []
-    return store_t.record_draw(store, items, seed, actor=user.username), items
+    return transcripts.record_draw(store, items, seed, actor=user.username), items
 
 
 def latest_draw(store: Store, user: User) -> list[dict]:
     """The reviewer's latest sample, each item with its current verdict."""
     require(user, Permission.REVIEW)
-    did = store_t.latest_draw(store, user.username)
-    return [transcript(store, user, it) for it in store_t.draw_items(store, did)] if did else []
+    did = transcripts.latest_draw(store, user.username)
+    return [transcript(store, user, it) for it in transcripts.draw_items(store, did)] if did else []
 
 
 def transcript(store: Store, user: User, item_id: str) -> dict:
     """One transcript, its retrieved passages split into (text, is_evidence) segments: the
     question's known evidence quotes are marked where they occur in a passage."""
     require(user, Permission.REVIEW)
-    t = store_t.get(store, item_id)
+    t = transcripts.get(store, item_id)
     quotes = []
     if t["in_golden_set"]:
         for e in visible_evidence(store, user, t["query_id"]):
-            raw = corpus.raw_text(store, e["doc_id"]) or ""
+            raw = documents.raw_text(store, e["doc_id"]) or ""
             span = raw[e["start"]:e["end"]]
             if span.strip():
                 quotes.append((e["doc_id"], span))
@@ -209,7 +210,7 @@ def _mark(text: str, spans: list[str]) -> list[tuple[str, bool]]:
 def review(store: Store, user: User, item_id: str, verdict: str, failure_class: str | None = None,
            note: str = "") -> None:
     require(user, Permission.REVIEW)
-    store_t.record_verdict(store, item_id, verdict, failure_class, note, actor=user.username)
+    transcripts.record_verdict(store, item_id, verdict, failure_class, note, actor=user.username)
 
 
 # ---- the keyed review surface ------------------------------------------------------------------
@@ -246,7 +247,7 @@ def card(t: dict) -> dict[str, Any]:
 def review_cards(store: Store, user: User, n: int = QUEUE_AHEAD) -> list[dict[str, Any]]:
     """The reviewer's next transcripts to review, ready to paint."""
     require(user, Permission.REVIEW)
-    return [card(transcript(store, user, it)) for it in store_t.review_queue(store, user.username, n)]
+    return [card(transcript(store, user, it)) for it in transcripts.review_queue(store, user.username, n)]
 
 
 def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
@@ -259,12 +260,12 @@ def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
         target = label_receipts.written_by(cur, label.target, user.username)
         if target is None:
             raise LabelRefused("Nothing to undo: that verdict was never saved.")
-        if store_t.latest_verdict_event_tx(cur, target[1].get("item_id", "")) != target[0]:
+        if transcripts.latest_verdict_event_tx(cur, target[1].get("item_id", "")) != target[0]:
             raise LabelRefused(f"Not undone: the verdict on {target[1].get('item_id')} changed since.")
-        return store_t.review_tx(cur, target[1]["item_id"], store_t.WITHDRAWN, None, "undo", user.username)
-    if label.action not in store_t.VERDICTS:
+        return transcripts.review_tx(cur, target[1]["item_id"], transcripts.WITHDRAWN, None, "undo", user.username)
+    if label.action not in transcripts.VERDICTS:
         raise LabelRefused(f"Not saved: {label.action!r} is not a review verdict.")
-    content = store_t.content_tx(cur, item_id)
+    content = transcripts.content_tx(cur, item_id)
     if content is None:
         raise LabelRefused(f"Not saved: there is no transcript {item_id}.")
     if not content["drawn"]:
@@ -272,7 +273,7 @@ def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
     if _digest(content["question"], content["retrieved"], content["answer"], content["judge_verdict"],
                content["judge_justification"]) != label.digest:
         raise LabelRefused(f"Not saved: {item_id} is not the transcript that was on screen.")
-    return store_t.review_tx(cur, item_id, label.action, label.value, label.note, user.username)
+    return transcripts.review_tx(cur, item_id, label.action, label.value, label.note, user.username)
 
 
 def submit(store: Store, user: User | None, raw_labels: object) -> list[Ack]:
@@ -284,19 +285,19 @@ def to_add(store: Store, user: User) -> list[dict]:
     """Transcripts the reviewer judged system failures on questions the golden set lacks."""
     require(user, Permission.REVIEW)
     return [{k: f[k] for k in ("item_id", "question", "stratum", "source")}
-            for f in store_t.failures(store) if f["verdict"] == "system_failure" and not f["in_golden_set"]]
+            for f in transcripts.failures(store) if f["verdict"] == "system_failure" and not f["in_golden_set"]]
 
 
 def draw_progress(store: Store, user: User) -> tuple[int, int]:
     """(reviewed, drawn) over the reviewer's samples."""
     require(user, Permission.REVIEW)
-    return store_t.draw_progress(store, user.username)
+    return transcripts.draw_progress(store, user.username)
 
 
 def my_reviewed(store: Store, user: User) -> list[dict]:
     """The reviewer's drawn transcripts that have a verdict, with it (for looking back)."""
     require(user, Permission.REVIEW)
-    return store_t.reviewed_in_draws(store, user.username)
+    return transcripts.reviewed_in_draws(store, user.username)
 
 
 def strata(store: Store, user: User) -> set[str]:
@@ -306,7 +307,7 @@ def strata(store: Store, user: User) -> set[str]:
 
 def summary(store: Store, user: User) -> list[dict]:
     require(user, Permission.VIEW_STORE)
-    return store_t.summary(store)
+    return transcripts.summary(store)
 
 
 # ---- the flywheel -------------------------------------------------------------------------------
@@ -317,7 +318,7 @@ def add_to_golden_set(store: Store, user: User, item_id: str, stratum: str | Non
     source = the transcript's source, date = today, the stratum chosen (else the record's),
     a note naming the run. It then waits in the evidence queue like any new question."""
     require(user, Permission.REVIEW)
-    t = store_t.get(store, item_id)
+    t = transcripts.get(store, item_id)
     if t["verdict"] != "system_failure":
         raise ValidationError(f"{item_id}: only a transcript reviewed as a system failure is added to the golden set.")
     if t["in_golden_set"]:
@@ -341,10 +342,10 @@ def add_to_golden_set(store: Store, user: User, item_id: str, stratum: str | Non
 
 def questioned(store: Store, user: User) -> list[dict]:
     require(user, Permission.ADJUDICATE)
-    return store_t.questioned(store)
+    return transcripts.questioned(store)
 
 
 def resolve(store: Store, user: User, item_id: str, resolution: str, rationale: str) -> None:
     require(user, Permission.ADJUDICATE)
-    store_t.resolve(store, item_id, resolution, rationale, actor=user.username)
+    transcripts.resolve(store, item_id, resolution, rationale, actor=user.username)
 

@@ -12,8 +12,9 @@ from typing import Any
 from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store import export, freezing, versions
-from golden_store.store import Store, versions_dir_for
+from golden_store.versions import export
+from golden_store import freezing, versions
+from golden_store.db.store import Store, versions_dir_for
 
 
 def versions_dir(store: Store) -> Path:

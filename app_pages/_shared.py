@@ -18,8 +18,8 @@ import streamlit as st
 from annotator import context, identity, sessions
 from annotator.identity import User
 from annotator.roles import Permission, PermissionDenied
-from golden_store.errors import GoldenError, OptionRequiredError, ValidationError
-from golden_store.store import Store
+from golden_store.core.errors import GoldenError, OptionRequiredError, ValidationError
+from golden_store.db.store import Store
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 from annotator import corpus_import, llm, question_drafts, versioning
 from annotator.roles import Permission
-from golden_store.corpus import corpus_stats
+from golden_store.live.documents import corpus_stats
 from app_pages._shared import (
     attempt, broken_labels_notice, flash, md_escape, progress_callback, require_page, searchable_picker, show_flash,
     store,

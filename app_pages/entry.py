@@ -15,7 +15,7 @@ import streamlit as st
 
 from annotator import context
 from annotator.roles import Permission
-from golden_store.errors import GoldenError
+from golden_store.core.errors import GoldenError
 from annotator.identity import LOOPBACK_ONLY
 from app_pages._shared import (auth_mode, client_is_local, current_user, md_escape, oidc_signed_in, rubric_banner,
                                sign_out)

@@ -13,7 +13,7 @@ from app_pages._shared import (
     store, succeeded,
 )
 from app_pages.document_viewer import document_viewer
-from golden_store.errors import GoldenError
+from golden_store.core.errors import GoldenError
 
 user = require_page(Permission.LABEL)
 s = store()

@@ -11,7 +11,7 @@ from annotator.roles import Permission
 from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, require_page, searchable_picker,
                                 show_flash, store)
 from app_pages.labeling_surface import labeling_surface
-from golden_store import llm_log
+from golden_store.live import llm_log
 
 # reviewers without LABEL come for the Scores section only: marking answers' outcomes
 user = require_page(Permission.LABEL, Permission.MARK_OUTCOMES)

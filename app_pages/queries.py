@@ -9,7 +9,7 @@ import streamlit as st
 
 from annotator import query_editing
 from annotator.roles import Permission
-from golden_store.queries import QueryRecord, get_query, list_strata
+from golden_store.live.queries import QueryRecord, get_query, list_strata
 from app_pages._shared import (attempt, clear_form, flash, form_key, require_page, searchable_picker, show_flash, store,
                                 succeeded, upload_bytes, upload_limit)
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 from annotator import versioning
 from annotator.roles import Permission
-from golden_store.corpus import store_corpus_digest
+from golden_store.live.documents import store_corpus_digest
 from golden_store.versions import format_diff
 from app_pages._shared import attempt, md_escape, progress_callback, require_page, store
 

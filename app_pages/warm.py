@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
 # the page layer's heavy dependencies, in the order the pages reach them (Home's first: its
 # chart), after the chart validator: the alerts' emoji table, pandas' Styler (jinja2

@@ -15,22 +15,22 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _WHERE = {
-    "CanonicalText": "golden_store.canonical",
-    "canonical_text": "golden_store.canonical",
-    "canonicalize": "golden_store.canonical",
-    "GoldenError": "golden_store.errors",
-    "Store": "golden_store.store",
-    "FrozenVersion": "golden_store.versions",
-    "load_version": "golden_store.versions",
+    "CanonicalText": "golden_store.core.canonical",
+    "canonical_text": "golden_store.core.canonical",
+    "canonicalize": "golden_store.core.canonical",
+    "GoldenError": "golden_store.core.errors",
+    "Store": "golden_store.db.store",
+    "FrozenVersion": "golden_store.versions.frozen",
+    "load_version": "golden_store.versions.frozen",
 }
 
 __all__ = ["__version__", *sorted(_WHERE)]
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
-    from golden_store.canonical import CanonicalText, canonical_text, canonicalize  # noqa: F401
-    from golden_store.errors import GoldenError  # noqa: F401
-    from golden_store.store import Store  # noqa: F401
-    from golden_store.versions import FrozenVersion, load_version  # noqa: F401
+    from golden_store.core.canonical import CanonicalText, canonical_text, canonicalize  # noqa: F401
+    from golden_store.core.errors import GoldenError  # noqa: F401
+    from golden_store.db.store import Store  # noqa: F401
+    from golden_store.versions.frozen import FrozenVersion, load_version  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

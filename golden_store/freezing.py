@@ -22,16 +22,17 @@ from typing import Any
 
 import duckdb
 
-from golden_store import agreement_bar, calibrations, signing
-from golden_store.chunk_labels import parse_hit_rule
-from golden_store.digests import corpus_digest
-from golden_store.errors import ValidationError, VersionExistsError
-from golden_store.qrels import EVIDENCE_GRADE, QRELS_RULE
-from golden_store.schema import SCHEMA_VERSION
-from golden_store.agreement_data import aggregates_tx
+from golden_store.live import agreement_bar, calibrations
+from golden_store.versions import signing
+from golden_store.versions.chunk_labels import parse_hit_rule
+from golden_store.core.digests import corpus_digest
+from golden_store.core.errors import ValidationError, VersionExistsError
+from golden_store.versions.qrels import EVIDENCE_GRADE, QRELS_RULE
+from golden_store.db.schema import SCHEMA_VERSION
+from golden_store.live.agreement_data import aggregates_tx
 from golden_store.scoring import agreement_counts, agreement_report
-from golden_store.store import Store, utcnow, versions_dir_for
-from golden_store.versions import (
+from golden_store.db.store import Store, utcnow, versions_dir_for
+from golden_store.versions.frozen import (
     DATA_FILES,
     DEFAULT_HIT_RULE,
     FORMAT,
@@ -93,7 +94,7 @@ def write_parquet(cur: Any, sql: str, params: list[Any], path: Path, options: st
     tables under the query say it holds no NULL, so the bytes of identical content depended
     on unrelated rows (a nugget's ``text`` is NULL in its approval events) and on the engine.
     From an Arrow stream every column is OPTIONAL and the writer sees the same rows and
-    types from DuckDB and from PostgreSQL (``golden_store.pg_store``), so equal content
+    types from DuckDB and from PostgreSQL (``golden_store.db.postgres``), so equal content
     gives equal bytes on both. One thread: the row groups do not depend on the machine."""
     if hasattr(cur, "copy_arrow"):  # PostgreSQL: the rows as CSV parsed by pyarrow, not Python tuples
         import pyarrow as pa
@@ -197,7 +198,7 @@ def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_e
         raise ValueError(evidence_view)
     if viewer is not None and evidence_view != "current_evidence":
         raise ValueError("viewer applies to the live check (current_evidence) only")
-    from golden_store.drift import stale_grades_tx
+    from golden_store.live.drift import stale_grades_tx
 
     problems: list[str] = []
     blind = ("" if viewer is None else
@@ -283,7 +284,7 @@ def freeze(
     """Write the live store's current state as version ``name``. Refuses an existing name,
     an empty store, and labels that no longer resolve on the corpus. ``hit_rule`` is the
     default rule for deriving chunk labels from this version's spans (manifest field).
-    ``signing_key`` (an Ed25519 private key, :func:`golden_store.signing.load_private_key`)
+    ``signing_key`` (an Ed25519 private key, :func:`golden_store.versions.signing.load_private_key`)
     adds ``signature.json``, written before the version appears."""
     validate_name(name)
     rule = parse_hit_rule(hit_rule)
@@ -326,7 +327,7 @@ def freeze(
             if progress:
                 progress(len(_TABLE_SQL), steps, "deriving qrels")
             # Qrels in SQL here; verify() re-derives them with the pure Python rule
-            # (golden_store.qrels) and compares, so the two implementations check each other.
+            # (golden_store.versions.qrels) and compares, so the two implementations check each other.
             write_parquet(
                 cur,
                 f"SELECT query_id, doc_id, CAST(max(grade) AS INTEGER) AS grade FROM ("

@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from golden_store.canonical import canonical_text
-from golden_store.errors import ValidationError
-from golden_store.jsonl import iter_objects
-from golden_store import corpus_index
-from golden_store.resolver import DEFAULT_THRESHOLD, CorpusIndex, IndexedResolver, SpanResolver
-from golden_store.store import Store
+from golden_store.core.canonical import canonical_text
+from golden_store.core.errors import ValidationError
+from golden_store.core.jsonl import iter_objects
+from golden_store.corpus import index as corpus_index
+from golden_store.corpus.resolver import DEFAULT_THRESHOLD, CorpusIndex, IndexedResolver, SpanResolver
+from golden_store.db.store import Store
 
 Progress = Callable[[int, int], None]
 
@@ -60,10 +60,10 @@ def resolver_for(corpus: Path, threshold: float = DEFAULT_THRESHOLD) -> Iterator
         return
     if not corpus.exists():
         raise ValidationError(f"--corpus {corpus}: no such folder or store file.")
-    from golden_store import corpus as store_corpus
+    from golden_store.live import documents
 
     with Store.open(corpus, create=False) as store:
-        yield IndexedResolver(store_corpus.search_index(store), threshold=threshold)
+        yield IndexedResolver(documents.search_index(store), threshold=threshold)
 
 
 def read_quotes(path: Path, index: IndexedResolver) -> list[tuple[str, str, str | None]]:

@@ -97,8 +97,8 @@ def generate(db: Path, n_annotators: int, n_items: int, seed: int, evidence: boo
     import numpy as np
     import pandas as pd
 
-    from golden_store.schema import BUILTIN_STRATA
-    from golden_store.store import Store, utcnow
+    from golden_store.db.schema import BUILTIN_STRATA
+    from golden_store.db.store import Store, utcnow
 
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -287,9 +287,9 @@ def child(args: argparse.Namespace) -> None:
 
     from annotator.agreement import compute
     from annotator.identity import LOCAL_USER
-    from golden_store import agreement_data as data
+    from golden_store.live import agreement_data as data
     from golden_store.scoring import agreement_report as report
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     out: dict = {}
     store = Store.open(args.db, create=False)

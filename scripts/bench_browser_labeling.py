@@ -77,8 +77,8 @@ def _stats(xs: list[float]) -> dict:
 def build(work: Path, events: int, docs: int, queries: int) -> dict:
     db = work / "golden.duckdb"
     facts = gen.generate_base(db, docs, queries, 5, 20, gen.SEED)
-    from golden_store import runs
-    from golden_store.store import Store
+    from golden_store.live import runs
+    from golden_store.db.store import Store
 
     store = Store.open(db)
     try:

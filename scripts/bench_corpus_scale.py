@@ -91,15 +91,16 @@ def child_generate(a: argparse.Namespace) -> dict:
 
 
 def child_import(a: argparse.Namespace) -> dict:
-    from golden_store import corpus
-    from golden_store.store import Store
+    from golden_store.corpus import sources
+    from golden_store.live import documents
+    from golden_store.db.store import Store
 
     t0 = time.perf_counter()
     with Store.open(a.store) as store:
         if a.code == "new":
-            rep = corpus.import_paths(store, [a.corpus], actor=ACTOR)
+            rep = documents.import_paths(store, [a.corpus], actor=ACTOR)
         else:
-            rep = corpus.import_documents(store, corpus.load_paths([a.corpus]), actor=ACTOR)
+            rep = documents.import_documents(store, sources.load_paths([a.corpus]), actor=ACTOR)
     return {"seconds": time.perf_counter() - t0, "peak_mib": _hwm_mib(), "added": len(rep.added)}
 
 
@@ -107,14 +108,14 @@ def child_quotes(a: argparse.Namespace) -> dict:
     """Quotes with their ground truth, drawn from the store made by this code."""
     import bench_spans as bs
 
-    from golden_store import corpus
-    from golden_store.canonical import canonical_text, canonicalize
-    from golden_store.store import Store
+    from golden_store.live import documents
+    from golden_store.core.canonical import canonical_text, canonicalize
+    from golden_store.db.store import Store
 
     rng = random.Random(a.seed + 1)
     ws = bs.WordStream(bs.make_vocab(random.Random(a.seed)), a.seed + 2)
     with Store.open(a.store, create=False) as store:
-        ix = corpus.search_index(store)
+        ix = documents.search_index(store)
         ids = [r[0] for r in store.read("SELECT doc_id FROM documents ORDER BY doc_id")]
 
         def phrase_count(text: str) -> int:
@@ -130,7 +131,7 @@ def child_quotes(a: argparse.Namespace) -> dict:
             while True:
                 d = rng.choice(ids)
                 if d not in cache:
-                    raw = corpus.raw_text(store, d)
+                    raw = documents.raw_text(store, d)
                     c = canonicalize(raw)
                     cache[d] = (raw, c, [(m.start(), m.end()) for m in re.finditer(r"\S+", c.text)])
                 raw, c, toks = cache[d]
@@ -161,8 +162,8 @@ def child_quotes(a: argparse.Namespace) -> dict:
 
 
 def child_resolve(a: argparse.Namespace) -> dict:
-    from golden_store import corpus
-    from golden_store.store import Store
+    from golden_store.live import documents
+    from golden_store.db.store import Store
 
     data = json.loads(Path(a.quotes_file).read_text())
     items = data["positives"] + data["negatives"]
@@ -170,19 +171,19 @@ def child_resolve(a: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     store = Store.open(a.store, create=False)
     if a.code == "new":
-        from golden_store.resolver import IndexedResolver
-        from golden_store.search import search_indexed
+        from golden_store.corpus.resolver import IndexedResolver
+        from golden_store.corpus.search import search_indexed
 
-        ix = corpus.search_index(store)
+        ix = documents.search_index(store)
         resolver = IndexedResolver(ix)
 
         def search(text: str):
             return search_indexed(ix, text, limit=8)
     else:
-        from golden_store.resolver import CorpusIndex, SpanResolver
-        from golden_store.search import search as old_search
+        from golden_store.corpus.resolver import CorpusIndex, SpanResolver
+        from golden_store.corpus.search import search as old_search
 
-        index = CorpusIndex(corpus.canonical_texts(store), lambda d: corpus.raw_text(store, d))
+        index = CorpusIndex(documents.canonical_texts(store), lambda d: documents.raw_text(store, d))
         resolver = SpanResolver(index)
 
         def search(text: str):
@@ -214,7 +215,7 @@ def child_folder(a: argparse.Namespace) -> dict:
     import bench_spans as bs
     from rapidfuzz import fuzz
 
-    from golden_store.canonical import canonical_text
+    from golden_store.core.canonical import canonical_text
 
     rng = random.Random(a.seed)
     ws = bs.WordStream(bs.make_vocab(rng), a.seed)
@@ -316,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.add_argument(f"--{k}", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a._child:
+        from benchlib import old_layout_aliases
+
+        old_layout_aliases()  # a baseline commit from before issue 26 keeps golden_store flat
         if a.mb is not None:
             a.mb = float(a.mb)
         ops = {"generate": child_generate, "import": child_import, "quotes": child_quotes, "resolve": child_resolve,

@@ -7,8 +7,8 @@ primary-key read measured in the same run.
 What it does, in order:
 
 1. builds a store in a temporary folder (fixed seed): ``--docs`` generated documents
-   (0.5-2 KB, imported through ``golden_store.corpus``), ``--queries`` queries (through
-   ``golden_store.queries.import_queries``), ``--runs`` runs of ``depth + 5`` results per
+   (0.5-2 KB, imported through ``golden_store.live.documents``), ``--queries`` queries (through
+   ``golden_store.live.queries.import_queries``), ``--runs`` runs of ``depth + 5`` results per
    query (``runs`` + ``run_results`` rows inserted directly from a registered DataFrame;
    each query's runs draw from a shared candidate set of ~``2 x depth`` spans, so runs
    overlap as real systems do). Generation time is not measured.
@@ -19,7 +19,7 @@ What it does, in order:
    are part of ``--events``).
 3. pool building with the events in place, each rep in a fresh child process: ``DELETE
    FROM pool_items; DELETE FROM pool_sources`` (not measured), then
-   ``golden_store.runs.build_pool(depth=--depth)`` over all runs (timed), ``--pool-reps``
+   ``golden_store.live.runs.build_pool(depth=--depth)`` over all runs (timed), ``--pool-reps``
    times; every rep rebuilds the same pool. The baseline is ``CREATE TEMP TABLE .. AS
    SELECT DISTINCT`` of the same top-k spans (read + de-duplication floor, no writes to
    persistent tables).
@@ -100,14 +100,15 @@ def generate_base(db: Path, n_docs: int, n_queries: int, n_runs: int, depth: int
     """Documents, queries, runs (no pool, no grade events)."""
     import pandas as pd
 
-    from golden_store import corpus
-    from golden_store.queries import QueryRecord, import_queries
-    from golden_store.store import Store, utcnow
+    from golden_store.corpus import sources
+    from golden_store.live import documents
+    from golden_store.live.queries import QueryRecord, import_queries
+    from golden_store.db.store import Store, utcnow
 
     rng = random.Random(seed)
     vocab = _vocab(rng)
     t0 = time.perf_counter()
-    docs = corpus.load_sources([make_document(rng, vocab, i) for i in range(n_docs)])
+    docs = sources.load_sources([make_document(rng, vocab, i) for i in range(n_docs)])
     lengths = {d.doc_id: len(d.raw_text) for d in docs}
     doc_ids = sorted(lengths)
     qids = [f"q-{i:05d}" for i in range(n_queries)]
@@ -134,7 +135,7 @@ def generate_base(db: Path, n_docs: int, n_queries: int, n_runs: int, depth: int
 
     store = Store.open(db)
     try:
-        corpus.import_documents(store, docs, actor=ACTOR)
+        documents.import_documents(store, docs, actor=ACTOR)
         import_queries(store, records, actor=ACTOR)
 
         def tx(cur) -> None:
@@ -160,7 +161,7 @@ def generate_events(db: Path, n_events: int, n_annotators: int, seed: int) -> di
     import numpy as np
     import pandas as pd
 
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -215,8 +216,8 @@ def generate_events(db: Path, n_events: int, n_annotators: int, seed: int) -> di
 
 
 def child(args: argparse.Namespace) -> None:
-    from golden_store import judging, runs
-    from golden_store.store import Store
+    from golden_store.live import judging, runs
+    from golden_store.db.store import Store
 
     out: dict = {}
     store = Store.open(args.db, create=False)
@@ -291,7 +292,7 @@ def child(args: argparse.Namespace) -> None:
 
 def _next_items_sql() -> tuple[str, list]:
     """The SQL of judging.next_items, for EXPLAIN ANALYZE (kept in step with the module)."""
-    from golden_store.judging import _DONE
+    from golden_store.live.judging import _DONE
 
     sql = ("SELECT p.query_id, p.doc_id, p.start, p.\"end\", q.text AS query_text "
            "FROM pool_items p JOIN queries q USING (query_id) "

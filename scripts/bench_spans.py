@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Quote -> span benchmark: how well and how fast `golden_store.resolver` places evidence
+"""Quote -> span benchmark: how well and how fast `golden_store.corpus.resolver` places evidence
 quotes in a large corpus, against the naive "align with every document" baseline measured
 in the same run.
 
@@ -403,7 +403,7 @@ def _perturb(rng: random.Random, q: str, kind: str) -> tuple[str, str]:
 
 
 def make_quotes(rng: random.Random, ws: WordStream, raw: dict[str, str], n_pos: int, n_neg: int) -> dict:
-    from golden_store.canonical import canonical_text, canonicalize
+    from golden_store.core.canonical import canonical_text, canonicalize
 
     t0 = time.perf_counter()
     ids = list(raw)
@@ -501,8 +501,8 @@ def make_quotes(rng: random.Random, ws: WordStream, raw: dict[str, str], n_pos: 
 def child_resolve(data_path: str, out_path: str, profile_to: str | None) -> dict:
     import hashlib
 
-    from golden_store import resolver
-    from golden_store.resolver import CorpusIndex, SpanResolver
+    from golden_store.corpus import resolver
+    from golden_store.corpus.resolver import CorpusIndex, SpanResolver
 
     # the code measured (the resolver may be edited between runs): sha256 of the module file
     code = hashlib.sha256(Path(resolver.__file__).read_bytes()).hexdigest()[:16]
@@ -550,7 +550,7 @@ def child_resolve(data_path: str, out_path: str, profile_to: str | None) -> dict
 def child_baseline(data_path: str, out_path: str) -> dict:
     from rapidfuzz import fuzz
 
-    from golden_store.canonical import canonical_text, canonicalize
+    from golden_store.core.canonical import canonical_text, canonicalize
 
     with open(data_path, "rb") as fh:
         data = pickle.load(fh)

@@ -5,7 +5,7 @@ store of realistic size, against the I/O floor measured in the same run.
 What it does, in order:
 
 1. builds a store in a temporary folder (fixed seed): ``--docs`` generated documents
-   (1-3 KB each, imported through ``golden_store.corpus``), ``--queries`` queries over the
+   (1-3 KB each, imported through ``golden_store.live.documents``), ``--queries`` queries over the
    7 builtin strata (~15% ``negative``, unanswerable), and ``--events`` label events:
    mostly ``grade_events`` (several annotators per (query, passage), disagreements,
    re-grades, retractions, lead adjudications) plus ``evidence_events`` whose spans all
@@ -140,25 +140,26 @@ def _span(rng: random.Random, n: int, lo: int, hi: int) -> tuple[int, int]:
 def generate(db: Path, n_queries: int, n_events: int, n_docs: int, seed: int) -> dict:
     import pandas as pd
 
-    from golden_store import corpus
-    from golden_store.canonical import canonicalize
-    from golden_store.rubric import add_rubric_version
-    from golden_store.store import Store
+    from golden_store.corpus import sources
+    from golden_store.live import documents
+    from golden_store.core.canonical import canonicalize
+    from golden_store.live.rubric import add_rubric_version
+    from golden_store.db.store import Store
 
     rng = random.Random(seed)
     vocab = _vocab(rng)
     t0 = time.perf_counter()
 
-    # -- corpus, through golden_store.corpus (canonicalization, hashing, corpus_events)
-    sources = [make_document(rng, vocab, i) for i in range(n_docs)]
-    docs = corpus.load_sources(sources)
+    # -- corpus, through golden_store.live.documents (canonicalization, hashing, corpus_events)
+    named = [make_document(rng, vocab, i) for i in range(n_docs)]
+    docs = sources.load_sources(named)
     raw = {d.doc_id: d.raw_text for d in docs}
     doc_ids = [d.doc_id for d in docs]
     canon = {d.doc_id: canonicalize(d.raw_text) for d in docs}
 
     store = Store.open(db)
     try:
-        corpus.import_documents(store, docs, actor=ACTOR)
+        documents.import_documents(store, docs, actor=ACTOR)
         add_rubric_version(store, "Grade 0-3: 0 irrelevant ... 3 fully answers.", "Initial rubric.", actor=ACTOR)
 
         def alloc(n: int) -> list[int]:
@@ -364,7 +365,7 @@ def generate(db: Path, n_queries: int, n_events: int, n_docs: int, seed: int) ->
 
 def child(args: argparse.Namespace) -> None:
     from golden_store import freezing, versions
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     out: dict = {}
     prof = None

@@ -80,8 +80,8 @@ def child_generate(a: argparse.Namespace) -> dict:
     from annotator import identity, rounds, runs_import
     from annotator.corpus_import import import_paths
     from benchlib import refill_grade_state
-    from golden_store import queries as gq
-    from golden_store.store import Store
+    from golden_store.live import queries
+    from golden_store.db.store import Store
 
     z = _sizes(float(a.scale))
     rng = random.Random(int(a.seed))
@@ -107,8 +107,8 @@ def child_generate(a: argparse.Namespace) -> dict:
     for p in people:
         identity.create_user(store, admin, p, ["annotator"], password="0123456789ab")
     import_paths(store, admin, [corpus])
-    recs = gq.parse_query_file("queries.jsonl", qfile.read_bytes(), gq.known_strata(store))
-    gq.import_queries(store, recs, actor="admin")
+    recs = queries.parse_query_file("queries.jsonl", qfile.read_bytes(), queries.known_strata(store))
+    queries.import_queries(store, recs, actor="admin")
     # runs: each query has 30 candidate documents; every system ranks 20 of them
     cands = nrng.integers(0, z["docs"], size=(z["queries"], 30))
     for s in range(z["systems"]):
@@ -215,7 +215,7 @@ def child_migrate(a: argparse.Namespace) -> dict:
     """Open the store once with this code (migrating it, if this code's schema is newer) and
     close it: the migration's time is reported on its own, and the measuring child that
     follows starts cold, as an app started on a migrated store does."""
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     t = time.perf_counter()
     store = Store.open(a.store, create=False)
@@ -530,10 +530,10 @@ def child_pool_generate(a: argparse.Namespace) -> dict:
     import numpy as np
     import pandas as pd
 
-    from golden_store import judging, runs
-    from golden_store.corpus import import_paths
-    from golden_store import queries as gq
-    from golden_store.store import Store
+    from golden_store.live import judging, runs
+    from golden_store.live.documents import import_paths
+    from golden_store.live import queries
+    from golden_store.db.store import Store
 
     n_runs, n_q, depth = int(a.pool_runs), int(a.pool_queries), int(a.pool_depth)
     n_docs, n_cand = max(1000, n_q), 3 * depth
@@ -549,7 +549,7 @@ def child_pool_generate(a: argparse.Namespace) -> dict:
                              + "\n" for i in range(n_q)), encoding="utf-8")
     store = Store.open(a.out)
     import_paths(store, [corpus], actor="eng")
-    gq.import_queries(store, gq.parse_query_file("q.jsonl", qfile.read_bytes(), gq.known_strata(store)),
+    queries.import_queries(store, queries.parse_query_file("q.jsonl", qfile.read_bytes(), queries.known_strata(store)),
                       actor="eng")
     lengths = dict(store.read("SELECT doc_id, length(raw_text) FROM documents"))
     cands = rng.integers(0, n_docs, size=(n_q, n_cand))
@@ -586,8 +586,8 @@ def _graded(figures: dict, k: str) -> float:
 
 def child_pool_build(a: argparse.Namespace) -> dict:
     from benchlib import _maxrss_kib, _status_kib, mib
-    from golden_store import runs
-    from golden_store.store import Store
+    from golden_store.live import runs
+    from golden_store.db.store import Store
 
     store = Store.open(a.store, create=False)
     before = mib(_status_kib("VmRSS") or 0)
@@ -601,7 +601,7 @@ def child_pool_build(a: argparse.Namespace) -> dict:
 
 
 def child_pool_digest(a: argparse.Namespace) -> dict:
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     store = Store.open(a.store, create=False)
     items = store.read_one("SELECT count(*), sum(hash(query_id, doc_id, start, \"end\", depth, added_by) % 1000000007) "
@@ -723,6 +723,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--freeze", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a._child:
+        from benchlib import old_layout_aliases
+
+        old_layout_aliases()  # a baseline commit from before issue 26 keeps golden_store flat
         print(json.dumps({"generate": child_generate, "migrate": child_migrate, "measure": child_measure,
                           "pool_generate": child_pool_generate, "pool_build": child_pool_build,
                           "pool_digest": child_pool_digest}[a._child](a), default=str))

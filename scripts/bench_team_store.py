@@ -10,7 +10,7 @@ What it does, in order:
    running server's maintenance database; the script creates and drops its own databases);
 2. builds two DuckDB stores (fixed seed; generation time is not measured):
 
-   * *team*: ``--docs`` documents (``golden_store.corpus``), queries (``import_queries``), one
+   * *team*: ``--docs`` documents (``golden_store.live.documents``), queries (``import_queries``), one
      run ranking ``depth + 5`` spans per query, the pool built at depth 5 (``runs.build_pool``),
      so the pool holds ~5 items per query, sized for ``--items`` x 1.2; users created through
      ``annotator.identity``; a rubric; then ``--annotators`` annotators each with a current
@@ -106,9 +106,9 @@ def generate_team(db: Path, *, docs: int, items: int, n_annotators: int, events:
     from annotator import identity
     from bench_judging import generate_base
     from benchlib import refill_grade_state
-    from golden_store import runs
-    from golden_store.rubric import add_rubric_version
-    from golden_store.store import Store
+    from golden_store.live import runs
+    from golden_store.live.rubric import add_rubric_version
+    from golden_store.db.store import Store
 
     t0 = time.perf_counter()
     n_queries = max(2, -(-int(items * 1.2) // POOL_DEPTH))
@@ -189,8 +189,8 @@ def generate_freeze(db: Path, *, queries: int, events: int, docs: int, seed: int
 
 def copy_to_postgres(src_path: Path, url: str) -> dict:
     """``golden copy SRC DST``'s function: every table, checked by counts and digests."""
-    from golden_store.store import Store
-    from golden_store.store_copy import copy_checked
+    from golden_store.db.store import Store
+    from golden_store.db.store_copy import copy_checked
 
     t = time.perf_counter()
     with Store.open(src_path, create=False) as src, Store.open(url) as dst:
@@ -259,7 +259,7 @@ def _label(user, item, action: str, value) -> dict:
 
 def child_agree(a: argparse.Namespace) -> dict:
     from annotator import agreement, identity, judging
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     store = Store.open(a.db, create=False)
     try:
@@ -292,7 +292,7 @@ def child_judge(a: argparse.Namespace) -> dict:
     import random
 
     from annotator import identity, judging
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     rnd = random.Random(int(a.seed))
     store = Store.open(a.db, create=False)
@@ -339,7 +339,7 @@ def child_judge(a: argparse.Namespace) -> dict:
 
 def child_freeze(a: argparse.Namespace) -> dict:
     from annotator import identity, versioning
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     store = Store.open(a.db, create=False)
     try:
@@ -426,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a._child:
         sys.path.insert(0, a.code)  # the code measured: this checkout's or the baseline's
+        from benchlib import old_layout_aliases
+
+        old_layout_aliases()  # a baseline commit from before issue 26 keeps golden_store flat
         print(json.dumps({"agree": child_agree, "judge": child_judge, "freeze": child_freeze}[a._child](a),
                          default=str))
         return 0

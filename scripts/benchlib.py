@@ -116,11 +116,81 @@ def work_dir(ap, keep: str | None, prefix: str):
 
 def refill_grade_state(cur) -> None:
     """After grade events were bulk-inserted (or rewritten) with plain SQL: refill the current
-    grading state the views read (migration 13, ``golden_store.grade_state``) from the log, in
+    grading state the views read (migration 13, ``golden_store.live.grade_state``) from the log, in
     the same transaction. Code from before that migration (a baseline worktree) has no such
     state, and this does nothing there."""
     try:
-        from golden_store import grade_state
+        from golden_store.live import grade_state
     except ImportError:
         return
     grade_state.rebuild_tx(cur)
+
+
+# ---- baseline children: today's module names over an older golden_store ---------------------------
+#
+# Issue 26 put golden_store's flat modules into subpackages (core/, versions/, corpus/, db/, live/).
+# A benchmark child that runs an older commit (a baseline worktree first on PYTHONPATH) finds them
+# flat in golden_store/, while the child's own code (this scripts/ folder) uses today's names.
+# old_layout_aliases() makes those names import the old modules there.
+
+# (not versions/: there golden_store.versions is the old module itself, and no child uses the format)
+_SUBPACKAGES = ("golden_store.core", "golden_store.corpus", "golden_store.db", "golden_store.live")
+_OLD_NAME = {  # today's name -> the flat module that held it (the rest: the same last part)
+    "golden_store.db.postgres": "golden_store.pg_store",
+    "golden_store.corpus.index": "golden_store.corpus_index",
+    "golden_store.corpus.sources": "golden_store.corpus",  # corpus.py held both halves
+    "golden_store.live.documents": "golden_store.corpus",
+}
+
+
+class _OldLayout:
+    """A meta path finder: ``golden_store.<room>`` is an empty package and
+    ``golden_store.<room>.<name>`` is the old ``golden_store.<name>`` (itself, not a copy)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        import importlib.util
+
+        if fullname in _SUBPACKAGES:
+            return importlib.util.spec_from_loader(fullname, self, is_package=True)
+        if fullname.rpartition(".")[0] in _SUBPACKAGES:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        import importlib
+        import importlib.machinery
+        import importlib.util
+        import sys
+
+        name = module.__spec__.name
+        if name in _SUBPACKAGES:
+            module.__path__ = []
+            # golden_store.corpus was a module itself (corpus.py): that module, made a package
+            flat = importlib.machinery.PathFinder.find_spec(name, sys.modules["golden_store"].__path__)
+            if flat is not None and flat.submodule_search_locations is None:
+                old = importlib.util.module_from_spec(flat)
+                old.__path__ = []
+                sys.modules[name] = old
+                flat.loader.exec_module(old)
+            return
+        old = _OLD_NAME.get(name, "golden_store." + name.rpartition(".")[2])
+        sys.modules[name] = importlib.import_module(old)  # the import system hands this one out
+
+
+def old_layout_aliases() -> bool:
+    """In a child running a commit from before issue 26 (golden_store/ flat): let today's module
+    names (``golden_store.db.store``, ``golden_store.live.queries``, ...) import the old modules.
+    True if the code is that old; a no-op on today's layout."""
+    import sys
+    from pathlib import Path
+
+    import golden_store
+
+    if (Path(golden_store.__file__).parent / "db" / "__init__.py").exists():
+        return False
+    if not any(isinstance(f, _OldLayout) for f in sys.meta_path):
+        sys.meta_path.insert(0, _OldLayout())
+    return True

@@ -20,7 +20,7 @@ import pytest  # noqa: E402
 from annotator import context  # noqa: E402
 from annotator.demo import load_demo  # noqa: E402
 from annotator.identity import cli_user  # noqa: E402
-from golden_store.store import Store  # noqa: E402
+from golden_store.db.store import Store  # noqa: E402
 
 
 # ---- the engine switch: GOLDEN_TEST_ENGINE=postgresql runs the suite on PostgreSQL ------------

@@ -130,7 +130,7 @@ def stop_cluster(cluster: Cluster) -> None:
 def make_migrated_template(cluster: Cluster) -> None:
     """A database at the current schema that new test databases copy (CREATE DATABASE …
     TEMPLATE), so a test's store opens without running the migrations."""
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     cluster.admin(f'CREATE DATABASE "{MIGRATED_TEMPLATE}" TEMPLATE template0')
     Store.open(cluster.url(MIGRATED_TEMPLATE)).close()
@@ -141,7 +141,7 @@ def make_demo_template(cluster: Cluster) -> None:
     for the tests taking ``demo_store``; made after :func:`make_migrated_template`."""
     from annotator.demo import load_demo
     from annotator.identity import cli_user
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     cluster.admin(f'CREATE DATABASE "{DEMO_TEMPLATE}" TEMPLATE "{MIGRATED_TEMPLATE}"')
     with Store.open(cluster.url(DEMO_TEMPLATE)) as s:

@@ -112,7 +112,7 @@ def read_store(db: str | Path) -> Iterator:
     read-only connection to the file, or a PostgreSQL connection (the same SQL, through the
     store's dialect translation)."""
     if str(db).startswith("postgresql:"):
-        from golden_store.store import Store
+        from golden_store.db.store import Store
 
         with Store.open(db) as store:
             cur = store._con.cursor()

@@ -28,8 +28,8 @@ PAGES = ["Agreement", "Adjudication", "Nuggets", "Judge calibration", "Transcrip
 def _prepare(tmp_path: Path) -> Path:
     from annotator import calibration, demo, nuggets, rounds, runs_import, transcripts
     from annotator.identity import LOCAL_USER
-    from golden_store import judging
-    from golden_store.store import Store
+    from golden_store.live import judging
+    from golden_store.db.store import Store
 
     db = store_location()
     with Store.open(db) as s:

@@ -7,6 +7,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -64,12 +66,12 @@ def test_no_raw_html_in_the_ui():
 # (load, verify, diff). Scorers and `golden score` use only the second, so it never imports
 # the database, directly or through another module.
 VERSION_FORMAT = "golden_store.versions"
-NO_DATABASE = ("duckdb", "golden_store.store", "golden_store.freezing")
+NO_DATABASE = ("duckdb", "psycopg", "golden_store.db", "golden_store.live", "golden_store.freezing")
 
 
 def _full_imports(path: Path) -> set[str]:
-    """Every module a file imports, by full name (``from golden_store import store`` counts
-    as ``golden_store.store``), wherever in the file the import sits."""
+    """Every module a file imports, by full name (``from golden_store.db import store`` counts
+    as ``golden_store.db.store``), wherever in the file the import sits."""
     mods: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.Import):
@@ -84,18 +86,180 @@ def _is_or_under(mod: str, names: tuple[str, ...]) -> bool:
     return any(mod == n or mod.startswith(n + ".") for n in names)
 
 
+def _version_format_modules() -> list[str]:
+    folder = ROOT / VERSION_FORMAT.replace(".", "/")
+    return sorted(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+                  for p in folder.rglob("*.py"))
+
+
 def test_the_version_format_imports_no_database_module():
-    path = ROOT / (VERSION_FORMAT.replace(".", "/") + ".py")
-    bad = sorted(m for m in _full_imports(path) if _is_or_under(m, NO_DATABASE))
-    assert not bad, f"{path.relative_to(ROOT)} imports {bad}; the SQL side of a version belongs in golden_store/freezing.py"
+    for path in sorted((ROOT / VERSION_FORMAT.replace(".", "/")).rglob("*.py")):
+        bad = sorted(m for m in _full_imports(path) if _is_or_under(m, NO_DATABASE))
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}; the SQL side of a version belongs in golden_store/freezing.py"
 
 
 def test_loading_the_version_format_loads_no_database_module():
-    """What the source check cannot see: a module the format imports that imports the store."""
+    """What the source check cannot see: a module the format imports that imports the store.
+    Every module of the package is loaded (the package itself loads ``frozen`` lazily)."""
     import subprocess
     import sys
 
-    code = f"import sys, {VERSION_FORMAT}; print('\\n'.join(sorted(sys.modules)))"
+    modules = _version_format_modules()
+    assert f"{VERSION_FORMAT}.frozen" in modules
+    code = f"import sys, {', '.join(modules)}; print('\\n'.join(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     bad = sorted(m for m in out.split() if _is_or_under(m, NO_DATABASE))
     assert not bad, f"importing {VERSION_FORMAT} loads {bad}"
+
+
+# ---- the floors inside golden_store (README "Layout") -----------------------------------------
+#
+# golden_store/ is split into rooms, each a subpackage (or one of the two bridge modules on top),
+# and an import may only run down:
+#
+#   freezing, offline_resolution        the bridges: anything below
+#   live                                the live store's tables: db, corpus, scoring, core
+#   scoring | versions | corpus | db    siblings on core, none imports another
+#   core                                nothing else of golden_store
+#
+# Every import counts: at the top of a file, inside a function (lazy) and under TYPE_CHECKING,
+# since a type-only arrow is still an arrow a reader follows (it was how corpus.py and
+# document_staging.py went round in a circle).
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    "core": frozenset(),
+    "scoring": frozenset({"core"}),
+    "versions": frozenset({"core"}),
+    "corpus": frozenset({"core"}),
+    "db": frozenset({"core"}),
+    "live": frozenset({"core", "db", "corpus", "scoring"}),
+    "freezing": frozenset({"core", "db", "corpus", "scoring", "versions", "live"}),
+    "offline_resolution": frozenset({"core", "db", "corpus", "scoring", "versions", "live"}),
+    # golden_store/__init__.py: the public face (load_version, Store, canonical_text, ...)
+    "": frozenset({"core", "db", "corpus", "scoring", "versions", "live", "freezing", "offline_resolution"}),
+}
+# below live, no database driver at all (db is where the drivers are)
+NO_DRIVER_ROOMS = ("core", "scoring", "versions", "corpus")
+DRIVERS = ("duckdb", "psycopg", "psycopg_pool")
+OUTSIDE = ("annotator", "app_pages", "streamlit")
+
+
+def _room(module: str) -> str | None:
+    """``golden_store.live.runs`` -> ``live``; ``golden_store.freezing`` -> ``freezing``;
+    ``golden_store`` itself -> ``""``; anything outside golden_store -> None."""
+    parts = module.split(".")
+    if parts[0] != "golden_store":
+        return None
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _imported(module: str, source: str) -> list[tuple[int, str]]:
+    """(line, full module name) of every import in ``source``, the text of ``module``:
+    ``from golden_store import live`` gives ``golden_store.live``; relative imports resolved."""
+    is_package = module.endswith(".__init__")
+    here = module.removesuffix(".__init__").split(".")
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here if is_package else here[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out += [(node.lineno, mod)]
+            if mod == "golden_store":  # `from golden_store import live`: the name is the room
+                out += [(node.lineno, f"{mod}.{a.name}") for a in node.names if not a.name.startswith("__")]
+    return out
+
+
+def layer_violations(sources: dict[str, str]) -> list[str]:
+    """Every import in ``sources`` (module name -> text, e.g. ``golden_store.live.runs``, a
+    package as ``golden_store.live.__init__``) that breaks the floors above, as
+    ``module:line imports target (room may import ...)``."""
+    bad: list[str] = []
+    for module, text in sorted(sources.items()):
+        room = _room(module.removesuffix(".__init__") if module != "golden_store.__init__" else "golden_store")
+        if room is None:
+            continue
+        if room not in MAY_IMPORT:
+            bad.append(f"{module}: room {room!r} is not in MAY_IMPORT (give it a floor)")
+            continue
+        for line, target in _imported(module, text):
+            top = target.split(".")[0]
+            if top in OUTSIDE:
+                bad.append(f"{module}:{line} imports {target} (golden_store never imports {top})")
+                continue
+            if room in NO_DRIVER_ROOMS and top in DRIVERS:
+                bad.append(f"{module}:{line} imports {target} ({room} never touches a database)")
+                continue
+            to = _room(target)
+            if to is None or to == "" or to == room:
+                continue
+            if to not in MAY_IMPORT[room]:
+                allowed = ", ".join(sorted(MAY_IMPORT[room])) or "nothing else of golden_store"
+                bad.append(f"{module}:{line} imports {target} ({room} may import {allowed})")
+    return bad
+
+
+def golden_store_sources() -> dict[str, str]:
+    return {".".join(p.relative_to(ROOT).with_suffix("").parts): p.read_text("utf-8")
+            for p in _py("golden_store")}
+
+
+def test_golden_store_imports_run_down_the_floors():
+    sources = golden_store_sources()
+    rooms = {_room(m.removesuffix(".__init__")) for m in sources if m != "golden_store.__init__"}
+    assert rooms == set(MAY_IMPORT) - {""}, f"rooms on disk {sorted(rooms)} vs MAY_IMPORT {sorted(MAY_IMPORT)}"
+    bad = layer_violations(sources)
+    assert not bad, "imports that run up or across golden_store's floors:\n" + "\n".join(bad)
+
+
+def test_the_floor_check_sees_the_real_arrows():
+    """Not vacuous: the checker finds the arrows the tree is known to have."""
+    edges = {(m, t) for m, text in golden_store_sources().items() for _, t in _imported(m, text)}
+    assert ("golden_store.live.runs", "golden_store.scoring.trec") in edges
+    assert ("golden_store.live.documents", "golden_store.corpus.sources") in edges
+    assert ("golden_store.freezing", "golden_store.versions.signing") in {
+        (m, t if t != "golden_store.versions" else t) for m, t in edges} | {
+        (m, f"{t}.signing") for m, t in edges if t == "golden_store.versions"}
+
+
+FORBIDDEN_EXAMPLES = [
+    # (module, text, what the report must name)
+    ("golden_store.core.errors", "from golden_store.db.store import Store\n", "golden_store.db.store (core may import nothing"),
+    ("golden_store.versions.frozen", "from golden_store import live\n", "golden_store.live (versions may import core)"),
+    ("golden_store.corpus.sources", "def f():\n    from golden_store.live import documents\n", ":2 imports golden_store.live (corpus may import core)"),
+    ("golden_store.db.schema", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from golden_store.live.queries import X\n",
+     ":3 imports golden_store.live.queries"),
+    ("golden_store.scoring.trec", "import golden_store.versions.frozen\n", "golden_store.versions.frozen (scoring may import core)"),
+    ("golden_store.live.runs", "from golden_store.versions import load_version\n", "golden_store.versions (live may import"),
+    ("golden_store.live.runs", "from golden_store import freezing\n", "golden_store.freezing (live may import"),
+    ("golden_store.live.runs", "from .. import freezing\n", "golden_store.freezing (live may import"),
+    ("golden_store.corpus.__init__", "from ..db import store\n", "golden_store.db (corpus may import core)"),
+    ("golden_store.corpus.index", "import duckdb\n", "imports duckdb (corpus never touches a database)"),
+    ("golden_store.freezing", "from golden_store import offline_resolution\n", "golden_store.offline_resolution (freezing"),
+    ("golden_store.freezing", "import streamlit as st\n", "imports streamlit (golden_store never imports streamlit)"),
+    ("golden_store.live.users", "from annotator import identity\n", "imports annotator (golden_store never imports annotator)"),
+    ("golden_store.newroom.thing", "", "room 'newroom' is not in MAY_IMPORT"),
+]
+
+
+@pytest.mark.parametrize(("module", "text", "says"), FORBIDDEN_EXAMPLES)
+def test_the_floor_check_reports_a_forbidden_import(module, text, says):
+    """A test of the test: a synthetic forbidden import, beside the real tree, is reported."""
+    sources = {**golden_store_sources(), module: text}
+    bad = layer_violations(sources)
+    assert any(says in b for b in bad), bad
+
+
+def test_the_floor_check_lets_downward_imports_pass():
+    fine = {
+        "golden_store.live.runs": "from golden_store.db.store import Store\nfrom golden_store.corpus import resolver\n"
+                                  "from golden_store.scoring.trec import read_run\nfrom golden_store.core import textin\n",
+        "golden_store.freezing": "from golden_store import versions\nfrom golden_store.live import drift\n",
+        "golden_store.versions.export": "from golden_store.versions.frozen import thaw\nfrom . import qrels\n",
+        "golden_store.core.jsonl": "from golden_store.core import textin\nimport json\n",
+    }
+    assert layer_violations(fine) == []

@@ -473,7 +473,7 @@ def bin_g(r: Ranked, m: Measure) -> np.ndarray:
 def err(r: Ranked, m: Measure) -> np.ndarray:
     """ERR@k as gdeval computes it (ir_measures' ERR): R = (2^g - 1) / 2^4 for grades 1-4;
     sum over ranks of R / rank times the chance no earlier document satisfied."""
-    from golden_store.errors import ValidationError
+    from golden_store.core.errors import ValidationError
 
     if (r.j_grade > ERR_MAX_GRADE).any():
         raise ValidationError(f"ERR takes grades up to {ERR_MAX_GRADE} (gdeval's scale); these judgments go to "

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from golden_store.canonical import canonical_text
+from golden_store.core.canonical import canonical_text
 from golden_store.scoring.types import AbstentionScores, CitationScores, MovementShares, NuggetScores
 
 # ---- reranker movement (§9.2) ---------------------------------------------------------------

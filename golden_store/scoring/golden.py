@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 import pandas as pd
 
-from golden_store.errors import ValidationError
+from golden_store.core.errors import ValidationError
 from golden_store.scoring.health import JUDGED_DEFINITION, judged_health
 from golden_store.scoring.measures import Measure, parse_measures
 from golden_store.scoring.stats import bootstrap_ci

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from golden_store.errors import ValidationError
+from golden_store.core.errors import ValidationError
+from golden_store.core.textin import shown
 from golden_store.scoring.measures import Measure, parse_measures
-from golden_store.textin import shown
 
 if TYPE_CHECKING:  # pandas is imported only where a DataFrame is read or made
     import pandas as pd
@@ -169,7 +169,7 @@ def _read_careful(path: Path, kind: tuple, value: str):
     named; integer-valued grades written as decimals (``2.0``) are accepted."""
     import pyarrow as pa
 
-    from golden_store.textin import read_text
+    from golden_store.core.textin import read_text
 
     what, names, example = kind
     text = read_text(path)  # encoding problems are named with line and column here

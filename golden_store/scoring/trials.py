@@ -1,7 +1,7 @@
 """Repeated trials of one evaluation (METHODOLOGY §10.8, "Nondeterminism is now structural -
 measure it"): pass@1 averaged over trials, pass^k (all k trials pass) and per-item variance
 across trials. Pure: takes the recorded rows as a frame, returns plain data; reading them
-from the store is :func:`golden_store.results.trial_rows`.
+from the store is :func:`golden_store.live.results.trial_rows`.
 
 Definitions (per metric; an *item* is a query, a *trial* one recorded repeat of the
 evaluation, ``eval_results.trial``):

@@ -18,9 +18,9 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotator import agreement, identity, rounds
 from annotator.roles import PermissionDenied
-from golden_store.errors import ValidationError
+from golden_store.core.errors import ValidationError
 from golden_store.scoring.agreement_report import AgreementBar, GRADED_MEASURES
-from golden_store.store import Store
+from golden_store.db.store import Store
 
 GOLDEN = Path(sys.executable).parent / "golden"
 

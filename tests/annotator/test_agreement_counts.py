@@ -15,7 +15,7 @@ import pytest
 from annotator import agreement, cache
 from annotator.identity import cli_user
 from annotator.demo import load_demo
-from golden_store import agreement_data, grade_state
+from golden_store.live import agreement_data, grade_state
 from golden_store.scoring import agreement_report as report
 from golden_store.scoring.agreement import GRADES, kappa_bootstrap_ci, per_class
 
@@ -128,7 +128,7 @@ def test_a_rerun_with_no_new_label_reads_the_cache_and_a_new_label_refreshes_it(
     first = agreement.compute(store, user)
     assert agreement.compute(store, user) is first  # nothing written: the same object
     q, d, s, e = store.read_one("SELECT query_id, doc_id, start, \"end\" FROM current_grades LIMIT 1")
-    from golden_store import judging
+    from golden_store.live import judging
     judging.record(store, "ann99", q, d, s, e, op="grade", grade=3)
     again = agreement.compute(store, user)
     assert again is not first and "ann99" in again.distributions.index

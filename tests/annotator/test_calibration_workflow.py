@@ -13,7 +13,7 @@ import pytest
 
 from annotator import calibration
 from annotator.identity import LOCAL_USER
-from golden_store.errors import ValidationError
+from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
 from golden_store.scoring.calibration import FAIL, PASS
 from tests.conftest import table_snapshot
@@ -92,7 +92,7 @@ def test_analysis_save_offset_and_manifest(demo_store, tmp_path):
 
 def test_claude_judge_on_store_grades(demo_store, llm_server, tmp_path):
     from annotator import runs_import
-    from golden_store import judging
+    from golden_store.live import judging
 
     run = tmp_path / "r.txt"
     run.write_text("q001 Q0 vpn-troubleshooting 1 3 x\nq001 Q0 pension 2 2 x\nq002 Q0 sick-leave 1 1 x\n"

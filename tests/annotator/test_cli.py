@@ -239,8 +239,8 @@ def test_rounds_and_agreement_from_the_cli(tmp_path):
     bad = run(tmp_path, "rounds", "start", "--annotators", "ann", "--n", "3")
     assert bad.returncode == 1 and "at least two annotators" in bad.stderr
     # the two annotators grade the round's items (through the store API the Judge page uses)
-    from golden_store import judging as store_judging
-    from golden_store.store import Store
+    from golden_store.live import judging
+    from golden_store.db.store import Store
 
     a_grades = [3, 2, 0, 1, 3, 2]
     b_grades = [3, 1, 0, 1, 2, 2]
@@ -248,8 +248,8 @@ def test_rounds_and_agreement_from_the_cli(tmp_path):
         items = s.read("SELECT query_id, doc_id, start, \"end\" FROM round_assignments WHERE annotator = 'ann' "
                        "ORDER BY 1, 2, 3")
         for (q, d, st, en), ga, gb in zip(items, a_grades, b_grades):
-            store_judging.record(s, "ann", q, d, st, en, op="grade", grade=ga)
-            store_judging.record(s, "bob", q, d, st, en, op="grade", grade=gb)
+            judging.record(s, "ann", q, d, st, en, op="grade", grade=ga)
+            judging.record(s, "bob", q, d, st, en, op="grade", grade=gb)
     r = run(tmp_path, "agreement", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)

@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from annotator.cli import main
-from golden_store.corpus import import_documents, load_sources
-from golden_store.evidence import EvidenceSpan, append_evidence
+from golden_store.live.documents import import_documents
+from golden_store.corpus.sources import load_sources
+from golden_store.live.evidence import EvidenceSpan, append_evidence
 from golden_store.freezing import freeze
-from golden_store.queries import import_queries, known_strata, parse_query_file
+from golden_store.live.queries import import_queries, known_strata, parse_query_file
 
 D = " ".join(f"t{i:02d}" for i in range(60))
 E = " ".join(f"u{i:02d}" for i in range(20))
@@ -229,7 +230,7 @@ def test_runs_import_reads_the_same_lines(tiny, store):
     from annotator import runs_import
     from annotator.identity import User
     from annotator.roles import Role
-    from golden_store.errors import ValidationError
+    from golden_store.core.errors import ValidationError
 
     eng = User("eng", "Eng", frozenset({Role.ENGINEER}))
     rep = runs_import.import_run_file(store, eng, small_run(tiny), "small")

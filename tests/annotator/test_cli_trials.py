@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from golden_store.results import record_evaluation
-from golden_store.store import Store
+from golden_store.live.results import record_evaluation
+from golden_store.db.store import Store
 from golden_store.versions import load_version
 from tests.conftest import table_snapshot
 

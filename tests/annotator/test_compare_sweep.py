@@ -14,7 +14,7 @@ import pytest
 
 from annotator import cli
 from golden_store.freezing import freeze
-from golden_store.results import record_evaluation
+from golden_store.live.results import record_evaluation
 from golden_store.versions import load_version
 
 

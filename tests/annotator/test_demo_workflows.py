@@ -12,8 +12,8 @@ from annotator import (adjudication, agreement, calibration, demo, nuggets, powe
                        transcripts, versioning)
 from annotator.identity import LOCAL_USER, User
 from annotator.roles import PermissionDenied, Role
-from golden_store import judging
-from golden_store.users import count_users
+from golden_store.live import judging
+from golden_store.live.users import count_users
 
 
 @pytest.fixture

@@ -14,9 +14,9 @@ from annotator import adjudication, agreement, judging, rounds
 from annotator.assignment import pick_calibration, plan_split
 from annotator.identity import LOCAL_USER, create_user
 from annotator.roles import PermissionDenied
-from golden_store import rounds as store_rounds
-from golden_store import runs as store_runs
-from golden_store.errors import ValidationError
+from golden_store.live import rounds as store_rounds
+from golden_store.live import runs
+from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
 
 PASSWORD = "correct horse battery"
@@ -31,8 +31,8 @@ def pooled(demo_store, tmp_path):
     qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]
     run = tmp_path / "sys.run"
     run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
-    store_runs.store_run(s, store_runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    store_runs.build_pool(s, 5, actor="eng")
+    runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
+    runs.build_pool(s, 5, actor="eng")
     admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
     users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD),
              "eve": create_user(s, admin, "eve", ["engineer"], password=PASSWORD)}
@@ -265,7 +265,7 @@ def test_concurrent_grading_loses_and_duplicates_nothing(pooled):
     errors: list[BaseException] = []
 
     def worker(k: int) -> None:
-        from golden_store import judging as store_judging
+        from golden_store.live import judging as store_judging
         try:
             for j in range(WRITES):
                 q, d, st, en = items[(k * 7 + j) % len(items)]  # overlapping items across threads

@@ -14,8 +14,8 @@ import pytest
 from annotator import cli
 from annotator.demo import load_demo
 from annotator.identity import cli_user
-from golden_store import judging, runs
-from golden_store.store import Store
+from golden_store.live import judging, runs
+from golden_store.db.store import Store
 
 GOLDEN = Path(sys.executable).parent / "golden"
 REPO = Path(__file__).resolve().parents[2]

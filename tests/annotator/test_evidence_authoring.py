@@ -7,10 +7,11 @@ import pytest
 from annotator import evidence_authoring as ea
 from annotator.identity import User
 from annotator.roles import PermissionDenied, Role
-from golden_store.corpus import import_documents, load_sources
-from golden_store.errors import ValidationError
+from golden_store.live.documents import import_documents
+from golden_store.corpus.sources import load_sources
+from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
-from golden_store.queries import get_query
+from golden_store.live.queries import get_query
 from golden_store.versions import load_version
 
 EXPERT = User("ann", "Ann", frozenset({Role.ANNOTATOR}))
@@ -179,7 +180,7 @@ def test_no_answer_can_be_undone_by_its_author_as_a_new_revision(demo_store):
     s = demo_store
     other = User("bob", "Bob", frozenset({Role.ANNOTATOR}))
     from datetime import date
-    from golden_store.queries import QueryRecord, save_query
+    from golden_store.live.queries import QueryRecord, save_query
     save_query(s, QueryRecord("u1", "Is there a canteen on the roof?", "paraphrase", True, "expert",
                               date(2026, 3, 1), notes="from the help desk"), actor="t", must_exist=False)
     before = get_query(s, "u1")
@@ -206,7 +207,7 @@ def test_no_answer_can_be_undone_by_its_author_as_a_new_revision(demo_store):
 def _former_my_no_answers(s, user) -> list[str]:
     """my_no_answers as it was: every non-answerable question last edited by ``user``, its
     history read and checked one question at a time (``_own_mark``)."""
-    from golden_store.queries import list_queries
+    from golden_store.live.queries import list_queries
 
     df = list_queries(s)
     mine = df[(~df["answerable"].astype(bool)) & (df["last_edited_by"] == user.username)]
@@ -220,7 +221,7 @@ def test_no_answer_marks_in_sql_equal_the_per_question_check(any_store):
     retired one, a mark on a question that was not answerable) they equal the former
     per-question check, for each person."""
     from datetime import date
-    from golden_store.queries import QueryRecord, retire_query, save_query
+    from golden_store.live.queries import QueryRecord, retire_query, save_query
 
     s = any_store
     ann, bob = EXPERT, User("bob", "Bob", frozenset({Role.ANNOTATOR}))

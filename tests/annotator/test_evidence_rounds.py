@@ -12,8 +12,8 @@ import pytest
 from annotator import agreement, evidence_authoring as ea, evidence_rounds, judging, nuggets
 from annotator.identity import create_user
 from annotator.roles import PermissionDenied
-from golden_store import queries
-from golden_store.errors import NotFoundError, ValidationError
+from golden_store.live import queries
+from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.freezing import freeze
 
 PASSWORD = "correct horse battery"
@@ -187,7 +187,7 @@ def test_evidence_settlement_and_no_answer_are_keyed_by_the_question_whatever_it
     id rule refuses '|' for ids typed into query files; the question here is written with the
     store's own revision insert, as an older store or another importer could hold it, and it
     settles, counts and leaves the round like any other."""
-    from golden_store.queries import _INSERT_REVISION, _revision_row
+    from golden_store.live.queries import _INSERT_REVISION, _revision_row
 
     s, u = team
     for qid in ("e1", "e2"):  # only the odd question in the round

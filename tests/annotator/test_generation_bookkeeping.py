@@ -9,8 +9,8 @@ import pytest
 
 from annotator import agreement, cache, identity, rounds, sessions
 from annotator.demo import load_demo
-from golden_store import judging, rubric
-from golden_store import rounds as store_rounds
+from golden_store.live import judging, rubric
+from golden_store.live import rounds as store_rounds
 
 
 @pytest.mark.parametrize("any_store", ["duckdb", "postgresql"], indirect=True)

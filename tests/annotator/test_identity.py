@@ -9,8 +9,8 @@ import pytest
 from annotator import corpus_import, demo, identity, query_editing, versioning
 from annotator.identity import User
 from annotator.roles import ROLE_PERMISSIONS, Permission, PermissionDenied, Role
-from golden_store.errors import ValidationError
-from golden_store.queries import QueryRecord
+from golden_store.core.errors import ValidationError
+from golden_store.live.queries import QueryRecord
 
 
 def _user(*roles: Role) -> User:

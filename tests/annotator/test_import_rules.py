@@ -1,4 +1,4 @@
-"""Issue 18 items 5 and 6: one rule for every importer (golden_store.textin), each case run
+"""Issue 18 items 5 and 6: one rule for every importer (golden_store.core.textin), each case run
 through the `golden` CLI in-process: refused with one clear message naming the file and the
 line, never a traceback, the store unchanged."""
 
@@ -13,8 +13,8 @@ import pytest
 
 from annotator import cli, context
 from annotator.identity import cli_user
-from golden_store import textin
-from golden_store.errors import ValidationError
+from golden_store.core import textin
+from golden_store.core.errors import ValidationError
 from tests.conftest import table_snapshot
 
 DOC1 = "The refund window is thirty days from purchase. Contact support to start a return.\n"
@@ -147,7 +147,7 @@ def test_empty_and_non_finite_calibration_uploads_are_clear_errors():
 
 def test_a_rubric_with_a_lone_surrogate_is_refused_cleanly(store):
     from annotator import calibration
-    from golden_store.rubric import add_rubric_version
+    from golden_store.live.rubric import add_rubric_version
 
     with pytest.raises(ValidationError, match="lone surrogate"):
         calibration.rubric_sha("Judge \ud800 carefully")
@@ -226,7 +226,7 @@ def test_a_huge_doc_id_gives_a_short_message(project):
 
 def test_jsonl_run_checks_every_line_before_placing_any_passage(project, monkeypatch):
     """A bad last line is refused at once: the first pass never places a passage."""
-    from golden_store.resolver import SpanResolver
+    from golden_store.corpus.resolver import SpanResolver
 
     def boom(*_a, **_k):
         raise AssertionError("a passage was placed before the whole file was checked")

@@ -13,9 +13,9 @@ import pytest
 from annotator import judging, rounds, transcripts
 from annotator.identity import LOCAL_USER, create_user
 from annotator.labeling import LabelRefused
-from golden_store import runs as store_runs
-from golden_store.queries import get_query, save_query
-from golden_store.transcripts import parse_item_key
+from golden_store.live import runs
+from golden_store.live.queries import get_query, save_query
+from golden_store.live.transcripts import parse_item_key
 from tests.annotator.test_transcripts import _record, _write
 
 PASSWORD = "correct horse battery"
@@ -29,8 +29,8 @@ def pooled(demo_store, tmp_path):
     qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]
     run = tmp_path / "sys.run"
     run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
-    store_runs.store_run(s, store_runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    store_runs.build_pool(s, 4, actor="eng")
+    runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
+    runs.build_pool(s, 4, actor="eng")
     admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
     users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD)}
     for name in ("ann", "bob", "cat"):
@@ -206,7 +206,7 @@ def test_the_judge_queue_reads_the_store_the_same_number_of_times_for_2_or_12_ca
     evidence are read for all cards at once, not one statement per card (a round trip each
     on PostgreSQL). The cards are what per-card reads make."""
     from annotator.evidence_rounds import visible_evidence
-    from golden_store import corpus
+    from golden_store.live import documents
 
     s, u = pooled
     calls: list[str] = []
@@ -220,7 +220,7 @@ def test_the_judge_queue_reads_the_store_the_same_number_of_times_for_2_or_12_ca
     assert len(calls) == few
     monkeypatch.undo()
     for c in many:
-        raw = corpus.raw_text(s, c.doc_id)
+        raw = documents.raw_text(s, c.doc_id)
         ev = [(e["start"], e["end"]) for e in visible_evidence(s, u["ann"], c.query_id) if e["doc_id"] == c.doc_id]
         assert c.segments == judging.marked_segments(raw[c.start:c.end], c.start, c.query_text, ev)
 
@@ -324,7 +324,7 @@ def test_a_decision_binds_to_the_labels_shown(disputed):
 def labeling_digest_of(s, item: dict) -> str:
     """The Judge digest of an item (question + passage), for a label made outside a queue."""
     from annotator.labeling import digest
-    from golden_store.judging import item_content_tx
+    from golden_store.live.judging import item_content_tx
 
     with s.cursor() as cur:
         return digest(*item_content_tx(cur, item["query_id"], item["doc_id"], item["start"], item["end"]))

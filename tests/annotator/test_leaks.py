@@ -16,7 +16,7 @@ from annotator import nuggets, overview, runs_import, versioning
 from annotator.held_out import HeldOut, normalize
 from annotator.identity import LOCAL_USER, create_user
 from annotator.roles import PermissionDenied
-from golden_store import judging, queries
+from golden_store.live import judging, queries
 from tests.llm_server import message
 
 PASSWORD = "correct horse battery"

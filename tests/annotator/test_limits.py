@@ -11,9 +11,9 @@ import pytest
 from annotator import corpus_import, identity, query_editing
 from annotator.identity import User
 from annotator.roles import Role
-from golden_store.corpus import MAX_DOCUMENT_CHARS
-from golden_store.errors import ValidationError
-from golden_store.queries import MAX_QUERY_NOTES_CHARS, MAX_QUERY_TEXT_CHARS, QueryRecord, get_query
+from golden_store.corpus.sources import MAX_DOCUMENT_CHARS
+from golden_store.core.errors import ValidationError
+from golden_store.live.queries import MAX_QUERY_NOTES_CHARS, MAX_QUERY_TEXT_CHARS, QueryRecord, get_query
 
 LEAD = User("lead", "Lead", frozenset({Role.LEAD}))
 ADMIN = User("root", "Root", frozenset({Role.ADMIN}))

@@ -12,7 +12,7 @@ import pytest
 
 from annotator import llm, nuggets
 from annotator.identity import LOCAL_USER
-from golden_store import llm_log
+from golden_store.live import llm_log
 from tests.llm_server import message
 
 Q1_QUOTE = "VPN-ERR-0417 means the device certificate on your laptop has expired"

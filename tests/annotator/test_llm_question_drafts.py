@@ -12,8 +12,8 @@ from annotator import llm, question_drafts
 from annotator.identity import User
 from annotator.roles import PermissionDenied, Role
 from golden_store.freezing import freeze
-from golden_store.llm_log import usage_summary
-from golden_store.queries import get_query
+from golden_store.live.llm_log import usage_summary
+from golden_store.live.queries import get_query
 from golden_store.versions import load_version
 from tests.llm_server import message
 

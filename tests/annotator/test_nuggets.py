@@ -9,8 +9,8 @@ import pytest
 
 from annotator import llm, nuggets
 from annotator.identity import LOCAL_USER
-from golden_store import nuggets as store_nuggets
-from golden_store.errors import NotFoundError, ValidationError
+from golden_store.live import nuggets as store_nuggets
+from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.freezing import freeze
 from golden_store.versions import load_version
 from tests.conftest import table_snapshot

@@ -8,7 +8,7 @@ import pytest
 
 from annotator import identity, runs_import
 from annotator.roles import PermissionDenied
-from golden_store import judging
+from golden_store.live import judging
 from tests.golden_store import pool_gen
 
 

@@ -14,9 +14,9 @@ import pytest
 from annotator import cli, runs_import
 from annotator.identity import User
 from annotator.roles import PermissionDenied, Role
-from golden_store import runs
-from golden_store.errors import NotFoundError, OptionRequiredError, ValidationError
-from golden_store.store import Store
+from golden_store.live import runs
+from golden_store.core.errors import NotFoundError, OptionRequiredError, ValidationError
+from golden_store.db.store import Store
 from tests.conftest import table_snapshot
 
 ENG = User("eng", "Eng", frozenset({Role.ENGINEER}))

@@ -116,7 +116,7 @@ def test_serve_gives_the_app_the_postgresql_store_it_was_given(tmp_path, pg_url,
     store were never seen (--host was forced to loopback)."""
     from annotator import identity
     from annotator.cli import _serve_location
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     with Store.open(pg_url) as s:
         identity.create_user(s, None, "admin", ["admin"], password="admin-password-1")

@@ -11,7 +11,7 @@ import pytest
 
 from annotator import identity
 from annotator.identity import SignInThrottle, SignInThrottled
-from golden_store.errors import ValidationError
+from golden_store.core.errors import ValidationError
 
 PASSWORD = "0123456789"
 

@@ -19,10 +19,11 @@ from pathlib import Path
 
 from annotator.demo import load_demo
 from annotator.identity import cli_user
-from golden_store import freezing, schema
-from golden_store.schema import SCHEMA_VERSION
-from golden_store.store import Store, utcnow
-from golden_store.store_copy import store_digests
+from golden_store import freezing
+from golden_store.db import schema
+from golden_store.db.schema import SCHEMA_VERSION
+from golden_store.db.store import Store, utcnow
+from golden_store.db.store_copy import store_digests
 
 GOLDEN = Path(sys.executable).parent / "golden"
 
@@ -111,8 +112,8 @@ def test_a_copy_the_destination_stores_differently_fails_and_writes_nothing(tmp_
 
 def _older_store(path_or_url, monkeypatch, version: int = 11) -> None:
     """A store migrated to ``version`` only, with the demo corpus and questions in it."""
-    monkeypatch.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:version])
-    monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", version)
+    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:version])
+    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", version)
     if version < 20:
         from tests.old_schema import questions_without_tier
 

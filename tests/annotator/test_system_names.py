@@ -19,9 +19,9 @@ import pytest
 
 from annotator import nuggets, runs_import
 from annotator.identity import LOCAL_USER
-from golden_store import calibrations, results
-from golden_store import nuggets as store_nuggets
-from golden_store.errors import ValidationError
+from golden_store.live import calibrations, results
+from golden_store.live import nuggets as store_nuggets
+from golden_store.core.errors import ValidationError
 from tests.conftest import table_snapshot
 
 BAD = "rag v2"

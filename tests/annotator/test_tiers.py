@@ -14,12 +14,12 @@ import pandas as pd
 import pytest
 
 from annotator import cli
-from golden_store import queries as q
-from golden_store import schema
-from golden_store.errors import ValidationError
+from golden_store.live import queries
+from golden_store.db import schema
+from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
-from golden_store.results import record_evaluation
-from golden_store.store import Store
+from golden_store.live.results import record_evaluation
+from golden_store.db.store import Store
 from golden_store.versions import diff_versions, load_version
 from tests.conftest import table_snapshot
 
@@ -42,8 +42,8 @@ def old_url(request, tmp_path) -> str:
 
 
 def test_migration_20_adds_the_tier_and_keeps_every_question_untagged(old_url, monkeypatch):
-    monkeypatch.setattr("golden_store.store.MIGRATIONS", BEFORE_20)
-    monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", BEFORE_20[-1].version)
+    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", BEFORE_20)
+    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", BEFORE_20[-1].version)
     with Store.open(old_url) as old:
         assert old.schema_version() == BEFORE_20[-1].version
         old.write(lambda cur: cur.execute(
@@ -54,10 +54,10 @@ def test_migration_20_adds_the_tier_and_keeps_every_question_untagged(old_url, m
     with Store.open(old_url) as s:
         assert s.schema_version() == schema.SCHEMA_VERSION >= 20
         assert s.read("SELECT query_id, text, tier FROM queries") == [("q1", "How many days?", None)]
-        assert q.get_query(s, "q1").tier is None
-        recs = q.parse_query_file("t.csv", b"id,text,stratum,tier\nq1,How many days?,temporal,smoke\n",
-                                  q.known_strata(s))
-        assert q.import_queries(s, recs, actor="lead", update=True) == {"added": 0, "updated": 1, "unchanged": 0}
+        assert queries.get_query(s, "q1").tier is None
+        recs = queries.parse_query_file("t.csv", b"id,text,stratum,tier\nq1,How many days?,temporal,smoke\n",
+                                  queries.known_strata(s))
+        assert queries.import_queries(s, recs, actor="lead", update=True) == {"added": 0, "updated": 1, "unchanged": 0}
         assert s.read("SELECT query_id, tier FROM queries") == [("q1", "smoke")]
 
 
@@ -87,21 +87,21 @@ def test_import_takes_an_optional_tier_and_refuses_a_bad_one_naming_file_line_fi
     (tmp_path / "again.csv").write_text("id,text,stratum\nt1,How many days carry over?,temporal\n")
     rc, out, err = golden(capsys, "queries", "import", str(tmp_path / "again.csv"))
     assert rc == 0, err
-    assert q.get_query(store, "t1").tier == "smoke"
+    assert queries.get_query(store, "t1").tier == "smoke"
     (tmp_path / "move.jsonl").write_text('{"id": "t1", "text": "How many days carry over?", "stratum": "temporal", '
                                          '"tier": "regression"}\n')
     assert golden(capsys, "queries", "import", str(tmp_path / "move.jsonl"))[0] == 1  # exists: needs --update
     assert golden(capsys, "queries", "import", str(tmp_path / "move.jsonl"), "--update")[0] == 0
-    assert [r.tier for r in [q.get_query(store, "t1")]] == ["regression"]
+    assert [r.tier for r in [queries.get_query(store, "t1")]] == ["regression"]
     assert store.read("SELECT tier FROM query_revisions WHERE query_id = 't1' ORDER BY event_id") == [
         ("smoke",), ("regression",)]
     # an edit that does not say a tier (e.g. the Queries page) keeps it; a bad one is refused
-    rec = q.get_query(store, "t2")
-    q.save_query(store, q.QueryRecord(rec.query_id, "What does error VPN-0417 mean?", rec.stratum, True, "expert",
+    rec = queries.get_query(store, "t2")
+    queries.save_query(store, queries.QueryRecord(rec.query_id, "What does error VPN-0417 mean?", rec.stratum, True, "expert",
                                       rec.created_date), actor="lead")
-    assert q.get_query(store, "t2").tier == "regression"
+    assert queries.get_query(store, "t2").tier == "regression"
     with pytest.raises(ValidationError) as exc:
-        q.save_query(store, q.QueryRecord("t9", "x?", "lexical", True, "expert", rec.created_date, tier="gold"),
+        queries.save_query(store, queries.QueryRecord("t9", "x?", "lexical", True, "expert", rec.created_date, tier="gold"),
                      actor="lead")
     assert "field 'tier' must be one of smoke, regression, release" in str(exc.value.problems)
 

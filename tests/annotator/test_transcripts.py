@@ -14,7 +14,7 @@ from annotator import evidence_authoring, transcripts
 from annotator.identity import LOCAL_USER, Role, User
 from annotator.roles import PermissionDenied
 from annotator.transcript_sampling import Candidate, sample_failures
-from golden_store.errors import NotFoundError, ValidationError
+from golden_store.core.errors import NotFoundError, ValidationError
 from tests.conftest import table_snapshot
 
 REVIEWER = User("rita", "Rita", frozenset({Role.REVIEWER}))
@@ -175,7 +175,7 @@ def test_saturated_stratum_is_flagged(demo_store, tmp_path):
 def test_a_few_passing_transcripts_do_not_make_a_stratum_saturated(demo_store, tmp_path):
     """The demo's strata read "saturated" with two or three passing transcripts: too few to say
     the headroom is gone. Flagged from SATURATION_MIN transcripts on."""
-    from golden_store.transcripts import SATURATION_MIN
+    from golden_store.live.transcripts import SATURATION_MIN
 
     recs = [_record("q001", trial=i, passed=True) for i in range(SATURATION_MIN - 1)]
     transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, recs))
@@ -225,7 +225,7 @@ def test_ids_holding_the_separator_round_trip_through_review(demo_store, tmp_pat
     a run or query id (or a backslash, the key string's escape) is accepted and every step
     (draw, read, keyed review and its undo, the lead's queue, resolution, the flywheel) lands
     on that transcript and no other."""
-    from golden_store import transcripts as store_t
+    from golden_store.live import transcripts as store_t
 
     odd = [("a|b", "pl|1", 0), ("a", "b|pl|1", 0), ("a|b|pl", "1", 0), ("x\\|y", "pl-2\\", 3)]
     transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, [
@@ -266,7 +266,7 @@ def test_ids_holding_the_separator_round_trip_through_review(demo_store, tmp_pat
 
 
 def test_retired_ids_never_come_back(demo_store, tmp_path):
-    from golden_store import queries
+    from golden_store.live import queries
 
     queries.save_query(demo_store, queries.QueryRecord("old-1", "retired question", "paraphrase", True, "expert",
                                                        date(2026, 1, 1)), actor="t", must_exist=False)

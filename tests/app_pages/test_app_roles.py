@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
 from annotator import context, demo, identity, sessions
-from golden_store.queries import get_query
+from golden_store.live.queries import get_query
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = {
@@ -210,7 +210,8 @@ def test_admin_adds_a_user_from_the_users_page(accounts):
 
 
 def test_corpus_text_is_rendered_as_plain_text(accounts):
-    from golden_store.corpus import import_documents, load_sources
+    from golden_store.live.documents import import_documents
+    from golden_store.corpus.sources import load_sources
 
     evil = '<img src=x onerror="alert(1)"><b>bold</b> [link](http://evil.example) **md**'
     import_documents(accounts, load_sources([("aaa-evil.txt", evil.encode())]), actor="t")
@@ -235,7 +236,8 @@ def test_oidc_configured_uses_the_identity_provider(accounts):
 
 
 def test_titles_and_file_names_are_escaped_on_the_corpus_page(accounts):
-    from golden_store.corpus import import_documents, load_sources
+    from golden_store.live.documents import import_documents
+    from golden_store.corpus.sources import load_sources
 
     html = b"<html><head><title>**Big** [l](http://example.com)</title></head><body><p>x</p></body></html>"
     import_documents(accounts, load_sources([("aaa-[t](x).html", html)]), actor="t")
@@ -325,7 +327,8 @@ def test_question_drafts_without_a_key_explain(accounts, monkeypatch):
 
 
 def test_broken_quotes_are_listed_on_the_pages(accounts):
-    from golden_store.corpus import import_documents, load_sources
+    from golden_store.live.documents import import_documents
+    from golden_store.corpus.sources import load_sources
 
     import_documents(accounts, load_sources([("vpn-troubleshooting.md", b"Rewritten: no certificates here.\n")]),
                      actor="eng", replace=True)
@@ -340,7 +343,7 @@ def test_broken_quotes_are_listed_on_the_pages(accounts):
 def test_power_page_from_a_value_and_from_recorded_evaluations(accounts):
     import pandas as pd
 
-    from golden_store.results import record_evaluation
+    from golden_store.live.results import record_evaluation
 
     at = app_as("engineer")
     at.switch_page("app_pages/power.py").run()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from golden_store import queries
-from golden_store.queries import get_query
+from golden_store.live import queries
+from golden_store.live.queries import get_query
 from tests.app_pages.test_app_roles import accounts, app_as  # noqa: F401 (fixture)
 from tests.conftest import plain
 

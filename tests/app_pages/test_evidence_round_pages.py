@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date
 
 from annotator import context, demo, identity
-from golden_store import queries
+from golden_store.live import queries
 from tests.conftest import plain
 from tests.app_pages.test_app_roles import _everything_rendered, app_as
 

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from annotator import context, corpus_import, demo, evidence_authoring as ea, evidence_rounds, identity, runs_import
-from golden_store import judging, queries
+from golden_store.live import judging, queries
 from tests.app_pages.test_app_roles import signed_in, APP, _everything_rendered, app_as
 
 PASSWORD = "0123456789"

@@ -120,7 +120,7 @@ def test_a_lead_retires_and_restores_a_run():
 def test_pool_items_are_paged_and_filtered_on_the_page(tmp_path):
     """Issue 19: the pool items table shows one page (50 rows) read in SQL; the page number
     moves through the pool and starts over when a filter changes."""
-    from golden_store import runs
+    from golden_store.live import runs
     from tests.golden_store import pool_gen
 
     store = _accounts()

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from annotator import context, evaluations, identity
 from annotator.roles import PermissionDenied
-from golden_store.results import evaluation_frame, record_evaluation
+from golden_store.live.results import evaluation_frame, record_evaluation
 from golden_store.scoring.compare import compare_runs
 from tests.app_pages.test_app_roles import APP, PASSWORD, app_as, signed_in
 from tests.conftest import plain
@@ -123,7 +123,7 @@ def test_the_page_and_the_cli_share_one_comparison(recorded, capsys):
 
 
 def test_different_versions_and_a_changed_scorer_are_said_on_the_page(recorded, monkeypatch):
-    import golden_store.results as results
+    import golden_store.live.results as results
 
     other = pd.DataFrame({"R@10": 1.0}, index=pd.Index(QIDS[:30], name="query_id"))
     monkeypatch.setattr(results, "metric_impl_sha", lambda: "f" * 64)

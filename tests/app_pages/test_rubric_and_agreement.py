@@ -12,8 +12,8 @@ from hypothesis import example, given
 
 from annotator import agreement, context, demo, identity, judging
 from app_pages._shared import safe_markdown
-from golden_store import judging as judging_store
-from golden_store.errors import ValidationError
+from golden_store.live import judging as judging_store
+from golden_store.core.errors import ValidationError
 from golden_store.scoring.agreement import reading
 from tests.app_pages.test_app_roles import app_as
 from tests.app_pages.test_md_escape import MATH_BLOCK, MATH_INLINE, MATH_SKIP, NEEDS_EMOJI, TEXT, unescape

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from golden_store import adjudication, judging, runs
-from golden_store import queries as gq
-from golden_store.corpus import import_paths
-from golden_store.store import Store
+from golden_store.live import adjudication, judging, runs
+from golden_store.live import queries
+from golden_store.live.documents import import_paths
+from golden_store.db.store import Store
 
 DOC_LEN = 400
 SPAN = 40
@@ -36,9 +36,9 @@ def fill(store: Store, tmp: Path, *, seed: int = 7, n_queries: int = 30, n_docs:
     qfile = tmp / "pool_gen_queries.jsonl"
     qfile.write_text("".join(json.dumps({"id": f"{qprefix}{i:03d}", "text": f"question {i}?", "stratum": "lexical"}) + "\n"
                              for i in range(n_queries)), encoding="utf-8")
-    if "lexical" not in gq.known_strata(store):
-        gq.add_stratum(store, "lexical", "words in common", actor="eng")
-    gq.import_queries(store, gq.parse_query_file("q.jsonl", qfile.read_bytes(), gq.known_strata(store)), actor="eng")
+    if "lexical" not in queries.known_strata(store):
+        queries.add_stratum(store, "lexical", "words in common", actor="eng")
+    queries.import_queries(store, queries.parse_query_file("q.jsonl", qfile.read_bytes(), queries.known_strata(store)), actor="eng")
     spans = [(f"d{d:03d}", s, s + SPAN) for d in range(n_docs) for s in range(0, DOC_LEN - SPAN, 90)]
     for r in range(n_runs):
         rows = []

@@ -7,7 +7,7 @@ import random
 
 from annotator.demo import load_demo
 from annotator.identity import cli_user
-from golden_store import adjudication, judging
+from golden_store.live import adjudication, judging
 
 OLD_QUEUE = (
     "SELECT p.query_id, p.doc_id, p.start, p.\"end\", q.stratum, q.text AS query_text, p.n_annotators, "

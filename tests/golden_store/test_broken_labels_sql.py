@@ -7,10 +7,10 @@ reference below, for everyone and for one annotator's view."""
 
 from __future__ import annotations
 
-from golden_store import grade_state
-from golden_store.drift import stale_grades_tx
+from golden_store.live import grade_state
+from golden_store.live.drift import stale_grades_tx
 from golden_store.freezing import broken_labels
-from golden_store.store import utcnow
+from golden_store.db.store import utcnow
 from golden_store.versions import short_repr, span_problem
 
 

@@ -7,7 +7,7 @@ import unicodedata
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from golden_store.canonical import canonical_text, canonicalize
+from golden_store.core.canonical import canonical_text, canonicalize
 
 # Text that exercises every rule: ASCII, whitespace of all kinds, curly quotes and dashes,
 # ligatures, full-width forms, combining marks, Hangul jamo, zero-width and soft hyphens,
@@ -126,7 +126,7 @@ def test_fast_path_equals_the_character_by_character_oracle(raw: str) -> None:
 @settings()
 @example("ab-\ncd \u200bx", None)
 def test_compact_map_equals_the_per_character_map(raw: str, data) -> None:
-    from golden_store.canonical import canonicalize_compact
+    from golden_store.core.canonical import canonicalize_compact
 
     full = canonicalize(raw)
     text, compact = canonicalize_compact(raw)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from golden_store.chunk_labels import chunk_qrels, parse_hit_rule
-from golden_store.errors import ValidationError
+from golden_store.versions.chunk_labels import chunk_qrels, parse_hit_rule
+from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
 from golden_store.versions import load_version
 

@@ -6,10 +6,13 @@ import json
 
 import pytest
 
-from golden_store import corpus
-from golden_store.canonical import canonical_text
-from golden_store.corpus import html_to_text, import_documents, load_paths
-from golden_store.errors import ValidationError
+from golden_store.core import digests
+from golden_store.corpus import sources
+from golden_store.live import documents
+from golden_store.core.canonical import canonical_text
+from golden_store.corpus.sources import html_to_text, load_paths
+from golden_store.live.documents import import_documents
+from golden_store.core.errors import ValidationError
 from tests.conftest import table_snapshot
 
 
@@ -29,22 +32,22 @@ def test_imports_all_formats_keeping_raw_and_canonical(store, tmp_path):
     docs = load_paths([d])
     rep = import_documents(store, docs, actor="t")
     assert sorted(rep.added) == ["a", "b", "c", "j1", "j2"]
-    a = corpus.get_document(store, "a")
+    a = documents.get_document(store, "a")
     assert a["raw_text"] == "Claims are reim-\nbursed within 30\u00a0days.\n"
     assert a["canonical_text"] == "Claims are reimbursed within 30 days."
-    b = corpus.get_document(store, "b")
+    b = documents.get_document(store, "b")
     assert b["title"] == "Leave policy" and '"25"' in b["canonical_text"]
-    c = corpus.get_document(store, "c")
+    c = documents.get_document(store, "c")
     assert c["title"] == "VPN" and "Error & fix: restart." in c["raw_text"]
     assert "alert" not in c["raw_text"] and "p{}" not in c["raw_text"]
-    assert corpus.get_document(store, "j1")["title"] == "J"
-    assert rep.corpus_digest == corpus.store_corpus_digest(store)
+    assert documents.get_document(store, "j1")["title"] == "J"
+    assert rep.corpus_digest == documents.store_corpus_digest(store)
 
 
 def test_corpus_digest_depends_on_canonical_text_only():
-    d1 = corpus.corpus_digest([("a", corpus.sha256_text(canonical_text("x  y"))), ("b", "h")])
-    d2 = corpus.corpus_digest([("b", "h"), ("a", corpus.sha256_text(canonical_text("x\n\ny")))])
-    d3 = corpus.corpus_digest([("a", corpus.sha256_text(canonical_text("x z"))), ("b", "h")])
+    d1 = digests.corpus_digest([("a", digests.sha256_text(canonical_text("x  y"))), ("b", "h")])
+    d2 = digests.corpus_digest([("b", "h"), ("a", digests.sha256_text(canonical_text("x\n\ny")))])
+    d3 = digests.corpus_digest([("a", digests.sha256_text(canonical_text("x z"))), ("b", "h")])
     assert d1 == d2 != d3
     assert d1.startswith("sha256:")
 
@@ -79,7 +82,7 @@ def test_failure_inside_the_transaction_rolls_back(store, tmp_path):
     assert table_snapshot(store) == before
     rep = import_documents(store, load_paths([tmp_path / "v2"]), actor="t", replace=True)
     assert rep.added == ["aa"] and rep.replaced == ["zz"]
-    assert corpus.get_document(store, "zz")["raw_text"] == "changed text"
+    assert documents.get_document(store, "zz")["raw_text"] == "changed text"
     events = store.read("SELECT doc_id, action, old_canonical_sha256 IS NOT NULL FROM corpus_events ORDER BY event_id")
     assert events[-1] == ("zz", "replace", True)
 
@@ -147,24 +150,24 @@ def test_streamed_import_in_many_batches_is_staged_in_order_and_leaves_nothing_b
     statement at the end (document_staging): every document arrives with its text, the
     corpus events follow the files' order across batches, replacements replace, the
     temporary file is removed and DuckDB's settings are what they were."""
-    monkeypatch.setattr(corpus, "_BATCH_DOCS", 3)  # 10 documents: 4 batches
+    monkeypatch.setattr(sources, "_BATCH_DOCS", 3)  # 10 documents: 4 batches
     spool = tmp_path / "spool"
     spool.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(spool))
     before = _settings(store)
     lines = [json.dumps({"doc_id": f"d{i:02}", "text": f"Document number {i} says {i * 7}."}) for i in range(10)]
     _write(tmp_path / "c.jsonl", "\n".join(lines) + "\n")
-    rep = corpus.import_paths(store, [tmp_path / "c.jsonl"], actor="t")
+    rep = documents.import_paths(store, [tmp_path / "c.jsonl"], actor="t")
     assert rep.added == [f"d{i:02}" for i in range(10)]
-    assert corpus.get_document(store, "d07")["raw_text"] == "Document number 7 says 49."
+    assert documents.get_document(store, "d07")["raw_text"] == "Document number 7 says 49."
     assert [r[0] for r in store.read("SELECT doc_id FROM corpus_events ORDER BY event_id")] == rep.added
     assert _settings(store) == before and list(spool.iterdir()) == []
 
     lines[4] = json.dumps({"doc_id": "d04", "text": "Document four, rewritten."})
     _write(tmp_path / "c.jsonl", "\n".join(lines) + "\n")
-    rep = corpus.import_paths(store, [tmp_path / "c.jsonl"], actor="t", replace=True)
+    rep = documents.import_paths(store, [tmp_path / "c.jsonl"], actor="t", replace=True)
     assert rep.replaced == ["d04"] and len(rep.unchanged) == 9
-    assert corpus.get_document(store, "d04")["canonical_text"] == "Document four, rewritten."
+    assert documents.get_document(store, "d04")["canonical_text"] == "Document four, rewritten."
     assert store.read_one("SELECT count(*) FROM documents")[0] == 10
     assert store.read("SELECT action FROM corpus_events WHERE doc_id = 'd04' ORDER BY event_id") == [("add",), ("replace",)]
     assert _settings(store) == before and list(spool.iterdir()) == []
@@ -173,16 +176,16 @@ def test_streamed_import_in_many_batches_is_staged_in_order_and_leaves_nothing_b
 def test_streamed_import_refused_late_leaves_store_settings_and_spool_as_they_were(store, tmp_path, monkeypatch):
     """A problem in the last batch (after earlier batches were staged): nothing imported,
     the staged file removed, DuckDB's memory limit and compression back as they were."""
-    monkeypatch.setattr(corpus, "_BATCH_DOCS", 2)
+    monkeypatch.setattr(sources, "_BATCH_DOCS", 2)
     spool = tmp_path / "spool"
     spool.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(spool))
     _write(tmp_path / "v1" / "keep.txt", "Kept as it is.")
-    corpus.import_paths(store, [tmp_path / "v1"], actor="t")
+    documents.import_paths(store, [tmp_path / "v1"], actor="t")
     before, settings = table_snapshot(store), _settings(store)
     lines = [json.dumps({"doc_id": f"n{i}", "text": f"New {i}."}) for i in range(7)] + ['{"doc_id": "broken", ']
     _write(tmp_path / "c.jsonl", "\n".join(lines) + "\n")
     with pytest.raises(ValidationError, match="c.jsonl line 8"):
-        corpus.import_paths(store, [tmp_path / "c.jsonl"], actor="t")
+        documents.import_paths(store, [tmp_path / "c.jsonl"], actor="t")
     assert table_snapshot(store) == before
     assert _settings(store) == settings and list(spool.iterdir()) == []

@@ -13,9 +13,9 @@ import sys
 import threading
 import time
 
-from golden_store import corpus
-from golden_store.corpus import load_sources
-from golden_store.store import Store
+from golden_store.live import documents
+from golden_store.corpus.sources import load_sources
+from golden_store.db.store import Store
 
 
 def _docs(prefix: str, n: int, start: int = 0) -> list:
@@ -50,7 +50,7 @@ def test_a_second_corpus_import_waits_for_the_first_and_takes_later_ids(pg_url, 
 
     def first_import() -> None:
         try:
-            corpus._import(first, slow_batches(), [], actor="eng1", replace=False)
+            documents._import(first, slow_batches(), [], actor="eng1", replace=False)
         except BaseException as exc:  # noqa: BLE001 - reported by the test
             errors.append(exc)
 

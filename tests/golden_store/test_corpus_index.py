@@ -1,4 +1,4 @@
-"""The persisted corpus index (golden_store.corpus_index): the resolver over it answers as
+"""The persisted corpus index (golden_store.corpus.index): the resolver over it answers as
 the in-memory one does, it follows every import and replacement, a failed or interrupted
 import leaves it usable, and it is rebuilt when missing."""
 
@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from golden_store import corpus, corpus_index
-from golden_store.canonical import canonical_text
-from golden_store.errors import ValidationError
-from golden_store.resolver import CorpusIndex, IndexedResolver, SpanResolver
-from golden_store.search import search, search_indexed
-from golden_store.store import Store
+from golden_store.corpus import sources
+from golden_store.live import documents
+from golden_store.corpus import index as corpus_index
+from golden_store.core.canonical import canonical_text
+from golden_store.core.errors import ValidationError
+from golden_store.corpus.resolver import CorpusIndex, IndexedResolver, SpanResolver
+from golden_store.corpus.search import search, search_indexed
+from golden_store.db.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import bench_spans as bs  # noqa: E402  (the benchmark's corpus and quote generator)
@@ -73,41 +75,41 @@ def _store(tmp_path: Path) -> Store:
 
 
 def _import(store: Store, docs: dict[str, str], replace: bool = False):
-    return corpus.import_documents(store, corpus.load_sources([(f"{d}.txt", t.encode()) for d, t in docs.items()]),
+    return documents.import_documents(store, sources.load_sources([(f"{d}.txt", t.encode()) for d, t in docs.items()]),
                                    actor="eng", replace=replace)
 
 
 def test_the_index_follows_imports_and_replacements(tmp_path):
     with _store(tmp_path) as store:
         _import(store, {"a": "The zeppelin hangar opens at nine.", "b": "Badges are collected at reception."})
-        ix = corpus.search_index(store)
+        ix = documents.search_index(store)
         assert ix.n_docs == 2 and "a" in ix
         assert [h.doc_id for h in search_indexed(ix, "zeppelin hangar")] == ["a"]
         _import(store, {"a": "The airship hangar opens at ten."}, replace=True)
-        ix = corpus.search_index(store)
+        ix = documents.search_index(store)
         assert search_indexed(ix, "zeppelin") == []
         assert [h.doc_id for h in search_indexed(ix, "airship")] == ["a"]
         assert ix.texts(["a"]) == {"a": "The airship hangar opens at ten."}
         assert json.loads((corpus_index.index_dir(store.path) / corpus_index.META).read_text())[
-            "last_corpus_event"] == corpus.last_corpus_event(store._con.cursor())
+            "last_corpus_event"] == documents.last_corpus_event(store._con.cursor())
 
 
 def test_a_refused_import_leaves_store_and_index_as_they_were(tmp_path, monkeypatch):
     """Batches before the bad line were written to the store's transaction and fed to the
     index writer: both are rolled back."""
-    monkeypatch.setattr(corpus, "_BATCH_DOCS", 7)
+    monkeypatch.setattr(sources, "_BATCH_DOCS", 7)
     with _store(tmp_path) as store:
         _import(store, {"a": "The zeppelin hangar opens at nine."})
-        before = corpus.search_index(store).last_event
+        before = documents.search_index(store).last_event
         bad = tmp_path / "docs.jsonl"
         lines = [json.dumps({"doc_id": f"d{i}", "text": f"document number {i} about airships"}) for i in range(50)]
         lines[37] = '{"doc_id": "broken", "text": '
         bad.write_text("\n".join(lines) + "\n")
         with pytest.raises(ValidationError) as err:
-            corpus.import_paths(store, [bad], actor="eng")
+            documents.import_paths(store, [bad], actor="eng")
         assert any(f"{bad} line 38" in p for p in err.value.problems)
         assert store.read_one("SELECT count(*) FROM documents")[0] == 1
-        ix = corpus.search_index(store)
+        ix = documents.search_index(store)
         assert ix.last_event == before and ix.n_docs == 1 and search_indexed(ix, "airships") == []
 
 
@@ -116,11 +118,11 @@ def test_an_import_committed_without_its_index_update_is_repaired_on_open(tmp_pa
     documents changed since the index's last corpus event."""
     with _store(tmp_path) as store:
         _import(store, {"a": "The zeppelin hangar opens at nine."})
-        corpus.search_index(store)
-        docs = corpus.load_sources([("b.txt", b"Parking permits are renewed in January.")])
-        store.write(lambda cur: corpus.import_documents_tx(cur, docs, actor="eng"))  # no index update
+        documents.search_index(store)
+        docs = sources.load_sources([("b.txt", b"Parking permits are renewed in January.")])
+        store.write(lambda cur: documents.import_documents_tx(cur, docs, actor="eng"))  # no index update
         corpus_index.forget(corpus_index.index_dir(store.path))
-        ix = corpus.search_index(store)
+        ix = documents.search_index(store)
         assert ix.n_docs == 2 and [h.doc_id for h in search_indexed(ix, "parking permits")] == ["b"]
 
 
@@ -128,24 +130,24 @@ def test_a_missing_or_foreign_index_is_rebuilt(tmp_path):
     with _store(tmp_path) as store:
         _import(store, {"a": "The zeppelin hangar opens at nine.", "b": "Badges are collected at reception."})
         path = corpus_index.index_dir(store.path)
-        corpus.search_index(store)
+        documents.search_index(store)
         corpus_index.forget(path)
         (path / corpus_index.META).write_text('{"format": 0}')
-        assert corpus.search_index(store).n_docs == 2
+        assert documents.search_index(store).n_docs == 2
 
 
 def test_a_large_jsonl_file_streams_in_chunks_with_right_line_numbers(tmp_path, monkeypatch):
-    monkeypatch.setattr(corpus, "_CHUNK_BYTES", 300)  # many chunks for a small file
-    monkeypatch.setattr(corpus, "_BATCH_DOCS", 7)
+    monkeypatch.setattr(sources, "_CHUNK_BYTES", 300)  # many chunks for a small file
+    monkeypatch.setattr(sources, "_BATCH_DOCS", 7)
     path = tmp_path / "big.jsonl"
     lines = [json.dumps({"doc_id": f"d{i:03d}", "text": f"Document {i}: the hangar opens at {i % 12} o'clock."})
              for i in range(120)]
     path.write_text("\n".join(lines) + "\n")
     with _store(tmp_path) as store:
-        rep = corpus.import_paths(store, [path], actor="eng")
+        rep = documents.import_paths(store, [path], actor="eng")
         assert len(rep.added) == 120
         assert store.read_one("SELECT count(*) FROM corpus_events")[0] == 120
-        ix = corpus.search_index(store)
+        ix = documents.search_index(store)
         assert ix.n_docs == 120
         got = dict(store.read("SELECT doc_id, source_path FROM documents"))
         assert got["d099"] == f"{path}:100"
@@ -153,7 +155,7 @@ def test_a_large_jsonl_file_streams_in_chunks_with_right_line_numbers(tmp_path, 
         lines[101] = json.dumps({"doc_id": "x", "text": 5})
         path.write_text("\n".join(lines) + "\n")
         with pytest.raises(ValidationError) as err:
-            corpus.import_paths(store, [path], actor="eng", replace=True)
+            documents.import_paths(store, [path], actor="eng", replace=True)
         problems = "\n".join(err.value.problems)
         assert f"{path}:6 and {path}:88" in problems and f"{path} line 102: field 'text'" in problems
         assert store.read_one("SELECT count(*) FROM corpus_events")[0] == 120

@@ -6,15 +6,15 @@ stale page is served until the next write."""
 
 from __future__ import annotations
 
-from golden_store import pg_store
-from golden_store.store import Store
+from golden_store.db import postgres
+from golden_store.db.store import Store
 
 
 def test_a_page_computed_just_before_a_commit_is_not_served_after_it(pg_url, monkeypatch):
     writer, other = Store.open(pg_url), Store.open(pg_url)
     try:
         seen: list[tuple] = []
-        real_commit = pg_store.PgCursor.commit
+        real_commit = postgres.PgCursor.commit
 
         def commit_after_another_process_looked(cur) -> None:
             # the other process renders a page right now: the generation it keys the page by,
@@ -23,7 +23,7 @@ def test_a_page_computed_just_before_a_commit_is_not_served_after_it(pg_url, mon
             real_commit(cur)
 
         before = other.read_one("SELECT count(*) FROM strata")[0]
-        monkeypatch.setattr(pg_store.PgCursor, "commit", commit_after_another_process_looked)
+        monkeypatch.setattr(postgres.PgCursor, "commit", commit_after_another_process_looked)
         writer.write(lambda cur: cur.execute(
             "INSERT INTO strata VALUES ('race', 'added by the writer', TRUE, now(), 'test')"))
         monkeypatch.undo()

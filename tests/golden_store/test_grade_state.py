@@ -29,10 +29,11 @@ from annotator import judging as ann_judging
 from annotator.demo import load_demo
 from tests.old_schema import questions_without_tier
 from annotator.identity import cli_user, create_user
-from golden_store import adjudication, grade_state, judging, schema
-from golden_store import runs as store_runs
-from golden_store.errors import NotFoundError
-from golden_store.store import Store
+from golden_store.live import adjudication, grade_state, judging
+from golden_store.db import schema
+from golden_store.live import runs
+from golden_store.core.errors import NotFoundError
+from golden_store.db.store import Store
 
 PASSWORD = "correct horse battery"
 REPLAYED = ("current_grades", "final_grades", "disputed_grades", "adjudications", "pending_grades")
@@ -120,8 +121,8 @@ def team(demo_store, tmp_path):
     qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]
     run = tmp_path / "sys.run"
     run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
-    store_runs.store_run(s, store_runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    store_runs.build_pool(s, 4, actor="eng")
+    runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
+    runs.build_pool(s, 4, actor="eng")
     admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
     users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD)}
     for name in ("ann", "bob", "cat", "dee"):
@@ -249,8 +250,8 @@ def test_migration_13_fills_the_state_equal_to_the_former_views(tmp_path, monkey
     migrates, and every view equals the former definition over the same log."""
     path = tmp_path / "v12.duckdb"
     with monkeypatch.context() as m:
-        m.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:12])
-        m.setattr("golden_store.store.SCHEMA_VERSION", 12)
+        m.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:12])
+        m.setattr("golden_store.db.store.SCHEMA_VERSION", 12)
         s = Store.open(path)
         assert s.schema_version() == 12
         questions_without_tier(m)
@@ -259,7 +260,7 @@ def test_migration_13_fills_the_state_equal_to_the_former_views(tmp_path, monkey
         qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]
         run = tmp_path / "sys.run"
         run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
-        store_runs.store_run(s, store_runs.parse_run(s, run, "sys", "trec"), actor="eng")
+        runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
         # the pool as version 12 built it (this code's build_pool reads migration 13's state)
         s.write(lambda cur: cur.execute(
             "INSERT INTO pool_items SELECT DISTINCT query_id, doc_id, start, \"end\", 3, ?, 'eng' FROM run_results",

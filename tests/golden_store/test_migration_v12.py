@@ -21,12 +21,13 @@ import pytest
 from annotator.demo import load_demo
 from tests.old_schema import questions_without_tier
 from annotator.identity import Role, cli_user, get_user
-from golden_store import calibrations, schema, users
-from golden_store import evidence_rounds as er
-from golden_store import nuggets as store_nuggets
-from golden_store import rounds as store_rounds
-from golden_store import transcripts as store_t
-from golden_store.store import Store
+from golden_store.live import calibrations, users
+from golden_store.db import schema
+from golden_store.live import evidence_rounds
+from golden_store.live import nuggets
+from golden_store.live import rounds
+from golden_store.live import transcripts
+from golden_store.db.store import Store
 
 T0 = datetime(2026, 5, 1, 9, 0, 0)
 
@@ -37,8 +38,8 @@ def _at(minutes: int) -> datetime:
 
 def _v11_store(path, monkeypatch) -> Store:
     """A store migrated to version 11 only, with the demo corpus and questions."""
-    monkeypatch.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:11])
-    monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", 11)
+    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:11])
+    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 11)
     s = Store.open(path)
     assert s.schema_version() == 11
     questions_without_tier(monkeypatch)
@@ -154,27 +155,27 @@ def test_every_verdict_kind_arrives_in_its_typed_table_and_reads_back(tmp_path, 
         assert s.read_one("SELECT nextval('event_seq')")[0] > ids["no_answer"] + 2
 
         # ---- the workflows read them back --------------------------------------------------------------
-        got = {(a["system"], a["nugget_id"]): a["label"] for a in store_nuggets.assignments(s)}
+        got = {(a["system"], a["nugget_id"]): a["label"] for a in nuggets.assignments(s)}
         assert got == {("rag-a", "n1"): "support", ("rag-a", "n2"): "support",
                        ("rag-b", "n1"): "none", ("rag-b", "n2"): "none"}
-        assert store_nuggets.counts(s)["assigned"] == 4
+        assert nuggets.counts(s)["assigned"] == 4
         assert {r["item_id"]: r["human_label"] for r in calibrations.nugget_support_set(s)} == {
             "rag-a|q001|n1": "pass", "rag-a|q001|n2": "pass", "rag-b|q001|n1": "fail", "rag-b|q001|n2": "fail"}
         with s.cursor() as cur:
-            assert store_nuggets.latest_assignment_event_tx(cur, "rag-a", "q001", "n2") == ids["support"] + 3
-            assert store_t.latest_verdict_event_tx(cur, "run-7|pl-1|2") == ids["review"] + 2
-        verdicts = {f["item_id"]: (f["verdict"], f["failure_class"]) for f in store_t.failures(s)}
+            assert nuggets.latest_assignment_event_tx(cur, "rag-a", "q001", "n2") == ids["support"] + 3
+            assert transcripts.latest_verdict_event_tx(cur, "run-7|pl-1|2") == ids["review"] + 2
+        verdicts = {f["item_id"]: (f["verdict"], f["failure_class"]) for f in transcripts.failures(s)}
         assert verdicts == {"run-7|q001|0": ("grader_failure", None), "run-7|q002|0": ("grader_failure", None),
                             "run-7|pl-1|2": ("system_failure", "retrieval_miss"), "run-8|q003|0": (None, None)}
-        assert [q["item_id"] for q in store_t.questioned(s)] == ["run-7|q002|0"]  # q001's was resolved
-        assert store_t.drawn_before(s) == {"run-7|q001|0", "run-7|pl-1|2", "run-8|q003|0"}
-        assert store_t.review_queue(s, "rita", 10) == ["run-8|q003|0"]
-        assert store_t.draw_progress(s, "rita") == (2, 3)
-        assert store_t.counts(s) == {"failures": 4, "reviewed": 3, "grader_failures": 2}
-        assert er.unsettled(s) == {"q004"}
-        assert er.no_answer_actors(s, "q004") == {"bob"}
-        assert er.round_spans(s) == {"q004": {"bob": []}}
-        r1 = next(r for r in store_rounds.list_rounds(s) if r["round_id"] == "r1")
+        assert [q["item_id"] for q in transcripts.questioned(s)] == ["run-7|q002|0"]  # q001's was resolved
+        assert transcripts.drawn_before(s) == {"run-7|q001|0", "run-7|pl-1|2", "run-8|q003|0"}
+        assert transcripts.review_queue(s, "rita", 10) == ["run-8|q003|0"]
+        assert transcripts.draw_progress(s, "rita") == (2, 3)
+        assert transcripts.counts(s) == {"failures": 4, "reviewed": 3, "grader_failures": 2}
+        assert evidence_rounds.unsettled(s) == {"q004"}
+        assert evidence_rounds.no_answer_actors(s, "q004") == {"bob"}
+        assert evidence_rounds.round_spans(s) == {"q004": {"bob": []}}
+        r1 = next(r for r in rounds.list_rounds(s) if r["round_id"] == "r1")
         assert (r1["n_assignments"], r1["n_done"]) == (4, 2)  # q004: bob's and ann's "no answer" (ever said)
 
         # ---- roles: unchanged, and the trail starts with one grant per role held -------------------------
@@ -206,8 +207,8 @@ def test_a_row_the_migration_cannot_place_stops_it_and_changes_nothing(tmp_path,
     with pytest.raises(duckdb.Error, match=r"Migration 12 stopped: .*" + message.replace("|", r"\|")
                        .replace("(", r"\(").replace(")", r"\)")):
         Store.open(path)
-    monkeypatch.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:11])
-    monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", 11)
+    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:11])
+    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 11)
     with Store.open(path) as again:  # still version 11, every row where it was
         assert again.schema_version() == 11
         assert again.read_one("SELECT count(*) FROM verdict_events")[0] == n

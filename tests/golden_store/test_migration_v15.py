@@ -10,8 +10,8 @@ from datetime import datetime
 
 import pytest
 
-from golden_store import schema
-from golden_store.store import Store
+from golden_store.db import schema
+from golden_store.db.store import Store
 
 AT = datetime(2026, 6, 1, 9, 0, 0)
 TABLES = ("eval_results", "transcripts", "transcript_draws", "transcript_review_events",
@@ -47,8 +47,8 @@ def old_url(request, tmp_path) -> str:
 
 
 def test_migration_15_renames_run_id_to_evaluation_id_keeping_every_row(old_url, monkeypatch):
-    monkeypatch.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:14])
-    monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", 14)
+    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:14])
+    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 14)
     with Store.open(old_url) as old:
         assert old.schema_version() == 14
         old.write(_fill_v14)

@@ -9,8 +9,8 @@ from datetime import datetime
 
 import pytest
 
-from golden_store import schema
-from golden_store.store import Store
+from golden_store.db import schema
+from golden_store.db.store import Store
 
 AT = datetime(2026, 6, 1, 9, 0, 0)
 
@@ -23,8 +23,8 @@ def old_url(request, tmp_path) -> str:
 
 
 def test_migration_18_keeps_every_answer_as_unknown_and_marks_are_events(old_url, monkeypatch):
-    monkeypatch.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:17])
-    monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", 17)
+    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:17])
+    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 17)
     with Store.open(old_url) as old:
         assert old.schema_version() == 17
         old.write(lambda cur: cur.executemany(

@@ -49,7 +49,7 @@ WORKER = textwrap.dedent("""
     from annotator import judging
     from annotator.identity import User
     from annotator.roles import Role
-    from golden_store.store import Store
+    from golden_store.db.store import Store
 
     url, me, plan_path, log_path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
     plan = json.loads(open(plan_path).read())
@@ -230,8 +230,8 @@ def test_raw_receipts_three_processes_same_label_ids(pg_store):
     ``label_receipts`` and ``grade_state.append_tx``; each label id written once."""
     worker = textwrap.dedent("""
         import sys
-        from golden_store import grade_state, label_receipts
-        from golden_store.store import Store, utcnow
+        from golden_store.live import grade_state, label_receipts
+        from golden_store.db.store import Store, utcnow
 
         url, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
         written = 0

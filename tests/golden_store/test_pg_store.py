@@ -14,10 +14,11 @@ import pytest
 
 from annotator.demo import load_demo
 from annotator.identity import cli_user
-from golden_store import agreement_data, freezing
-from golden_store.schema import SCHEMA_VERSION
-from golden_store.store import Store
-from golden_store.store_copy import copy_store
+from golden_store.live import agreement_data
+from golden_store import freezing
+from golden_store.db.schema import SCHEMA_VERSION
+from golden_store.db.store import Store
+from golden_store.db.store_copy import copy_store
 
 
 def _kind(data_type: str) -> str:
@@ -145,7 +146,7 @@ def test_an_optional_filter_on_a_parameter_runs_on_both_engines(any_store):
     """``? IS NULL OR col = ?`` (the optional filters of llm_log, nuggets and the paging
     tests): PostgreSQL cannot type a parameter used only with IS NULL and refused the
     statement, so usage_summary() without a purpose failed on a team store."""
-    from golden_store import llm_log
+    from golden_store.live import llm_log
 
     sql = "SELECT count(*) FROM strata WHERE ? IS NULL OR name = ?"
     every = any_store.read_one("SELECT count(*) FROM strata")[0]
@@ -171,7 +172,7 @@ def test_group_by_all_under_a_semi_join_and_an_alias_in_order_by_on_both_engines
 
 
 def _add_stratum(cur, name: str) -> None:
-    from golden_store.store import utcnow
+    from golden_store.db.store import utcnow
 
     cur.execute("INSERT INTO strata (name, description, builtin, created_at, created_by) VALUES (?, ?, false, ?, ?)",
                 [name, "added by a test", utcnow(), "lead"])

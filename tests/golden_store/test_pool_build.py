@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from golden_store import runs
-from golden_store.store import utcnow
+from golden_store.live import runs
+from golden_store.db.store import utcnow
 from tests.golden_store import pool_gen
 
 
@@ -109,13 +109,13 @@ def test_pool_build_steps_cover_every_query_once(store, tmp_path, monkeypatch):
 def test_migration_16_keeps_every_pool_source(tmp_path, monkeypatch):
     """A store built at version 14 (pool_sources with its primary key) migrates to a
     pool_sources without it holding the same rows; a later build adds no repeated pair."""
-    from golden_store import schema
-    from golden_store.store import Store
+    from golden_store.db import schema
+    from golden_store.db.store import Store
 
     path = tmp_path / "v14.duckdb"
     with monkeypatch.context() as m:
-        m.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:14])
-        m.setattr("golden_store.store.SCHEMA_VERSION", 14)
+        m.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:14])
+        m.setattr("golden_store.db.store.SCHEMA_VERSION", 14)
         s = Store.open(path)
         assert s.schema_version() == 14
         from tests.old_schema import questions_without_tier

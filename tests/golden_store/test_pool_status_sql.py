@@ -10,7 +10,7 @@ import pytest
 
 from annotator.demo import load_demo
 from annotator.identity import cli_user
-from golden_store import judging, runs
+from golden_store.live import judging, runs
 from golden_store.scoring.trec import evaluate_trec
 
 

@@ -9,7 +9,7 @@ import dataclasses
 
 from annotator.demo import load_demo
 from annotator.identity import cli_user
-from golden_store import queries
+from golden_store.live import queries
 
 FORMER = """SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,
                generator_model, generator_prompt_sha,

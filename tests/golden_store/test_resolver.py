@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from golden_store.errors import ValidationError
-from golden_store.resolver import CorpusIndex, IndexedResolver, SpanResolver
+from golden_store.core.errors import ValidationError
+from golden_store.corpus.resolver import CorpusIndex, IndexedResolver, SpanResolver
 
 DOCS = {
     "leave": (
@@ -32,8 +32,8 @@ def resolver(request, tmp_path_factory):
     and the one over the persisted index (a store)."""
     if request.param == "in_memory":
         return SpanResolver(CorpusIndex.from_raw(DOCS))
-    from golden_store import corpus_index
-    from golden_store.canonical import canonical_text
+    from golden_store.corpus import index as corpus_index
+    from golden_store.core.canonical import canonical_text
 
     ix = corpus_index.build(tmp_path_factory.mktemp("index") / "ix", ((d, canonical_text(t), t) for d, t in DOCS.items()), 0)
     return IndexedResolver(ix)

@@ -7,18 +7,18 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from golden_store import schema
-from golden_store.errors import ValidationError
-from golden_store.results import export_results, list_evaluations, record_evaluation, evaluation_frame
+from golden_store.db import schema
+from golden_store.core.errors import ValidationError
+from golden_store.live.results import export_results, list_evaluations, record_evaluation, evaluation_frame
 from golden_store.scoring.compare import compare_runs, format_comparison
-from golden_store.store import Store
+from golden_store.db.store import Store
 
 
 @pytest.mark.duckdb_only("migrates a version-1 DuckDB file")
 def test_a_v1_store_migrates_forward_keeping_its_data(tmp_path, monkeypatch):
     path = tmp_path / "old.duckdb"
-    monkeypatch.setattr("golden_store.store.MIGRATIONS", schema.MIGRATIONS[:1])
-    monkeypatch.setattr("golden_store.store.SCHEMA_VERSION", 1)
+    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:1])
+    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 1)
     with Store.open(path) as old:
         old.write(lambda cur: cur.execute("INSERT INTO store_meta VALUES ('team', 'hr')"))
         assert old.schema_version() == 1
@@ -137,7 +137,7 @@ def test_a_recorded_trial_is_refused_again_all_or_nothing_unless_replaced(store)
 
 
 def test_trial_rows_and_provenance_per_trial(store):
-    from golden_store.results import trial_provenance, trial_rows
+    from golden_store.live.results import trial_provenance, trial_rows
 
     for t, sha in ((0, "g0"), (1, "g1")):
         record_evaluation(store, "e", _per_query({"q1": float(t), "q2": 1.0}), dataset_version="v1", trial=t,

@@ -1,4 +1,4 @@
-"""The schema snapshot in the repo (golden_store/schema_snapshot.sql) is the schema a freshly
+"""The schema snapshot in the repo (golden_store/db/schema_snapshot.sql) is the schema a freshly
 migrated store has, and it is a faithful one: run as a script on an empty database it builds
 the same tables, views and sequences."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import duckdb
 
-from golden_store import schema_snapshot
-from golden_store.schema import MIGRATIONS, SCHEMA_VERSION
-from golden_store.store import Store
+from golden_store.db import schema_snapshot
+from golden_store.db.schema import MIGRATIONS, SCHEMA_VERSION
+from golden_store.db.store import Store
 
 
 def test_the_snapshot_in_the_repo_matches_a_freshly_migrated_store():

@@ -13,9 +13,9 @@ import duckdb
 import psycopg
 import pytest
 
-from golden_store.errors import StoreSchemaError
-from golden_store.schema import BUILTIN_STRATA, SCHEMA_VERSION
-from golden_store.store import Store
+from golden_store.core.errors import StoreSchemaError
+from golden_store.db.schema import BUILTIN_STRATA, SCHEMA_VERSION
+from golden_store.db.store import Store
 
 
 def test_new_store_is_migrated_and_seeded(any_store):
@@ -69,8 +69,8 @@ def test_foreign_duckdb_file_is_refused(tmp_path):
 @pytest.mark.duckdb_only("DuckDB's file lock: on PostgreSQL many processes share the store")
 def test_second_process_gets_one_clear_sentence(store):
     code = textwrap.dedent(f"""
-        from golden_store.store import Store
-        from golden_store.errors import StoreLockedError
+        from golden_store.db.store import Store
+        from golden_store.core.errors import StoreLockedError
         try:
             Store.open({str(store.path)!r})
         except StoreLockedError as e:
@@ -90,10 +90,10 @@ def test_a_duckdb_command_loads_neither_the_postgresql_driver_nor_the_sql_transl
     Store.open(tmp_path / "s.duckdb", create=True).close()
     code = textwrap.dedent(f"""
         import sys
-        from golden_store.store import Store
+        from golden_store.db.store import Store
         with Store.open({str(tmp_path / "s.duckdb")!r}) as s:
             s.read("SELECT count(*) FROM queries")
-        print(sorted(m for m in ("psycopg", "sqlglot", "golden_store.pg_store") if m in sys.modules))
+        print(sorted(m for m in ("psycopg", "sqlglot", "golden_store.db.postgres") if m in sys.modules))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -10,13 +10,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from golden_store import grade_state, versions
-from golden_store.corpus import load_sources, import_documents
-from golden_store.errors import ValidationError, VerificationError, VersionExistsError
-from golden_store.export import export_version
+from golden_store.live import grade_state
+from golden_store import versions
+from golden_store.versions import frozen
+from golden_store.corpus.sources import load_sources
+from golden_store.live.documents import import_documents
+from golden_store.core.errors import ValidationError, VerificationError, VersionExistsError
+from golden_store.versions.export import export_version
 from golden_store.freezing import freeze
-from golden_store.qrels import derive_qrels, qrels_lines
-from golden_store.store import utcnow
+from golden_store.versions.qrels import derive_qrels, qrels_lines
+from golden_store.db.store import utcnow
 from golden_store.versions import load_version, verify
 
 
@@ -42,7 +45,7 @@ def test_freeze_writes_manifest_and_parquet(demo_store, tmp_path):
     assert m["kappa_binary"] is None and m["kappa_graded"] is None and m["pool_graded_at_10"] is None
     assert m["corpus_commit"] is None
     assert m["corpus_digest"].startswith("sha256:") and m["content_digest"] == versions.manifest_digest(m)
-    from golden_store.schema import SCHEMA_VERSION
+    from golden_store.db.schema import SCHEMA_VERSION
 
     assert m["store_schema_version"] == SCHEMA_VERSION
     assert set(m["files"]) == {"documents.parquet", "queries.parquet", "spans.parquet",
@@ -141,7 +144,7 @@ def test_verify_rechecks_content_against_the_frozen_corpus(demo_store):
     sp.loc[0, "start"] = sp.loc[0, "start"] + 5
     pq.write_table(pa.Table.from_pandas(sp, preserve_index=False), vdir / "spans.parquet")
     m = json.loads((vdir / "manifest.json").read_text())
-    m["files"]["spans.parquet"]["sha256"] = versions._sha256_file(vdir / "spans.parquet")
+    m["files"]["spans.parquet"]["sha256"] = frozen._sha256_file(vdir / "spans.parquet")
     m["content_digest"] = versions.manifest_digest(m)
     (vdir / "manifest.json").write_text(json.dumps(m))
     rep = verify("v1")
@@ -221,13 +224,13 @@ def test_grades_on_a_changed_document_block_freezing(demo_store):
 
 
 def test_diff_lists_query_and_span_changes(demo_store):
-    from golden_store.queries import get_query, retire_query, save_query
+    from golden_store.live.queries import get_query, retire_query, save_query
     from dataclasses import replace
 
     freeze(demo_store, "a", actor="eng")
     save_query(demo_store, replace(get_query(demo_store, "q002"), stratum="lexical"), actor="lead")
     retire_query(demo_store, "q003", actor="lead")
-    from golden_store.queries import QueryRecord
+    from golden_store.live.queries import QueryRecord
     from datetime import date
     save_query(demo_store, QueryRecord("q100", "New?", "negative", False, "expert", date(2026, 2, 1)), actor="lead")
     freeze(demo_store, "b", actor="eng")

@@ -28,7 +28,8 @@ def test_every_module_of_the_scorers_is_covered_formulas_and_stats_included():
     covered = {p.relative_to(PACKAGE).as_posix() for p in scorer_sources()}
     on_disk = {p.relative_to(PACKAGE).as_posix() for p in (PACKAGE / "scoring").rglob("*.py")}
     assert on_disk <= covered
-    assert {"scoring/formulas.py", "scoring/stats.py", "scoring/trec.py", "chunk_labels.py"} <= covered
+    assert {"scoring/formulas.py", "scoring/stats.py", "scoring/trec.py", "versions/chunk_labels.py",
+            "versions/qrels.py", "versions/frozen.py"} <= covered
 
 
 @pytest.mark.parametrize("rel", sorted(p.relative_to(PACKAGE).as_posix() for p in scorer_sources()))
@@ -80,7 +81,7 @@ def test_a_new_scoring_module_or_a_rename_changes_the_sha(package_copy):
 
 def test_the_recorded_sha_is_the_live_one(store):
     import pandas as pd
-    from golden_store.results import record_evaluation, evaluation_frame
+    from golden_store.live.results import record_evaluation, evaluation_frame
 
     record_evaluation(store, "e1", pd.DataFrame({"R@10": {"q1": 1.0}}).rename_axis("query_id"), dataset_version="v1")
     assert set(evaluation_frame(store, "e1")["metric_impl_sha"]) == {metric_impl_sha()}

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import pytrec_eval
 
-from golden_store.errors import ValidationError
+from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
 from golden_store.scoring import evaluate, evaluate_trec, read_qrels, read_run
 from golden_store.versions import load_version

@@ -15,7 +15,7 @@ import ir_measures
 import pytest
 import pytrec_eval
 
-from golden_store.errors import ValidationError
+from golden_store.core.errors import ValidationError
 from golden_store.scoring import retrieval as R
 from golden_store.scoring.trec import evaluate_trec, read_qrels, read_run
 

@@ -1,0 +1,362 @@
+"""Reading source files into canonical documents: .txt, .md, .html and .jsonl, validated,
+decoded and canonicalized, streamed in batches of bounded memory. No database here: the
+live store's documents table (import all-or-nothing, re-placing quotes, reads) is
+``golden_store.live.documents``.
+
+A document keeps its raw text (what a person reads, and what ``start``/``end`` offsets
+index) and its canonical text (what quotes are matched against). For HTML the raw text is
+the visible text extracted from the markup, since offsets into tags mean nothing to anyone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+from golden_store.core import textin
+from golden_store.core.canonical import canonical_text
+from golden_store.core.digests import sha256_text
+from golden_store.core.errors import ValidationError
+from golden_store.core.jsonl import iter_objects
+
+SUPPORTED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".jsonl")
+_DOC_ID_RE = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    doc_id: str
+    raw_text: str
+    source_path: str
+    source_format: str
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class PreparedDocument:
+    doc_id: str
+    title: str | None
+    source_path: str
+    source_format: str
+    raw_text: str
+    canonical_text: str
+    raw_sha256: str
+    canonical_sha256: str
+
+# ---- reading source files -------------------------------------------------------------------
+
+
+class _TextExtractor(HTMLParser):
+    """Visible text of an HTML page; block elements become line breaks."""
+
+    _BLOCK = {
+        "p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table",
+        "section", "article", "header", "footer", "blockquote", "pre", "hr", "dt", "dd",
+    }
+    _SKIP = {"script", "style", "noscript", "template"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title: str | None = None
+        self._skip_depth = 0
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "title":
+            self._in_title = True
+        if tag in self._SKIP:
+            self._skip_depth += 1
+        elif tag in self._BLOCK:
+            self.parts.append("\n")
+        elif tag in ("td", "th"):
+            self.parts.append(" | ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+        if tag in self._SKIP:
+            self._skip_depth = max(0, self._skip_depth - 1)
+        elif tag in self._BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title = (self.title or "") + data
+            return
+        if self._skip_depth == 0:
+            self.parts.append(data)
+
+
+def html_to_text(html: str) -> tuple[str, str | None]:
+    """Visible text and <title> of an HTML document. Blank-line runs are reduced so the
+    raw text stays readable; canonicalization collapses whitespace anyway."""
+    parser = _TextExtractor()
+    parser.feed(html)
+    parser.close()
+    text = "".join(parser.parts)
+    lines = [line.strip() for line in text.splitlines()]
+    out: list[str] = []
+    for line in lines:
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip() + "\n", (parser.title.strip() if parser.title else None)
+
+
+def _first_heading(text: str) -> str | None:
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("#"):
+            return s.lstrip("#").strip() or None
+        if s:
+            return None
+    return None
+
+
+def _decode(path: Path, data: bytes, problems: list[str]) -> str | None:
+    """The importers' one text rule (golden_store.core.textin): UTF-8, a BOM dropped, problems
+    name the file, line and column."""
+    return textin.decode_into(path, data, problems)
+
+
+def expand_paths(paths: Sequence[str | Path]) -> tuple[list[Path], list[str]]:
+    """Files to import, in a stable order: folders are walked recursively for the supported
+    suffixes. Returns (files, problems)."""
+    files: list[Path] = []
+    problems: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(
+                f for f in p.rglob("*")
+                if f.is_file() and f.suffix.lower() in SUPPORTED_SUFFIXES and not f.name.startswith(".")
+            )
+            if not found:
+                problems.append(f"{p}: folder has no {', '.join(SUPPORTED_SUFFIXES)} files")
+            files.extend(found)
+        elif p.is_file():
+            if p.suffix.lower() not in SUPPORTED_SUFFIXES:
+                problems.append(
+                    f"{p}: unsupported file type '{p.suffix}'; use one of {', '.join(SUPPORTED_SUFFIXES)}"
+                )
+            else:
+                files.append(p)
+        else:
+            problems.append(f"{p}: no such file or folder")
+    return files, problems
+
+
+def _jsonl_document(name: str, lineno: int, obj: dict, problems: list[str]) -> SourceDocument | None:
+    doc_id, body, title = obj.get("doc_id"), obj.get("text"), obj.get("title")
+    if not isinstance(doc_id, str) or not doc_id.strip():
+        problems.append(f"{name} line {lineno}: field 'doc_id' is missing or not a non-empty string")
+        return None
+    if not isinstance(body, str):
+        problems.append(f"{name} line {lineno}: field 'text' is missing or not a string")
+        return None
+    if title is not None and not isinstance(title, str):
+        problems.append(f"{name} line {lineno}: field 'title' must be a string")
+        return None
+    return SourceDocument(doc_id.strip(), body, f"{name}:{lineno}", "jsonl", title)
+
+
+def read_source(name: str, data: bytes, problems: list[str]) -> list[SourceDocument]:
+    """Parse one source (file name + bytes) into documents, appending problems found."""
+    path = Path(name)
+    suffix = path.suffix.lower()
+    text = _decode(path, data, problems)
+    if text is None:
+        return []
+    if suffix == ".jsonl":
+        docs = [d for lineno, obj in iter_objects(name, text, problems)
+                if (d := _jsonl_document(name, lineno, obj, problems)) is not None]
+        if not docs and not any(p.startswith(f"{name} line") for p in problems):
+            problems.append(f"{name}: no documents in the file")
+        return docs
+    if suffix in (".html", ".htm"):
+        body, title = html_to_text(text)
+        return [SourceDocument(path.stem, body, name, "html", title)]
+    fmt = "md" if suffix == ".md" else "txt"
+    return [SourceDocument(path.stem, text, name, fmt, _first_heading(text) if fmt == "md" else None)]
+
+
+# A document is at most this many characters of text (README "Limits"): one huge document
+# makes every Evidence search and quote resolution slow; split it.
+MAX_DOCUMENT_CHARS = 2_000_000
+
+
+class _Preparer:
+    """Canonicalizes and hashes documents one by one, remembering every id seen so a
+    duplicate is reported with both of its sources."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        self.seen: dict[str, str] = {}
+
+    def __call__(self, d: SourceDocument) -> PreparedDocument | None:
+        problems = self.problems
+        if d.doc_id in self.seen:
+            problems.append(
+                f"duplicate doc id {textin.shown(d.doc_id)}: {self.seen[d.doc_id]} and {d.source_path}; "
+                f"rename one of them (doc id = file name without extension, or the 'doc_id' field)"
+            )
+            return None
+        self.seen[d.doc_id] = d.source_path
+        if not _DOC_ID_RE.match(d.doc_id):
+            problems.append(
+                f"{d.source_path}: doc id {textin.shown(d.doc_id)} must be 1-200 characters with no whitespace or "
+                f"control characters (TREC qrels and run files are whitespace-separated); rename it"
+            )
+            return None
+        if len(d.raw_text) > MAX_DOCUMENT_CHARS:
+            problems.append(
+                f"{d.source_path}: document {textin.shown(d.doc_id)} is {len(d.raw_text):,} characters of text; "
+                f"a document is at most {MAX_DOCUMENT_CHARS:,} (about 2 MB): split it into several files "
+                f"(e.g. one per chapter or section)"
+            )
+            return None
+        canon = canonical_text(d.raw_text)
+        if not canon:
+            problems.append(f"{d.source_path}: document {textin.shown(d.doc_id)} is empty (no text after canonicalization)")
+            return None
+        return PreparedDocument(d.doc_id, d.title, d.source_path, d.source_format, d.raw_text, canon,
+                                sha256_text(d.raw_text), sha256_text(canon))
+
+
+def prepare(docs: Sequence[SourceDocument], problems: list[str], progress: Progress | None = None) -> list[PreparedDocument]:
+    """Canonicalize and hash; flag empty documents and duplicate ids."""
+    one = _Preparer(problems)
+    out: list[PreparedDocument] = []
+    for i, d in enumerate(docs):
+        if progress:
+            progress(i, len(docs))
+        p = one(d)
+        if p is not None:
+            out.append(p)
+    if progress:
+        progress(len(docs), len(docs))
+    return out
+
+
+def _refused(problems: list[str]) -> ValidationError:
+    return ValidationError(f"Corpus import refused: {len(problems)} problem(s); nothing was imported.", problems)
+
+
+def load_sources(
+    sources: Sequence[tuple[str, bytes]], progress: Progress | None = None
+) -> list[PreparedDocument]:
+    """Parse and validate named byte sources; raise one ValidationError listing every problem."""
+    problems: list[str] = []
+    docs: list[SourceDocument] = []
+    for name, data in sources:
+        docs.extend(read_source(name, data, problems))
+    prepared = prepare(docs, problems, progress)
+    if problems:
+        raise _refused(problems)
+    return prepared
+
+
+def load_paths(paths: Sequence[str | Path], progress: Progress | None = None) -> list[PreparedDocument]:
+    """Every document of the paths in memory (small corpora, tests); large ones stream
+    through :func:`import_paths`."""
+    problems: list[str] = []
+    docs = [d for batch in _batches(_iter_paths(paths, problems, progress), _Preparer(problems)) for d in batch]
+    if problems:
+        raise _refused(problems)
+    return docs
+
+
+# ---- streaming: files of any size in bounded memory -----------------------------------------
+
+_BATCH_CHARS = 8_000_000    # raw characters per batch written to the store
+_BATCH_DOCS = 5_000
+_CHUNK_BYTES = 4 << 20      # a JSONL file is read this much at a time (whole lines)
+
+
+def _iter_jsonl(path: Path, problems: list[str], advance: Callable[[int], None]) -> Iterator[SourceDocument]:
+    """Documents of a JSON Lines file read chunk by chunk (whole lines), so a file of any
+    size takes bounded memory; problems name the file and the line."""
+    name = str(path)
+    first_line, rest, first = 1, b"", True
+    found = False
+    with path.open("rb") as fh:
+        while True:
+            block = fh.read(_CHUNK_BYTES)
+            data = rest + block
+            if block:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:  # no line end yet: keep reading (one line longer than a chunk)
+                    rest = data
+                    continue
+                data, rest = data[:cut], data[cut:]
+            elif not data:
+                break
+            else:
+                rest = b""
+            advance(len(data))
+            text = textin.decode_part(name, data, first_line, first, problems)
+            n_lines = data.count(b"\n")
+            if text is not None:
+                for lineno, obj in iter_objects(name, text, problems, first_line=first_line):
+                    doc = _jsonl_document(name, lineno, obj, problems)
+                    if doc is not None:
+                        found = True
+                        yield doc
+            first_line += n_lines
+            first = False
+            if not block:
+                break
+    if not found and not any(p.startswith(f"{name} line") or p.startswith(f"{name}:") for p in problems):
+        problems.append(f"{name}: no documents in the file")
+
+
+def _iter_paths(paths: Sequence[str | Path], problems: list[str],
+                progress: Progress | None = None) -> Iterator[SourceDocument]:
+    files, found = expand_paths(paths)
+    problems.extend(found)
+    sizes = []
+    for f in files:
+        try:
+            sizes.append(f.stat().st_size)
+        except OSError:
+            sizes.append(0)
+    total, done = sum(sizes), 0
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    for f, size in zip(files, sizes):
+        if f.suffix.lower() == ".jsonl":
+            yield from _iter_jsonl(f, problems, advance)
+            continue
+        try:
+            data = f.read_bytes()
+        except OSError as exc:
+            problems.append(f"{f}: cannot be read ({exc.strerror or exc.__class__.__name__})")
+            continue
+        advance(size)
+        yield from read_source(str(f), data, problems)
+
+
+def _batches(docs: Iterable[SourceDocument], prepare_one: _Preparer) -> Iterator[list[PreparedDocument]]:
+    batch: list[PreparedDocument] = []
+    chars = 0
+    for d in docs:
+        p = prepare_one(d)
+        if p is None:
+            continue
+        batch.append(p)
+        chars += len(p.raw_text)
+        if chars >= _BATCH_CHARS or len(batch) >= _BATCH_DOCS:
+            yield batch
+            batch, chars = [], 0
+    if batch:
+        yield batch

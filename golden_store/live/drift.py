@@ -1,0 +1,106 @@
+"""Corpus drift (METHODOLOGY §3.8): when documents change, every quote placed on an older
+text is re-resolved; quotes that moved get a new event, quotes that cannot be placed any
+more are reported as broken, and freezing refuses while any is.
+
+Labels remember the canonical sha256 of the text they were placed on, so "placed on an
+older text" is a comparison, not a guess."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from golden_store.live.evidence import EvidenceSpan, append_evidence_tx
+from golden_store.corpus.resolver import DEFAULT_THRESHOLD, CorpusIndex, IndexedResolver, SpanResolver
+
+if TYPE_CHECKING:
+    from golden_store.corpus.index import CorpusSearchIndex
+
+SYSTEM_ACTOR = "system:re-resolve"
+_OVERLAY_MAX = 2000  # documents changed by an import that re-resolution reads from the transaction
+
+
+@dataclass
+class DriftReport:
+    moved: list[dict] = field(default_factory=list)      # re-placed at a new position
+    confirmed: list[dict] = field(default_factory=list)  # same position, new text around it
+    broken: list[dict] = field(default_factory=list)     # cannot be placed: a person must act
+
+    @property
+    def checked(self) -> int:
+        return len(self.moved) + len(self.confirmed) + len(self.broken)
+
+
+_STALE_EVIDENCE = (
+    "SELECT e.query_id, e.evidence_id, e.quote, e.doc_id, e.start, e.\"end\", e.rubric_version "
+    "FROM current_evidence e SEMI JOIN queries q USING (query_id) "
+    "LEFT JOIN documents d USING (doc_id) "
+    "WHERE d.doc_id IS NULL OR (e.doc_sha256 IS NOT NULL AND e.doc_sha256 <> d.canonical_sha256) "
+    "ORDER BY e.query_id, e.evidence_id"
+)
+
+
+def reresolve_tx(cur: duckdb.DuckDBPyConnection, *, threshold: float = DEFAULT_THRESHOLD,
+                 index: CorpusSearchIndex | None = None, changed: Sequence[str] = ()) -> DriftReport:
+    """Re-place every current quote whose document text changed (inside the caller's
+    transaction, so an import and its re-resolution land together or not at all).
+
+    With ``index`` (the persisted index as it was before this transaction) the quotes are
+    searched there, with the documents changed in this transaction (``changed``, up to
+    ``_OVERLAY_MAX``, and those the stale quotes are on) read from the transaction instead;
+    without it, an in-memory index of the whole corpus is built (small stores)."""
+    report = DriftReport()
+    stale = cur.execute(_STALE_EVIDENCE).fetchall()
+    if not stale:
+        return report
+
+    def raw_of(doc_id: str) -> str:
+        return cur.execute("SELECT raw_text FROM documents WHERE doc_id = ?", [doc_id]).fetchone()[0]
+
+    if index is None:
+        canon = dict(cur.execute("SELECT doc_id, canonical_text FROM documents").fetchall())
+        resolver = SpanResolver(CorpusIndex(canon, raw_of), threshold)
+        present = canon.__contains__
+    else:
+        ids = sorted({r[3] for r in stale if r[3] is not None} | set(list(changed)[:_OVERLAY_MAX]))
+        overlay = dict(cur.execute("SELECT doc_id, canonical_text FROM documents WHERE doc_id IN (SELECT unnest(?))",
+                                   [ids]).fetchall())
+        resolver = IndexedResolver(index, raw_of, threshold, overlay=overlay)
+        present = overlay.__contains__
+    new_events: list[tuple[EvidenceSpan, int | None, str]] = []
+    for qid, eid, quote, doc, start, end, rubric in stale:
+        item = {"query_id": qid, "evidence_id": eid, "quote": quote, "doc_id": doc, "start": start, "end": end}
+        res = resolver.resolve(quote, doc_id=doc) if present(doc) else None
+        if res is None or not res.located:
+            res_any = resolver.resolve(quote)  # the passage may have moved to another document
+            res = res_any if res_any.located else (res or res_any)
+        if not res.located:
+            report.broken.append({**item, "status": res.status,
+                                  "candidates": [c.as_dict() for c in res.candidates[:3]]})
+            continue
+        b = res.best
+        where = {"new_doc_id": b.doc_id, "new_start": b.start, "new_end": b.end, "status": res.status}
+        (report.confirmed if (b.doc_id, b.start, b.end) == (doc, start, end) else report.moved).append(
+            {**item, **where})
+        span = EvidenceSpan(qid, eid, quote, b.doc_id, b.start, b.end, b.canonical_start, b.canonical_end,
+                            res.status, b.score)
+        new_events.append((span, rubric, f"re-resolved after a corpus change (was {doc}[{start}:{end}])"))
+    for span, rubric, note in new_events:
+        append_evidence_tx(cur, [span], actor=SYSTEM_ACTOR, rubric_version=rubric, note=note)
+    return report
+
+
+def stale_grades_tx(cur: duckdb.DuckDBPyConnection) -> list[tuple]:
+    """Grades (and adjudications) made on an earlier text of their document."""
+    return cur.execute(
+        "SELECT g.query_id, g.doc_id, g.start, g.\"end\", g.actor FROM ("
+        " SELECT query_id, doc_id, start, \"end\", doc_sha256, actor FROM current_grades"
+        " UNION ALL"
+        " SELECT query_id, doc_id, start, \"end\", doc_sha256, actor FROM grade_events WHERE op = 'adjudicate'"
+        ") g SEMI JOIN queries q USING (query_id) JOIN documents d USING (doc_id)"
+        " WHERE g.doc_sha256 IS NOT NULL AND g.doc_sha256 <> d.canonical_sha256"
+        " ORDER BY 1, 2, 3"
+    ).fetchall()

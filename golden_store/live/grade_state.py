@@ -1,0 +1,126 @@
+"""Writing a grade event and keeping the current grading state beside it (migration 13).
+
+Why: the current grade of every (item, annotator), the per-item dispute state and the latest
+lead decision used to be window views over the whole ``grade_events`` log; at team scale
+(millions of events) every page that counts anything replayed the log, seconds per visit
+(issue 19). The state now lives in four tables (``grade_state``, ``judging_state``,
+``adjudication_state``, ``grade_item_state``; see ``golden_store/db/schema.py`` V13) that the
+views read, and this module is the one place that appends a grade event: :func:`append_tx`
+inserts the event and folds it into those tables in the caller's transaction, so an event
+and the state it implies commit together or not at all.
+
+The log stays the truth. Each table is a pure function of it (``schema.GRADE_STATE_FILL``
+computes them from scratch; :func:`rebuild_tx` refills them with it, for a bulk writer that
+appended events some other way), and ``tests/golden_store/test_grade_state.py`` replays the
+events through the former view definitions after every kind of write and compares.
+
+Folding one event, exactly as the fill would:
+
+* ``grade`` / ``retract`` → the annotator's row in ``grade_state`` (latest by event id wins),
+  then the item's ``grade_item_state`` row is recounted from its ``grade_state`` rows (a few
+  per item): number of current grades, distinct values, the lowest (the agreed value when
+  there is one distinct), who graded, the newest rubric version, first and last grade time;
+* ``grade`` / ``skip`` / ``unsure`` / ``retract`` → the annotator's ``judging_state`` row;
+* ``adjudicate`` → the item's ``adjudication_state`` row.
+
+Every upsert only replaces a row with a newer event (``WHERE excluded.event_id > ...``), and
+the item's row is claimed (a no-op update) before the annotator's row is written, so on an
+engine with concurrent writers (PostgreSQL, read committed) two grades of one item recount it
+one after the other, each seeing the other's committed row.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import duckdb
+
+from golden_store.db.schema import GRADE_STATE_FILL
+
+STATE_TABLES = ("grade_state", "judging_state", "adjudication_state", "grade_item_state")
+
+_ITEM = 'query_id = ? AND doc_id = ? AND start = ? AND "end" = ?'
+
+_CLAIM_ITEM = (
+    "INSERT INTO grade_item_state (query_id, doc_id, start, \"end\", n_graded, n_distinct) VALUES (?, ?, ?, ?, 0, 0) "
+    "ON CONFLICT (query_id, doc_id, start, \"end\") DO UPDATE SET n_graded = grade_item_state.n_graded")
+
+_UPSERT_GRADE = (
+    "INSERT INTO grade_state (query_id, doc_id, start, \"end\", actor, op, grade, doc_sha256, rubric_version, "
+    "round_id, note, created_at, event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (query_id, doc_id, start, \"end\", actor) DO UPDATE SET op = excluded.op, grade = excluded.grade, "
+    "doc_sha256 = excluded.doc_sha256, rubric_version = excluded.rubric_version, round_id = excluded.round_id, "
+    "note = excluded.note, created_at = excluded.created_at, event_id = excluded.event_id "
+    "WHERE excluded.event_id > grade_state.event_id")
+
+# The same aggregates as the fill's grade_item_state statement, over one item's rows.
+_RECOUNT_ITEM = (
+    "UPDATE grade_item_state SET n_graded = s.n_graded, n_distinct = s.n_distinct, grade = s.grade, "
+    "actors = s.actors, rubric_version = s.rubric_version, first_graded_at = s.first_graded_at, "
+    "last_graded_at = s.last_graded_at "
+    "FROM (SELECT count(*) FILTER (WHERE op = 'grade') AS n_graded, count(DISTINCT grade) AS n_distinct, "
+    "min(grade) AS grade, string_agg(actor, ',' ORDER BY actor) FILTER (WHERE op = 'grade') AS actors, "
+    "max(rubric_version) FILTER (WHERE op = 'grade') AS rubric_version, "
+    "min(created_at) FILTER (WHERE op = 'grade') AS first_graded_at, "
+    f"max(created_at) FILTER (WHERE op = 'grade') AS last_graded_at FROM grade_state WHERE {_ITEM}) s "
+    "WHERE grade_item_state.query_id = ? AND grade_item_state.doc_id = ? AND grade_item_state.start = ? "
+    "AND grade_item_state.\"end\" = ?")
+
+_UPSERT_JUDGING = (
+    "INSERT INTO judging_state (actor, query_id, doc_id, start, \"end\", op, event_id) VALUES (?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (actor, query_id, doc_id, start, \"end\") DO UPDATE SET op = excluded.op, event_id = excluded.event_id "
+    "WHERE excluded.event_id > judging_state.event_id")
+
+_UPSERT_DECISION = (
+    "INSERT INTO adjudication_state (query_id, doc_id, start, \"end\", grade, actor, note, doc_sha256, rubric_version, "
+    "created_at, event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (query_id, doc_id, start, \"end\") DO UPDATE SET grade = excluded.grade, actor = excluded.actor, "
+    "note = excluded.note, doc_sha256 = excluded.doc_sha256, rubric_version = excluded.rubric_version, "
+    "created_at = excluded.created_at, event_id = excluded.event_id "
+    "WHERE excluded.event_id > adjudication_state.event_id")
+
+_COLUMNS = ("event_id", "query_id", "doc_id", "start", "end", "op", "grade", "actor", "created_at", "doc_sha256",
+            "rubric_version", "round_id", "note")
+
+
+def append_tx(cur: duckdb.DuckDBPyConnection, *, query_id: str, doc_id: str, start: int, end: int, op: str,
+              grade: int | None, actor: str, created_at: datetime, doc_sha256: str | None,
+              rubric_version: int | None, round_id: str | None = None, note: str | None = None) -> int:
+    """Append one grade event and fold it into the state tables, in the caller's transaction;
+    returns its event id. The row folded is the one the database stored (``RETURNING``), so
+    the state holds exactly what the log holds."""
+    row = cur.execute(
+        "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at, "
+        "rubric_version, round_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "RETURNING " + ", ".join(f'"{c}"' if c == "end" else c for c in _COLUMNS),
+        [query_id, doc_id, start, end, doc_sha256, op, grade, actor, created_at, rubric_version, round_id,
+         note]).fetchone()
+    fold_tx(cur, dict(zip(_COLUMNS, row)))
+    return int(row[0])
+
+
+def fold_tx(cur: duckdb.DuckDBPyConnection, event: dict) -> None:
+    """Fold one stored grade event (a ``grade_events`` row as a dict) into the state tables."""
+    e = event
+    item = [e["query_id"], e["doc_id"], e["start"], e["end"]]
+    op = e["op"]
+    if op in ("grade", "retract"):
+        cur.execute(_CLAIM_ITEM, item)
+        cur.execute(_UPSERT_GRADE, [*item, e["actor"], op, e["grade"], e["doc_sha256"], e["rubric_version"],
+                                    e["round_id"], e["note"], e["created_at"], e["event_id"]])
+        cur.execute(_RECOUNT_ITEM, item + item)
+    if op in ("grade", "skip", "unsure", "retract"):
+        cur.execute(_UPSERT_JUDGING, [e["actor"], *item, op, e["event_id"]])
+    if op == "adjudicate":
+        cur.execute(_UPSERT_DECISION, [*item, e["grade"], e["actor"], e["note"], e["doc_sha256"],
+                                       e["rubric_version"], e["created_at"], e["event_id"]])
+
+
+def rebuild_tx(cur: duckdb.DuckDBPyConnection) -> None:
+    """Refill every state table from the event log (what migration 13 did), in the caller's
+    transaction: for a bulk writer that appended grade events with plain INSERTs (benchmarks,
+    tests building large stores), and the remedy should the tables ever be doubted."""
+    for table in STATE_TABLES:
+        cur.execute(f"DELETE FROM {table}")
+    for stmt in GRADE_STATE_FILL:
+        cur.execute(stmt)

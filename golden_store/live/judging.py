@@ -1,0 +1,155 @@
+"""Pooled judging, the SQL side: each annotator's queue over the pool (in an order of their
+own, so position effects average out across annotators), grade events, recent judgments.
+Nothing here reads pool_sources: which system retrieved an item never reaches a judge."""
+
+from __future__ import annotations
+
+import duckdb
+
+from golden_store.core.errors import ValidationError
+from golden_store.db.store import Store, utcnow
+from golden_store.live import grade_state
+
+OPS = ("grade", "skip", "unsure")
+
+# An item is done for an annotator once their latest event on it is a grade, skip or unsure
+# (judging_state keeps that latest event per annotator and item: no window over the log).
+_DONE = "SELECT query_id, doc_id, start, \"end\" FROM judging_state WHERE actor = ? AND op <> 'retract'"
+
+
+# The items in an annotator's queue: those a round assigned to them, plus those no round
+# assigned to anybody (the single-annotator case). `mine_first` orders assigned items first,
+# by the round that gave them out. Parameters: actor, actor.
+_SCOPE = (
+    "SELECT p.query_id, p.doc_id, p.start, p.\"end\", a.first_round FROM pool_items p "
+    "LEFT JOIN (SELECT query_id, doc_id, start, \"end\", bool_or(ra.annotator = ?) AS mine, "
+    "  min(r.created_at) FILTER (WHERE ra.annotator = ?) AS first_round "
+    "  FROM round_assignments ra JOIN rounds r USING (round_id) GROUP BY ALL) a "
+    "USING (query_id, doc_id, start, \"end\") WHERE a.mine IS NULL OR a.mine"
+)
+
+
+ORDERS = ("random", "by_query")
+
+
+def next_items(store: Store, actor: str, limit: int = 1, *, order: str = "random") -> list[dict]:
+    """The annotator's next items: first what rounds assigned to them (oldest round first),
+    then unassigned pool items, each in the annotator's own pseudo-random order (stable, so
+    a session resumes where it stopped). ``order="by_query"`` keeps all pooled passages of
+    one question together (TREC practice: the judge reads the question once), questions in
+    the annotator's own order. Another annotator's assigned items never appear."""
+    if order not in ORDERS:
+        raise ValidationError(f"Unknown queue order {order!r}: one of {', '.join(ORDERS)}.")
+    item_hash = ("hash(? || '\x1f' || p.query_id || '\x1f' || p.doc_id || '\x1f' || p.start || '\x1f' || "
+                 "p.\"end\")")
+    by = f"hash(? || '\x1f' || p.query_id), p.query_id, {item_hash}" if order == "by_query" else item_hash
+    params = [actor, actor, actor] + ([actor] if order == "by_query" else []) + [actor, limit]
+    return store.read_dicts(
+        "SELECT p.query_id, p.doc_id, p.start, p.\"end\", q.text AS query_text "
+        f"FROM ({_SCOPE}) p JOIN queries q USING (query_id) "
+        f"ANTI JOIN ({_DONE}) d USING (query_id, doc_id, start, \"end\") "
+        f"ORDER BY p.first_round NULLS LAST, {by} LIMIT ?",
+        params,
+    )
+
+
+# ---- cursor-level pieces of one label's transaction (annotator/labeling.py composes them) ----
+
+
+def item_content_tx(cur: duckdb.DuckDBPyConnection, query_id: str, doc_id: str, start: int,
+                    end: int) -> tuple[str, str] | None:
+    """(question text, passage text) of a pool item as it stands now, or None if the
+    question is gone or the span no longer fits its document."""
+    row = cur.execute(
+        "SELECT q.text, d.raw_text FROM queries q, documents d WHERE q.query_id = ? AND d.doc_id = ?",
+        [query_id, doc_id]).fetchone()
+    if row is None or end > len(row[1]) or start < 0 or start > end:
+        return None
+    return row[0], row[1][start:end]
+
+
+def scope_problem_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id: str, start: int,
+                     end: int) -> str | None:
+    """Why ``actor`` may not grade this item now (None when they may): it left the pool,
+    or a round gave it to other annotators only."""
+    key = [query_id, doc_id, start, end]
+    if cur.execute("SELECT 1 FROM pool_items WHERE query_id = ? AND doc_id = ? AND start = ? AND \"end\" = ?",
+                   key).fetchone() is None:
+        return "it is no longer in the pool"
+    mine = cur.execute(
+        "SELECT count(*), count(*) FILTER (WHERE annotator = ?) FROM round_assignments "
+        "WHERE query_id = ? AND doc_id = ? AND start = ? AND \"end\" = ?", [actor, *key]).fetchone()
+    if mine[0] and not mine[1]:
+        return "a round now gives it to other annotators"
+    return None
+
+
+def latest_own_event_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id: str, start: int,
+                        end: int) -> int | None:
+    """The event id of the actor's latest grade / skip / unsure / retract on this item."""
+    row = cur.execute(
+        "SELECT event_id FROM judging_state WHERE actor = ? AND query_id = ? AND doc_id = ? AND start = ? "
+        "AND \"end\" = ?", [actor, query_id, doc_id, start, end]).fetchone()
+    return row[0] if row else None
+
+
+def insert_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id: str, start: int, end: int, *,
+              op: str, grade: int | None = None, note: str | None = None,
+              rubric_version: int | None = None) -> int:
+    """Append one judging event inside the caller's transaction; returns its event id."""
+    if op not in OPS + ("retract",):
+        raise ValidationError(f"Unknown judging action {op!r}.")
+    if op == "grade" and grade not in (0, 1, 2, 3):
+        raise ValidationError("A grade is 0, 1, 2 or 3.")
+    sha = cur.execute("SELECT canonical_sha256 FROM documents WHERE doc_id = ?", [doc_id]).fetchone()
+    if sha is None:
+        raise ValidationError(f"Document {doc_id!r} is not in the corpus.")
+    # the round that gave this item to this annotator (the latest, if several did)
+    rnd = cur.execute(
+        "SELECT ra.round_id FROM round_assignments ra JOIN rounds r USING (round_id) WHERE ra.annotator = ? "
+        "AND ra.query_id = ? AND ra.doc_id = ? AND ra.start = ? AND ra.\"end\" = ? "
+        "ORDER BY r.created_at DESC LIMIT 1", [actor, query_id, doc_id, start, end]).fetchone()
+    return grade_state.append_tx(
+        cur, query_id=query_id, doc_id=doc_id, start=start, end=end, op=op, grade=grade if op == "grade" else None,
+        actor=actor, created_at=utcnow(), doc_sha256=sha[0], rubric_version=rubric_version,
+        round_id=rnd[0] if rnd else None, note=note or None)
+
+
+def progress(store: Store, actor: str) -> tuple[int, int]:
+    """(done, total) over the annotator's own queue, in one pass over it (the Judge page
+    asks on every key press)."""
+    total, done = store.read_one(
+        f"SELECT count(*), count(d.query_id) FROM ({_SCOPE}) s SEMI JOIN queries USING (query_id) "
+        f"LEFT JOIN ({_DONE}) d USING (query_id, doc_id, start, \"end\")", [actor, actor, actor])
+    return int(done), int(total)
+
+
+def record(store: Store, actor: str, query_id: str, doc_id: str, start: int, end: int, *, op: str,
+           grade: int | None = None, note: str | None = None, rubric_version: int | None = None) -> None:
+    """Append one judging event (a correction is just a later event)."""
+    if op not in OPS:
+        raise ValidationError(f"Unknown judging action {op!r}.")
+    store.write(lambda cur: insert_tx(cur, actor, query_id, doc_id, start, end, op=op, grade=grade, note=note,
+                                      rubric_version=rubric_version))
+
+
+def recent(store: Store, actor: str, n: int = 10) -> list[dict]:
+    return store.read_dicts(
+        "SELECT e.event_id, e.query_id, e.doc_id, e.start, e.\"end\", e.op, e.grade, e.note, e.created_at "
+        "FROM grade_events e WHERE actor = ? AND op IN ('grade', 'skip', 'unsure') "
+        "ORDER BY event_id DESC LIMIT ?", [actor, n])
+
+
+def pool_counts(store: Store) -> dict[str, int]:
+    """Workflow counts for the home page (numbers only, nobody's labels): pool size, items
+    with at least one grade, items graded by two or more, disagreements waiting, rounds."""
+    # grade_item_state: each item's number of current grades, kept with every grade event
+    row = store.read_one(
+        "WITH g AS (SELECT query_id, doc_id, start, \"end\", n_graded AS n FROM grade_item_state WHERE n_graded > 0) "
+        "SELECT (SELECT count(*) FROM pool_items SEMI JOIN queries USING (query_id)), "
+        "(SELECT count(*) FROM pool_items p SEMI JOIN g USING (query_id, doc_id, start, \"end\")), "
+        "(SELECT count(*) FROM g WHERE n >= 2), "
+        "(SELECT count(*) FROM pending_grades SEMI JOIN queries USING (query_id)), "
+        "(SELECT count(*) FROM rounds)")
+    keys = ("pool_items", "pool_graded", "double_graded", "pending", "rounds")
+    return {k: int(v) for k, v in zip(keys, row)}

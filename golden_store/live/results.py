@@ -1,0 +1,186 @@
+"""Evaluation results (METHODOLOGY §14.4): per-query scores of recorded evaluations in the store,
+exportable to Parquet, compared pairwise with the bootstrap.
+
+An *evaluation* is one scoring of a system against a frozen version, recorded under an
+``evaluation_id`` (METHODOLOGY's ``run_id``; renamed so that "run" means only a system's ranked
+results, ``golden_store.live.runs``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from golden_store.core.errors import NotFoundError, ValidationError
+from golden_store.core.system_names import check_system_name
+from golden_store.db.store import Store, utcnow
+from golden_store.scoring.impl_sha import metric_impl_sha, scorer_sources  # noqa: F401 (re-exported)
+
+
+def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame, *, dataset_version: str,
+               strata: dict[str, str] | None = None, corpus_digest: str | None = None,
+               config_sha: str | None = None, system: str | None = None, git_sha: str | None = None,
+               trial: int = 0, judged_fraction: Mapping[str, float] | pd.Series | None = None,
+               judge_model: str | None = None, rubric_sha: str | None = None,
+               judged_metrics: Iterable[str] = (), replace: bool = False) -> int:
+    """Store ``per_query`` (index query_id, one column per metric) as rows of evaluation ``evaluation_id``,
+    trial ``trial``, each row with its provenance (METHODOLOGY §14.3-14.4): ``git_sha``,
+    ``config_sha``, ``metric_impl_sha`` (this code's), ``judged_fraction`` (the run's Judged@k of
+    the row's query, §3.6), and for the metrics in ``judged_metrics`` (those a model judged) the
+    ``judge_model`` and ``rubric_sha`` - both required then; deterministic metrics keep them NULL.
+
+    All or nothing. Refuses an (evaluation id, trial) that already has rows - results are never
+    overwritten - unless ``replace``, which swaps that trial's rows in one transaction. A new
+    trial of an existing evaluation must be of the same dataset version and system (a repeat of
+    the same evaluation, §10.8)."""
+    if not evaluation_id.strip():
+        raise ValidationError("An evaluation needs an id (e.g. bm25-2026-12-02).")
+    if system is not None:
+        check_system_name(system)
+    if isinstance(trial, bool) or not isinstance(trial, (int, np.integer)) or trial < 0:
+        raise ValidationError(f"A trial is a whole number >= 0 (got {trial!r}).")
+    trial = int(trial)
+    judged_metrics = set(judged_metrics)
+    unknown = sorted(judged_metrics - set(per_query.columns))
+    if unknown:
+        raise ValidationError(f"Metric(s) said to be judged by a model are not among the scored ones: {', '.join(unknown)}.")
+    if judged_metrics and not (judge_model and rubric_sha):
+        raise ValidationError(f"{', '.join(sorted(judged_metrics))} is judged by a model: record its judge model id and "
+                              f"rubric sha with it (METHODOLOGY §14.3), or the number cannot be re-baselined.")
+    if (judge_model or rubric_sha) and not judged_metrics:
+        raise ValidationError("A judge model or rubric sha was given but no metric is judged by a model: name the "
+                              "judged metrics (deterministic metrics keep judge_model and rubric_sha NULL).")
+    long = per_query.rename_axis("query_id").reset_index().melt(id_vars="query_id", var_name="metric",
+                                                                value_name="value")
+    long["stratum"] = long["query_id"].map(strata or {})
+    jf = long["query_id"].map(judged_fraction) if judged_fraction is not None else pd.Series(np.nan, index=long.index)
+    long["judged_fraction"] = pd.to_numeric(jf, errors="coerce").astype(float)
+    long["judged"] = long["metric"].isin(judged_metrics)
+    now, impl = utcnow(), metric_impl_sha()
+
+    def run(cur: duckdb.DuckDBPyConnection) -> int:
+        if cur.execute("SELECT 1 FROM eval_results WHERE evaluation_id = ? AND trial = ? LIMIT 1", [evaluation_id, trial]).fetchone():
+            if not replace:
+                raise ValidationError(
+                    f"Evaluation {evaluation_id!r} (trial {trial}) is already recorded; results are never overwritten. "
+                    f"Record a repeat as another trial (--trial K), use a new evaluation id, or replace this trial "
+                    f"with --replace.")
+        others = cur.execute(
+            "SELECT DISTINCT dataset_version, system FROM eval_results WHERE evaluation_id = ? AND trial <> ?",
+            [evaluation_id, trial]).fetchall()
+        for ds, sy in others:
+            if ds != dataset_version or (sy or None) != (system or None):
+                raise ValidationError(
+                    f"Evaluation {evaluation_id!r} has trials of dataset version {ds!r}, system {sy!r}; trial {trial} "
+                    f"is of {dataset_version!r}, {system!r}. Trials are repeats of one evaluation: use a new "
+                    f"evaluation id.")
+        if replace:
+            cur.execute("DELETE FROM eval_results WHERE evaluation_id = ? AND trial = ?", [evaluation_id, trial])
+        cur.register("_res", long)
+        cur.execute(
+            "INSERT INTO eval_results (evaluation_id, ts, system, git_sha, dataset_version, corpus_digest, config_sha,"
+            " judge_model, rubric_sha, metric_impl_sha, query_id, stratum, trial, metric, value, judged_fraction)"
+            " SELECT ?, ?, ?, ?, ?, ?, ?, CASE WHEN judged THEN ? END, CASE WHEN judged THEN ? END, ?, query_id, stratum,"
+            " ?, metric, value, judged_fraction FROM _res",
+            [evaluation_id, now, system, git_sha, dataset_version, corpus_digest, config_sha, judge_model, rubric_sha,
+             impl, trial])
+        cur.unregister("_res")
+        return len(long)
+
+    return store.write(run)
+
+
+def trial_rows(store: Store, evaluation_id: str) -> pd.DataFrame:
+    """Every recorded row of one evaluation, trials apart (query_id, stratum, trial, metric,
+    value), for :func:`golden_store.scoring.trials.trials_report` (METHODOLOGY §10.8)."""
+    df = store.df("SELECT query_id, stratum, trial, metric, value FROM eval_results WHERE evaluation_id = ?"
+                  " ORDER BY metric, query_id, trial", [evaluation_id])
+    if df.empty:
+        raise NotFoundError(f"No recorded evaluation {evaluation_id!r}; record one with golden score ... --record "
+                            f"EVALUATION_ID [--trial K].")
+    return df
+
+
+def trial_provenance(store: Store, evaluation_id: str) -> list[dict]:
+    """Per trial of one evaluation: when it was recorded and what produced it (git sha, config
+    sha, metric implementation, judge model and rubric sha of its judged metrics, dataset,
+    system), rows and the mean judged fraction of its rows."""
+    rows = store.read_dicts(
+        "SELECT trial, min(ts) AS ts, any_value(system) AS system, any_value(dataset_version) AS dataset_version,"
+        " string_agg(DISTINCT git_sha, ', ' ORDER BY git_sha) AS git_sha,"
+        " string_agg(DISTINCT config_sha, ', ' ORDER BY config_sha) AS config_sha,"
+        " string_agg(DISTINCT metric_impl_sha, ', ' ORDER BY metric_impl_sha) AS metric_impl_sha,"
+        " string_agg(DISTINCT judge_model, ', ' ORDER BY judge_model) AS judge_model,"
+        " string_agg(DISTINCT rubric_sha, ', ' ORDER BY rubric_sha) AS rubric_sha,"
+        " avg(judged_fraction) AS judged_fraction, count(*) AS n_rows"
+        " FROM eval_results WHERE evaluation_id = ? GROUP BY trial ORDER BY trial", [evaluation_id])
+    for r in rows:
+        r["ts"] = r["ts"].isoformat() if r["ts"] is not None else None
+        r["n_rows"] = int(r["n_rows"])
+        r["judged_fraction"] = None if r["judged_fraction"] is None else float(r["judged_fraction"])
+    return rows
+
+
+def list_evaluations(store: Store) -> pd.DataFrame:
+    return store.df(
+        "SELECT evaluation_id, min(ts) AS ts, any_value(system) AS system, any_value(dataset_version) AS dataset_version,"
+        " count(DISTINCT query_id) AS queries, string_agg(DISTINCT metric, ', ' ORDER BY metric) AS metrics,"
+        " count(DISTINCT trial) AS trials FROM eval_results GROUP BY evaluation_id ORDER BY ts DESC"
+    )
+
+
+def evaluation_frame(store: Store, evaluation_id: str) -> pd.DataFrame:
+    """Per (query, metric) mean over trials, with stratum and the evaluation's provenance."""
+    df = store.df(
+        "SELECT query_id, any_value(stratum) AS stratum, metric, avg(value) AS value,"
+        " any_value(dataset_version) AS dataset_version, any_value(metric_impl_sha) AS metric_impl_sha"
+        " FROM eval_results WHERE evaluation_id = ? GROUP BY query_id, metric", [evaluation_id])
+    if df.empty:
+        raise NotFoundError(f"No recorded evaluation {evaluation_id!r}; record one with golden score ... --record EVALUATION_ID.")
+    return df
+
+
+def evaluation_summaries(store: Store) -> pd.DataFrame:
+    """One row per recorded evaluation, newest first: provenance, size, and the judged@k health
+    of its rows (METHODOLOGY §3.6): ``judged_fraction`` the mean over the rows that carry one,
+    NULL when none does (recorded before the column was filled); ``judged_rows`` of ``n_rows``."""
+    return store.df(
+        "SELECT evaluation_id, min(ts) AS ts, any_value(system) AS system, any_value(dataset_version) AS dataset_version,"
+        " string_agg(DISTINCT metric_impl_sha, ', ' ORDER BY metric_impl_sha) AS metric_impl_sha,"
+        " count(DISTINCT query_id) AS queries, count(DISTINCT trial) AS trials,"
+        " avg(judged_fraction) AS judged_fraction, count(judged_fraction) AS judged_rows, count(*) AS n_rows"
+        " FROM eval_results GROUP BY evaluation_id ORDER BY ts DESC, evaluation_id"
+    )
+
+
+def evaluation_means(store: Store) -> pd.DataFrame:
+    """Mean per (evaluation, metric): each query's mean over trials, then the mean over queries."""
+    return store.df(
+        "SELECT evaluation_id, metric, avg(value) AS mean, count(*) AS queries FROM ("
+        " SELECT evaluation_id, metric, query_id, avg(value) AS value FROM eval_results"
+        " GROUP BY evaluation_id, metric, query_id) per_query GROUP BY evaluation_id, metric"
+        " ORDER BY evaluation_id, metric"
+    )
+
+
+def evaluation_queries(store: Store, evaluation_id: str) -> tuple[list[str], set[str]]:
+    """The dataset versions an evaluation was scored on and the query ids it recorded."""
+    rows = store.read("SELECT DISTINCT dataset_version, query_id FROM eval_results WHERE evaluation_id = ?",
+                      [evaluation_id])
+    if not rows:
+        raise NotFoundError(f"No recorded evaluation {evaluation_id!r}; record one with golden score ... --record "
+                            f"EVALUATION_ID.")
+    return sorted({v for v, _ in rows if v is not None}), {q for _, q in rows}
+
+
+def export_results(store: Store, out: Path) -> int:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    target = str(out).replace("'", "''")
+    with store.cursor() as cur:
+        cur.execute(f"COPY (SELECT * FROM eval_results ORDER BY evaluation_id, trial, query_id, metric) TO '{target}' "
+                    "(FORMAT parquet)")
+    return int(store.read_one("SELECT count(*) FROM eval_results")[0])
