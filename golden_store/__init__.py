@@ -9,10 +9,40 @@ before it needs them.
 
 from __future__ import annotations
 
+import re
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+# The studio's version is written in one place, pyproject.toml's [project] version; it goes
+# into every manifest as ``studio_version``. It is bumped with every migration or frozen-format
+# change (CONTRIBUTING.md, "The version"). ``__version__`` is read on first use, below.
+DISTRIBUTION = "golden-studio"
+__version__: str  # for type checkers; the value comes from __getattr__
+
+
+def _studio_version(checkout: Path | None = None) -> str:
+    """pyproject.toml's version: read from the source checkout this package sits in (an
+    editable install's metadata keeps the version of its last ``pip install``, so after a bump
+    the file is the truth), else from the installed distribution's metadata, else "unknown"."""
+    checkout = Path(__file__).resolve().parent.parent if checkout is None else checkout
+    try:
+        text = (checkout / "pyproject.toml").read_text("utf-8")
+    except OSError:
+        text = ""
+    project = re.search(r"^\[project\][ \t]*$(.*?)(?=^\[|\Z)", text, re.MULTILINE | re.DOTALL)
+    if project:
+        name = re.search(r'^name\s*=\s*"([^"]+)"', project.group(1), re.MULTILINE)
+        version = re.search(r'^version\s*=\s*"([^"]+)"', project.group(1), re.MULTILINE)
+        if name and version and name.group(1) == DISTRIBUTION:
+            return version.group(1)
+    from importlib import metadata
+
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
 
 _WHERE = {
     "CanonicalText": "golden_store.core.canonical",
@@ -34,6 +64,9 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eag
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = version = _studio_version()
+        return version
     try:
         module = _WHERE[name]
     except KeyError:
