@@ -37,7 +37,7 @@ CHECK_MARKERS := not slow and not browser and not postgres
 PYTEST_ARGS ?=
 check: $(TSTAMP)
 	$(VENV)/bin/ruff check annotator golden_store app_pages scripts tests app.py
-	@# types: mypy comes later (review 2026-12-04, Q5)
+	$(VENV)/bin/mypy
 	GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest -q -m "$(CHECK_MARKERS)" -n 2 $(PYTEST_ARGS)
 
 ## make test: install the test dependencies and run the whole suite on DuckDB (with the tests
@@ -85,4 +85,4 @@ bench: $(STAMP)
 	$(PY) scripts/bench_spans.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache
