@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import duckdb
+from golden_store.db.cursor import Cursor
 
 from annotator import labeling
 from annotator.evidence_rounds import visible_evidence
@@ -101,7 +101,7 @@ def cards(store: Store, user: User, stratum: str | None = None, n: int = QUEUE_A
     return [card(store, user, dispute(store, user, it)) for it in queue(store, user, stratum, limit=n)]
 
 
-def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
+def _write(cur: Cursor, user: User, label: Label) -> int:
     """The adjudication surface's rules for one decision, inside its transaction."""
     require(user, Permission.ADJUDICATE)
     if label.action != "adjudicate":

@@ -25,7 +25,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import duckdb
+from golden_store.db.cursor import Cursor
 
 from annotator.identity import User, require
 from annotator.roles import Permission, Role
@@ -94,7 +94,7 @@ def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | N
                                   m.canonical_start, m.canonical_end, "exact", 100.0))
     rubric_text = (DEMO_DIR / "rubric.md").read_text("utf-8")
 
-    def run(cur: duckdb.DuckDBPyConnection) -> dict:
+    def run(cur: Cursor) -> dict:
         rep = documents.import_documents_tx(cur, docs, actor=user.username)
         qrep = queries.import_queries_tx(cur, records, actor=user.username)
         version = add_rubric_version_tx(cur, rubric_text, "Initial rubric with one worked example per grade.",

@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-import duckdb
+from golden_store.db.cursor import Cursor
 
 from annotator import labeling
 from annotator.evidence_rounds import visible_evidence_for
@@ -120,7 +120,7 @@ def _key_of(item: dict[str, Any]) -> tuple[str, str, int, int]:
     return key
 
 
-def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
+def _write(cur: Cursor, user: User, label: Label) -> int:
     """The Judge surface's rules for one label, inside its transaction (see annotator/labeling)."""
     require(user, Permission.LABEL)
     if label.action == "undo":
@@ -145,7 +145,7 @@ def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
                              rubric_version=current_version_tx(cur))
 
 
-def _undo(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
+def _undo(cur: Cursor, user: User, label: Label) -> int:
     """Undo = a 'retract' event on the target label's item, only while that label is still
     the person's latest word on the item (an undo never erases a later label)."""
     target = label_receipts.written_by(cur, label.target, user.username)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import duckdb
+from golden_store.db.cursor import Cursor
 
 from annotator.identity import User
 from annotator.roles import Permission, PermissionDenied
@@ -96,7 +96,7 @@ class Ack:
 
 # A surface's writer: inside one transaction, check its rules and write the label's event;
 # returns the event id. It raises LabelRefused (or ValidationError) to refuse.
-Writer = Callable[[duckdb.DuckDBPyConnection, User, Label], int | None]
+Writer = Callable[[Cursor, User, Label], int | None]
 
 
 def write_once(store: Store, user: User, surface: str, label: Label, writer: Writer) -> Ack:
@@ -106,7 +106,7 @@ def write_once(store: Store, user: User, surface: str, label: Label, writer: Wri
         return Ack(label.label_id, "refused", f"Not saved: this label was made by {label.by}, and {user.username} "
                                               "is signed in now.")
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> str:
+    def tx(cur: Cursor) -> str:
         seen = label_receipts.find(cur, label.label_id)
         if seen is not None:
             if seen["actor"] != user.username:

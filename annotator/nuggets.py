@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import duckdb
+from golden_store.db.cursor import Cursor
 import pandas as pd
 import pydantic
 
@@ -466,7 +466,7 @@ def assignment_cards(store: Store, user: User, n: int = ASSIGN_AHEAD) -> list[di
     return out
 
 
-def _assign_write(cur: duckdb.DuckDBPyConnection, user: User, label: Label, blind: frozenset[str]) -> int:
+def _assign_write(cur: Cursor, user: User, label: Label, blind: frozenset[str]) -> int:
     """The assignment surface's rules for one support label, inside its transaction
     (``blind``: the questions whose nuggets this person may not see now)."""
     require(user, Permission.LABEL)

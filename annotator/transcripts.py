@@ -17,7 +17,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-import duckdb
+from golden_store.db.cursor import Cursor
 
 from annotator import labeling
 from annotator.evidence_rounds import visible_evidence
@@ -250,7 +250,7 @@ def review_cards(store: Store, user: User, n: int = QUEUE_AHEAD) -> list[dict[st
     return [card(transcript(store, user, it)) for it in transcripts.review_queue(store, user.username, n)]
 
 
-def _write(cur: duckdb.DuckDBPyConnection, user: User, label: Label) -> int:
+def _write(cur: Cursor, user: User, label: Label) -> int:
     """The review surface's rules for one verdict, inside its transaction."""
     require(user, Permission.REVIEW)
     item_id = label.item.get("item_id")

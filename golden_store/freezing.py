@@ -22,6 +22,7 @@ from typing import Any
 
 import duckdb
 
+from golden_store.db.cursor import Cursor
 from golden_store.live import agreement_bar, calibrations
 from golden_store.versions import signing
 from golden_store.versions.chunk_labels import parse_hit_rule
@@ -184,7 +185,7 @@ def whole_table_plans(store: Store, cur: Any) -> None:
         cur.execute_native("SET LOCAL enable_nestloop = off")
 
 
-def broken_labels(cur: duckdb.DuckDBPyConnection, evidence_view: str = "frozen_evidence", *,
+def broken_labels(cur: Cursor, evidence_view: str = "frozen_evidence", *,
                   viewer: str | None = None) -> list[str]:
     """Labels that no longer sit on the current corpus, one sentence each naming the query
     and the quote. Freezing refuses while any exist (among the quotes it would freeze); the
@@ -300,7 +301,7 @@ def freeze(
     tmp = new_temp_folder(vdir, name)
     steps = len(_TABLE_SQL) + 3
     try:
-        def snapshot(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+        def snapshot(cur: Cursor) -> dict[str, Any]:
             # One transaction: every file sees the same snapshot of the store. On PostgreSQL
             # two processes freezing one name take turns (the folder rename decides who wins).
             store.lock(cur, f"golden_store.freeze:{name}")
@@ -382,7 +383,7 @@ def freeze(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _manifest_facts(cur: duckdb.DuckDBPyConnection, engine: str) -> dict[str, Any]:
+def _manifest_facts(cur: Cursor, engine: str) -> dict[str, Any]:
     """The manifest fields that describe content. Only facts the store holds; never invented."""
     docs = cur.execute("SELECT doc_id, canonical_sha256 FROM documents").fetchall()
     raw_docs = cur.execute("SELECT doc_id, raw_sha256 FROM documents").fetchall()
@@ -470,7 +471,7 @@ def _manifest_facts(cur: duckdb.DuckDBPyConnection, engine: str) -> dict[str, An
     }
 
 
-def _agreement_facts(cur: duckdb.DuckDBPyConnection, engine: str) -> dict[str, Any]:
+def _agreement_facts(cur: Cursor, engine: str) -> dict[str, Any]:
     """κ and α over the items two or more annotators graded (before adjudication: agreement
     measures the instrument, not the gold), and every round with its own figures. Null
     when nothing was labelled twice - never invented.

@@ -301,6 +301,7 @@ def canonicalize(raw: str) -> CanonicalText:
 def canonicalize_compact(raw: str) -> tuple[str, SpanMap]:
     """Canonical text and a compact :class:`SpanMap` (for indexing whole corpora)."""
     text, _, _, segs = _canonical(raw, "segments")
+    assert segs is not None  # "segments" mode always returns them
     return text, SpanMap(segs.c, segs.a, segs.b, len(text), len(raw))
 
 

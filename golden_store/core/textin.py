@@ -109,12 +109,13 @@ def read_text(path: str | Path) -> str:
 
 
 def _line_col(data: bytes | str, pos: int) -> tuple[int, int]:
-    nl = b"\n" if isinstance(data, bytes) else "\n"
-    line = data.count(nl, 0, pos) + 1
-    start = data.rfind(nl, 0, pos) + 1
     if isinstance(data, bytes):  # a column in characters, as an editor shows it
+        line = data.count(b"\n", 0, pos) + 1
+        start = data.rfind(b"\n", 0, pos) + 1
         col = len(data[start:pos].decode("utf-8", errors="replace")) + 1
     else:
+        line = data.count("\n", 0, pos) + 1
+        start = data.rfind("\n", 0, pos) + 1
         col = pos - start + 1
     return line, col
 

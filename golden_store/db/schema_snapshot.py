@@ -25,7 +25,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-import duckdb
+from golden_store.db.cursor import Cursor
 
 from golden_store.db.schema import MIGRATIONS, SCHEMA_VERSION
 from golden_store.db.store import Store
@@ -128,7 +128,7 @@ def _view_order(views: dict[str, str]) -> list[str]:
     return done
 
 
-def render(cur: duckdb.DuckDBPyConnection) -> str:
+def render(cur: Cursor) -> str:
     """The snapshot text of the schema ``cur`` sees (main schema; no data)."""
     sources = _view_sources()
     out = [

@@ -27,14 +27,18 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import duckdb
 
+from golden_store.db.cursor import Cursor
 from golden_store.db.dialect import EVENT_SEQ_LAST_VALUE, SEQUENCES_LAST_VALUES
 from golden_store.core.errors import StoreLockedError, StoreSchemaError
 from golden_store.core.paths import DEFAULT_DB, default_db_path, is_postgres_url, versions_dir_for  # noqa: F401 - re-exported
 from golden_store.db.schema import BUILTIN_STRATA, MIGRATIONS, SCHEMA_VERSION, WRITE_SEQ_VERSION
+
+if TYPE_CHECKING:
+    from golden_store.db.postgres import PgCursor
 
 T = TypeVar("T")
 
@@ -193,7 +197,7 @@ class Store:
                     f"{'database' if self.url else 'file'}."
                 )
 
-        def apply(cur: duckdb.DuckDBPyConnection) -> None:
+        def apply(cur: Cursor) -> None:
             start = current
             if self.engine == "postgresql":
                 # two processes opening a new store at once: one migrates, the other waited
@@ -207,7 +211,7 @@ class Store:
                         return
                     start = done
                 for stmt in self._con.prelude():
-                    cur.execute_native(stmt)
+                    cast("PgCursor", cur).execute_native(stmt)
             cur.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 "version INTEGER PRIMARY KEY, description VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
@@ -237,7 +241,7 @@ class Store:
 
     # ---- operations ------------------------------------------------------------------------------
     @contextmanager
-    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def cursor(self) -> Iterator[Cursor]:
         """A fresh cursor for one read operation."""
         cur = self._con.cursor()
         try:
@@ -316,7 +320,7 @@ class Store:
         row = self.read_one(SEQUENCES_LAST_VALUES[self.engine])
         return tuple(int(v) if v is not None else 0 for v in (row or (0, 0)))  # type: ignore[return-value]
 
-    def write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], *, retries: int | None = None,
+    def write(self, fn: Callable[[Cursor], T], *, retries: int | None = None,
               bookkeeping: bool = False) -> T:
         """Run ``fn(cursor)`` inside one transaction, serialized with every other write.
 

@@ -5,8 +5,7 @@ same transaction), and the history of decisions."""
 
 from __future__ import annotations
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.db.store import Store, utcnow
 from golden_store.live import grade_state
@@ -50,19 +49,19 @@ def labels(store: Store, query_id: str, doc_id: str, start: int, end: int) -> li
         [query_id, doc_id, start, end])
 
 
-def is_pending_tx(cur: duckdb.DuckDBPyConnection, query_id: str, doc_id: str, start: int, end: int) -> bool:
+def is_pending_tx(cur: Cursor, query_id: str, doc_id: str, start: int, end: int) -> bool:
     """Is this item still a disagreement nobody has decided?"""
     return cur.execute("SELECT 1 FROM pending_grades WHERE query_id = ? AND doc_id = ? AND start = ? AND \"end\" = ?",
                        [query_id, doc_id, start, end]).fetchone() is not None
 
 
-def labels_tx(cur: duckdb.DuckDBPyConnection, query_id: str, doc_id: str, start: int, end: int) -> list[tuple]:
+def labels_tx(cur: Cursor, query_id: str, doc_id: str, start: int, end: int) -> list[tuple]:
     """(annotator, grade) of each current label on the item, by annotator."""
     return cur.execute("SELECT actor, grade FROM current_grades WHERE query_id = ? AND doc_id = ? AND start = ? "
                        "AND \"end\" = ? ORDER BY actor", [query_id, doc_id, start, end]).fetchall()
 
 
-def decide_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id: str, start: int, end: int,
+def decide_tx(cur: Cursor, actor: str, query_id: str, doc_id: str, start: int, end: int,
               grade: int, rationale: str, clarification: str | None = None) -> tuple[int, int | None]:
     """Record the final grade with its rationale, inside the caller's transaction. With
     ``clarification``, the rubric gets a new version (the sentence appended under a

@@ -12,10 +12,14 @@ rows instead of millions; the per-row frames stay for the freeze manifest and re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import pandas as pd
 
 from golden_store.db.store import Store
+
+if TYPE_CHECKING:
+    from golden_store.db.postgres import PgCursor
 
 # An item's key in the agreement frames: a 64-bit hash of (query, doc, start, end), much
 # cheaper to build, group and pivot than the concatenated string; a collision among even
@@ -90,11 +94,12 @@ def aggregates(store: Store, round_id: str | None = None) -> Aggregates:
     hash on both engines, so the figures are the same to the last bit."""
     with store.cursor() as cur:
         if store.engine == "postgresql":
-            cur.execute_native("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")  # both reads: one snapshot
+            pg = cast("PgCursor", cur)
+            pg.execute_native("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")  # both reads: one snapshot
             try:
                 return aggregates_tx(cur, store.engine, round_id)
             finally:
-                cur.execute_native("COMMIT")
+                pg.execute_native("COMMIT")
         return aggregates_tx(cur, store.engine, round_id)
 
 

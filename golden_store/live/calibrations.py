@@ -9,8 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import Store, utcnow
 
@@ -26,7 +25,7 @@ def save(store: Store, *, judge_model: str, rubric_sha: str, question_sha: str |
     if not items:
         raise ValidationError("The calibration set is empty.")
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> str:
+    def tx(cur: Cursor) -> str:
         n = cur.execute("SELECT count(*) FROM calibrations").fetchone()[0]
         cid = f"c{n + 1}"
         cur.execute(
@@ -75,7 +74,7 @@ def relevance_set(store: Store) -> list[dict]:
 
 
 
-def manifest_entries(cur: duckdb.DuckDBPyConnection) -> list[dict]:
+def manifest_entries(cur: Cursor) -> list[dict]:
     """The latest calibration of each judge (model id + rubric sha), as a frozen version's
     manifest carries it: the band, split seed, question sha and the headline figures."""
     rows = cur.execute(

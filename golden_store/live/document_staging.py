@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
+from golden_store.db.cursor import Cursor
 
 if TYPE_CHECKING:
     from golden_store.corpus.sources import PreparedDocument
@@ -69,7 +69,7 @@ class DocumentStaging:
         self._writer.write_table(table)
         self.rows += len(docs)
 
-    def insert(self, cur: duckdb.DuckDBPyConnection, *, actor: str, now: datetime) -> None:
+    def insert(self, cur: Cursor, *, actor: str, now: datetime) -> None:
         """Inside the import's transaction: drop the documents being replaced, insert the
         staged rows and their corpus events (one statement each)."""
         if self._writer is not None:

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core import textin
 from golden_store.core.digests import corpus_digest
 from golden_store.core.errors import ValidationError
@@ -113,7 +112,7 @@ def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: l
 
 
 def import_documents_tx(
-    cur: duckdb.DuckDBPyConnection, docs: Sequence[PreparedDocument] | Iterable[list[PreparedDocument]], *,
+    cur: Cursor, docs: Sequence[PreparedDocument] | Iterable[list[PreparedDocument]], *,
     actor: str, replace: bool = False, problems: list[str] | None = None, index: "CorpusSearchIndex | None" = None,
     on_write: Callable[[list[PreparedDocument], set[str]], None] | None = None,
 ) -> ImportReport:
@@ -154,7 +153,7 @@ def import_documents_tx(
     return report
 
 
-def _stage_batch(cur: duckdb.DuckDBPyConnection, docs: list[PreparedDocument], report: ImportReport,
+def _stage_batch(cur: Cursor, docs: list[PreparedDocument], report: ImportReport,
                  conflicts: list[str], staging: DocumentStaging, *, replace: bool,
                  ) -> tuple[list[PreparedDocument], set[str]]:
     """One batch: existing ids looked up at once; new documents and replacements staged
@@ -181,7 +180,7 @@ def _stage_batch(cur: duckdb.DuckDBPyConnection, docs: list[PreparedDocument], r
     return new, {d.doc_id for d, old in zip(new, olds) if old is not None}
 
 
-def _digest(cur: duckdb.DuckDBPyConnection) -> str:
+def _digest(cur: Cursor) -> str:
     return corpus_digest(cur.execute("SELECT doc_id, canonical_sha256 FROM documents").fetchall())
 
 

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.live.evidence import EvidenceSpan, append_evidence_tx
 from golden_store.corpus.resolver import DEFAULT_THRESHOLD, CorpusIndex, IndexedResolver, SpanResolver
 
@@ -43,7 +42,7 @@ _STALE_EVIDENCE = (
 )
 
 
-def reresolve_tx(cur: duckdb.DuckDBPyConnection, *, threshold: float = DEFAULT_THRESHOLD,
+def reresolve_tx(cur: Cursor, *, threshold: float = DEFAULT_THRESHOLD,
                  index: CorpusSearchIndex | None = None, changed: Sequence[str] = ()) -> DriftReport:
     """Re-place every current quote whose document text changed (inside the caller's
     transaction, so an import and its re-resolution land together or not at all).
@@ -93,7 +92,7 @@ def reresolve_tx(cur: duckdb.DuckDBPyConnection, *, threshold: float = DEFAULT_T
     return report
 
 
-def stale_grades_tx(cur: duckdb.DuckDBPyConnection) -> list[tuple]:
+def stale_grades_tx(cur: Cursor) -> list[tuple]:
     """Grades (and adjudications) made on an earlier text of their document."""
     return cur.execute(
         "SELECT g.query_id, g.doc_id, g.start, g.\"end\", g.actor FROM ("

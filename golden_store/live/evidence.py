@@ -6,8 +6,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.db.store import Store, utcnow
 
 
@@ -32,7 +31,7 @@ class EvidenceSpan:
 
 
 def append_evidence_tx(
-    cur: duckdb.DuckDBPyConnection, spans: Sequence[EvidenceSpan], *, actor: str,
+    cur: Cursor, spans: Sequence[EvidenceSpan], *, actor: str,
     rubric_version: int | None = None, note: str | None = None,
 ) -> None:
     now = utcnow()
@@ -59,7 +58,7 @@ def append_evidence(store: Store, spans: Sequence[EvidenceSpan], *, actor: str,
 def retract_evidence(store: Store, query_id: str, evidence_id: str, *, actor: str, note: str | None = None) -> bool:
     """Append a retraction; False if there was no such current quote (nothing written)."""
 
-    def run(cur: duckdb.DuckDBPyConnection) -> bool:
+    def run(cur: Cursor) -> bool:
         if not cur.execute(
             "SELECT 1 FROM current_evidence WHERE query_id = ? AND evidence_id = ?", [query_id, evidence_id]
         ).fetchone():

@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.live.queries import _INSERT_REVISION, QueryRecord, _revision_row
 from golden_store.db.store import Store, utcnow
@@ -32,7 +31,7 @@ def create(store: Store, annotators: Sequence[str], query_ids: Sequence[str], *,
     if not query_ids:
         raise ValidationError("No question to give out: every answerable question already has quotes or a round.")
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> str:
+    def tx(cur: Cursor) -> str:
         known = {r[0] for r in cur.execute("SELECT query_id FROM queries WHERE query_id IN (SELECT unnest(?))",
                                            [list(query_ids)]).fetchall()}
         missing = sorted(set(query_ids) - known)
@@ -108,7 +107,7 @@ def settle(store: Store, query_id: str, decision: str, rationale: str, *, actor:
     if not rationale or not rationale.strip():
         raise ValidationError("Write the rationale of the decision.")
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> int:
+    def tx(cur: Cursor) -> int:
         if not cur.execute("SELECT 1 FROM unsettled_evidence_questions WHERE query_id = ?", [query_id]).fetchone():
             raise NotFoundError(f"{query_id} is not an unsettled evidence-round question.")
         quotes = cur.execute("SELECT evidence_id, author FROM current_evidence WHERE query_id = ?",

@@ -33,8 +33,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.db.schema import GRADE_STATE_FILL
 
 STATE_TABLES = ("grade_state", "judging_state", "adjudication_state", "grade_item_state")
@@ -83,7 +82,7 @@ _COLUMNS = ("event_id", "query_id", "doc_id", "start", "end", "op", "grade", "ac
             "rubric_version", "round_id", "note")
 
 
-def append_tx(cur: duckdb.DuckDBPyConnection, *, query_id: str, doc_id: str, start: int, end: int, op: str,
+def append_tx(cur: Cursor, *, query_id: str, doc_id: str, start: int, end: int, op: str,
               grade: int | None, actor: str, created_at: datetime, doc_sha256: str | None,
               rubric_version: int | None, round_id: str | None = None, note: str | None = None) -> int:
     """Append one grade event and fold it into the state tables, in the caller's transaction;
@@ -99,7 +98,7 @@ def append_tx(cur: duckdb.DuckDBPyConnection, *, query_id: str, doc_id: str, sta
     return int(row[0])
 
 
-def fold_tx(cur: duckdb.DuckDBPyConnection, event: dict) -> None:
+def fold_tx(cur: Cursor, event: dict) -> None:
     """Fold one stored grade event (a ``grade_events`` row as a dict) into the state tables."""
     e = event
     item = [e["query_id"], e["doc_id"], e["start"], e["end"]]
@@ -116,7 +115,7 @@ def fold_tx(cur: duckdb.DuckDBPyConnection, event: dict) -> None:
                                        e["rubric_version"], e["created_at"], e["event_id"]])
 
 
-def rebuild_tx(cur: duckdb.DuckDBPyConnection) -> None:
+def rebuild_tx(cur: Cursor) -> None:
     """Refill every state table from the event log (what migration 13 did), in the caller's
     transaction: for a bulk writer that appended grade events with plain INSERTs (benchmarks,
     tests building large stores), and the remedy should the tables ever be doubted."""

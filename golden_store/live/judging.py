@@ -4,8 +4,7 @@ Nothing here reads pool_sources: which system retrieved an item never reaches a 
 
 from __future__ import annotations
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import Store, utcnow
 from golden_store.live import grade_state
@@ -56,7 +55,7 @@ def next_items(store: Store, actor: str, limit: int = 1, *, order: str = "random
 # ---- cursor-level pieces of one label's transaction (annotator/labeling.py composes them) ----
 
 
-def item_content_tx(cur: duckdb.DuckDBPyConnection, query_id: str, doc_id: str, start: int,
+def item_content_tx(cur: Cursor, query_id: str, doc_id: str, start: int,
                     end: int) -> tuple[str, str] | None:
     """(question text, passage text) of a pool item as it stands now, or None if the
     question is gone or the span no longer fits its document."""
@@ -68,7 +67,7 @@ def item_content_tx(cur: duckdb.DuckDBPyConnection, query_id: str, doc_id: str, 
     return row[0], row[1][start:end]
 
 
-def scope_problem_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id: str, start: int,
+def scope_problem_tx(cur: Cursor, actor: str, query_id: str, doc_id: str, start: int,
                      end: int) -> str | None:
     """Why ``actor`` may not grade this item now (None when they may): it left the pool,
     or a round gave it to other annotators only."""
@@ -84,7 +83,7 @@ def scope_problem_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, 
     return None
 
 
-def latest_own_event_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id: str, start: int,
+def latest_own_event_tx(cur: Cursor, actor: str, query_id: str, doc_id: str, start: int,
                         end: int) -> int | None:
     """The event id of the actor's latest grade / skip / unsure / retract on this item."""
     row = cur.execute(
@@ -93,7 +92,7 @@ def latest_own_event_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: st
     return row[0] if row else None
 
 
-def insert_tx(cur: duckdb.DuckDBPyConnection, actor: str, query_id: str, doc_id: str, start: int, end: int, *,
+def insert_tx(cur: Cursor, actor: str, query_id: str, doc_id: str, start: int, end: int, *,
               op: str, grade: int | None = None, note: str | None = None,
               rubric_version: int | None = None) -> int:
     """Append one judging event inside the caller's transaction; returns its event id."""

@@ -12,8 +12,7 @@ import json
 import re
 from typing import Any
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import utcnow
 
@@ -27,7 +26,7 @@ def check_label_id(label_id: object) -> str:
     return label_id
 
 
-def find(cur: duckdb.DuckDBPyConnection, label_id: str) -> dict[str, Any] | None:
+def find(cur: Cursor, label_id: str) -> dict[str, Any] | None:
     """The receipt of ``label_id``, if that label was written already."""
     row = cur.execute("SELECT actor, surface, item, action, event_id FROM label_receipts WHERE label_id = ?",
                       [label_id]).fetchone()
@@ -36,14 +35,14 @@ def find(cur: duckdb.DuckDBPyConnection, label_id: str) -> dict[str, Any] | None
     return {"actor": row[0], "surface": row[1], "item": json.loads(row[2]), "action": row[3], "event_id": row[4]}
 
 
-def add(cur: duckdb.DuckDBPyConnection, label_id: str, *, actor: str, surface: str, item: dict[str, Any],
+def add(cur: Cursor, label_id: str, *, actor: str, surface: str, item: dict[str, Any],
         action: str, event_id: int | None) -> None:
     """Record that ``label_id`` wrote ``event_id`` (call inside the event's transaction)."""
     cur.execute("INSERT INTO label_receipts VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [label_id, actor, surface, json.dumps(item, sort_keys=True), action, event_id, utcnow()])
 
 
-def written_by(cur: duckdb.DuckDBPyConnection, label_id: str | None, actor: str) -> tuple[int, dict] | None:
+def written_by(cur: Cursor, label_id: str | None, actor: str) -> tuple[int, dict] | None:
     """(event id, item) that a label of ``actor`` wrote; None if there is no such label of theirs."""
     seen = find(cur, label_id) if label_id else None
     if seen is None or seen["actor"] != actor or seen["event_id"] is None:

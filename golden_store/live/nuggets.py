@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core.errors import NotFoundError, OptionRequiredError, ValidationError
 from golden_store.core.system_names import check_system_name
 from golden_store.db.store import Store, utcnow
@@ -61,7 +60,7 @@ def history(store: Store, query_id: str) -> list[dict]:
         "actor, model, prompt_sha, created_at FROM nugget_events WHERE query_id = ? ORDER BY event_id", [query_id])
 
 
-def _insert(cur: duckdb.DuckDBPyConnection, query_id: str, nugget_id: str, op: str, n: NuggetDraft | None,
+def _insert(cur: Cursor, query_id: str, nugget_id: str, op: str, n: NuggetDraft | None,
             position: int | None, actor: str, model: str | None, prompt_sha: str | None,
             rubric_version: int | None) -> None:
     sha = None
@@ -77,13 +76,13 @@ def _insert(cur: duckdb.DuckDBPyConnection, query_id: str, nugget_id: str, op: s
          sha, actor, utcnow(), rubric_version, model, prompt_sha])
 
 
-def _next_ids(cur: duckdb.DuckDBPyConnection, query_id: str, k: int) -> list[str]:
+def _next_ids(cur: Cursor, query_id: str, k: int) -> list[str]:
     used = cur.execute("SELECT coalesce(max(TRY_CAST(substr(nugget_id, 2) AS INTEGER)), 0) FROM nugget_events "
                        "WHERE query_id = ? AND nugget_id LIKE 'n%'", [query_id]).fetchone()[0]
     return [f"n{used + i + 1}" for i in range(k)]
 
 
-def _require_query(cur: duckdb.DuckDBPyConnection, query_id: str) -> None:
+def _require_query(cur: Cursor, query_id: str) -> None:
     if not cur.execute("SELECT 1 FROM queries WHERE query_id = ?", [query_id]).fetchone():
         raise NotFoundError(f"Query {query_id!r} is not in the store.")
 
@@ -94,7 +93,7 @@ def add_draft(store: Store, query_id: str, nuggets: Sequence[NuggetDraft], *, ac
     for i, n in enumerate(nuggets):
         check(n, f"{query_id} nugget {i + 1}")
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> list[str]:
+    def tx(cur: Cursor) -> list[str]:
         _require_query(cur, query_id)
         start = cur.execute("SELECT coalesce(max(position), 0) FROM current_nuggets WHERE query_id = ?",
                             [query_id]).fetchone()[0]
@@ -114,7 +113,7 @@ def save_list(store: Store, query_id: str, rows: Sequence[tuple[str | None, Nugg
     for i, (_, n) in enumerate(rows):
         check(n, f"{query_id} row {i + 1}")
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    def tx(cur: Cursor) -> dict[str, int]:
         _require_query(cur, query_id)
         now = {r[0]: r[1:8] for r in cur.execute(
             "SELECT nugget_id, text, importance, position, quote, doc_id, start, \"end\", approved FROM current_nuggets "
@@ -154,7 +153,7 @@ def approve(store: Store, query_id: str, *, actor: str) -> int:
     """Approve the question's whole current list (one event per nugget). Refused while a
     nugget's quote is unverified, or when there is nothing to approve."""
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> int:
+    def tx(cur: Cursor) -> int:
         rows = cur.execute("SELECT nugget_id, quote IS NOT NULL AND doc_id IS NULL FROM current_nuggets "
                            "WHERE query_id = ? ORDER BY position", [query_id]).fetchall()
         if not rows:
@@ -205,7 +204,7 @@ def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str] | tu
             raise ValidationError(f"{q}: an answer's outcome is one of {', '.join(OUTCOMES)} (or {UNMARKED}), "
                                   f"not {outcome!r}.")
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> int:
+    def tx(cur: Cursor) -> int:
         if cur.execute("SELECT 1 FROM answers WHERE system = ? LIMIT 1", [system]).fetchone():
             if not replace:
                 raise OptionRequiredError(f"Answers of system {system!r} are already imported; pick another system "
@@ -267,7 +266,7 @@ def mark_outcome(store: Store, system: str, query_id: str, outcome: str, *, acto
         raise ValidationError(f"An answer's outcome is one of {', '.join(OUTCOMES)} (or withdrawn, to undo a mark), "
                               f"not {outcome!r}.")
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> int:
+    def tx(cur: Cursor) -> int:
         if not cur.execute("SELECT 1 FROM answers WHERE system = ? AND query_id = ?", [system, query_id]).fetchone():
             raise NotFoundError(f"No answer of {system!r} to {query_id}.")
         return cur.execute(
@@ -285,7 +284,7 @@ def outcome_history(store: Store, system: str, query_id: str) -> list[dict]:
         "WHERE system = ? AND query_id = ? ORDER BY event_id", [system, query_id])
 
 
-def assign_tx(cur: duckdb.DuckDBPyConnection, system: str, query_id: str, nugget_id: str, label: str,
+def assign_tx(cur: Cursor, system: str, query_id: str, nugget_id: str, label: str,
               actor: str) -> int:
     """Record whether the system's answer supports the nugget (support / partial / none; or
     ``withdrawn``, an undo) inside the caller's transaction; returns the event id."""
@@ -309,19 +308,19 @@ def assign(store: Store, system: str, query_id: str, nugget_id: str, label: str,
     store.write(lambda cur: assign_tx(cur, system, query_id, nugget_id, label, actor))
 
 
-def answers_to_tx(cur: duckdb.DuckDBPyConnection, query_id: str) -> list[tuple[str, str]]:
+def answers_to_tx(cur: Cursor, query_id: str) -> list[tuple[str, str]]:
     """(system, answer) of every imported answer to the question."""
     return cur.execute("SELECT system, answer FROM answers WHERE query_id = ? ORDER BY system", [query_id]).fetchall()
 
 
-def nugget_tx(cur: duckdb.DuckDBPyConnection, query_id: str, nugget_id: str) -> tuple[str, str, bool] | None:
+def nugget_tx(cur: Cursor, query_id: str, nugget_id: str) -> tuple[str, str, bool] | None:
     """(question text, nugget text, approved) of a current nugget, or None."""
     return cur.execute(
         "SELECT q.text, n.text, n.approved FROM current_nuggets n JOIN queries q USING (query_id) "
         "WHERE n.query_id = ? AND n.nugget_id = ?", [query_id, nugget_id]).fetchone()
 
 
-def latest_assignment_event_tx(cur: duckdb.DuckDBPyConnection, system: str, query_id: str,
+def latest_assignment_event_tx(cur: Cursor, system: str, query_id: str,
                                nugget_id: str) -> int | None:
     return cur.execute("SELECT max(event_id) FROM nugget_support_events WHERE system = ? AND query_id = ? "
                        "AND nugget_id = ?", [system, query_id, nugget_id]).fetchone()[0]

@@ -10,8 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core import textin
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.core.jsonl import iter_objects
@@ -215,7 +214,7 @@ def add_stratum(store: Store, name: str, description: str, *, actor: str) -> Non
     if not description.strip():
         raise ValidationError("A stratum needs a one-line definition, so annotators assign it consistently.")
 
-    def run(cur: duckdb.DuckDBPyConnection) -> None:
+    def run(cur: Cursor) -> None:
         if cur.execute("SELECT 1 FROM strata WHERE name = ?", [name]).fetchone():
             raise ValidationError(f"Stratum {name!r} already exists.")
         cur.execute("INSERT INTO strata VALUES (?, ?, FALSE, ?, ?)", [name, description.strip(), utcnow(), actor])
@@ -242,7 +241,7 @@ def import_queries(store: Store, records: Sequence[QueryRecord], *, actor: str, 
 
 
 def import_queries_tx(
-    cur: duckdb.DuckDBPyConnection, records: Sequence[QueryRecord], *, actor: str, update: bool = False
+    cur: Cursor, records: Sequence[QueryRecord], *, actor: str, update: bool = False
 ) -> dict:
     """:func:`import_queries` inside a caller's transaction."""
     current = {
@@ -292,7 +291,7 @@ def save_query(store: Store, record: QueryRecord, *, actor: str, must_exist: boo
     if problems:
         raise ValidationError("Query not saved:", problems)
 
-    def run(cur: duckdb.DuckDBPyConnection) -> None:
+    def run(cur: Cursor) -> None:
         exists = cur.execute("SELECT 1 FROM queries WHERE query_id = ?", [record.query_id]).fetchone()
         if must_exist is True and not exists:
             raise NotFoundError(f"No query with id {record.query_id!r}.")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import duckdb
+from golden_store.db.cursor import Cursor
 import numpy as np
 import pandas as pd
 
@@ -61,7 +61,7 @@ def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame,
     long["judged"] = long["metric"].isin(judged_metrics)
     now, impl = utcnow(), metric_impl_sha()
 
-    def run(cur: duckdb.DuckDBPyConnection) -> int:
+    def run(cur: Cursor) -> int:
         if cur.execute("SELECT 1 FROM eval_results WHERE evaluation_id = ? AND trial = ? LIMIT 1", [evaluation_id, trial]).fetchone():
             if not replace:
                 raise ValidationError(

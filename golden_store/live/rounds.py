@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import Store, utcnow
 
@@ -55,7 +54,7 @@ def create_round(store: Store, kind: str, assignments: Mapping[str, Sequence[Ite
                               "(`golden pool build --depth K`), or all pool items are already assigned.")
     items = {r[1:] for r in rows}
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> str:
+    def tx(cur: Cursor) -> str:
         cur.execute("CREATE TEMP TABLE IF NOT EXISTS _round_items (query_id VARCHAR, doc_id VARCHAR, "
                     "start INTEGER, \"end\" INTEGER)")
         cur.execute("DELETE FROM _round_items")

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core.digests import sha256_text
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import Store, utcnow
 
 
-def add_rubric_version_tx(cur: duckdb.DuckDBPyConnection, text: str, changelog: str, actor: str) -> int:
+def add_rubric_version_tx(cur: Cursor, text: str, changelog: str, actor: str) -> int:
     if not text.strip():
         raise ValidationError("The rubric text is empty.")
     if not changelog.strip():
@@ -44,7 +43,7 @@ def add_rubric_version(store: Store, text: str, changelog: str, *, actor: str) -
     return store.write(lambda cur: add_rubric_version_tx(cur, text, changelog, actor))
 
 
-def current_version_tx(cur: duckdb.DuckDBPyConnection) -> int | None:
+def current_version_tx(cur: Cursor) -> int | None:
     """The rubric version in force, read inside the caller's transaction (labels record it)."""
     return cur.execute("SELECT max(version) FROM rubric_versions").fetchone()[0]
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
+from golden_store.db.cursor import Cursor
 import numpy as np
 import pandas as pd
 
@@ -169,7 +169,7 @@ def store_run(store: Store, run: ParsedRun, *, actor: str, replace: bool = False
     """Write a parsed run in one transaction. An existing system name is refused unless
     ``replace`` (its old results are then removed; pool items stay, with their judgments)."""
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> int:
+    def tx(cur: Cursor) -> int:
         if cur.execute("SELECT 1 FROM runs WHERE system = ?", [run.system]).fetchone():
             if cur.execute("SELECT 1 FROM retired_runs WHERE system = ?", [run.system]).fetchone():
                 raise ValidationError(f"A run named {run.system!r} was retired and is kept in the history; import "
@@ -210,7 +210,7 @@ def set_retired(store: Store, system: str, retired: bool, *, actor: str, reason:
     active one) is refused, so the history holds only real changes."""
     reason = (reason or "").strip() or None
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> None:
+    def tx(cur: Cursor) -> None:
         known = [r[0] for r in cur.execute("SELECT system FROM runs ORDER BY system").fetchall()]
         if system not in known:
             raise NotFoundError(f"No imported run named {shown(system)}; known: {', '.join(known) or 'none'}.")
@@ -281,7 +281,7 @@ def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None
                               "pooled)." if known else "No runs imported yet: golden runs import FILE --system NAME first.")
     now = utcnow()
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> PoolReport:
+    def tx(cur: Cursor) -> PoolReport:
         new_items = new_unjudged = 0
         judged_sum: dict[str, float] = {}
         judged_n: dict[str, int] = {}
@@ -300,7 +300,7 @@ def build_pool(store: Store, depth: int, *, systems: Sequence[str] | None = None
     return store.write(tx)
 
 
-def _query_steps(cur: duckdb.DuckDBPyConnection, chosen: list[str], depth: int) -> list[tuple[str, str]]:
+def _query_steps(cur: Cursor, chosen: list[str], depth: int) -> list[tuple[str, str]]:
     """(first, last) query id of each step: consecutive queries (in id order) whose top-``depth``
     rows in the chosen runs add up to about :data:`POOL_STEP_ROWS`."""
     counts = cur.execute("SELECT query_id, count(*) FROM run_results WHERE rank <= ? AND system IN "
@@ -319,7 +319,7 @@ def _query_steps(cur: duckdb.DuckDBPyConnection, chosen: list[str], depth: int) 
     return steps
 
 
-def _build_step(cur: duckdb.DuckDBPyConnection, chosen: list[str], depth: int, lo: str, hi: str, now, actor: str
+def _build_step(cur: Cursor, chosen: list[str], depth: int, lo: str, hi: str, now, actor: str
                 ) -> tuple[int, int, list[tuple[str, float, int]]]:
     """One step of :func:`build_pool` over the queries ``lo``..``hi``: (new items, new items
     without a grade, per run (judged@depth summed over its queries, its queries))."""

@@ -19,8 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.core.textin import shown
 from golden_store.db.store import Store, utcnow
@@ -93,7 +92,7 @@ def store_transcripts(store: Store, rows: Sequence[dict[str, Any]], *, actor: st
                               [f"evaluation {shown(r['evaluation_id'])} query {shown(r['query_id'])} trial {shown(r['trial'])}"
                                for r in bad[:5]])
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> int:
+    def tx(cur: Cursor) -> int:
         keys = [(r["evaluation_id"], r["query_id"], r["trial"]) for r in rows]
         cur.execute("CREATE TEMP TABLE IF NOT EXISTS _tkeys (evaluation_id VARCHAR, query_id VARCHAR, trial INTEGER)")
         cur.execute("DELETE FROM _tkeys")
@@ -159,7 +158,7 @@ def drawn_before(store: Store) -> set[str]:
 def record_draw(store: Store, items: Sequence[str], seed: int, *, actor: str) -> str:
     keys = [parse_item_key(it) for it in items]
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> str:
+    def tx(cur: Cursor) -> str:
         n = cur.execute("SELECT count(DISTINCT draw_id) FROM transcript_draws").fetchone()[0]
         draw_id = f"d{n + 1}"
         now = utcnow()
@@ -182,7 +181,7 @@ def latest_draw(store: Store, actor: str) -> str | None:
     return row[0] if row else None
 
 
-def _transcript_key_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> tuple[str, str, int]:
+def _transcript_key_tx(cur: Cursor, item_id: str) -> tuple[str, str, int]:
     """The key of an existing transcript named by ``item_id``, else NotFoundError."""
     key = parse_item_key(item_id)
     if cur.execute("SELECT 1 FROM transcripts WHERE evaluation_id = ? AND query_id = ? AND trial = ?",
@@ -191,7 +190,7 @@ def _transcript_key_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> tuple[st
     return key
 
 
-def review_tx(cur: duckdb.DuckDBPyConnection, item_id: str, verdict: str, failure_class: str | None,
+def review_tx(cur: Cursor, item_id: str, verdict: str, failure_class: str | None,
               note: str | None, actor: str) -> int:
     """Append a reviewer's verdict (or WITHDRAWN) inside the caller's transaction."""
     if verdict not in VERDICTS + (WITHDRAWN,):
@@ -206,7 +205,7 @@ def review_tx(cur: duckdb.DuckDBPyConnection, item_id: str, verdict: str, failur
          utcnow()]).fetchone()[0]
 
 
-def content_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> dict | None:
+def content_tx(cur: Cursor, item_id: str) -> dict | None:
     """What a reviewer reads of a transcript, as it stands now, and whether it was ever drawn
     for review (None if there is no such transcript)."""
     try:
@@ -223,7 +222,7 @@ def content_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> dict | None:
             "judge_verdict": row[3], "judge_justification": row[4], "drawn": bool(row[5])}
 
 
-def latest_verdict_event_tx(cur: duckdb.DuckDBPyConnection, item_id: str) -> int | None:
+def latest_verdict_event_tx(cur: Cursor, item_id: str) -> int | None:
     """The id of the latest review event on the transcript (None if none, or no such key)."""
     try:
         key = parse_item_key(item_id)
@@ -280,7 +279,7 @@ def resolve(store: Store, item_id: str, resolution: str, rationale: str, *, acto
     if not rationale or not rationale.strip():
         raise ValidationError("Write the rationale of the resolution.")
 
-    def tx(cur: duckdb.DuckDBPyConnection) -> None:
+    def tx(cur: Cursor) -> None:
         key = _transcript_key_tx(cur, item_id)
         cur.execute("INSERT INTO transcript_resolution_events (evaluation_id, query_id, trial, resolution, note, actor, "
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [*key, resolution, rationale.strip(), actor, utcnow()])

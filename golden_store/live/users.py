@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import duckdb
-
+from golden_store.db.cursor import Cursor
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.db.store import Store, utcnow
 
@@ -36,7 +35,7 @@ def list_user_rows(store: Store) -> list[dict]:
 
 def insert_user(store: Store, username: str, display_name: str, roles: list[str],
                 password_hash: str | None, created_by: str) -> None:
-    def run(cur: duckdb.DuckDBPyConnection) -> None:
+    def run(cur: Cursor) -> None:
         if cur.execute("SELECT 1 FROM users WHERE username = ?", [username]).fetchone():
             raise ValidationError(f"User {username!r} already exists.")
         now = utcnow()
@@ -49,7 +48,7 @@ def insert_user(store: Store, username: str, display_name: str, roles: list[str]
     store.write(run)
 
 
-def _role_events_tx(cur: duckdb.DuckDBPyConnection, username: str, old: list[str], new: list[str], *,
+def _role_events_tx(cur: Cursor, username: str, old: list[str], new: list[str], *,
                     actor: str, now: datetime) -> None:
     """Append one grant per role in ``new`` not in ``old`` and one revoke per role dropped."""
     rows = [(username, "grant", r, actor, now) for r in sorted(set(new) - set(old))]
@@ -74,7 +73,7 @@ def update_user(store: Store, username: str, *, actor: str, roles: list[str] | N
     afterwards no enabled account has the admin role: checked inside the same transaction,
     so two admins disabling each other at once cannot both succeed."""
 
-    def run(cur: duckdb.DuckDBPyConnection) -> None:
+    def run(cur: Cursor) -> None:
         row = cur.execute("SELECT roles FROM users WHERE username = ?", [username]).fetchone()
         if row is None:
             raise NotFoundError(f"No user {username!r}.")

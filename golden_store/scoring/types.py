@@ -8,7 +8,10 @@ Typing only: importing this module costs nothing but ``typing``.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:  # typing.NotRequired is 3.11+; the annotations are strings, never evaluated
+    from typing_extensions import NotRequired
 
 
 class ClassFigures(TypedDict):
