@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 from golden_store.db.cursor import Cursor
@@ -377,14 +376,14 @@ def import_answers(store: Store, user: User, path: str, system: str, *, replace:
     abstention figures and counted as unmarked, so a partial marking shows as partial."""
     require(user, Permission.IMPORT_RUNS)
     from golden_store.core.jsonl import iter_objects
-    from golden_store.core.textin import decode, read_text, shown
+    from golden_store.core.textin import read_text, shown
 
     check_system_name(system)
     label = name or str(path)
     known = set(queries.list_queries(store)["query_id"])
     rows, problems, seen = [], [], set()
     # the importers' one text rule (golden_store.core.textin)
-    text = read_text(path) if name is None else decode(label, Path(path).read_bytes())
+    text = read_text(path, name)
     for line, obj in iter_objects(label, text, problems):
         qid, ans = obj.get("query_id"), obj.get("answer")
         outcome = obj.get("outcome", nuggets.UNMARKED)

@@ -18,12 +18,15 @@ def import_file(store: Store, user: User, name: str, data: bytes, *, update: boo
 
 
 def import_path(store: Store, user: User, path: str | Path, *, update: bool = False) -> dict:
-    p = Path(path)
-    if not p.is_file():
-        from golden_store.core.errors import ValidationError
+    from golden_store.core import textin
+    from golden_store.core.errors import ValidationError
 
-        raise ValidationError(f"Query import refused: {p}: no such file.")
-    return import_file(store, user, str(p), p.read_bytes(), update=update)
+    p = Path(path)
+    try:
+        data = textin.read_file(p)
+    except ValidationError as exc:
+        raise ValidationError(f"Query import refused: {exc}") from None
+    return import_file(store, user, str(p), data, update=update)
 
 
 def add_query(store: Store, user: User, record: QueryRecord) -> None:

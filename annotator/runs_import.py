@@ -10,6 +10,7 @@ from pathlib import Path
 from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission, PermissionDenied
+from golden_store.core import textin
 from golden_store.live import runs
 from golden_store.db.store import Store
 
@@ -42,12 +43,8 @@ def import_run_file(store: Store, user: User, path: str | Path, system: str, fmt
     messages call the file (an upload's own name, not its temporary copy's path)."""
     require(user, Permission.IMPORT_RUNS)
     if fmt is None:
-        try:
-            data = Path(path).read_bytes()[:65536]
-        except OSError:
-            data = None  # parse_run names the problem
-        if data is not None:
-            fmt = runs.detect_format(name or str(path), data)
+        label = name or str(path)
+        fmt = runs.detect_format(label, textin.read_file(path, label)[:65536])
     index = None
     if fmt != "trec":  # JSONL passages are placed on the corpus (the resolver's imports only then)
         from annotator.evidence_authoring import resolver as corpus_resolver

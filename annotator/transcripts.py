@@ -102,10 +102,7 @@ def import_file(store: Store, user: User, path: str | Path,
 
     p = Path(path)
     label = name or str(p)
-    try:
-        data = p.read_bytes()
-    except OSError:
-        raise ValidationError(f"{label}: no such file.") from None
+    data = textin.read_file(p, label)
     text = textin.decode(label, data)  # the importers' one text rule: the line and column of a bad byte
     known = set(queries.list_queries(store)["query_id"])
     problems: list[str] = []

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from golden_store.core import textin
 from golden_store.core.canonical import canonical_text
 from golden_store.core.errors import ValidationError
 from golden_store.core.jsonl import iter_objects
@@ -68,12 +69,7 @@ def resolver_for(corpus: Path, threshold: float = DEFAULT_THRESHOLD) -> Iterator
 
 def read_quotes(path: Path, index: IndexedResolver) -> list[tuple[str, str, str | None]]:
     """(quote_id, quote, doc_id hint) per line; every bad line is reported, nothing is resolved."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise ValidationError(f"Cannot read {path}: {exc.strerror}.") from None
-    except UnicodeDecodeError as exc:
-        raise ValidationError(f"{path} is not valid UTF-8 (byte offset {exc.start}).") from None
+    text = textin.read_text(path)  # the importers' one text rule
     problems: list[str] = []
     out: list[tuple[str, str, str | None]] = []
     seen: dict[str, int] = {}

@@ -94,18 +94,27 @@ def decode_into(name: str | Path, data: bytes, problems: list[str]) -> str | Non
         return None
 
 
-def read_text(path: str | Path) -> str:
-    """A file's text by the rule above; a missing file is a ValidationError too."""
+def read_file(path: str | Path, label: str | Path | None = None) -> bytes:
+    """A file's bytes, every importer's one way to open its input: a missing file, a folder or
+    an unreadable file is a ValidationError naming ``label`` (the path when not given: an
+    upload passes its own name, not its temporary copy's path)."""
     p = Path(path)
+    name = p if label is None else label
     try:
-        data = p.read_bytes()
+        return p.read_bytes()
     except FileNotFoundError:
-        raise ValidationError(f"{p}: no such file.") from None
+        raise ValidationError(f"{name}: no such file.") from None
     except IsADirectoryError:
-        raise ValidationError(f"{p}: is a folder, not a file.") from None
+        raise ValidationError(f"{name}: is a folder, not a file.") from None
     except OSError as exc:
-        raise ValidationError(f"{p}: cannot be read ({exc.strerror or exc.__class__.__name__}).") from None
-    return decode(p, data)
+        raise ValidationError(f"{name}: cannot be read ({exc.strerror or exc.__class__.__name__}).") from None
+
+
+def read_text(path: str | Path, label: str | Path | None = None) -> str:
+    """A file's text by the rule above (:func:`read_file`, then :func:`decode`)."""
+    p = Path(path)
+    name = p if label is None else label
+    return decode(name, read_file(p, name))
 
 
 def _line_col(data: bytes | str, pos: int) -> tuple[int, int]:

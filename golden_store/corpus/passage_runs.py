@@ -168,14 +168,7 @@ def read_version_passages(version: Any, path: str | Path, *, purpose: str = "sco
     refused, as trec_eval refuses duplicate documents."""
     p = Path(path)
     label = str(p)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise ValidationError(f"{label}: no such file.") from None
-    except IsADirectoryError:
-        raise ValidationError(f"{label}: is a folder, not a file.") from None
-    except OSError as exc:
-        raise ValidationError(f"{label}: cannot be read ({exc.strerror or exc.__class__.__name__}).") from None
+    data = textin.read_file(p, label)
     text = textin.decode(label, data)
     docs = version.documents
     raw = dict(zip(docs["doc_id"], docs["raw_text"]))

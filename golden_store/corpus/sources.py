@@ -338,9 +338,9 @@ def _iter_paths(paths: Sequence[str | Path], problems: list[str],
             yield from _iter_jsonl(f, problems, advance)
             continue
         try:
-            data = f.read_bytes()
-        except OSError as exc:
-            problems.append(f"{f}: cannot be read ({exc.strerror or exc.__class__.__name__})")
+            data = textin.read_file(f)
+        except ValidationError as exc:
+            problems.append(str(exc))
             continue
         advance(size)
         yield from read_source(str(f), data, problems)

@@ -31,7 +31,7 @@ from golden_store.core.textin import shown
 from golden_store.corpus.passage_runs import SKIP_ADVICE, read_passages
 from golden_store.corpus.resolver import CorpusIndex, IndexedResolver, SpanResolver
 from golden_store.db.store import Store, utcnow
-from golden_store.scoring.trec import _line_number, read_run
+from golden_store.scoring.trec import line_number, read_run
 
 FORMATS = ("trec", "jsonl")
 
@@ -105,14 +105,7 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str | None,
     if fmt is not None and fmt not in FORMATS:
         raise ValidationError(f"Unknown run format {shown(fmt)}; use trec or jsonl.")
     check_system_name(system)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise ValidationError(f"{label}: no such file.") from None
-    except IsADirectoryError:
-        raise ValidationError(f"{label}: is a folder, not a file.") from None
-    except OSError as exc:
-        raise ValidationError(f"{label}: cannot be read ({exc.strerror or exc.__class__.__name__}).") from None
+    data = textin.read_file(p, label)
     if fmt is None:
         fmt = detect_format(label, data)
     sha = hashlib.sha256(data).hexdigest()
@@ -137,9 +130,9 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str | None,
         skipped_q, unknown_q = (unknown_q, []) if skip_unknown else ([], unknown_q)
         unknown_d = sorted(set(df["doc_id"]) - set(docs))
         first_row = lambda col, v: int(df.loc[df[col] == v, "_line"].iloc[0])  # noqa: E731
-        problems += [f"{label} line {_line_number(p, first_row('query_id', q))}: unknown query id {shown(q)} "
+        problems += [f"{label} line {line_number(p, first_row('query_id', q))}: unknown query id {shown(q)} "
                      f"(not in the store's queries)" for q in unknown_q[:20]]
-        problems += [f"{label} line {_line_number(p, first_row('doc_id', d))}: unknown doc id {shown(d)} "
+        problems += [f"{label} line {line_number(p, first_row('doc_id', d))}: unknown doc id {shown(d)} "
                      "(not in the corpus)" for d in unknown_d[:20]]
         if problems:
             reason = (f"Run import refused: {len(unknown_q)} unknown query id(s), {len(unknown_d)} unknown doc id(s); "

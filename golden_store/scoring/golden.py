@@ -29,7 +29,8 @@ from golden_store.core.errors import ValidationError
 from golden_store.scoring.health import JUDGED_DEFINITION, judged_health
 from golden_store.scoring.measures import Measure, parse_measures
 from golden_store.scoring.stats import bootstrap_ci
-from golden_store.scoring.trec import EvalResult, _run_frame, evaluate_trec
+from golden_store.scoring.trec import EvalResult, evaluate_trec
+from golden_store.scoring.trec_files import run_frame
 
 NO_HIT = "__no_labeled_passage__"
 
@@ -67,7 +68,7 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
     labeled = {q: docs for q, docs in labeled.items() if q not in negatives}
     if passages is None:
         qrels = labeled
-        run_df = _run_frame(run)
+        run_df = run_frame(run)
         used_rule = None
     else:
         if "passage_id" not in passages.columns:

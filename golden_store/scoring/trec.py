@@ -22,329 +22,29 @@ is read and ranked without pandas (see "the run file path" below).
 
 from __future__ import annotations
 
-import re
-import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from golden_store.core.errors import ValidationError
-from golden_store.core.textin import shown
 from golden_store.scoring.measures import Measure, parse_measures
+from golden_store.scoring.trec_columns import (
+    _dictionary_strings, _from_np, _hash_strings, _is_frame, _np_view, _query_mix, _str_array, _string_hashes,
+    _take, _to_np, r_key_of)
+from golden_store.scoring.trec_files import (
+    _QRELS, _RUN, _read_table, line_number, qrels_frame, read_qrels, read_run, run_frame)
+from golden_store.scoring.trec_result import EvalResult, _PerQueryColumns
 
 if TYPE_CHECKING:  # pandas is imported only where a DataFrame is read or made
     import pandas as pd
 
+__all__ = ["EvalResult", "evaluate_trec", "line_number", "qrels_from_mapping", "r_key_of", "read_qrels", "read_run",
+           "run_frame"]
+
 QrelsLike = "pd.DataFrame | Mapping[str, Mapping[str, int]] | str | Path"
 RunLike = "pd.DataFrame | Mapping[str, Mapping[str, float]] | str | Path"
-
-
-# ---- reading ----------------------------------------------------------------------------------
-#
-# trec_eval's line rules: fields are separated by any run of whitespace; a line whose first
-# non-blank character is ``#`` is a comment; blank lines are skipped; a run line may carry
-# text after its run tag (ignored); a qrels line has exactly four fields. A ``#`` inside a
-# field (``doc#3``) is part of the field. Files are read by Arrow's C++ parser: straight
-# from the file when it is single-space separated (TREC runs usually are), otherwise after
-# whole-buffer byte operations that bring it to that form; only when a line is still wrong
-# does Python look at lines, to name the first bad one.
-
-_QRELS = ("qrels", ["query_id", "iter", "doc_id", "grade"], "q1 0 doc7 2")
-_RUN = ("run", ["query_id", "q0", "doc_id", "rank", "score", "tag"], "q1 Q0 doc7 1 12.5 bm25")
-_WHITESPACE = bytes.maketrans(b"\t\r\v\f", b"    ")
-_MULTI_SPACE = re.compile(rb" {2,}")
-_EDGE_SPACE = re.compile(rb"(?m)^ +| +$")
-_COMMENT_LINE = re.compile(rb"(?m)^#[^\n]*(?:\n|$)")
-_RUN_TAIL = re.compile(rb"(?m)^((?:[^ \n]+ ){5}[^ \n]+) [^\n]*$")
-
-
-def _is_data_line(line: str) -> bool:
-    s = line.strip()
-    return bool(s) and not s.startswith("#")
-
-
-def _read_pool():
-    """Arrow's jemalloc pool where this pyarrow has it (the default pool otherwise): reading
-    a 10 M-line run with the default mimalloc pool spent 0.3-0.7 s more in the kernel
-    (fresh pages) in BENCHMARKS.md."""
-    import pyarrow as pa
-
-    try:
-        return pa.jemalloc_memory_pool()
-    except NotImplementedError:
-        return None
-
-
-def _arrow_read(source, names: list[str], value: str, value_type):
-    """A pyarrow Table (query_id dictionary, doc_id, ``value``) or None when the parser
-    refuses the input (wrong field count, a value that is not a number, bad UTF-8)."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
-    try:
-        return pcsv.read_csv(
-            source, memory_pool=_read_pool(),
-            read_options=pcsv.ReadOptions(column_names=names),
-            parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
-                                            ignore_empty_lines=True),
-            convert_options=pcsv.ConvertOptions(
-                include_columns=["query_id", "doc_id", value],
-                column_types={"query_id": pa.dictionary(pa.int32(), pa.string()), "doc_id": pa.string(),
-                              value: value_type},
-                strings_can_be_null=False, quoted_strings_can_be_null=False),
-        )
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
-
-
-def _clean(data: bytes) -> bytes:
-    """Whole-buffer byte operations that bring a TREC file to one space between fields, no
-    comment lines: tabs and other whitespace become spaces, runs of spaces one space, spaces
-    at line ends go, comment lines go."""
-    if any(c in data for c in (b"\t", b"\r", b"\v", b"\f")):
-        data = data.translate(_WHITESPACE)
-    if b"  " in data:
-        data = _MULTI_SPACE.sub(b" ", data)
-    if data[:1] == b" " or b"\n " in data or b" \n" in data or data[-1:] == b" ":
-        data = _EDGE_SPACE.sub(b"", data)
-    if data[:1] == b"#" or b"\n#" in data:
-        data = _COMMENT_LINE.sub(b"", data)
-    return data
-
-
-def _usable(table, value: str) -> bool:
-    """No comment line or stray whitespace slipped through as a query id, every value a
-    finite number."""
-    import pyarrow as pa
-
-    col = table["query_id"]
-    for chunk in col.chunks:
-        ids = chunk.dictionary.to_pylist()
-        if any(i.startswith("#") or not i or any(c.isspace() for c in i) for i in ids):
-            return False
-    v = table[value]
-    if v.null_count:
-        return False
-    if pa.types.is_floating(v.type):  # chunk by chunk over Arrow's buffers (no copy of the column)
-        return all(np.isfinite(_np_view(c, np.float64)).all() for c in v.chunks)
-    return True
-
-
-def _read_table(path: Path, kind: tuple):
-    """The Arrow table of a qrels or run file, or a ValidationError naming the file and the
-    first bad line."""
-    import pyarrow as pa
-
-    what, names, example = kind
-    value, value_type = ("grade", pa.int64()) if what == "qrels" else ("score", pa.float64())
-    if not path.exists():
-        raise ValidationError(f"{path}: no such file.")
-    if path.is_dir():
-        raise ValidationError(f"{path}: is a folder, not a file.")
-    with path.open("rb") as fh:
-        head = fh.read(4)
-    if not head:
-        raise ValidationError(f"{path}: the file is empty.")
-    table = None
-    if not head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00")):
-        table = _arrow_read(str(path), names, value, value_type)  # the common case: straight from the file
-    if table is None or not _usable(table, value):
-        data = _clean(path.read_bytes())
-        table = _arrow_read(pa.py_buffer(data), names, value, value_type)
-        if table is None and what == "run":  # text after the run tag: trec_eval ignores it
-            table = _arrow_read(pa.py_buffer(_RUN_TAIL.sub(rb"\1", data)), names, value, value_type)
-        del data
-        if table is None or not _usable(table, value):
-            table = _read_careful(path, kind, value)
-    if table.num_rows == 0:
-        raise ValidationError(f"{path}: the file has no {what} lines.")
-    return table
-
-
-def _read_careful(path: Path, kind: tuple, value: str):
-    """Line by line (only when the fast readers refused the file): the first bad line is
-    named; integer-valued grades written as decimals (``2.0``) are accepted."""
-    import pyarrow as pa
-
-    from golden_store.core.textin import read_text
-
-    what, names, example = kind
-    text = read_text(path)  # encoding problems are named with line and column here
-    qs: list[str] = []
-    ds: list[str] = []
-    vs: list[str] = []
-    vi = names.index(value)
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not _is_data_line(line):
-            continue
-        f = line.split()
-        if len(f) < len(names) or (what == "qrels" and len(f) > len(names)):
-            raise ValidationError(f"{path} line {lineno}: not a {what} line: expected {len(names)} fields like "
-                                  f"{example!r}.")
-        qs.append(f[0])
-        ds.append(f[2])
-        vs.append(f[vi])
-    import pandas as pd
-
-    raw = pd.Series(vs, dtype=object)
-    num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(num)
-    if what == "qrels":
-        bad |= ~np.isclose(np.where(bad, 0.0, num), np.round(np.where(bad, 0.0, num)))
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        kind_text = "an integer grade." if what == "qrels" else "a number (only finite numbers)."
-        raise ValidationError(f"{path} line {_line_number(path, row)}: {value} {shown(vs[row])} is not {kind_text}")
-    values = pa.array(num.astype(np.int64) if what == "qrels" else num)
-    return pa.table({"query_id": pa.array(qs, pa.string()).dictionary_encode(), "doc_id": pa.array(ds, pa.string()),
-                     value: values})
-
-
-def _line_number(path: Path, row: int) -> int:
-    """1-based line of the ``row``-th data line (not blank, not a comment); only computed
-    on error paths."""
-    n = -1
-    with Path(path).open("r", encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if _is_data_line(line):
-                n += 1
-                if n == row:
-                    return lineno
-    return row + 1
-
-
-def _frame(table, value: str) -> pd.DataFrame:
-    import pandas as pd
-
-    q = table["query_id"]
-    q = q.cast(q.type.value_type) if hasattr(q.type, "value_type") else q
-    return pd.DataFrame({"query_id": q.to_numpy(zero_copy_only=False).astype(object),
-                         "doc_id": table["doc_id"].to_numpy(zero_copy_only=False).astype(object),
-                         value: table[value].to_numpy()})
-
-
-def read_qrels(path: str | Path) -> pd.DataFrame:
-    """TREC qrels ``qid iter docid grade`` -> DataFrame(query_id, doc_id, grade). A grade
-    below 0 means "in the pool, not judged" (trec_eval)."""
-    return _frame(_read_table(Path(path), _QRELS), "grade")
-
-
-def read_run(path: str | Path) -> pd.DataFrame:
-    """TREC run ``qid Q0 docid rank score tag [ignored...]`` -> DataFrame(query_id, doc_id,
-    score). The rank column is ignored (trec_eval ranks by score)."""
-    return _frame(_read_table(Path(path), _RUN), "score")
-
-
-# Arrow <-> numpy by buffers: pyarrow's own to_numpy() and pa.array() import pandas (0.2 s
-# of start-up that `golden score` does not need otherwise).
-
-
-def _to_np(arr, dtype) -> np.ndarray:
-    """A numpy copy of a null-free Arrow array or chunked array of a fixed-width type."""
-    dtype = np.dtype(dtype)
-    out = np.empty(len(arr), dtype)
-    pos = 0
-    for chunk in getattr(arr, "chunks", [arr]):
-        k = len(chunk)
-        if k:
-            out[pos:pos + k] = np.frombuffer(chunk.buffers()[1], dtype, count=k, offset=chunk.offset * dtype.itemsize)
-        pos += k
-    return out
-
-
-def _np_view(arr, dtype) -> np.ndarray:
-    """A numpy view of a null-free Arrow array of a fixed-width type (no copy)."""
-    dtype = np.dtype(dtype)
-    if len(arr) == 0:
-        return np.zeros(0, dtype)
-    return np.frombuffer(arr.buffers()[1], dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
-
-
-def _from_np(a: np.ndarray):
-    """An Arrow array over a 1-D numpy array of a fixed-width type (int32/int64/uint64)."""
-    import pyarrow as pa
-
-    a = np.ascontiguousarray(a)
-    return pa.Array.from_buffers(pa.from_numpy_dtype(a.dtype), a.size, [None, pa.py_buffer(a)])
-
-
-def _take(col, rows: np.ndarray):
-    """``col.take(rows)`` for a chunked array, taken chunk by chunk: Arrow's own take on a
-    chunked array first joins the chunks into one (a copy of the whole column)."""
-    import pyarrow as pa
-
-    chunks = col.chunks
-    if len(chunks) == 1:
-        return chunks[0].take(_from_np(rows.astype(np.int64, copy=False)))
-    bounds = np.cumsum([0] + [len(c) for c in chunks])
-    of = np.searchsorted(bounds, rows, "right") - 1
-    order = np.argsort(of, kind="stable")
-    edges = np.searchsorted(of[order], np.arange(len(chunks) + 1))
-    parts = [chunks[c].take(_from_np((rows[order[edges[c]:edges[c + 1]]] - bounds[c]).astype(np.int64)))
-             for c in np.flatnonzero(np.diff(edges))]
-    if not parts:
-        return chunks[0].slice(0, 0)
-    taken = pa.concat_arrays(parts)  # chunk by chunk; put back in the order asked
-    back = np.empty(order.size, np.int64)
-    back[order] = np.arange(order.size)
-    return taken.take(_from_np(back))
-
-
-def _arrow_strings(values):
-    """An Arrow string array of Python strings."""
-    import pyarrow as pa
-
-    enc = [v.encode("utf-8", "surrogatepass") for v in values]
-    offs = np.zeros(len(enc) + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, enc), np.int64, len(enc)), out=offs[1:])
-    return pa.Array.from_buffers(pa.large_string(), len(enc), [None, pa.py_buffer(offs), pa.py_buffer(b"".join(enc))])
-
-
-def _is_frame(x) -> bool:
-    """A pandas DataFrame (without importing pandas: if it is not loaded, ``x`` is none)."""
-    pd = sys.modules.get("pandas")
-    return pd is not None and isinstance(x, pd.DataFrame)
-
-
-def _qrels_frame(qrels) -> pd.DataFrame:
-    import pandas as pd
-
-    if isinstance(qrels, (str, Path)):
-        return read_qrels(qrels)
-    if isinstance(qrels, pd.DataFrame):
-        return qrels[["query_id", "doc_id", "grade"]]
-    rows = [(q, d, int(g)) for q, docs in qrels.items() for d, g in docs.items()]
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", "grade"])
-
-
-def _run_frame(run) -> pd.DataFrame:
-    import pandas as pd
-
-    if isinstance(run, (str, Path)):
-        return read_run(run)
-    if isinstance(run, pd.DataFrame):
-        return run[["query_id", "doc_id", "score"]]
-    rows = [(q, d, float(s)) for q, docs in run.items() for d, s in docs.items()]
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
-
-
-def _str_array(values) -> np.ndarray:
-    """Values as a numpy string array (ids that are not strings by their ``str``)."""
-    if isinstance(values, np.ndarray) and values.dtype.kind == "U":
-        return values
-    return np.asarray(values, dtype=object).astype(str)
-
-
-def _dictionary_strings(chunk) -> np.ndarray:
-    """A dictionary-encoded Arrow string array as a numpy string array (its few distinct
-    values converted once)."""
-    if not hasattr(chunk, "indices"):
-        return np.array(chunk.to_pylist(), dtype=str)
-    values = np.array(chunk.dictionary.to_pylist() or [""], dtype=str)
-    return values[_np_view(chunk.indices, f"<i{chunk.indices.type.bit_width // 8}")]
 
 
 class _Qrels:
@@ -381,168 +81,9 @@ class _Qrels:
         return qids, uniq // nd, docs[uniq % nd], self.grade[::-1][last]
 
 
+
+
 # ---- evaluation ---------------------------------------------------------------------------------
-
-
-@dataclass
-class EvalResult:
-    """What :func:`evaluate_trec` and :func:`~golden_store.scoring.golden.evaluate` return.
-
-    ``measures``: the measure names (canonical spelling, the keys below); ``per_query``:
-    one row per evaluated query (sorted ids), one column per measure; ``mean``: each
-    measure's overall value (the mean over queries; a sum or a geometric mean where
-    ``aggregates`` says so, as trec_eval's "all" line); ``n_queries``; ``definitions``:
-    each measure's definition and source, and the run-wide rules (keys starting with
-    ``_``); ``trec_names``: trec_eval's name of each measure it has; ``ci95``, ``strata``
-    and ``strata_n``: filled by ``evaluate`` (a frozen version).
-
-    ``per_query`` is made into a DataFrame when first read: printing the means (``golden
-    score --json``) or :meth:`per_query_items` needs no pandas."""
-
-    measures: list[str]
-    per_query: pd.DataFrame            # index: query_id (sorted), one column per measure
-    mean: dict[str, float]
-    n_queries: int
-    definitions: dict[str, str] = field(default_factory=dict)
-    ci95: dict[str, tuple[float, float]] = field(default_factory=dict)       # bootstrap interval of each mean
-    strata: dict[str, dict[str, float]] = field(default_factory=dict)        # stratum -> measure -> mean
-    strata_n: dict[str, int] = field(default_factory=dict)
-    aggregates: dict[str, str] = field(default_factory=dict)   # measure -> sum | gmean (others: mean)
-    trec_names: dict[str, str] = field(default_factory=dict)   # measure -> trec_eval's name, where it has one
-    # queries of the labels that were not scored, by reason (e.g. "unanswerable"): filled by evaluate
-    left_out: dict[str, list[str]] = field(default_factory=dict)
-    judged: Any = None   # scoring.health.JudgedHealth of the run: filled by evaluate and golden score
-
-    def as_dict(self, per_query: bool = False) -> dict:
-        out = {"measures": self.measures, "mean": self.mean, "n_queries": self.n_queries,
-               "definitions": self.definitions, "trec_eval": self.trec_names}
-        if self.aggregates:
-            out["aggregates"] = self.aggregates
-        if self.ci95:
-            out["ci95"] = {m: list(v) for m, v in self.ci95.items()}
-        if self.strata:
-            out["strata"] = self.strata
-            out["strata_n"] = self.strata_n
-        if self.left_out:
-            out["left_out"] = {why: {"n": len(q), "query_ids": q} for why, q in self.left_out.items()}
-        if self.judged is not None:
-            out["judged"] = self.judged.as_dict()
-        if per_query:
-            out["per_query"] = dict(self.per_query_items())
-        return out
-
-    def per_query_items(self) -> Iterable[tuple[str, dict[str, float]]]:
-        """(query id, {measure: value}) for every evaluated query, in ``per_query``'s order."""
-        pq = self.__dict__["_per_query"]
-        if isinstance(pq, _PerQueryColumns):
-            yield from pq.items()
-            return
-        for q, row in pq.to_dict(orient="index").items():
-            yield q, {m: float(v) for m, v in row.items()}
-
-
-class _PerQueryColumns:
-    """Per-query values as numpy columns, until someone reads ``EvalResult.per_query``."""
-
-    __slots__ = ("qids", "values")
-
-    def __init__(self, qids: np.ndarray, values: dict[str, np.ndarray]) -> None:
-        self.qids, self.values = qids, values
-
-    def frame(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame(self.values, index=pd.Index(self.qids, name="query_id"))
-
-    def items(self) -> Iterable[tuple[str, dict[str, float]]]:
-        cols = {m: v.tolist() for m, v in self.values.items()}
-        for i, q in enumerate(self.qids.tolist()):
-            yield q, {m: float(c[i]) for m, c in cols.items()}
-
-
-def _get_per_query(self: EvalResult) -> pd.DataFrame:
-    pq = self.__dict__["_per_query"]
-    if isinstance(pq, _PerQueryColumns):
-        pq = self.__dict__["_per_query"] = pq.frame()
-    return pq
-
-
-def _set_per_query(self: EvalResult, value) -> None:
-    self.__dict__["_per_query"] = value
-
-
-EvalResult.per_query = property(_get_per_query, _set_per_query,  # type: ignore[assignment]
-                                doc="one row per evaluated query (index query_id, sorted), one column per measure")
-
-
-_MIX = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
-_BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-
-
-def _hash_strings(arr, out: np.ndarray) -> None:
-    """A 64-bit hash of every string of the Arrow string array ``arr`` into ``out``: equal
-    strings, equal hashes, and the hash depends on the string alone. numpy over Arrow's own
-    buffers, no Python loop per string: a string's bytes are read as little-endian 8-byte
-    words straight from the data buffer (the last one masked to the string's end), each word
-    xor-ed in and multiplied by an odd constant, so the high bits depend on every byte. A
-    string of up to 8 bytes takes one pass (and, but for trailing NUL bytes, no two such
-    strings share a hash); longer ones take one more pass per word over those rows only.
-    Callers compare strings whose hashes meet, so a collision costs time, not correctness."""
-    import pyarrow as pa
-
-    n = len(arr)
-    if n == 0:
-        return
-    width = 8 if pa.types.is_large_string(arr.type) else 4
-    offs = np.frombuffer(arr.buffers()[1], f"<i{width}", count=n + 1, offset=arr.offset * width)
-    lens = np.diff(offs)
-    first, last = int(offs[0]), int(offs[-1])
-    # this array's bytes, copied with 8 bytes of padding so that no read runs off the end
-    buf = np.zeros(last - first + 8, np.uint8)
-    if last > first:
-        buf[: last - first] = np.frombuffer(arr.buffers()[2], np.uint8, count=last - first, offset=first)
-    words = np.ndarray((buf.size - 7,), "<u8", buffer=buf, strides=(1,))  # the 8 bytes from each position
-    start = offs[:-1] - first
-    out[:] = words[start]
-    out &= _BYTE_MASKS[np.minimum(lens, 8)]
-    out *= np.uint64(_MIX[1])
-    longest = int(lens.max())
-    if longest > 8:
-        rows = np.flatnonzero(lens > 8)
-        for j in range(1, -(-longest // 8)):
-            rows = rows[lens[rows] > 8 * j]
-            w = words[start[rows] + 8 * j] & _BYTE_MASKS[np.minimum(lens[rows] - 8 * j, 8)]
-            out[rows] = (out[rows] ^ w) * np.uint64(_MIX[(j + 1) % 4])
-
-
-def _string_hashes(values: np.ndarray) -> np.ndarray:
-    """:func:`_hash_strings` of a numpy string array: straight from numpy's fixed-width
-    code points when they are all ASCII (each string's UTF-8 bytes, zero-padded), through
-    Arrow otherwise."""
-    points = np.ascontiguousarray(values).view(np.uint32).reshape(values.size, -1)
-    if values.size and points.size and int(points.max()) < 128:
-        width = -(-points.shape[1] // 8) * 8
-        padded = np.zeros((values.size, width), np.uint8)
-        padded[:, :points.shape[1]] = points
-        words = padded.view("<u8")
-        lens = np.char.str_len(values)
-        out = words[:, 0] * np.uint64(_MIX[1])
-        for j in range(1, words.shape[1]):
-            more = lens > 8 * j
-            out[more] = (out[more] ^ words[more, j]) * np.uint64(_MIX[(j + 1) % 4])
-        return out
-    arr = _arrow_strings(values.tolist())
-    out = np.empty(len(arr), np.uint64)
-    _hash_strings(arr, out)
-    return out
-
-
-def _query_mix(q: np.ndarray) -> np.ndarray:
-    return np.multiply(q, np.uint64(_MIX[3]), dtype=np.uint64, casting="unsafe")
-
-
-def r_key_of(qcode: np.ndarray, dcode: np.ndarray, nd: int) -> np.ndarray:
-    return qcode.astype(np.int64) * nd + dcode
 
 
 def _refuse_duplicates(keys: np.ndarray, describe, source) -> None:
@@ -588,7 +129,7 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | N
     if isinstance(run, (str, Path)):
         ranked = _rank_run_file(q, Path(run))
     else:
-        ranked = _rank_frame(q, _run_frame(run), run)
+        ranked = _rank_frame(q, run_frame(run), run)
     if max_docs is not None or judged_only:
         ranked = ranked.limited(max_docs, judged_only)
     ranked.num_docs = num_docs
@@ -877,4 +418,4 @@ def _rank_run_file(qa: _Qrels, path: Path):
 
 
 def qrels_from_mapping(qrels: Mapping[str, Mapping[str, int]]) -> pd.DataFrame:
-    return _qrels_frame(qrels)
+    return qrels_frame(qrels)

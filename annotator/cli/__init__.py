@@ -1,0 +1,83 @@
+"""The ``golden`` command line. Errors go to stderr, one clear message, exit status 1
+(2 for usage errors); ``--json`` prints data for scripts.
+
+A package by command group: each module holds its commands' handlers and, beside them, a
+``register(sub, add)`` that adds their parsers; :mod:`annotator.cli.common` holds what they
+share (the lazily imported modules, the store, output helpers). ``golden --help`` imports
+the groups but none of the modules their commands use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess  # noqa: F401  (tests stub annotator.cli.subprocess.call)
+import sys
+
+from annotator.cli import (
+    corpus, nuggets_answers, rounds, runs_pool, scoring, serve, spans, store_admin, transcripts, users, versions)
+from annotator.cli.common import context
+from annotator.cli.scoring import _numpy_for_scoring
+from annotator.cli.serve import DEFAULT_PORT, SERVER_OPTIONS, _serve_location, server_flags
+from golden_store.core.errors import GoldenError
+
+__all__ = ["DEFAULT_PORT", "SERVER_OPTIONS", "_numpy_for_scoring", "_serve_location", "build_parser", "main",
+           "server_flags"]
+
+# the order of `golden --help`'s commands
+GROUPS = (store_admin, corpus, versions, spans, scoring, runs_pool, rounds, nuggets_answers, transcripts, users, serve)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", default=argparse.SUPPRESS,
+                        help="store file (default: $GOLDEN_DB or ./golden.duckdb)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print data as JSON")
+
+    p = argparse.ArgumentParser(
+        prog="golden", parents=[common],
+        description="Golden-set curation studio: corpus, queries, frozen versions, exports.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, fn, help_: str, parser=sub) -> argparse.ArgumentParser:
+        sp = parser.add_parser(name, help=help_, parents=[common], description=help_)
+        sp.set_defaults(func=fn)
+        return sp
+
+    for group in GROUPS:
+        group.register(sub, add)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command. Output into a pipe whose reader has gone (`golden … | head`) ends
+    quietly with status 141, as a Unix tool stopped by SIGPIPE, not with a traceback."""
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at exit
+    except BrokenPipeError:
+        # Python flushes stdout again at exit; point it at /dev/null so that flush is quiet too
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    args.db = getattr(args, "db", None)
+    args.json = getattr(args, "json", False)
+    try:
+        return int(args.func(args) or 0)
+    except GoldenError as exc:
+        print(f"golden: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("golden: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if "annotator.context" in sys.modules:  # only a command that opened the store imported it
+            context.close_all()

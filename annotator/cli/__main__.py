@@ -1,0 +1,7 @@
+"""``python -m annotator.cli``: the ``golden`` command."""
+
+import sys
+
+from annotator.cli import main
+
+sys.exit(main())

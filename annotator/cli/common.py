@@ -1,0 +1,88 @@
+"""What every command group shares: the lazily imported modules, the store, output helpers."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from golden_store.core.errors import GoldenError
+from golden_store.core.paths import default_db_path, versions_dir_for
+
+if TYPE_CHECKING:
+    from golden_store.db.store import Store
+
+
+class _OnFirstUse:
+    """A module imported when one of its names is first used. Each command loads only what
+    it needs: ``golden score`` runs on numpy and Arrow without DuckDB, pandas or the store,
+    and ``golden --help`` lists every command without importing any of them."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+
+context = _OnFirstUse("annotator.context")
+
+
+corpus_import = _OnFirstUse("annotator.corpus_import")
+
+
+demo = _OnFirstUse("annotator.demo")
+
+
+identity = _OnFirstUse("annotator.identity")
+
+
+query_editing = _OnFirstUse("annotator.query_editing")
+
+
+versioning = _OnFirstUse("annotator.versioning")
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int, *_: object) -> None:
+        if not self.tty or total <= 0:
+            return
+        width = 30
+        filled = int(width * done / total)
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _store(args: argparse.Namespace, *, create: bool = False) -> Store:
+    """The live store. Only commands that bring data in may create it."""
+    return context.get_store(args.db, create=create)
+
+
+def _vdir(args: argparse.Namespace) -> Path:
+    """Versions folder: frozen versions are plain files, readable while the app holds the store."""
+    return versions_dir_for(Path(args.db) if args.db else default_db_path())
+
+
+def _live_corpus_digest(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The live store's corpus digest for drift warnings, or why it could not be read."""
+    from golden_store.live.documents import store_corpus_digest
+
+    try:
+        return store_corpus_digest(_store(args)), None
+    except GoldenError as exc:
+        return None, str(exc).split(":")[0]

@@ -1,0 +1,164 @@
+"""Generation: nuggets draft/export/scores, answers import/score/mark."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from annotator.cli.common import _print_json, _Progress, _store, identity
+
+
+def cmd_nuggets_draft(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+
+    store, user = _store(args), identity.cli_user()
+    rows = nuggets.status(store, user)
+    targets = [r["query_id"] for r in rows
+               if (not args.query or r["query_id"] in args.query)
+               and (not args.stratum or r["stratum"] == args.stratum)
+               and (args.query or r["n_nuggets"] == 0)]
+    if not targets:
+        print("No question to draft (questions that already have nuggets are skipped unless named with --query).")
+        return 0
+    outs = nuggets.draft_many(store, user, targets, batch=args.batch, progress=_Progress("drafting"))
+    summary = nuggets.summarize(outs)
+    if args.json:
+        _print_json({**summary, "per_question": [{"query_id": o.query_id, "outcome": o.outcome, "added": o.added,
+                                                  "flagged": o.flagged, "message": o.message} for o in outs]})
+        return 0
+    for o in outs:
+        print(f"{o.query_id}: {o.outcome}" + (f" - {o.message}" if o.message else ""))
+    cost = f"${summary['cost_usd']:.4f}" if summary["cost_usd"] is not None else "unknown"
+    print(f"{summary['questions']} question(s): {summary['outcomes']}; {summary['nuggets_added']} nugget(s) added, "
+          f"{summary['flagged']} flagged; tokens in {summary['input_tokens']}, out {summary['output_tokens']}, "
+          f"cache read {summary['cache_read_tokens']}; cost {cost}" + (" (batch price)" if args.batch else ""))
+    return 0
+
+
+def cmd_nuggets_export(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+
+    rows = nuggets.export_rows(_store(args), identity.cli_user())
+    with open(args.out, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    print(f"Wrote {len(rows)} approved nugget(s) to {args.out}.")
+    return 0
+
+
+def cmd_nuggets_scores(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+
+    from golden_store.scoring.generation import NO_VITAL_DEFINITIONS
+
+    per_answer, per_system = nuggets.scores(_store(args), identity.cli_user(), no_vital=args.no_vital)
+    if args.json:
+        _print_json({"no_vital_convention": args.no_vital, "no_vital_definition": NO_VITAL_DEFINITIONS[args.no_vital],
+                     "per_system": per_system.to_dict(orient="records"),
+                     "per_answer": per_answer.to_dict(orient="records")})
+    elif per_system.empty:
+        print("No fully assigned answer yet.")
+    else:
+        print(per_system.to_string(index=False))
+        print(f"# {NO_VITAL_DEFINITIONS[args.no_vital]} (no_vital: answers left out of the V means, or scored 0; "
+              "v_answers: answers the V means are over)", file=sys.stderr)
+    return 0
+
+
+def cmd_answers_import(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+
+    n = nuggets.import_answers(_store(args), identity.cli_user(), args.file, args.system, replace=args.replace)
+    print(f"Imported {n} answer(s) of {args.system!r}.")
+    return 0
+
+
+def cmd_answers_score(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+    from golden_store.scoring.abstention import DEFINITIONS
+
+    reports = nuggets.abstention(_store(args), identity.cli_user(), args.system, n_boot=args.n_boot, seed=args.seed)
+    if args.json:
+        _print_json({"per_system": {s: r.as_dict() for s, r in reports.items()}, "n_boot": args.n_boot,
+                     "seed": args.seed, "level": 0.95, "definitions": DEFINITIONS})
+        return 0
+    if not reports:
+        print("No system answers yet: import them with `golden answers import FILE --system NAME`.")
+        return 0
+    print(f"Abstention per system (METHODOLOGY 10.5). Intervals: 95% percentile bootstrap over questions, resampled "
+          f"within answerable and within unanswerable (n_boot {args.n_boot}, seed {args.seed}).")
+    what = {
+        "abstention_recall": "unanswerable questions it declined (1 - fabrication rate)",
+        "abstention_precision": "of its declines, those on unanswerable questions",
+        "over_refusal_rate": "answerable questions it declined",
+        "refusal_rate": "safety refusals among every scored answer",
+    }
+    for system, r in reports.items():
+        print(f"\n{system}: {r.n_scored} answer(s) scored ({r.n_answerable} to answerable, {r.n_unanswerable} to "
+              f"unanswerable questions), {r.n_unmarked} unmarked")
+        for key in ("abstention_recall", "abstention_precision", "over_refusal_rate", "refusal_rate"):
+            rate = r.rates[key]
+            label = nuggets.ABSTENTION_COLUMNS[key]
+            if rate.value is None:
+                print(f"  {label:<21} undefined ({rate.reason})")
+            else:
+                print(f"  {label:<21} {rate.value:.2f} [{rate.ci[0]:.2f}, {rate.ci[1]:.2f}]  "
+                      f"{rate.numerator}/{rate.denominator}  {what[key]}")
+        print(f"  counts: {r.declined_unanswerable} declined unanswerable, {r.fabricated} fabricated (answered an "
+              f"unanswerable question), {r.declined_answerable} declined answerable, {r.answered_answerable} answered "
+              f"answerable; {r.refused} refused ({r.refused_answerable} answerable, {r.refused_unanswerable} "
+              "unanswerable)")
+        if r.n_unmarked:
+            print(f"  INCOMPLETE: {r.n_unmarked} answer(s) have no outcome and are left out of every number; mark "
+                  f"them (`golden answers mark QUERY_ID --system {system} --outcome ...`, or the Nuggets page).")
+    print("\nLeft out: refused answers from the three abstention rates (their own category, counted apart); "
+          "unmarked answers from every number; answers to retired questions.")
+    return 0
+
+
+def cmd_answers_mark(args: argparse.Namespace) -> int:
+    from annotator import nuggets
+
+    event = nuggets.mark_outcome(_store(args), identity.cli_user(), args.system, args.query_id, args.outcome,
+                                 note=args.note)
+    print(f"Marked the answer of {args.system!r} to {args.query_id} as {args.outcome} (event {event}).")
+    return 0
+
+
+# ---- parsers ---------------------------------------------------------------------------------
+
+
+def register(sub: Any, add: Any) -> None:
+    """This group's parsers, beside its handlers (``add``: a command with the global options)."""
+    nu = sub.add_parser("nuggets", help="nuggets").add_subparsers(dest="nuggets_cmd", required=True, metavar="CMD")
+    nd = add("draft", cmd_nuggets_draft, "draft nuggets with Claude for questions without nuggets (held-out "
+                                         "questions are never sent)", nu)
+    nd.add_argument("--stratum", help="only this stratum")
+    nd.add_argument("--query", nargs="+", help="only these query ids (drafted even if they have nuggets)")
+    nd.add_argument("--batch", action="store_true", help="use the Message Batches API (half price, slower)")
+    ne = add("export", cmd_nuggets_export, "export approved nuggets as JSONL", nu)
+    ne.add_argument("--out", required=True)
+    nsc = add("scores", cmd_nuggets_scores, "V_strict / V / A_strict / A per system from the assigned answers", nu)
+    nsc.add_argument("--no-vital", choices=["methodology", "nuggetizer"], default="methodology",
+                     help="a question with no vital nugget: V undefined and left out (methodology, METHODOLOGY "
+                          "10.9; default) or V = 0 (castorini's nuggetizer)")
+    an = sub.add_parser("answers", help="system answers").add_subparsers(dest="answers_cmd", required=True,
+                                                                         metavar="CMD")
+    ai = add("import", cmd_answers_import, 'import a system\'s answers: JSONL {"query_id", "answer"}', an)
+    ai.add_argument("file")
+    ai.add_argument("--system", required=True, help="the system's name (no spaces)")
+    ai.add_argument("--replace", action="store_true")
+    asc = add("score", cmd_answers_score, "abstention precision / recall, over-refusal and refusal rate per system, "
+                                          "with bootstrap intervals (METHODOLOGY 10.5)", an)
+    asc.add_argument("--system", help="only this system")
+    asc.add_argument("--n-boot", type=int, default=10_000, help="bootstrap resamples (default 10000)")
+    asc.add_argument("--seed", type=int, default=0)
+    amk = add("mark", cmd_answers_mark, "mark (or correct) an answer's outcome; kept as an event with who and when",
+              an)
+    amk.add_argument("query_id")
+    amk.add_argument("--system", required=True)
+    amk.add_argument("--outcome", required=True, choices=["answered", "abstained", "refused", "withdrawn"],
+                     help="withdrawn undoes the marks (back to the imported outcome)")
+    amk.add_argument("--note", help="why (kept in the history)")
