@@ -41,7 +41,7 @@ _export("agreement", "Kappa", "PairAgreement", "ALPHA_BAR_ORDINAL", "KAPPA_BAR_B
 _export("agreement_report", "AgreementBar", "BarCheck", "EvidenceAgreement", "GroupAgreement", "clears_bar")
 _export("calibration", "FAIL", "INSUFFICIENT", "IsotonicMap", "KAPPA_GATE", "PASS", "band_decisions",
         "cascade_report", "fit_isotonic", "judge_report", "length_bias", "pick_band", "position_bias", "reliability")
-_export("chunking", "budget_card", "take_at_budget")
+_export("chunking", "budget_card")
 _export("compare", "compare_runs", "format_comparison")
 _export("cost", "eval_run_cost")
 _export("generation", "Citation", "Claim", "MOVEMENTS", "Nugget", "abstention_scores", "citation_scores",
@@ -54,7 +54,7 @@ _export("retrieval", "average_precision", "bpref", "judged_at_k", "ndcg_at_k", "
         "reciprocal_rank", "success_at_k")
 _export("stats", "BootstrapResult", "adjust_pvalues", "benjamini_hochberg", "bootstrap_ci", "gate", "mde_paired", "n_for_mde",
         "paired_bootstrap")
-_export("tokens", "Chunking", "DocTokens", "chunking_report", "precision_omega", "retrieve_at_budget",
+_export("tokens", "Chunking", "DocTokens", "chunking_report", "precision_omega", "retrieve_at_budget", "take_at_budget",
         "token_metrics", "version_chunking_report")
 _export("trec", "EvalResult", "evaluate_trec", "read_qrels", "read_run")
 _export("trials", "ItemVariance", "MetricTrials", "TrialsReport", "format_trials", "pass_hat", "trials_report")
@@ -83,7 +83,7 @@ if TYPE_CHECKING:  # for type checkers and editors; never executed
     from golden_store.scoring.agreement_report import (  # noqa: F401
         AgreementBar, BarCheck, EvidenceAgreement, GroupAgreement, clears_bar)
     from golden_store.scoring.calibration import *  # noqa: F401,F403
-    from golden_store.scoring.chunking import budget_card, take_at_budget  # noqa: F401
+    from golden_store.scoring.chunking import budget_card  # noqa: F401
     from golden_store.scoring.compare import compare_runs, format_comparison  # noqa: F401
     from golden_store.scoring.cost import eval_run_cost  # noqa: F401
     from golden_store.scoring.generation import *  # noqa: F401,F403

@@ -23,28 +23,15 @@ scores 0 and counts (``missing``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TypedDict
 
 import numpy as np
 
-from golden_store.scoring.tokens import DocTokens, precision_omega, token_metrics
+from golden_store.scoring.tokens import DocTokens, precision_omega, take_at_budget, token_metrics
 
 TOKENIZER = r"positional word/punctuation tokens (\w+ or one symbol; golden_store.scoring.tokens.DocTokens)"
 FIGURES = ("recall", "precision", "precision_omega", "iou", "k", "tokens")
-
-
-def take_at_budget(ranked: Sequence, budget_tokens: int, count_tokens: Callable[[object], int]) -> tuple[list, int]:
-    """§5.1's ``retrieve_at_budget`` with what it used: the ranked prefix that fits in
-    ``budget_tokens`` (stopping at the first item that would overflow it) and its tokens."""
-    out, used = [], 0
-    for c in ranked:
-        n = count_tokens(c)
-        if used + n > budget_tokens:
-            break
-        out.append(c)
-        used += n
-    return out, used
 
 
 class MeanSD(TypedDict):

@@ -43,17 +43,23 @@ def precision_omega(excerpt_tokens: set, chunks: Iterable[Sequence]) -> float:
     return token_metrics(excerpt_tokens, [t for c in hit for t in c])["precision"] if hit else 0.0
 
 
-def retrieve_at_budget(ranked_chunks: Sequence, budget_tokens: int, count_tokens: Callable[[object], int]) -> list:
-    """The ranked prefix that fits in ``budget_tokens`` (stops at the first chunk that would
-    exceed it): compare chunkers at a fixed token budget, not a fixed k (§5.1)."""
+def take_at_budget(ranked: Sequence, budget_tokens: int, count_tokens: Callable[[object], int]) -> tuple[list, int]:
+    """The ranked prefix that fits in ``budget_tokens`` (stopping at the first item that would
+    overflow it) and the tokens it used: compare chunkers at a fixed token budget, not a fixed
+    k (§5.1)."""
     out, used = [], 0
-    for c in ranked_chunks:
+    for c in ranked:
         n = count_tokens(c)
         if used + n > budget_tokens:
             break
         out.append(c)
         used += n
-    return out
+    return out, used
+
+
+def retrieve_at_budget(ranked_chunks: Sequence, budget_tokens: int, count_tokens: Callable[[object], int]) -> list:
+    """§5.1's ``retrieve_at_budget``: :func:`take_at_budget` without the count."""
+    return take_at_budget(ranked_chunks, budget_tokens, count_tokens)[0]
 
 
 class DocTokens:
