@@ -1016,6 +1016,79 @@ _V20 = (
         ) AS latest WHERE NOT retired""",
 )
 
+# v21 (issue 27): the cascade at work (METHODOLOGY §11.1, §11.6, §11.8). A calibration keeps the
+# judge's own rubric text (pool grading sends exactly what was calibrated), its scale (binary
+# pass/fail, graded 0-3, or nugget support with partial) and the pass/fail cut on the grades.
+# A pool-grading job is pinned to one calibration; its pause/resume are events. Each judge
+# label is its own kind of event (judge_label_events), attributed to model id + rubric sha +
+# calibration id, never a grade_event (never a person's label); judge_item_state keeps every
+# item's latest judge decision beside the log (the Judge queue reads it on every key). An
+# evaluation row says which labels it was scored on (human, or human+judge).
+_V21 = (
+    "ALTER TABLE calibrations ADD COLUMN scale VARCHAR",
+    "ALTER TABLE calibrations ADD COLUMN pass_cut INTEGER",
+    "ALTER TABLE calibrations ADD COLUMN rubric_text VARCHAR",
+    """CREATE TABLE judge_jobs (
+        job_id VARCHAR PRIMARY KEY,
+        calibration_id VARCHAR NOT NULL,
+        judge_model VARCHAR NOT NULL,
+        rubric_sha VARCHAR NOT NULL,
+        mode VARCHAR NOT NULL CHECK (mode IN ('batch', 'direct')),
+        sample_share DOUBLE NOT NULL,
+        sample_seed INTEGER NOT NULL,
+        gate_kappa DOUBLE,
+        gate_override VARCHAR,
+        estimate VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE judge_job_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        job_id VARCHAR NOT NULL,
+        status VARCHAR NOT NULL CHECK (status IN ('started', 'paused', 'resumed', 'done', 'failed')),
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE judge_label_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        job_id VARCHAR NOT NULL,
+        calibration_id VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        outcome VARCHAR NOT NULL CHECK (outcome IN ('labeled', 'escalated', 'refused', 'error')),
+        route VARCHAR NOT NULL CHECK (route IN ('judge', 'human', 'sample')),
+        grade INTEGER,
+        p_fail DOUBLE,
+        p_used DOUBLE,
+        reason VARCHAR,
+        justification VARCHAR,
+        model VARCHAR NOT NULL,
+        rubric_sha VARCHAR NOT NULL,
+        prompt_sha VARCHAR,
+        doc_sha256 VARCHAR,
+        batch_id VARCHAR,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE judge_item_state (
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        event_id BIGINT NOT NULL,
+        job_id VARCHAR NOT NULL,
+        calibration_id VARCHAR NOT NULL,
+        outcome VARCHAR NOT NULL,
+        route VARCHAR NOT NULL,
+        grade INTEGER,
+        created_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (query_id, doc_id, start, "end")
+    )""",
+    "ALTER TABLE eval_results ADD COLUMN labels VARCHAR",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1047,6 +1120,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "split's bar check and the reason it went ahead below the bar)", _V19),
     Migration(20, "query_revisions.tier and queries.tier: a question's CI tier (smoke / regression / release)",
               _V20),
+    Migration(21, "the cascade at work: calibrations.scale/pass_cut/rubric_text; judge_jobs, judge_job_events, "
+                  "judge_label_events (the judge's labels, never a person's) and judge_item_state; "
+                  "eval_results.labels (human or human+judge)", _V21),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

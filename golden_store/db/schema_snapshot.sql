@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 20. Migrations (golden_store/db/schema.py):
+-- Schema version 21. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -21,6 +21,7 @@
 --   V18: answers.outcome (answered / abstained / refused / unknown), answer_outcome_events (a reviewer's marks) and the current_answer_outcomes view
 --   V19: agreement_bar_events (the bar a lead chose); rounds.bar_check and rounds.bar_override (a split's bar check and the reason it went ahead below the bar)
 --   V20: query_revisions.tier and queries.tier: a question's CI tier (smoke / regression / release)
+--   V21: the cascade at work: calibrations.scale/pass_cut/rubric_text; judge_jobs, judge_job_events, judge_label_events (the judge's labels, never a person's) and judge_item_state; eval_results.labels (human or human+judge)
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -95,7 +96,7 @@ CREATE TABLE calibration_items (
     PRIMARY KEY(calibration_id, item_id)
 );
 
--- calibrations: V6
+-- calibrations: V6, altered in V21
 CREATE TABLE calibrations (
     calibration_id VARCHAR PRIMARY KEY,
     judge_model    VARCHAR NOT NULL,
@@ -112,7 +113,10 @@ CREATE TABLE calibrations (
     report         VARCHAR NOT NULL,
     note           VARCHAR,
     actor          VARCHAR NOT NULL,
-    created_at     TIMESTAMP NOT NULL
+    created_at     TIMESTAMP NOT NULL,
+    scale          VARCHAR,
+    pass_cut       INTEGER,
+    rubric_text    VARCHAR
 );
 
 -- corpus_events: V1
@@ -142,7 +146,7 @@ CREATE TABLE documents (
     imported_by      VARCHAR NOT NULL
 );
 
--- eval_results: V2, altered in V15
+-- eval_results: V2, altered in V15, V21
 CREATE TABLE eval_results (
     evaluation_id   VARCHAR,
     ts              TIMESTAMP NOT NULL,
@@ -165,6 +169,7 @@ CREATE TABLE eval_results (
     tokens_out      INTEGER,
     cost_usd        DOUBLE,
     trace_id        VARCHAR,
+    labels          VARCHAR,
     PRIMARY KEY(evaluation_id, query_id, metric, trial)
 );
 
@@ -277,6 +282,76 @@ CREATE TABLE grade_state (
     CHECK((op IN ('grade', 'retract'))),
     CHECK(((op = 'grade') = (grade IS NOT NULL))),
     PRIMARY KEY(query_id, doc_id, "start", "end", actor)
+);
+
+-- judge_item_state: V21
+CREATE TABLE judge_item_state (
+    query_id       VARCHAR,
+    doc_id         VARCHAR,
+    "start"        INTEGER,
+    "end"          INTEGER,
+    event_id       BIGINT NOT NULL,
+    job_id         VARCHAR NOT NULL,
+    calibration_id VARCHAR NOT NULL,
+    outcome        VARCHAR NOT NULL,
+    route          VARCHAR NOT NULL,
+    grade          INTEGER,
+    created_at     TIMESTAMP NOT NULL,
+    PRIMARY KEY(query_id, doc_id, "start", "end")
+);
+
+-- judge_job_events: V21
+CREATE TABLE judge_job_events (
+    event_id   BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    job_id     VARCHAR NOT NULL,
+    status     VARCHAR NOT NULL,
+    note       VARCHAR,
+    actor      VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    CHECK((status IN ('started', 'paused', 'resumed', 'done', 'failed')))
+);
+
+-- judge_jobs: V21
+CREATE TABLE judge_jobs (
+    job_id         VARCHAR PRIMARY KEY,
+    calibration_id VARCHAR NOT NULL,
+    judge_model    VARCHAR NOT NULL,
+    rubric_sha     VARCHAR NOT NULL,
+    "mode"         VARCHAR NOT NULL,
+    sample_share   DOUBLE NOT NULL,
+    sample_seed    INTEGER NOT NULL,
+    gate_kappa     DOUBLE,
+    gate_override  VARCHAR,
+    estimate       VARCHAR,
+    actor          VARCHAR NOT NULL,
+    created_at     TIMESTAMP NOT NULL,
+    CHECK(("mode" IN ('batch', 'direct')))
+);
+
+-- judge_label_events: V21
+CREATE TABLE judge_label_events (
+    event_id       BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    job_id         VARCHAR NOT NULL,
+    calibration_id VARCHAR NOT NULL,
+    query_id       VARCHAR NOT NULL,
+    doc_id         VARCHAR NOT NULL,
+    "start"        INTEGER NOT NULL,
+    "end"          INTEGER NOT NULL,
+    outcome        VARCHAR NOT NULL,
+    route          VARCHAR NOT NULL,
+    grade          INTEGER,
+    p_fail         DOUBLE,
+    p_used         DOUBLE,
+    reason         VARCHAR,
+    justification  VARCHAR,
+    model          VARCHAR NOT NULL,
+    rubric_sha     VARCHAR NOT NULL,
+    prompt_sha     VARCHAR,
+    doc_sha256     VARCHAR,
+    batch_id       VARCHAR,
+    created_at     TIMESTAMP NOT NULL,
+    CHECK((outcome IN ('labeled', 'escalated', 'refused', 'error'))),
+    CHECK((route IN ('judge', 'human', 'sample')))
 );
 
 -- judging_state: V13

@@ -7,7 +7,7 @@ from __future__ import annotations
 from golden_store.db.cursor import Cursor
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import Store, utcnow
-from golden_store.live import grade_state
+from golden_store.live import grade_state, judge_labels
 
 OPS = ("grade", "skip", "unsure")
 
@@ -17,14 +17,18 @@ _DONE = "SELECT query_id, doc_id, start, \"end\" FROM judging_state WHERE actor 
 
 
 # The items in an annotator's queue: those a round assigned to them, plus those no round
-# assigned to anybody (the single-annotator case). `mine_first` orders assigned items first,
-# by the round that gave them out. Parameters: actor, actor.
+# assigned to anybody (the single-annotator case), less those a calibrated judge labeled
+# (judge_item_state route 'judge'; its band, refusals and the standing sample stay with
+# people). `first_round` orders assigned items first, by the round that gave them out.
+# Parameters: actor, actor.
 _SCOPE = (
     "SELECT p.query_id, p.doc_id, p.start, p.\"end\", a.first_round FROM pool_items p "
     "LEFT JOIN (SELECT query_id, doc_id, start, \"end\", bool_or(ra.annotator = ?) AS mine, "
     "  min(r.created_at) FILTER (WHERE ra.annotator = ?) AS first_round "
     "  FROM round_assignments ra JOIN rounds r USING (round_id) GROUP BY ALL) a "
-    "USING (query_id, doc_id, start, \"end\") WHERE a.mine IS NULL OR a.mine"
+    "USING (query_id, doc_id, start, \"end\") "
+    f"ANTI JOIN ({judge_labels.JUDGE_ROUTED}) jr USING (query_id, doc_id, start, \"end\") "
+    "WHERE a.mine IS NULL OR a.mine"
 )
 
 

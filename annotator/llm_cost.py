@@ -1,0 +1,162 @@
+"""Cost you can see (METHODOLOGY §11.7: "print it every run"): the estimate of an LLM job
+before it runs (tokens, $ synchronous and batch, with and without the cached prefix), whether
+its cached prefix is long enough to be cached at all (§11.5), and afterwards what it really
+used (tokens, cache writes and reads, hit rate, $).
+
+Token counts before a run are estimates from characters (no tokenizer runs offline); they
+are shown with "≈" and the real counts come back from the API after the run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from annotator import llm
+from golden_store.scoring.cost import eval_run_cost
+
+CHARS_PER_TOKEN = 3.5  # English prose is ~4 characters a token; 3.5 errs on the side of more tokens
+
+# The minimum prefix a model caches (§11.5): a shorter cached block is silently not cached.
+# Prefix match on the model id, as for prices.
+MIN_CACHEABLE: dict[str, int] = {
+    "claude-opus-5": 512,
+    "claude-sonnet-5": 1024,
+    "claude-opus-4": 1024,
+    "claude-sonnet-4": 1024,
+    "claude-haiku-4": 4096,
+    "claude-3-5-haiku": 2048,
+}
+
+
+def approx_tokens(chars: int | float) -> int:
+    return int(math.ceil(chars / CHARS_PER_TOKEN))
+
+
+def min_cacheable(model: str) -> int | None:
+    return next((n for prefix, n in MIN_CACHEABLE.items() if model.startswith(prefix)), None)
+
+
+def _price(model: str) -> tuple[float, float, float, float] | None:
+    return next((p for prefix, p in llm.PRICES.items() if model.startswith(prefix)), None)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An LLM job's expected size and price. ``usd`` maps (batch, cached) to dollars; None
+    when the model's price is unknown. ``caches`` says whether the prefix can be cached,
+    ``cache_note`` why not when it cannot."""
+
+    purpose: str
+    model: str
+    n_items: int
+    prefix_tokens: int
+    item_tokens: int
+    out_tokens: int
+    caches: bool
+    cache_note: str
+    usd: dict[tuple[bool, bool], float | None]
+
+    @property
+    def input_tokens(self) -> int:
+        return self.n_items * (self.prefix_tokens + self.item_tokens)
+
+    def lines(self) -> list[str]:
+        """The estimate as a person reads it (CLI and pages print the same lines)."""
+        out = [f"{self.purpose}: {self.n_items} call(s) to {self.model}, ≈{self.input_tokens:,} input tokens "
+               f"(≈{self.prefix_tokens:,} cached prefix + ≈{self.item_tokens:,} per item) and ≈"
+               f"{self.n_items * self.out_tokens:,} output tokens."]
+        if self.usd[(False, False)] is None:
+            out.append(f"Cost: unknown (no price for {self.model} in the studio's table); tokens are above.")
+        else:
+            c = self.caches
+            out.append(f"Cost ≈ ${self.usd[(False, c)]:.2f} synchronous, ≈ ${self.usd[(True, c)]:.2f} with the "
+                       f"Batch API (half price){' with the cached prefix' if c else ''}; without caching "
+                       f"≈ ${self.usd[(False, False)]:.2f} / ${self.usd[(True, False)]:.2f}.")
+        out.append(self.cache_note)
+        return out
+
+
+def estimate(purpose: str, *, model: str, n_items: int, prefix_chars: int, item_chars: float,
+             out_tokens: int) -> Estimate:
+    """Estimate a job of ``n_items`` calls sharing one cached prefix of ``prefix_chars``
+    characters, each with ``item_chars`` characters of its own (mean) and about
+    ``out_tokens`` of output."""
+    prefix, item = approx_tokens(prefix_chars), approx_tokens(item_chars)
+    floor = min_cacheable(model)
+    if floor is None:
+        caches, note = False, f"Caching: unknown minimum cacheable prefix for {model}; estimated without caching."
+    elif prefix < floor:
+        caches, note = False, (f"Caching will not apply: the cached prefix is ≈{prefix:,} tokens and {model} caches "
+                               f"prefixes of {floor:,}+ tokens (METHODOLOGY §11.5); every call pays the full input.")
+    else:
+        caches, note = True, (f"Caching applies: the ≈{prefix:,}-token prefix is over {model}'s minimum of "
+                              f"{floor:,}; it is written once, then read at 0.1x.")
+    price = _price(model)
+    usd: dict[tuple[bool, bool], float | None] = {}
+    total_in = prefix + item
+    frac = prefix / total_in if total_in else 0.0
+    hit = (n_items - 1) / n_items if n_items > 1 else 0.0  # the first call writes, the rest read
+    for batch in (False, True):
+        for cached in (False, True):
+            usd[(batch, cached)] = None if price is None else eval_run_cost(
+                n_items, total_in, out_tokens, price[0], price[1], batch=batch,
+                cache_hit_frac=hit if cached else 0.0, cached_frac_of_input=frac if cached else 0.0)
+    return Estimate(purpose, model, n_items, prefix, item, out_tokens, caches, note, usd)
+
+
+@dataclass
+class JobUsage:
+    """What a job really used, summed over its calls (failed calls included: they were paid)."""
+
+    model: str = ""
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    usd: float = 0.0
+    usd_known: bool = True
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+    def add(self, result: "llm.CallResult | llm.LLMOutputError") -> None:
+        if isinstance(result, llm.LLMOutputError):
+            usage, model, outcome = result.usage, result.model or self.model, f"error:{result.kind}"
+            cost = usage.cost_usd(model)
+            cost = None if cost is None else cost * (llm.BATCH_DISCOUNT if result.batch else 1.0)
+        else:
+            usage, model, outcome, cost = result.usage, result.model, result.outcome, result.cost_usd
+        self.model = self.model or model
+        self.calls += 1
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cache_write_tokens += usage.cache_creation_input_tokens
+        self.cache_read_tokens += usage.cache_read_input_tokens
+        if cost is None:
+            self.usd_known = False
+        else:
+            self.usd += cost
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+
+    @property
+    def cache_hit_rate(self) -> float:
+        """Share of the cacheable prefix tokens read from cache (NaN when nothing was cached)."""
+        seen = self.cache_read_tokens + self.cache_write_tokens
+        return self.cache_read_tokens / seen if seen else math.nan
+
+    def lines(self) -> list[str]:
+        hit = self.cache_hit_rate
+        return [
+            f"Used: {self.calls} call(s), {self.input_tokens:,} input + {self.cache_write_tokens:,} cache-write + "
+            f"{self.cache_read_tokens:,} cache-read tokens, {self.output_tokens:,} output tokens.",
+            ("Cache: nothing was written to or read from the cache (the prefix was not cached)." if math.isnan(hit)
+             else f"Cache hit rate {hit:.0%} of the cached prefix's tokens."),
+            f"Cost: ${self.usd:.4f}" + ("" if self.usd_known else " (plus calls to a model with no known price)") + ".",
+        ]
+
+    def as_dict(self) -> dict:
+        return {"model": self.model, "calls": self.calls, "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens, "cache_write_tokens": self.cache_write_tokens,
+                "cache_read_tokens": self.cache_read_tokens, "usd": round(self.usd, 6), "usd_known": self.usd_known,
+                "cache_hit_rate": None if math.isnan(self.cache_hit_rate) else round(self.cache_hit_rate, 4),
+                "outcomes": dict(self.outcomes)}
