@@ -5,6 +5,12 @@ diagnostics. Pure functions over arrays.
 Conventions: a calibration item is PASS or FAIL; ``y = 1`` means FAIL (the bad item, the
 class a judge exists to catch) and a judge's ``p`` is its probability of FAIL. A judge may
 also say "insufficient" (the escape hatch); for the cascade that counts as not-FAIL.
+
+Graded calibration (§11.4): human and judge grades on an ordinal scale (0-3 relevance, or
+nugget support none/partial/support as 0/1/2); :func:`graded_report` gives the per-grade
+confusion matrix, unweighted and weighted κ, per-grade precision/recall and both
+distributions, and :func:`at_cut` turns grades into PASS/FAIL at the lead's pass/fail cut
+(pass = grade ≥ cut), where the binary figures and the band are computed.
 """
 
 from __future__ import annotations
@@ -17,11 +23,17 @@ from typing import Any, Literal
 
 import numpy as np
 
-from golden_store.scoring.agreement import cohens_kappa, per_class
-from golden_store.scoring.types import Band, CascadeReport, JudgeReport, LengthBias, PositionBias, Reliability
+from golden_store.scoring.agreement import cohens_kappa, confusion, kappa_from_confusion, per_class
+from golden_store.scoring.types import (Band, CascadeReport, GradedReport, JudgeReport, LengthBias, PositionBias,
+                                        Reliability)
 
 PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient"
 KAPPA_GATE = 0.7  # §11.1 step 4
+
+# The scales a calibration can be on, and their grades (ordered: weighted κ weighs by position).
+SCALES: dict[str, tuple[int, ...]] = {"binary": (), "graded": (0, 1, 2, 3), "nugget": (0, 1, 2)}
+NUGGET_GRADES = {"none": 0, "partial": 1, "support": 2}
+DEFAULT_CUT = {"binary": 2, "graded": 2, "nugget": 2}  # nugget: support only is a pass
 
 
 # ---- the judge report (§11.1) --------------------------------------------------------------------
@@ -49,6 +61,54 @@ def judge_report(human: Sequence[Any], judge: Sequence[Any], fail_label: Any = F
         "fail_precision": fail["precision"],
         "human_dist": dict(Counter(human)),
         "judge_dist": dict(Counter(judge)),
+    }
+
+
+# ---- graded calibration (§11.4) ------------------------------------------------------------------
+
+
+def at_cut(grades: Sequence[Any], cut: int) -> list[Any]:
+    """Grades → PASS (grade ≥ cut) / FAIL; anything that is not a grade (the judge's
+    "insufficient", or no answer) is kept as it is."""
+    out: list[Any] = []
+    for g in grades:
+        if isinstance(g, (int, np.integer)) and not isinstance(g, bool):
+            out.append(PASS if g >= cut else FAIL)
+        else:
+            out.append(g)
+    return out
+
+
+def graded_report(human: Sequence[int], judge: Sequence[int], grades: Sequence[int] = (0, 1, 2, 3)) -> GradedReport:
+    """The judge's grades against people's on an ordinal scale: the confusion matrix (rows
+    human, columns judge, in ``grades`` order), Cohen's κ unweighted, linear and quadratic
+    weighted, per-grade precision/recall (the judge against humans), both distributions and
+    exact / within-one agreement. Only items both graded count (no "insufficient")."""
+    if len(human) != len(judge):
+        raise ValueError(f"{len(human)} human grades but {len(judge)} judge grades.")
+    if not human:
+        raise ValueError("No item has both a human and a judge grade.")
+    labels = list(grades)
+    bad = sorted({g for g in [*human, *judge] if g not in labels}, key=str)
+    if bad:
+        raise ValueError(f"grades must be one of {labels}, not {bad}.")
+    cm, _ = confusion(list(human), list(judge), labels)
+    kappas = {name: kappa_from_confusion(cm, w) for name, w in
+              (("unweighted", None), ("linear", "linear"), ("quadratic", "quadratic"))}
+    h, j = np.asarray(human), np.asarray(judge)
+    return {
+        "n": len(human),
+        "grades": labels,
+        "confusion": cm.astype(int).tolist(),
+        "kappa": float(kappas["unweighted"]),
+        "kappa_linear": float(kappas["linear"]),
+        "kappa_quadratic": float(kappas["quadratic"]),
+        "kappa_reason": kappas["unweighted"].reason,
+        "exact_agreement": float(np.mean(h == j)),
+        "within_one": float(np.mean(np.abs(h - j) <= 1)),
+        "per_grade": per_class(list(human), list(judge), labels=labels),
+        "human_dist": {g: int(np.sum(h == g)) for g in labels},
+        "judge_dist": {g: int(np.sum(j == g)) for g in labels},
     }
 
 

@@ -38,6 +38,23 @@ class JudgeReport(TypedDict):
     judge_dist: dict[Any, int]
 
 
+class GradedReport(TypedDict):
+    """:func:`~golden_store.scoring.calibration.graded_report`: a graded judge against humans."""
+
+    n: int                          # items both graded
+    grades: list[int]               # the scale, in order (rows and columns of the matrix)
+    confusion: list[list[int]]      # rows: human grade, columns: judge grade
+    kappa: float                    # unweighted Cohen's κ over the grades
+    kappa_linear: float             # linear weighted
+    kappa_quadratic: float          # quadratic weighted
+    kappa_reason: str | None        # why κ is undefined, else None
+    exact_agreement: float
+    within_one: float               # |human − judge| ≤ 1
+    per_grade: dict[Any, ClassFigures]
+    human_dist: dict[int, int]
+    judge_dist: dict[int, int]
+
+
 class Reliability(TypedDict):
     """:func:`~golden_store.scoring.calibration.reliability`."""
 

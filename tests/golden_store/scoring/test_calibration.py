@@ -177,3 +177,69 @@ def test_bias_diagnostics():
     assert pb["disagreement_rate"] == 0.25
     # first slot wins: A-first says A twice of 3 decided; B-first says B twice of 3 decided
     assert pb["first_slot_win_share"] == pytest.approx(4 / 6)
+
+
+# ---- graded calibration (§11.4) ------------------------------------------------------------------
+
+
+def _graded(seed: int, n: int = 300, scale: int = 4):
+    """Human grades and a judge that is off by one grade now and then, off by more rarely."""
+    rng = np.random.default_rng(seed)
+    human = rng.integers(0, scale, n)
+    step = rng.choice([0, 0, 0, 1, -1, 2], n)
+    judge = np.clip(human + step, 0, scale - 1)
+    return human.tolist(), judge.tolist()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_graded_report_equals_scikit_learn(seed):
+    from sklearn.metrics import confusion_matrix, precision_score, recall_score
+
+    from golden_store.scoring.calibration import graded_report
+
+    human, judge = _graded(seed)
+    r = graded_report(human, judge)
+    assert r["confusion"] == confusion_matrix(human, judge, labels=[0, 1, 2, 3]).tolist()
+    assert r["kappa"] == pytest.approx(cohen_kappa_score(human, judge, labels=[0, 1, 2, 3]))
+    for w in ("linear", "quadratic"):
+        assert r[f"kappa_{w}"] == pytest.approx(cohen_kappa_score(human, judge, labels=[0, 1, 2, 3], weights=w))
+    assert r["kappa_quadratic"] >= r["kappa_linear"] >= r["kappa"]  # near misses are most of the errors
+    prec = precision_score(human, judge, labels=[0, 1, 2, 3], average=None, zero_division=np.nan)
+    rec = recall_score(human, judge, labels=[0, 1, 2, 3], average=None, zero_division=np.nan)
+    for g in range(4):
+        assert r["per_grade"][g]["precision"] == pytest.approx(prec[g], nan_ok=True)
+        assert r["per_grade"][g]["recall"] == pytest.approx(rec[g], nan_ok=True)
+    assert r["human_dist"] == {g: human.count(g) for g in range(4)}
+    assert r["judge_dist"] == {g: judge.count(g) for g in range(4)}
+    assert r["exact_agreement"] == pytest.approx(np.mean(np.array(human) == np.array(judge)))
+
+
+def test_graded_report_on_the_nugget_scale_and_a_grade_never_used():
+    from sklearn.metrics import confusion_matrix
+
+    from golden_store.scoring.calibration import graded_report
+
+    human, judge = _graded(7, scale=3)
+    r = graded_report(human, judge, grades=(0, 1, 2))
+    assert r["confusion"] == confusion_matrix(human, judge, labels=[0, 1, 2]).tolist()
+    assert r["kappa_linear"] == pytest.approx(cohen_kappa_score(human, judge, weights="linear"))
+    # the judge never says 3: its precision there is undefined, the matrix still has the column
+    r = graded_report([0, 1, 2, 3, 3], [0, 1, 2, 2, 2])
+    assert [row[3] for row in r["confusion"]] == [0, 0, 0, 0] and math.isnan(r["per_grade"][3]["precision"])
+    assert r["per_grade"][3]["recall"] == 0.0
+    with pytest.raises(ValueError, match="grades must be one of"):
+        graded_report([0, 1], [0, 4])
+
+
+def test_at_cut_makes_the_binary_labels_the_lead_chooses():
+    from golden_store.scoring.calibration import at_cut
+
+    grades = [0, 1, 2, 3, "insufficient", None]
+    assert at_cut(grades, 2) == [FAIL, FAIL, PASS, PASS, "insufficient", None]
+    assert at_cut(grades, 1) == [FAIL, PASS, PASS, PASS, "insufficient", None]
+    assert at_cut(grades, 3) == [FAIL, FAIL, FAIL, PASS, "insufficient", None]
+    # the binary κ at the cut equals scikit-learn's on the thresholded grades
+    human, judge = _graded(3)
+    for cut in (1, 2, 3):
+        r = judge_report(at_cut(human, cut), at_cut(judge, cut))
+        assert r["kappa"] == pytest.approx(cohen_kappa_score([h >= cut for h in human], [j >= cut for j in judge]))
