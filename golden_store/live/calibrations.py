@@ -13,27 +13,39 @@ from golden_store.db.cursor import Cursor
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import Store, utcnow
 
+SCALES = ("binary", "graded", "nugget")
+
 
 def save(store: Store, *, judge_model: str, rubric_sha: str, question_sha: str | None, source: str, split_seed: int,
          fit_share: float, band: dict[str, float] | None, max_missed_bad: float | None,
          max_false_fail: float | None, isotonic: dict | None, report: dict[str, Any], note: str | None,
-         items: Sequence[tuple], actor: str) -> str:
+         items: Sequence[tuple], actor: str, scale: str = "binary", pass_cut: int = 2,
+         rubric_text: str | None = None) -> str:
     """Store a calibration and its items (item_id, human, judge label, judge p, stratum,
-    length, split) in one transaction; returns its id (c1, c2, ...)."""
+    length, split) in one transaction; returns its id (c1, c2, ...). ``scale`` is binary
+    (pass/fail labels), graded (0-3) or nugget (none/partial/support as 0/1/2, labels stored as
+    grades); ``pass_cut`` the grade from which an item passes; ``rubric_text`` the judge's
+    exact rubric (pool grading sends exactly what was calibrated)."""
     if not judge_model.strip() or not rubric_sha.strip():
         raise ValidationError("Name the judge: its model id and its rubric sha (a calibration is of one judge).")
     if not items:
         raise ValidationError("The calibration set is empty.")
+    if scale not in SCALES:
+        raise ValidationError(f"The scale is one of {', '.join(SCALES)}, not {scale!r}.")
+    if not (isinstance(pass_cut, int) and 1 <= pass_cut <= 3):
+        raise ValidationError(f"The pass/fail cut is a grade from 1 to 3, not {pass_cut!r}.")
 
     def tx(cur: Cursor) -> str:
         n = cur.execute("SELECT count(*) FROM calibrations").fetchone()[0]
         cid = f"c{n + 1}"
         cur.execute(
-            "INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO calibrations (calibration_id, judge_model, rubric_sha, question_sha, source, split_seed, "
+            "fit_share, band_low, band_high, max_missed_bad, max_false_fail, isotonic, report, note, actor, "
+            "created_at, scale, pass_cut, rubric_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [cid, judge_model.strip(), rubric_sha.strip(), question_sha, source, split_seed, fit_share,
              band["low"] if band else None, band["high"] if band else None, max_missed_bad, max_false_fail,
              json.dumps(isotonic) if isotonic else None, json.dumps(report, default=float), note or None, actor,
-             utcnow()])
+             utcnow(), scale, pass_cut, rubric_text])
         cur.executemany("INSERT INTO calibration_items VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         [(cid, *it) for it in items])
         return cid
@@ -63,10 +75,11 @@ def shared_items(store: Store, old: str, new: str) -> list[dict]:
 
 def relevance_set(store: Store) -> list[dict]:
     """Gold relevance grades as a calibration set: the item is (question, passage), the
-    human label is pass when the passage at least partly answers (grade ≥ 2)."""
+    human label is pass when the passage at least partly answers (grade ≥ 2); ``grade`` is
+    the final grade itself (0-3), for a graded calibration."""
     return store.read_dicts(
         "SELECT f.query_id || '|' || f.doc_id || '|' || f.start || '|' || f.\"end\" AS item_id, f.query_id, "
-        "CASE WHEN f.grade >= 2 THEN 'pass' ELSE 'fail' END AS human_label, q.stratum, q.text AS question, "
+        "CASE WHEN f.grade >= 2 THEN 'pass' ELSE 'fail' END AS human_label, f.grade, q.stratum, q.text AS question, "
         "q.held_out, substr(d.raw_text, f.start + 1, f.\"end\" - f.start) AS text, f.\"end\" - f.start AS length "
         "FROM final_grades f JOIN queries q USING (query_id) JOIN documents d USING (doc_id) "
         "ORDER BY f.query_id, f.doc_id, f.start")
@@ -96,19 +109,20 @@ def manifest_entries(cur: Cursor) -> list[dict]:
 
 
 def nugget_support_set(store: Store) -> list[dict]:
-    """Nugget support labels as a calibration set: the item is (system answer, nugget), the
-    human label is pass for "support" and fail for "none" ("partial" is left out: a binary
-    judge cannot be right or wrong about it). The item id is the archive's name for the item,
+    """Nugget support labels as a calibration set: the item is (system answer, nugget);
+    ``label`` is the person's support / partial / none, ``grade`` the same on the nugget
+    scale (2 / 1 / 0), and ``human_label`` pass for "support" and fail otherwise (the default
+    cut: support only passes; the page can move the cut to let partial pass). The item id is the archive's name for the item,
     ``system|query_id|nugget_id`` as calibrations saved before were named, so old and new
     judges compare item by item; it is never split back (the labels have real key columns),
     and it stays unique with a ``|`` in a system name because query ids and nugget ids
     (``n<k>``) never hold one."""
     return store.read_dicts(
         "SELECT l.system || '|' || l.query_id || '|' || l.nugget_id AS item_id, l.query_id, "
-        "CASE WHEN l.label = 'support' THEN 'pass' ELSE 'fail' END AS human_label, "
-        "q.stratum, 'Does the answer state this fact? ' || n.text AS question, q.held_out, a.answer AS text, "
+        "CASE WHEN l.label = 'support' THEN 'pass' ELSE 'fail' END AS human_label, l.label, "
+        "CASE l.label WHEN 'support' THEN 2 WHEN 'partial' THEN 1 ELSE 0 END AS grade, q.stratum, 'Does the answer state this fact? ' || n.text AS question, q.held_out, a.answer AS text, "
         "length(a.answer) AS length "
         "FROM current_nugget_support l JOIN queries q USING (query_id) "
         "JOIN answers a ON a.system = l.system AND a.query_id = l.query_id "
         "JOIN current_nuggets n ON n.query_id = l.query_id AND n.nugget_id = l.nugget_id "
-        "WHERE l.label IN ('support', 'none') ORDER BY item_id")
+        "WHERE l.label IN ('support', 'partial', 'none') ORDER BY item_id")
