@@ -106,9 +106,9 @@ def test_claude_judge_on_store_grades(demo_store, llm_server, tmp_path):
     df = calibration.store_set(demo_store, LOCAL_USER)
     assert sorted(df["human_label"]) == [FAIL, PASS, PASS, PASS]
     answers = {
-        "VPN-ERR-0417": {"justification": "It explains the error.", "verdict": "pass",
-                         "supporting_quote": "VPN-ERR-0417 means the device certificate"},
-        "pension": {"justification": "Off topic.", "verdict": "fail", "supporting_quote": None},
+        "VPN-ERR-0417": {"justification": "It explains the error.", "grade": 3,
+                         "supporting_quote": "VPN-ERR-0417 means the device certificate", "p_fail": 0.05},
+        "pension": {"justification": "Off topic.", "grade": 0, "supporting_quote": None, "p_fail": 0.97},
     }
 
     def respond(body):
@@ -123,9 +123,21 @@ def test_claude_judge_on_store_grades(demo_store, llm_server, tmp_path):
     r = calibration.run_claude_judge(demo_store, LOCAL_USER, df)
     assert r.skipped_held_out == 1 and r.refusals == 1
     assert sorted(v for v in r.labels.values() if v) == [FAIL, PASS]
+    assert sorted(g for g in r.grades.values() if g is not None) == [0, 3]
+    assert sorted(r.p_fail.values()) == [0.05, 0.97]
     sent = [q["body"]["messages"][0]["content"] for q in llm_server.requests]
     assert len(sent) == 3 and not any("new mum" in t for t in sent)  # q009 is held out: never sent
-    assert llm_server.requests[0]["body"]["system"][0]["cache_control"] == {"type": "ephemeral"}
+    # the system block is the pool judge's rubric, cached, long enough to be cached (§11.5)
+    from annotator import llm_cost, relevance_judge
+
+    system = llm_server.requests[0]["body"]["system"]
+    assert system == [{"type": "text", "text": relevance_judge.DEFAULT_RUBRIC, "cache_control": {"type": "ephemeral"}}]
+    assert llm_cost.approx_tokens(len(system[0]["text"])) >= 1024
+    assert r.rubric == relevance_judge.DEFAULT_RUBRIC and r.usage.calls == 3
+    assert r.usage.cache_write_tokens == 3 * 900 and any("Cost: $" in line for line in r.usage.lines())
+    # the run's outputs become the set's judge outputs: label at the cut and p of FAIL
+    judged = calibration.with_run(df, {"labels": r.labels, "grades": r.grades, "p_fail": r.p_fail})
+    assert sorted(judged["judge_p"].dropna()) == [0.05, 0.97]
     # a pass whose quote is not verbatim in the passage becomes insufficient
     answers["VPN-ERR-0417"]["supporting_quote"] = "a quote that is not there"
     llm_server.requests.clear()
@@ -148,8 +160,10 @@ def test_nugget_support_labels_as_a_calibration_set(demo_store, tmp_path):
     for nid, label in (("n1", "support"), ("n2", "partial"), ("n3", "none")):
         nuggets.assign(demo_store, LOCAL_USER, "rag", "q001", nid, label)
     df = calibration.store_set(demo_store, LOCAL_USER, "nuggets")
-    assert list(df["item_id"]) == ["rag|q001|n1", "rag|q001|n3"]  # partial left out
-    assert list(df["human_label"]) == [PASS, FAIL]
+    assert list(df["item_id"]) == ["rag|q001|n1", "rag|q001|n2", "rag|q001|n3"]  # partial kept
+    assert list(df["human_grade"]) == [2, 1, 0] and calibration.scale_of(df) == "nugget"
+    assert list(df["human_label"]) == [PASS, FAIL, FAIL]  # the default cut: support only passes
+    assert list(calibration.with_cut(df, 1)["human_label"]) == [PASS, PASS, FAIL]
     assert df["question"].iloc[0].endswith("Certificate expired") and df["text"].iloc[0] == "Your certificate expired."
 
 

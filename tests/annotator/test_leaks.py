@@ -131,7 +131,7 @@ def assert_nothing_held_out_sent(server, s) -> None:
 
 
 def _verdict(body):
-    return 200, message(json.dumps({"justification": "j", "verdict": "fail", "supporting_quote": None}))
+    return 200, message(json.dumps({"justification": "j", "grade": 0, "supporting_quote": None, "p_fail": 0.9}))
 
 
 def test_a_held_out_id_is_found_inside_item_ids_whatever_their_parts_hold():
