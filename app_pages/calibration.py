@@ -29,23 +29,29 @@ def fmt(x) -> str:
 
 # ---- 1. the calibration set ------------------------------------------------------------------
 CALIBRATION_UPLOAD_MB = 50  # a calibration set is 100-200 items; this leaves ample room
+P_MEANS = "judge_p is the judge's probability of FAIL: high = bad (1.0 = surely fails, 0.0 = surely passes)."
 
 st.subheader("1. Calibration set", anchor=False)
 source = st.radio("Items and human labels", ["Upload a file", "Relevance grades in the store",
+                                             "Graded relevance (0-3) in the store",
                                              "Nugget support labels in the store"], horizontal=True, key="cal_source")
 df: pd.DataFrame | None = None
 source_name = ""
 if source == "Upload a file":
-    up = st.file_uploader("CSV or JSONL: item_id, human_label (pass/fail), judge_label (pass/fail/insufficient) "
-                          "and/or judge_p (probability of fail); optional stratum, length, question, text, "
+    up = st.file_uploader("CSV or JSONL: item_id, human_label (pass/fail, or a grade 0-3: a file is binary or "
+                          "graded, not both), judge_label (pass/fail/insufficient, or 0-3/insufficient) and/or "
+                          "judge_p (probability of FAIL: high = bad); optional stratum, length, question, text, "
                           "winner_ab, winner_ba", type=["csv", "jsonl"], key="cal_file",
-                          max_upload_size=upload_limit(CALIBRATION_UPLOAD_MB))
+                          max_upload_size=upload_limit(CALIBRATION_UPLOAD_MB), help=P_MEANS)
     if up is not None and (data := upload_bytes(up, CALIBRATION_UPLOAD_MB)) is not None:
         df = attempt(lambda: calibration.load_upload(up.name, data))
         source_name = f"upload:{up.name}"
 elif source == "Relevance grades in the store":
     df = attempt(lambda: calibration.store_set(s, user, "relevance"))
     source_name = "store:relevance_grades"
+elif source == "Graded relevance (0-3) in the store":
+    df = attempt(lambda: calibration.store_set(s, user, "graded"))
+    source_name = "store:relevance_graded"
 else:
     df = attempt(lambda: calibration.store_set(s, user, "nuggets"))
     source_name = "store:nugget_support"
@@ -53,38 +59,76 @@ if df is None:
     st.info("Choose a calibration set: 100-200 human-labelled items, hard and ambiguous ones included (§11.1).")
     if saved_before := calibration.saved(s, user):  # the saved calibrations stay in view
         st.subheader(f"Saved calibrations ({len(saved_before)})", anchor=False)
-        st.dataframe(pd.DataFrame([{k: v for k, v in r.items() if k not in ("report", "isotonic")}
+        st.dataframe(pd.DataFrame([{k: v for k, v in r.items() if k not in ("report", "isotonic", "rubric_text")}
                                    for r in saved_before]), hide_index=True, width="stretch")
     st.stop()
+scale = calibration.scale_of(df)
+if scale == "binary":
+    cut = 2
+    st.caption(f"Binary set: {len(df)} items labelled pass/fail by people (pass = grade ≥ 2).")
+else:
+    cuts = {"graded": {1: "1: related or better passes", 2: "2: partly answers or better passes (default)",
+                       3: "3: only a full answer passes"},
+            "nugget": {1: "partial or support passes", 2: "support only passes (default)"}}[scale]
+    cut = int(st.radio("Pass/fail cut (pass = grade ≥ cut): the binary figures, the gate κ and the band are at "
+                       "this cut", list(cuts), index=list(cuts).index(2), format_func=cuts.get, horizontal=True,
+                       key=f"cal_cut_{scale}"))
+    st.caption(f"{'Graded 0-3' if scale == 'graded' else 'Nugget support (none 0 / partial 1 / support 2)'} set: "
+               f"{len(df)} items.")
 
 # ---- 2. the judge's outputs ------------------------------------------------------------------
 st.subheader("2. Judge outputs", anchor=False)
 judge_key = f"cal_judge_{source_name}"
 ran = st.session_state.get(judge_key)
-if ran:  # labels from a Claude run on this set, kept for this session
-    df = df.assign(judge_label=df["item_id"].map(ran["labels"]).astype(object).where(
-        df["item_id"].map(ran["labels"]).notna(), None))
+if ran:  # outputs of a Claude run on this set, kept for this session
+    df = calibration.with_run(df, ran)
 can_run = df["question"].notna().any() and df["text"].notna().any() if "question" in df else False
 c1, c2 = st.columns([2, 1])
 judge_model = c1.text_input("Judge model id (pinned with the calibration)",
                             value=ran["model"] if ran else llm.model_id(), key="cal_model")
-rubric = c1.text_area("Judge rubric (its sha is pinned; edit it and you have a new judge)",
-                      value=calibration.NUGGET_RUBRIC if source_name == "store:nugget_support"
-                      else calibration.DEFAULT_RUBRIC, height=160, key=f"cal_rubric_{source_name}")
-c2.caption(f"{int(df['judge_label'].notna().sum())} of {len(df)} items have a judge label; "
-           f"{int(df['judge_p'].notna().sum())} have a probability.")
+rubric = c1.text_area("Judge rubric (its sha and its text are saved with the calibration; edit it and you have a "
+                      "new judge). A Claude run here sends it as the cached system prompt, as pool grading will.",
+                      value=calibration.default_rubric(source_name), height=220, key=f"cal_rubric_{source_name}")
+judged_n = int((df["judge_grade"].notna() if scale != "binary" else df["judge_label"].notna()).sum())
+c2.caption(f"{judged_n} of {len(df)} items have a judge {'grade' if scale != 'binary' else 'label'}; "
+           f"{int(df['judge_p'].notna().sum())} have a probability of FAIL (judge_p: high = bad).")
+if ran:
+    c2.caption(md_escape("Last Claude run: " + " ".join(ran["usage"])))
+    if ran["rubric"] != rubric:
+        c2.warning("The rubric above differs from the one the Claude judge ran with; the calibration is saved with "
+                   "the rubric the judge ran with. Run the judge again to calibrate the edited rubric.")
 if can_run:
     if not llm.api_key_present():
         c2.info(llm.how_to_enable())
-    elif c2.button("Run the Claude judge on this set", key="cal_run"):
-        run = attempt(lambda: calibration.run_claude_judge(s, user, df, rubric,
-                                                           progress=progress_callback("Judging")))
-        if run is not None:
-            st.session_state[judge_key] = {"labels": run.labels, "model": run.model}
-            flash(f"Judged {len(run.labels)} item(s): {run.refusals} refusal(s), {run.quote_backstops} pass(es) "
-                  f"without a verbatim quote turned insufficient, {run.skipped_held_out} held-out item(s) not "
-                  f"sent, {len(run.errors)} error(s); cost ${run.cost_usd:.4f}.")
-            st.rerun()
+    else:
+        mode = c2.radio("Send", ["Synchronous", "Batch API (half price, results within 24 h)"], key="cal_mode")
+        batch = mode.startswith("Batch")
+        pending_key = f"cal_pending_{source_name}"
+        if c2.button("Run the Claude judge on this set", key="cal_run"):
+            st.session_state[pending_key] = True
+        if st.session_state.get(pending_key):
+            est = attempt(lambda: calibration.estimate_run(s, user, df, rubric))
+            if est is not None:
+                st.info("Before it runs (estimate, §11.7):\n\n" + "\n\n".join(md_escape(line) for line in est.lines())
+                        + f"\n\nIt will send {est.n_items} item(s) {'in one batch' if batch else 'one by one'}; "
+                        "held-out items are never sent.")
+                k1, k2 = st.columns(2)
+                if k1.button(f"Confirm: judge {est.n_items} item(s)", type="primary", key="cal_run_confirm"):
+                    run = attempt(lambda: calibration.run_claude_judge(s, user, df, rubric, cut=cut, batch=batch,
+                                                                       progress=progress_callback("Judging")))
+                    st.session_state.pop(pending_key, None)
+                    if run is not None:
+                        st.session_state[judge_key] = {"labels": run.labels, "grades": run.grades,
+                                                       "p_fail": run.p_fail, "model": run.model,
+                                                       "rubric": run.rubric, "usage": run.usage.lines()}
+                        flash(f"Judged {len(run.labels)} item(s){' through the Batch API' if run.batch else ''}: "
+                              f"{run.refusals} refusal(s), {run.quote_backstops} grade(s) without a verbatim quote "
+                              f"turned insufficient, {run.skipped_held_out} held-out item(s) not sent, "
+                              f"{len(run.errors)} error(s). " + " ".join(run.usage.lines()))
+                        st.rerun()
+                if k2.button("Cancel", key="cal_run_cancel"):
+                    st.session_state.pop(pending_key, None)
+                    st.rerun()
 
 c3, c4, c5 = st.columns(3)
 seed = int(c3.number_input("Split seed", 0, 2**31 - 1, 0, key="cal_seed"))
@@ -94,18 +138,19 @@ c6, c7 = st.columns(2)
 max_missed = c6.slider("Max share of bad items auto-passed", 0.0, 0.2, 0.02, 0.01, key="cal_missed")
 max_false = c7.slider("Max share of good items auto-failed", 0.0, 0.2, 0.02, 0.01, key="cal_false")
 a = attempt(lambda: calibration.analyze(df, seed=seed, fit_share=fit_share, recalibrate=recal,
-                                        max_missed_bad=max_missed, max_false_fail=max_false))
+                                        max_missed_bad=max_missed, max_false_fail=max_false, cut=cut))
 if a is None:
     st.stop()
+df = calibration.with_cut(df, cut)
 
 # ---- 3. the judge report ---------------------------------------------------------------------
-st.subheader("3. Judge report", anchor=False)
+st.subheader("3. Judge report" + ("" if scale == "binary" else f" at the cut (pass = grade ≥ {cut})"), anchor=False)
 r = a.report
 if r is None:
     st.info("No judge labels yet: upload them or run the Claude judge.")
 else:
     m = st.columns(4)
-    m[0].metric("Cohen's κ", fmt(r["kappa"]), help=f"gate {KAPPA_GATE}")
+    m[0].metric("Cohen's κ", fmt(r["kappa"]), help=f"binary, at the pass/fail cut; gate {KAPPA_GATE}")
     m[1].metric("FAIL recall", fmt(r["fail_recall"]), help="the number that decides whether the judge can gate")
     m[2].metric("FAIL precision", fmt(r["fail_precision"]))
     m[3].metric("accuracy", fmt(r["accuracy"]), help="never read alone")
@@ -119,9 +164,38 @@ else:
     st.caption("Label distributions, side by side")
     st.bar_chart(dist, stack=False)
 
+if scale != "binary":
+    st.subheader("Per grade (§11.4)", anchor=False)
+    g = a.graded
+    if g is None:
+        st.info("No judge grades yet: upload them (judge_label 0-3) or run the Claude judge.")
+    else:
+        names = ({0: "0 none", 1: "1 partial", 2: "2 support"} if scale == "nugget"
+                 else {k: str(k) for k in g["grades"]})
+        gm = st.columns(4)
+        gm[0].metric("κ per grade (unweighted)", fmt(g["kappa"]))
+        gm[1].metric("κ linear weighted", fmt(g["kappa_linear"]))
+        gm[2].metric("κ quadratic weighted", fmt(g["kappa_quadratic"]))
+        gm[3].metric("within one grade", fmt(g["within_one"]), help=f"exact agreement {fmt(g['exact_agreement'])}")
+        st.caption(f"On the {g['n']} item(s) both graded; {a.judge_insufficient} item(s) the judge gave no grade "
+                   "(insufficient) are left out here and count as not-FAIL at the cut. The gate is the binary κ "
+                   "at the cut above.")
+        cm = pd.DataFrame(g["confusion"], index=[f"human {names[k]}" for k in g["grades"]],
+                          columns=[f"judge {names[k]}" for k in g["grades"]])
+        st.dataframe(cm, width="stretch")
+        pg = pd.DataFrame(g["per_grade"]).T
+        pg.index = [names[k] for k in pg.index]
+        st.dataframe(pg.rename_axis("grade").reset_index(), hide_index=True, width="stretch")
+        gd = pd.DataFrame({"human": pd.Series(g["human_dist"]), "judge": pd.Series(g["judge_dist"])}).fillna(0)
+        gd.index = [names[k] for k in gd.index]
+        st.caption("Grade distributions, side by side")
+        st.bar_chart(gd, stack=False)
+
 # ---- 4. reliability and recalibration ---------------------------------------------------------
 if a.reliability_raw:
     st.subheader("4. Reliability (report split)", anchor=False)
+    st.caption("p is the judge's probability of FAIL: high = bad. Calibrated: among items given p ≈ 0.8, about 80% "
+               "fail by the people's labels" + ("" if scale == "binary" else f" (fail = grade below {cut})") + ".")
     rows = [{"mean p": b[0], "share FAIL": b[1], "items": b[2], "judge": "raw"} for b in a.reliability_raw["bins"]]
     if a.reliability_cal:
         rows += [{"mean p": b[0], "share FAIL": b[1], "items": b[2], "judge": "recalibrated"}
@@ -140,7 +214,9 @@ if a.reliability_raw:
     right.dataframe(rel, hide_index=True, width="stretch")
 
     st.subheader("5. Cascade band", anchor=False)
+    st.caption("p is the judge's probability of FAIL (high = bad): low p is auto-PASS, high p is auto-FAIL.")
     hist = pd.DataFrame({"p": a.p_used, "class": np.where(df["human_label"].to_numpy() == FAIL, "FAIL", "PASS")})
+    hist = hist[hist["p"].notna()]
     bars = alt.Chart(hist).mark_bar(opacity=0.6).encode(
         x=alt.X("p:Q", bin=alt.Bin(maxbins=30), title="p (probability of FAIL" + (", recalibrated)" if recal else ")")),
         y=alt.Y("count():Q", stack=None), color="class:N")
@@ -180,17 +256,20 @@ qsha = st.text_input("Question sha (the judge question's text hash, if it is not
                      key="cal_qsha")
 note = st.text_input("Note", key="cal_note")
 if st.button("Save this calibration", type="primary", key="cal_save"):
-    cid = attempt(lambda: calibration.save(s, user, df, a, judge_model=judge_model, rubric=rubric,
+    cid = attempt(lambda: calibration.save(s, user, df, a, judge_model=judge_model,
+                                           rubric=ran["rubric"] if ran else rubric,
                                            question_sha=qsha or None, source=source_name, seed=seed,
                                            fit_share=fit_share, max_missed_bad=max_missed,
                                            max_false_fail=max_false, note=note))
     if cid:
-        flash(f"Saved calibration {cid}: it goes into the next frozen version's manifest.")
+        flash(f"Saved calibration {cid} ({scale}, pass/fail cut {cut}, with the judge's rubric text): it goes into "
+              "the next frozen version's manifest.")
         st.rerun()
 
 saved = calibration.saved(s, user)
 if saved:
-    st.dataframe(pd.DataFrame([{k: v for k, v in r.items() if k not in ("report", "isotonic")} for r in saved]),
+    st.dataframe(pd.DataFrame([{k: v for k, v in r.items() if k not in ("report", "isotonic", "rubric_text")}
+                               for r in saved]),
                  hide_index=True, width="stretch")
     if len(saved) >= 2:
         ids = [r["calibration_id"] for r in saved]
