@@ -30,7 +30,7 @@ def test_every_public_scorer_is_exported():
 
 
 def test_functions_returning_plain_data_name_their_result_type():
-    for name in ("judge_report", "reliability", "pick_band", "cascade_report", "length_bias", "position_bias",
+    for name in ("judge_report", "graded_report", "reliability", "pick_band", "cascade_report", "length_bias", "position_bias",
                  "nugget_scores", "abstention_scores", "citation_scores", "movement_breakdown", "token_metrics",
                  "compare_runs", "per_class"):
         fn = getattr(scoring, name)
