@@ -93,8 +93,8 @@ judged_n = int((df["judge_grade"].notna() if scale != "binary" else df["judge_la
 c2.caption(f"{judged_n} of {len(df)} items have a judge {'grade' if scale != 'binary' else 'label'}; "
            f"{int(df['judge_p'].notna().sum())} have a probability of FAIL (judge_p: high = bad).")
 if ran:
-    c2.caption(md_escape("Last Claude run: " + " ".join(ran["usage"])))
-    if ran["rubric"] != rubric:
+    c2.caption(md_escape("Last Claude run: " + " ".join(ran.get("usage", []))))
+    if ran.get("rubric", rubric) != rubric:
         c2.warning("The rubric above differs from the one the Claude judge ran with; the calibration is saved with "
                    "the rubric the judge ran with. Run the judge again to calibrate the edited rubric.")
 if can_run:
@@ -257,7 +257,7 @@ qsha = st.text_input("Question sha (the judge question's text hash, if it is not
 note = st.text_input("Note", key="cal_note")
 if st.button("Save this calibration", type="primary", key="cal_save"):
     cid = attempt(lambda: calibration.save(s, user, df, a, judge_model=judge_model,
-                                           rubric=ran["rubric"] if ran else rubric,
+                                           rubric=ran.get("rubric", rubric) if ran else rubric,
                                            question_sha=qsha or None, source=source_name, seed=seed,
                                            fit_share=fit_share, max_missed_bad=max_missed,
                                            max_false_fail=max_false, note=note))
