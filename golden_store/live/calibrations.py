@@ -89,18 +89,21 @@ def relevance_set(store: Store) -> list[dict]:
 
 def manifest_entries(cur: Cursor) -> list[dict]:
     """The latest calibration of each judge (model id + rubric sha), as a frozen version's
-    manifest carries it: the band, split seed, question sha and the headline figures."""
+    manifest carries it: the band, split seed, question sha, the scale and pass/fail cut (the
+    κ is the binary κ at that cut; a calibration saved before schema 21 is binary at 2) and
+    the headline figures."""
     rows = cur.execute(
         "SELECT calibration_id, judge_model, rubric_sha, question_sha, split_seed, fit_share, band_low, band_high, "
-        "isotonic, report, created_at FROM (SELECT *, row_number() OVER (PARTITION BY judge_model, rubric_sha "
+        "isotonic, report, created_at, scale, pass_cut FROM (SELECT *, row_number() OVER (PARTITION BY judge_model, rubric_sha "
         "ORDER BY created_at DESC, calibration_id DESC) AS rn FROM calibrations) WHERE rn = 1 "
         "ORDER BY created_at, calibration_id").fetchall()
     out = []
-    for cid, model, rsha, qsha, seed, share, low, high, iso, report, created in rows:
+    for cid, model, rsha, qsha, seed, share, low, high, iso, report, created, scale, cut in rows:
         rep = json.loads(report)
         jr = rep.get("judge_report") or {}
         out.append({"calibration_id": cid, "judge_model": model, "rubric_sha": rsha, "question_sha": qsha,
-                    "split_seed": seed, "fit_share": share,
+                    "split_seed": seed, "fit_share": share, "scale": scale or "binary",
+                    "pass_cut": 2 if cut is None else int(cut),
                     "band": None if low is None else {"low": low, "high": high},
                     "kappa": jr.get("kappa"), "fail_recall": jr.get("fail_recall"),
                     "ece_recalibrated": rep.get("ece_recalibrated"),

@@ -86,6 +86,7 @@ def test_analysis_save_offset_and_manifest(demo_store, tmp_path):
     assert [e["calibration_id"] for e in entries] == ["c1", "c2"]  # one per judge identity (two rubrics)
     assert entries[0]["band"]["low"] == pytest.approx(a.band["low"]) and entries[0]["split_seed"] == 3
     assert entries[0]["question_sha"] == "q" * 8 and entries[0]["isotonic"]["x"]
+    assert (entries[0]["scale"], entries[0]["pass_cut"]) == ("binary", 2)
     on_disk = json.loads((tmp_path / "v" / "cal.v1" / "manifest.json").read_text())
     assert on_disk["judge_calibrations"][1]["judge_model"] == "judge-a"
 
