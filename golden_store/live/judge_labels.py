@@ -155,8 +155,9 @@ def sample_pairs(store: Store) -> list[dict[str, Any]]:
         "SELECT s.query_id, s.doc_id, s.start, s.\"end\", s.grade AS judge_grade, CAST(f.grade AS INTEGER) AS human_grade, "
         "f.basis, e.model, e.rubric_sha, e.calibration_id, e.job_id, e.created_at AS judged_at, "
         "coalesce(q.stratum, 'unassigned') AS stratum "
-        "FROM judge_item_state s JOIN judge_label_events e USING (event_id) "
-        "JOIN final_grades f USING (query_id, doc_id, start, \"end\") LEFT JOIN queries q USING (query_id) "
+        "FROM judge_item_state s JOIN judge_label_events e ON e.event_id = s.event_id "
+        "JOIN final_grades f ON f.query_id = s.query_id AND f.doc_id = s.doc_id AND f.start = s.start "
+        "AND f.\"end\" = s.\"end\" LEFT JOIN queries q ON q.query_id = s.query_id "
         "WHERE s.route = 'sample' ORDER BY e.created_at, s.query_id, s.doc_id, s.start")
 
 
