@@ -316,3 +316,35 @@ def test_standing_sample_is_drawn_per_stratum_and_watched_against_people(full_de
     assert rep["overall"]["kappa"] == pytest.approx(cohen_kappa_score(h, j))
     assert rep["overall"]["fail_recall"] == pytest.approx(recall_score(h, j, pos_label="fail", zero_division=0))
     assert len(rep["windows"]) == 1 and rep["windows"][0]["model"] == MODEL
+
+
+def _golden(*args: str, stdin: str | None = None):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).with_name("golden")
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=dict(os.environ), timeout=300,
+                          input=stdin)
+
+
+def test_cli_shows_the_estimate_asks_before_spending_and_reports(full_demo, judge_server):
+    store = full_demo
+    cid = _calibration(store)
+    store.close()
+    refused = _golden("pool", "judge", "--calibration", cid, "--limit", "6")
+    assert refused.returncode == 1 and "pass --yes" in refused.stderr
+    assert "Pool grading: 6 call(s) to claude-sonnet-4-5" in refused.stdout and "Caching applies" in refused.stdout
+    assert "all-human $" in refused.stdout and "cascade $" in refused.stdout
+    assert not judge_server.requests  # nothing sent before the cost was confirmed
+    ok = _golden("pool", "judge", "--calibration", cid, "--limit", "6", "--yes")
+    assert ok.returncode == 0, ok.stderr
+    assert "Job j1: done. Sent 6" in ok.stdout and "Cache hit rate 100%" in ok.stdout
+    assert len([r for r in judge_server.requests if r["path"].endswith("/v1/messages")]) == 6
+    status = _golden("pool", "judge-status")
+    assert "j1 [done] calibration " + cid in status.stdout
+    sample = _golden("pool", "judge-sample", "--json")
+    assert json.loads(sample.stdout)["graded_by_people"] == 0
+    low = _golden("pool", "judge", "--calibration", "c1", "--limit", "2", "--yes")
+    assert low.returncode == 1 and "Refused" in low.stderr  # the demo's uploaded calibration: no rubric text
