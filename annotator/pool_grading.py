@@ -79,6 +79,15 @@ def problems(cal_row: dict[str, Any], model: str) -> list[str]:
     return out
 
 
+def saved_calibrations(store: Store, user: User) -> list[dict[str, Any]]:
+    """Saved calibrations, newest first, each with ``problems``: why it cannot drive pool
+    grading by this studio's judge (empty when it can)."""
+    require(user, Permission.GRADE_POOL_BY_JUDGE)
+    model = llm.model_id()
+    rows = sorted(calibrations.list_all(store), key=lambda r: (r["created_at"], r["calibration_id"]), reverse=True)
+    return [{**r, "problems": problems(r, model)} for r in rows]
+
+
 @dataclass
 class Plan:
     """What a job would do, shown (and confirmed) before it runs."""
