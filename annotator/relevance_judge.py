@@ -134,7 +134,7 @@ class Reading:
 
 
 def quote_in(quote: str | None, passage: str) -> bool:
-    return bool(quote) and canonical_text(quote) in canonical_text(passage)
+    return quote is not None and quote.strip() != "" and canonical_text(quote) in canonical_text(passage)
 
 
 def read(v: RelevanceVerdict, passage: str, cut: int = 2) -> Reading:

@@ -4,6 +4,7 @@ experts' Judge queue, and a standing human sample watches it (METHODOLOGY §11.1
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -34,6 +35,11 @@ c[4].metric("Not yet judged", counts["to_grade"],
                  f"held out (never sent): {counts['held_out']}.")
 
 
+def _runner(job_id: str) -> Callable[[Callable[[int, int], None]], pool_grading.RunSummary]:
+    """The background work of one job (annotator.jobs runs it in a thread of this process)."""
+    return lambda progress: pool_grading.run(s, user, job_id, progress=progress)
+
+
 def _label(cal_row: dict) -> str:
     k = pool_grading.gate_kappa(cal_row)
     band = (f"band ({cal_row['band_low']:.2f}, {cal_row['band_high']:.2f})" if cal_row.get("band_low") is not None
@@ -61,10 +67,10 @@ with st.expander("Start a job", expanded=not status["jobs"], key="pg_start_box")
                          help="Share of the judge-labeled items also sent to people, blind (METHODOLOGY §11.1 step 6: "
                               "5-10% forever).")
         if st.button("Estimate", key="pg_estimate"):
-            plan = attempt(lambda: pool_grading.plan(s, user, cid, mode=None if mode == "auto" else mode,
-                                                     limit=int(limit) or None, sample_share=float(share)))
-            st.session_state["pg_plan"] = plan
-        plan = st.session_state.get("pg_plan")
+            st.session_state["pg_plan"] = attempt(lambda: pool_grading.plan(
+                s, user, cid, mode=None if mode == "auto" else mode, limit=int(limit) or None,
+                sample_share=float(share)))
+        plan: pool_grading.Plan | None = st.session_state.get("pg_plan")
         if plan is not None and plan.calibration_id == cid:
             st.code("\n".join(plan.lines()), language=None, wrap_lines=True)
             for problem in plan.problems:
@@ -80,11 +86,11 @@ with st.expander("Start a job", expanded=not status["jobs"], key="pg_start_box")
             ok = not plan.problems and plan.n_items > 0 and (plan.clears_gate or override.strip())
             if st.button(f"Confirm: spend {spend} and grade {plan.n_items} item(s)", type="primary",
                          disabled=not ok, key="pg_confirm"):
-                job_id = attempt(lambda: pool_grading.start(s, user, plan, override=override or None,
+                confirmed: pool_grading.Plan = plan
+                job_id = attempt(lambda: pool_grading.start(s, user, confirmed, override=override or None,
                                                             limit=int(limit) or None))
                 if job_id is not None:
-                    th = jobs.start(f"Pool grading {job_id}", user.username,
-                                    lambda progress, j=job_id: pool_grading.run(s, user, j, progress=progress))
+                    th = jobs.start(f"Pool grading {job_id}", user.username, _runner(job_id))
                     st.session_state["pg_thread"] = th.job_id
                     st.session_state.pop("pg_plan", None)
                     flash(f"Job {job_id} started.")
@@ -125,8 +131,7 @@ if status["jobs"]:
     if paused:
         which_p = b.selectbox("Paused or failed job", paused, key="pg_resume_pick")
         if b.button("Resume", key="pg_resume"):
-            th = jobs.start(f"Pool grading {which_p}", user.username,
-                            lambda progress, j=which_p: pool_grading.run(s, user, j, progress=progress))
+            th = jobs.start(f"Pool grading {which_p}", user.username, _runner(which_p))
             st.session_state["pg_thread"] = th.job_id
             st.rerun()
 

@@ -168,7 +168,7 @@ def counts(store: Store) -> dict[str, int]:
         "count(*) FILTER (WHERE outcome = 'escalated'), count(*) FILTER (WHERE outcome = 'refused'), "
         "count(*) FILTER (WHERE outcome = 'error') FROM judge_item_state")
     keys = ("judge", "sample", "escalated", "refused", "error")
-    return {k: int(v or 0) for k, v in zip(keys, row)}
+    return {k: int(v or 0) for k, v in zip(keys, row or (0,) * len(keys))}
 
 
 # ---- what a pool-grading job may send -----------------------------------------------------------
@@ -213,7 +213,7 @@ def plan_counts(store: Store) -> dict[str, int]:
         f"count(*) FILTER (WHERE NOT q.held_out AND {_CANDIDATE_WHERE}) "
         "FROM pool_items p JOIN queries q USING (query_id)")
     keys = ("pool_items", "graded_by_people", "in_rounds", "judge_answered", "held_out", "to_grade")
-    return {k: int(v or 0) for k, v in zip(keys, row)}
+    return {k: int(v or 0) for k, v in zip(keys, row or (0,) * len(keys))}
 
 
 def passages(store: Store, keys: Sequence[tuple[str, str, int, int]]) -> dict[tuple[str, str, int, int], str]:
