@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import pytest
@@ -28,7 +29,7 @@ from golden_store.scoring.cascade import (
 )
 from golden_store.scoring.cost import eval_run_cost
 
-BAND = {"low": 0.1, "high": 0.8}
+LOW, HIGH = 0.1, 0.8
 
 
 # ---- route: every branch ---------------------------------------------------------------------------
@@ -36,20 +37,20 @@ BAND = {"low": 0.1, "high": 0.8}
 
 def test_route_without_a_probability_escalates():
     for p in (None, math.nan, np.float64("nan")):
-        d = route(p, 3, **BAND)
+        d = route(p, 3, low=LOW, high=HIGH)
         assert d.outcome == ESCALATED and "no probability" in d.reason
 
 
 def test_route_insufficient_escalates_wherever_p_is():
     for p in (0.0, 0.5, 1.0):
-        d = route(p, None, **BAND)
+        d = route(p, None, low=LOW, high=HIGH)
         assert d.outcome == ESCALATED and "insufficient" in d.reason
 
 
 def test_route_in_band_escalates_whatever_the_grade():
     for g in range(4):
         for p in (0.1000001, 0.5, 0.7999999):
-            d = route(p, g, **BAND)
+            d = route(p, g, low=LOW, high=HIGH)
             assert d.outcome == ESCALATED and "in the band" in d.reason
 
 
@@ -57,37 +58,37 @@ def test_route_pass_zone():
     # a pass grade at or under low stands, the edge included
     for p in (0.0, 0.05, 0.1):
         for g in (2, 3):
-            d = route(p, g, **BAND)
+            d = route(p, g, low=LOW, high=HIGH)
             assert d.outcome == LABELED and "the judge's pass" in d.reason
     # a fail grade in the pass zone contradicts p: a person decides
     for g in (0, 1):
-        d = route(0.05, g, **BAND)
+        d = route(0.05, g, low=LOW, high=HIGH)
         assert d.outcome == ESCALATED and f"grade {g} is a fail" in d.reason
 
 
 def test_route_fail_zone():
     for p in (0.8, 0.9, 1.0):
         for g in (0, 1):
-            d = route(p, g, **BAND)
+            d = route(p, g, low=LOW, high=HIGH)
             assert d.outcome == LABELED and "the judge's fail" in d.reason
     for g in (2, 3):
-        d = route(0.95, g, **BAND)
+        d = route(0.95, g, low=LOW, high=HIGH)
         assert d.outcome == ESCALATED and f"grade {g} is a pass" in d.reason
 
 
 def test_route_quote_backstop_only_guards_a_pass():
-    d = route(0.02, 3, **BAND, quote_ok=False)
+    d = route(0.02, 3, low=LOW, high=HIGH, quote_ok=False)
     assert d.outcome == ESCALATED and "not verbatim" in d.reason
     # a fail carries no supporting quote: the backstop does not apply
-    assert route(0.95, 0, **BAND, quote_ok=False).outcome == LABELED
+    assert route(0.95, 0, low=LOW, high=HIGH, quote_ok=False).outcome == LABELED
     # in the band the item escalates anyway (for the band's reason)
-    assert "in the band" in route(0.5, 3, **BAND, quote_ok=False).reason
+    assert "in the band" in route(0.5, 3, low=LOW, high=HIGH, quote_ok=False).reason
 
 
 def test_route_cut_moves_the_pass_side():
-    assert route(0.05, 1, **BAND, cut=1).outcome == LABELED  # grade 1 is a pass at cut 1
-    assert route(0.05, 2, **BAND, cut=3).outcome == ESCALATED  # grade 2 is a fail at cut 3
-    assert route(0.95, 2, **BAND, cut=3).outcome == LABELED
+    assert route(0.05, 1, low=LOW, high=HIGH, cut=1).outcome == LABELED  # grade 1 is a pass at cut 1
+    assert route(0.05, 2, low=LOW, high=HIGH, cut=3).outcome == ESCALATED  # grade 2 is a fail at cut 3
+    assert route(0.95, 2, low=LOW, high=HIGH, cut=3).outcome == LABELED
 
 
 def test_route_collapsed_band_escalates_nothing_by_band():
@@ -174,7 +175,7 @@ def test_draw_sample_refuses_a_bad_share(share):
 
 
 def test_draw_sample_missing_stratum_is_unassigned():
-    items = [(f"k{i}", "" if i % 2 else None) for i in range(20)]
+    items: list[tuple[str, Any]] = [(f"k{i}", "" if i % 2 else None) for i in range(20)]
     assert len(draw_sample(items, share=0.5)) == 10  # one stratum, 'unassigned'
     # the earlier chunk's counts are found under that name: 40 labeled, 20 to sample in all
     assert len(draw_sample(items, share=0.5, before={"unassigned": (20, 10)})) == 10
