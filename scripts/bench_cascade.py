@@ -14,8 +14,8 @@ What it does, in order:
    ``t = grade + s * sigma * Logistic(0, 1)`` (``s`` a per-stratum difficulty, ``sigma`` the
    knob, found by bisection so the judge's κ is the target); its grade is ``t`` rounded into
    0-3 and its p(FAIL) is ``sigmoid(4 * (cut - 0.5 - t))`` (overconfident, so the isotonic map
-   has work to do). Then the judge's known flaws: 3% of grades moved across the cut
-   (grade and p disagree), 2% "cannot tell" (no grade), 0.5% refusals (no grade, no p), and
+   has work to do). Then the judge's known flaws: 3% of grades moved across the cut while p
+   stays (grade and p disagree: ``--inconsistent``), 2% "cannot tell" (no grade), 0.5% refusals (no grade, no p), and
    1% of pass grades with a supporting quote that is not verbatim (the backstop).
 3. calibrates it as the studio does: a calibration set of ``--cal-items`` (200) more items from
    the same generator, with their human pass/fail and the judge's label and p, through
@@ -48,8 +48,9 @@ against it); no timing ratio is meaningful here, the routing time is a throughpu
 Usage::
 
     python scripts/bench_cascade.py [--items 5000] [--kappas 0.9,0.8,0.6] [--cal-items 200]
-                                    [--share 0.1] [--chunk 500] [--repeats 7] [--cal-draws 20]
-                                    [--human-seconds 45] [--human-rate 60] [--seed N]
+                                    [--share 0.1] [--chunk 500] [--repeats 15] [--cal-draws 20]
+                                    [--human-seconds 45] [--human-rate 60] [--inconsistent 0.03]
+                                    [--seed N]
                                     [--quick] [--json]
 """
 
@@ -128,7 +129,7 @@ def judge(items: dict[str, Any], draws: dict[str, np.ndarray], sigma: float) -> 
     grade = np.where(refused | cannot_tell, -1, grade)
     p = np.where(refused, np.nan, p)
     quote_ok = ~((grade >= CUT) & (draws["quote"] < QUOTE_BAD))
-    return {"grade": grade, "p": p, "quote_ok": quote_ok}
+    return {"grade": grade, "p": p, "quote_ok": quote_ok, "flipped": flip & ~refused & ~cannot_tell}
 
 
 def fail_of(grades: np.ndarray) -> np.ndarray:
@@ -180,18 +181,24 @@ def calibrate(cal: dict[str, Any], answers: dict[str, np.ndarray], seed: int):
 
 
 def route_pool(keys: list[str], strata: list[str], grades: list[int], p_raw: np.ndarray, quote_ok: list[bool],
-               iso, band: dict[str, float], share: float, chunk: int, seed: int) -> tuple[list[str], set[str]]:
+               iso, band: dict[str, float], share: float, chunk: int, seed: int,
+               parts: dict[str, float] | None = None) -> tuple[list[str], set[str]]:
     """Every item through the map and ``cascade.route``, and the standing sample drawn chunk by
-    chunk with ``before``. Returns (outcome per item, the sampled keys)."""
+    chunk with ``before``. Returns (outcome per item, the sampled keys); ``parts`` (if given)
+    accumulates the seconds of the map, the route calls and the sample draws."""
     from golden_store.scoring.cascade import LABELED, draw_sample, route
 
+    clock = time.perf_counter
+    t0 = clock()
     p_used = iso(np.nan_to_num(p_raw, nan=0.5)) if iso is not None else p_raw
     p_list = [None if math.isnan(r) else float(u) for r, u in zip(p_raw.tolist(), p_used.tolist())]
     low, high = band["low"], band["high"]
     outcomes: list[str] = []
     sampled: set[str] = set()
     before: dict[str, tuple[int, int]] = {}
+    t_map, t_route, t_sample = clock() - t0, 0.0, 0.0
     for a in range(0, len(keys), chunk):
+        t1 = clock()
         labeled: list[tuple[str, str]] = []
         for i in range(a, min(a + chunk, len(keys))):
             g = grades[i]
@@ -199,13 +206,18 @@ def route_pool(keys: list[str], strata: list[str], grades: list[int], p_raw: np.
             outcomes.append(d.outcome)
             if d.outcome == LABELED:
                 labeled.append((keys[i], strata[i]))
+        t2 = clock()
         got = draw_sample(labeled, share=share, seed=seed, before=before)
+        t_route, t_sample = t_route + t2 - t1, t_sample + clock() - t2
         sampled |= got
         n_lab = Counter(s for _, s in labeled)
         n_smp = Counter(s for k, s in labeled if k in got)
         for s, n in n_lab.items():
             n0, k0 = before.get(s, (0, 0))
             before[s] = (n0 + n, k0 + n_smp[s])
+    if parts is not None:
+        for k, v in (("map", t_map), ("route", t_route), ("sample", t_sample)):
+            parts[k] = parts.get(k, 0.0) + v
     return outcomes, sampled
 
 
@@ -240,16 +252,18 @@ def one_setting(target: float, pool: dict[str, Any], pool_draws: dict[str, np.nd
         keys, strata = pool["key"].tolist(), pool["stratum"].tolist()
         grades, quote = ans["grade"].tolist(), ans["quote_ok"].tolist()
 
-        def run() -> tuple[list[str], set[str]]:
+        def run(parts: dict[str, float] | None = None) -> tuple[list[str], set[str]]:
             return route_pool(keys, strata, grades, ans["p"], quote, a.isotonic, band, args.share, args.chunk,
-                              seed=cal_seed)
+                              seed=cal_seed, parts=parts)
 
-        times = []
+        times: list[float] = []
+        parts: list[dict[str, float]] = []
         outcomes, sampled = run()
         if timed:
             for _ in range(args.repeats):
+                parts.append({})
                 t0 = time.perf_counter()
-                again = run()
+                again = run(parts[-1])
                 times.append(time.perf_counter() - t0)
                 assert again == (outcomes, sampled), "the routing is not deterministic"
         labeled = np.array([o == LABELED for o in outcomes])
@@ -258,6 +272,7 @@ def one_setting(target: float, pool: dict[str, Any], pool_draws: dict[str, np.nd
         to_people = escalated | in_sample
         final_fail = np.where(to_people, human_fail, judge_fail)
         standing = labeled & ~in_sample  # the judge's label is the final one
+        wrong = judge_fail != human_fail  # the judge alone disagrees with people at the cut
         r: dict[str, Any] = {
             "cal_seed": cal_seed,
             "calibration": {"n": a.n, "kappa": a.report["kappa"] if a.report else math.nan,
@@ -276,6 +291,12 @@ def one_setting(target: float, pool: dict[str, Any], pool_draws: dict[str, np.nd
             # the budgets' promise on the pool: bad items left with the judge's PASS, good with its FAIL
             "missed_bad_share": float((standing & human_fail & ~judge_fail).sum() / max(1, human_fail.sum())),
             "false_fail_share": float((standing & ~human_fail & judge_fail).sum() / max(1, (~human_fail).sum())),
+            # where the judge's wrong labels went: to people (escalated, of which its grade contradicted
+            # its own p by the 3% flips; or sampled) or left standing
+            "judge_wrong": {"n": int(wrong.sum()), "escalated": int((wrong & escalated).sum()),
+                            "escalated_flipped": int((wrong & escalated & ans["flipped"]).sum()),
+                            "sampled": int((wrong & labeled & in_sample).sum()),
+                            "standing": int((wrong & standing).sum())},
             "escalation_reasons": dict(Counter(_reason_kind(outcomes, pool, ans, band, a.isotonic))),
         }
         strata_arr = pool["stratum"]
@@ -296,7 +317,8 @@ def one_setting(target: float, pool: dict[str, Any], pool_draws: dict[str, np.nd
         if timed:
             med = statistics.median(times)
             r["routing"] = {"repeats": len(times), "median_s": med, "min_s": min(times), "max_s": max(times),
-                            "items_per_s": n / med, "us_per_item": med / n * 1e6}
+                            "items_per_s": n / med, "us_per_item": med / n * 1e6,
+                            "parts_median_s": {k: statistics.median(p[k] for p in parts) for k in parts[0]}}
         return r
 
     main = calibrated_run(seed % 10_000, timed=True)
@@ -409,8 +431,9 @@ def markdown(res: dict[str, Any]) -> str:
         f"${res['human_rate']:g}/h); judge {res['model']} batch"
         f"{' + cache' if res['costs']['caches'] else ''} ${res['costs']['judge_per_item'] * 1000:.2f} per 1,000 items.",
         "",
-        "| judge (κ on pool) | labeling | human items | saved | κ vs people | FAIL recall | $ | escalated |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| judge (κ on pool) | labeling | human items | saved | κ vs people | FAIL recall | $ | x all-human $ "
+        "| escalated |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in res["settings"]:
         name = f"κ {s['judge_alone']['kappa']:.2f}"
@@ -419,7 +442,8 @@ def markdown(res: dict[str, Any]) -> str:
             esc = "-" if r["escalation_rate"] is None else f"{r['escalation_rate']:.1%}"
             saved = f"{r['saved']:,} ({r['saved'] / n:.0%})"
             lines.append(f"| {name} | {row.replace('_', '-')} | {r['human_items']:,} | {saved} | {f2(r['kappa'])} | "
-                         f"{f2(r['fail_recall'])} | {r['usd']:,.2f} | {esc} |")
+                         f"{f2(r['fail_recall'])} | {r['usd']:,.2f} | {r['usd'] / s['rows']['all_human']['usd']:.3f} "
+                         f"| {esc} |")
     lines.append("")
     for s in res["settings"]:
         m, c = s["main"], s["main"]["calibration"]
@@ -436,6 +460,10 @@ def markdown(res: dict[str, Any]) -> str:
                      f"bad items left with a judge PASS {m['missed_bad_share']:.2%}, good with a judge FAIL "
                      f"{m['false_fail_share']:.2%}; without the sample's corrections κ {m['band_only']['kappa']:.3f}, "
                      f"FAIL recall {m['band_only']['fail_recall']:.3f}.")
+        w = m["judge_wrong"]
+        lines.append(f"  the judge alone is wrong on {w['n']:,} items: {w['escalated']:,} escalated ({w['escalated_flipped']:,} "
+                     f"of them with a grade flipped across the cut, against its own p), {w['sampled']:,} in the sample, {w['standing']:,} left "
+                     f"standing.")
         per = ", ".join(f"{k} {v['sampled']}/{v['labeled']}" for k, v in m["sample_per_stratum"].items())
         sf = m["sample_figures"]
         lines.append(f"  sample per stratum (sampled/judge-labeled): {per}; judge vs people on the sample: κ "
@@ -456,7 +484,9 @@ def markdown(res: dict[str, Any]) -> str:
         if rt:
             lines.append(f"  routing {n:,} items (map + route + sample in chunks of {res['chunk']}): median "
                          f"{rt['median_s'] * 1000:.1f} ms of {rt['repeats']} ({rt['min_s'] * 1000:.1f}-"
-                         f"{rt['max_s'] * 1000:.1f}), {rt['items_per_s']:,.0f} items/s, {rt['us_per_item']:.2f} µs/item.")
+                         f"{rt['max_s'] * 1000:.1f}), {rt['items_per_s']:,.0f} items/s, {rt['us_per_item']:.2f} µs/item "
+                         f"(map {rt['parts_median_s']['map'] * 1000:.1f} ms, route {rt['parts_median_s']['route'] * 1000:.1f}"
+                         f" ms, draw_sample {rt['parts_median_s']['sample'] * 1000:.1f} ms).")
     cu = res["costs"]["calibration_usd"]
     lines.append("")
     lines.append(f"One-off per calibration: {res['cal_items']} human labels (${cu['human']:.2f}) and "
@@ -466,7 +496,7 @@ def markdown(res: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _QUIET
+    global _QUIET, INCONSISTENT
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=5000, help="pool items")
@@ -474,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cal-items", type=int, default=200, help="calibration set (half fits the map and band)")
     ap.add_argument("--share", type=float, default=0.10, help="standing human sample per stratum")
     ap.add_argument("--chunk", type=int, default=500, help="items per chunk of the grading job")
-    ap.add_argument("--repeats", type=int, default=7, help="timed routing repeats (the median is reported)")
+    ap.add_argument("--repeats", type=int, default=15, help="timed routing repeats (the median is reported)")
     ap.add_argument("--cal-draws", type=int, default=20, help="more calibration sets per judge, for the spread")
     ap.add_argument("--model", default=MODEL)
     ap.add_argument("--question-chars", type=int, default=80)
@@ -482,6 +512,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-tokens", type=int, default=200)
     ap.add_argument("--human-seconds", type=float, default=45.0, help="a person's time per item (assumption)")
     ap.add_argument("--human-rate", type=float, default=60.0, help="$ per hour of a person (assumption)")
+    ap.add_argument("--inconsistent", type=float, default=INCONSISTENT,
+                    help="share of the judge's grades flipped across the cut while its p stays (grade against p)")
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--quick", action="store_true", help="smoke test: 2,000 items, 2 judges, 3 repeats, 2 draws")
     ap.add_argument("--json", action="store_true", help="end with one JSON line of every figure")
@@ -489,6 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.items, args.kappas, args.repeats, args.cal_draws = 2000, "0.8,0.6", 3, 2
     _QUIET = args.json
+    INCONSISTENT = args.inconsistent
     t_start = time.perf_counter()
 
     rng = np.random.default_rng(args.seed)
@@ -499,7 +532,8 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "cascade", "date": date.today().isoformat(), "git_head": git_head(ROOT),
         "machine": {"python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform()},
         "seed": args.seed, "items": args.items, "cal_items": args.cal_items, "share": args.share, "chunk": args.chunk,
-        "model": args.model, "human_seconds": args.human_seconds, "human_rate": args.human_rate,
+        "inconsistent": INCONSISTENT, "model": args.model, "human_seconds": args.human_seconds,
+        "human_rate": args.human_rate,
         "fail_share": float((pool["grade"] < CUT).mean()),
         "grade_dist": {int(k): int(v) for k, v in sorted(Counter(pool["grade"].tolist()).items())},
         "strata": {k: int(v) for k, v in sorted(Counter(pool["stratum"].tolist()).items())},
