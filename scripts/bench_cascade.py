@@ -454,16 +454,17 @@ def markdown(res: dict[str, Any]) -> str:
                      f"({b['low']:.4f}, {b['high']:.4f}), escalation {b['escalation_rate']:.1%} on the fit split, "
                      f"{c['band_report']['escalation_rate']:.1%} on the report split, {m['escalation_rate']:.1%} "
                      f"on the pool.")
-        lines.append(f"  escalated {m['escalated']:,} ({', '.join(f'{k} {v}' for k, v in sorted(m['escalation_reasons'].items()))}); "
-                     f"judge-labeled {m['labeled']:,}, sampled {m['sampled']:,}; expected human items "
-                     f"(cascade_vs_alternatives) {s['expected']['cascade']['human_items']:.1f}, routed {m['human_items']:,}; "
-                     f"bad items left with a judge PASS {m['missed_bad_share']:.2%}, good with a judge FAIL "
-                     f"{m['false_fail_share']:.2%}; without the sample's corrections κ {m['band_only']['kappa']:.3f}, "
-                     f"FAIL recall {m['band_only']['fail_recall']:.3f}.")
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(m["escalation_reasons"].items()))
+        lines.append(f"  escalated {m['escalated']:,} ({reasons}); judge-labeled {m['labeled']:,}, sampled "
+                     f"{m['sampled']:,}; expected human items (cascade_vs_alternatives) "
+                     f"{s['expected']['cascade']['human_items']:.1f}, routed {m['human_items']:,}; bad items left with "
+                     f"a judge PASS {m['missed_bad_share']:.2%}, good with a judge FAIL {m['false_fail_share']:.2%}; "
+                     f"without the sample's corrections κ {m['band_only']['kappa']:.3f}, FAIL recall "
+                     f"{m['band_only']['fail_recall']:.3f}.")
         w = m["judge_wrong"]
-        lines.append(f"  the judge alone is wrong on {w['n']:,} items: {w['escalated']:,} escalated ({w['escalated_flipped']:,} "
-                     f"of them with a grade flipped across the cut, against its own p), {w['sampled']:,} in the sample, {w['standing']:,} left "
-                     f"standing.")
+        lines.append(f"  the judge alone is wrong on {w['n']:,} items: {w['escalated']:,} escalated "
+                     f"({w['escalated_flipped']:,} of them with a grade flipped across the cut, against its own p), "
+                     f"{w['sampled']:,} in the sample, {w['standing']:,} left standing.")
         per = ", ".join(f"{k} {v['sampled']}/{v['labeled']}" for k, v in m["sample_per_stratum"].items())
         sf = m["sample_figures"]
         lines.append(f"  sample per stratum (sampled/judge-labeled): {per}; judge vs people on the sample: κ "
@@ -482,11 +483,12 @@ def markdown(res: dict[str, Any]) -> str:
                          f"gate {d['clears_gate']}/{d['n']}.")
         rt = m.get("routing")
         if rt:
+            pm = rt["parts_median_s"]
             lines.append(f"  routing {n:,} items (map + route + sample in chunks of {res['chunk']}): median "
                          f"{rt['median_s'] * 1000:.1f} ms of {rt['repeats']} ({rt['min_s'] * 1000:.1f}-"
-                         f"{rt['max_s'] * 1000:.1f}), {rt['items_per_s']:,.0f} items/s, {rt['us_per_item']:.2f} µs/item "
-                         f"(map {rt['parts_median_s']['map'] * 1000:.1f} ms, route {rt['parts_median_s']['route'] * 1000:.1f}"
-                         f" ms, draw_sample {rt['parts_median_s']['sample'] * 1000:.1f} ms).")
+                         f"{rt['max_s'] * 1000:.1f}), {rt['items_per_s']:,.0f} items/s, {rt['us_per_item']:.2f} "
+                         f"µs/item (map {pm['map'] * 1000:.1f} ms, route {pm['route'] * 1000:.1f} ms, draw_sample "
+                         f"{pm['sample'] * 1000:.1f} ms).")
     cu = res["costs"]["calibration_usd"]
     lines.append("")
     lines.append(f"One-off per calibration: {res['cal_items']} human labels (${cu['human']:.2f}) and "
