@@ -335,7 +335,11 @@ def one_setting(target: float, pool: dict[str, Any], pool_draws: dict[str, np.nd
                             "fail_recall": spread(lambda d: d["cascade"]["fail_recall"]),
                             "missed_bad_share": spread(lambda d: d["missed_bad_share"]),
                             "calibration_kappa": spread(lambda d: d["calibration"]["kappa"]),
-                            "clears_gate": sum(d["calibration"]["clears_gate"] for d in draws)}
+                            "clears_gate": sum(d["calibration"]["clears_gate"] for d in draws),
+                            # the 2% budget of bad items auto-passed: on the pool, and as the report split says
+                            "missed_bad_over_budget": sum(d["missed_bad_share"] > 0.02 for d in draws),
+                            "report_split_missed_bad_share": spread(
+                                lambda d: d["calibration"]["band_report"]["missed_bad_share"])}
     # $ and the expected human items
     from golden_store.scoring.cascade import cascade_vs_alternatives
 
@@ -479,8 +483,9 @@ def markdown(res: dict[str, Any]) -> str:
             lines.append(f"  over {d['n']} other calibration sets (median [min-max]): escalation "
                          f"{sp('escalation_rate', '{:.1%}')}, human items {sp('human_items', '{:,.0f}')}, cascade κ "
                          f"{sp('kappa')}, FAIL recall {sp('fail_recall')}, bad items left passed "
-                         f"{sp('missed_bad_share', '{:.2%}')}; calibration κ {sp('calibration_kappa')}, clears the "
-                         f"gate {d['clears_gate']}/{d['n']}.")
+                         f"{sp('missed_bad_share', '{:.2%}')} (over the 2% budget in {d['missed_bad_over_budget']}; "
+                         f"the report split said {sp('report_split_missed_bad_share', '{:.2%}')}); calibration κ "
+                         f"{sp('calibration_kappa')}, clears the gate {d['clears_gate']}/{d['n']}.")
         rt = m.get("routing")
         if rt:
             pm = rt["parts_median_s"]
