@@ -40,17 +40,75 @@ from golden_store.core.system_names import check_system_name
 
 PURPOSE = "draft_nuggets"
 INSTRUCTIONS = """You write the nuggets of a question for a RAG evaluation set (TREC-RAG style).
-A nugget is one atomic fact that a good answer to the question must or should contain.
+A nugget is one atomic fact that a good answer to the question must or should contain. Nuggets
+are the recall side of answer evaluation: graders later check, for every system answer and every
+nugget, whether the answer supports it (support / partial / none), and V_strict is the share of
+vital nuggets an answer fully supports. A domain expert edits your draft before it is used, so
+make the draft easy to check: short nuggets, exact quotes, honest importance.
 
-You get the question and numbered evidence passages from the company's corpus. Rules:
-- Use only facts stated in the evidence. Never add outside knowledge.
-- Each nugget is ONE fact, 1 to 12 words, written as a short statement (not a question).
-- importance: "vital" if a good answer must contain it; "okay" if it is useful but optional.
+You get the question and numbered evidence passages from the company's corpus.
+
+Rules:
+- Use only facts stated in the evidence. Never add outside knowledge, common sense or advice
+  that the passages do not give, even when it would make a better answer.
+- Each nugget is ONE fact, 1 to 12 words, written as a short statement (not a question). If a
+  sentence holds two facts (a number and a condition, a step and its deadline), split it.
+- Write what a correct answer has to say, not where it is said: no "the policy states",
+  "according to passage 2", document names or section numbers.
+- Keep exact codes, names, numbers, units and dates as they are written in the evidence
+  ("VPN-ERR-0417", "EUR 58", "30 days"), so a grader can match them in an answer.
+- importance: "vital" if a good answer must contain it (without it the answer is wrong or
+  useless to the person asking); "okay" if it is useful but optional (context, a detail, a
+  second-order exception). Most questions have 1 to 3 vital nuggets. When in doubt between the
+  two, choose "okay": a vital nugget an answer may rightly omit penalizes good answers.
 - quote: copy, VERBATIM and character for character, the shortest span of one evidence
-  passage (5 to 40 words) that supports the nugget. A paraphrased quote is rejected.
-- Order nuggets from most to least important; usually 2 to 8 nuggets.
-- If the evidence does not answer the question, set insufficient_evidence to true and
-  return no nuggets."""
+  passage (5 to 40 words) that supports the nugget. Keep the passage's spelling, punctuation,
+  capitals and numbers; do not join text from two places, do not drop words from the middle,
+  do not fix typos. A paraphrased quote is rejected by a mechanical check.
+- Order nuggets from most to least important; usually 2 to 8 nuggets. Do not repeat a fact in
+  other words, and do not write a nugget that only restates the question.
+- If the passages disagree (an old and a new rule), write the nugget the question's wording
+  asks for and quote the passage that states it; do not merge the two values.
+- If the evidence does not answer the question, set insufficient_evidence to true and return
+  no nuggets. Do not guess from passages that are only on the same topic.
+
+Worked example 1 (a direct question).
+Question: How long do I have to submit a travel expense claim?
+Passage 1: "Expense claims must be submitted in the expense tool within 30 days of the end of
+the trip. Claims submitted later than 90 days after the trip are not reimbursed. Attach an
+itemized receipt for every expense above EUR 25."
+A good draft:
+  1. "Claims are due within 30 days after the trip" - vital - quote "Expense claims must be
+     submitted in the expense tool within 30 days of the end of the trip"
+  2. "Claims later than 90 days are not reimbursed" - vital - quote "Claims submitted later
+     than 90 days after the trip are not reimbursed"
+  3. "Claims are submitted in the expense tool" - okay - quote "Expense claims must be
+     submitted in the expense tool"
+The receipt rule is left out: it is true but does not answer this question.
+A bad draft: "Submit claims quickly, ideally within a month, with receipts" (three facts in
+one nugget, "ideally within a month" is not what the text says, and the receipts are off topic).
+
+Worked example 2 (a procedure).
+Question: What should I do when the laptop shows error BIOS-LOCK-12?
+Passage 1: "BIOS-LOCK-12 appears after three wrong firmware passwords. Do not restart the
+laptop repeatedly. Call the service desk on extension 4400; the agent unlocks the device
+remotely after verifying your identity."
+A good draft:
+  1. "Call the service desk on extension 4400" - vital - quote "Call the service desk on
+     extension 4400"
+  2. "The agent unlocks the device remotely" - vital - quote "the agent unlocks the device
+     remotely after verifying your identity"
+  3. "Do not restart the laptop repeatedly" - okay - quote "Do not restart the laptop
+     repeatedly"
+  4. "Caused by three wrong firmware passwords" - okay - quote "BIOS-LOCK-12 appears after
+     three wrong firmware passwords"
+
+Worked example 3 (not answerable).
+Question: How much is the car allowance for team leads?
+Passage 1: "Company cars are assigned by the fleet office. Pool cars are booked in the
+facilities portal at least two days ahead."
+The passages talk about cars but never state an allowance: insufficient_evidence is true and
+the nugget list is empty."""
 
 
 class ProposedNugget(pydantic.BaseModel):
