@@ -20,7 +20,7 @@ from golden_store.db.cursor import Cursor
 import pandas as pd
 import pydantic
 
-from annotator import cache, labeling, llm
+from annotator import cache, labeling, llm, llm_cost
 from annotator.evidence_authoring import resolver as corpus_resolver
 from annotator.evidence_rounds import is_blind, visible_evidence
 from annotator.held_out import HeldOut
@@ -39,6 +39,9 @@ from golden_store.db.store import Store
 from golden_store.core.system_names import check_system_name
 
 PURPOSE = "draft_nuggets"
+# the output guessed per question for the estimate: ~6 nuggets of text, importance and a quote
+# (~70 tokens each as JSON) and the envelope
+OUT_TOKENS = 450
 INSTRUCTIONS = """You write the nuggets of a question for a RAG evaluation set (TREC-RAG style).
 A nugget is one atomic fact that a good answer to the question must or should contain. Nuggets
 are the recall side of answer evaluation: graders later check, for every system answer and every
@@ -140,6 +143,7 @@ class DraftOutcome:
     message: str = ""
     cost_usd: float | None = None
     usage: llm.Usage = field(default_factory=llm.Usage)
+    call: "llm.CallResult | llm.LLMOutputError | None" = None  # the call it made (None: nothing sent)
 
 
 # ---- the evidence a draft is made from ---------------------------------------------------------
@@ -218,7 +222,7 @@ def _store_result(store: Store, user: User, query_id: str, res: llm.CallResult, 
                         cache_creation_input_tokens=u.cache_creation_input_tokens,
                         cache_read_input_tokens=u.cache_read_input_tokens, cost_usd=res.cost_usd,
                         actor=user.username)
-    out = DraftOutcome(query_id, res.outcome, cost_usd=res.cost_usd, usage=u)
+    out = DraftOutcome(query_id, res.outcome, cost_usd=res.cost_usd, usage=u, call=res)
     if res.outcome == "refusal":
         out.message = "Claude declined to draft nuggets for this question (counted as a refusal)."
         return out
@@ -263,14 +267,11 @@ def draft(store: Store, user: User, query_id: str, *, include_judged: bool = Tru
     return _store_result(store, user, query_id, res, ps)
 
 
-def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = False, include_judged: bool = True,
-               client: llm.LLMClient | None = None,
-               progress: Callable[[int, int], None] | None = None) -> list[DraftOutcome]:
-    """Draft for many questions (a stratum, or all): held-out and evidence-less questions are
-    skipped with the reason; with ``batch`` the requests go through the Message Batches API."""
-    require(user, Permission.LABEL)
+def _ready(store: Store, user: User, query_ids: list[str], include_judged: bool
+           ) -> tuple[list[tuple[str, queries.QueryRecord, list[Passage]]], list[DraftOutcome]]:
+    """The questions that can be sent with their passages, and those skipped with the reason."""
     ready: list[tuple[str, queries.QueryRecord, list[Passage]]] = []
-    outcomes: list[DraftOutcome] = []
+    skipped: list[DraftOutcome] = []
     guard = HeldOut.of(store)
     for qid in query_ids:
         try:
@@ -278,7 +279,35 @@ def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = 
             q, ps = _eligible(store, qid, include_judged, user, guard)
             ready.append((qid, q, ps))
         except (llm.LLMRefused, ValidationError, NotFoundError) as exc:
-            outcomes.append(DraftOutcome(qid, "skipped", message=str(exc)))
+            skipped.append(DraftOutcome(qid, "skipped", message=str(exc)))
+    return ready, skipped
+
+
+def plan(store: Store, user: User, query_ids: list[str], *, batch: bool = False, include_judged: bool = True,
+         model: str | None = None) -> llm_cost.JobPlan:
+    """The estimate of drafting ``query_ids`` (METHODOLOGY §11.7), from the real inputs: the
+    instructions as the cached prefix, each question's prompt as its item, ``OUT_TOKENS`` of
+    output each. Nothing is sent. Held-out, blind and evidence-less questions are skipped (as
+    the job would). One question that cannot be drafted raises its reason (as :func:`draft`)."""
+    require(user, Permission.LABEL)
+    if len(query_ids) == 1:
+        _refuse_blind(store, user, query_ids[0])
+        q, ps = _eligible(store, query_ids[0], include_judged, user)
+        ready, skipped = [(query_ids[0], q, ps)], []
+    else:
+        ready, skipped = _ready(store, user, query_ids, include_judged)
+    est = llm_cost.estimate_items("Nugget drafting", model=model or llm.model_id(), prefix=INSTRUCTIONS,
+                                  items=[prompt_content(q.text, ps) for _, q, ps in ready], out_tokens=OUT_TOKENS)
+    return llm_cost.JobPlan(est, batch, [qid for qid, _, _ in ready], [(o.query_id, o.message) for o in skipped])
+
+
+def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = False, include_judged: bool = True,
+               client: llm.LLMClient | None = None,
+               progress: Callable[[int, int], None] | None = None) -> list[DraftOutcome]:
+    """Draft for many questions (a stratum, or all): held-out and evidence-less questions are
+    skipped with the reason; with ``batch`` the requests go through the Message Batches API."""
+    require(user, Permission.LABEL)
+    ready, outcomes = _ready(store, user, query_ids, include_judged)
     if not ready:
         return outcomes
     client = client or llm.LLMClient()
@@ -289,7 +318,7 @@ def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = 
             r = results[qid]
             if isinstance(r, llm.LLMOutputError):
                 llm.record_failure(store, purpose=PURPOSE, item=qid, error=r, actor=user.username)
-                outcomes.append(DraftOutcome(qid, "error", message=str(r)))
+                outcomes.append(DraftOutcome(qid, "error", message=str(r), usage=r.usage, call=r))
             else:
                 outcomes.append(_store_result(store, user, qid, r, ps))
         return outcomes
@@ -297,10 +326,15 @@ def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = 
         try:
             outcomes.append(draft(store, user, qid, include_judged=include_judged, client=client))
         except llm.LLMOutputError as exc:
-            outcomes.append(DraftOutcome(qid, "error", message=str(exc)))
+            outcomes.append(DraftOutcome(qid, "error", message=str(exc), usage=exc.usage, call=exc))
         if progress:
             progress(k + 1, len(ready))
     return outcomes
+
+
+def job_usage(outcomes: list[DraftOutcome]) -> llm_cost.JobUsage:
+    """What a drafting job really used (the API's own counts, cache reads included)."""
+    return llm_cost.usage_of([o.call for o in outcomes if o.call is not None])
 
 
 def summarize(outcomes: list[DraftOutcome]) -> dict:
@@ -315,7 +349,8 @@ def summarize(outcomes: list[DraftOutcome]) -> dict:
             "output_tokens": sum(o.usage.output_tokens for o in outcomes),
             "cache_read_tokens": sum(o.usage.cache_read_input_tokens for o in outcomes),
             "cache_write_tokens": sum(o.usage.cache_creation_input_tokens for o in outcomes),
-            "cost_usd": sum(costs) if costs else None}
+            "cost_usd": sum(costs) if costs else None,
+            "usage": (job := job_usage(outcomes)).as_dict(), "usage_lines": job.lines()}
 
 
 # ---- editing and approval ---------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Literal
 
 import pydantic
 
-from annotator import llm
+from annotator import llm, llm_cost
 from annotator.evidence_authoring import resolver as corpus_resolver
 from annotator.held_out import HeldOut
 from annotator.identity import User, require
@@ -31,6 +31,10 @@ from golden_store.db.store import Store
 # the llm_calls.purpose of these calls; the value predates the module's name and stays, so
 # usage recorded before the rename keeps adding up under one purpose
 PURPOSE = "draft_questions"  # was "bootstrap_questions" (migration 15 renames old calls)
+# the output guessed for the estimate: per question its text, 1-3 excerpts, stratum and flag
+# (~130 tokens as JSON), plus the envelope
+OUT_TOKENS_PER_QUESTION = 130
+OUT_TOKENS_BASE = 20
 INSTRUCTIONS = """You write evaluation questions for a retrieval-augmented assistant.
 You are given one document from a company's internal corpus. Propose questions that a real
 employee might type, each answerable from this document alone. Each accepted question becomes a
@@ -132,6 +136,33 @@ class QuestionDrafts:
     prompt_sha: str
     cost_usd: float | None
     usage: llm.Usage
+    call: "llm.CallResult | None" = None
+
+    def job_usage(self) -> llm_cost.JobUsage:
+        """What the call really used (the API's own counts, cache reads included)."""
+        return llm_cost.usage_of([self.call] if self.call is not None else [])
+
+
+def _content(store: Store, doc_id: str, n: int) -> str:
+    """The user turn for ``doc_id``, once nothing held out would be sent with it."""
+    raw = documents.raw_text(store, doc_id)
+    if raw is None:
+        raise NotFoundError(f"No document {doc_id!r}.")
+    if hit := HeldOut.of(store).text_in(raw):
+        raise llm.LLMRefused(f"Document {doc_id} contains the text of held-out question {hit}; held-out questions "
+                             "are never sent to a hosted model. Write questions about it by hand.")
+    return f"Propose {n} questions.\n\n<document id=\"{doc_id}\">\n{raw}\n</document>"
+
+
+def plan(store: Store, user: User, doc_id: str, *, n: int = 5, model: str | None = None) -> llm_cost.JobPlan:
+    """The estimate of proposing ``n`` questions about ``doc_id`` (METHODOLOGY §11.7), from the
+    real inputs (the instructions as the cached prefix, the document as the item); nothing is
+    sent. A document holding a held-out question's text is refused here already."""
+    require(user, Permission.EDIT_QUERIES)
+    content = _content(store, doc_id, n)
+    est = llm_cost.estimate_items("Question drafting", model=model or llm.model_id(), prefix=INSTRUCTIONS,
+                                  items=[content], out_tokens=OUT_TOKENS_BASE + OUT_TOKENS_PER_QUESTION * n)
+    return llm_cost.JobPlan(est, False, [doc_id])
 
 
 def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LLMClient | None = None) -> QuestionDrafts:
@@ -139,14 +170,8 @@ def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LL
     of a held-out question is refused before any request is built (§3.8): the document is
     the whole prompt, so the question would reach the model with it."""
     require(user, Permission.EDIT_QUERIES)
-    raw = documents.raw_text(store, doc_id)
-    if raw is None:
-        raise NotFoundError(f"No document {doc_id!r}.")
-    if hit := HeldOut.of(store).text_in(raw):
-        raise llm.LLMRefused(f"Document {doc_id} contains the text of held-out question {hit}; held-out questions "
-                             "are never sent to a hosted model. Write questions about it by hand.")
+    content = _content(store, doc_id, n)
     client = client or llm.LLMClient()
-    content = f"Propose {n} questions.\n\n<document id=\"{doc_id}\">\n{raw}\n</document>"
     try:
         res = client.structured(item=f"document {doc_id}", instructions=INSTRUCTIONS, content=content,
                                 output=Proposals)
@@ -177,7 +202,7 @@ def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LL
                 else:
                     cp.rejected.append((ex, f"not verbatim in the document ({r.status})"))
             checked.append(cp)
-    return QuestionDrafts(doc_id, res.outcome, checked, res.model, res.prompt_sha, res.cost_usd, res.usage)
+    return QuestionDrafts(doc_id, res.outcome, checked, res.model, res.prompt_sha, res.cost_usd, res.usage, res)
 
 
 def accept(store: Store, user: User, result: QuestionDrafts, chosen: list[int]) -> list[str]:
