@@ -217,6 +217,9 @@ class JobPlan:
 
     def lines(self) -> list[str]:
         out = plan_lines(self.estimate, batch=self.batch)
+        if self.estimate.caches and self.estimate.n_items == 1:
+            out.append("One call: it writes the prefix to the cache (1.25x); only calls within the next 5 minutes "
+                       "read it.")
         if self.skipped:
             out.append(f"{len(self.skipped)} item(s) will be skipped and never sent (held out, no evidence, ...).")
         return out

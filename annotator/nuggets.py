@@ -288,14 +288,9 @@ def plan(store: Store, user: User, query_ids: list[str], *, batch: bool = False,
     """The estimate of drafting ``query_ids`` (METHODOLOGY §11.7), from the real inputs: the
     instructions as the cached prefix, each question's prompt as its item, ``OUT_TOKENS`` of
     output each. Nothing is sent. Held-out, blind and evidence-less questions are skipped (as
-    the job would). One question that cannot be drafted raises its reason (as :func:`draft`)."""
+    the job would), each with its reason in ``skipped``."""
     require(user, Permission.LABEL)
-    if len(query_ids) == 1:
-        _refuse_blind(store, user, query_ids[0])
-        q, ps = _eligible(store, query_ids[0], include_judged, user)
-        ready, skipped = [(query_ids[0], q, ps)], []
-    else:
-        ready, skipped = _ready(store, user, query_ids, include_judged)
+    ready, skipped = _ready(store, user, query_ids, include_judged)
     est = llm_cost.estimate_items("Nugget drafting", model=model or llm.model_id(), prefix=INSTRUCTIONS,
                                   items=[prompt_content(q.text, ps) for _, q, ps in ready], out_tokens=OUT_TOKENS)
     return llm_cost.JobPlan(est, batch, [qid for qid, _, _ in ready], [(o.query_id, o.message) for o in skipped])
