@@ -41,7 +41,16 @@ def test_draft_edit_approve_and_history(llm_server):
     at = _open(app_as("annotator"))
     at.button(key="nug_draft").click().run()
     assert not at.exception
+    # the estimate first, and nothing sent until it is confirmed (§11.7)
+    shown = " ".join(plain(i.value) for i in at.info)
+    assert "Nugget drafting: 1 call(s) to claude-sonnet-4-5" in shown and "Caching applies" in shown
+    confirm = at.button(key="nug_plan_confirm")
+    assert plain(confirm.label).startswith("Confirm: spend ≈ $")
+    assert llm_server.requests == []
+    confirm.click().run()
+    assert not at.exception
     assert any("ok: 2 nugget(s) drafted, 1 flagged" in plain(m.value) for m in at.success)
+    assert any("The last draft used:" in plain(i.value) and "Used: 1 call(s)" in plain(i.value) for i in at.info)
     assert llm_server.requests and llm_server.requests[0]["path"] == "/v1/messages"
     current = nuggets.current(store, identity.get_user(store, "annotator"), "q001")
     assert [n["flagged"] for n in current] == [False, True]
@@ -132,6 +141,10 @@ def test_bulk_drafting_runs_as_a_background_job_with_progress(llm_server):
     at.switch_page("app_pages/nuggets.py").run()
     at.selectbox(key="nug_bulk_scope").set_value("lexical").run()
     at.button(key="nug_bulk").click().run()
+    assert not at.exception
+    assert "nug_job" not in at.session_state and llm_server.requests == []  # the estimate, not the job
+    assert any("Nugget drafting:" in plain(i.value) for i in at.info)
+    at.button(key="nug_bulk_plan_confirm").click().run()
     assert not at.exception
     job = jobs.get(at.session_state["nug_job"])
     deadline = time.monotonic() + 60
