@@ -61,6 +61,7 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/annotator/test_cli.py::test_second_process_is_told_the_store_is_in_use",
     "tests/annotator/test_cli.py::test_survival_and_live_verify",
     "tests/annotator/test_cli.py::test_users_add_and_list",
+    "tests/annotator/test_cli_cost.py",
     "tests/annotator/test_cli_trials.py",
     "tests/annotator/test_everyday_ux.py::test_cli_freeze_of_a_settled_store_says_nothing_was_left_out",
     "tests/annotator/test_everyday_ux.py::test_cli_freeze_says_what_it_left_out_and_shows_the_data_digest",
@@ -154,6 +155,7 @@ _SLOW: tuple[str, ...] = (
     "tests/app_pages/test_app_roles.py",  # every role through every page (AppTest)
     "tests/app_pages/test_demo_button.py",
     "tests/annotator/test_demo_workflows.py",
+    "tests/annotator/test_cli_cost.py",
     "tests/annotator/test_cli_trials.py",  # `golden score --record` subprocesses
     "tests/golden_store/scoring/test_unanswerable_left_out.py",  # module fixture: a scored CLI run
     "tests/golden_store/scoring/test_judged_health.py",  # module fixture: a scored CLI run
