@@ -221,7 +221,10 @@ class JobPlan:
             out.append("One call: it writes the prefix to the cache (1.25x); only calls within the next 5 minutes "
                        "read it.")
         if self.skipped:
-            out.append(f"{len(self.skipped)} item(s) will be skipped and never sent (held out, no evidence, ...).")
+            ids = [item for item, _ in self.skipped]
+            out.append(f"{len(ids)} item(s) will be skipped and never sent: {', '.join(ids[:10])}"
+                       f"{', ...' if len(ids) > 10 else ''} (held out, no evidence, or waiting for a round; the "
+                       "job says why for each).")
         return out
 
     @property

@@ -96,6 +96,7 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/app_pages/test_nuggets_page.py::test_held_out_question_cannot_be_drafted",
     "tests/app_pages/test_nuggets_page.py::test_no_key_explains_and_manual_authoring_works",
     "tests/app_pages/test_nuggets_page.py::test_scores_show_abstention_and_a_reviewer_marks_an_outcome",
+    "tests/app_pages/test_nuggets_page.py::test_the_estimate_belongs_to_its_question_and_says_when_caching_will_not_apply",
     "tests/app_pages/test_nuggets_page.py::test_the_picker_offers_questions_to_do_first_and_the_bulk_scope_counts_those_without_nuggets",
     "tests/app_pages/test_pool_page.py",
     "tests/app_pages/test_results_page.py::test_a_role_without_results_is_refused_by_the_annotator_layer",

@@ -154,7 +154,7 @@ def test_nugget_plan_uses_the_real_inputs_skips_held_out_and_sends_nothing(demo_
                 (nuggets._eligible(demo_store, qid, True) for qid in ("q001", "q002"))]
     assert e.item_tokens == llm_cost.approx_tokens(sum(map(len, contents)) / 2)
     assert e.caches and plan.usd == e.usd[(True, True)]
-    assert any("1 item(s) will be skipped" in line for line in plan.lines())
+    assert any("1 item(s) will be skipped and never sent: q009 (held out" in line for line in plan.lines())
     haiku = nuggets.plan(demo_store, LOCAL_USER, ["q001", "q002"], model="claude-haiku-4-5")
     assert not haiku.estimate.caches and "Caching will not apply" in " ".join(haiku.lines())
     assert llm_server.requests == []

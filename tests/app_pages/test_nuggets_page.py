@@ -77,6 +77,25 @@ def test_draft_edit_approve_and_history(llm_server):
     assert list(people["op"]) == ["edit", "add", "approve", "approve", "approve"]  # what people changed
 
 
+def test_the_estimate_belongs_to_its_question_and_says_when_caching_will_not_apply(llm_server, monkeypatch):
+    """An estimate confirms only what it was made for: another question (or Cancel) drops it.
+    On Haiku 4.5 (4,096-token minimum) the estimate says before the run that caching will not
+    apply and why."""
+    monkeypatch.setenv("GOLDEN_LLM_MODEL", "claude-haiku-4-5")
+    _accounts()
+    at = _open(app_as("annotator"))
+    at.button(key="nug_draft").click().run()
+    shown = " ".join(plain(i.value) for i in at.info)
+    assert "to claude-haiku-4-5" in shown and "Caching will not apply" in shown and "4,096" in shown
+    assert "nug_plan_confirm" in [b.key for b in at.button]
+    at.selectbox(key="nug_q").set_value("q002").run()
+    assert "nug_plan_confirm" not in [b.key for b in at.button]  # made for q001, not shown for q002
+    at.selectbox(key="nug_q").set_value("q001").run()
+    at.button(key="nug_plan_cancel").click().run()
+    assert "nug_plan_confirm" not in [b.key for b in at.button] and not at.exception
+    assert llm_server.requests == []
+
+
 def test_no_key_explains_and_manual_authoring_works(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     store, _ = _accounts()
