@@ -91,6 +91,7 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/app_pages/test_evidence_round_pages.py",
     "tests/app_pages/test_leak_pages.py",
     "tests/app_pages/test_nuggets_page.py::test_assign_with_buttons_and_scores",
+    "tests/app_pages/test_nuggets_page.py::test_bulk_batch_drafting_confirms_the_batch_price_and_reports_cache_reads",
     "tests/app_pages/test_nuggets_page.py::test_bulk_drafting_runs_as_a_background_job_with_progress",
     "tests/app_pages/test_nuggets_page.py::test_draft_edit_approve_and_history",
     "tests/app_pages/test_nuggets_page.py::test_held_out_question_cannot_be_drafted",

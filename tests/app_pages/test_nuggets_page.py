@@ -179,6 +179,46 @@ def test_bulk_drafting_runs_as_a_background_job_with_progress(llm_server):
     assert any("done. Outcomes" in plain(m.value) for m in at.success)
 
 
+def test_bulk_batch_drafting_confirms_the_batch_price_and_reports_cache_reads(llm_server):
+    """Through the Batch API: the estimate names it and the confirm button carries the batch
+    price; after the job the page shows the server's cache reads and hit rate, and llm_calls
+    holds them."""
+    import time
+
+    from annotator import jobs
+    from annotator.llm_cost import money
+
+    store, _ = _accounts()
+    usage = {"input_tokens": 80, "output_tokens": 50, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 1300}
+    llm_server.batch_result = lambda cid, params: {"type": "succeeded", "message": message(json.dumps(
+        {"insufficient_evidence": True, "nuggets": []}), usage=usage)}
+    at = app_as("annotator")
+    at.switch_page("app_pages/nuggets.py").run()
+    at.selectbox(key="nug_bulk_scope").set_value("lexical").run()
+    at.checkbox(key="nug_batch").check().run()
+    at.button(key="nug_bulk").click().run()
+    plan = at.session_state["nug_bulk_plan"][1]
+    assert plan.batch and plan.estimate.caches
+    assert plain(at.button(key="nug_bulk_plan_confirm").label) == f"Confirm: spend ≈ {money(plan.usd)}"
+    assert any("through the Message Batches API" in plain(i.value) for i in at.info)
+    assert llm_server.requests == []
+    at.button(key="nug_bulk_plan_confirm").click().run()
+    job = jobs.get(at.session_state["nug_job"])
+    deadline = time.monotonic() + 60
+    while job.status == "running" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert job.status == "done", job.error
+    n = len(plan.items)
+    at.run()
+    used = " ".join(plain(i.value) for i in at.info if "The job used:" in plain(i.value))
+    assert f"Used: {n} call(s)" in used and f"{1300 * n:,} cache-read tokens" in used and "hit rate 100%" in used
+    assert store.read_one("SELECT sum(cache_read_input_tokens) FROM llm_calls WHERE purpose = 'draft_nuggets'")[0] \
+        == 1300 * n
+    created = [r for r in llm_server.requests if r["path"] == "/v1/messages/batches"]
+    assert len(created) == 1 and len(created[0]["body"]["requests"]) == n
+
+
 def test_a_failing_job_reports_its_error():
     from annotator import jobs
 
