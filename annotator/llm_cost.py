@@ -216,7 +216,8 @@ class JobPlan:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        out = plan_lines(self.estimate, batch=self.batch)
+        out = (plan_lines(self.estimate, batch=self.batch) if self.items
+               else [f"{self.estimate.purpose}: nothing will be sent, so nothing is spent."])
         if self.estimate.caches and self.estimate.n_items == 1:
             out.append("One call: it writes the prefix to the cache (1.25x); only calls within the next 5 minutes "
                        "read it.")

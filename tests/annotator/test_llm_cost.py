@@ -155,6 +155,8 @@ def test_nugget_plan_uses_the_real_inputs_skips_held_out_and_sends_nothing(demo_
     assert e.item_tokens == llm_cost.approx_tokens(sum(map(len, contents)) / 2)
     assert e.caches and plan.usd == e.usd[(True, True)]
     assert any("1 item(s) will be skipped and never sent: q009 (held out" in line for line in plan.lines())
+    nothing = nuggets.plan(demo_store, LOCAL_USER, ["q009"])
+    assert nothing.items == [] and nothing.lines()[0] == "Nugget drafting: nothing will be sent, so nothing is spent."
     haiku = nuggets.plan(demo_store, LOCAL_USER, ["q001", "q002"], model="claude-haiku-4-5")
     assert not haiku.estimate.caches and "Caching will not apply" in " ".join(haiku.lines())
     assert llm_server.requests == []
