@@ -59,7 +59,7 @@ Rules:
 - Write what a correct answer has to say, not where it is said: no "the policy states",
   "according to passage 2", document names or section numbers.
 - Keep exact codes, names, numbers, units and dates as they are written in the evidence
-  ("VPN-ERR-0417", "EUR 58", "30 days"), so a grader can match them in an answer.
+  ("BIOS-LOCK-12", "EUR 25", "30 days"), so a grader can match them in an answer.
 - importance: "vital" if a good answer must contain it (without it the answer is wrong or
   useless to the person asking); "okay" if it is useful but optional (context, a detail, a
   second-order exception). Most questions have 1 to 3 vital nuggets. When in doubt between the
