@@ -160,3 +160,78 @@ class JobUsage:
                 "cache_read_tokens": self.cache_read_tokens, "usd": round(self.usd, 6), "usd_known": self.usd_known,
                 "cache_hit_rate": None if math.isnan(self.cache_hit_rate) else round(self.cache_hit_rate, 4),
                 "outcomes": dict(self.outcomes)}
+
+
+# ---- helpers for the jobs that show an estimate, ask, then run (issue 27 item 4) -------------
+
+
+def estimate_items(purpose: str, *, model: str, prefix: str, items: list[str], out_tokens: int) -> Estimate:
+    """:func:`estimate` from the real inputs: ``prefix`` the cached instructions, ``items`` the
+    user turn of each call (their mean length is the per-item size)."""
+    mean = sum(len(x) for x in items) / len(items) if items else 0.0
+    return estimate(purpose, model=model, n_items=len(items), prefix_chars=len(prefix), item_chars=mean,
+                    out_tokens=out_tokens)
+
+
+def expected_usd(est: Estimate, *, batch: bool) -> float | None:
+    """What the job is expected to cost as it will run: batch or not, cached when the prefix
+    can be cached (None: unknown price)."""
+    return est.usd[(batch, est.caches)]
+
+
+def money(usd: float | None) -> str:
+    if usd is None:
+        return "unknown"
+    return f"${usd:.2f}" if usd >= 0.01 else f"${usd:.4f}"
+
+
+def plan_lines(est: Estimate, *, batch: bool) -> list[str]:
+    """The estimate's lines and the one that says how this job will run."""
+    how = "through the Message Batches API" if batch else "synchronously"
+    return [*est.lines(), f"This job runs {how}: ≈ {money(expected_usd(est, batch=batch))}."]
+
+
+def confirm_label(est: Estimate, *, batch: bool) -> str:
+    """The words of the button (or prompt) that confirms the spend."""
+    usd = expected_usd(est, batch=batch)
+    return f"Confirm: spend ≈ {money(usd)}" if usd is not None else "Confirm: spend (price unknown)"
+
+
+def usage_of(results: "list[llm.CallResult | llm.LLMOutputError]", model: str = "") -> JobUsage:
+    """A JobUsage summed over the calls a job made."""
+    job = JobUsage(model=model)
+    for r in results:
+        job.add(r)
+    return job
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """What a job is about to do, shown before it runs and confirmed: the estimate, whether it
+    goes through the Batch API, the items it will send and those it skips (with why)."""
+
+    estimate: Estimate
+    batch: bool
+    items: list[str]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = (plan_lines(self.estimate, batch=self.batch) if self.items
+               else [f"{self.estimate.purpose}: nothing will be sent, so nothing is spent."])
+        if self.estimate.caches and self.estimate.n_items == 1:
+            out.append("One call: it writes the prefix to the cache (1.25x); only calls within the next 5 minutes "
+                       "read it.")
+        if self.skipped:
+            ids = [item for item, _ in self.skipped]
+            out.append(f"{len(ids)} item(s) will be skipped and never sent: {', '.join(ids[:10])}"
+                       f"{', ...' if len(ids) > 10 else ''} (held out, no evidence, or waiting for a round; the "
+                       "job says why for each).")
+        return out
+
+    @property
+    def usd(self) -> float | None:
+        return expected_usd(self.estimate, batch=self.batch)
+
+    @property
+    def confirm_label(self) -> str:
+        return confirm_label(self.estimate, batch=self.batch)

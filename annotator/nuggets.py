@@ -20,7 +20,7 @@ from golden_store.db.cursor import Cursor
 import pandas as pd
 import pydantic
 
-from annotator import cache, labeling, llm
+from annotator import cache, labeling, llm, llm_cost
 from annotator.evidence_authoring import resolver as corpus_resolver
 from annotator.evidence_rounds import is_blind, visible_evidence
 from annotator.held_out import HeldOut
@@ -39,18 +39,79 @@ from golden_store.db.store import Store
 from golden_store.core.system_names import check_system_name
 
 PURPOSE = "draft_nuggets"
+# the output guessed per question for the estimate: ~6 nuggets of text, importance and a quote
+# (~70 tokens each as JSON) and the envelope
+OUT_TOKENS = 450
 INSTRUCTIONS = """You write the nuggets of a question for a RAG evaluation set (TREC-RAG style).
-A nugget is one atomic fact that a good answer to the question must or should contain.
+A nugget is one atomic fact that a good answer to the question must or should contain. Nuggets
+are the recall side of answer evaluation: graders later check, for every system answer and every
+nugget, whether the answer supports it (support / partial / none), and V_strict is the share of
+vital nuggets an answer fully supports. A domain expert edits your draft before it is used, so
+make the draft easy to check: short nuggets, exact quotes, honest importance.
 
-You get the question and numbered evidence passages from the company's corpus. Rules:
-- Use only facts stated in the evidence. Never add outside knowledge.
-- Each nugget is ONE fact, 1 to 12 words, written as a short statement (not a question).
-- importance: "vital" if a good answer must contain it; "okay" if it is useful but optional.
+You get the question and numbered evidence passages from the company's corpus.
+
+Rules:
+- Use only facts stated in the evidence. Never add outside knowledge, common sense or advice
+  that the passages do not give, even when it would make a better answer.
+- Each nugget is ONE fact, 1 to 12 words, written as a short statement (not a question). If a
+  sentence holds two facts (a number and a condition, a step and its deadline), split it.
+- Write what a correct answer has to say, not where it is said: no "the policy states",
+  "according to passage 2", document names or section numbers.
+- Keep exact codes, names, numbers, units and dates as they are written in the evidence
+  ("BIOS-LOCK-12", "EUR 25", "30 days"), so a grader can match them in an answer.
+- importance: "vital" if a good answer must contain it (without it the answer is wrong or
+  useless to the person asking); "okay" if it is useful but optional (context, a detail, a
+  second-order exception). Most questions have 1 to 3 vital nuggets. When in doubt between the
+  two, choose "okay": a vital nugget an answer may rightly omit penalizes good answers.
 - quote: copy, VERBATIM and character for character, the shortest span of one evidence
-  passage (5 to 40 words) that supports the nugget. A paraphrased quote is rejected.
-- Order nuggets from most to least important; usually 2 to 8 nuggets.
-- If the evidence does not answer the question, set insufficient_evidence to true and
-  return no nuggets."""
+  passage (5 to 40 words) that supports the nugget. Keep the passage's spelling, punctuation,
+  capitals and numbers; do not join text from two places, do not drop words from the middle,
+  do not fix typos. A paraphrased quote is rejected by a mechanical check.
+- Order nuggets from most to least important; usually 2 to 8 nuggets. Do not repeat a fact in
+  other words, and do not write a nugget that only restates the question.
+- If the passages disagree (an old and a new rule), write the nugget the question's wording
+  asks for and quote the passage that states it; do not merge the two values.
+- If the evidence does not answer the question, set insufficient_evidence to true and return
+  no nuggets. Do not guess from passages that are only on the same topic.
+
+Worked example 1 (a direct question).
+Question: How long do I have to submit a travel expense claim?
+Passage 1: "Expense claims must be submitted in the expense tool within 30 days of the end of
+the trip. Claims submitted later than 90 days after the trip are not reimbursed. Attach an
+itemized receipt for every expense above EUR 25."
+A good draft:
+  1. "Claims are due within 30 days after the trip" - vital - quote "Expense claims must be
+     submitted in the expense tool within 30 days of the end of the trip"
+  2. "Claims later than 90 days are not reimbursed" - vital - quote "Claims submitted later
+     than 90 days after the trip are not reimbursed"
+  3. "Claims are submitted in the expense tool" - okay - quote "Expense claims must be
+     submitted in the expense tool"
+The receipt rule is left out: it is true but does not answer this question.
+A bad draft: "Submit claims quickly, ideally within a month, with receipts" (three facts in
+one nugget, "ideally within a month" is not what the text says, and the receipts are off topic).
+
+Worked example 2 (a procedure).
+Question: What should I do when the laptop shows error BIOS-LOCK-12?
+Passage 1: "BIOS-LOCK-12 appears after three wrong firmware passwords. Do not restart the
+laptop repeatedly. Call the service desk on extension 4400; the agent unlocks the device
+remotely after verifying your identity."
+A good draft:
+  1. "Call the service desk on extension 4400" - vital - quote "Call the service desk on
+     extension 4400"
+  2. "The agent unlocks the device remotely" - vital - quote "the agent unlocks the device
+     remotely after verifying your identity"
+  3. "Do not restart the laptop repeatedly" - okay - quote "Do not restart the laptop
+     repeatedly"
+  4. "Caused by three wrong firmware passwords" - okay - quote "BIOS-LOCK-12 appears after
+     three wrong firmware passwords"
+
+Worked example 3 (not answerable).
+Question: How much is the car allowance for team leads?
+Passage 1: "Company cars are assigned by the fleet office. Pool cars are booked in the
+facilities portal at least two days ahead."
+The passages talk about cars but never state an allowance: insufficient_evidence is true and
+the nugget list is empty."""
 
 
 class ProposedNugget(pydantic.BaseModel):
@@ -82,6 +143,7 @@ class DraftOutcome:
     message: str = ""
     cost_usd: float | None = None
     usage: llm.Usage = field(default_factory=llm.Usage)
+    call: "llm.CallResult | llm.LLMOutputError | None" = None  # the call it made (None: nothing sent)
 
 
 # ---- the evidence a draft is made from ---------------------------------------------------------
@@ -160,7 +222,7 @@ def _store_result(store: Store, user: User, query_id: str, res: llm.CallResult, 
                         cache_creation_input_tokens=u.cache_creation_input_tokens,
                         cache_read_input_tokens=u.cache_read_input_tokens, cost_usd=res.cost_usd,
                         actor=user.username)
-    out = DraftOutcome(query_id, res.outcome, cost_usd=res.cost_usd, usage=u)
+    out = DraftOutcome(query_id, res.outcome, cost_usd=res.cost_usd, usage=u, call=res)
     if res.outcome == "refusal":
         out.message = "Claude declined to draft nuggets for this question (counted as a refusal)."
         return out
@@ -205,14 +267,11 @@ def draft(store: Store, user: User, query_id: str, *, include_judged: bool = Tru
     return _store_result(store, user, query_id, res, ps)
 
 
-def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = False, include_judged: bool = True,
-               client: llm.LLMClient | None = None,
-               progress: Callable[[int, int], None] | None = None) -> list[DraftOutcome]:
-    """Draft for many questions (a stratum, or all): held-out and evidence-less questions are
-    skipped with the reason; with ``batch`` the requests go through the Message Batches API."""
-    require(user, Permission.LABEL)
+def _ready(store: Store, user: User, query_ids: list[str], include_judged: bool
+           ) -> tuple[list[tuple[str, queries.QueryRecord, list[Passage]]], list[DraftOutcome]]:
+    """The questions that can be sent with their passages, and those skipped with the reason."""
     ready: list[tuple[str, queries.QueryRecord, list[Passage]]] = []
-    outcomes: list[DraftOutcome] = []
+    skipped: list[DraftOutcome] = []
     guard = HeldOut.of(store)
     for qid in query_ids:
         try:
@@ -220,7 +279,30 @@ def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = 
             q, ps = _eligible(store, qid, include_judged, user, guard)
             ready.append((qid, q, ps))
         except (llm.LLMRefused, ValidationError, NotFoundError) as exc:
-            outcomes.append(DraftOutcome(qid, "skipped", message=str(exc)))
+            skipped.append(DraftOutcome(qid, "skipped", message=str(exc)))
+    return ready, skipped
+
+
+def plan(store: Store, user: User, query_ids: list[str], *, batch: bool = False, include_judged: bool = True,
+         model: str | None = None) -> llm_cost.JobPlan:
+    """The estimate of drafting ``query_ids`` (METHODOLOGY §11.7), from the real inputs: the
+    instructions as the cached prefix, each question's prompt as its item, ``OUT_TOKENS`` of
+    output each. Nothing is sent. Held-out, blind and evidence-less questions are skipped (as
+    the job would), each with its reason in ``skipped``."""
+    require(user, Permission.LABEL)
+    ready, skipped = _ready(store, user, query_ids, include_judged)
+    est = llm_cost.estimate_items("Nugget drafting", model=model or llm.model_id(), prefix=INSTRUCTIONS,
+                                  items=[prompt_content(q.text, ps) for _, q, ps in ready], out_tokens=OUT_TOKENS)
+    return llm_cost.JobPlan(est, batch, [qid for qid, _, _ in ready], [(o.query_id, o.message) for o in skipped])
+
+
+def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = False, include_judged: bool = True,
+               client: llm.LLMClient | None = None,
+               progress: Callable[[int, int], None] | None = None) -> list[DraftOutcome]:
+    """Draft for many questions (a stratum, or all): held-out and evidence-less questions are
+    skipped with the reason; with ``batch`` the requests go through the Message Batches API."""
+    require(user, Permission.LABEL)
+    ready, outcomes = _ready(store, user, query_ids, include_judged)
     if not ready:
         return outcomes
     client = client or llm.LLMClient()
@@ -231,7 +313,7 @@ def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = 
             r = results[qid]
             if isinstance(r, llm.LLMOutputError):
                 llm.record_failure(store, purpose=PURPOSE, item=qid, error=r, actor=user.username)
-                outcomes.append(DraftOutcome(qid, "error", message=str(r)))
+                outcomes.append(DraftOutcome(qid, "error", message=str(r), usage=r.usage, call=r))
             else:
                 outcomes.append(_store_result(store, user, qid, r, ps))
         return outcomes
@@ -239,10 +321,15 @@ def draft_many(store: Store, user: User, query_ids: list[str], *, batch: bool = 
         try:
             outcomes.append(draft(store, user, qid, include_judged=include_judged, client=client))
         except llm.LLMOutputError as exc:
-            outcomes.append(DraftOutcome(qid, "error", message=str(exc)))
+            outcomes.append(DraftOutcome(qid, "error", message=str(exc), usage=exc.usage, call=exc))
         if progress:
             progress(k + 1, len(ready))
     return outcomes
+
+
+def job_usage(outcomes: list[DraftOutcome]) -> llm_cost.JobUsage:
+    """What a drafting job really used (the API's own counts, cache reads included)."""
+    return llm_cost.usage_of([o.call for o in outcomes if o.call is not None])
 
 
 def summarize(outcomes: list[DraftOutcome]) -> dict:
@@ -257,7 +344,8 @@ def summarize(outcomes: list[DraftOutcome]) -> dict:
             "output_tokens": sum(o.usage.output_tokens for o in outcomes),
             "cache_read_tokens": sum(o.usage.cache_read_input_tokens for o in outcomes),
             "cache_write_tokens": sum(o.usage.cache_creation_input_tokens for o in outcomes),
-            "cost_usd": sum(costs) if costs else None}
+            "cost_usd": sum(costs) if costs else None,
+            "usage": (job := job_usage(outcomes)).as_dict(), "usage_lines": job.lines()}
 
 
 # ---- editing and approval ---------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Literal
 
 import pydantic
 
-from annotator import llm
+from annotator import llm, llm_cost
 from annotator.evidence_authoring import resolver as corpus_resolver
 from annotator.held_out import HeldOut
 from annotator.identity import User, require
@@ -31,20 +31,67 @@ from golden_store.db.store import Store
 # the llm_calls.purpose of these calls; the value predates the module's name and stays, so
 # usage recorded before the rename keeps adding up under one purpose
 PURPOSE = "draft_questions"  # was "bootstrap_questions" (migration 15 renames old calls)
+# the output guessed for the estimate: per question its text, 1-3 excerpts, stratum and flag
+# (~130 tokens as JSON), plus the envelope
+OUT_TOKENS_PER_QUESTION = 130
+OUT_TOKENS_BASE = 20
 INSTRUCTIONS = """You write evaluation questions for a retrieval-augmented assistant.
 You are given one document from a company's internal corpus. Propose questions that a real
-employee might type, each answerable from this document alone.
+employee might type, each answerable from this document alone. Each accepted question becomes a
+query of a golden set, and your excerpts become its evidence spans: the places in the document
+that answer it. People review every proposal; precise, checkable proposals save their time.
 
 Rules:
-- Each question asks for ONE thing. Do not join two questions with "and".
+- Each question asks for ONE thing. Do not join two questions with "and" or "or" (except
+  inside a proper noun such as "Travel and Expenses Portal"): "What is the deadline and who
+  approves it?" has two answers and breaks per-question scoring. Ask two questions instead.
 - For each question give 1 to 3 excerpts copied VERBATIM from the document: exact
-  substrings, character for character, 8 to 40 words each, that together answer it. Never
-  paraphrase an excerpt; a non-verbatim excerpt is discarded.
-- Vary the wording: some questions should share few words with the excerpts.
-- stratum: lexical if the question contains an exact code, name or number from the text;
-  tabular if the answer sits in a table; temporal if it depends on a date or a change over
-  time; otherwise paraphrase.
-- Set is_compound to true if, despite the rule, the question asks two things."""
+  substrings, character for character, 8 to 40 words each (a table row may be shorter),
+  that together answer it. Keep the
+  document's spelling, punctuation, capitals, numbers and line breaks; never paraphrase,
+  shorten from the middle, or join two places into one excerpt. A non-verbatim excerpt is
+  discarded by a mechanical exact-match check, and a question without a kept excerpt is lost.
+- Choose the shortest excerpts that contain the whole answer; do not quote a heading alone.
+- The answer must be in the document. Do not ask what the document does not say, and do not
+  ask about the document itself ("What is this document about?", "What does section 3 say?").
+- Write as an employee types, not as an exam: short, plain, sometimes without a question mark,
+  with the words a person would use before reading the document. Vary the wording: some
+  questions should share few words with the excerpts (synonyms, the situation instead of the
+  rule's name). Generated questions tend to copy the passage's words, which flatters dense and
+  keyword retrieval alike; resist that.
+- Cover different parts of the document; no two questions with the same answer.
+- stratum (pick exactly one):
+  lexical if the question contains an exact code, name, SKU, error string or number from the
+  text; tabular if the answer sits in a table (a row and column of it); temporal if the answer
+  depends on a date, a deadline or a change over time ("since March", "the new rule");
+  otherwise paraphrase.
+- Set is_compound to true if, despite the rule, the question asks two things.
+
+Worked example.
+Document (excerpt):
+  "## Parental leave
+  Employees with at least six months of service receive 16 weeks of paid parental leave.
+  Leave must be requested in the HR portal no later than 8 weeks before it starts.
+  | Country | Extra unpaid weeks |
+  | Germany | 12 |
+  | France  | 8  |
+  Since 1 January 2026 the leave can be split into at most three blocks.
+  Error HRP-220 in the portal means the start date is less than 8 weeks away."
+Good proposals:
+  1. question "how many weeks paid leave do new parents get" - excerpts ["Employees with at
+     least six months of service receive 16 weeks of paid parental leave"] - paraphrase
+  2. question "portal says HRP-220 when I book my leave" - excerpts ["Error HRP-220 in the
+     portal means the start date is less than 8 weeks away"] - lexical
+  3. question "extra unpaid parental leave in France" - excerpts ["| France  | 8  |"] - tabular
+  4. question "can I take parental leave in several parts" - excerpts ["Since 1 January 2026
+     the leave can be split into at most three blocks"] - temporal
+  5. question "how early do I have to ask for parental leave" - excerpts ["Leave must be
+     requested in the HR portal no later than 8 weeks before it starts"] - paraphrase
+Bad proposals, and why:
+  - "How many weeks of leave are there and how do I request it?" (two asks: compound)
+  - "What does the document say about parental leave?" (about the document, no single answer)
+  - excerpt "employees get sixteen weeks paid leave" (not verbatim: "16 weeks", words dropped)
+  - "What is the parental leave policy for contractors?" (the document does not say)"""
 
 
 class ProposedQuestion(pydantic.BaseModel):
@@ -89,6 +136,33 @@ class QuestionDrafts:
     prompt_sha: str
     cost_usd: float | None
     usage: llm.Usage
+    call: "llm.CallResult | None" = None
+
+    def job_usage(self) -> llm_cost.JobUsage:
+        """What the call really used (the API's own counts, cache reads included)."""
+        return llm_cost.usage_of([self.call] if self.call is not None else [])
+
+
+def _content(store: Store, doc_id: str, n: int) -> str:
+    """The user turn for ``doc_id``, once nothing held out would be sent with it."""
+    raw = documents.raw_text(store, doc_id)
+    if raw is None:
+        raise NotFoundError(f"No document {doc_id!r}.")
+    if hit := HeldOut.of(store).text_in(raw):
+        raise llm.LLMRefused(f"Document {doc_id} contains the text of held-out question {hit}; held-out questions "
+                             "are never sent to a hosted model. Write questions about it by hand.")
+    return f"Propose {n} questions.\n\n<document id=\"{doc_id}\">\n{raw}\n</document>"
+
+
+def plan(store: Store, user: User, doc_id: str, *, n: int = 5, model: str | None = None) -> llm_cost.JobPlan:
+    """The estimate of proposing ``n`` questions about ``doc_id`` (METHODOLOGY §11.7), from the
+    real inputs (the instructions as the cached prefix, the document as the item); nothing is
+    sent. A document holding a held-out question's text is refused here already."""
+    require(user, Permission.EDIT_QUERIES)
+    content = _content(store, doc_id, n)
+    est = llm_cost.estimate_items("Question drafting", model=model or llm.model_id(), prefix=INSTRUCTIONS,
+                                  items=[content], out_tokens=OUT_TOKENS_BASE + OUT_TOKENS_PER_QUESTION * n)
+    return llm_cost.JobPlan(est, False, [doc_id])
 
 
 def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LLMClient | None = None) -> QuestionDrafts:
@@ -96,14 +170,8 @@ def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LL
     of a held-out question is refused before any request is built (§3.8): the document is
     the whole prompt, so the question would reach the model with it."""
     require(user, Permission.EDIT_QUERIES)
-    raw = documents.raw_text(store, doc_id)
-    if raw is None:
-        raise NotFoundError(f"No document {doc_id!r}.")
-    if hit := HeldOut.of(store).text_in(raw):
-        raise llm.LLMRefused(f"Document {doc_id} contains the text of held-out question {hit}; held-out questions "
-                             "are never sent to a hosted model. Write questions about it by hand.")
+    content = _content(store, doc_id, n)
     client = client or llm.LLMClient()
-    content = f"Propose {n} questions.\n\n<document id=\"{doc_id}\">\n{raw}\n</document>"
     try:
         res = client.structured(item=f"document {doc_id}", instructions=INSTRUCTIONS, content=content,
                                 output=Proposals)
@@ -134,7 +202,7 @@ def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LL
                 else:
                     cp.rejected.append((ex, f"not verbatim in the document ({r.status})"))
             checked.append(cp)
-    return QuestionDrafts(doc_id, res.outcome, checked, res.model, res.prompt_sha, res.cost_usd, res.usage)
+    return QuestionDrafts(doc_id, res.outcome, checked, res.model, res.prompt_sha, res.cost_usd, res.usage, res)
 
 
 def accept(store: Store, user: User, result: QuestionDrafts, chosen: list[int]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from annotator import corpus_import, llm, question_drafts, versioning
+from app_pages import _cost
 from annotator.roles import Permission
 from golden_store.live.documents import corpus_stats
 from app_pages._shared import (
@@ -68,14 +69,17 @@ if doc and user.can(Permission.EDIT_QUERIES):
             st.caption("Each proposed excerpt is checked against the document; only verbatim excerpts are kept. "
                        f"Model: {md_escape(llm.model_id())}.")
             n = st.number_input("How many questions", 1, 20, 5, key="boot_n")
+            # the button shows the estimate first (§11.7); only its confirmation sends anything
             if st.button("Propose", key="boot_go"):
+                plan = attempt(lambda: question_drafts.plan(s, user, doc_id, n=int(n)))
+                if plan is not None:
+                    _cost.propose("boot_plan", plan, (doc_id, int(n)))
+            if _cost.confirmed("boot_plan", (doc_id, int(n))) is not None:
                 res = attempt(lambda: question_drafts.propose(s, user, doc_id, n=int(n)))
                 st.session_state["boot_result"] = res
             res = st.session_state.get("boot_result")
             if res is not None and res.doc_id == doc_id:
-                cost = f"${res.cost_usd:.4f}" if res.cost_usd is not None else "unknown price"
-                st.caption(f"{res.usage.input_tokens} input + {res.usage.output_tokens} output tokens "
-                           f"({res.usage.cache_read_input_tokens} from cache) · {cost}")
+                _cost.show_usage("The proposal used:", res.job_usage().lines())
                 if res.outcome == "refusal":
                     st.warning("The model declined this document (counted as a refusal).")
                 picks = []

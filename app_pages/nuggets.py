@@ -8,6 +8,7 @@ import streamlit as st
 
 from annotator import jobs, llm, nuggets
 from annotator.roles import Permission
+from app_pages import _cost
 from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, require_page, searchable_picker,
                                 show_flash, store)
 from app_pages.labeling_surface import labeling_surface
@@ -52,16 +53,27 @@ if mode == "Author":
 
     key_ok = llm.api_key_present()
     c1, c2 = st.columns([1, 3])
+    # the button shows the estimate first (§11.7); only its confirmation sends anything
     if c1.button("Draft with Claude", type="primary", key="nug_draft",
                  disabled=not key_ok or bool(row["held_out"]) or not ps):
-        out = attempt(lambda: nuggets.draft(s, user, qid, include_judged=include_judged))
-        if out is not None:
-            flash(f"{out.outcome}: {out.message}" + (f" (cost ${out.cost_usd:.4f})" if out.cost_usd else ""))
-            st.rerun()
+        plan = attempt(lambda: nuggets.plan(s, user, [qid], include_judged=include_judged))
+        if plan is not None and plan.skipped:
+            st.error(md_escape(plan.skipped[0][1]))
+        elif plan is not None:
+            _cost.propose("nug_plan", plan, (qid, include_judged))
     if not key_ok:
         c2.info(llm.how_to_enable() + " You can write nuggets by hand below.")
     elif row["held_out"]:
         c2.caption("Held-out questions are never sent to Claude (contamination, §3.8): write them by hand.")
+    if _cost.confirmed("nug_plan", (qid, include_judged)) is not None:
+        out = attempt(lambda: nuggets.draft(s, user, qid, include_judged=include_judged))
+        if out is not None:
+            flash(f"{out.outcome}: {out.message}" + (f" (cost ${out.cost_usd:.4f})" if out.cost_usd else ""))
+            st.session_state["nug_used"] = (qid, nuggets.job_usage([out]).lines())
+            st.rerun()
+    used = st.session_state.get("nug_used")
+    if used and used[0] == qid:
+        _cost.show_usage("The last draft used:", used[1])
 
     current = nuggets.current(s, user, qid)
     frame = pd.DataFrame([{"nugget_id": n["nugget_id"], "position": i + 1, "text": n["text"],
@@ -143,7 +155,12 @@ if mode == "Author":
         targets = [r["query_id"] for r in status
                    if r["n_nuggets"] == 0 and (which == "all without nuggets" or r["stratum"] == which)]
         st.caption(f"{len(targets)} question(s); held-out ones and ones without evidence are skipped with the reason.")
+        bulk_params = (tuple(targets), use_batch)
         if st.button("Start drafting", key="nug_bulk", disabled=not key_ok or not targets):
+            plan = attempt(lambda: nuggets.plan(s, user, targets, batch=use_batch))
+            if plan is not None:
+                _cost.propose("nug_bulk_plan", plan, bulk_params)
+        if _cost.confirmed("nug_bulk_plan", bulk_params) is not None:
             job = jobs.start(f"Drafting nuggets for {len(targets)} question(s)", user.username,
                              lambda progress: nuggets.summarize(nuggets.draft_many(
                                  s, user, targets, batch=use_batch, progress=progress)))
@@ -165,12 +182,14 @@ if mode == "Author":
                            f"{r['flagged']} flagged; tokens in {r['input_tokens']}, out {r['output_tokens']}, "
                            f"cache read {r['cache_read_tokens']}; cost "
                            + (f"${r['cost_usd']:.4f}" if r["cost_usd"] is not None else "unknown"))
+                _cost.show_usage("The job used:", r["usage_lines"])
 
         job_panel()
         u = llm_log.usage_summary(s, nuggets.PURPOSE)
         st.caption(f"All nugget drafting so far: {u['calls']} call(s), {u['refusals']} refusal(s), "
                    f"{u['errors']} failed, "
-                   f"{u['input_tokens']} input / {u['output_tokens']} output tokens, "
+                   f"{u['input_tokens']} input / {u['output_tokens']} output tokens "
+                   f"({u['cache_write_tokens']} cache-write, {u['cache_read_tokens']} cache-read), "
                    + (f"${u['cost_usd']:.4f}" if u["cost_usd"] is not None else "no priced calls"))
 
 # ---- assign ----------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ _STORE_FIXTURES = {"store", "demo_store", "golden_db"}
 # Tests that open GOLDEN_DB's store without a store fixture (AppTest pages, CLI runs, fixtures
 # of their own calling context.get_store()): a file, or file::test (every parametrization).
 _OPENS_STORE: tuple[str, ...] = (
+    "tests/app_pages/test_pool_grading_page.py",
     "tests/annotator/test_agreement_bar.py::test_a_split_below_the_bar_goes_ahead_only_with_a_recorded_reason",
     "tests/annotator/test_cli.py::test_answers_score_reproduces_start_here_step_8",
     "tests/annotator/test_cli.py::test_demo_freeze_verify_export_diff_flow",
@@ -61,6 +62,7 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/annotator/test_cli.py::test_second_process_is_told_the_store_is_in_use",
     "tests/annotator/test_cli.py::test_survival_and_live_verify",
     "tests/annotator/test_cli.py::test_users_add_and_list",
+    "tests/annotator/test_cli_cost.py",
     "tests/annotator/test_cli_trials.py",
     "tests/annotator/test_everyday_ux.py::test_cli_freeze_of_a_settled_store_says_nothing_was_left_out",
     "tests/annotator/test_everyday_ux.py::test_cli_freeze_says_what_it_left_out_and_shows_the_data_digest",
@@ -90,11 +92,13 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/app_pages/test_evidence_round_pages.py",
     "tests/app_pages/test_leak_pages.py",
     "tests/app_pages/test_nuggets_page.py::test_assign_with_buttons_and_scores",
+    "tests/app_pages/test_nuggets_page.py::test_bulk_batch_drafting_confirms_the_batch_price_and_reports_cache_reads",
     "tests/app_pages/test_nuggets_page.py::test_bulk_drafting_runs_as_a_background_job_with_progress",
     "tests/app_pages/test_nuggets_page.py::test_draft_edit_approve_and_history",
     "tests/app_pages/test_nuggets_page.py::test_held_out_question_cannot_be_drafted",
     "tests/app_pages/test_nuggets_page.py::test_no_key_explains_and_manual_authoring_works",
     "tests/app_pages/test_nuggets_page.py::test_scores_show_abstention_and_a_reviewer_marks_an_outcome",
+    "tests/app_pages/test_nuggets_page.py::test_the_estimate_belongs_to_its_question_and_says_when_caching_will_not_apply",
     "tests/app_pages/test_nuggets_page.py::test_the_picker_offers_questions_to_do_first_and_the_bulk_scope_counts_those_without_nuggets",
     "tests/app_pages/test_pool_page.py",
     "tests/app_pages/test_results_page.py::test_a_role_without_results_is_refused_by_the_annotator_layer",
@@ -154,6 +158,7 @@ _SLOW: tuple[str, ...] = (
     "tests/app_pages/test_app_roles.py",  # every role through every page (AppTest)
     "tests/app_pages/test_demo_button.py",
     "tests/annotator/test_demo_workflows.py",
+    "tests/annotator/test_cli_cost.py",
     "tests/annotator/test_cli_trials.py",  # `golden score --record` subprocesses
     "tests/golden_store/scoring/test_unanswerable_left_out.py",  # module fixture: a scored CLI run
     "tests/golden_store/scoring/test_judged_health.py",  # module fixture: a scored CLI run

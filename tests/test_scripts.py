@@ -148,3 +148,42 @@ def test_bench_team_scale_pool_build_builds_the_same_pool_as_the_baseline(tmp_pa
     new = report["new"]
     assert new["report"]["new_items"] > 0 and new["peak_mib"] > 0 and new["first_open"]["schema_version"] >= 15
     assert new["digest"]["pool_sources"][0] > new["digest"]["pool_items"][0] > 0
+
+
+def test_bench_cascade_saves_human_items_and_keeps_its_promises(tmp_path):
+    """The cascade benchmark at --quick: people label fewer items than all-human, the standing
+    sample is round(10%) of each stratum's judge-labeled items, the cascade agrees with people
+    at least as well as the good judge alone, and §11.8's arithmetic comes out as printed there."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_cascade.py"), "--quick", "--json"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "0.38 + 3.26 = 3.64" in out.stdout and "| cascade |" in out.stdout
+    ref = report["reference_11_8"]
+    assert round(ref["opus_batch_cached"], 2) == 16.28 and ref["total_of_rounded_parts"] == 3.64
+    assert abs(ref["total"] - 3.634) < 1e-9  # unrounded: 0.378 + 3.256
+    n = report["items"]
+    assert report["costs"]["caches"] is True  # the default rubric is long enough to cache on Sonnet
+    good, mediocre = report["settings"]
+    assert abs(good["judge_alone"]["kappa"] - 0.8) < 0.01 and abs(mediocre["judge_alone"]["kappa"] - 0.6) < 0.01
+    for s in report["settings"]:
+        rows, main = s["rows"], s["main"]
+        assert rows["all_human"]["human_items"] == n and rows["all_judge"]["human_items"] == 0
+        assert 0 < rows["cascade"]["human_items"] < n
+        assert rows["all_judge"]["usd"] < rows["cascade"]["usd"] < rows["all_human"]["usd"]
+        # people label exactly the escalated items and the sample (the sample is judge-labeled)
+        assert main["human_items"] == main["escalated"] + main["sampled"]
+        assert main["escalated"] + main["labeled"] == n
+        for stratum, c in main["sample_per_stratum"].items():
+            assert abs(c["sampled"] - report["share"] * c["labeled"]) <= 1, stratum
+            assert c["sampled"] == c["target"], stratum
+        assert sum(c["sampled"] for c in main["sample_per_stratum"].values()) == main["sampled"]
+        # cascade_vs_alternatives' expectation differs from the routing by the per-stratum rounding only
+        assert abs(s["expected"]["cascade"]["human_items"] - main["human_items"]) <= len(main["sample_per_stratum"])
+        assert main["routing"]["median_s"] > 0 and main["routing"]["repeats"] == 3
+    assert good["main"]["cascade"]["kappa"] >= good["judge_alone"]["kappa"]
+    assert good["main"]["cascade"]["fail_recall"] >= good["judge_alone"]["fail_recall"]
+    # a better judge escalates less
+    assert good["main"]["escalation_rate"] < mediocre["main"]["escalation_rate"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from annotator.cli import spend
 from annotator.cli.common import _print_json, _Progress, _store, corpus_import, identity, query_editing
 
 
@@ -25,6 +26,43 @@ def cmd_queries_import(args: argparse.Namespace) -> int:
     _print_json(res) if args.json else print(
         f"Queries: {res['added']} added, {res['updated']} updated, {res['unchanged']} unchanged."
     )
+    return 0
+
+
+def cmd_queries_draft(args: argparse.Namespace) -> int:
+    """Claude proposes questions about one document (estimate first, then confirmed); each
+    excerpt is checked verbatim; ``--accept`` adds the usable, non-compound ones as synthetic
+    queries with their excerpts as evidence."""
+    from annotator import question_drafts
+
+    store, user = _store(args), identity.cli_user()
+    plan = question_drafts.plan(store, user, args.doc_id, n=args.n)
+    if not spend.confirm(args, plan):
+        return 1
+    res = question_drafts.propose(store, user, args.doc_id, n=args.n)
+    picks = [i for i, p in enumerate(res.proposals) if p.usable and not p.compound] if args.accept else []
+    added = question_drafts.accept(store, user, res, picks) if picks else []
+    usage = res.job_usage()
+    if args.json:
+        _print_json({"doc_id": res.doc_id, "outcome": res.outcome, "model": res.model, "prompt_sha": res.prompt_sha,
+                     "estimate": {"lines": plan.lines(), "usd": plan.usd, "caches": plan.estimate.caches},
+                     "usage": usage.as_dict(), "added": added,
+                     "proposals": [{"question": p.question, "stratum": p.stratum, "compound": p.compound,
+                                    "accepted": [ex for ex, _ in p.accepted], "rejected": p.rejected}
+                                   for p in res.proposals]})
+        return 0
+    if res.outcome == "refusal":
+        print("The model declined this document (counted as a refusal).")
+    for i, p in enumerate(res.proposals, 1):
+        flags = ("" if p.usable else "  [no verbatim excerpt]") + ("  [compound: asks two things]" if p.compound else "")
+        print(f"{i}. [{p.stratum}] {p.question}{flags}")
+        for ex, _ in p.accepted:
+            print(f"     verbatim: {ex}")
+        for ex, why in p.rejected:
+            print(f"     rejected ({why}): {ex}")
+    if args.accept:
+        print(f"Added {len(added)} synthetic quer{'y' if len(added) == 1 else 'ies'}: {', '.join(added) or '-'}.")
+    spend.report(args, usage)
     return 0
 
 
@@ -62,6 +100,13 @@ def register(sub: Any, add: Any) -> None:
     qi = add("import", cmd_queries_import, "import queries from CSV or JSONL", q)
     qi.add_argument("file")
     qi.add_argument("--update", action="store_true", help="record new revisions for existing ids")
+    qd = add("draft", cmd_queries_draft, "propose questions about one document with Claude (cost estimate first; "
+                                         "documents holding a held-out question are never sent)", q)
+    qd.add_argument("doc_id")
+    qd.add_argument("--n", type=int, default=5, help="how many questions (default 5)")
+    qd.add_argument("--accept", action="store_true",
+                    help="add the proposals with verbatim excerpts that ask one thing as synthetic queries")
+    spend.add_yes(qd)
 
     s = sub.add_parser("strata", help="strata commands").add_subparsers(dest="strata_cmd", required=True, metavar="CMD")
     sa = add("add", cmd_strata_add, "add a stratum", s)

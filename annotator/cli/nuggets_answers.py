@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from annotator.cli import spend
 from annotator.cli.common import _print_json, _Progress, _store, identity
 
 
@@ -22,11 +23,15 @@ def cmd_nuggets_draft(args: argparse.Namespace) -> int:
     if not targets:
         print("No question to draft (questions that already have nuggets are skipped unless named with --query).")
         return 0
+    plan = nuggets.plan(store, user, targets, batch=args.batch)
+    if not spend.confirm(args, plan):
+        return 1
     outs = nuggets.draft_many(store, user, targets, batch=args.batch, progress=_Progress("drafting"))
     summary = nuggets.summarize(outs)
     if args.json:
-        _print_json({**summary, "per_question": [{"query_id": o.query_id, "outcome": o.outcome, "added": o.added,
-                                                  "flagged": o.flagged, "message": o.message} for o in outs]})
+        _print_json({**summary, "estimate": {"lines": plan.lines(), "usd": plan.usd, "caches": plan.estimate.caches},
+                     "per_question": [{"query_id": o.query_id, "outcome": o.outcome, "added": o.added,
+                                       "flagged": o.flagged, "message": o.message} for o in outs]})
         return 0
     for o in outs:
         print(f"{o.query_id}: {o.outcome}" + (f" - {o.message}" if o.message else ""))
@@ -34,6 +39,7 @@ def cmd_nuggets_draft(args: argparse.Namespace) -> int:
     print(f"{summary['questions']} question(s): {summary['outcomes']}; {summary['nuggets_added']} nugget(s) added, "
           f"{summary['flagged']} flagged; tokens in {summary['input_tokens']}, out {summary['output_tokens']}, "
           f"cache read {summary['cache_read_tokens']}; cost {cost}" + (" (batch price)" if args.batch else ""))
+    spend.report(args, nuggets.job_usage(outs))
     return 0
 
 
@@ -138,6 +144,7 @@ def register(sub: Any, add: Any) -> None:
     nd.add_argument("--stratum", help="only this stratum")
     nd.add_argument("--query", nargs="+", help="only these query ids (drafted even if they have nuggets)")
     nd.add_argument("--batch", action="store_true", help="use the Message Batches API (half price, slower)")
+    spend.add_yes(nd)
     ne = add("export", cmd_nuggets_export, "export approved nuggets as JSONL", nu)
     ne.add_argument("--out", required=True)
     nsc = add("scores", cmd_nuggets_scores, "V_strict / V / A_strict / A per system from the assigned answers", nu)

@@ -276,9 +276,16 @@ def test_nuggets_draft_export_and_answers_from_the_cli(tmp_path, llm_server, mon
     llm_server.batch_result = lambda cid, params: {"type": "succeeded", "message": message(json.dumps(
         {"insufficient_evidence": False, "nuggets": [{"text": "Expired device certificate", "importance": "vital",
                                                       "quote": quote}]}))}
-    r = run(tmp_path, "nuggets", "draft", "--query", "q001", "q009", "--batch", "--json")
+    # the estimate first; without a terminal and without --yes nothing is sent
+    refused = run(tmp_path, "nuggets", "draft", "--query", "q001", "q009", "--batch")
+    assert refused.returncode == 1 and "pass --yes" in refused.stderr
+    assert "Nugget drafting: 1 call(s)" in refused.stdout and "Batch API" in refused.stdout
+    assert llm_server.requests == []
+    r = run(tmp_path, "nuggets", "draft", "--query", "q001", "q009", "--batch", "--json", "--yes")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
+    assert "Nugget drafting: 1 call(s)" in r.stderr and out["estimate"]["caches"] is True  # Sonnet: ≥ 1024
+    assert out["usage"]["calls"] == 1 and out["usage"]["cache_write_tokens"] == 900  # the server's figures
     assert out["outcomes"] == {"ok": 1, "skipped": 1} and out["nuggets_added"] == 1
     assert "held out" in next(p["message"] for p in out["per_question"] if p["query_id"] == "q009")
     created = [q for q in llm_server.requests if q["path"] == "/v1/messages/batches"]

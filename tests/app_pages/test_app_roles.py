@@ -31,13 +31,14 @@ PAGES = {
     "calibration": "app_pages/calibration.py",
     "transcripts": "app_pages/transcripts.py",
     "agreement": "app_pages/agreement.py",
+    "pool_grading": "app_pages/pool_grading.py",
 }
 VISIBLE = {
     "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets"},
     "reviewer": {"home", "corpus", "queries", "transcripts", "nuggets"},  # nuggets: Scores only (outcomes)
     "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "results", "pool",
-             "adjudication", "agreement", "calibration"},
-    "engineer": {"home", "corpus", "queries", "versions", "power", "results", "pool", "transcripts"},
+             "adjudication", "agreement", "calibration", "pool_grading"},
+    "engineer": {"home", "corpus", "queries", "versions", "power", "results", "pool", "transcripts", "pool_grading"},
     "admin": set(PAGES),
 }
 PASSWORD = "0123456789"
@@ -305,12 +306,22 @@ def test_question_drafts_from_the_corpus_page(accounts, llm_server):
         {"question": "Berlin per diem for a full day?", "excerpts": [quote], "stratum": "tabular",
          "is_compound": False},
         {"question": "Invented?", "excerpts": ["not in the text at all, not even close"], "stratum": "paraphrase",
-         "is_compound": False}]}))))
+         "is_compound": False}]}), usage={"input_tokens": 400, "output_tokens": 250,
+                                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 1150})))
     at = app_as("engineer")
     at.switch_page("app_pages/corpus.py").run()
     at.selectbox(key="corpus_doc").set_value("expenses-per-diem").run()
     at.button(key="boot_go").click().run()
     assert not at.exception
+    # the estimate first (Sonnet caches the ≥ 1024-token instructions); nothing sent until confirmed
+    shown = " ".join(plain(i.value) for i in at.info)
+    assert "Question drafting: 1 call(s)" in shown and "Caching applies" in shown
+    assert plain(at.button(key="boot_plan_confirm").label).startswith("Confirm: spend ≈ $")
+    assert llm_server.requests == []
+    at.button(key="boot_plan_confirm").click().run()
+    assert not at.exception and len(llm_server.requests) == 1
+    used = " ".join(plain(i.value) for i in at.info)
+    assert "1,150 cache-read tokens" in used and "Cache hit rate 100%" in used  # the server's figures
     assert at.checkbox(key="boot_pick_0").value is True and at.checkbox(key="boot_pick_1").disabled
     assert any("rejected (not verbatim" in c.value for c in at.caption)
     at.button(key="boot_accept").click().run()

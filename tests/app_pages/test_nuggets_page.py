@@ -41,7 +41,16 @@ def test_draft_edit_approve_and_history(llm_server):
     at = _open(app_as("annotator"))
     at.button(key="nug_draft").click().run()
     assert not at.exception
+    # the estimate first, and nothing sent until it is confirmed (§11.7)
+    shown = " ".join(plain(i.value) for i in at.info)
+    assert "Nugget drafting: 1 call(s) to claude-sonnet-4-5" in shown and "Caching applies" in shown
+    confirm = at.button(key="nug_plan_confirm")
+    assert plain(confirm.label).startswith("Confirm: spend ≈ $")
+    assert llm_server.requests == []
+    confirm.click().run()
+    assert not at.exception
     assert any("ok: 2 nugget(s) drafted, 1 flagged" in plain(m.value) for m in at.success)
+    assert any("The last draft used:" in plain(i.value) and "Used: 1 call(s)" in plain(i.value) for i in at.info)
     assert llm_server.requests and llm_server.requests[0]["path"] == "/v1/messages"
     current = nuggets.current(store, identity.get_user(store, "annotator"), "q001")
     assert [n["flagged"] for n in current] == [False, True]
@@ -66,6 +75,25 @@ def test_draft_edit_approve_and_history(llm_server):
     assert list(by_model["op"]) == ["add", "add"]  # what the model proposed
     people = hist[hist["model"].isna()]
     assert list(people["op"]) == ["edit", "add", "approve", "approve", "approve"]  # what people changed
+
+
+def test_the_estimate_belongs_to_its_question_and_says_when_caching_will_not_apply(llm_server, monkeypatch):
+    """An estimate confirms only what it was made for: another question (or Cancel) drops it.
+    On Haiku 4.5 (4,096-token minimum) the estimate says before the run that caching will not
+    apply and why."""
+    monkeypatch.setenv("GOLDEN_LLM_MODEL", "claude-haiku-4-5")
+    _accounts()
+    at = _open(app_as("annotator"))
+    at.button(key="nug_draft").click().run()
+    shown = " ".join(plain(i.value) for i in at.info)
+    assert "to claude-haiku-4-5" in shown and "Caching will not apply" in shown and "4,096" in shown
+    assert "nug_plan_confirm" in [b.key for b in at.button]
+    at.selectbox(key="nug_q").set_value("q002").run()
+    assert "nug_plan_confirm" not in [b.key for b in at.button]  # made for q001, not shown for q002
+    at.selectbox(key="nug_q").set_value("q001").run()
+    at.button(key="nug_plan_cancel").click().run()
+    assert "nug_plan_confirm" not in [b.key for b in at.button] and not at.exception
+    assert llm_server.requests == []
 
 
 def test_no_key_explains_and_manual_authoring_works(monkeypatch):
@@ -133,6 +161,10 @@ def test_bulk_drafting_runs_as_a_background_job_with_progress(llm_server):
     at.selectbox(key="nug_bulk_scope").set_value("lexical").run()
     at.button(key="nug_bulk").click().run()
     assert not at.exception
+    assert "nug_job" not in at.session_state and llm_server.requests == []  # the estimate, not the job
+    assert any("Nugget drafting:" in plain(i.value) for i in at.info)
+    at.button(key="nug_bulk_plan_confirm").click().run()
+    assert not at.exception
     job = jobs.get(at.session_state["nug_job"])
     deadline = time.monotonic() + 60
     while job.status == "running" and time.monotonic() < deadline:
@@ -145,6 +177,46 @@ def test_bulk_drafting_runs_as_a_background_job_with_progress(llm_server):
     assert len(llm_server.requests) == job.result["outcomes"].get("insufficient_evidence", 0) <= len(sent)
     at.run()
     assert any("done. Outcomes" in plain(m.value) for m in at.success)
+
+
+def test_bulk_batch_drafting_confirms_the_batch_price_and_reports_cache_reads(llm_server):
+    """Through the Batch API: the estimate names it and the confirm button carries the batch
+    price; after the job the page shows the server's cache reads and hit rate, and llm_calls
+    holds them."""
+    import time
+
+    from annotator import jobs
+    from annotator.llm_cost import money
+
+    store, _ = _accounts()
+    usage = {"input_tokens": 80, "output_tokens": 50, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 1300}
+    llm_server.batch_result = lambda cid, params: {"type": "succeeded", "message": message(json.dumps(
+        {"insufficient_evidence": True, "nuggets": []}), usage=usage)}
+    at = app_as("annotator")
+    at.switch_page("app_pages/nuggets.py").run()
+    at.selectbox(key="nug_bulk_scope").set_value("lexical").run()
+    at.checkbox(key="nug_batch").check().run()
+    at.button(key="nug_bulk").click().run()
+    plan = at.session_state["nug_bulk_plan"][1]
+    assert plan.batch and plan.estimate.caches
+    assert plain(at.button(key="nug_bulk_plan_confirm").label) == f"Confirm: spend ≈ {money(plan.usd)}"
+    assert any("through the Message Batches API" in plain(i.value) for i in at.info)
+    assert llm_server.requests == []
+    at.button(key="nug_bulk_plan_confirm").click().run()
+    job = jobs.get(at.session_state["nug_job"])
+    deadline = time.monotonic() + 60
+    while job.status == "running" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert job.status == "done", job.error
+    n = len(plan.items)
+    at.run()
+    used = " ".join(plain(i.value) for i in at.info if "The job used:" in plain(i.value))
+    assert f"Used: {n} call(s)" in used and f"{1300 * n:,} cache-read tokens" in used and "hit rate 100%" in used
+    assert store.read_one("SELECT sum(cache_read_input_tokens) FROM llm_calls WHERE purpose = 'draft_nuggets'")[0] \
+        == 1300 * n
+    created = [r for r in llm_server.requests if r["path"] == "/v1/messages/batches"]
+    assert len(created) == 1 and len(created[0]["body"]["requests"]) == n
 
 
 def test_a_failing_job_reports_its_error():
