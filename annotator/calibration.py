@@ -298,40 +298,48 @@ class JudgeRun:
     usage: llm_cost.JobUsage = field(default_factory=llm_cost.JobUsage)
 
 
-def _guarded(store: Store, df: pd.DataFrame | None, rubric: str) -> tuple[list[dict], int]:
+def _guarded(store: Store, df: pd.DataFrame | None, rubric: str,
+             skipped: list[tuple[str, str]] | None = None) -> tuple[list[dict], int]:
     """The items that may be sent (each with a question and a text, none held out) and how
-    many were held back as held out. Held-out items are never sent: those flagged so, and any
-    row (an uploaded file's too) whose id names a held-out question or whose question or text
-    is or holds one (normalized); a rubric quoting one is refused."""
+    many were held back as held out (named in ``skipped`` when given). Held-out items are
+    never sent: those flagged so, and any row (an uploaded file's too) whose id names a
+    held-out question or whose question or text is or holds one (normalized); a rubric
+    quoting one is refused."""
     guard = HeldOut.of(store)  # contamination (§3.8): checked before any request is built
     rubric_sha(rubric)  # a rubric that is not valid text is refused before anything else
     if hit := guard.text_in(rubric):
         raise llm.LLMRefused(f"The rubric contains the text of held-out question {hit}; held-out questions are never "
                              "sent to a hosted model. Take it out of the rubric.")
-    todo, skipped = [], 0
+    todo, n_held = [], 0
     for r in ([] if df is None else df.to_dict("records")):
         if (r.get("held_out") or guard.id_in(r.get("item_id")) or guard.id_in(r.get("query_id"))
                 or guard.text_in(r.get("question"), r.get("text"))):
-            skipped += 1
+            n_held += 1
+            if skipped is not None:
+                skipped.append((str(r.get("item_id")), "held out: never sent to a hosted model"))
         elif r.get("question") and r.get("text"):
             todo.append(r)
+        elif skipped is not None:
+            skipped.append((str(r.get("item_id")), "no question or text to judge"))
     if not todo:
         raise ValidationError("No item can be sent to the judge: each needs a question and a text, and held-out "
                               "items are never sent.")
-    return todo, skipped
+    return todo, n_held
 
 
-def estimate_run(store: Store, user: User, df: pd.DataFrame, rubric: str = DEFAULT_RUBRIC,
-                 model: str | None = None) -> llm_cost.Estimate:
-    """The Claude judge run's size and price before it runs (§11.7): the items that would be
-    sent (held-out ones never), the rubric as the cached prefix, $ synchronous and batch, and
-    whether the rubric is long enough to be cached on this model (§11.5)."""
+def plan_run(store: Store, user: User, df: pd.DataFrame, rubric: str = DEFAULT_RUBRIC, *, batch: bool = False,
+             model: str | None = None) -> llm_cost.JobPlan:
+    """The Claude judge run before it runs (§11.7), to be shown and confirmed: the items that
+    would be sent (held-out ones never, and named as skipped), the rubric as the cached
+    prefix, $ synchronous and batch, and whether the rubric is long enough to be cached on
+    this model (§11.5). Nothing is sent."""
     require(user, Permission.CALIBRATE_JUDGE)
-    rubric_sha(rubric)
-    todo, _ = _guarded(store, df, rubric)
-    chars = [len(relevance_judge.content(str(r["question"]), str(r["text"]))) for r in todo]
-    return llm_cost.estimate(PURPOSE, model=model or llm.model_id(), n_items=len(todo), prefix_chars=len(rubric),
-                             item_chars=float(np.mean(chars)), out_tokens=OUT_TOKENS)
+    skipped: list[tuple[str, str]] = []
+    todo, _ = _guarded(store, df, rubric, skipped)
+    contents = [relevance_judge.content(str(r["question"]), str(r["text"])) for r in todo]
+    est = llm_cost.estimate_items(PURPOSE, model=model or llm.model_id(), prefix=rubric, items=contents,
+                                  out_tokens=OUT_TOKENS)
+    return llm_cost.JobPlan(est, batch, [str(r["item_id"]) for r in todo], skipped)
 
 
 def run_claude_judge(store: Store, user: User, df: pd.DataFrame | None, rubric: str = DEFAULT_RUBRIC,

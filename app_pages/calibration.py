@@ -13,6 +13,7 @@ import streamlit as st
 
 from annotator import calibration, llm
 from annotator.roles import Permission
+from app_pages import _cost
 from app_pages._shared import (attempt, flash, md_escape, progress_callback, require_page, show_flash, store,
                                 upload_bytes, upload_limit)
 from golden_store.scoring.calibration import FAIL, KAPPA_GATE
@@ -103,32 +104,24 @@ if can_run:
     else:
         mode = c2.radio("Send", ["Synchronous", "Batch API (half price, results within 24 h)"], key="cal_mode")
         batch = mode.startswith("Batch")
-        pending_key = f"cal_pending_{source_name}"
+        # the button shows the estimate first (§11.7); only its confirmation sends anything, and
+        # only for what it was made for (this set, rubric, cut and mode)
+        params = (source_name, rubric, cut, batch, len(df))
         if c2.button("Run the Claude judge on this set", key="cal_run"):
-            st.session_state[pending_key] = True
-        if st.session_state.get(pending_key):
-            est = attempt(lambda: calibration.estimate_run(s, user, df, rubric))
-            if est is not None:
-                st.info("Before it runs (estimate, §11.7):\n\n" + "\n\n".join(md_escape(line) for line in est.lines())
-                        + f"\n\nIt will send {est.n_items} item(s) {'in one batch' if batch else 'one by one'}; "
-                        "held-out items are never sent.")
-                k1, k2 = st.columns(2)
-                if k1.button(f"Confirm: judge {est.n_items} item(s)", type="primary", key="cal_run_confirm"):
-                    run = attempt(lambda: calibration.run_claude_judge(s, user, df, rubric, cut=cut, batch=batch,
-                                                                       progress=progress_callback("Judging")))
-                    st.session_state.pop(pending_key, None)
-                    if run is not None:
-                        st.session_state[judge_key] = {"labels": run.labels, "grades": run.grades,
-                                                       "p_fail": run.p_fail, "model": run.model,
-                                                       "rubric": run.rubric, "usage": run.usage.lines()}
-                        flash(f"Judged {len(run.labels)} item(s){' through the Batch API' if run.batch else ''}: "
-                              f"{run.refusals} refusal(s), {run.quote_backstops} grade(s) without a verbatim quote "
-                              f"turned insufficient, {run.skipped_held_out} held-out item(s) not sent, "
-                              f"{len(run.errors)} error(s). " + " ".join(run.usage.lines()))
-                        st.rerun()
-                if k2.button("Cancel", key="cal_run_cancel"):
-                    st.session_state.pop(pending_key, None)
-                    st.rerun()
+            plan = attempt(lambda: calibration.plan_run(s, user, df, rubric, batch=batch))
+            if plan is not None:
+                _cost.propose("cal_plan", plan, params)
+        if _cost.confirmed("cal_plan", params) is not None:
+            run = attempt(lambda: calibration.run_claude_judge(s, user, df, rubric, cut=cut, batch=batch,
+                                                               progress=progress_callback("Judging")))
+            if run is not None:
+                st.session_state[judge_key] = {"labels": run.labels, "grades": run.grades, "p_fail": run.p_fail,
+                                               "model": run.model, "rubric": run.rubric, "usage": run.usage.lines()}
+                flash(f"Judged {len(run.labels)} item(s){' through the Batch API' if run.batch else ''}: "
+                      f"{run.refusals} refusal(s), {run.quote_backstops} grade(s) without a verbatim quote turned "
+                      f"insufficient, {run.skipped_held_out} held-out item(s) not sent, {len(run.errors)} error(s). "
+                      + " ".join(run.usage.lines()))
+                st.rerun()
 
 c3, c4, c5 = st.columns(3)
 seed = int(c3.number_input("Split seed", 0, 2**31 - 1, 0, key="cal_seed"))

@@ -134,9 +134,12 @@ def test_batch_run_out_of_order_one_errored_held_out_never_sent(demo_store, llm_
     _graded_pool(demo_store, tmp_path)
     df = calibration.store_set(demo_store, LOCAL_USER, "graded")
     assert calibration.scale_of(df) == "graded" and sorted(df["human_grade"]) == [0, 2, 3, 3]
-    est = calibration.estimate_run(demo_store, LOCAL_USER, df)
-    assert est.n_items == 3 and est.prefix_tokens >= 1024  # q009 is held out: not counted, never sent
-    assert any("Batch API" in line for line in est.lines())
+    plan = calibration.plan_run(demo_store, LOCAL_USER, df, batch=True)
+    est = plan.estimate
+    assert est.n_items == 3 and est.prefix_tokens >= 1024 and est.caches  # q009 is held out: not counted
+    assert [i.split("|")[0] for i, _ in plan.skipped] == ["q009"] and "held out" in plan.skipped[0][1]
+    assert any("Batch API" in line for line in plan.lines()) and plan.confirm_label.startswith("Confirm: spend")
+    assert llm_server.requests == []  # an estimate sends nothing
 
     sick = df.loc[df["item_id"].str.contains("sick-leave"), "text"].iloc[0]
 

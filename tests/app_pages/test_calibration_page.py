@@ -151,9 +151,10 @@ def test_claude_run_estimate_confirm_usage_and_save(llm_server, tmp_path):
     assert not at.exception, at.exception
     at.button(key="cal_run").click().run()
     assert llm_server.requests == []  # nothing is sent before the confirm click
-    est = plain(next(i.value for i in at.info if "Before it runs" in i.value))
-    assert "2 call(s)" in est and "Batch API" in est and "Caching applies" in est
-    at.button(key="cal_run_confirm").click().run()
+    est = plain(next(i.value for i in at.info if "Before anything is sent" in i.value))
+    assert "2 call(s)" in est and "Batch API" in est and "Caching applies" in est and "1 item(s) will be skipped" in est
+    assert plain(at.button(key="cal_plan_confirm").label).startswith("Confirm: spend")
+    at.button(key="cal_plan_confirm").click().run()
     assert not at.exception, at.exception
     assert len(llm_server.requests) == 2
     assert_nothing_held_out_sent(llm_server, store)  # q009 is held out: never in any request
