@@ -89,7 +89,7 @@ judge_model = c1.text_input("Judge model id (pinned with the calibration)",
                             value=ran["model"] if ran else llm.model_id(), key="cal_model")
 rubric = c1.text_area("Judge rubric (its sha and its text are saved with the calibration; edit it and you have a "
                       "new judge). A Claude run here sends it as the cached system prompt, as pool grading will.",
-                      value=calibration.default_rubric(source_name), height=220, key=f"cal_rubric_{source_name}")
+                      value=calibration.default_rubric(source_name, s), height=220, key=f"cal_rubric_{source_name}")
 judged_n = int((df["judge_grade"].notna() if scale != "binary" else df["judge_label"].notna()).sum())
 c2.caption(f"{judged_n} of {len(df)} items have a judge {'grade' if scale != 'binary' else 'label'}; "
            f"{int(df['judge_p'].notna().sum())} have a probability of FAIL (judge_p: high = bad).")

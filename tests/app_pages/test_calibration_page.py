@@ -114,7 +114,9 @@ def test_graded_upload_per_grade_report_and_the_cut():
     at.button(key="cal_save").click().run()
     assert any("Saved calibration c1 (graded, pass/fail cut 3" in plain(m.value) for m in at.success)
     row = store.read_one("SELECT scale, pass_cut, rubric_text FROM calibrations WHERE calibration_id = 'c1'")
-    assert row[:2] == ("graded", 3) and row[2] == calibration.DEFAULT_RUBRIC  # the rubric box's text
+    # the rubric box's text: the judge's rules around the studio's own rubric (with its worked examples)
+    assert row[:2] == ("graded", 3) and row[2] == calibration.default_rubric("upload", store)
+    assert "<rubric version=\"1\">" in row[2] and "# Relevance rubric (graded 0-3)" in row[2]
 
 
 def test_claude_run_estimate_confirm_usage_and_save(llm_server, tmp_path):
@@ -165,6 +167,8 @@ def test_claude_run_estimate_confirm_usage_and_save(llm_server, tmp_path):
     at.button(key="cal_save").click().run()
     assert any("Saved calibration c1" in plain(m.value) for m in at.success)
     scale, cut, text = store.read_one("SELECT scale, pass_cut, rubric_text FROM calibrations")
-    assert (scale, cut, text) == ("graded", 2, calibration.DEFAULT_RUBRIC)  # the rubric the judge ran with
+    # the rubric the judge ran with (not the edited box)
+    assert (scale, cut, text) == ("graded", 2, calibration.default_rubric("store:relevance_graded", store))
+    assert text in [r["body"]["system"][0]["text"] for r in llm_server.requests]
     p = dict(store.read("SELECT item_id, judge_p FROM calibration_items"))
     assert sorted(v for v in p.values() if v is not None) == [0.05, 0.9]
