@@ -354,7 +354,7 @@ def cmd_results_trials(args: argparse.Namespace) -> int:
     print(format_trials(rep, args.evaluation_id))
     for p in prov:
         print(f"# trial {p['trial']}: {p['ts']}  git {p['git_sha'] or 'none'}  config {p['config_sha'] or 'none'}  "
-              f"judge {p['judge_model'] or '-'}  judged@10 "
+              f"judge {p['judge_model'] or '-'}  labels {p['labels']}  judged@10 "
               f"{'n/a' if p['judged_fraction'] is None else format(p['judged_fraction'], '.3f')}", file=sys.stderr)
     for n in notes:
         print(f"warning: {n}", file=sys.stderr)
