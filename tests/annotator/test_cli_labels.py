@@ -89,3 +89,12 @@ def test_recorded_labels_and_compare_warns_on_different_label_sets(frozen_pair, 
     assert c["labels_differ"] is False and not any("label sets" in n for n in c["notes"])
     assert cli.main(["--db", db, "results", "trials", "j"]) == 0
     assert "labels human+judge" in capsys.readouterr().err
+
+
+def test_freeze_says_how_many_judge_labels_it_kept_apart(frozen_pair, capsys):
+    db, _ = frozen_pair
+    assert cli.main(["--db", db, "freeze", "C"]) == 0
+    out = capsys.readouterr().out
+    assert ("Judge labels: 6 (5 on passages no person graded, 2 in the standing sample) from model judge-a, judge-b, "
+            "kept apart from people's labels") in out
+    assert "Note:" not in out
