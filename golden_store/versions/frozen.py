@@ -769,7 +769,8 @@ def _jsonable(v: Any) -> Any:
 
 def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dict[str, Any]:
     """What changed from version ``a`` to ``b``: queries added/removed/changed (field by
-    field), and per query the evidence spans and graded judgments added/removed/changed."""
+    field), and per query the evidence spans and graded judgments added/removed/changed, and
+    the judge's labels apart (a version without them has none)."""
     va, vb = load_version(a, versions_dir), load_version(b, versions_dir)
     fields = ["text", "stratum", "answerable", "source", "held_out", "notes"]
     if "tier" in va.queries.columns and "tier" in vb.queries.columns:  # versions frozen before tiers have none
@@ -798,6 +799,13 @@ def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dic
     def span_dict(k: tuple) -> dict:
         return {"query_id": k[0], "doc_id": k[1], "start": k[2], "end": k[3]}
 
+    def judge_keys(v: FrozenVersion) -> dict[tuple, dict[str, Any]]:  # empty for a version without the file
+        return {(j.query_id, j.doc_id, int(j.start), int(j.end)): {"grade": int(j.grade), "route": j.route,
+                                                                   "model": j.model}
+                for j in v.judge_labels.itertuples(index=False)}
+
+    la, lb = judge_keys(va), judge_keys(vb)
+
     return {
         "from": a,
         "to": b,
@@ -814,6 +822,13 @@ def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dic
                 {**span_dict(k), "from": ja[k], "to": jb[k]}
                 for k in sorted(set(ja) & set(jb)) if ja[k] != jb[k]
             ],
+        },
+        # the judge's labels (issue 27), apart from people's judgments
+        "judge_labels": {
+            "added": [{**span_dict(k), **lb[k]} for k in sorted(set(lb) - set(la))],
+            "removed": [{**span_dict(k), **la[k]} for k in sorted(set(la) - set(lb))],
+            "changed": [{**span_dict(k), "from": la[k], "to": lb[k]}
+                        for k in sorted(set(la) & set(lb)) if la[k] != lb[k]],
         },
     }
 
@@ -838,4 +853,12 @@ def format_diff(d: dict[str, Any]) -> str:
     lines += [
         f"  ~ {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}]: {x['from']} -> {x['to']}" for x in j["changed"]
     ]
+    jl = d.get("judge_labels") or {"added": [], "removed": [], "changed": []}
+    lines.append(f"judge labels (not people's): +{len(jl['added'])} -{len(jl['removed'])} ~{len(jl['changed'])}")
+    lines += [f"  + {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}] = {x['grade']} ({x['route']}, {x['model']})"
+              for x in jl["added"]]
+    lines += [f"  - {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}] = {x['grade']} ({x['route']}, {x['model']})"
+              for x in jl["removed"]]
+    lines += [f"  ~ {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}]: {x['from']['grade']} ({x['from']['model']}) "
+              f"-> {x['to']['grade']} ({x['to']['model']})" for x in jl["changed"]]
     return "\n".join(lines)

@@ -321,3 +321,19 @@ def test_recorded_evaluations_keep_their_labels(versions):
         record_evaluation(store, "j", human.per_query, dataset_version="B", trial=1, labels="human")
     with pytest.raises(ValidationError, match="Unknown label set"):
         record_evaluation(store, "x", human.per_query, dataset_version="B", labels="judge")
+
+
+def test_diff_lists_the_judge_labels_apart_from_peoples(versions):
+    from golden_store.versions import diff_versions, format_diff
+
+    a, b, _ = versions
+    d = diff_versions("A", "B", a.path.parent)
+    assert d["judgments"] == {"added": [], "removed": [], "changed": []}  # people's labels did not move
+    added = {(x["query_id"], x["doc_id"]): (x["grade"], x["route"], x["model"]) for x in d["judge_labels"]["added"]}
+    assert added[("q001", "annual-leave")] == (2, "judge", "judge-a") and len(added) == 6
+    assert d["judge_labels"]["removed"] == [] and d["judge_labels"]["changed"] == []
+    text = format_diff(d)
+    assert "judge labels (not people's): +6 -0 ~0" in text
+    assert "  + q004 laptop-refresh[0:80] = 3 (sample, judge-b)" in text
+    _as_old_version(a.path)  # against a version frozen before judge labels: all of B's are added
+    assert len(diff_versions("A", "B", a.path.parent)["judge_labels"]["added"]) == 6
