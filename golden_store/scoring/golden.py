@@ -144,7 +144,8 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
         j = res.judge_labels
         res.definitions["_labels"] = (
             f"human+judge: people's labels (evidence spans grade 3, final human grades) and, for every passage no "
-            f"person graded, the judge's grade; scored on {j['n_passages']} judge label(s) from model "
+            f"person graded, the judge's grade (a question only the judge labeled is scored too); scored on "
+            f"{j['n_passages']} judge label(s) from model "
             f"{_names(j['models'])} rubric sha {_names(j['rubric_shas'], 12)} calibration "
             f"{_names(j['calibration_ids'])}")
     else:
