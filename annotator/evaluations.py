@@ -24,8 +24,8 @@ JUDGED_COLUMN = f"judged@{JUDGED_K}"
 NOT_RECORDED = "not recorded"
 OVERALL = "(all)"  # the stratum column's value on a metric's overall row
 # recorded()'s columns before the metric means
-LIST_COLUMNS = ("evaluation", "system", "dataset version", "metric_impl_sha", "recorded", "queries", "trials",
-                JUDGED_COLUMN, "judged health")
+LIST_COLUMNS = ("evaluation", "system", "dataset version", "labels", "metric_impl_sha", "recorded", "queries",
+                "trials", JUDGED_COLUMN, "judged health")
 SHA_SHOWN = 12  # characters of a metric_impl_sha in the list (the full one is in the store and the export)
 
 
@@ -49,8 +49,8 @@ def judged_warning(evaluation_id: str, judged: float | None) -> str | None:
 
 
 def recorded(store: Store, user: User) -> pd.DataFrame:
-    """The recorded evaluations, newest first: evaluation, system, dataset version,
-    metric_impl_sha, recorded (when), queries, trials, judged@10 (mean of its rows'
+    """The recorded evaluations, newest first: evaluation, system, dataset version, labels
+    (human or human+judge), metric_impl_sha, recorded (when), queries, trials, judged@10 (mean of its rows'
     judged_fraction; NaN when not recorded), judged health, then the mean of each metric."""
     require(user, Permission.VIEW_RESULTS)
     summary = results.evaluation_summaries(store)
@@ -60,6 +60,8 @@ def recorded(store: Store, user: User) -> pd.DataFrame:
     out = pd.DataFrame({
         "evaluation": summary["evaluation_id"], "system": summary["system"],
         "dataset version": summary["dataset_version"],
+        # which labels the numbers are on (issue 27): human, or human+judge (NULL in old rows: human)
+        "labels": summary["labels"],
         "metric_impl_sha": [_short_shas(v) for v in summary["metric_impl_sha"]],
         "recorded": pd.to_datetime(summary["ts"]), "queries": summary["queries"].astype(int),
         "trials": summary["trials"].astype(int), JUDGED_COLUMN: pd.Series(judged, dtype="float64"),
@@ -116,14 +118,21 @@ def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics:
             min_meaningful: float = 0.02, **options: Any) -> Comparison:
     """The paired comparison of two recorded evaluations (``compare_runs``: per metric and per
     stratum, delta = candidate - baseline with its 95% bootstrap interval and the gate verdict),
-    plus ``notes`` (different dataset versions; a changed metric_impl_sha: re-baseline; an
-    under-judged evaluation) and ``judged`` (evaluation -> mean judged fraction of all its
+    plus ``notes`` (different label sets: human vs human+judge; different dataset versions; a
+    changed metric_impl_sha: re-baseline; an under-judged evaluation), ``labels`` (evaluation
+    -> the labels it was scored on), ``labels_differ`` and ``judged`` (evaluation -> mean judged fraction of all its
     rows, or None when not recorded).
     ``options`` go to ``compare_runs`` as they are: the one call, for its newer switches."""
     require(user, Permission.VIEW_RESULTS)
     a, b = results.evaluation_frame(store, baseline), results.evaluation_frame(store, candidate)
     c = compare_runs(a, b, metrics=metrics, min_meaningful=min_meaningful, **options)
     notes = []
+    labels = {baseline: _labels_of(a), candidate: _labels_of(b)}
+    if labels[baseline] != labels[candidate]:
+        notes.append(f"the evaluations were scored on different label sets ({baseline}: {labels[baseline]}, "
+                     f"{candidate}: {labels[candidate]}): judge labels count passages people never graded, so the "
+                     f"delta mixes the systems with the labels; score both on the same labels "
+                     f"(golden score --labels) before trusting it")
     if set(a["dataset_version"]) != set(b["dataset_version"]):
         notes.append("the evaluations were scored on different dataset versions; only shared queries are paired")
     if set(a["metric_impl_sha"]) != set(b["metric_impl_sha"]):
@@ -132,7 +141,20 @@ def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics:
     notes += [w for e, j in judged.items() if (w := judged_warning(e, j))]
     c["notes"] = notes  # type: ignore[typeddict-unknown-key]
     c["judged"] = judged  # type: ignore[typeddict-unknown-key]
+    c["labels"] = labels  # type: ignore[typeddict-unknown-key]
+    c["labels_differ"] = labels[baseline] != labels[candidate]  # type: ignore[typeddict-unknown-key]
     return c
+
+
+def labels_line(c: Comparison) -> str:
+    """Which labels each compared evaluation was scored on, in one sentence."""
+    labels = c.get("labels") or {}
+    return "Labels: " + "; ".join(f"{e} scored on {lb} labels" for e, lb in labels.items()) + "."
+
+
+def _labels_of(frame: pd.DataFrame) -> str:
+    """The label set(s) an evaluation's rows were scored on: human, human+judge (joined if mixed)."""
+    return ", ".join(sorted({str(v) for v in frame["labels"].dropna()})) or "human"
 
 
 def verdicts(c: Comparison) -> dict[str, str]:
@@ -186,6 +208,9 @@ def comparison_csv(c: Comparison, baseline: str, candidate: str) -> bytes:
     t = comparison_table(c)
     t.insert(0, "candidate", candidate)
     t.insert(0, "baseline", baseline)
+    labels = c.get("labels") or {}
+    t["baseline labels"] = labels.get(baseline)
+    t["candidate labels"] = labels.get(candidate)
     t["min_meaningful"] = c["min_meaningful"]
     t["n_boot"] = c["n_boot"]
     t["seed"] = c["seed"]

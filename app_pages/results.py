@@ -34,10 +34,13 @@ if unrecorded:
                "kept each query's judged fraction. Score the run again under a new id to see it.")
 
 metric_cols = [c for c in table.columns if c not in evaluations.LIST_COLUMNS]
-order = ["evaluation", "system", "dataset version", "queries", judged, "judged health", *metric_cols,
+order = ["evaluation", "system", "dataset version", "labels", "queries", judged, "judged health", *metric_cols,
          "metric_impl_sha", "recorded", "trials"]
 st.dataframe(table, hide_index=True, width="stretch", column_order=order, column_config={
     "recorded": st.column_config.DatetimeColumn("recorded", format="YYYY-MM-DD HH:mm"),
+    "labels": st.column_config.TextColumn("labels", help="which labels the numbers are on: human (people's labels "
+                                                         "only) or human+judge (also the judge's grade of passages "
+                                                         "no person graded)"),
     judged: st.column_config.NumberColumn(judged, format="%.3f",
                                           help=f"mean share of each query's top 10 that carries a label; below "
                                                f"{evaluations.JUDGED_THRESHOLD} the numbers are suspect"),
@@ -66,6 +69,7 @@ st.markdown(f"**{md_escape(candidate)}** against **{md_escape(baseline)}**, pair
             f"delta = candidate − baseline, paired-bootstrap interval ({comparison['n_boot']:,} resamples, "
             f"seed {comparison['seed']}).")
 st.caption(md_escape(evaluations.gate_rule(comparison)))
+st.caption(md_escape(evaluations.labels_line(comparison)))
 for note in comparison.get("scope", []):
     st.info(md_escape(note))
 for note in evaluations.other_notes(comparison):

@@ -37,6 +37,7 @@ from golden_store.versions.frozen import (
     DATA_FILES,
     DEFAULT_HIT_RULE,
     FORMAT,
+    JUDGE_LABELS_FILE,
     OWNER_FILE,
     QRELS_FILE,
     data_digest,
@@ -84,6 +85,26 @@ _TABLE_SQL: dict[str, str] = {
     ),
 }
 assert tuple(_TABLE_SQL) == DATA_FILES, "every data file of the format needs its SELECT"
+
+# The judge's labels (issue 27): each pool passage whose latest judge decision is ``labeled``
+# (route judge or sample), of the questions frozen, on the document text the judge read (a
+# label on an earlier text of its document, or off its document, is left out and counted in
+# the manifest: ``judge_labels.left_out_stale``). Never a person's grade: qrels.parquet and
+# judgments.parquet do not see these rows.
+_JUDGE_LABELS_FROM = (
+    "FROM judge_item_state s JOIN judge_label_events e ON e.event_id = s.event_id "
+    "WHERE s.outcome = 'labeled' AND s.query_id IN (SELECT query_id FROM queries)"
+)
+_JUDGE_LABEL_ON_TEXT = (
+    "EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = s.doc_id AND (e.doc_sha256 IS NULL OR "
+    "e.doc_sha256 = d.canonical_sha256) AND 0 <= s.start AND s.start < s.\"end\" AND s.\"end\" <= length(d.raw_text))"
+)
+_JUDGE_LABELS_SQL = (
+    "SELECT s.query_id, s.doc_id, s.start, s.\"end\", CAST(s.grade AS INTEGER) AS grade, e.p_fail, s.route, "
+    "e.model, e.rubric_sha, s.calibration_id, s.job_id, e.created_at "
+    f"{_JUDGE_LABELS_FROM} AND {_JUDGE_LABEL_ON_TEXT} "
+    "ORDER BY s.query_id, s.doc_id, s.start, s.\"end\""
+)
 
 
 def write_parquet(cur: Any, sql: str, params: list[Any], path: Path, options: str) -> None:
@@ -339,12 +360,13 @@ def freeze(
                 f") GROUP BY query_id, doc_id ORDER BY query_id, doc_id",
                 [EVIDENCE_GRADE], tmp / QRELS_FILE, "(FORMAT parquet)",
             )
+            write_parquet(cur, _JUDGE_LABELS_SQL, [], tmp / JUDGE_LABELS_FILE, "(FORMAT parquet, COMPRESSION zstd)")
             return _manifest_facts(cur, store.engine)
 
         facts = store.write(snapshot)
         if progress:
             progress(len(_TABLE_SQL) + 1, steps, "hashing files")
-        files = {fname: file_entry(tmp / fname) for fname in [*_TABLE_SQL, QRELS_FILE]}
+        files = {fname: file_entry(tmp / fname) for fname in [*_TABLE_SQL, QRELS_FILE, JUDGE_LABELS_FILE]}
         from golden_store import __version__
 
         manifest: dict[str, Any] = {
@@ -465,10 +487,37 @@ def _manifest_facts(cur: Cursor, engine: str) -> dict[str, Any]:
                                     "settled yet are left out; settle them (Adjudication page) and freeze again")
         if n_ev_pending else None,
         "annotators": annotators,
+        **_label_facts(cur),
         **_agreement_facts(cur, engine),
         "rubric": {"version": rubric[0], "sha256": rubric[1]} if rubric else None,
         "generator": generator,
     }
+
+
+def _label_facts(cur: Cursor) -> dict[str, Any]:
+    """Who labeled what (issue 27): ``label_counts`` (passages with a final human grade, by
+    basis; judge labels on passages no person graded, all judge labels, those in the standing
+    sample) and ``judge_labels`` (the calibrations, models, rubric shas and jobs the frozen
+    judge labels came from; empty lists when none), counted in SQL here and re-derived from
+    the files by :func:`golden_store.versions.frozen.label_counts` in ``verify``."""
+    counts: dict[str, int] = {"human": 0, "adjudicated": 0, "agreed": 0}
+    for basis, n in cur.execute("SELECT basis, count(*) FROM final_grades SEMI JOIN queries USING (query_id) "
+                                "GROUP BY basis ORDER BY basis").fetchall():
+        counts[str(basis)] = int(n)
+        counts["human"] += int(n)
+    judge_only, total, sample = cur.execute(
+        "SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM final_grades f WHERE f.query_id = s.query_id "
+        "AND f.doc_id = s.doc_id AND f.start = s.start AND f.\"end\" = s.\"end\")), count(*), "
+        f"count(*) FILTER (WHERE s.route = 'sample') {_JUDGE_LABELS_FROM} AND {_JUDGE_LABEL_ON_TEXT}").fetchone()
+    counts.update(judge=int(judge_only), judge_total=int(total), standing_sample=int(sample))
+    stale = cur.execute(f"SELECT count(*) {_JUDGE_LABELS_FROM} AND NOT {_JUDGE_LABEL_ON_TEXT}").fetchone()[0]
+    provenance: dict[str, Any] = {}
+    for key, col in (("calibration_ids", "s.calibration_id"), ("models", "e.model"),
+                     ("rubric_shas", "e.rubric_sha"), ("jobs", "s.job_id")):
+        provenance[key] = sorted(str(r[0]) for r in cur.execute(  # Python's order on every engine
+            f"SELECT DISTINCT {col} {_JUDGE_LABELS_FROM} AND {_JUDGE_LABEL_ON_TEXT}").fetchall() if r[0] is not None)
+    return {"label_counts": counts,
+            "judge_labels": {**provenance, **({"left_out_stale": int(stale)} if stale else {})}}
 
 
 def _agreement_facts(cur: Cursor, engine: str) -> dict[str, Any]:

@@ -107,6 +107,7 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/app_pages/test_results_page.py::test_ids_from_the_store_are_escaped_in_markdown",
     "tests/app_pages/test_results_page.py::test_the_comparison_is_compare_runs_own_verdict_and_intervals",
     "tests/app_pages/test_results_page.py::test_the_list_shows_each_evaluation_its_means_and_judged_health",
+    "tests/app_pages/test_results_page.py::test_the_labels_an_evaluation_was_scored_on_are_listed_and_a_mix_is_warned",
     "tests/app_pages/test_results_page.py::test_the_page_and_the_cli_share_one_comparison",
     "tests/app_pages/test_rubric_and_agreement.py::test_an_unchanged_rubric_makes_no_new_version",
     "tests/app_pages/test_rubric_and_agreement.py::test_the_headline_and_the_pairs_table_read_the_same_kappa",

@@ -49,6 +49,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.tier and not args.version:
         raise GoldenError("--tier needs --version: a question's tier is recorded in the frozen version.")
     trec_opts = {"max_docs": args.max_docs, "judged_only": args.judged_only, "num_docs": args.num_docs}
+    if args.labels != "human" and not args.version:
+        raise GoldenError("--labels human+judge needs --version: the judge's labels are frozen in a version "
+                          "(a qrels file is whatever labels it holds).")
     if args.version:
         if any(trec_opts.values()) or args.level is not None:
             raise GoldenError("-l, -M, -J and -N apply to --qrels scoring (a frozen version has its own rules).")
@@ -60,11 +63,12 @@ def cmd_score(args: argparse.Namespace) -> int:
 
         only = tier_options(gs, args.tier)  # --tier: only that tier's questions, said in the output
         if _run_format(args) == "jsonl":  # passages: chunk labels derived from the version's spans (hit rule)
-            res = evaluate(gs, _passage_run(gs, args.run), args.measure, hit_rule=args.hit_rule, **only)
+            res = evaluate(gs, _passage_run(gs, args.run), args.measure, hit_rule=args.hit_rule,
+                           labels=args.labels, **only)
         elif args.hit_rule:
             raise GoldenError("--hit-rule applies to a passage run (JSONL); a TREC run names whole documents.")
         else:
-            res = evaluate(gs, read_run(args.run), args.measure, **only)
+            res = evaluate(gs, read_run(args.run), args.measure, labels=args.labels, **only)
     else:
         from golden_store.scoring.health import judged_health
 
@@ -89,10 +93,25 @@ def cmd_score(args: argparse.Namespace) -> int:
     print(f"# {res.n_queries} queries; {res.definitions['_queries']}", file=sys.stderr)
     if res.definitions.get("_scope"):
         print(f"# {res.definitions['_scope']}", file=sys.stderr)
+    if res.labels is not None:
+        print(f"# {labels_line(res.labels, res.judge_labels)}", file=sys.stderr)
     if res.definitions.get("hit_rule"):
         print(f"# passage run: hit rule {res.definitions['hit_rule']} ({_HIT_RULE_NOTE})", file=sys.stderr)
     _print_scoring_notes(res)
     return 0
+
+
+def labels_line(labels: str, judge: dict[str, Any] | None) -> str:
+    """One line saying which labels a scoring's numbers are on (issue 27)."""
+    if labels == "human" or judge is None:
+        return "labels: human (people's labels only: evidence spans and final human grades)"
+
+    def names(key: str, width: int | None = None) -> str:
+        return ", ".join(v[:width] if width else v for v in judge[key]) or "none"
+
+    return (f"labels: human+judge (a person's grade wins where there is one): scored on {judge['n_passages']} judge "
+            f"labels from model {names('models')} rubric sha {names('rubric_shas', 12)} calibration "
+            f"{names('calibration_ids')}")
 
 
 # ---- passage runs (JSONL) and the chunking report card ---------------------------------------
@@ -262,13 +281,13 @@ def _record_scoring(args: argparse.Namespace, res: Any, gs: Any) -> None:
                           system=args.system, git_sha=git_sha, trial=trial,
                           judged_fraction=res.judged.per_query if res.judged is not None else None,
                           judge_model=judge_model, rubric_sha=rubric_sha, judged_metrics=judged,
-                          replace=args.replace)
+                          replace=args.replace, labels=res.labels or "human")
     for note in notes:
         if note:
             print(f"# {note}", file=sys.stderr)
     print(f"recorded {n} rows as evaluation {args.record!r} trial {trial}"
           f"{' (replacing the trial)' if args.replace else ''}; git {git_sha[:12] if git_sha else 'none'}, "
-          f"config {config_sha[:12] if config_sha else 'none'}", file=sys.stderr)
+          f"config {config_sha[:12] if config_sha else 'none'}, labels {res.labels or 'human'}", file=sys.stderr)
 
 
 def _print_scoring_notes(res: Any) -> None:
@@ -300,6 +319,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         _print_json(c)
     else:
         print(format_comparison(c, args.a, args.b))
+        print(f"labels: {args.a} {c['labels'][args.a]}; {args.b} {c['labels'][args.b]}")  # type: ignore[typeddict-item]
         for n in c["notes"]:
             print(f"warning: {n}", file=sys.stderr)
     verdicts = [e["verdict"] for e in c["metrics"].values()]
@@ -334,7 +354,7 @@ def cmd_results_trials(args: argparse.Namespace) -> int:
     print(format_trials(rep, args.evaluation_id))
     for p in prov:
         print(f"# trial {p['trial']}: {p['ts']}  git {p['git_sha'] or 'none'}  config {p['config_sha'] or 'none'}  "
-              f"judge {p['judge_model'] or '-'}  judged@10 "
+              f"judge {p['judge_model'] or '-'}  labels {p['labels']}  judged@10 "
               f"{'n/a' if p['judged_fraction'] is None else format(p['judged_fraction'], '.3f')}", file=sys.stderr)
     for n in notes:
         print(f"warning: {n}", file=sys.stderr)
@@ -370,6 +390,10 @@ def register(sub: Any, add: Any) -> None:
                     help="trec_eval -J: drop unjudged documents from every ranking before scoring")
     sc.add_argument("-N", "--num-docs", type=int, default=0, metavar="N",
                     help="trec_eval -N: documents in the collection (only utility's d term uses it)")
+    sc.add_argument("--labels", choices=["human", "human+judge"], default="human",
+                    help="which labels of the --version to score on: human (default: evidence spans and people's "
+                         "final grades) or human+judge (also the judge's grade of every passage no person graded; "
+                         "the output says how many judge labels and from which model, rubric and calibration)")
     sc.add_argument("--per-query", action="store_true", help="also print per-query values")
     sc.add_argument("--tier", choices=["smoke", "regression", "release"],
                     help="score only the questions of this CI tier (as the frozen --version records it)")

@@ -20,12 +20,17 @@ from golden_store.db.store import Store, utcnow
 from golden_store.scoring.impl_sha import metric_impl_sha, scorer_sources  # noqa: F401 (re-exported)
 
 
+LABEL_SETS = ("human", "human+judge")
+# a row's label set: NULL in rows recorded before eval_results.labels existed, which were human
+LABELS_OF_ROW = "coalesce(labels, 'human')"
+
+
 def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame, *, dataset_version: str,
                strata: dict[str, str] | None = None, corpus_digest: str | None = None,
                config_sha: str | None = None, system: str | None = None, git_sha: str | None = None,
                trial: int = 0, judged_fraction: Mapping[str, float] | pd.Series | None = None,
                judge_model: str | None = None, rubric_sha: str | None = None,
-               judged_metrics: Iterable[str] = (), replace: bool = False) -> int:
+               judged_metrics: Iterable[str] = (), replace: bool = False, labels: str = "human") -> int:
     """Store ``per_query`` (index query_id, one column per metric) as rows of evaluation ``evaluation_id``,
     trial ``trial``, each row with its provenance (METHODOLOGY §14.3-14.4): ``git_sha``,
     ``config_sha``, ``metric_impl_sha`` (this code's), ``judged_fraction`` (the run's Judged@k of
@@ -35,7 +40,14 @@ def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame,
     All or nothing. Refuses an (evaluation id, trial) that already has rows - results are never
     overwritten - unless ``replace``, which swaps that trial's rows in one transaction. A new
     trial of an existing evaluation must be of the same dataset version and system (a repeat of
-    the same evaluation, §10.8)."""
+    the same evaluation, §10.8).
+
+    ``labels``: which labels of the version the numbers are on, ``human`` or ``human+judge``
+    (issue 27), kept in ``eval_results.labels`` (NULL in rows recorded before: human). The
+    trials of one evaluation share it."""
+    if labels not in LABEL_SETS:
+        raise ValidationError(f"Unknown label set {labels!r}: an evaluation is scored on {' or '.join(LABEL_SETS)} "
+                              f"labels.")
     if not evaluation_id.strip():
         raise ValidationError("An evaluation needs an id (e.g. bm25-2026-12-02).")
     if system is not None:
@@ -69,24 +81,29 @@ def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame,
                     f"Record a repeat as another trial (--trial K), use a new evaluation id, or replace this trial "
                     f"with --replace.")
         others = cur.execute(
-            "SELECT DISTINCT dataset_version, system FROM eval_results WHERE evaluation_id = ? AND trial <> ?",
-            [evaluation_id, trial]).fetchall()
-        for ds, sy in others:
+            f"SELECT DISTINCT dataset_version, system, {LABELS_OF_ROW} FROM eval_results WHERE evaluation_id = ? "
+            "AND trial <> ?", [evaluation_id, trial]).fetchall()
+        for ds, sy, lb in others:
             if ds != dataset_version or (sy or None) != (system or None):
                 raise ValidationError(
                     f"Evaluation {evaluation_id!r} has trials of dataset version {ds!r}, system {sy!r}; trial {trial} "
                     f"is of {dataset_version!r}, {system!r}. Trials are repeats of one evaluation: use a new "
                     f"evaluation id.")
+            if lb != labels:
+                raise ValidationError(
+                    f"Evaluation {evaluation_id!r} has trials scored on {lb} labels; trial {trial} is on {labels} "
+                    f"labels. Trials are repeats of one evaluation: use a new evaluation id.")
         if replace:
             cur.execute("DELETE FROM eval_results WHERE evaluation_id = ? AND trial = ?", [evaluation_id, trial])
         cur.register("_res", long)
         cur.execute(
             "INSERT INTO eval_results (evaluation_id, ts, system, git_sha, dataset_version, corpus_digest, config_sha,"
-            " judge_model, rubric_sha, metric_impl_sha, query_id, stratum, trial, metric, value, judged_fraction)"
+            " judge_model, rubric_sha, metric_impl_sha, query_id, stratum, trial, metric, value, judged_fraction,"
+            " labels)"
             " SELECT ?, ?, ?, ?, ?, ?, ?, CASE WHEN judged THEN ? END, CASE WHEN judged THEN ? END, ?, query_id, stratum,"
-            " ?, metric, value, judged_fraction FROM _res",
+            " ?, metric, value, judged_fraction, ? FROM _res",
             [evaluation_id, now, system, git_sha, dataset_version, corpus_digest, config_sha, judge_model, rubric_sha,
-             impl, trial])
+             impl, trial, labels])
         cur.unregister("_res")
         return len(long)
 
@@ -107,7 +124,7 @@ def trial_rows(store: Store, evaluation_id: str) -> pd.DataFrame:
 def trial_provenance(store: Store, evaluation_id: str) -> list[dict]:
     """Per trial of one evaluation: when it was recorded and what produced it (git sha, config
     sha, metric implementation, judge model and rubric sha of its judged metrics, dataset,
-    system), rows and the mean judged fraction of its rows."""
+    system), rows, the mean judged fraction of its rows and the labels it was scored on."""
     rows = store.read_dicts(
         "SELECT trial, min(ts) AS ts, any_value(system) AS system, any_value(dataset_version) AS dataset_version,"
         " string_agg(DISTINCT git_sha, ', ' ORDER BY git_sha) AS git_sha,"
@@ -115,7 +132,8 @@ def trial_provenance(store: Store, evaluation_id: str) -> list[dict]:
         " string_agg(DISTINCT metric_impl_sha, ', ' ORDER BY metric_impl_sha) AS metric_impl_sha,"
         " string_agg(DISTINCT judge_model, ', ' ORDER BY judge_model) AS judge_model,"
         " string_agg(DISTINCT rubric_sha, ', ' ORDER BY rubric_sha) AS rubric_sha,"
-        " avg(judged_fraction) AS judged_fraction, count(*) AS n_rows"
+        " avg(judged_fraction) AS judged_fraction, count(*) AS n_rows,"
+        f" string_agg(DISTINCT {LABELS_OF_ROW}, ', ' ORDER BY {LABELS_OF_ROW}) AS labels"
         " FROM eval_results WHERE evaluation_id = ? GROUP BY trial ORDER BY trial", [evaluation_id])
     for r in rows:
         r["ts"] = r["ts"].isoformat() if r["ts"] is not None else None
@@ -128,7 +146,9 @@ def list_evaluations(store: Store) -> pd.DataFrame:
     return store.df(
         "SELECT evaluation_id, min(ts) AS ts, any_value(system) AS system, any_value(dataset_version) AS dataset_version,"
         " count(DISTINCT query_id) AS queries, string_agg(DISTINCT metric, ', ' ORDER BY metric) AS metrics,"
-        " count(DISTINCT trial) AS trials FROM eval_results GROUP BY evaluation_id ORDER BY ts DESC"
+        " count(DISTINCT trial) AS trials,"
+        f" string_agg(DISTINCT {LABELS_OF_ROW}, ', ' ORDER BY {LABELS_OF_ROW}) AS labels"
+        " FROM eval_results GROUP BY evaluation_id ORDER BY ts DESC"
     )
 
 
@@ -136,7 +156,8 @@ def evaluation_frame(store: Store, evaluation_id: str) -> pd.DataFrame:
     """Per (query, metric) mean over trials, with stratum and the evaluation's provenance."""
     df = store.df(
         "SELECT query_id, any_value(stratum) AS stratum, metric, avg(value) AS value,"
-        " any_value(dataset_version) AS dataset_version, any_value(metric_impl_sha) AS metric_impl_sha"
+        " any_value(dataset_version) AS dataset_version, any_value(metric_impl_sha) AS metric_impl_sha,"
+        f" any_value({LABELS_OF_ROW}) AS labels"
         " FROM eval_results WHERE evaluation_id = ? GROUP BY query_id, metric", [evaluation_id])
     if df.empty:
         raise NotFoundError(f"No recorded evaluation {evaluation_id!r}; record one with golden score ... --record EVALUATION_ID.")
@@ -151,7 +172,8 @@ def evaluation_summaries(store: Store) -> pd.DataFrame:
         "SELECT evaluation_id, min(ts) AS ts, any_value(system) AS system, any_value(dataset_version) AS dataset_version,"
         " string_agg(DISTINCT metric_impl_sha, ', ' ORDER BY metric_impl_sha) AS metric_impl_sha,"
         " count(DISTINCT query_id) AS queries, count(DISTINCT trial) AS trials,"
-        " avg(judged_fraction) AS judged_fraction, count(judged_fraction) AS judged_rows, count(*) AS n_rows"
+        " avg(judged_fraction) AS judged_fraction, count(judged_fraction) AS judged_rows, count(*) AS n_rows,"
+        f" string_agg(DISTINCT {LABELS_OF_ROW}, ', ' ORDER BY {LABELS_OF_ROW}) AS labels"
         " FROM eval_results GROUP BY evaluation_id ORDER BY ts DESC, evaluation_id"
     )
 

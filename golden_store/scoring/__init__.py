@@ -47,7 +47,7 @@ _export("compare", "compare_runs", "format_comparison")
 _export("cost", "eval_run_cost")
 _export("generation", "Citation", "Claim", "MOVEMENTS", "Nugget", "abstention_scores", "citation_scores",
         "citation_valid", "movement_breakdown", "nugget_scores", "rerank_movement")
-_export("golden", "evaluate", "unanswerable_ids")
+_export("golden", "evaluate", "judge_labels_used", "unanswerable_ids")
 _export("health", "JUDGED_THRESHOLD", "JudgedHealth", "judged_health")
 _export("impl_sha", "metric_impl_sha", "scorer_sources")
 _export("measures", "REGISTRY", "Measure", "MeasureDef", "parse_measure", "parse_measures", "parse_trec_eval")
@@ -88,7 +88,7 @@ if TYPE_CHECKING:  # for type checkers and editors; never executed
     from golden_store.scoring.compare import compare_runs, format_comparison  # noqa: F401
     from golden_store.scoring.cost import eval_run_cost  # noqa: F401
     from golden_store.scoring.generation import *  # noqa: F401,F403
-    from golden_store.scoring.golden import evaluate, unanswerable_ids  # noqa: F401
+    from golden_store.scoring.golden import evaluate, judge_labels_used, unanswerable_ids  # noqa: F401
     from golden_store.scoring.health import JUDGED_THRESHOLD, JudgedHealth, judged_health  # noqa: F401
     from golden_store.scoring.impl_sha import metric_impl_sha, scorer_sources  # noqa: F401
     from golden_store.scoring.measures import (  # noqa: F401

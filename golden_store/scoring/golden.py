@@ -15,6 +15,12 @@
   :mod:`golden_store.scoring.health`), so an under-judged run can be flagged on screen.
 * Binary measures count grade >= 2 (partially or fully answers) unless the name says
   ``rel=``: the result is keyed by the full name, e.g. ``R(rel=2)@10``.
+* ``labels`` says which labels the numbers are on (issue 27): ``"human"`` (default: evidence
+  spans and people's final grades, the version's ``qrels.parquet``) or ``"human+judge"``
+  (also the judge's grade of every passage no person graded; where people graded a passage
+  their grade wins). The result says which (``res.labels``, the ``_labels`` definition) and,
+  with judge labels, how many were used and from which model, rubric and calibration
+  (``res.judge_labels``).
 * Every mean comes with a bootstrap interval and per-stratum means; the definitions
   (dataset version, content digest, qrels rule, hit rule, measure definitions) travel
   with the result.
@@ -33,6 +39,25 @@ from golden_store.scoring.trec import EvalResult, evaluate_trec
 from golden_store.scoring.trec_files import run_frame
 
 NO_HIT = "__no_labeled_passage__"
+LABEL_SETS = ("human", "human+judge")  # as golden_store.versions.frozen.LABEL_SETS (scoring imports core only)
+
+
+def _names(values: list[str], width: int | None = None) -> str:
+    if not values:
+        return "none"
+    return ", ".join(v[:width] if width else v for v in values)
+
+
+def judge_labels_used(golden_set, query_ids: set[str]) -> dict:
+    """The judge labels a ``human+judge`` scoring of ``query_ids`` used: passages no person
+    graded (``judge_only_labels``), their count and provenance (sorted distinct models,
+    rubric shas, calibration ids, jobs)."""
+    jl = golden_set.judge_only_labels()
+    jl = jl[jl["query_id"].isin(query_ids)]
+    return {"n_passages": int(len(jl)),
+            **{key: sorted({str(x) for x in jl[col].dropna()})
+               for key, col in (("models", "model"), ("rubric_shas", "rubric_sha"),
+                                ("calibration_ids", "calibration_id"), ("jobs", "job_id"))}}
 
 
 def _passage_frame(run) -> pd.DataFrame | None:
@@ -51,16 +76,23 @@ def unanswerable_ids(golden_set) -> set[str]:
 
 def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: str | None = None,
              include_held_out: bool = True, n_boot: int = 10_000, seed: int = 0,
-             query_ids: Iterable[str] | None = None, scope: str | None = None) -> EvalResult:
+             query_ids: Iterable[str] | None = None, scope: str | None = None,
+             labels: str = "human") -> EvalResult:
     """``query_ids``: score only these questions (e.g. one CI tier); ``scope`` says which, in
-    the result's definitions (``_scope``)."""
+    the result's definitions (``_scope``). ``labels``: ``"human"`` or ``"human+judge"`` (see
+    the module's notes); the result records it."""
+    if labels not in LABEL_SETS:
+        raise ValidationError(f"Unknown label set {labels!r}: use 'human' (people's labels only) or 'human+judge' "
+                              f"(also the judge's grade of every passage no person graded).")
+    with_judge = labels != "human"
     manifest = golden_set.manifest
     # graded golden labels: a binary measure counts grade >= 2 (partially or fully answers)
     # unless the measure name says rel=...
     measures = parse_measures(measures, rel=2)
     passages = _passage_frame(run)
     negatives = unanswerable_ids(golden_set)
-    labeled = golden_set.qrels(include_held_out=include_held_out)
+    labeled = (golden_set.qrels(include_held_out=include_held_out, labels=labels) if with_judge
+               else golden_set.qrels(include_held_out=include_held_out))
     if query_ids is not None:
         keep = set(query_ids)
         labeled = {q: docs for q, docs in labeled.items() if q in keep}
@@ -79,7 +111,8 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
             raise ValidationError(f"passage run: {len(bad)} passage(s) with end <= start or start < 0, e.g. "
                                   f"{bad.iloc[0].to_dict()}")
         chunks = passages[["passage_id", "doc_id", "start", "end"]].drop_duplicates("passage_id")
-        cq = golden_set.chunk_qrels(chunks.itertuples(index=False, name=None), hit_rule)
+        cq = (golden_set.chunk_qrels(chunks.itertuples(index=False, name=None), hit_rule, labels=labels)
+              if with_judge else golden_set.chunk_qrels(chunks.itertuples(index=False, name=None), hit_rule))
         used_rule = cq.hit_rule
         qrels = {q: dict(cq.get(q, {})) or {NO_HIT: 0} for q in labeled}
         run_df = passages.rename(columns={"doc_id": "source_doc", "passage_id": "doc_id"})[["query_id", "doc_id", "score"]]
@@ -105,6 +138,18 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
         "_relevance": "binary measures count grade >= 2 unless the measure says rel=...; nDCG uses the grades",
         "_ci95": f"percentile bootstrap of the mean over queries, {n_boot} resamples, seed {seed}",
     })
+    res.labels = labels
+    if with_judge:
+        res.judge_labels = judge_labels_used(golden_set, set(qrels))
+        j = res.judge_labels
+        res.definitions["_labels"] = (
+            f"human+judge: people's labels (evidence spans grade 3, final human grades) and, for every passage no "
+            f"person graded, the judge's grade (a question only the judge labeled is scored too); scored on "
+            f"{j['n_passages']} judge label(s) from model "
+            f"{_names(j['models'])} rubric sha {_names(j['rubric_shas'], 12)} calibration "
+            f"{_names(j['calibration_ids'])}")
+    else:
+        res.definitions["_labels"] = "human: people's labels only (evidence spans grade 3, final human grades)"
     if used_rule:
         res.definitions["hit_rule"] = used_rule
     if scope:

@@ -39,6 +39,12 @@ class EvalResult:
     # queries of the labels that were not scored, by reason (e.g. "unanswerable"): filled by evaluate
     left_out: dict[str, list[str]] = field(default_factory=dict)
     judged: Any = None   # scoring.health.JudgedHealth of the run: filled by evaluate and golden score
+    # which labels the numbers are on (issue 27), filled by evaluate (a frozen version): "human"
+    # (people's labels only) or "human+judge"; None for a scoring against a qrels file
+    labels: str | None = None
+    # with "human+judge": the judge labels used (passages no person graded, of the scored
+    # questions): n_passages, models, rubric_shas, calibration_ids, jobs
+    judge_labels: dict[str, Any] | None = None
 
     def as_dict(self, per_query: bool = False) -> dict:
         out = {"measures": self.measures, "mean": self.mean, "n_queries": self.n_queries,
@@ -54,6 +60,10 @@ class EvalResult:
             out["left_out"] = {why: {"n": len(q), "query_ids": q} for why, q in self.left_out.items()}
         if self.judged is not None:
             out["judged"] = self.judged.as_dict()
+        if self.labels is not None:
+            out["labels"] = self.labels
+        if self.judge_labels is not None:
+            out["judge_labels"] = self.judge_labels
         if per_query:
             out["per_query"] = dict(self.per_query_items())
         return out

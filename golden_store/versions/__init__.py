@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 # the public names of golden_store.versions.frozen, re-exported here
 _FROZEN = (
-    "FORMAT", "DEFAULT_HIT_RULE", "DATA_FILES", "QRELS_FILE", "file_entry", "data_digest",
+    "FORMAT", "DEFAULT_HIT_RULE", "DATA_FILES", "QRELS_FILE", "JUDGE_LABELS_FILE", "OPTIONAL_DATA_FILES",
+    "JUDGE_LABEL_COLUMNS", "LABEL_SETS", "check_labels", "label_counts", "judge_provenance", "file_entry", "data_digest",
     "write_manifest", "manifest_digest", "deep_freeze", "thaw", "validate_name", "span_problem",
     "short_repr", "list_versions", "version_names", "version_page", "TEMP_PREFIX", "OWNER_FILE",
     "STALE_TEMP_S", "new_temp_folder", "sweep_temp_folders", "FrozenVersion", "load_version",

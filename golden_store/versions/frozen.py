@@ -59,6 +59,32 @@ DATA_FILES: tuple[str, ...] = (
     "documents.parquet", "queries.parquet", "spans.parquet", "judgments.parquet", "nuggets.parquet",
 )
 QRELS_FILE = "qrels.parquet"
+# The judge's labels (issue 27): every pool passage whose latest judge decision is ``labeled``
+# (route judge or sample), with who labeled it (model, rubric sha, calibration, job). An
+# OPTIONAL data file: versions frozen before it existed do not list it and still load and
+# verify; listed, it is hashed, counted and in ``data_digest`` like every other file. A judge
+# label is never a person's grade: ``qrels.parquet`` and ``judgments.parquet`` stay human.
+JUDGE_LABELS_FILE = "judge_labels.parquet"
+OPTIONAL_DATA_FILES: tuple[str, ...] = (JUDGE_LABELS_FILE,)
+JUDGE_LABEL_COLUMNS: tuple[str, ...] = (
+    "query_id", "doc_id", "start", "end", "grade", "p_fail", "route", "model", "rubric_sha", "calibration_id",
+    "job_id", "created_at",
+)
+# The label sets a scorer may be told to use: people's labels only (evidence spans and final
+# human grades, the default), or those plus the judge's grade of every passage no person graded.
+LABEL_SETS: tuple[str, ...] = ("human", "human+judge")
+HUMAN = "human"
+HUMAN_JUDGE = "human+judge"
+
+
+def check_labels(labels: str) -> str:
+    """``labels`` when it names a label set, else a ValidationError saying which exist."""
+    if labels not in LABEL_SETS:
+        raise ValidationError(
+            f"Unknown label set {labels!r}: use 'human' (people's labels only: evidence spans and final human "
+            f"grades) or 'human+judge' (those, plus the judge's grade of every passage no person graded)."
+        )
+    return labels
 
 
 def _sha256_file(path: Path) -> str:
@@ -154,6 +180,35 @@ def span_problem(raw: str, start: int | None, end: int | None, quote: str | None
 def short_repr(quote: str | None, n: int = 60) -> str:
     q = " ".join((quote or "").split())
     return repr(q if len(q) <= n else q[: n - 1] + "…")
+
+
+# ---- who labeled what (issue 27) --------------------------------------------------------------
+
+
+def label_counts(judgments: pd.DataFrame, judge_labels: pd.DataFrame) -> dict[str, int]:
+    """The manifest's ``label_counts`` from the frozen files: ``human`` passages with a final
+    human grade, then how many of them by basis (``adjudicated``, ``agreed``, any other by
+    name); ``judge`` passages the judge labeled and no person graded; ``judge_total`` every
+    judge label; ``standing_sample`` the judge labels in the standing human sample.
+    (:mod:`golden_store.freezing` counts the same in SQL; :func:`verify` compares.)"""
+    out: dict[str, int] = {"human": int(len(judgments)), "adjudicated": 0, "agreed": 0}
+    for basis, n in judgments["basis"].value_counts().sort_index().items():
+        out[str(basis)] = int(n)
+    human = set(zip(judgments["query_id"], judgments["doc_id"], judgments["start"].astype(int),
+                    judgments["end"].astype(int)))
+    keys = list(zip(judge_labels["query_id"], judge_labels["doc_id"], judge_labels["start"], judge_labels["end"]))
+    out["judge"] = sum(1 for q, d, s, e in keys if (q, d, int(s), int(e)) not in human)
+    out["judge_total"] = int(len(judge_labels))
+    out["standing_sample"] = int((judge_labels["route"] == "sample").sum())
+    return out
+
+
+def judge_provenance(judge_labels: pd.DataFrame) -> dict[str, list[str]]:
+    """Who the judge labels came from: the sorted distinct calibration ids, models, rubric
+    shas and jobs (empty lists when there are none): the manifest's ``judge_labels``."""
+    return {key: sorted({str(x) for x in judge_labels[col].dropna()})
+            for key, col in (("calibration_ids", "calibration_id"), ("models", "model"),
+                             ("rubric_shas", "rubric_sha"), ("jobs", "job_id"))}
 
 
 # ---- reading versions -------------------------------------------------------------------------
@@ -327,8 +382,10 @@ class FrozenVersion:
 
     @cached_property
     def _tables(self) -> dict[str, pd.DataFrame]:
+        listed = self.manifest.get("files") or {}
+        optional = [f for f in OPTIONAL_DATA_FILES if f in listed]
         return {
-            f: pq.read_table(self.path / f).to_pandas() for f in [*DATA_FILES, QRELS_FILE]
+            f: pq.read_table(self.path / f).to_pandas() for f in [*DATA_FILES, QRELS_FILE, *optional]
         }
 
     @property
@@ -355,29 +412,75 @@ class FrozenVersion:
     def qrels_table(self) -> pd.DataFrame:
         return self._table(QRELS_FILE)
 
-    def qrels(self, *, include_held_out: bool = True) -> dict[str, dict[str, int]]:
-        """{query_id: {doc_id: grade}} as trec_eval reads it."""
+    @property
+    def judge_labels(self) -> pd.DataFrame:
+        """The judge's labels frozen with this version (:data:`JUDGE_LABEL_COLUMNS`): every pool
+        passage whose latest judge decision was ``labeled``, people's grades or not. Empty, with
+        those columns, for a version frozen before the file existed."""
+        if JUDGE_LABELS_FILE in self._tables:
+            return self._table(JUDGE_LABELS_FILE)
+        return pd.DataFrame({c: pd.Series(dtype="float64" if c == "p_fail" else "object")
+                             for c in JUDGE_LABEL_COLUMNS})
+
+    @property
+    def has_judge_labels_file(self) -> bool:
+        """Whether this version's format has the judge-labels file (frozen after issue 27)."""
+        return JUDGE_LABELS_FILE in (self.manifest.get("files") or {})
+
+    def judge_only_labels(self) -> pd.DataFrame:
+        """The judge labels of passages no person graded (no final human grade in
+        ``judgments.parquet``): the ones ``labels='human+judge'`` adds. Where people graded a
+        passage, their grade wins and the judge's is not used."""
+        jl = self.judge_labels
+        if jl.empty:
+            return jl
+        j = self._tables["judgments.parquet"]
+        human = set(zip(j["query_id"], j["doc_id"], j["start"].astype(int), j["end"].astype(int)))
+        keep = [(q, d, int(s), int(e)) not in human
+                for q, d, s, e in zip(jl["query_id"], jl["doc_id"], jl["start"], jl["end"])]
+        return jl[keep].reset_index(drop=True)
+
+    def qrels(self, *, include_held_out: bool = True, labels: str = HUMAN) -> dict[str, dict[str, int]]:
+        """{query_id: {doc_id: grade}} as trec_eval reads it.
+
+        ``labels='human'`` (default): the frozen ``qrels.parquet``, people's labels only.
+        ``labels='human+judge'``: per passage, the people's final grade where they graded it,
+        else the judge's; a document's grade is the max over its evidence (grade 3), its human
+        passage grades and the judge grades of passages no person graded. A version without
+        judge labels (or frozen before they existed) gives the human qrels."""
+        check_labels(labels)
         held = set(self._tables["queries.parquet"].query("held_out")["query_id"])
         out: dict[str, dict[str, int]] = {}
         for q, d, g in self._tables[QRELS_FILE].itertuples(index=False):
             if include_held_out or q not in held:
                 out.setdefault(q, {})[d] = int(g)
+        if labels == HUMAN_JUDGE:
+            for q, d, g in self.judge_only_labels()[["query_id", "doc_id", "grade"]].itertuples(index=False):
+                if include_held_out or q not in held:
+                    docs = out.setdefault(q, {})
+                    docs[d] = max(docs.get(d, int(g)), int(g))
         return out
 
-    def chunk_qrels(self, chunks, hit_rule: str | None = None, *, include_judgments: bool = True) -> ChunkQrels:
+    def chunk_qrels(self, chunks, hit_rule: str | None = None, *, include_judgments: bool = True,
+                    labels: str = HUMAN) -> ChunkQrels:
         """Relevance of any chunker's chunks, derived from this version's spans.
 
         ``chunks``: iterable of (chunk_id, doc_id, start, end) in raw character offsets of
         the frozen documents. Evidence spans count as grade 3; judged passages (with
-        ``include_judgments``) as their grade. ``hit_rule`` defaults to the manifest's; the
-        rule used is on the result (``.hit_rule``)."""
+        ``include_judgments``) as their grade, and with ``labels='human+judge'`` also the
+        judge's grade of passages no person graded. ``hit_rule`` defaults to the manifest's;
+        the rule used is on the result (``.hit_rule``)."""
+        check_labels(labels)
         rule = parse_hit_rule(hit_rule or self.manifest.get("hit_rule") or DEFAULT_HIT_RULE)
-        labels = [(s.query_id, s.doc_id, int(s.start), int(s.end), EVIDENCE_GRADE)
-                  for s in self._tables["spans.parquet"].itertuples(index=False)]
+        rows = [(s.query_id, s.doc_id, int(s.start), int(s.end), EVIDENCE_GRADE)
+                for s in self._tables["spans.parquet"].itertuples(index=False)]
         if include_judgments:
-            labels += [(j.query_id, j.doc_id, int(j.start), int(j.end), int(j.grade))
-                       for j in self._tables["judgments.parquet"].itertuples(index=False)]
-        return chunk_qrels(labels, chunks, rule)
+            rows += [(j.query_id, j.doc_id, int(j.start), int(j.end), int(j.grade))
+                     for j in self._tables["judgments.parquet"].itertuples(index=False)]
+            if labels == HUMAN_JUDGE:
+                rows += [(j.query_id, j.doc_id, int(j.start), int(j.end), int(j.grade))
+                         for j in self.judge_only_labels().itertuples(index=False)]
+        return chunk_qrels(rows, chunks, rule)
 
     @property
     def strata(self) -> dict[str, str]:
@@ -498,6 +601,12 @@ def _cheap_checks(path: Path, manifest: Mapping[str, Any], name: str | None = No
                        ("n_spans", "spans.parquet"), ("n_judgments", "judgments.parquet")):
         if fname in rows and manifest.get(key) != rows[fname]:
             problems.append(f"manifest {key}={short_repr(str(manifest.get(key)))} but {fname} holds {rows[fname]} rows")
+    if JUDGE_LABELS_FILE in rows:
+        counts = manifest.get("label_counts")
+        total = counts.get("judge_total") if isinstance(counts, Mapping) else None
+        if total != rows[JUDGE_LABELS_FILE]:
+            problems.append(f"manifest label_counts.judge_total={short_repr(str(total))} but {JUDGE_LABELS_FILE} "
+                            f"holds {rows[JUDGE_LABELS_FILE]} rows")
     if not blocking:
         if manifest.get("data_digest") != data_digest(files):
             problems.append("manifest data_digest does not match the files' hashes")
@@ -592,8 +701,27 @@ def verify(name: str, versions_dir: Path | str | None = None, *, live_corpus_dig
         if raw is None or not 0 <= j.start < j.end <= len(raw):
             problems.append(f"judgments.parquet: query {j.query_id} passage {j.doc_id}[{j.start}:{j.end}] is not in the corpus")
     checked["judgments"] = len(judg)
+    jl = v.judge_labels
+    for j in jl.itertuples(index=False):
+        where = f"{JUDGE_LABELS_FILE}: query {j.query_id} passage {j.doc_id}[{j.start}:{j.end}]"
+        raw = raw_by_id.get(j.doc_id)
+        if raw is None or not 0 <= j.start < j.end <= len(raw):
+            problems.append(f"{where} is not in the corpus")
+        if pd.isna(j.grade) or int(j.grade) not in (0, 1, 2, 3) or j.route not in ("judge", "sample"):
+            problems.append(f"{where}: a judge label is labeled (route judge or sample) with a grade 0-3, not "
+                            f"route {j.route!r} grade {j.grade!r}")
+    if v.has_judge_labels_file:
+        checked["judge_labels"] = len(jl)
+        derived_counts = label_counts(judg, jl)
+        if thaw(manifest.get("label_counts")) != derived_counts:
+            problems.append(f"manifest label_counts={thaw(manifest.get('label_counts'))!r} but the files give "
+                            f"{derived_counts!r}")
+        said = thaw(manifest.get("judge_labels"))
+        said = {k: v for k, v in said.items() if k != "left_out_stale"} if isinstance(said, dict) else said
+        if said != judge_provenance(jl):
+            problems.append(f"manifest judge_labels={said!r} but {JUDGE_LABELS_FILE} gives {judge_provenance(jl)!r}")
     qids = set(v.query_ids)
-    for label, df in (("spans", spans), ("judgments", judg)):
+    for label, df in (("spans", spans), ("judgments", judg), ("judge_labels", jl)):
         orphan = sorted(set(df["query_id"]) - qids)
         if orphan:
             problems.append(f"{label}.parquet: labels for unknown queries {orphan[:5]}")
@@ -641,7 +769,8 @@ def _jsonable(v: Any) -> Any:
 
 def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dict[str, Any]:
     """What changed from version ``a`` to ``b``: queries added/removed/changed (field by
-    field), and per query the evidence spans and graded judgments added/removed/changed."""
+    field), and per query the evidence spans and graded judgments added/removed/changed, and
+    the judge's labels apart (a version without them has none)."""
     va, vb = load_version(a, versions_dir), load_version(b, versions_dir)
     fields = ["text", "stratum", "answerable", "source", "held_out", "notes"]
     if "tier" in va.queries.columns and "tier" in vb.queries.columns:  # versions frozen before tiers have none
@@ -670,6 +799,13 @@ def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dic
     def span_dict(k: tuple) -> dict:
         return {"query_id": k[0], "doc_id": k[1], "start": k[2], "end": k[3]}
 
+    def judge_keys(v: FrozenVersion) -> dict[tuple, dict[str, Any]]:  # empty for a version without the file
+        return {(j.query_id, j.doc_id, int(j.start), int(j.end)): {"grade": int(j.grade), "route": j.route,
+                                                                   "model": j.model}
+                for j in v.judge_labels.itertuples(index=False)}
+
+    la, lb = judge_keys(va), judge_keys(vb)
+
     return {
         "from": a,
         "to": b,
@@ -686,6 +822,13 @@ def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dic
                 {**span_dict(k), "from": ja[k], "to": jb[k]}
                 for k in sorted(set(ja) & set(jb)) if ja[k] != jb[k]
             ],
+        },
+        # the judge's labels (issue 27), apart from people's judgments
+        "judge_labels": {
+            "added": [{**span_dict(k), **lb[k]} for k in sorted(set(lb) - set(la))],
+            "removed": [{**span_dict(k), **la[k]} for k in sorted(set(la) - set(lb))],
+            "changed": [{**span_dict(k), "from": la[k], "to": lb[k]}
+                        for k in sorted(set(la) & set(lb)) if la[k] != lb[k]],
         },
     }
 
@@ -710,4 +853,12 @@ def format_diff(d: dict[str, Any]) -> str:
     lines += [
         f"  ~ {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}]: {x['from']} -> {x['to']}" for x in j["changed"]
     ]
+    jl = d.get("judge_labels") or {"added": [], "removed": [], "changed": []}
+    lines.append(f"judge labels (not people's): +{len(jl['added'])} -{len(jl['removed'])} ~{len(jl['changed'])}")
+    lines += [f"  + {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}] = {x['grade']} ({x['route']}, {x['model']})"
+              for x in jl["added"]]
+    lines += [f"  - {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}] = {x['grade']} ({x['route']}, {x['model']})"
+              for x in jl["removed"]]
+    lines += [f"  ~ {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}]: {x['from']['grade']} ({x['from']['model']}) "
+              f"-> {x['to']['grade']} ({x['to']['model']})" for x in jl["changed"]]
     return "\n".join(lines)

@@ -174,3 +174,25 @@ def test_ids_from_the_store_are_escaped_in_markdown(recorded):
     at = _compare(app_as("engineer").switch_page(PAGE).run(), "base", hostile)
     sources = "\n".join(e.value for e in [*at.markdown, *at.warning, *at.error, *at.success, *at.caption])
     assert md_escape(hostile) in sources and hostile not in sources
+
+
+def test_the_labels_an_evaluation_was_scored_on_are_listed_and_a_mix_is_warned(recorded):
+    """Issue 27: the list says which labels each evaluation is on (human, or human+judge; old
+    rows human), and comparing evaluations scored on different label sets warns on the page."""
+    judged = pd.DataFrame({"R@10": 1.0, "nDCG@10": np.linspace(0.2, 0.9, len(QIDS))},
+                          index=pd.Index(QIDS, name="query_id"))
+    record_evaluation(recorded, "judged", judged, dataset_version="v1", strata=STRATA, system="bm25",
+                      judged_fraction=pd.Series(0.95, index=QIDS), labels="human+judge")
+    at = app_as("engineer").switch_page(PAGE).run()
+    assert not at.exception
+    listed = at.dataframe[0].value.set_index("evaluation")
+    assert listed.loc["judged", "labels"] == "human+judge"
+    assert set(listed.loc[["old", "base", "cand"], "labels"]) == {"human"}
+    at = _compare(at, "base", "judged")
+    warned = "\n".join(plain(w.value) for w in at.warning)
+    assert "scored on different label sets (base: human, judged: human+judge)" in warned
+    assert any("Labels: base scored on human labels; judged scored on human+judge labels." in plain(c.value)
+               for c in at.caption)
+    csv = evaluations.comparison_csv(evaluations.compare(recorded, identity.get_user(recorded, "lead"), "base",
+                                                         "judged"), "base", "judged").decode()
+    assert "baseline labels,candidate labels" in csv.splitlines()[0] and ",human,human+judge," in csv

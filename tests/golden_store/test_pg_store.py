@@ -103,6 +103,12 @@ def test_same_events_same_agreement_and_data_digest(tmp_path, pg_store):
     agreement inputs are equal, and both freezes write byte-identical files."""
     with Store.open(tmp_path / "duck.duckdb") as duck:
         load_demo(duck, cli_user(), workflows=True)
+        # issue 27: the judge's labels too (judge_labels.parquet is hashed into data_digest)
+        from tests.golden_store.test_judge_labels_frozen import RUBRIC_A, judge, labeled
+
+        judge(duck, [labeled("q001", "annual-leave", 0, 100, 2), labeled("q002", "pension", 200, 300, 0, "sample",
+                                                                         p_fail=0.3)],
+              model="judge-a", rubric=RUBRIC_A, calibration="cal-1")
         counts = copy_store(duck, pg_store)
         assert counts["grade_events"] > 0 and counts["documents"] > 0
         assert pg_store.generation()[1] == duck.generation()[1]
@@ -115,7 +121,9 @@ def test_same_events_same_agreement_and_data_digest(tmp_path, pg_store):
         fd = freezing.freeze(duck, "v1", actor="t", versions_dir=tmp_path / "vd")
         fp = freezing.freeze(pg_store, "v1", actor="t", versions_dir=tmp_path / "vp")
     assert fp.manifest["data_digest"] == fd.manifest["data_digest"]
-    for key in ("n_queries", "n_spans", "n_judgments", "kappa_binary", "kappa_graded", "annotators"):
+    assert fd.manifest["files"]["judge_labels.parquet"]["rows"] == 2
+    for key in ("n_queries", "n_spans", "n_judgments", "kappa_binary", "kappa_graded", "annotators", "label_counts",
+                "judge_labels"):
         if key in fd.manifest:
             assert fp.manifest[key] == fd.manifest[key], key
 
