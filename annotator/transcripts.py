@@ -1,8 +1,10 @@
-"""Failure transcript review and the label flywheel (METHODOLOGY §12.5, §13.6, §15.4).
+"""Failure transcript review and the label flywheel (METHODOLOGY §12.5, §13.6, §15.4), and the
+judge check (§11.1 step 6, Case 3).
 
 Engineers import an evaluation run's transcripts; reviewers draw a stratified sample of
-failures, read each one and say whether the system failed (and how), the grader was wrong,
-or it is ambiguous. Grader failures go to the lead's adjudication queue; system failures on
+failures (and, with ``pass_share``, of the judge's passes), read each one and say whether the
+system failed (and how), the grader was wrong, or it is ambiguous. A judged pass a reviewer
+says failed is a judge false pass; :func:`judge_check` counts them per evaluation. Grader failures go to the lead's adjudication queue; system failures on
 questions not yet in the golden set can be added to it in one step, tagged with their source
 and date so new items can be measured apart for a release or two.
 """
@@ -24,7 +26,7 @@ from annotator.evidence_rounds import visible_evidence
 from annotator.identity import User, require
 from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
-from annotator.transcript_sampling import Candidate, sample_failures
+from annotator.transcript_sampling import DEFAULT_PASS_SHARE, Candidate, sample_draw
 from golden_store.live import documents
 from golden_store.live import label_receipts, queries
 from golden_store.live import transcripts
@@ -41,6 +43,7 @@ KEYS = tuple((str(i), "system_failure", cls, cls.replace("_", " ")) for i, cls i
     ("g", "grader_failure", None, "grader failure (the judge or the label was wrong)"),
     ("a", "ambiguous", None, "ambiguous"))
 QUEUE_AHEAD = 4  # transcripts are long; a few ahead is enough to never wait
+WILSON_Z = 1.959963984540054  # the two-sided 95% normal quantile
 
 
 def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, Any]:
@@ -134,13 +137,25 @@ def import_file(store: Store, user: User, path: str | Path,
 # ---- sampling and reading ------------------------------------------------------------------------
 
 
-def draw(store: Store, user: User, n: int = 10, seed: int = 0) -> tuple[str | None, list[str]]:
-    """Draw a stratified sample of unreviewed failures (recorded, so the next draw moves on)."""
+def draw(store: Store, user: User, n: int = 10, seed: int = 0,
+         pass_share: float = DEFAULT_PASS_SHARE) -> tuple[str | None, list[str]]:
+    """Draw a stratified sample of unreviewed transcripts (recorded, so the next draw moves
+    on): failures, and ``pass_share`` of the sample from the judge's passes (rounded half
+    up; either kind fills in when the other runs short). See
+    :func:`annotator.transcript_sampling.sample_draw`."""
     require(user, Permission.REVIEW)
     fails = transcripts.failures(store)
-    cands = [Candidate(f["item_id"], f["stratum"], f["failure_type"] or "") for f in fails]
-    reviewed = {f["item_id"] for f in fails if f["verdict"]}
-    items = sample_failures(cands, n, seed, reviewed=reviewed, drawn_before=transcripts.drawn_before(store))
+    passed = transcripts.passes(store) if pass_share else []
+
+    def cands(rows: list[dict]) -> list[Candidate]:
+        return [Candidate(r["item_id"], r["stratum"], r["failure_type"] or "") for r in rows]
+
+    reviewed = {f["item_id"] for f in fails + passed if f["verdict"]}
+    try:
+        items = sample_draw(cands(fails), cands(passed), n, seed, pass_share=pass_share, reviewed=reviewed,
+                            drawn_before=transcripts.drawn_before(store))
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
     if not items:
         return None, []
     return transcripts.record_draw(store, items, seed, actor=user.username), items
@@ -232,13 +247,20 @@ def card(t: dict) -> dict[str, Any]:
     blocks.append({"heading": f"Judge · verdict: {t['judge_verdict'] or '-'}",
                    "segments": [[t["judge_justification"] or "", "plain"]]})
     metrics = ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in t["metrics"].items())
-    return {"item": {"item_id": t["item_id"]},
+    out: dict[str, Any] = {"item": {"item_id": t["item_id"]},
             "digest": _digest(t["question"], raw_retrieved, t["answer"], t["judge_verdict"], t["judge_justification"]),
             "title": t["question"],
             "meta": f"{t['item_id']} · {t['stratum']} · {t['source']}"
                     + (f" · trace {t['trace_id']}" if t["trace_id"] else "")
                     + ("" if t["in_golden_set"] else " · not in the golden set") + f" · metrics {metrics}",
             "blocks": blocks}
+    if t["passed"]:  # shown, not hidden: no verdict yet lets a reviewer who cannot see the judge confirm a pass
+        out["notice"] = PASS_NOTICE
+    return out
+
+
+PASS_NOTICE = ("The judge PASSED this answer (a standing sample of passes). If a person would fail it, "
+               "1-6 or g: a judge false pass. If it is right, a (ambiguous): no key confirms a pass yet.")
 
 
 def review_cards(store: Store, user: User, n: int = QUEUE_AHEAD) -> list[dict[str, Any]]:
@@ -279,10 +301,12 @@ def submit(store: Store, user: User | None, raw_labels: object) -> list[Ack]:
 
 
 def to_add(store: Store, user: User) -> list[dict]:
-    """Transcripts the reviewer judged system failures on questions the golden set lacks."""
+    """Transcripts the reviewer judged system failures on questions the golden set lacks
+    (an overturned pass among them)."""
     require(user, Permission.REVIEW)
     return [{k: f[k] for k in ("item_id", "question", "stratum", "source")}
-            for f in transcripts.failures(store) if f["verdict"] == "system_failure" and not f["in_golden_set"]]
+            for f in transcripts.failures(store) + transcripts.passes(store)
+            if f["verdict"] == "system_failure" and not f["in_golden_set"]]
 
 
 def draw_progress(store: Store, user: User) -> tuple[int, int]:
@@ -305,6 +329,39 @@ def strata(store: Store, user: User) -> set[str]:
 def summary(store: Store, user: User) -> list[dict]:
     require(user, Permission.VIEW_STORE)
     return transcripts.summary(store)
+
+
+def wilson_interval(k: int, n: int, z: float = WILSON_Z) -> tuple[float, float] | None:
+    """The Wilson score interval of the proportion k/n (95% by default); None when n is 0.
+    Unlike k/n +- z*se it stays inside [0, 1] and is not empty at k = 0 or k = n, which is
+    where a judge check usually sits (a few overturned passes among a few dozen)."""
+    if n <= 0:
+        return None
+    if not 0 <= k <= n:
+        raise ValueError(f"{k} of {n} is not a proportion.")
+    p, z2 = k / n, z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def judge_check(store: Store, user: User) -> list[dict]:
+    """Per evaluation (the judge is the evaluation's: transcripts carry no judge model of
+    their own), the judge against its reviewers: reviewed passes, overturned passes (judge
+    false passes) and the false-pass rate = overturned / reviewed passes with its Wilson 95%
+    interval; reviewed failures, confirmed and overturned (judge false fails), the false-fail
+    rate the same way. Each transcript counts once, by its latest verdict; withdrawn reviews
+    do not count; an ambiguous verdict is reviewed and neither confirms nor overturns."""
+    require(user, Permission.VIEW_STORE)
+    rows = transcripts.judge_check(store)
+    for r in rows:
+        for kind, bad in (("pass", "passes_overturned"), ("fail", "failures_overturned")):
+            n = r["passes_reviewed" if kind == "pass" else "failures_reviewed"]
+            ci = wilson_interval(r[bad], n)
+            r[f"false_{kind}_rate"] = r[bad] / n if n else None
+            r[f"false_{kind}_low"], r[f"false_{kind}_high"] = ci if ci else (None, None)
+    return rows
 
 
 # ---- the flywheel -------------------------------------------------------------------------------

@@ -31,6 +31,12 @@ FAILURE_CLASSES = ("retrieval_miss", "ranking", "generation_unfaithful", "incomp
 RESOLUTIONS = ("label_fixed", "judge_fixed", "reviewer_wrong")
 SATURATED = 0.98  # a stratum passing at least this share has no headroom left (§13.6) ...
 SATURATION_MIN = 30  # ... once it has this many transcripts: 3 of 3 passing says little about headroom
+# The judge check (METHODOLOGY §11.1 step 6, Case 3): the reviewer's latest verdict on a judged
+# pass that says it failed overturns the pass (a judge false pass); on a judged failure,
+# 'system_failure' confirms it and 'grader_failure' overturns it (a judge false fail).
+OVERTURNS_PASS = ("system_failure", "grader_failure")
+CONFIRMS_FAILURE = "system_failure"
+OVERTURNS_FAILURE = "grader_failure"
 
 
 _TRIAL = re.compile(r"-?[0-9]{1,10}")
@@ -139,6 +145,11 @@ _IN_DRAWS_OF = ("EXISTS (SELECT 1 FROM transcript_draws d WHERE d.actor = ? AND 
 def failures(store: Store) -> list[dict]:
     """Every failed transcript with its stratum and current review verdict (if any)."""
     return _keyed(store.read_dicts(_with_review("NOT t.passed") + _ORDER))
+
+
+def passes(store: Store) -> list[dict]:
+    """Every transcript the judge passed, with its stratum and current review verdict (if any)."""
+    return _keyed(store.read_dicts(_with_review("t.passed") + _ORDER))
 
 
 def get(store: Store, item_id: str) -> dict:
@@ -289,13 +300,13 @@ def resolve(store: Store, item_id: str, resolution: str, rationale: str, *, acto
 
 def summary(store: Store) -> list[dict]:
     """Per stratum: transcripts, failures, reviewed share of the failures, grader-failure
-    rate among reviewed failures, score (pass share), headroom and a saturation flag (only with
+    rate among reviewed failures (reviewed passes are the judge check's, :func:`judge_check`), score (pass share), headroom and a saturation flag (only with
     SATURATION_MIN transcripts or more: a handful all passing is too few to call headroom gone)."""
     rows = store.read_dicts(
         "SELECT stratum, count(*) AS transcripts, count(*) FILTER (WHERE NOT passed) AS failures, "
         "count(*) FILTER (WHERE NOT passed AND verdict IS NOT NULL) AS reviewed, "
-        "count(*) FILTER (WHERE verdict = 'grader_failure') AS grader_failures, "
-        "count(*) FILTER (WHERE verdict = 'system_failure') AS system_failures, "
+        "count(*) FILTER (WHERE NOT passed AND verdict = 'grader_failure') AS grader_failures, "
+        "count(*) FILTER (WHERE NOT passed AND verdict = 'system_failure') AS system_failures, "
         "avg(CASE WHEN passed THEN 1.0 ELSE 0.0 END) AS score "
         f"FROM ({_with_review()}) GROUP BY stratum ORDER BY stratum")
     for r in rows:
@@ -312,3 +323,23 @@ def counts(store: Store) -> dict[str, int]:
         "SELECT count(*) FILTER (WHERE NOT passed), count(*) FILTER (WHERE NOT passed AND verdict IS NOT NULL), "
         f"count(*) FILTER (WHERE verdict = 'grader_failure') FROM ({_with_review()})")
     return {"failures": int(row[0]), "reviewed": int(row[1]), "grader_failures": int(row[2])}
+
+
+def judge_check(store: Store) -> list[dict]:
+    """Per evaluation, the judge against its reviewers (each transcript's latest verdict; a
+    withdrawn one counts as none): passes and failures, how many of each were reviewed, the
+    passes overturned (a verdict of OVERTURNS_PASS: judge false passes), the failures confirmed
+    (CONFIRMS_FAILURE) and overturned (OVERTURNS_FAILURE: judge false fails), and the
+    ambiguous verdicts on each."""
+    over = ", ".join(f"'{v}'" for v in OVERTURNS_PASS)
+    return store.read_dicts(
+        "SELECT evaluation_id, count(*) FILTER (WHERE passed) AS passes, "
+        "count(*) FILTER (WHERE passed AND verdict IS NOT NULL) AS passes_reviewed, "
+        f"count(*) FILTER (WHERE passed AND verdict IN ({over})) AS passes_overturned, "
+        "count(*) FILTER (WHERE passed AND verdict = 'ambiguous') AS passes_ambiguous, "
+        "count(*) FILTER (WHERE NOT passed) AS failures, "
+        "count(*) FILTER (WHERE NOT passed AND verdict IS NOT NULL) AS failures_reviewed, "
+        f"count(*) FILTER (WHERE NOT passed AND verdict = '{CONFIRMS_FAILURE}') AS failures_confirmed, "
+        f"count(*) FILTER (WHERE NOT passed AND verdict = '{OVERTURNS_FAILURE}') AS failures_overturned, "
+        "count(*) FILTER (WHERE NOT passed AND verdict = 'ambiguous') AS failures_ambiguous "
+        f"FROM ({_with_review()}) t GROUP BY evaluation_id ORDER BY evaluation_id")
