@@ -1,6 +1,7 @@
-"""Transcripts: draw a stratified sample of failures, read each transcript, say whose failure
-it was (keys 1-6 system failure classes, g grader, a ambiguous), feed failures back into the
-golden set (METHODOLOGY §12.5, §15.4)."""
+"""Transcripts: draw a stratified sample of failures (and a share of the judge's passes), read
+each transcript, say whose failure it was (keys 1-6 system failure classes, g grader, a
+ambiguous), feed failures back into the golden set (METHODOLOGY §12.5, §15.4); the judge check
+per evaluation: passes overturned by reviewers, failures confirmed and overturned (§11.1, Case 3)."""
 
 from __future__ import annotations
 
@@ -53,12 +54,37 @@ if user.can(Permission.IMPORT_RUNS):
                     flash(f"Imported {n} transcript(s).")
                     st.rerun()
 
+def judge_check_section() -> None:
+    """Per evaluation: the judge's passes and failures against the reviewers' latest verdicts."""
+    rows = transcripts.judge_check(s, user)
+    st.subheader("Judge check", anchor=False)
+
+    def rate(r: dict, kind: str) -> str:
+        if r[f"false_{kind}_rate"] is None:
+            return "-"
+        return f"{r[f'false_{kind}_rate']:.2f} [{r[f'false_{kind}_low']:.2f}, {r[f'false_{kind}_high']:.2f}]"
+
+    st.dataframe(pd.DataFrame([{
+        "evaluation": r["evaluation_id"], "passes": r["passes"], "passes reviewed": r["passes_reviewed"],
+        "passes overturned": r["passes_overturned"], "false-pass rate [95% CI]": rate(r, "pass"),
+        "failures": r["failures"], "failures reviewed": r["failures_reviewed"],
+        "failures confirmed": r["failures_confirmed"], "failures overturned": r["failures_overturned"],
+        "false-fail rate [95% CI]": rate(r, "fail")} for r in rows]), hide_index=True, width="stretch",
+        key="tr_judge_check")
+    st.caption("A judged pass a reviewer says failed (a system failure or a grader failure) is a judge false pass "
+               "(METHODOLOGY Case 3); a judged failure reviewed as a grader failure is a false fail. Each transcript "
+               "counts once, by its latest verdict; withdrawn verdicts do not count; ambiguous ones are reviewed "
+               "and overturn nothing. Rates are overturned / reviewed with the Wilson 95% interval. Passes are "
+               "reviewed only when a draw takes a share of them (Share of passes, below).")
+
+
 summary = pd.DataFrame(transcripts.summary(s, user))
 if summary.empty:
     st.info("No transcripts yet: an engineer imports them here or with `golden transcripts import FILE`.")
     st.stop()
 if not user.can(Permission.REVIEW):
     st.dataframe(summary, hide_index=True, width="stretch")
+    judge_check_section()
     st.caption("Reviewing needs the reviewer role.")
     st.stop()
 cards = transcripts.review_cards(s, user)
@@ -81,18 +107,26 @@ sat = summary[summary["saturated"]]
 if len(sat):
     st.warning("Saturated (no headroom left): " + ", ".join(md_escape(x) for x in sat["stratum"])
                + ". Retire them to a smoke tier and build harder items (§13.6).")
+judge_check_section()
 
-c1, c2, c3 = st.columns([1, 1, 2])
+c1, c2, c3, c4 = st.columns([1, 1, 1, 2])
 n = c1.number_input("Sample size", 1, 100, 10, key="tr_n")
 seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="tr_seed")
-if c3.button("Draw failures to review", type="primary", key="tr_draw"):
-    did = attempt(lambda: transcripts.draw(s, user, int(n), int(seed)))
+share = c3.number_input("Share of passes", 0.0, 1.0, float(transcripts.DEFAULT_PASS_SHARE), 0.05, key="tr_pass_share",
+                        help=f"The share of the sample drawn from the judge's passes (default "
+                             f"{transcripts.DEFAULT_PASS_SHARE:g}: failures only), balanced across strata the same "
+                             "way; 0.2 of 10 is 2.")
+# the label stays (the browser tests find the button by it); the share beside it says what else is drawn
+if c4.button("Draw failures to review", type="primary", key="tr_draw"):
+    did = attempt(lambda: transcripts.draw(s, user, int(n), int(seed), float(share)))
     if did is not None:
-        flash(f"Drew {len(did[1])} failure(s): they are at the top of the page." if did[1]
-              else "No unreviewed failure left to draw.")
+        kind = "failure(s)" if not share else "transcript(s), failures and a share of the judge's passes,"
+        flash(f"Drew {len(did[1])} {kind}: they are at the top of the page." if did[1]
+              else "No unreviewed transcript left to draw.")
         st.rerun()
 if not drawn:
-    st.caption("Draw a sample: failures across strata and failure types, none you reviewed already.")
+    st.caption("Draw a sample: failures (and the share of passes asked for) across strata and failure types, "
+               "none you reviewed already.")
 
 missing = {m["item_id"]: m for m in transcripts.to_add(s, user)}
 if missing:

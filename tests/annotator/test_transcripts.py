@@ -287,3 +287,203 @@ def test_a_file_naming_the_evaluation_run_id_as_before_schema_15_imports_the_sam
     assert transcripts.import_file(demo_store, LOCAL_USER, f) == 1
     assert demo_store.read("SELECT evaluation_id, query_id, trial FROM transcripts WHERE evaluation_id = 'nightly-3'") \
         == [("nightly-3", "q001", 0)]
+
+
+# ---- issue 27: a share of the judge's passes, and the judge check (METHODOLOGY §11.1, Case 3) ----
+
+
+def _mixed():
+    """Failures in four strata, passes in three (different amounts), ids telling kind and stratum."""
+    fails = _cands()
+    passes = [Candidate(f"P{s}-{i}", s) for s, n in (("lexical", 20), ("paraphrase", 6), ("tabular", 3))
+              for i in range(n)]
+    return fails, passes
+
+
+def test_pass_share_zero_is_the_failures_only_draw():
+    from annotator.transcript_sampling import sample_draw
+
+    fails, passes = _mixed()
+    for seed in range(5):
+        for n in (1, 4, 10, 100):
+            assert sample_draw(fails, passes, n, seed) == sample_failures(fails, n, seed)
+            assert sample_draw(fails, passes, n, seed, pass_share=0.0, drawn_before=["lexical-1"],
+                               reviewed=["paraphrase-2"]) == sample_failures(
+                fails, n, seed, drawn_before=["lexical-1"], reviewed=["paraphrase-2"])
+
+
+def test_pass_share_draws_passes_in_number_balanced_seeded_and_never_reviewed():
+    from annotator.transcript_sampling import pass_quota, sample_draw
+
+    fails, passes = _mixed()
+    a = sample_draw(fails, passes, 10, seed=3, pass_share=0.3)
+    assert a == sample_draw(list(reversed(fails)), list(reversed(passes)), 10, seed=3, pass_share=0.3)  # repeatable
+    assert a != sample_draw(fails, passes, 10, seed=4, pass_share=0.3)
+    got = [x for x in a if x.startswith("P")]
+    assert len(got) == 3 and len(a) == len(set(a)) == 10
+    assert sorted(x.split("-")[0] for x in got) == ["Plexical", "Pparaphrase", "Ptabular"]  # strata take turns
+    # the failures drawn are the failures-only draw's first seven, in that order
+    assert [x for x in a if not x.startswith("P")] == sample_failures(fails, 7, seed=3)
+    assert [pass_quota(10, s) for s in (0, 0.04, 0.05, 0.2, 0.25, 1)] == [0, 0, 1, 2, 3, 10]
+    assert pass_quota(1, 0.2) == 0
+    with pytest.raises(ValueError, match="from 0 to 1"):
+        pass_quota(10, 1.5)
+    # positions are seeded, not "passes last": over seeds the passes sit all over the draw
+    spots = {i for seed in range(30) for i, x in enumerate(sample_draw(fails, passes, 10, seed, pass_share=0.2))
+             if x.startswith("P")}
+    assert len(spots) >= 8
+    # reviewed passes are never drawn; earlier-drawn ones only after the fresh ones
+    reviewed = {"Plexical-0", "Plexical-1", "Ptabular-0"}
+    fresh = {p.item_id for p in passes} - reviewed - set(got)
+    b = sample_draw(fails, passes, 40, seed=3, pass_share=0.5, reviewed=reviewed, drawn_before=got)
+    bp = [x for x in b if x.startswith("P")]
+    assert len(bp) == 20 and set(bp) <= fresh
+    everything = sample_draw(fails, passes, 100, seed=3, pass_share=0.5, reviewed=reviewed, drawn_before=got)
+    ep = [x for x in everything if x.startswith("P")]
+    assert not reviewed & set(everything) and len(ep) == len(fresh) + len(set(got) - reviewed)
+    assert set(ep[:len(fresh)]) == fresh  # the fresh passes first, then the earlier-drawn ones
+    # one kind short: the other fills the draw
+    assert len(sample_draw(fails[:2], passes, 10, seed=1, pass_share=0.2)) == 10
+    assert len([x for x in sample_draw(fails[:2], passes, 10, seed=1, pass_share=0.2) if x.startswith("P")]) == 8
+    assert sample_draw(fails, [], 10, seed=1, pass_share=0.5) == sample_failures(fails, 10, seed=1)
+
+
+def test_wilson_interval_against_a_reference():
+    from annotator.transcripts import wilson_interval
+
+    cases = [(3, 10), (0, 10), (10, 10), (1, 40), (7, 23)]
+    try:  # statsmodels, when installed; else scipy's binomtest; else values worked by hand
+        from statsmodels.stats.proportion import proportion_confint
+
+        ref = {c: proportion_confint(*c, alpha=0.05, method="wilson") for c in cases}
+    except ImportError:
+        try:
+            from scipy.stats import binomtest
+
+            ref = {c: tuple(binomtest(*c).proportion_ci(0.95, method="wilson")) for c in cases}
+        except ImportError:
+            ref = {(3, 10): (0.107791, 0.603222), (0, 10): (0.0, 0.277533), (10, 10): (0.722467, 1.0)}
+    for c, (lo, hi) in ref.items():
+        assert wilson_interval(*c) == pytest.approx((lo, hi), abs=1e-6)
+    # by hand: 3 of 10, z = 1.96: centre (0.3 + 1.96^2/20) / (1 + 1.96^2/10) = 0.35550 ...
+    assert wilson_interval(3, 10) == pytest.approx((0.10779, 0.60322), abs=1e-5)
+    assert wilson_interval(0, 0) is None
+    with pytest.raises(ValueError):
+        wilson_interval(4, 3)
+
+
+def _pl(qid, stratum, passed, evaluation="ev-1"):
+    return {**_record(qid, passed=passed, source="production_log", stratum=stratum, question=f"question {qid}"),
+            "evaluation_id": evaluation}
+
+
+def test_draw_with_passes_through_the_store(store, tmp_path):
+    """A store with no demo: failures and passes in three strata. The draw takes its share of
+    passes, the same items the pure sampler picks, records them, and never draws a reviewed one."""
+    from annotator.transcript_sampling import sample_draw
+    from golden_store.live import transcripts as store_t
+
+    recs = [_pl(f"f-{s}-{i}", s, False) for s in ("lexical", "paraphrase", "tabular") for i in range(6)]
+    recs += [_pl(f"p-{s}-{i}", s, True) for s in ("lexical", "paraphrase", "tabular") for i in range(6)]
+    transcripts.import_file(store, ENGINEER, _write(tmp_path, recs))
+    fails = [Candidate(r["item_id"], r["stratum"], r["failure_type"] or "") for r in store_t.failures(store)]
+    passes = [Candidate(r["item_id"], r["stratum"], r["failure_type"] or "") for r in store_t.passes(store)]
+    expected = sample_draw(fails, passes, 10, 7, pass_share=0.3)
+    did, items = transcripts.draw(store, REVIEWER, 10, seed=7, pass_share=0.3)
+    assert items == expected and store_t.draw_items(store, did) == items
+    drawn_passes = [i for i in items if "|p-" in i]
+    assert len(drawn_passes) == 3
+    assert {i.split("|")[1].split("-")[1] for i in drawn_passes} == {"lexical", "paraphrase", "tabular"}
+    # the failures-only draw is unchanged
+    with pytest.raises(ValidationError, match="from 0 to 1"):
+        transcripts.draw(store, REVIEWER, 10, seed=7, pass_share=2)
+    # a judged pass is shown as one (not blind: no verdict lets a reviewer confirm a pass yet)
+    card = transcripts.card(transcripts.transcript(store, REVIEWER, drawn_passes[0]))
+    assert card["notice"] == transcripts.PASS_NOTICE
+    assert "notice" not in transcripts.card(transcripts.transcript(store, REVIEWER, "ev-1|f-lexical-0|0"))
+    # reviewed passes are never drawn again, even once every other pass has been drawn
+    transcripts.review(store, REVIEWER, drawn_passes[0], "system_failure", "incomplete")
+    transcripts.review(store, REVIEWER, drawn_passes[1], "ambiguous")
+    later = [transcripts.draw(store, REVIEWER, 10, seed=s, pass_share=0.5)[1] for s in range(6)]
+    assert not set(drawn_passes[:2]) & {i for d in later for i in d}
+    # an overturned pass on a question the golden set lacks can be added to it
+    assert drawn_passes[0] in {m["item_id"] for m in transcripts.to_add(store, REVIEWER)}
+    # with pass_share 0 no pass is drawn
+    assert not [i for i in transcripts.draw(store, REVIEWER, 18, seed=1)[1] if "|p-" in i]
+
+
+def test_judge_check_counts_latest_verdicts_once_and_not_withdrawn(store, tmp_path):
+    from golden_store.live import transcripts as store_t
+
+    recs = [_pl(f"p{i}", "lexical", True) for i in range(6)] + [_pl(f"f{i}", "lexical", False) for i in range(4)]
+    recs += [_pl("x1", "lexical", True, evaluation="ev-2")]
+    transcripts.import_file(store, ENGINEER, _write(tmp_path, recs))
+    transcripts.draw(store, REVIEWER, 11, seed=0, pass_share=0.6)
+    k = lambda q, e="ev-1": store_t.item_key(e, q, 0)  # noqa: E731
+    # p0: overturned, then changed twice, overturned at the end: counted once
+    transcripts.review(store, REVIEWER, k("p0"), "system_failure", "incomplete")
+    transcripts.review(store, REVIEWER, k("p0"), "ambiguous")
+    transcripts.review(store, REVIEWER, k("p0"), "grader_failure")
+    # p1: overturned, then the reviewer changed their mind: not a false pass
+    transcripts.review(store, REVIEWER, k("p1"), "grader_failure")
+    transcripts.review(store, REVIEWER, k("p1"), "ambiguous")
+    # p2: overturned on the surface, then withdrawn (undo): not reviewed at all
+    cards = {c["item"]["item_id"]: c for c in transcripts.review_cards(store, REVIEWER, 50)}
+    acks = transcripts.submit(store, REVIEWER, [
+        {"id": "lbl-jc-000001", "by": "rita", "item": cards[k("p2")]["item"], "digest": cards[k("p2")]["digest"],
+         "action": "system_failure", "value": "retrieval_miss"}])
+    assert [a.status for a in acks] == ["saved"]
+    acks = transcripts.submit(store, REVIEWER, [{"id": "lbl-jc-000002", "by": "rita", "item": cards[k("p2")]["item"],
+                                                 "action": "undo", "target": "lbl-jc-000001"}])
+    assert [a.status for a in acks] == ["saved"]
+    # p3: overturned once
+    transcripts.review(store, REVIEWER, k("p3"), "system_failure", "retrieval_miss")
+    # failures: f0 confirmed, f1 overturned (false fail), f2 confirmed then overturned, f3 unreviewed
+    transcripts.review(store, REVIEWER, k("f0"), "system_failure", "ranking")
+    transcripts.review(store, REVIEWER, k("f1"), "grader_failure")
+    transcripts.review(store, REVIEWER, k("f2"), "system_failure", "ranking")
+    transcripts.review(store, REVIEWER, k("f2"), "grader_failure")
+    transcripts.review(store, REVIEWER, k("x1", "ev-2"), "system_failure", "incomplete")
+    with pytest.raises(PermissionDenied):
+        transcripts.judge_check(store, User("nobody", "N", frozenset()))
+    rows = {r["evaluation_id"]: r for r in transcripts.judge_check(store, ENGINEER)}
+    ev1 = rows["ev-1"]
+    assert {c: ev1[c] for c in ("passes", "passes_reviewed", "passes_overturned", "passes_ambiguous", "failures",
+                                "failures_reviewed", "failures_confirmed", "failures_overturned")} == {
+        "passes": 6, "passes_reviewed": 3, "passes_overturned": 2, "passes_ambiguous": 1, "failures": 4,
+        "failures_reviewed": 3, "failures_confirmed": 1, "failures_overturned": 2}
+    assert ev1["false_pass_rate"] == pytest.approx(2 / 3)
+    assert (ev1["false_pass_low"], ev1["false_pass_high"]) == pytest.approx(transcripts.wilson_interval(2, 3))
+    assert ev1["false_fail_rate"] == pytest.approx(2 / 3)
+    ev2 = rows["ev-2"]
+    assert (ev2["passes_reviewed"], ev2["passes_overturned"], ev2["false_pass_rate"]) == (1, 1, 1.0)
+    assert ev2["failures_reviewed"] == 0 and ev2["false_fail_rate"] is None and ev2["false_fail_low"] is None
+    # the per-stratum summary's grader-failure rate stays a rate among reviewed failures
+    (lex,) = [r for r in transcripts.summary(store, REVIEWER) if r["stratum"] == "lexical"]
+    assert (lex["reviewed"], lex["grader_failures"]) == (3, 2)
+
+
+def test_cli_draw_with_pass_share_and_judge_check(tmp_path, golden_db):
+    from tests.annotator.test_cli import run
+
+    assert run(tmp_path, "demo").returncode == 0
+    recs = [{**_record(q, trial=t, passed=t == 1), "evaluation_id": "cli-ev"}
+            for q in ("q001", "q002", "q005", "q010", "q020") for t in range(2)]
+    _write(tmp_path, recs, "tr.jsonl")
+    assert run(tmp_path, "transcripts", "import", "tr.jsonl").returncode == 0
+    a = json.loads(run(tmp_path, "transcripts", "draw", "--n", "5", "--seed", "2", "--pass-share", "0.4",
+                       "--json").stdout)
+    assert a["pass_share"] == 0.4 and len(a["items"]) == 5
+    assert sum(i["passed"] for i in a["items"]) == 2
+    bad = run(tmp_path, "transcripts", "draw", "--pass-share", "1.5")
+    assert bad.returncode == 2 and "a share from 0 to 1" in bad.stderr
+    first_pass = next(i["item_id"] for i in a["items"] if i["passed"])
+    from golden_store.db.store import Store
+
+    with Store.open(golden_db) as s:  # between CLI runs, never beside one
+        transcripts.review(s, REVIEWER, first_pass, "grader_failure")
+    out = run(tmp_path, "transcripts", "judge-check")
+    assert out.returncode == 0, out.stderr
+    assert "cli-ev" in out.stdout and "overturned    1" in out.stdout and "Wilson 95% interval" in out.stdout
+    rows = {r["evaluation_id"]: r for r in json.loads(run(tmp_path, "transcripts", "judge-check", "--json").stdout)}
+    assert (rows["cli-ev"]["passes_reviewed"], rows["cli-ev"]["passes_overturned"]) == (1, 1)
