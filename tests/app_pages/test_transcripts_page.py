@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from annotator import context, demo, identity
+from annotator import context, demo, identity, transcripts
 from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
 from tests.annotator.test_transcripts import _record
@@ -69,3 +69,48 @@ def test_review_flow_escaping_flywheel_and_adjudication():
     assert any("Resolved run-7|q001|0" in plain(m.value) for m in lead.success)
     assert store.read_one("SELECT evaluation_id, query_id, trial, resolution, note FROM transcript_resolution_events") == (
         "run-7", "q001", 0, "label_fixed", "the label was wrong")
+
+
+def test_judge_check_section_and_a_draw_with_passes(tmp_path):
+    """Issue 27: the draw control takes a share of the judge's passes; a drawn pass says it is
+    one; a pass the reviewer overturns shows in the Judge check section, for the reviewer and
+    for an engineer."""
+    store = context.get_store()
+    admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
+    for role in ("reviewer", "engineer"):
+        identity.create_user(store, admin, role, [role], password=PASSWORD)
+    recs = [{**_record(f"pl-{i}", passed=i < 3, source="production_log", stratum="paraphrase"),
+             "evaluation_id": "ev-page"} for i in range(6)]
+    f = tmp_path / "t.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    transcripts.import_file(store, admin, f)
+
+    rev = app_as("reviewer")
+    rev.switch_page("app_pages/transcripts.py").run()
+    assert not rev.exception
+    assert any(h.value == "Judge check" for h in rev.subheader)
+    rev.number_input(key="tr_n").set_value(4)
+    rev.number_input(key="tr_pass_share").set_value(0.5)
+    rev.button(key="tr_draw").click().run()
+    assert any("Drew 4 transcript(s), failures and a share of the judge's passes" in plain(m.value)
+               for m in rev.success)
+    shown = cards(rev, "transcript_surface")
+    passes = [c for c in shown if c["item"]["item_id"] in {f"ev-page|pl-{i}|0" for i in range(3)}]
+    assert len(passes) == 2 and all(c["notice"] == transcripts.PASS_NOTICE for c in passes)
+    over = label_for(passes[0], "reviewer", "grader_failure")
+    assert send(rev, "transcript_surface", [over])[over["id"]]["status"] == "saved"
+    table = _judge_table(rev)
+    row = table[table["evaluation"] == "ev-page"].iloc[0]
+    assert (row["passes"], row["passes reviewed"], row["passes overturned"]) == (3, 1, 1)
+    assert row["false-pass rate [95% CI]"] == "1.00 [0.21, 1.00]"
+
+    eng = app_as("engineer")
+    eng.switch_page("app_pages/transcripts.py").run()
+    assert not eng.exception
+    row = _judge_table(eng).iloc[0]
+    assert row["evaluation"] == "ev-page" and row["passes overturned"] == 1
+
+
+def _judge_table(at):
+    return next(d.value for d in at.dataframe if "false-pass rate [95% CI]" in d.value.columns)
+
