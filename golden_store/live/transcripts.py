@@ -245,7 +245,8 @@ def latest_verdict_event_tx(cur: Cursor, item_id: str) -> int | None:
 
 def reviewed_in_draws(store: Store, actor: str) -> list[dict]:
     return _keyed(store.read_dicts(
-        "SELECT t.evaluation_id, t.query_id, t.trial, t.stratum, t.verdict, t.failure_class, t.reviewer, t.review_note "
+        "SELECT t.evaluation_id, t.query_id, t.trial, t.stratum, t.passed, t.verdict, t.failure_class, t.reviewer, "
+        "t.review_note "
         f"FROM ({_with_review()}) t WHERE t.verdict IS NOT NULL AND {_IN_DRAWS_OF}" + _ORDER, [actor]))
 
 
