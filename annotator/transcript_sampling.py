@@ -77,7 +77,7 @@ def sample_failures(candidates: Iterable[Candidate], n: int = 10, seed: int = 0,
 def pass_quota(n: int, pass_share: float) -> int:
     """How many of ``n`` drawn items are judged passes at ``pass_share`` (rounded half up:
     10 at 0.2 is 2, 10 at 0.25 is 3, 1 at 0.2 is 0)."""
-    if not (isinstance(pass_share, (int, float)) and 0.0 <= pass_share <= 1.0):
+    if isinstance(pass_share, bool) or not (isinstance(pass_share, (int, float)) and 0.0 <= pass_share <= 1.0):
         raise ValueError(f"The share of passes is a number from 0 to 1, not {pass_share!r}.")
     return math.floor(n * pass_share + 0.5)
 

@@ -4,9 +4,10 @@ judge check (§11.1 step 6, Case 3).
 Engineers import an evaluation run's transcripts; reviewers draw a stratified sample of
 failures (and, with ``pass_share``, of the judge's passes), read each one and say whether the
 system failed (and how), the grader was wrong, or it is ambiguous. A judged pass a reviewer
-says failed is a judge false pass; :func:`judge_check` counts them per evaluation. Grader failures go to the lead's adjudication queue; system failures on
-questions not yet in the golden set can be added to it in one step, tagged with their source
-and date so new items can be measured apart for a release or two.
+says failed is a judge false pass; :func:`judge_check` counts them per evaluation. Grader
+failures go to the lead's adjudication queue; system failures on questions not yet in the
+golden set can be added to it in one step, tagged with their source and date so new items can
+be measured apart for a release or two.
 """
 
 from __future__ import annotations
@@ -247,13 +248,14 @@ def card(t: dict) -> dict[str, Any]:
     blocks.append({"heading": f"Judge · verdict: {t['judge_verdict'] or '-'}",
                    "segments": [[t["judge_justification"] or "", "plain"]]})
     metrics = ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in t["metrics"].items())
-    out: dict[str, Any] = {"item": {"item_id": t["item_id"]},
-            "digest": _digest(t["question"], raw_retrieved, t["answer"], t["judge_verdict"], t["judge_justification"]),
-            "title": t["question"],
-            "meta": f"{t['item_id']} · {t['stratum']} · {t['source']}"
-                    + (f" · trace {t['trace_id']}" if t["trace_id"] else "")
-                    + ("" if t["in_golden_set"] else " · not in the golden set") + f" · metrics {metrics}",
-            "blocks": blocks}
+    out: dict[str, Any] = {
+        "item": {"item_id": t["item_id"]},
+        "digest": _digest(t["question"], raw_retrieved, t["answer"], t["judge_verdict"], t["judge_justification"]),
+        "title": t["question"],
+        "meta": f"{t['item_id']} · {t['stratum']} · {t['source']}"
+                + (f" · trace {t['trace_id']}" if t["trace_id"] else "")
+                + ("" if t["in_golden_set"] else " · not in the golden set") + f" · metrics {metrics}",
+        "blocks": blocks}
     if t["passed"]:  # shown, not hidden: no verdict yet lets a reviewer who cannot see the judge confirm a pass
         out["notice"] = PASS_NOTICE
     return out
