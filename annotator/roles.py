@@ -34,6 +34,8 @@ class Permission(str, Enum):
     RUN_ROUNDS = "run annotation rounds"
     # the LLM judge measured against human labels (annotator/calibration.py), not a round
     CALIBRATE_JUDGE = "calibrate the LLM judge"
+    # a calibrated judge grades the pool's ungraded items; its band goes to people (issue 27)
+    GRADE_POOL_BY_JUDGE = "grade the pool with a calibrated judge"
     IMPORT_RUNS = "import system runs"
     RETIRE_RUNS = "retire or restore system runs"
     REVIEW = "review failure transcripts"
@@ -48,11 +50,12 @@ ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
         Permission.VIEW_STORE, Permission.LABEL, Permission.ADJUDICATE, Permission.EDIT_RUBRIC,
         Permission.RUN_ROUNDS, Permission.CALIBRATE_JUDGE, Permission.EDIT_QUERIES, Permission.MANAGE_STRATA,
         Permission.VIEW_VERSIONS, Permission.VIEW_RESULTS, Permission.RETIRE_RUNS, Permission.MARK_OUTCOMES,
+        Permission.GRADE_POOL_BY_JUDGE,
     }),
     Role.ENGINEER: frozenset({
         Permission.VIEW_STORE, Permission.EDIT_QUERIES, Permission.IMPORT_CORPUS,
         Permission.LOAD_DEMO, Permission.VIEW_VERSIONS, Permission.FREEZE, Permission.EXPORT,
-        Permission.IMPORT_RUNS, Permission.RETIRE_RUNS, Permission.VIEW_RESULTS,
+        Permission.IMPORT_RUNS, Permission.RETIRE_RUNS, Permission.VIEW_RESULTS, Permission.GRADE_POOL_BY_JUDGE,
     }),
     Role.REVIEWER: frozenset({Permission.VIEW_STORE, Permission.REVIEW, Permission.MARK_OUTCOMES}),
     Role.ADMIN: frozenset(Permission),

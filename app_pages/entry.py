@@ -116,6 +116,7 @@ def page_sections(user) -> dict[str, list[tuple[str, str, str]]]:
     review = [(Permission.ADJUDICATE, "adjudication.py", "Adjudication", ":material/balance:"),
               (Permission.RUN_ROUNDS, "agreement.py", "Agreement", ":material/handshake:"),
               (Permission.CALIBRATE_JUDGE, "calibration.py", "Judge calibration", ":material/tune:"),
+              (Permission.GRADE_POOL_BY_JUDGE, "pool_grading.py", "Judge the pool", ":material/smart_toy:"),
               (None, "transcripts.py", "Transcripts", ":material/forum:")]
     data = [(Permission.VIEW_STORE, "corpus.py", "Corpus", ":material/description:"),
             (Permission.VIEW_STORE, "queries.py", "Queries", ":material/help:")]

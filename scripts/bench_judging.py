@@ -212,6 +212,40 @@ def generate_events(db: Path, n_events: int, n_annotators: int, seed: int) -> di
             "judge_events": int(judge_events), "events_generation_s": round(time.perf_counter() - t0, 2)}
 
 
+def generate_judge_labels(db: Path, share: float, seed: int) -> dict:
+    """A calibrated judge's labels on ``share`` of the pool (issue 27): judge_label_events and
+    judge_item_state, 90% of them standing (route 'judge': out of every Judge queue), 10% the
+    standing sample. Inserted directly, as the grade events are."""
+    import numpy as np
+
+    from golden_store.db.store import Store
+
+    rng = np.random.default_rng(seed + 27)
+    store = Store.open(db, create=False)
+    try:
+        pool = store.df("SELECT query_id, doc_id, start, \"end\" FROM pool_items ORDER BY ALL")
+        idx = rng.choice(len(pool), size=int(len(pool) * share), replace=False)
+        lab = pool.iloc[idx].reset_index(drop=True)
+        lab["route"] = np.where(rng.random(len(lab)) < 0.1, "sample", "judge")
+        lab["grade"] = rng.integers(0, 4, size=len(lab))
+
+        def tx(cur) -> None:
+            cur.execute("INSERT INTO judge_jobs VALUES ('j1', 'c1', 'claude-sonnet-4-5', 'r', 'batch', 0.1, 0, 0.8, "
+                        "NULL, NULL, 'bench', now())")
+            cur.register("_jl", lab)
+            cur.execute("INSERT INTO judge_label_events (job_id, calibration_id, query_id, doc_id, start, \"end\", "
+                        "outcome, route, grade, model, rubric_sha, created_at) SELECT 'j1', 'c1', query_id, doc_id, "
+                        "start, \"end\", 'labeled', route, grade, 'claude-sonnet-4-5', 'r', now() FROM _jl")
+            cur.execute("INSERT INTO judge_item_state SELECT e.query_id, e.doc_id, e.start, e.\"end\", e.event_id, "
+                        "'j1', 'c1', 'labeled', e.route, e.grade, e.created_at FROM judge_label_events e")
+            cur.unregister("_jl")
+
+        store.write(tx)
+    finally:
+        store.close()
+    return {"judge_labeled": int(len(lab)), "judge_standing": int((lab["route"] == "judge").sum())}
+
+
 # ---- child side: measured operations in a fresh process ----------------------------------------
 
 
@@ -346,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--json", action="store_true", help="print only the JSON result line")
     ap.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE next_items after the actions")
+    ap.add_argument("--judge-labeled", type=float, default=0.0, metavar="SHARE",
+                    help="then label SHARE of the pool by a judge (issue 27) and measure the judging actions again")
     ap.add_argument("--keep", metavar="DIR", help="build in DIR and keep it (default: a temp dir, removed)")
     ap.add_argument("--_child", dest="op", choices=["pool", "pool_baseline", "judge"], help=argparse.SUPPRESS)
     ap.add_argument("--db", help=argparse.SUPPRESS)
@@ -386,6 +422,11 @@ def main(argv: list[str] | None = None) -> int:
 
         log(f"judging: {args.actions} actions by {JUDGE!r} in a fresh child")
         j = run_child("judge", db=db, actions=args.actions, seed=args.seed, explain=args.explain)
+        jj = None
+        if args.judge_labeled > 0:
+            log(f"judge labels on {args.judge_labeled:.0%} of the pool, then the judging actions again")
+            stats.update(generate_judge_labels(db, args.judge_labeled, args.seed))
+            jj = run_child("judge", db=db, actions=args.actions, seed=args.seed + 1)
 
         pool_secs = [r["seconds"] for r in pool_runs]
         pb_secs = [r["seconds"] for r in pool_base]
@@ -419,6 +460,13 @@ def main(argv: list[str] | None = None) -> int:
             "judge_rss_growth_mib": mib(j["call_peak_kib"] - j["pre_rss_kib"]),
             "build_pool": pool,
             "pool_baseline_distinct_topk": pool_floor,
+            **({"with_judge_labels": {
+                "share": args.judge_labeled,
+                "next_items": _ms(jj["next_items"]), "action": _ms(jj["action"]), "baseline": _ms(jj["baseline"]),
+                "next_items_ratio_vs_without": round(statistics.median(jj["next_items"])
+                                                     / statistics.median(j["next_items"]), 2),
+                "next_items_ratio_vs_baseline": round(statistics.median(jj["next_items"])
+                                                      / statistics.median(jj["baseline"]), 1)}} if jj else {}),
             "targets": {"action_p95_ms": P95_TARGET_MS,
                         "action_p95_met": judge["action"]["p95_ms"] <= P95_TARGET_MS},
             "rss_metric": "peak RSS = VmHWM of the fresh child process that ran the calls (whole process); "
@@ -443,6 +491,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"(min {pool['min_s']:.3f}, max {pool['max_s']:.3f}, {pool['reps']} reps), "
                   f"{pool['pool_size']} items; floor (DISTINCT top-k into a temp table) {pool_floor['median_s']:.3f} s "
                   f"-> {pool['ratio_vs_baseline']:.2f}x; peak RSS {pool['peak_rss_mib']} MiB")
+            if jj:
+                w = result["with_judge_labels"]
+                print(f"with {stats['judge_standing']} judge-labeled items out of the queues ({args.judge_labeled:.0%} "
+                      f"of the pool labeled): next_items median {w['next_items']['median_ms']:.2f} ms, p95 "
+                      f"{w['next_items']['p95_ms']:.2f} ms = {w['next_items_ratio_vs_without']:.2f}x without; "
+                      f"action p95 {w['action']['p95_ms']:.2f} ms")
             if args.explain:
                 print("\n--- EXPLAIN ANALYZE next_items (operator: own time, output rows) ---")
                 print("\n".join(j["explain"]))

@@ -52,6 +52,7 @@ _STORE_FIXTURES = {"store", "demo_store", "golden_db"}
 # Tests that open GOLDEN_DB's store without a store fixture (AppTest pages, CLI runs, fixtures
 # of their own calling context.get_store()): a file, or file::test (every parametrization).
 _OPENS_STORE: tuple[str, ...] = (
+    "tests/app_pages/test_pool_grading_page.py",
     "tests/annotator/test_agreement_bar.py::test_a_split_below_the_bar_goes_ahead_only_with_a_recorded_reason",
     "tests/annotator/test_cli.py::test_answers_score_reproduces_start_here_step_8",
     "tests/annotator/test_cli.py::test_demo_freeze_verify_export_diff_flow",

@@ -43,7 +43,8 @@ from tests.conftest import module_store
 from tests.test_browser import read_store, Server, _browser_page, _commit_text_area, _serve, idle, pick_option, surface
 
 SHOTS = Path("/tmp/issue17_shots")
-PAGES = ["Home", "Evidence", "Judge", "Nuggets", "Adjudication", "Agreement", "Judge calibration", "Transcripts",
+PAGES = ["Home", "Evidence", "Judge", "Nuggets", "Adjudication", "Agreement", "Judge calibration", "Judge the pool",
+         "Transcripts",
          "Corpus", "Queries", "Runs & pool", "Versions", "Power", "Results", "Users"]
 # What the workflow pages said while the demo left them empty (item 1's repro), and the
 # generic "nothing here" phrasings. Users is left out: the demo creates no account by design.
@@ -158,6 +159,8 @@ def test_item1_the_loaded_demo_fills_every_page(studio: Server, page: Page) -> N
         elif title == "Judge calibration":
             expect(main.get_by_role("heading", name="Saved calibrations (1)")).to_be_visible()
             expect(main.get_by_test_id("stDataFrame")).to_be_visible()
+        elif title == "Judge the pool":
+            expect(main.get_by_test_id("stMetric").filter(has_text="Pool items")).to_contain_text("245")
         elif title == "Transcripts":
             expect(main.get_by_test_id("stDataFrame").first).to_be_visible()
         elif title == "Corpus":

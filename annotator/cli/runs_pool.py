@@ -80,6 +80,102 @@ def cmd_pool_status(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- the pool graded by a calibrated judge (issue 27) ------------------------------------------
+
+
+def _confirm(lines: list[str], yes: bool) -> bool:
+    """Print what a paid job will do; go ahead on --yes or a 'y' typed at a terminal. Off a
+    terminal without --yes the job is refused: nothing is spent that nobody agreed to."""
+    for line in lines:
+        print(line)
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        print("Not started: pass --yes to confirm the cost above (no terminal to ask on).", file=sys.stderr)
+        return False
+    return input("Start it? [y/N] ").strip().lower() in ("y", "yes")
+
+
+def cmd_pool_judge(args: argparse.Namespace) -> int:
+    from annotator import pool_grading
+
+    store, user = _store(args), identity.cli_user()
+    plan = pool_grading.plan(store, user, args.calibration, mode=args.mode, limit=args.limit,
+                             sample_share=args.sample_share)
+    for problem in plan.problems:
+        print(f"Refused: {problem}", file=sys.stderr)
+    if plan.problems:
+        return 1
+    if not _confirm(plan.lines(), args.yes):
+        return 1
+    job_id = pool_grading.start(store, user, plan, override=args.override, seed=args.seed, limit=args.limit)
+    print(f"Job {job_id} started (golden pool judge-pause {job_id} from another terminal pauses it between chunks).")
+    summary = pool_grading.run(store, user, job_id, progress=_Progress("judging"))
+    print("\n".join(summary.lines()))
+    return 0
+
+
+def cmd_pool_judge_resume(args: argparse.Namespace) -> int:
+    from annotator import pool_grading
+
+    summary = pool_grading.run(_store(args), identity.cli_user(), args.job, progress=_Progress("judging"))
+    print("\n".join(summary.lines()))
+    return 0
+
+
+def cmd_pool_judge_pause(args: argparse.Namespace) -> int:
+    from annotator import pool_grading
+
+    pool_grading.pause(_store(args), identity.cli_user(), args.job)
+    print(f"Job {args.job} pauses after its current chunk; golden pool judge-resume {args.job} goes on.")
+    return 0
+
+
+def cmd_pool_judge_status(args: argparse.Namespace) -> int:
+    from annotator import pool_grading
+
+    rep = pool_grading.status(_store(args), identity.cli_user())
+    if args.json:
+        _print_json(rep)
+        return 0
+    items, plan = rep["items"], rep["plan"]
+    print(f"Pool: {plan['pool_items']} items; the judge's label stands on {items['judge']} (+{items['sample']} also "
+          f"sent to people as the standing sample); people grade {items['escalated']} escalated, {items['refused']} "
+          f"refused and {items['error']} failed; {plan['to_grade']} not yet judged.")
+    for j in rep["jobs"]:
+        gate = f"κ {j['gate_kappa']:.2f}" if j["gate_kappa"] is not None else "κ ?"
+        over = f", below the gate by override: {j['gate_override']}" if j["gate_override"] else ""
+        print(f"  {j['job_id']} [{j['status']}] calibration {j['calibration_id']} ({j['judge_model']}, {gate}{over}), "
+              f"{j['mode']}: {j['answered']} answered, {j['judge_labeled']} labeled, {j['sampled']} sampled, "
+              f"{j['escalated']} escalated, {j['refused']} refused, {j['errors']} failed; by {j['actor']}")
+    if not rep["jobs"]:
+        print("No pool-grading job yet: golden pool judge --calibration ID")
+    return 0
+
+
+def cmd_pool_judge_sample(args: argparse.Namespace) -> int:
+    from annotator import pool_grading
+
+    rep = pool_grading.sample_report(_store(args), identity.cli_user())
+    if args.json:
+        _print_json(rep)
+        return 0
+    print(f"Standing human sample: {rep['sampled_items']} judge-labeled items sent to people blind; "
+          f"{rep['graded_by_people']} graded by them so far.")
+
+    def fig(f: dict) -> str:
+        return (f"n {f['n']}, κ {f['kappa']:.2f}, FAIL recall {f['fail_recall']:.2f}, "
+                f"exact grade agreement {f['grade_agreement']:.2f}" if f["n"] else "n 0")
+
+    for w in rep["windows"]:
+        print(f"  {w['window']} ({w['model']}, rubric {w['rubric_sha'][:12]}, calibration {w['calibration_id']}): "
+              f"{fig(w)}")
+    print(f"  overall: {fig(rep['overall'])}")
+    for flag in rep["flags"]:
+        print(f"DRIFT: {flag}")
+    return 0
+
+
 # ---- parsers ---------------------------------------------------------------------------------
 
 
@@ -108,3 +204,21 @@ def register(sub: Any, add: Any) -> None:
     pb.add_argument("--runs", nargs="+", help="systems to pool (default: all imported)")
     ps = add("status", cmd_pool_status, "grading coverage per run (graded@10, graded@k, AP vs Bpref)", po)
     ps.add_argument("--k", type=int, default=10)
+    pj = add("judge", cmd_pool_judge, "grade the pool's ungraded items with a calibrated judge: the band goes "
+                                      "to people, the rest is judge-labeled (estimate shown first)", po)
+    pj.add_argument("--calibration", required=True, help="a saved calibration id (c1, c2, ...)")
+    pj.add_argument("--mode", choices=["batch", "direct"], default=None,
+                    help="default: direct up to 20 items, the Batch API (half price) above")
+    pj.add_argument("--limit", type=int, default=None, help="grade at most this many items")
+    pj.add_argument("--sample-share", type=float, default=0.1,
+                    help="share of judge-labeled items also sent to people, blind (default 0.1)")
+    pj.add_argument("--override", default=None,
+                    help="why to go ahead with a judge whose κ is under the gate (recorded with the job)")
+    pj.add_argument("--seed", type=int, default=0, help="seed of the standing sample's draw")
+    pj.add_argument("--yes", action="store_true", help="confirm the estimated cost without asking")
+    pr = add("judge-resume", cmd_pool_judge_resume, "resume a paused (or failed) pool-grading job", po)
+    pr.add_argument("job")
+    pp = add("judge-pause", cmd_pool_judge_pause, "pause a running pool-grading job after its current chunk", po)
+    pp.add_argument("job")
+    add("judge-status", cmd_pool_judge_status, "pool-grading jobs and the pool's items by who labels them", po)
+    add("judge-sample", cmd_pool_judge_sample, "the standing human sample: judge vs people over time, drift flags", po)

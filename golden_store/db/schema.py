@@ -1089,6 +1089,36 @@ _V21 = (
     "ALTER TABLE eval_results ADD COLUMN labels VARCHAR",
 )
 
+# v22 (issue 27, item 6): reviewers read the judge's passes too, so a review can say the answer
+# is right: verdict 'no_failure' (on a judged pass it confirms the judge; on a judged failure it
+# is a false fail). DuckDB cannot change a CHECK in place: the table is rebuilt under its view,
+# every row and event id kept.
+_V22 = (
+    "DROP VIEW current_transcript_reviews",
+    """CREATE TABLE transcript_review_events_v22 (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        evaluation_id VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        trial INTEGER NOT NULL,
+        verdict VARCHAR NOT NULL
+            CHECK (verdict IN ('system_failure', 'grader_failure', 'ambiguous', 'no_failure', 'withdrawn')),
+        failure_class VARCHAR,
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        rubric_version INTEGER
+    )""",
+    "INSERT INTO transcript_review_events_v22 SELECT event_id, evaluation_id, query_id, trial, verdict, failure_class, "
+    "note, actor, created_at, rubric_version FROM transcript_review_events",
+    "DROP TABLE transcript_review_events",
+    "ALTER TABLE transcript_review_events_v22 RENAME TO transcript_review_events",
+    """CREATE VIEW current_transcript_reviews AS
+        SELECT evaluation_id, query_id, trial, verdict, failure_class, note, actor, created_at, event_id FROM (
+            SELECT *, row_number() OVER (PARTITION BY evaluation_id, query_id, trial ORDER BY event_id DESC) AS rn
+            FROM transcript_review_events
+        ) WHERE rn = 1 AND verdict <> 'withdrawn'""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1123,6 +1153,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(21, "the cascade at work: calibrations.scale/pass_cut/rubric_text; judge_jobs, judge_job_events, "
                   "judge_label_events (the judge's labels, never a person's) and judge_item_state; "
                   "eval_results.labels (human or human+judge)", _V21),
+    Migration(22, "transcript_review_events: verdict 'no_failure' (a reviewer confirms an answer the judge passed)",
+              _V22),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

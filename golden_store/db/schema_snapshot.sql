@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 21. Migrations (golden_store/db/schema.py):
+-- Schema version 22. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -22,6 +22,7 @@
 --   V19: agreement_bar_events (the bar a lead chose); rounds.bar_check and rounds.bar_override (a split's bar check and the reason it went ahead below the bar)
 --   V20: query_revisions.tier and queries.tier: a question's CI tier (smoke / regression / release)
 --   V21: the cascade at work: calibrations.scale/pass_cut/rubric_text; judge_jobs, judge_job_events, judge_label_events (the judge's labels, never a person's) and judge_item_state; eval_results.labels (human or human+judge)
+--   V22: transcript_review_events: verdict 'no_failure' (a reviewer confirms an answer the judge passed)
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -624,7 +625,7 @@ CREATE TABLE transcript_review_events (
     actor          VARCHAR NOT NULL,
     created_at     TIMESTAMP NOT NULL,
     rubric_version INTEGER,
-    CHECK((verdict IN ('system_failure', 'grader_failure', 'ambiguous', 'withdrawn')))
+    CHECK((verdict IN ('system_failure', 'grader_failure', 'ambiguous', 'no_failure', 'withdrawn')))
 );
 
 -- transcripts: V7, altered in V15
@@ -737,7 +738,7 @@ SELECT c.query_id, c.nugget_id, c.text, c.importance, c.position, c.quote, c.doc
 FROM content c LEFT JOIN approvals a USING (query_id, nugget_id)
 WHERE c.rn = 1 AND c.op <> 'delete';
 
--- current_transcript_reviews: V15, first defined in V12
+-- current_transcript_reviews: V22, first defined in V12
 CREATE VIEW current_transcript_reviews AS
 SELECT evaluation_id, query_id, trial, verdict, failure_class, note, actor, created_at, event_id FROM (
     SELECT *, row_number() OVER (PARTITION BY evaluation_id, query_id, trial ORDER BY event_id DESC) AS rn

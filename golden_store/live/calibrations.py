@@ -29,7 +29,9 @@ def save(store: Store, *, judge_model: str, rubric_sha: str, question_sha: str |
         n = cur.execute("SELECT count(*) FROM calibrations").fetchone()[0]
         cid = f"c{n + 1}"
         cur.execute(
-            "INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO calibrations (calibration_id, judge_model, rubric_sha, question_sha, source, split_seed, "
+            "fit_share, band_low, band_high, max_missed_bad, max_false_fail, isotonic, report, note, actor, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [cid, judge_model.strip(), rubric_sha.strip(), question_sha, source, split_seed, fit_share,
              band["low"] if band else None, band["high"] if band else None, max_missed_bad, max_false_fail,
              json.dumps(isotonic) if isotonic else None, json.dumps(report, default=float), note or None, actor,

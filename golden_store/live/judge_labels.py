@@ -148,15 +148,6 @@ def answered_by_job(store: Store, job_id: str) -> set[tuple[str, str, int, int]]
         "SELECT query_id, doc_id, start, \"end\" FROM judge_label_events WHERE job_id = ?", [job_id])}
 
 
-def sample_counts(store: Store) -> dict[str, tuple[int, int]]:
-    """stratum -> (judge-labeled items, of which in the standing sample), over every job:
-    what the next draw tops up to."""
-    rows = store.read(
-        "SELECT coalesce(q.stratum, 'unassigned'), count(*), count(*) FILTER (WHERE s.route = 'sample') "
-        "FROM judge_item_state s LEFT JOIN queries q USING (query_id) WHERE s.outcome = 'labeled' GROUP BY 1")
-    return {r[0]: (int(r[1]), int(r[2])) for r in rows}
-
-
 def sample_pairs(store: Store) -> list[dict[str, Any]]:
     """The standing sample's items that people have graded: the judge's grade, the people's
     final grade (adjudicated, else agreed), when, and the judge that labeled it."""
@@ -164,8 +155,9 @@ def sample_pairs(store: Store) -> list[dict[str, Any]]:
         "SELECT s.query_id, s.doc_id, s.start, s.\"end\", s.grade AS judge_grade, CAST(f.grade AS INTEGER) AS human_grade, "
         "f.basis, e.model, e.rubric_sha, e.calibration_id, e.job_id, e.created_at AS judged_at, "
         "coalesce(q.stratum, 'unassigned') AS stratum "
-        "FROM judge_item_state s JOIN judge_label_events e USING (event_id) "
-        "JOIN final_grades f USING (query_id, doc_id, start, \"end\") LEFT JOIN queries q USING (query_id) "
+        "FROM judge_item_state s JOIN judge_label_events e ON e.event_id = s.event_id "
+        "JOIN final_grades f ON f.query_id = s.query_id AND f.doc_id = s.doc_id AND f.start = s.start "
+        "AND f.\"end\" = s.\"end\" LEFT JOIN queries q ON q.query_id = s.query_id "
         "WHERE s.route = 'sample' ORDER BY e.created_at, s.query_id, s.doc_id, s.start")
 
 
@@ -176,4 +168,75 @@ def counts(store: Store) -> dict[str, int]:
         "count(*) FILTER (WHERE outcome = 'escalated'), count(*) FILTER (WHERE outcome = 'refused'), "
         "count(*) FILTER (WHERE outcome = 'error') FROM judge_item_state")
     keys = ("judge", "sample", "escalated", "refused", "error")
-    return {k: int(v or 0) for k, v in zip(keys, row)}
+    return {k: int(v or 0) for k, v in zip(keys, row or (0,) * len(keys))}
+
+
+# ---- what a pool-grading job may send -----------------------------------------------------------
+
+# Pool items a judge may grade: no person has graded them, no round gave them to people (a
+# round's items are its annotators'), the judge has not answered them (an earlier error is
+# tried again), and their question is not held out (never sent to a hosted model, §3.8).
+_CANDIDATE_WHERE = (
+    "NOT EXISTS (SELECT 1 FROM grade_item_state g WHERE g.query_id = p.query_id AND g.doc_id = p.doc_id "
+    "  AND g.start = p.start AND g.\"end\" = p.\"end\" AND g.n_graded > 0) "
+    "AND NOT EXISTS (SELECT 1 FROM round_assignments ra WHERE ra.query_id = p.query_id AND ra.doc_id = p.doc_id "
+    "  AND ra.start = p.start AND ra.\"end\" = p.\"end\") "
+    "AND NOT EXISTS (SELECT 1 FROM judge_item_state s WHERE s.query_id = p.query_id AND s.doc_id = p.doc_id "
+    "  AND s.start = p.start AND s.\"end\" = p.\"end\" AND s.outcome <> 'error')"
+)
+
+
+def candidates(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
+    """The items a judge may grade now (keys, question, stratum, passage length), in a stable
+    order; held-out questions are not among them."""
+    return store.read_dicts(
+        "SELECT p.query_id, p.doc_id, p.start, p.\"end\", q.text AS question, "
+        "coalesce(q.stratum, 'unassigned') AS stratum, p.\"end\" - p.start AS length "
+        "FROM pool_items p JOIN queries q USING (query_id) "
+        f"WHERE NOT q.held_out AND {_CANDIDATE_WHERE} "
+        "ORDER BY p.query_id, p.doc_id, p.start, p.\"end\"" + (" LIMIT ?" if limit is not None else ""),
+        [limit] if limit is not None else [])
+
+
+def plan_counts(store: Store) -> dict[str, int]:
+    """Why pool items are or are not a judge's to grade: the pool, graded by people, given to
+    a round, answered by the judge already, held out (never sent), and what is left."""
+    row = store.read_one(
+        "SELECT count(*), "
+        "count(*) FILTER (WHERE EXISTS (SELECT 1 FROM grade_item_state g WHERE g.query_id = p.query_id "
+        "  AND g.doc_id = p.doc_id AND g.start = p.start AND g.\"end\" = p.\"end\" AND g.n_graded > 0)), "
+        "count(*) FILTER (WHERE EXISTS (SELECT 1 FROM round_assignments ra WHERE ra.query_id = p.query_id "
+        "  AND ra.doc_id = p.doc_id AND ra.start = p.start AND ra.\"end\" = p.\"end\")), "
+        "count(*) FILTER (WHERE EXISTS (SELECT 1 FROM judge_item_state s WHERE s.query_id = p.query_id "
+        "  AND s.doc_id = p.doc_id AND s.start = p.start AND s.\"end\" = p.\"end\" AND s.outcome <> 'error')), "
+        "count(*) FILTER (WHERE q.held_out), "
+        f"count(*) FILTER (WHERE NOT q.held_out AND {_CANDIDATE_WHERE}) "
+        "FROM pool_items p JOIN queries q USING (query_id)")
+    keys = ("pool_items", "graded_by_people", "in_rounds", "judge_answered", "held_out", "to_grade")
+    return {k: int(v or 0) for k, v in zip(keys, row or (0,) * len(keys))}
+
+
+def passages(store: Store, keys: Sequence[tuple[str, str, int, int]]) -> dict[tuple[str, str, int, int], str]:
+    """The passage text of each pool item key (raw text of its span), read per chunk of a job."""
+    out: dict[tuple[str, str, int, int], str] = {}
+    by_doc: dict[str, list[tuple[str, str, int, int]]] = {}
+    for k in keys:
+        by_doc.setdefault(k[1], []).append(k)
+    for doc_id, ks in by_doc.items():
+        row = store.read_one("SELECT raw_text FROM documents WHERE doc_id = ?", [doc_id])
+        if row is None:
+            continue
+        for k in ks:
+            if 0 <= k[2] <= k[3] <= len(row[0]):
+                out[k] = row[0][k[2]:k[3]]
+    return out
+
+
+def sample_counts_tx(cur: Cursor) -> dict[str, tuple[int, int]]:
+    """stratum -> (judge-labeled items, of which in the standing sample), over every job:
+    what the next draw tops up to (read inside the writing transaction)."""
+    rows = cur.execute(
+        "SELECT coalesce(q.stratum, 'unassigned'), count(*), count(*) FILTER (WHERE s.route = 'sample') "
+        "FROM judge_item_state s LEFT JOIN queries q USING (query_id) WHERE s.outcome = 'labeled' GROUP BY 1"
+    ).fetchall()
+    return {r[0]: (int(r[1]), int(r[2])) for r in rows}

@@ -61,25 +61,40 @@ def _rank(seed: int, key: str) -> str:
     return hashlib.sha256(f"{seed}\x1f{key}".encode()).hexdigest()
 
 
+def _quotas(sizes: Mapping[str, int], share: float, seed: int) -> dict[str, int]:
+    """Proportional allocation of round(share x all items) over the strata (largest
+    remainder, ties broken in a seeded order): the sample is share of the whole, split
+    across strata in proportion to their size, never more than a stratum holds."""
+    total = math.floor(share * sum(sizes.values()) + 0.5)
+    exact = {s: share * n for s, n in sizes.items()}
+    quota = {s: math.floor(v) for s, v in exact.items()}
+    rest = sorted(sizes, key=lambda s: (-(exact[s] - quota[s]), _rank(seed, s)))
+    for s in rest[: max(0, total - sum(quota.values()))]:
+        quota[s] = min(sizes[s], quota[s] + 1)
+    return quota
+
+
 def draw_sample(labeled: Iterable[tuple[str, str]], *, share: float = DEFAULT_SAMPLE_SHARE, seed: int = 0,
                 before: Mapping[str, tuple[int, int]] | None = None) -> set[str]:
     """The judge-labeled items that go to people as the standing sample, drawn per stratum.
 
     ``labeled``: (item key, stratum) of the items the judge just labeled; ``before``:
-    stratum -> (items labeled earlier, of which sampled). Each stratum's sample is topped up
-    to round(share x all its labeled items), taking the new items in a seeded order of their
-    keys, so the draw is exact per stratum, repeatable, and the same whatever the chunking
-    of a job (a chunk sees what earlier chunks drew through ``before``)."""
+    stratum -> (items labeled earlier, of which sampled). The sample is topped up to
+    round(share x every labeled item), allocated over the strata in proportion to their
+    size (:func:`_quotas`), taking each stratum's new items in a seeded order of their keys:
+    the draw is stratified, repeatable, and as exact as whole items allow after every chunk
+    (a chunk sees what earlier chunks drew through ``before``)."""
     if not 0 <= share <= 1:
         raise ValueError(f"The human sample's share is between 0 and 1, not {share}.")
     by_stratum: dict[str, list[str]] = {}
     for key, stratum in labeled:
         by_stratum.setdefault(stratum or "unassigned", []).append(key)
-    before = before or {}
+    before = dict(before or {})
+    sizes = {s: before.get(s, (0, 0))[0] + len(by_stratum.get(s, [])) for s in set(before) | set(by_stratum)}
+    quota = _quotas(sizes, share, seed)
     out: set[str] = set()
     for stratum, keys in by_stratum.items():
-        n_before, sampled_before = before.get(stratum, (0, 0))
-        target = math.floor(share * (n_before + len(keys)) + 0.5) - sampled_before
+        target = quota[stratum] - before.get(stratum, (0, 0))[1]
         if target > 0:
             out.update(sorted(keys, key=lambda k: _rank(seed, k))[:target])
     return out

@@ -16,7 +16,8 @@ PASSWORD = "0123456789"
 TITLES = {"home": "Home", "corpus": "Corpus", "queries": "Queries", "evidence": "Evidence", "judge": "Judge",
           "versions": "Versions", "power": "Power", "results": "Results", "pool": "Runs & pool", "users": "Users",
           "adjudication": "Adjudication", "nuggets": "Nuggets", "calibration": "Judge calibration",
-          "transcripts": "Transcripts", "agreement": "Agreement"}
+          "transcripts": "Transcripts", "agreement": "Agreement",
+          "pool_grading": "Judge the pool"}
 
 
 @pytest.mark.parametrize("role", sorted(VISIBLE))
@@ -29,7 +30,7 @@ def test_sections_group_the_pages_a_role_may_open(role):
     assert list(titles) == [s for s in order if s in titles]
     if role == "admin":
         assert titles == {"": ["Home"], "Label": ["Evidence", "Judge", "Nuggets"],
-                          "Review": ["Adjudication", "Agreement", "Judge calibration", "Transcripts"],
+                          "Review": ["Adjudication", "Agreement", "Judge calibration", "Judge the pool", "Transcripts"],
                           "Data": ["Corpus", "Queries"], "Engineer": ["Runs & pool", "Versions", "Power", "Results"],
                           "Admin": ["Users"]}
     assert set(PAGES) == set(TITLES)

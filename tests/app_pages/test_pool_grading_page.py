@@ -1,0 +1,67 @@
+"""The Judge the pool page in the real app (AppTest) against the local Messages API server: the
+estimate is shown and nothing is sent before the lead confirms; a judge under the κ gate
+needs a reason; the job runs and its counts show. (Who may open the page: test_app_roles;
+the service's own role checks: tests/annotator/test_pool_grading.py.)"""
+
+from __future__ import annotations
+
+import time
+
+from annotator import context, identity, jobs
+from annotator.demo import load_demo
+from tests.annotator.test_pool_grading import MODEL, _calibration, judge_server  # noqa: F401 (fixture)
+from tests.app_pages.test_app_roles import app_as
+from tests.conftest import plain
+
+PASSWORD = "0123456789"
+
+
+def _accounts():
+    store = context.get_store()
+    admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
+    identity.create_user(store, admin, "lead", ["lead"], password=PASSWORD)
+    identity.create_user(store, admin, "ann", ["annotator"], password=PASSWORD)
+    load_demo(store, admin, workflows=True)
+    return store
+
+
+def _wait(at) -> None:
+    th = jobs.get(at.session_state["pg_thread"])
+    for _ in range(600):
+        if th.status != "running":
+            break
+        time.sleep(0.05)
+    assert th.status == "done", th.error
+
+
+def test_estimate_confirm_run_and_the_sample(judge_server):  # noqa: F811
+    store = _accounts()
+    low = _calibration(store, kappa=0.5)
+    good = _calibration(store)
+    at = app_as("lead")
+    at.switch_page("app_pages/pool_grading.py").run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Pool items"] == "245"
+    # below the gate: the confirm button stays disabled until a reason is given
+    at.selectbox(key="pg_cal").select(low).run()
+    at.number_input(key="pg_limit").set_value(8).run()
+    at.button(key="pg_estimate").click().run()
+    assert any("BELOW the gate" in c.value for c in at.code)
+    assert at.button(key="pg_confirm").disabled
+    assert not judge_server.requests
+    at.selectbox(key="pg_cal").select(good).run()
+    at.button(key="pg_estimate").click().run()
+    shown = "\n".join(c.value for c in at.code)
+    assert "Pool grading: 8 call(s) to " + MODEL in shown and "Caching applies" in shown and "cascade $" in shown
+    assert not at.button(key="pg_confirm").disabled and "Confirm: spend ≈ $" in at.button(key="pg_confirm").label
+    assert not judge_server.requests  # an estimate sends nothing
+    at.button(key="pg_confirm").click().run()
+    assert not at.exception
+    _wait(at)
+    at.run()
+    assert any("Job j1: done. Sent 8" in plain(s.value) for s in at.success)
+    failed = store.read_one("SELECT count(*) FROM judge_item_state WHERE outcome = 'error'")[0]
+    assert {m.label: m.value for m in at.metric}["Not yet judged"] == str(204 - 8 + failed)  # a failure is retried
+    assert len([r for r in judge_server.requests if r["path"].endswith("/v1/messages")]) == 8
+    assert any(df.value["job_id"].tolist() == ["j1"] for df in at.dataframe if "job_id" in df.value)
+
