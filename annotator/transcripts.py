@@ -2,12 +2,14 @@
 judge check (§11.1 step 6, Case 3).
 
 Engineers import an evaluation run's transcripts; reviewers draw a stratified sample of
-failures (and, with ``pass_share``, of the judge's passes), read each one and say whether the
-system failed (and how), the grader was wrong, or it is ambiguous. A judged pass a reviewer
-says failed is a judge false pass; :func:`judge_check` counts them per evaluation. Grader
-failures go to the lead's adjudication queue; system failures on questions not yet in the
-golden set can be added to it in one step, tagged with their source and date so new items can
-be measured apart for a release or two.
+failures and (``pass_share``, 0.2 by default) of the judge's passes, read each one blind to
+the judge (no verdict, justification or metrics on the card until they have given theirs) and
+say whether the system failed (and how), the answer is right (no failure), the grader was
+wrong, or it is ambiguous. A judged pass a reviewer says failed is a judge false pass, a judged
+failure they say is right a false fail; :func:`judge_check` counts them per evaluation. Every
+verdict that contradicts the judge goes to the lead's adjudication queue; system failures on
+questions not yet in the golden set can be added to it in one step, tagged with their source
+and date so new items can be measured apart for a release or two.
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ from golden_store.db.store import Store
 SOURCES = ("eval_run", "production_log")
 _MAX_PROBLEMS = 50
 SURFACE = "transcripts"
-# The keys of the review surface: 1-6 a system failure of that class, g grader, a ambiguous.
+# The keys of the review surface: 1-6 a system failure of that class, n no failure, g grader,
+# a ambiguous.
 KEYS = tuple((str(i), "system_failure", cls, cls.replace("_", " ")) for i, cls in
              enumerate(transcripts.FAILURE_CLASSES, 1)) + (
+    ("n", "no_failure", None, "no failure: the answer is right"),
     ("g", "grader_failure", None, "grader failure (the judge or the label was wrong)"),
     ("a", "ambiguous", None, "ambiguous"))
 QUEUE_AHEAD = 4  # transcripts are long; a few ahead is enough to never wait
@@ -229,15 +233,18 @@ def review(store: Store, user: User, item_id: str, verdict: str, failure_class: 
 # ---- the keyed review surface ------------------------------------------------------------------
 
 
-def _digest(question: str, retrieved: list, answer: str | None, judge_verdict: str | None,
-            judge_justification: str | None) -> str:
-    """Digest of what a reviewer reads: question, retrieved passages, answer, the judge."""
-    return labeling.digest(question, json.dumps(retrieved, sort_keys=True, ensure_ascii=False), answer or "",
-                           judge_verdict or "", judge_justification or "")
+def _digest(question: str, retrieved: list, answer: str | None) -> str:
+    """Digest of what a reviewer reads before giving a verdict: question, retrieved passages,
+    answer. The judge's verdict and justification (and the metrics) are not on the card, so not
+    in the digest: the review is blind to the judge."""
+    return labeling.digest(question, json.dumps(retrieved, sort_keys=True, ensure_ascii=False), answer or "")
 
 
 def card(t: dict) -> dict[str, Any]:
-    """One transcript (as :func:`transcript` returns it) as the labeling surface paints it."""
+    """One transcript (as :func:`transcript` returns it) as the labeling surface paints it,
+    blind to the judge: no verdict, no justification, no metrics, nothing that says whether
+    the judge passed it (passes and failures are drawn together). What the judge said is shown
+    once the reviewer has given a verdict (:func:`my_reviewed`)."""
     raw_retrieved = [{k: v for k, v in p.items() if k not in ("segments", "has_evidence")} for p in t["retrieved"]]
     blocks = [{"heading": f"[{i}] {p.get('doc_id') or '?'}" + (" · contains evidence" if p["has_evidence"] else ""),
                "segments": [[text, "evidence" if hit else "plain"] for text, hit in p["segments"]]}
@@ -245,24 +252,14 @@ def card(t: dict) -> dict[str, Any]:
     if not blocks:
         blocks = [{"heading": "Retrieved passages", "segments": [["Nothing was retrieved.", "plain"]]}]
     blocks.append({"heading": "Answer", "segments": [[t["answer"] or "(no answer)", "plain"]]})
-    blocks.append({"heading": f"Judge · verdict: {t['judge_verdict'] or '-'}",
-                   "segments": [[t["judge_justification"] or "", "plain"]]})
-    metrics = ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in t["metrics"].items())
-    out: dict[str, Any] = {
+    return {
         "item": {"item_id": t["item_id"]},
-        "digest": _digest(t["question"], raw_retrieved, t["answer"], t["judge_verdict"], t["judge_justification"]),
+        "digest": _digest(t["question"], raw_retrieved, t["answer"]),
         "title": t["question"],
         "meta": f"{t['item_id']} · {t['stratum']} · {t['source']}"
                 + (f" · trace {t['trace_id']}" if t["trace_id"] else "")
-                + ("" if t["in_golden_set"] else " · not in the golden set") + f" · metrics {metrics}",
+                + ("" if t["in_golden_set"] else " · not in the golden set"),
         "blocks": blocks}
-    if t["passed"]:  # shown, not hidden: no verdict yet lets a reviewer who cannot see the judge confirm a pass
-        out["notice"] = PASS_NOTICE
-    return out
-
-
-PASS_NOTICE = ("The judge PASSED this answer (a standing sample of passes). If a person would fail it, "
-               "1-6 or g: a judge false pass. If it is right, a (ambiguous): no key confirms a pass yet.")
 
 
 def review_cards(store: Store, user: User, n: int = QUEUE_AHEAD) -> list[dict[str, Any]]:
@@ -291,8 +288,7 @@ def _write(cur: Cursor, user: User, label: Label) -> int:
         raise LabelRefused(f"Not saved: there is no transcript {item_id}.")
     if not content["drawn"]:
         raise LabelRefused(f"Not saved: {item_id} was never drawn for review.")
-    if _digest(content["question"], content["retrieved"], content["answer"], content["judge_verdict"],
-               content["judge_justification"]) != label.digest:
+    if _digest(content["question"], content["retrieved"], content["answer"]) != label.digest:
         raise LabelRefused(f"Not saved: {item_id} is not the transcript that was on screen.")
     return transcripts.review_tx(cur, item_id, label.action, label.value, label.note, user.username)
 
@@ -318,7 +314,9 @@ def draw_progress(store: Store, user: User) -> tuple[int, int]:
 
 
 def my_reviewed(store: Store, user: User) -> list[dict]:
-    """The reviewer's drawn transcripts that have a verdict, with it (for looking back)."""
+    """The reviewer's drawn transcripts that have a verdict, with it and, now that it is given,
+    what the judge said (passed, its verdict and justification) and whether the review
+    contradicts it (for looking back)."""
     require(user, Permission.REVIEW)
     return transcripts.reviewed_in_draws(store, user.username)
 
@@ -350,18 +348,21 @@ def wilson_interval(k: int, n: int, z: float = WILSON_Z) -> tuple[float, float] 
 
 def judge_check(store: Store, user: User) -> list[dict]:
     """Per evaluation (the judge is the evaluation's: transcripts carry no judge model of
-    their own), the judge against its reviewers: reviewed passes, overturned passes (judge
-    false passes) and the false-pass rate = overturned / reviewed passes with its Wilson 95%
-    interval; reviewed failures, confirmed and overturned (judge false fails), the false-fail
-    rate the same way. Each transcript counts once, by its latest verdict; withdrawn reviews
-    do not count; an ambiguous verdict is reviewed and neither confirms nor overturns."""
+    their own), the judge against its reviewers: passes reviewed, confirmed (no failure) and
+    overturned (a system or grader failure: judge false passes); failures reviewed, confirmed
+    (a system failure) and overturned (no failure or a grader failure: judge false fails). The
+    false-pass rate is overturned / (confirmed + overturned) passes, with its Wilson 95%
+    interval; the false-fail rate the same way. Each transcript counts once, by its latest
+    verdict; withdrawn reviews do not count; an ambiguous verdict is reviewed, confirms and
+    overturns nothing, and is left out of the rates."""
     require(user, Permission.VIEW_STORE)
     rows = transcripts.judge_check(store)
     for r in rows:
-        for kind, bad in (("pass", "passes_overturned"), ("fail", "failures_overturned")):
-            n = r["passes_reviewed" if kind == "pass" else "failures_reviewed"]
-            ci = wilson_interval(r[bad], n)
-            r[f"false_{kind}_rate"] = r[bad] / n if n else None
+        for kind, plural in (("pass", "passes"), ("fail", "failures")):
+            bad, n = r[f"{plural}_overturned"], r[f"{plural}_overturned"] + r[f"{plural}_confirmed"]
+            ci = wilson_interval(bad, n)
+            r[f"{plural}_decided"] = n
+            r[f"false_{kind}_rate"] = bad / n if n else None
             r[f"false_{kind}_low"], r[f"false_{kind}_high"] = ci if ci else (None, None)
     return rows
 
