@@ -16,11 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 
-# The share of a draw taken from the judge's passes. 0 draws failures only (the draw before
-# issue 27). It stays 0 by default while the review vocabulary has no verdict that confirms a
-# pass (transcript_review_events allows system_failure, grader_failure, ambiguous): a reviewer
-# who finds a drawn pass right can only call it ambiguous. Issue 27 asks for 0.2 once it has.
-DEFAULT_PASS_SHARE = 0.0
+# The share of a draw taken from the judge's passes (issue 27: reviewers read passes too, blind
+# to the judge, and 'no_failure' confirms one). 0 draws failures only (the draw before issue 27).
+DEFAULT_PASS_SHARE = 0.2
 
 
 @dataclass(frozen=True)
