@@ -397,10 +397,10 @@ def test_draw_with_passes_through_the_store(store, tmp_path):
     # the failures-only draw is unchanged
     with pytest.raises(ValidationError, match="from 0 to 1"):
         transcripts.draw(store, REVIEWER, 10, seed=7, pass_share=2)
-    # a judged pass is shown as one (not blind: no verdict lets a reviewer confirm a pass yet)
-    card = transcripts.card(transcripts.transcript(store, REVIEWER, drawn_passes[0]))
-    assert card["notice"] == transcripts.PASS_NOTICE
-    assert "notice" not in transcripts.card(transcripts.transcript(store, REVIEWER, "ev-1|f-lexical-0|0"))
+    # a drawn pass and a drawn failure look alike on their cards (blind review: test_blind_card...)
+    cards = [transcripts.card(transcripts.transcript(store, REVIEWER, i)) for i in (drawn_passes[0],
+                                                                                    "ev-1|f-lexical-0|0")]
+    assert [sorted(c) for c in cards] == [sorted(cards[1])] * 2 and "notice" not in cards[0]
     # reviewed passes are never drawn again, even once every other pass has been drawn
     transcripts.review(store, REVIEWER, drawn_passes[0], "system_failure", "incomplete")
     transcripts.review(store, REVIEWER, drawn_passes[1], "ambiguous")
@@ -409,7 +409,7 @@ def test_draw_with_passes_through_the_store(store, tmp_path):
     # an overturned pass on a question the golden set lacks can be added to it
     assert drawn_passes[0] in {m["item_id"] for m in transcripts.to_add(store, REVIEWER)}
     # with pass_share 0 no pass is drawn
-    assert not [i for i in transcripts.draw(store, REVIEWER, 18, seed=1)[1] if "|p-" in i]
+    assert not [i for i in transcripts.draw(store, REVIEWER, 18, seed=1, pass_share=0)[1] if "|p-" in i]
 
 
 def test_judge_check_counts_latest_verdicts_once_and_not_withdrawn(store, tmp_path):
@@ -436,31 +436,46 @@ def test_judge_check_counts_latest_verdicts_once_and_not_withdrawn(store, tmp_pa
     acks = transcripts.submit(store, REVIEWER, [{"id": "lbl-jc-000002", "by": "rita", "item": cards[k("p2")]["item"],
                                                  "action": "undo", "target": "lbl-jc-000001"}])
     assert [a.status for a in acks] == ["saved"]
-    # p3: overturned once
+    # p3: overturned once; p4: confirmed (no failure), after a system failure withdrawn by a later word;
+    # p5 unreviewed
     transcripts.review(store, REVIEWER, k("p3"), "system_failure", "retrieval_miss")
-    # failures: f0 confirmed, f1 overturned (false fail), f2 confirmed then overturned, f3 unreviewed
+    transcripts.review(store, REVIEWER, k("p4"), "system_failure", "retrieval_miss")
+    transcripts.review(store, REVIEWER, k("p4"), "no_failure")
+    # failures: f0 confirmed, f1 overturned (grader failure), f2 confirmed then overturned, f3 overturned by
+    # no failure (the judge failed a right answer), after an ambiguous
     transcripts.review(store, REVIEWER, k("f0"), "system_failure", "ranking")
     transcripts.review(store, REVIEWER, k("f1"), "grader_failure")
     transcripts.review(store, REVIEWER, k("f2"), "system_failure", "ranking")
     transcripts.review(store, REVIEWER, k("f2"), "grader_failure")
+    transcripts.review(store, REVIEWER, k("f3"), "ambiguous")
+    transcripts.review(store, REVIEWER, k("f3"), "no_failure")
     transcripts.review(store, REVIEWER, k("x1", "ev-2"), "system_failure", "incomplete")
     with pytest.raises(PermissionDenied):
         transcripts.judge_check(store, User("nobody", "N", frozenset()))
     rows = {r["evaluation_id"]: r for r in transcripts.judge_check(store, ENGINEER)}
     ev1 = rows["ev-1"]
-    assert {c: ev1[c] for c in ("passes", "passes_reviewed", "passes_overturned", "passes_ambiguous", "failures",
-                                "failures_reviewed", "failures_confirmed", "failures_overturned")} == {
-        "passes": 6, "passes_reviewed": 3, "passes_overturned": 2, "passes_ambiguous": 1, "failures": 4,
-        "failures_reviewed": 3, "failures_confirmed": 1, "failures_overturned": 2}
+    assert {c: ev1[c] for c in ("passes", "passes_reviewed", "passes_confirmed", "passes_overturned",
+                                "passes_ambiguous", "passes_decided", "failures", "failures_reviewed",
+                                "failures_confirmed", "failures_overturned", "failures_ambiguous",
+                                "failures_decided")} == {
+        "passes": 6, "passes_reviewed": 4, "passes_confirmed": 1, "passes_overturned": 2, "passes_ambiguous": 1,
+        "passes_decided": 3, "failures": 4, "failures_reviewed": 4, "failures_confirmed": 1,
+        "failures_overturned": 3, "failures_ambiguous": 0, "failures_decided": 4}
+    # the rates are overturned / (confirmed + overturned): the ambiguous p1 is left out
     assert ev1["false_pass_rate"] == pytest.approx(2 / 3)
     assert (ev1["false_pass_low"], ev1["false_pass_high"]) == pytest.approx(transcripts.wilson_interval(2, 3))
-    assert ev1["false_fail_rate"] == pytest.approx(2 / 3)
+    assert ev1["false_fail_rate"] == pytest.approx(3 / 4)
+    assert (ev1["false_fail_low"], ev1["false_fail_high"]) == pytest.approx(transcripts.wilson_interval(3, 4))
     ev2 = rows["ev-2"]
     assert (ev2["passes_reviewed"], ev2["passes_overturned"], ev2["false_pass_rate"]) == (1, 1, 1.0)
     assert ev2["failures_reviewed"] == 0 and ev2["false_fail_rate"] is None and ev2["false_fail_low"] is None
-    # the per-stratum summary's grader-failure rate stays a rate among reviewed failures
+    # the per-stratum summary's grader-failure rate: no failure or grader failure among reviewed failures
     (lex,) = [r for r in transcripts.summary(store, REVIEWER) if r["stratum"] == "lexical"]
-    assert (lex["reviewed"], lex["grader_failures"]) == (3, 2)
+    assert (lex["reviewed"], lex["grader_failures"]) == (4, 3)
+    # the lead's queue: every latest verdict against the judge (p0, p3 false passes; f1, f2, f3 false fails;
+    # x1 in ev-2), never one that agrees (p4, f0) or is ambiguous (p1)
+    assert {q["item_id"] for q in transcripts.questioned(store, LEAD)} == {
+        k("p0"), k("p3"), k("f1"), k("f2"), k("f3"), k("x1", "ev-2")}
 
 
 def test_cli_draw_with_pass_share_and_judge_check(tmp_path, golden_db):
@@ -474,10 +489,15 @@ def test_cli_draw_with_pass_share_and_judge_check(tmp_path, golden_db):
     a = json.loads(run(tmp_path, "transcripts", "draw", "--n", "5", "--seed", "2", "--pass-share", "0.4",
                        "--json").stdout)
     assert a["pass_share"] == 0.4 and len(a["items"]) == 5
-    assert sum(i["passed"] for i in a["items"]) == 2
+    # blind: the draw does not say which items the judge passed; the store does
+    assert not {"passed", "failure_type"} & {k for i in a["items"] for k in i}
+    passed = {i["item_id"] for i in a["items"] if i["trial"] == 1}
+    assert len(passed) == 2
+    text = run(tmp_path, "transcripts", "draw", "--n", "2", "--seed", "2")  # the default share, 0.2
+    assert text.returncode == 0 and "PASS" not in text.stdout and "review them blind" in text.stdout
     bad = run(tmp_path, "transcripts", "draw", "--pass-share", "1.5")
     assert bad.returncode == 2 and "a share from 0 to 1" in bad.stderr
-    first_pass = next(i["item_id"] for i in a["items"] if i["passed"])
+    first_pass = sorted(passed)[0]
     from golden_store.db.store import Store
 
     with Store.open(golden_db) as s:  # between CLI runs, never beside one
@@ -487,3 +507,77 @@ def test_cli_draw_with_pass_share_and_judge_check(tmp_path, golden_db):
     assert "cli-ev" in out.stdout and "overturned    1" in out.stdout and "Wilson 95% interval" in out.stdout
     rows = {r["evaluation_id"]: r for r in json.loads(run(tmp_path, "transcripts", "judge-check", "--json").stdout)}
     assert (rows["cli-ev"]["passes_reviewed"], rows["cli-ev"]["passes_overturned"]) == (1, 1)
+
+
+def _secret(qid, passed):
+    """A transcript whose judge and metrics say things no card may show before the verdict."""
+    rec = _pl(qid, "lexical", passed)
+    rec["metrics"] = {"secret_metric_xyz": 0.123}
+    rec["transcript"] = {**rec["transcript"], "judge": {"verdict": f"JUDGE-SAID-{'PASS' if passed else 'FAIL'}-{qid}",
+                                                        "justification": f"justification sentinel {qid}"}}
+    return rec
+
+
+def test_no_failure_blind_cards_and_the_judge_shown_after_the_verdict(store, tmp_path):
+    """Issue 27, blind review: the card of an undecided transcript, pass or failure, holds the
+    question, the passages and the answer, never the judge's verdict, its justification, the
+    metrics or a word that it passed; 'n' (no_failure) is a key of the surface and is saved;
+    once given, the reviewer's list shows what the judge said. No failure on a judged pass
+    agrees with the judge; on a judged failure it questions the judge (the lead's queue)."""
+    from annotator import labeling
+    from golden_store.live import transcripts as store_t
+
+    transcripts.import_file(store, ENGINEER, _write(tmp_path, [_secret("p1", True), _secret("f1", False),
+                                                               _secret("p2", True)]))
+    transcripts.draw(store, REVIEWER, 3, seed=0, pass_share=0.5)
+    cards = {c["item"]["item_id"]: c for c in transcripts.review_cards(store, REVIEWER, 10)}
+    k = lambda q: store_t.item_key("ev-1", q, 0)  # noqa: E731
+    assert set(cards) == {k("p1"), k("f1"), k("p2")}
+    for q, c in ((q, cards[k(q)]) for q in ("p1", "f1", "p2")):
+        text = json.dumps(c, ensure_ascii=False)
+        assert "JUDGE-SAID" not in text and f"justification sentinel {q}" not in text
+        assert "secret_metric_xyz" not in text and "0.123" not in text
+        assert "PASS" not in text.upper().replace("PASSAGE", "") and "notice" not in c
+        assert "Restart your router" in text and c["title"] == f"question {q}"
+        t = store_t.get(store, k(q))  # the digest covers exactly what is shown
+        assert c["digest"] == labeling.digest(t["question"], json.dumps(t["retrieved"], sort_keys=True,
+                                                                        ensure_ascii=False), t["answer"])
+    assert ("n", "no_failure", None, "no failure: the answer is right") in transcripts.KEYS
+
+    def label(q, action, n, value=None):
+        return {"id": f"lbl-nf-{n:06d}", "by": "rita", "item": cards[k(q)]["item"], "digest": cards[k(q)]["digest"],
+                "action": action, **({"value": value} if value else {})}
+
+    acks = transcripts.submit(store, REVIEWER, [label("p1", "no_failure", 1), label("f1", "no_failure", 2),
+                                                label("p2", "system_failure", 3, "incomplete")])
+    assert [a.status for a in acks] == ["saved"] * 3
+    assert sorted(store.read("SELECT query_id, verdict, failure_class FROM transcript_review_events")) == [
+        ("f1", "no_failure", None), ("p1", "no_failure", None), ("p2", "system_failure", "incomplete")]
+    # a label digested over the judge's words too (the card before blind review) is not what is on screen
+    t = store_t.get(store, k("p1"))
+    old = labeling.digest(t["question"], json.dumps(t["retrieved"], sort_keys=True, ensure_ascii=False), t["answer"],
+                          t["judge_verdict"], t["judge_justification"])
+    (ack,) = transcripts.submit(store, REVIEWER, [{**label("p1", "ambiguous", 4), "digest": old}])
+    assert ack.status == "refused" and "not the transcript that was on screen" in ack.message
+    # after the verdict: what the judge said, beside it
+    mine = {r["item_id"]: r for r in transcripts.my_reviewed(store, REVIEWER)}
+    assert {i: (r["verdict"], r["passed"], r["judge_verdict"], r["judge_justification"], r["against_judge"])
+            for i, r in mine.items()} == {
+        k("p1"): ("no_failure", True, "JUDGE-SAID-PASS-p1", "justification sentinel p1", False),
+        k("f1"): ("no_failure", False, "JUDGE-SAID-FAIL-f1", "justification sentinel f1", True),
+        k("p2"): ("system_failure", True, "JUDGE-SAID-PASS-p2", "justification sentinel p2", True)}
+    # the judge check: p1 confirmed, p2 a false pass, f1 a false fail
+    (row,) = transcripts.judge_check(store, ENGINEER)
+    assert (row["passes_confirmed"], row["passes_overturned"], row["false_pass_rate"]) == (1, 1, 0.5)
+    assert (row["failures_confirmed"], row["failures_overturned"], row["false_fail_rate"]) == (0, 1, 1.0)
+    # the lead settles the two verdicts against the judge (the grader-failure path), not the one that agrees
+    assert [q["item_id"] for q in transcripts.questioned(store, LEAD)] == [k("f1"), k("p2")]
+    assert store_t.counts(store)["grader_failures"] == 2
+    transcripts.resolve(store, LEAD, k("f1"), "judge_fixed", "the answer was right")
+    assert [q["item_id"] for q in transcripts.questioned(store, LEAD)] == [k("p2")]
+    # the service and its store both take the verdict; a class is never kept with it
+    transcripts.review(store, REVIEWER, k("p1"), "no_failure", "incomplete")
+    assert store.read_one("SELECT verdict, failure_class FROM transcript_review_events ORDER BY event_id DESC "
+                          "LIMIT 1") == ("no_failure", None)
+    with pytest.raises(ValidationError, match="no_failure"):
+        transcripts.review(store, REVIEWER, k("p1"), "fine")
