@@ -125,7 +125,7 @@ share = c3.number_input("Share of passes", 0.0, 1.0, float(transcripts.DEFAULT_P
 if c4.button("Draw failures to review", type="primary", key="tr_draw"):
     did = attempt(lambda: transcripts.draw(s, user, int(n), int(seed), float(share)))
     if did is not None:
-        kind = "failure(s)" if not share else "transcript(s), failures and a share of the judge's passes,"
+        kind = "failure(s)" if not share else "transcript(s), failures and a share of the judge's passes"
         flash(f"Drew {len(did[1])} {kind}: they are at the top of the page." if did[1]
               else "No unreviewed transcript left to draw.")
         st.rerun()
@@ -156,8 +156,8 @@ if my_reviews:
         st.caption("Your verdicts, and now what the judge said: *judge passed*, its verdict and justification; "
                    "*against judge* marks a verdict that contradicts it (it waits in the lead's Adjudication).")
         st.dataframe(pd.DataFrame([{
-            "transcript": r["item_id"], "stratum": r["stratum"], "your verdict": r["verdict"],
-            "class": r["failure_class"], "note": r["review_note"], "judge passed": r["passed"],
-            "judge verdict": r["judge_verdict"], "judge justification": r["judge_justification"],
-            "against judge": r["against_judge"]} for r in my_reviews]), hide_index=True, width="stretch",
+            "transcript": r["item_id"], "your verdict": r["verdict"], "judge passed": r["passed"],
+            "judge verdict": r["judge_verdict"], "against judge": r["against_judge"],
+            "judge justification": r["judge_justification"], "class": r["failure_class"], "note": r["review_note"],
+            "stratum": r["stratum"]} for r in my_reviews]), hide_index=True, width="stretch",
             key="tr_my_reviews")
