@@ -1,8 +1,13 @@
-"""Failure transcript review and the label flywheel (METHODOLOGY §12.5, §13.6, §15.4).
+"""Failure transcript review and the label flywheel (METHODOLOGY §12.5, §13.6, §15.4), and the
+judge check (§11.1 step 6, Case 3).
 
 Engineers import an evaluation run's transcripts; reviewers draw a stratified sample of
-failures, read each one and say whether the system failed (and how), the grader was wrong,
-or it is ambiguous. Grader failures go to the lead's adjudication queue; system failures on
+failures and (``pass_share``, 0.2 by default) of the judge's passes, read each one blind to
+the judge (no verdict, justification or metrics on the card until they have given theirs) and
+say whether the system failed (and how), the answer is right (no failure), the grader was
+wrong, or it is ambiguous. A judged pass a reviewer says failed is a judge false pass, a judged
+failure they say is right a false fail; :func:`judge_check` counts them per evaluation. Every
+verdict that contradicts the judge goes to the lead's adjudication queue; system failures on
 questions not yet in the golden set can be added to it in one step, tagged with their source
 and date so new items can be measured apart for a release or two.
 """
@@ -24,7 +29,7 @@ from annotator.evidence_rounds import visible_evidence
 from annotator.identity import User, require
 from annotator.labeling import Ack, Label, LabelRefused
 from annotator.roles import Permission
-from annotator.transcript_sampling import Candidate, sample_failures
+from annotator.transcript_sampling import DEFAULT_PASS_SHARE, Candidate, sample_draw
 from golden_store.live import documents
 from golden_store.live import label_receipts, queries
 from golden_store.live import transcripts
@@ -35,12 +40,15 @@ from golden_store.db.store import Store
 SOURCES = ("eval_run", "production_log")
 _MAX_PROBLEMS = 50
 SURFACE = "transcripts"
-# The keys of the review surface: 1-6 a system failure of that class, g grader, a ambiguous.
+# The keys of the review surface: 1-6 a system failure of that class, n no failure, g grader,
+# a ambiguous.
 KEYS = tuple((str(i), "system_failure", cls, cls.replace("_", " ")) for i, cls in
              enumerate(transcripts.FAILURE_CLASSES, 1)) + (
+    ("n", "no_failure", None, "no failure: the answer is right"),
     ("g", "grader_failure", None, "grader failure (the judge or the label was wrong)"),
     ("a", "ambiguous", None, "ambiguous"))
 QUEUE_AHEAD = 4  # transcripts are long; a few ahead is enough to never wait
+WILSON_Z = 1.959963984540054  # the two-sided 95% normal quantile
 
 
 def _validate(line: int, obj: dict, known: set[str], where: str) -> dict[str, Any]:
@@ -134,13 +142,25 @@ def import_file(store: Store, user: User, path: str | Path,
 # ---- sampling and reading ------------------------------------------------------------------------
 
 
-def draw(store: Store, user: User, n: int = 10, seed: int = 0) -> tuple[str | None, list[str]]:
-    """Draw a stratified sample of unreviewed failures (recorded, so the next draw moves on)."""
+def draw(store: Store, user: User, n: int = 10, seed: int = 0,
+         pass_share: float = DEFAULT_PASS_SHARE) -> tuple[str | None, list[str]]:
+    """Draw a stratified sample of unreviewed transcripts (recorded, so the next draw moves
+    on): failures, and ``pass_share`` of the sample from the judge's passes (rounded half
+    up; either kind fills in when the other runs short). See
+    :func:`annotator.transcript_sampling.sample_draw`."""
     require(user, Permission.REVIEW)
     fails = transcripts.failures(store)
-    cands = [Candidate(f["item_id"], f["stratum"], f["failure_type"] or "") for f in fails]
-    reviewed = {f["item_id"] for f in fails if f["verdict"]}
-    items = sample_failures(cands, n, seed, reviewed=reviewed, drawn_before=transcripts.drawn_before(store))
+    passed = transcripts.passes(store) if pass_share else []
+
+    def cands(rows: list[dict]) -> list[Candidate]:
+        return [Candidate(r["item_id"], r["stratum"], r["failure_type"] or "") for r in rows]
+
+    reviewed = {f["item_id"] for f in fails + passed if f["verdict"]}
+    try:
+        items = sample_draw(cands(fails), cands(passed), n, seed, pass_share=pass_share, reviewed=reviewed,
+                            drawn_before=transcripts.drawn_before(store))
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
     if not items:
         return None, []
     return transcripts.record_draw(store, items, seed, actor=user.username), items
@@ -213,15 +233,18 @@ def review(store: Store, user: User, item_id: str, verdict: str, failure_class: 
 # ---- the keyed review surface ------------------------------------------------------------------
 
 
-def _digest(question: str, retrieved: list, answer: str | None, judge_verdict: str | None,
-            judge_justification: str | None) -> str:
-    """Digest of what a reviewer reads: question, retrieved passages, answer, the judge."""
-    return labeling.digest(question, json.dumps(retrieved, sort_keys=True, ensure_ascii=False), answer or "",
-                           judge_verdict or "", judge_justification or "")
+def _digest(question: str, retrieved: list, answer: str | None) -> str:
+    """Digest of what a reviewer reads before giving a verdict: question, retrieved passages,
+    answer. The judge's verdict and justification (and the metrics) are not on the card, so not
+    in the digest: the review is blind to the judge."""
+    return labeling.digest(question, json.dumps(retrieved, sort_keys=True, ensure_ascii=False), answer or "")
 
 
 def card(t: dict) -> dict[str, Any]:
-    """One transcript (as :func:`transcript` returns it) as the labeling surface paints it."""
+    """One transcript (as :func:`transcript` returns it) as the labeling surface paints it,
+    blind to the judge: no verdict, no justification, no metrics, nothing that says whether
+    the judge passed it (passes and failures are drawn together). What the judge said is shown
+    once the reviewer has given a verdict (:func:`my_reviewed`)."""
     raw_retrieved = [{k: v for k, v in p.items() if k not in ("segments", "has_evidence")} for p in t["retrieved"]]
     blocks = [{"heading": f"[{i}] {p.get('doc_id') or '?'}" + (" · contains evidence" if p["has_evidence"] else ""),
                "segments": [[text, "evidence" if hit else "plain"] for text, hit in p["segments"]]}
@@ -229,16 +252,14 @@ def card(t: dict) -> dict[str, Any]:
     if not blocks:
         blocks = [{"heading": "Retrieved passages", "segments": [["Nothing was retrieved.", "plain"]]}]
     blocks.append({"heading": "Answer", "segments": [[t["answer"] or "(no answer)", "plain"]]})
-    blocks.append({"heading": f"Judge · verdict: {t['judge_verdict'] or '-'}",
-                   "segments": [[t["judge_justification"] or "", "plain"]]})
-    metrics = ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in t["metrics"].items())
-    return {"item": {"item_id": t["item_id"]},
-            "digest": _digest(t["question"], raw_retrieved, t["answer"], t["judge_verdict"], t["judge_justification"]),
-            "title": t["question"],
-            "meta": f"{t['item_id']} · {t['stratum']} · {t['source']}"
-                    + (f" · trace {t['trace_id']}" if t["trace_id"] else "")
-                    + ("" if t["in_golden_set"] else " · not in the golden set") + f" · metrics {metrics}",
-            "blocks": blocks}
+    return {
+        "item": {"item_id": t["item_id"]},
+        "digest": _digest(t["question"], raw_retrieved, t["answer"]),
+        "title": t["question"],
+        "meta": f"{t['item_id']} · {t['stratum']} · {t['source']}"
+                + (f" · trace {t['trace_id']}" if t["trace_id"] else "")
+                + ("" if t["in_golden_set"] else " · not in the golden set"),
+        "blocks": blocks}
 
 
 def review_cards(store: Store, user: User, n: int = QUEUE_AHEAD) -> list[dict[str, Any]]:
@@ -267,8 +288,7 @@ def _write(cur: Cursor, user: User, label: Label) -> int:
         raise LabelRefused(f"Not saved: there is no transcript {item_id}.")
     if not content["drawn"]:
         raise LabelRefused(f"Not saved: {item_id} was never drawn for review.")
-    if _digest(content["question"], content["retrieved"], content["answer"], content["judge_verdict"],
-               content["judge_justification"]) != label.digest:
+    if _digest(content["question"], content["retrieved"], content["answer"]) != label.digest:
         raise LabelRefused(f"Not saved: {item_id} is not the transcript that was on screen.")
     return transcripts.review_tx(cur, item_id, label.action, label.value, label.note, user.username)
 
@@ -279,10 +299,12 @@ def submit(store: Store, user: User | None, raw_labels: object) -> list[Ack]:
 
 
 def to_add(store: Store, user: User) -> list[dict]:
-    """Transcripts the reviewer judged system failures on questions the golden set lacks."""
+    """Transcripts the reviewer judged system failures on questions the golden set lacks
+    (an overturned pass among them)."""
     require(user, Permission.REVIEW)
     return [{k: f[k] for k in ("item_id", "question", "stratum", "source")}
-            for f in transcripts.failures(store) if f["verdict"] == "system_failure" and not f["in_golden_set"]]
+            for f in transcripts.failures(store) + transcripts.passes(store)
+            if f["verdict"] == "system_failure" and not f["in_golden_set"]]
 
 
 def draw_progress(store: Store, user: User) -> tuple[int, int]:
@@ -292,7 +314,9 @@ def draw_progress(store: Store, user: User) -> tuple[int, int]:
 
 
 def my_reviewed(store: Store, user: User) -> list[dict]:
-    """The reviewer's drawn transcripts that have a verdict, with it (for looking back)."""
+    """The reviewer's drawn transcripts that have a verdict, with it and, now that it is given,
+    what the judge said (passed, its verdict and justification) and whether the review
+    contradicts it (for looking back)."""
     require(user, Permission.REVIEW)
     return transcripts.reviewed_in_draws(store, user.username)
 
@@ -305,6 +329,42 @@ def strata(store: Store, user: User) -> set[str]:
 def summary(store: Store, user: User) -> list[dict]:
     require(user, Permission.VIEW_STORE)
     return transcripts.summary(store)
+
+
+def wilson_interval(k: int, n: int, z: float = WILSON_Z) -> tuple[float, float] | None:
+    """The Wilson score interval of the proportion k/n (95% by default); None when n is 0.
+    Unlike k/n +- z*se it stays inside [0, 1] and is not empty at k = 0 or k = n, which is
+    where a judge check usually sits (a few overturned passes among a few dozen)."""
+    if n <= 0:
+        return None
+    if not 0 <= k <= n:
+        raise ValueError(f"{k} of {n} is not a proportion.")
+    p, z2 = k / n, z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def judge_check(store: Store, user: User) -> list[dict]:
+    """Per evaluation (the judge is the evaluation's: transcripts carry no judge model of
+    their own), the judge against its reviewers: passes reviewed, confirmed (no failure) and
+    overturned (a system or grader failure: judge false passes); failures reviewed, confirmed
+    (a system failure) and overturned (no failure or a grader failure: judge false fails). The
+    false-pass rate is overturned / (confirmed + overturned) passes, with its Wilson 95%
+    interval; the false-fail rate the same way. Each transcript counts once, by its latest
+    verdict; withdrawn reviews do not count; an ambiguous verdict is reviewed, confirms and
+    overturns nothing, and is left out of the rates."""
+    require(user, Permission.VIEW_STORE)
+    rows = transcripts.judge_check(store)
+    for r in rows:
+        for kind, plural in (("pass", "passes"), ("fail", "failures")):
+            bad, n = r[f"{plural}_overturned"], r[f"{plural}_overturned"] + r[f"{plural}_confirmed"]
+            ci = wilson_interval(bad, n)
+            r[f"{plural}_decided"] = n
+            r[f"false_{kind}_rate"] = bad / n if n else None
+            r[f"false_{kind}_low"], r[f"false_{kind}_high"] = ci if ci else (None, None)
+    return rows
 
 
 # ---- the flywheel -------------------------------------------------------------------------------

@@ -315,6 +315,16 @@ def _review(page: Page, key: str) -> str:
     return json.loads(uid)["item_id"]
 
 
+def _number(page: Page, label: str, value: str) -> None:
+    """Type ``value`` into a number input and commit it (Enter), then wait for the rerun."""
+    box = _main(page).get_by_role("spinbutton", name=label)
+    box.fill(value)
+    box.press("Enter")
+    page.wait_for_timeout(300)  # the rerun the Enter starts, before waiting for it to end
+    idle(page)
+    expect(box).to_have_value(re.compile(rf"^{re.escape(value)}(\.0*)?0*$"))
+
+
 def test_item9_an_earlier_sample_stays_reachable(studio: Server, page: Page, tmp_path: Path) -> None:
     """Fails on the old page, which offered only the latest sample: the progress must count both
     samples ("4 / 6"; the latest alone is 2 items), and q901's transcript, reviewed in the first
@@ -328,7 +338,8 @@ def test_item9_an_earlier_sample_stays_reachable(studio: Server, page: Page, tmp
     first.write_text("".join(_transcript(q) for q in TRANSCRIPT_QIDS), encoding="utf-8")
     _import_transcripts(page, first, 2)
 
-    main.get_by_label("Sample size").fill("100")
+    _number(page, "Sample size", "100")
+    _number(page, "Share of passes", "0")  # failures only: this is about samples of failures
     main.get_by_role("button", name="Draw failures to review").click()
     expect(_alert(page, re.compile(r"^Drew 5 failure\(s\)"))).to_be_visible()  # the demo's 3 left + ours
     expect(main.get_by_text("0 / 5 reviewed in your samples")).to_be_visible()
@@ -358,6 +369,44 @@ def test_item9_an_earlier_sample_stays_reachable(studio: Server, page: Page, tmp
     main.get_by_role("button", name="Add to the golden set").click()
     expect(_alert(page, re.compile(r"^Added q901 \(production_log"))).to_be_visible()
     _shot(page, "21_transcripts_added", _alert(page, "Added q901"))
+
+
+DEMO_PASS_WORDS = ("States the cause and the fix the handbook gives.", "Matches the per-diem table.",
+                   "A correct abstention for a question the handbook does not answer.", "faithfulness", "recall@2",
+                   "Judge", "PASSED")
+
+
+def test_item10_the_judges_passes_are_read_blind(studio: Server, page: Page) -> None:
+    """Issue 27: after item 9 every failure is reviewed, so a draw at the default share of
+    passes (0.2) holds the demo's three judged passes. Each painted card shows the answer but
+    not the judge's verdict, its justification or the metrics; ``n`` (no failure) records a
+    verdict on each; then *Reviewed in my samples* shows each verdict beside the judge's."""
+    from tests.test_browser_adjudication import _grid
+
+    main = _main(page)
+    _go(page, "Transcripts")
+    _number(page, "Share of passes", "0.2")
+    _number(page, "Sample size", "10")
+    main.get_by_role("button", name="Draw failures to review").click()
+    expect(_alert(page, re.compile(r"^Drew 3 transcript\(s\), failures and a share of the judge's passes"))
+           ).to_be_visible()
+    root = surface(page)
+    expect(root).to_have_attribute("data-uid", re.compile(r".+"))
+    _shot(page, "22_transcripts_blind_pass", root)
+    seen = []
+    for _ in range(3):
+        text = root.inner_text()
+        assert "Answer" in text and not [w for w in DEMO_PASS_WORDS if w in text], text
+        seen.append(_review(page, "n"))
+    assert sorted(seen) == [f"nightly-2026-03-20|{q}|0" for q in ("q001", "q004", "q040")]
+    expect(main.get_by_text("9 / 9 reviewed in your samples")).to_be_visible()
+    box = main.get_by_test_id("stExpander").filter(has_text="Reviewed in my samples (9)")
+    box.locator("summary").first.click()
+    rows = {r["transcript"]: r for r in _grid(box.get_by_test_id("stDataFrame"))}
+    for item in seen:
+        assert (rows[item]["your verdict"], rows[item]["judge passed"], rows[item]["judge verdict"]) == (
+            "no_failure", "true", "pass"), rows[item]
+    _shot(page, "23_transcripts_judge_after_verdict", box)
 
 
 def test_item8_display_name_over_the_limit_is_refused(studio: Server, page: Page) -> None:

@@ -24,13 +24,37 @@ from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.core.textin import shown
 from golden_store.db.store import Store, utcnow
 
-VERDICTS = ("system_failure", "grader_failure", "ambiguous")
+# 'no_failure' (schema 22): the answer is right. On a judged pass it confirms the judge; on a
+# judged failure the judge failed a good answer (a false fail), as 'grader_failure' says of it.
+VERDICTS = ("system_failure", "grader_failure", "ambiguous", "no_failure")
 WITHDRAWN = "withdrawn"  # a reviewer's undo: the transcript is unreviewed again
 FAILURE_CLASSES = ("retrieval_miss", "ranking", "generation_unfaithful", "incomplete", "over_answering",
                    "over_refusal")
 RESOLUTIONS = ("label_fixed", "judge_fixed", "reviewer_wrong")
 SATURATED = 0.98  # a stratum passing at least this share has no headroom left (§13.6) ...
 SATURATION_MIN = 30  # ... once it has this many transcripts: 3 of 3 passing says little about headroom
+# The judge check (METHODOLOGY §11.1 step 6, Case 3), by the reviewer's latest verdict: on a
+# judged pass 'no_failure' confirms it and a system or grader failure overturns it (a judge
+# false pass); on a judged failure 'system_failure' confirms it and 'no_failure' or
+# 'grader_failure' overturns it (a judge false fail). 'ambiguous' does neither.
+CONFIRMS_PASS = "no_failure"
+OVERTURNS_PASS = ("system_failure", "grader_failure")
+CONFIRMS_FAILURE = "system_failure"
+OVERTURNS_FAILURE = ("no_failure", "grader_failure")
+
+
+def _in(values: Sequence[str]) -> str:
+    return ", ".join(f"'{v}'" for v in values)
+
+
+# A latest verdict that contradicts the judge's (over rows of _with_review, aliases t and v):
+# a grader failure anywhere, a judged pass overturned, a judged failure overturned. These are
+# the grades a lead settles (:func:`questioned`).
+_AGAINST_JUDGE = (f"(v.verdict = 'grader_failure' OR (t.passed AND v.verdict IN ({_in(OVERTURNS_PASS)})) "
+                 f"OR (NOT t.passed AND v.verdict IN ({_in(OVERTURNS_FAILURE)})))")
+# the same over the columns of _with_review() read as a subquery (no aliases)
+_AGAINST = (f"(verdict = 'grader_failure' OR (passed AND verdict IN ({_in(OVERTURNS_PASS)})) "
+            f"OR (NOT passed AND verdict IN ({_in(OVERTURNS_FAILURE)})))")
 
 
 _TRIAL = re.compile(r"-?[0-9]{1,10}")
@@ -141,6 +165,11 @@ def failures(store: Store) -> list[dict]:
     return _keyed(store.read_dicts(_with_review("NOT t.passed") + _ORDER))
 
 
+def passes(store: Store) -> list[dict]:
+    """Every transcript the judge passed, with its stratum and current review verdict (if any)."""
+    return _keyed(store.read_dicts(_with_review("t.passed") + _ORDER))
+
+
 def get(store: Store, item_id: str) -> dict:
     rows = _keyed(store.read_dicts(_with_review(_KEY_IS), list(parse_item_key(item_id))))
     if not rows:
@@ -234,7 +263,9 @@ def latest_verdict_event_tx(cur: Cursor, item_id: str) -> int | None:
 
 def reviewed_in_draws(store: Store, actor: str) -> list[dict]:
     return _keyed(store.read_dicts(
-        "SELECT t.evaluation_id, t.query_id, t.trial, t.stratum, t.verdict, t.failure_class, t.reviewer, t.review_note "
+        "SELECT t.evaluation_id, t.query_id, t.trial, t.stratum, t.verdict, t.failure_class, t.reviewer, "
+        "t.review_note, t.passed, t.judge_verdict, t.judge_justification, "
+        f"{_AGAINST} AS against_judge "
         f"FROM ({_with_review()}) t WHERE t.verdict IS NOT NULL AND {_IN_DRAWS_OF}" + _ORDER, [actor]))
 
 
@@ -264,10 +295,13 @@ def record_verdict(store: Store, item_id: str, verdict: str, failure_class: str 
 
 
 def questioned(store: Store) -> list[dict]:
-    """Transcripts whose latest review says the grader (judge or label) was wrong and that
-    no lead has resolved since: the adjudication queue's second part."""
+    """Transcripts whose latest review contradicts the judge and that no lead has resolved
+    since: the adjudication queue's second part. Contradicting: a grader failure (the judge or
+    the label was wrong), a system failure on a judged pass (a false pass), no failure on a
+    judged failure (a false fail); a review that agrees with the judge, or is ambiguous, is not
+    questioned."""
     return _keyed(store.read_dicts(
-        _with_review("v.verdict = 'grader_failure'")
+        _with_review(_AGAINST_JUDGE)
         + " AND NOT EXISTS (SELECT 1 FROM transcript_resolution_events r WHERE r.evaluation_id = t.evaluation_id "
           "AND r.query_id = t.query_id AND r.trial = t.trial AND r.created_at >= v.created_at) "
           "ORDER BY stratum, evaluation_id, query_id, trial"))
@@ -289,13 +323,15 @@ def resolve(store: Store, item_id: str, resolution: str, rationale: str, *, acto
 
 def summary(store: Store) -> list[dict]:
     """Per stratum: transcripts, failures, reviewed share of the failures, grader-failure
-    rate among reviewed failures, score (pass share), headroom and a saturation flag (only with
-    SATURATION_MIN transcripts or more: a handful all passing is too few to call headroom gone)."""
+    rate among reviewed failures (a grader failure or no failure: the judge failed a good
+    answer; reviewed passes are the judge check's, :func:`judge_check`), score (pass share),
+    headroom and a saturation flag (only with SATURATION_MIN transcripts or more: a handful all
+    passing is too few to call headroom gone)."""
     rows = store.read_dicts(
         "SELECT stratum, count(*) AS transcripts, count(*) FILTER (WHERE NOT passed) AS failures, "
         "count(*) FILTER (WHERE NOT passed AND verdict IS NOT NULL) AS reviewed, "
-        "count(*) FILTER (WHERE verdict = 'grader_failure') AS grader_failures, "
-        "count(*) FILTER (WHERE verdict = 'system_failure') AS system_failures, "
+        f"count(*) FILTER (WHERE NOT passed AND verdict IN ({_in(OVERTURNS_FAILURE)})) AS grader_failures, "
+        "count(*) FILTER (WHERE NOT passed AND verdict = 'system_failure') AS system_failures, "
         "avg(CASE WHEN passed THEN 1.0 ELSE 0.0 END) AS score "
         f"FROM ({_with_review()}) GROUP BY stratum ORDER BY stratum")
     for r in rows:
@@ -307,8 +343,30 @@ def summary(store: Store) -> list[dict]:
 
 
 def counts(store: Store) -> dict[str, int]:
-    """Home-page numbers: failed transcripts, reviewed ones, grader failures."""
+    """Home-page numbers: failed transcripts, reviewed ones, grader failures (every latest
+    verdict that contradicts the judge, on a pass or a failure: what :func:`questioned` draws
+    from)."""
     row = store.read_one(
         "SELECT count(*) FILTER (WHERE NOT passed), count(*) FILTER (WHERE NOT passed AND verdict IS NOT NULL), "
-        f"count(*) FILTER (WHERE verdict = 'grader_failure') FROM ({_with_review()})")
+        f"count(*) FILTER (WHERE {_AGAINST}) FROM ({_with_review()})")
     return {"failures": int(row[0]), "reviewed": int(row[1]), "grader_failures": int(row[2])}
+
+
+def judge_check(store: Store) -> list[dict]:
+    """Per evaluation, the judge against its reviewers (each transcript's latest verdict; a
+    withdrawn one counts as none): passes and failures, how many of each were reviewed, the
+    passes confirmed (CONFIRMS_PASS) and overturned (OVERTURNS_PASS: judge false passes), the
+    failures confirmed (CONFIRMS_FAILURE) and overturned (OVERTURNS_FAILURE: judge false
+    fails), and the ambiguous verdicts on each."""
+    return store.read_dicts(
+        "SELECT evaluation_id, count(*) FILTER (WHERE passed) AS passes, "
+        "count(*) FILTER (WHERE passed AND verdict IS NOT NULL) AS passes_reviewed, "
+        f"count(*) FILTER (WHERE passed AND verdict = '{CONFIRMS_PASS}') AS passes_confirmed, "
+        f"count(*) FILTER (WHERE passed AND verdict IN ({_in(OVERTURNS_PASS)})) AS passes_overturned, "
+        "count(*) FILTER (WHERE passed AND verdict = 'ambiguous') AS passes_ambiguous, "
+        "count(*) FILTER (WHERE NOT passed) AS failures, "
+        "count(*) FILTER (WHERE NOT passed AND verdict IS NOT NULL) AS failures_reviewed, "
+        f"count(*) FILTER (WHERE NOT passed AND verdict = '{CONFIRMS_FAILURE}') AS failures_confirmed, "
+        f"count(*) FILTER (WHERE NOT passed AND verdict IN ({_in(OVERTURNS_FAILURE)})) AS failures_overturned, "
+        "count(*) FILTER (WHERE NOT passed AND verdict = 'ambiguous') AS failures_ambiguous "
+        f"FROM ({_with_review()}) t GROUP BY evaluation_id ORDER BY evaluation_id")

@@ -287,3 +287,297 @@ def test_a_file_naming_the_evaluation_run_id_as_before_schema_15_imports_the_sam
     assert transcripts.import_file(demo_store, LOCAL_USER, f) == 1
     assert demo_store.read("SELECT evaluation_id, query_id, trial FROM transcripts WHERE evaluation_id = 'nightly-3'") \
         == [("nightly-3", "q001", 0)]
+
+
+# ---- issue 27: a share of the judge's passes, and the judge check (METHODOLOGY §11.1, Case 3) ----
+
+
+def _mixed():
+    """Failures in four strata, passes in three (different amounts), ids telling kind and stratum."""
+    fails = _cands()
+    passes = [Candidate(f"P{s}-{i}", s) for s, n in (("lexical", 20), ("paraphrase", 6), ("tabular", 3))
+              for i in range(n)]
+    return fails, passes
+
+
+def test_pass_share_zero_is_the_failures_only_draw():
+    from annotator.transcript_sampling import sample_draw
+
+    fails, passes = _mixed()
+    for seed in range(5):
+        for n in (1, 4, 10, 100):
+            assert sample_draw(fails, passes, n, seed) == sample_failures(fails, n, seed)
+            assert sample_draw(fails, passes, n, seed, pass_share=0.0, drawn_before=["lexical-1"],
+                               reviewed=["paraphrase-2"]) == sample_failures(
+                fails, n, seed, drawn_before=["lexical-1"], reviewed=["paraphrase-2"])
+
+
+def test_pass_share_draws_passes_in_number_balanced_seeded_and_never_reviewed():
+    from annotator.transcript_sampling import pass_quota, sample_draw
+
+    fails, passes = _mixed()
+    a = sample_draw(fails, passes, 10, seed=3, pass_share=0.3)
+    assert a == sample_draw(list(reversed(fails)), list(reversed(passes)), 10, seed=3, pass_share=0.3)  # repeatable
+    assert a != sample_draw(fails, passes, 10, seed=4, pass_share=0.3)
+    got = [x for x in a if x.startswith("P")]
+    assert len(got) == 3 and len(a) == len(set(a)) == 10
+    assert sorted(x.split("-")[0] for x in got) == ["Plexical", "Pparaphrase", "Ptabular"]  # strata take turns
+    # the failures drawn are the failures-only draw's first seven, in that order
+    assert [x for x in a if not x.startswith("P")] == sample_failures(fails, 7, seed=3)
+    assert [pass_quota(10, s) for s in (0, 0.04, 0.05, 0.2, 0.25, 1)] == [0, 0, 1, 2, 3, 10]
+    assert pass_quota(1, 0.2) == 0
+    with pytest.raises(ValueError, match="from 0 to 1"):
+        pass_quota(10, 1.5)
+    # positions are seeded, not "passes last": over seeds the passes sit all over the draw
+    spots = {i for seed in range(30) for i, x in enumerate(sample_draw(fails, passes, 10, seed, pass_share=0.2))
+             if x.startswith("P")}
+    assert len(spots) >= 8
+    # reviewed passes are never drawn; earlier-drawn ones only after the fresh ones
+    reviewed = {"Plexical-0", "Plexical-1", "Ptabular-0"}
+    fresh = {p.item_id for p in passes} - reviewed - set(got)
+    b = sample_draw(fails, passes, 40, seed=3, pass_share=0.5, reviewed=reviewed, drawn_before=got)
+    bp = [x for x in b if x.startswith("P")]
+    assert len(bp) == 20 and set(bp) <= fresh
+    everything = sample_draw(fails, passes, 100, seed=3, pass_share=0.5, reviewed=reviewed, drawn_before=got)
+    ep = [x for x in everything if x.startswith("P")]
+    assert not reviewed & set(everything) and len(ep) == len(fresh) + len(set(got) - reviewed)
+    assert set(ep[:len(fresh)]) == fresh  # the fresh passes first, then the earlier-drawn ones
+    # one kind short: the other fills the draw
+    assert len(sample_draw(fails[:2], passes, 10, seed=1, pass_share=0.2)) == 10
+    assert len([x for x in sample_draw(fails[:2], passes, 10, seed=1, pass_share=0.2) if x.startswith("P")]) == 8
+    assert sample_draw(fails, [], 10, seed=1, pass_share=0.5) == sample_failures(fails, 10, seed=1)
+
+
+def test_wilson_interval_against_a_reference():
+    from annotator.transcripts import wilson_interval
+
+    cases = [(3, 10), (0, 10), (10, 10), (1, 40), (7, 23)]
+    try:  # statsmodels, when installed; else scipy's binomtest; else values worked by hand
+        from statsmodels.stats.proportion import proportion_confint
+
+        ref = {c: proportion_confint(*c, alpha=0.05, method="wilson") for c in cases}
+    except ImportError:
+        try:
+            from scipy.stats import binomtest
+
+            ref = {c: tuple(binomtest(*c).proportion_ci(0.95, method="wilson")) for c in cases}
+        except ImportError:
+            ref = {(3, 10): (0.107791, 0.603222), (0, 10): (0.0, 0.277533), (10, 10): (0.722467, 1.0)}
+    for c, (lo, hi) in ref.items():
+        assert wilson_interval(*c) == pytest.approx((lo, hi), abs=1e-6)
+    # by hand: 3 of 10, z = 1.96: centre (0.3 + 1.96^2/20) / (1 + 1.96^2/10) = 0.35550 ...
+    assert wilson_interval(3, 10) == pytest.approx((0.10779, 0.60322), abs=1e-5)
+    assert wilson_interval(0, 0) is None
+    with pytest.raises(ValueError):
+        wilson_interval(4, 3)
+
+
+def _pl(qid, stratum, passed, evaluation="ev-1"):
+    return {**_record(qid, passed=passed, source="production_log", stratum=stratum, question=f"question {qid}"),
+            "evaluation_id": evaluation}
+
+
+def test_draw_with_passes_through_the_store(store, tmp_path):
+    """A store with no demo: failures and passes in three strata. The draw takes its share of
+    passes, the same items the pure sampler picks, records them, and never draws a reviewed one."""
+    from annotator.transcript_sampling import sample_draw
+    from golden_store.live import transcripts as store_t
+
+    recs = [_pl(f"f-{s}-{i}", s, False) for s in ("lexical", "paraphrase", "tabular") for i in range(6)]
+    recs += [_pl(f"p-{s}-{i}", s, True) for s in ("lexical", "paraphrase", "tabular") for i in range(6)]
+    transcripts.import_file(store, ENGINEER, _write(tmp_path, recs))
+    fails = [Candidate(r["item_id"], r["stratum"], r["failure_type"] or "") for r in store_t.failures(store)]
+    passes = [Candidate(r["item_id"], r["stratum"], r["failure_type"] or "") for r in store_t.passes(store)]
+    expected = sample_draw(fails, passes, 10, 7, pass_share=0.3)
+    did, items = transcripts.draw(store, REVIEWER, 10, seed=7, pass_share=0.3)
+    assert items == expected and store_t.draw_items(store, did) == items
+    drawn_passes = [i for i in items if "|p-" in i]
+    assert len(drawn_passes) == 3
+    assert {i.split("|")[1].split("-")[1] for i in drawn_passes} == {"lexical", "paraphrase", "tabular"}
+    # the failures-only draw is unchanged
+    with pytest.raises(ValidationError, match="from 0 to 1"):
+        transcripts.draw(store, REVIEWER, 10, seed=7, pass_share=2)
+    # a drawn pass and a drawn failure look alike on their cards (blind review: test_blind_card...)
+    cards = [transcripts.card(transcripts.transcript(store, REVIEWER, i)) for i in (drawn_passes[0],
+                                                                                    "ev-1|f-lexical-0|0")]
+    assert [sorted(c) for c in cards] == [sorted(cards[1])] * 2 and "notice" not in cards[0]
+    # reviewed passes are never drawn again, even once every other pass has been drawn
+    transcripts.review(store, REVIEWER, drawn_passes[0], "system_failure", "incomplete")
+    transcripts.review(store, REVIEWER, drawn_passes[1], "ambiguous")
+    later = [transcripts.draw(store, REVIEWER, 10, seed=s, pass_share=0.5)[1] for s in range(6)]
+    assert not set(drawn_passes[:2]) & {i for d in later for i in d}
+    # an overturned pass on a question the golden set lacks can be added to it
+    assert drawn_passes[0] in {m["item_id"] for m in transcripts.to_add(store, REVIEWER)}
+    # with pass_share 0 no pass is drawn
+    assert not [i for i in transcripts.draw(store, REVIEWER, 18, seed=1, pass_share=0)[1] if "|p-" in i]
+
+
+def test_judge_check_counts_latest_verdicts_once_and_not_withdrawn(store, tmp_path):
+    from golden_store.live import transcripts as store_t
+
+    recs = [_pl(f"p{i}", "lexical", True) for i in range(6)] + [_pl(f"f{i}", "lexical", False) for i in range(4)]
+    recs += [_pl("x1", "lexical", True, evaluation="ev-2")]
+    transcripts.import_file(store, ENGINEER, _write(tmp_path, recs))
+    transcripts.draw(store, REVIEWER, 11, seed=0, pass_share=0.6)
+    k = lambda q, e="ev-1": store_t.item_key(e, q, 0)  # noqa: E731
+    # p0: overturned, then changed twice, overturned at the end: counted once
+    transcripts.review(store, REVIEWER, k("p0"), "system_failure", "incomplete")
+    transcripts.review(store, REVIEWER, k("p0"), "ambiguous")
+    transcripts.review(store, REVIEWER, k("p0"), "grader_failure")
+    # p1: overturned, then the reviewer changed their mind: not a false pass
+    transcripts.review(store, REVIEWER, k("p1"), "grader_failure")
+    transcripts.review(store, REVIEWER, k("p1"), "ambiguous")
+    # p2: overturned on the surface, then withdrawn (undo): not reviewed at all
+    cards = {c["item"]["item_id"]: c for c in transcripts.review_cards(store, REVIEWER, 50)}
+    acks = transcripts.submit(store, REVIEWER, [
+        {"id": "lbl-jc-000001", "by": "rita", "item": cards[k("p2")]["item"], "digest": cards[k("p2")]["digest"],
+         "action": "system_failure", "value": "retrieval_miss"}])
+    assert [a.status for a in acks] == ["saved"]
+    acks = transcripts.submit(store, REVIEWER, [{"id": "lbl-jc-000002", "by": "rita", "item": cards[k("p2")]["item"],
+                                                 "action": "undo", "target": "lbl-jc-000001"}])
+    assert [a.status for a in acks] == ["saved"]
+    # p3: overturned once; p4: confirmed (no failure), after a system failure withdrawn by a later word;
+    # p5 unreviewed
+    transcripts.review(store, REVIEWER, k("p3"), "system_failure", "retrieval_miss")
+    transcripts.review(store, REVIEWER, k("p4"), "system_failure", "retrieval_miss")
+    transcripts.review(store, REVIEWER, k("p4"), "no_failure")
+    # failures: f0 confirmed, f1 overturned (grader failure), f2 confirmed then overturned, f3 overturned by
+    # no failure (the judge failed a right answer), after an ambiguous
+    transcripts.review(store, REVIEWER, k("f0"), "system_failure", "ranking")
+    transcripts.review(store, REVIEWER, k("f1"), "grader_failure")
+    transcripts.review(store, REVIEWER, k("f2"), "system_failure", "ranking")
+    transcripts.review(store, REVIEWER, k("f2"), "grader_failure")
+    transcripts.review(store, REVIEWER, k("f3"), "ambiguous")
+    transcripts.review(store, REVIEWER, k("f3"), "no_failure")
+    transcripts.review(store, REVIEWER, k("x1", "ev-2"), "system_failure", "incomplete")
+    with pytest.raises(PermissionDenied):
+        transcripts.judge_check(store, User("nobody", "N", frozenset()))
+    rows = {r["evaluation_id"]: r for r in transcripts.judge_check(store, ENGINEER)}
+    ev1 = rows["ev-1"]
+    assert {c: ev1[c] for c in ("passes", "passes_reviewed", "passes_confirmed", "passes_overturned",
+                                "passes_ambiguous", "passes_decided", "failures", "failures_reviewed",
+                                "failures_confirmed", "failures_overturned", "failures_ambiguous",
+                                "failures_decided")} == {
+        "passes": 6, "passes_reviewed": 4, "passes_confirmed": 1, "passes_overturned": 2, "passes_ambiguous": 1,
+        "passes_decided": 3, "failures": 4, "failures_reviewed": 4, "failures_confirmed": 1,
+        "failures_overturned": 3, "failures_ambiguous": 0, "failures_decided": 4}
+    # the rates are overturned / (confirmed + overturned): the ambiguous p1 is left out
+    assert ev1["false_pass_rate"] == pytest.approx(2 / 3)
+    assert (ev1["false_pass_low"], ev1["false_pass_high"]) == pytest.approx(transcripts.wilson_interval(2, 3))
+    assert ev1["false_fail_rate"] == pytest.approx(3 / 4)
+    assert (ev1["false_fail_low"], ev1["false_fail_high"]) == pytest.approx(transcripts.wilson_interval(3, 4))
+    ev2 = rows["ev-2"]
+    assert (ev2["passes_reviewed"], ev2["passes_overturned"], ev2["false_pass_rate"]) == (1, 1, 1.0)
+    assert ev2["failures_reviewed"] == 0 and ev2["false_fail_rate"] is None and ev2["false_fail_low"] is None
+    # the per-stratum summary's grader-failure rate: no failure or grader failure among reviewed failures
+    (lex,) = [r for r in transcripts.summary(store, REVIEWER) if r["stratum"] == "lexical"]
+    assert (lex["reviewed"], lex["grader_failures"]) == (4, 3)
+    # the lead's queue: every latest verdict against the judge (p0, p3 false passes; f1, f2, f3 false fails;
+    # x1 in ev-2), never one that agrees (p4, f0) or is ambiguous (p1)
+    assert {q["item_id"] for q in transcripts.questioned(store, LEAD)} == {
+        k("p0"), k("p3"), k("f1"), k("f2"), k("f3"), k("x1", "ev-2")}
+
+
+def test_cli_draw_with_pass_share_and_judge_check(tmp_path, golden_db):
+    from tests.annotator.test_cli import run
+
+    assert run(tmp_path, "demo").returncode == 0
+    recs = [{**_record(q, trial=t, passed=t == 1), "evaluation_id": "cli-ev"}
+            for q in ("q001", "q002", "q005", "q010", "q020") for t in range(2)]
+    _write(tmp_path, recs, "tr.jsonl")
+    assert run(tmp_path, "transcripts", "import", "tr.jsonl").returncode == 0
+    a = json.loads(run(tmp_path, "transcripts", "draw", "--n", "5", "--seed", "2", "--pass-share", "0.4",
+                       "--json").stdout)
+    assert a["pass_share"] == 0.4 and len(a["items"]) == 5
+    # blind: the draw does not say which items the judge passed; the store does
+    assert not {"passed", "failure_type"} & {k for i in a["items"] for k in i}
+    passed = {i["item_id"] for i in a["items"] if i["trial"] == 1}
+    assert len(passed) == 2
+    text = run(tmp_path, "transcripts", "draw", "--n", "2", "--seed", "2")  # the default share, 0.2
+    assert text.returncode == 0 and "PASS" not in text.stdout and "review them blind" in text.stdout
+    bad = run(tmp_path, "transcripts", "draw", "--pass-share", "1.5")
+    assert bad.returncode == 2 and "a share from 0 to 1" in bad.stderr
+    first_pass = sorted(passed)[0]
+    from golden_store.db.store import Store
+
+    with Store.open(golden_db) as s:  # between CLI runs, never beside one
+        transcripts.review(s, REVIEWER, first_pass, "grader_failure")
+    out = run(tmp_path, "transcripts", "judge-check")
+    assert out.returncode == 0, out.stderr
+    assert "cli-ev" in out.stdout and "overturned    1" in out.stdout and "Wilson 95% interval" in out.stdout
+    rows = {r["evaluation_id"]: r for r in json.loads(run(tmp_path, "transcripts", "judge-check", "--json").stdout)}
+    assert (rows["cli-ev"]["passes_reviewed"], rows["cli-ev"]["passes_overturned"]) == (1, 1)
+
+
+def _secret(qid, passed):
+    """A transcript whose judge and metrics say things no card may show before the verdict."""
+    rec = _pl(qid, "lexical", passed)
+    rec["metrics"] = {"secret_metric_xyz": 0.123}
+    rec["transcript"] = {**rec["transcript"], "judge": {"verdict": f"JUDGE-SAID-{'PASS' if passed else 'FAIL'}-{qid}",
+                                                        "justification": f"justification sentinel {qid}"}}
+    return rec
+
+
+def test_no_failure_blind_cards_and_the_judge_shown_after_the_verdict(store, tmp_path):
+    """Issue 27, blind review: the card of an undecided transcript, pass or failure, holds the
+    question, the passages and the answer, never the judge's verdict, its justification, the
+    metrics or a word that it passed; 'n' (no_failure) is a key of the surface and is saved;
+    once given, the reviewer's list shows what the judge said. No failure on a judged pass
+    agrees with the judge; on a judged failure it questions the judge (the lead's queue)."""
+    from annotator import labeling
+    from golden_store.live import transcripts as store_t
+
+    transcripts.import_file(store, ENGINEER, _write(tmp_path, [_secret("p1", True), _secret("f1", False),
+                                                               _secret("p2", True)]))
+    transcripts.draw(store, REVIEWER, 3, seed=0, pass_share=0.5)
+    cards = {c["item"]["item_id"]: c for c in transcripts.review_cards(store, REVIEWER, 10)}
+    k = lambda q: store_t.item_key("ev-1", q, 0)  # noqa: E731
+    assert set(cards) == {k("p1"), k("f1"), k("p2")}
+    for q, c in ((q, cards[k(q)]) for q in ("p1", "f1", "p2")):
+        text = json.dumps(c, ensure_ascii=False)
+        assert "JUDGE-SAID" not in text and f"justification sentinel {q}" not in text
+        assert "secret_metric_xyz" not in text and "0.123" not in text
+        assert "PASS" not in text.upper().replace("PASSAGE", "") and "notice" not in c
+        assert "Restart your router" in text and c["title"] == f"question {q}"
+        t = store_t.get(store, k(q))  # the digest covers exactly what is shown
+        assert c["digest"] == labeling.digest(t["question"], json.dumps(t["retrieved"], sort_keys=True,
+                                                                        ensure_ascii=False), t["answer"])
+    assert ("n", "no_failure", None, "no failure: the answer is right") in transcripts.KEYS
+
+    def label(q, action, n, value=None):
+        return {"id": f"lbl-nf-{n:06d}", "by": "rita", "item": cards[k(q)]["item"], "digest": cards[k(q)]["digest"],
+                "action": action, **({"value": value} if value else {})}
+
+    acks = transcripts.submit(store, REVIEWER, [label("p1", "no_failure", 1), label("f1", "no_failure", 2),
+                                                label("p2", "system_failure", 3, "incomplete")])
+    assert [a.status for a in acks] == ["saved"] * 3
+    assert sorted(store.read("SELECT query_id, verdict, failure_class FROM transcript_review_events")) == [
+        ("f1", "no_failure", None), ("p1", "no_failure", None), ("p2", "system_failure", "incomplete")]
+    # a label digested over the judge's words too (the card before blind review) is not what is on screen
+    t = store_t.get(store, k("p1"))
+    old = labeling.digest(t["question"], json.dumps(t["retrieved"], sort_keys=True, ensure_ascii=False), t["answer"],
+                          t["judge_verdict"], t["judge_justification"])
+    (ack,) = transcripts.submit(store, REVIEWER, [{**label("p1", "ambiguous", 4), "digest": old}])
+    assert ack.status == "refused" and "not the transcript that was on screen" in ack.message
+    # after the verdict: what the judge said, beside it
+    mine = {r["item_id"]: r for r in transcripts.my_reviewed(store, REVIEWER)}
+    assert {i: (r["verdict"], r["passed"], r["judge_verdict"], r["judge_justification"], r["against_judge"])
+            for i, r in mine.items()} == {
+        k("p1"): ("no_failure", True, "JUDGE-SAID-PASS-p1", "justification sentinel p1", False),
+        k("f1"): ("no_failure", False, "JUDGE-SAID-FAIL-f1", "justification sentinel f1", True),
+        k("p2"): ("system_failure", True, "JUDGE-SAID-PASS-p2", "justification sentinel p2", True)}
+    # the judge check: p1 confirmed, p2 a false pass, f1 a false fail
+    (row,) = transcripts.judge_check(store, ENGINEER)
+    assert (row["passes_confirmed"], row["passes_overturned"], row["false_pass_rate"]) == (1, 1, 0.5)
+    assert (row["failures_confirmed"], row["failures_overturned"], row["false_fail_rate"]) == (0, 1, 1.0)
+    # the lead settles the two verdicts against the judge (the grader-failure path), not the one that agrees
+    assert [q["item_id"] for q in transcripts.questioned(store, LEAD)] == [k("f1"), k("p2")]
+    assert store_t.counts(store)["grader_failures"] == 2
+    transcripts.resolve(store, LEAD, k("f1"), "judge_fixed", "the answer was right")
+    assert [q["item_id"] for q in transcripts.questioned(store, LEAD)] == [k("p2")]
+    # the service and its store both take the verdict; a class is never kept with it
+    transcripts.review(store, REVIEWER, k("p1"), "no_failure", "incomplete")
+    assert store.read_one("SELECT verdict, failure_class FROM transcript_review_events ORDER BY event_id DESC "
+                          "LIMIT 1") == ("no_failure", None)
+    with pytest.raises(ValidationError, match="no_failure"):
+        transcripts.review(store, REVIEWER, k("p1"), "fine")
