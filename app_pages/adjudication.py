@@ -77,13 +77,14 @@ for d in ev_disputes:
             st.rerun()
 
 st.subheader("Questioned by reviewers", anchor=False)
-st.caption("Transcripts a reviewer judged a grader failure: the judge or the label was wrong. Settle each one.")
+st.caption("Transcripts where a reviewer's verdict contradicts the judge's: a grader failure, a failure on an answer "
+           "the judge passed, or \u201cno failure\u201d on one it failed. Settle each one.")
 qs = transcripts.questioned(s, user)
 if not qs:
     st.caption("None waiting.")
 for q in qs:
     with st.expander(f"{md_escape(q['stratum'])} · {md_escape(q['item_id'])} · judge said "
-                     f"{md_escape(q['judge_verdict'] or '-')}"):
+                     f"{md_escape(q['judge_verdict'] or '-')} · reviewer said {md_escape(q.get('verdict') or '-')}"):
         st.write(f"**{md_escape(q['question'])}**")
         st.caption(f"reviewer {md_escape(q['reviewer'])}: {md_escape(q['review_note'] or '(no note)')}")
         st.text(q["answer"] or "")

@@ -92,7 +92,7 @@ with right:
     st.write("**Transcript review** (reviewed share of failed transcripts)")
     if tc["failures"]:
         st.progress(tc["reviewed"] / tc["failures"], text=f"{tc['reviewed']} / {tc['failures']} failures reviewed · "
-                                                          f"{tc['grader_failures']} grader failure(s)")
+                                                          f"{tc['grader_failures']} verdict(s) against the judge")
     else:
         st.caption("No failed transcript imported yet.")
     st.write("**Judge calibration**")

@@ -61,29 +61,19 @@ def _rank(seed: int, key: str) -> str:
     return hashlib.sha256(f"{seed}\x1f{key}".encode()).hexdigest()
 
 
-def _quotas(sizes: Mapping[str, int], share: float, seed: int) -> dict[str, int]:
-    """Proportional allocation of round(share x all items) over the strata (largest
-    remainder, ties broken in a seeded order): the sample is share of the whole, split
-    across strata in proportion to their size, never more than a stratum holds."""
-    total = math.floor(share * sum(sizes.values()) + 0.5)
-    exact = {s: share * n for s, n in sizes.items()}
-    quota = {s: math.floor(v) for s, v in exact.items()}
-    rest = sorted(sizes, key=lambda s: (-(exact[s] - quota[s]), _rank(seed, s)))
-    for s in rest[: max(0, total - sum(quota.values()))]:
-        quota[s] = min(sizes[s], quota[s] + 1)
-    return quota
-
-
 def draw_sample(labeled: Iterable[tuple[str, str]], *, share: float = DEFAULT_SAMPLE_SHARE, seed: int = 0,
                 before: Mapping[str, tuple[int, int]] | None = None) -> set[str]:
     """The judge-labeled items that go to people as the standing sample, drawn per stratum.
 
     ``labeled``: (item key, stratum) of the items the judge just labeled; ``before``:
-    stratum -> (items labeled earlier, of which sampled). The sample is topped up to
-    round(share x every labeled item), allocated over the strata in proportion to their
-    size (:func:`_quotas`), taking each stratum's new items in a seeded order of their keys:
-    the draw is stratified, repeatable, and as exact as whole items allow after every chunk
-    (a chunk sees what earlier chunks drew through ``before``)."""
+    stratum -> (items labeled earlier, of which sampled). The sample's size is round(share x
+    every labeled item), allocated over the strata in proportion to their size: each stratum
+    holds at least the floor of its exact share, and the items left over go, one each, to
+    the strata with the largest remainders (ties in a seeded order) that have new items here,
+    never past the ceiling of their share. Within a stratum the new items are taken in a
+    seeded order of their keys. In one call the draw is exact; fed chunk by chunk (a job
+    passes what earlier chunks drew through ``before``) every stratum stays between the
+    floor and the ceiling of its share, and the total within one item per stratum of exact."""
     if not 0 <= share <= 1:
         raise ValueError(f"The human sample's share is between 0 and 1, not {share}.")
     by_stratum: dict[str, list[str]] = {}
@@ -91,12 +81,18 @@ def draw_sample(labeled: Iterable[tuple[str, str]], *, share: float = DEFAULT_SA
         by_stratum.setdefault(stratum or "unassigned", []).append(key)
     before = dict(before or {})
     sizes = {s: before.get(s, (0, 0))[0] + len(by_stratum.get(s, [])) for s in set(before) | set(by_stratum)}
-    quota = _quotas(sizes, share, seed)
+    have = {s: before.get(s, (0, 0))[1] for s in sizes}
+    exact = {s: share * n for s, n in sizes.items()}
+    target = {s: max(math.floor(exact[s]), have[s]) for s in sizes}
+    extra = math.floor(share * sum(sizes.values()) + 0.5) - sum(target.values())
+    open_ = [s for s in by_stratum if target[s] < min(math.ceil(exact[s]), sizes[s])]
+    for s in sorted(open_, key=lambda s: (-(exact[s] - math.floor(exact[s])), _rank(seed, s)))[:max(0, extra)]:
+        target[s] += 1
     out: set[str] = set()
     for stratum, keys in by_stratum.items():
-        target = quota[stratum] - before.get(stratum, (0, 0))[1]
-        if target > 0:
-            out.update(sorted(keys, key=lambda k: _rank(seed, k))[:target])
+        k = target[stratum] - have[stratum]
+        if k > 0:
+            out.update(sorted(keys, key=lambda key: _rank(seed, key))[:k])
     return out
 
 
