@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from annotator.cli import spend
 from annotator.cli.common import _print_json, _Progress, _store, identity
 
 
@@ -83,19 +84,6 @@ def cmd_pool_status(args: argparse.Namespace) -> int:
 # ---- the pool graded by a calibrated judge (issue 27) ------------------------------------------
 
 
-def _confirm(lines: list[str], yes: bool) -> bool:
-    """Print what a paid job will do; go ahead on --yes or a 'y' typed at a terminal. Off a
-    terminal without --yes the job is refused: nothing is spent that nobody agreed to."""
-    for line in lines:
-        print(line)
-    if yes:
-        return True
-    if not sys.stdin.isatty():
-        print("Not started: pass --yes to confirm the cost above (no terminal to ask on).", file=sys.stderr)
-        return False
-    return input("Start it? [y/N] ").strip().lower() in ("y", "yes")
-
-
 def cmd_pool_judge(args: argparse.Namespace) -> int:
     from annotator import pool_grading
 
@@ -106,7 +94,9 @@ def cmd_pool_judge(args: argparse.Namespace) -> int:
         print(f"Refused: {problem}", file=sys.stderr)
     if plan.problems:
         return 1
-    if not _confirm(plan.lines(), args.yes):
+    usd = plan.estimate.usd[(plan.mode == "batch", plan.estimate.caches)]
+    if not spend.confirm_lines(args, plan.lines(), f"Spend {'≈ $%.2f' % usd if usd is not None else 'an unknown amount'} "
+                               f"and grade {plan.n_items} item(s)", nothing_to_send=plan.n_items == 0):
         return 1
     job_id = pool_grading.start(store, user, plan, override=args.override, seed=args.seed, limit=args.limit)
     print(f"Job {job_id} started (golden pool judge-pause {job_id} from another terminal pauses it between chunks).")
@@ -215,7 +205,7 @@ def register(sub: Any, add: Any) -> None:
     pj.add_argument("--override", default=None,
                     help="why to go ahead with a judge whose κ is under the gate (recorded with the job)")
     pj.add_argument("--seed", type=int, default=0, help="seed of the standing sample's draw")
-    pj.add_argument("--yes", action="store_true", help="confirm the estimated cost without asking")
+    spend.add_yes(pj)
     pr = add("judge-resume", cmd_pool_judge_resume, "resume a paused (or failed) pool-grading job", po)
     pr.add_argument("job")
     pp = add("judge-pause", cmd_pool_judge_pause, "pause a running pool-grading job after its current chunk", po)

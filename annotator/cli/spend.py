@@ -24,15 +24,20 @@ def _out(args: argparse.Namespace):
 def confirm(args: argparse.Namespace, plan: "JobPlan") -> bool:
     """Print the plan; True when the job may run. Nothing to send: True without asking.
     ``--yes``: True. On a terminal: ask y/N. Otherwise: refuse (GoldenError, exit 1)."""
+    return confirm_lines(args, plan.lines(), plan.confirm_label, nothing_to_send=not plan.items)
+
+
+def confirm_lines(args: argparse.Namespace, lines: list[str], label: str, *, nothing_to_send: bool = False) -> bool:
+    """:func:`confirm` for a job that words its own estimate (pool grading's plan)."""
     out = _out(args)
-    for line in plan.lines():
+    for line in lines:
         print(line, file=out)
-    if not plan.items or args.yes:
+    if nothing_to_send or args.yes:
         return True
     if not sys.stdin.isatty():
         raise GoldenError(REFUSED)
     try:
-        answer = input(f"{plan.confirm_label}? [y/N] ")
+        answer = input(f"{label}? [y/N] ")
     except EOFError:
         answer = ""
     if answer.strip().lower() in ("y", "yes"):
