@@ -401,14 +401,23 @@ def test_demo_freeze_and_escaped_corpus(server: Server, page: Page) -> None:
 
 def _commit_text_area(page: Page, label: str, text: str) -> None:
     """Type ``text`` into the text area ``label`` and apply it with Ctrl+Enter; wait until
-    Streamlit has taken the value (its "Press Ctrl+Enter to apply" hint goes away)."""
+    Streamlit has taken the value (its "Press Ctrl+Enter to apply" hint goes away). A rerun
+    still under way can replace the area while it is typed into and lose the text: then it is
+    typed again, up to three times."""
     area = page.get_by_label(label)
     box = page.get_by_test_id("stTextArea").filter(has=area)
-    area.fill(text)
-    expect(box).to_contain_text("to apply")  # typed but not yet applied
-    area.press("Control+Enter")
-    expect(box).not_to_contain_text("to apply")  # applied: Streamlit has the value
-    expect(area).to_have_value(text)
+    for attempt in range(3):
+        idle(page)
+        area.fill(text)
+        try:
+            expect(box).to_contain_text("to apply", timeout=5_000)  # typed but not yet applied
+            area.press("Control+Enter")
+            expect(box).not_to_contain_text("to apply")  # applied: Streamlit has the value
+            expect(area).to_have_value(text, timeout=5_000)
+            return
+        except AssertionError:
+            if attempt == 2:
+                raise
 
 
 def test_evidence_authoring(demo_server: Server, demo_page: Page) -> None:
