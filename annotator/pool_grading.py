@@ -38,6 +38,7 @@ PURPOSE = relevance_judge.PURPOSE_POOL
 DIRECT_UP_TO = 20       # a few items go as direct calls; more go through the Batch API (half price)
 CHUNK = 500             # items per batch / per run of direct calls: a pause takes effect between chunks
 OUT_TOKENS = 250        # a verdict: justification, grade, quote, p
+MIN_CALIBRATION_ITEMS = 100  # §11.1 step 1: 100-200 human-labeled items; fewer cannot show a judge may gate
 
 
 def _key(it: dict[str, Any]) -> tuple[str, str, int, int]:
@@ -59,6 +60,25 @@ def gate_kappa(cal_row: dict[str, Any]) -> float:
     """The judge's κ against people on the calibration set (at its pass/fail cut)."""
     k = ((cal_row.get("report") or {}).get("judge_report") or {}).get("kappa")
     return math.nan if k is None else float(k)
+
+
+def calibration_size(cal_row: dict[str, Any]) -> int:
+    """How many items the judge's κ against people was measured on."""
+    report = cal_row.get("report") or {}
+    return int((report.get("judge_report") or {}).get("n") or report.get("n") or 0)
+
+
+def gate_shortfall(cal_row: dict[str, Any]) -> str | None:
+    """Why this calibration does not show that its judge may gate (None when it does): κ under
+    the gate, or a calibration set under the 100 items §11.1 asks for."""
+    k, n = gate_kappa(cal_row), calibration_size(cal_row)
+    if math.isnan(k) or k < cal.KAPPA_GATE:
+        return (f"its judge has κ {k:.2f} against people, under the gate {cal.KAPPA_GATE} (METHODOLOGY §11.1 step 4: "
+                "below it a judge labels noise)")
+    if n < MIN_CALIBRATION_ITEMS:
+        return (f"its κ {k:.2f} was measured on {n} item(s), under the {MIN_CALIBRATION_ITEMS} METHODOLOGY §11.1 "
+                "step 1 asks for: too few to show the judge may gate")
+    return None
 
 
 def problems(cal_row: dict[str, Any], model: str) -> list[str]:
@@ -99,6 +119,7 @@ class Plan:
     counts: dict[str, int]
     kappa: float
     clears_gate: bool
+    shortfall: str | None  # why the calibration does not clear the gate (None when it does)
     band: tuple[float, float]
     cut: int
     sample_share: float
@@ -113,7 +134,8 @@ class Plan:
                f"answered by the judge already {c['judge_answered']}, held out (never sent) {c['held_out']}; "
                f"{c['to_grade']} to grade, {self.n_items} in this job ({self.mode}).",
                f"Judge: {self.model}, calibration {self.calibration_id}: κ {self.kappa:.2f} against people "
-               f"({'clears' if self.clears_gate else 'BELOW'} the gate {cal.KAPPA_GATE}); band p(FAIL) in "
+               f"({'clears the gate ' + str(cal.KAPPA_GATE) if self.clears_gate else 'BELOW the gate: '}"
+               f"{self.shortfall or ''}); band p(FAIL) in "
                f"({self.band[0]:.3f}, {self.band[1]:.3f}) goes to people; pass = grade ≥ {self.cut}; "
                f"standing human sample {self.sample_share:.0%} of what the judge labels."]
         out += self.estimate.lines()
@@ -169,7 +191,8 @@ def plan(store: Store, user: User, calibration_id: str, *, mode: str | None = No
         alternatives = cascade.cascade_vs_alternatives(n, judge_cost_per_item=per_item / n,
                                                        human_cost_per_item=_human_usd(),
                                                        escalation_rate=float(esc), sample_share=sample_share)
-    return Plan(calibration_id, model, mode, n, counts, k, not math.isnan(k) and k >= cal.KAPPA_GATE,
+    shortfall = gate_shortfall(row)
+    return Plan(calibration_id, model, mode, n, counts, k, shortfall is None, shortfall,
                 (float(row["band_low"] if row["band_low"] is not None else math.nan),
                  float(row["band_high"] if row["band_high"] is not None else math.nan)),
                 int(row.get("pass_cut") or cascade.DEFAULT_CUT), sample_share,
@@ -185,9 +208,9 @@ def start(store: Store, user: User, p: Plan, *, override: str | None = None, see
         raise ValidationError(p.problems[0], p.problems[1:])
     if not p.clears_gate and not (override and override.strip()):
         raise ValidationError(
-            f"Refused: calibration {p.calibration_id}'s judge has κ {p.kappa:.2f} against people, under the gate "
-            f"{cal.KAPPA_GATE} (METHODOLOGY §11.1 step 4: below it a judge labels noise). Improve the rubric and "
-            "calibrate again, or give the reason to go ahead anyway (--override / the override box); it is recorded.")
+            f"Refused: calibration {p.calibration_id} is under the gate: {p.shortfall}. Improve the rubric or the "
+            "calibration set and calibrate again, or give the reason to go ahead anyway (--override / the override "
+            "box); it is recorded.")
     if p.n_items == 0:
         raise ValidationError("Nothing to grade: every pool item is graded by people, in a round, held out, or "
                               "answered by the judge already.")

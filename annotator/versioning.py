@@ -28,6 +28,22 @@ def freeze(store: Store, user: User, name: str, *, note: str = "", hit_rule: str
     return freezing.freeze(store, name, actor=user.username, note=note, progress=progress, **kwargs)
 
 
+def judge_label_lines(manifest: Any) -> list[str]:
+    """What a freeze kept of a judge's labels, in words (CLI and Versions page): how many, on
+    how many passages no person graded, from which model and calibration, apart from
+    people's labels; and any left out as stale."""
+    counts, judges = manifest.get("label_counts") or {}, manifest.get("judge_labels") or {}
+    out = []
+    if counts.get("judge_total"):
+        out.append(f"Judge labels: {counts['judge_total']} ({counts['judge']} on passages no person graded, "
+                   f"{counts['standing_sample']} in the standing sample) from model {', '.join(judges['models'])}, "
+                   f"calibration {', '.join(judges['calibration_ids'])}, kept apart from people's labels "
+                   f"(qrels.parquet is human only); score on them with golden score --labels human+judge")
+    if judges.get("left_out_stale"):
+        out.append(f"Judge labels left out: {judges['left_out_stale']} made on an earlier text of their document")
+    return out
+
+
 def left_out(manifest: Any) -> list[str]:
     """What a freeze left out of the version, one sentence each (graded items where annotators
     disagree, quotes of unsettled evidence rounds), each pointing at the Adjudication page."""

@@ -77,9 +77,9 @@ with st.expander("Start a job", expanded=not status["jobs"], key="pg_start_box")
                 st.error(md_escape(problem))
             override = ""
             if not plan.clears_gate and not plan.problems:
-                st.warning(md_escape(f"This judge's κ against people is {plan.kappa:.2f}, under the gate 0.7: below it "
-                                     "a judge labels noise (METHODOLOGY §11.1 step 4). Improve the rubric and calibrate "
-                                     "again, or say why to go ahead; the reason is kept with the job."))
+                st.warning(md_escape(f"This calibration is under the gate: {plan.shortfall}. Improve the rubric or the "
+                                     "calibration set and calibrate again, or say why to go ahead; the reason is kept "
+                                     "with the job."))
                 override = st.text_input("Why go ahead below the gate", key="pg_override")
             usd = plan.estimate.usd[(plan.mode == "batch", plan.estimate.caches)]
             spend = f"≈ ${usd:.2f}" if usd is not None else "an unknown amount"

@@ -36,6 +36,8 @@ if user.can(Permission.FREEZE):
                 st.caption("data_digest identifies the content (labels and corpus): two freezes of the same "
                            "content have the same one. content_digest (in the manifest) also covers the name, "
                            "note and time, so it differs on every freeze.")
+                for line in versioning.judge_label_lines(res.manifest):
+                    st.info(md_escape(line))
                 reasons = versioning.left_out(res.manifest)
                 for reason in reasons:
                     st.warning(md_escape(reason))

@@ -31,14 +31,8 @@ def cmd_freeze(args: argparse.Namespace) -> int:
               "the manifest's content_digest also covers name, note and time)")
         for reason in versioning.left_out(m):
             print(f"Note: {reason}. (The Adjudication page is in the app: golden serve.)")
-        counts, judges = m.get("label_counts") or {}, m.get("judge_labels") or {}
-        if counts.get("judge_total"):
-            print(f"Judge labels: {counts['judge_total']} ({counts['judge']} on passages no person graded, "
-                  f"{counts['standing_sample']} in the standing sample) from model {', '.join(judges['models'])}, "
-                  f"kept apart from people's labels (qrels.parquet is human only); score on them with "
-                  f"golden score --labels human+judge")
-        if judges.get("left_out_stale"):
-            print(f"Judge labels left out: {judges['left_out_stale']} made on an earlier text of their document")
+        for line in versioning.judge_label_lines(m):
+            print(line)
     return 0
 
 

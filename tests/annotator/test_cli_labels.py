@@ -96,5 +96,5 @@ def test_freeze_says_how_many_judge_labels_it_kept_apart(frozen_pair, capsys):
     assert cli.main(["--db", db, "freeze", "C"]) == 0
     out = capsys.readouterr().out
     assert ("Judge labels: 6 (5 on passages no person graded, 2 in the standing sample) from model judge-a, judge-b, "
-            "kept apart from people's labels") in out
+            "calibration ") in out and "kept apart from people's labels" in out
     assert "Note:" not in out

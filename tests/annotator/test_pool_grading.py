@@ -36,13 +36,13 @@ MODEL = "claude-sonnet-4-5"
 
 
 def _calibration(store: Store, *, kappa: float = 0.82, model: str = MODEL, rubric: str = relevance_judge.DEFAULT_RUBRIC,
-                 isotonic: dict | None = None) -> str:
+                 isotonic: dict | None = None, n: int = 150) -> str:
     """A saved calibration of the relevance judge, as the Judge calibration page saves one."""
     cid = calibrations.save(
         store, judge_model=model, rubric_sha=calibrations_sha(rubric), question_sha=None, source="test",
         split_seed=0, fit_share=0.5, band={"low": LOW, "high": HIGH, "escalation_rate": 0.3}, max_missed_bad=0.02,
         max_false_fail=0.02, isotonic=isotonic,
-        report={"judge_report": {"kappa": kappa}, "band_report": {"escalation_rate": 0.3}}, note=None,
+        report={"judge_report": {"kappa": kappa, "n": n}, "band_report": {"escalation_rate": 0.3}}, note=None,
         items=[("i1", "pass", "pass", 0.1, "s", 10, "fit")], actor="lead")
     store.write(lambda cur: cur.execute("UPDATE calibrations SET rubric_text = ?, scale = 'binary', pass_cut = 2 "
                                         "WHERE calibration_id = ?", [rubric, cid]))
@@ -245,10 +245,15 @@ def test_gate_model_and_role_are_enforced(full_demo, judge_server):
     low = _calibration(store, kappa=0.55)
     plan = pool_grading.plan(store, LOCAL_USER, low, mode="direct", limit=3)
     assert not plan.clears_gate
-    with pytest.raises(ValidationError, match="under the gate"):
+    with pytest.raises(ValidationError, match="κ 0.55 against people, under the gate"):
         pool_grading.start(store, LOCAL_USER, plan)
     job = pool_grading.start(store, LOCAL_USER, plan, override="pilot on 3 items, reviewed by hand after")
     assert judge_labels.job(store, job)["gate_override"] == "pilot on 3 items, reviewed by hand after"
+    # a κ of 0.95 measured on 14 items does not show the judge may gate either (§11.1 step 1: 100-200)
+    few = pool_grading.plan(store, LOCAL_USER, _calibration(store, kappa=0.95, n=14), mode="direct", limit=3)
+    assert not few.clears_gate and "measured on 14 item(s)" in few.shortfall
+    with pytest.raises(ValidationError, match="measured on 14 item"):
+        pool_grading.start(store, LOCAL_USER, few)
     other = _calibration(store, model="claude-opus-4-1")
     p2 = pool_grading.plan(store, LOCAL_USER, other, mode="direct", limit=3)
     with pytest.raises(ValidationError, match="is of judge claude-opus-4-1"):
