@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from annotator import calibration, llm
+from annotator import pool_grading, calibration, llm
 from annotator.roles import Permission
 from app_pages import _cost
 from app_pages._shared import (attempt, flash, md_escape, progress_callback, require_page, show_flash, store,
@@ -76,6 +76,10 @@ else:
                        key=f"cal_cut_{scale}"))
     st.caption(f"{'Graded 0-3' if scale == 'graded' else 'Nugget support (none 0 / partial 1 / support 2)'} set: "
                f"{len(df)} items.")
+if len(df) < pool_grading.MIN_CALIBRATION_ITEMS:
+    st.warning(f"{len(df)} items: METHODOLOGY §11.1 asks for 100-200, hard and ambiguous ones included. The figures "
+               f"below are shown, but a calibration on fewer than {pool_grading.MIN_CALIBRATION_ITEMS} items does not "
+               "clear the gate for grading the pool (Judge the pool asks for a reason to go ahead).")
 
 # ---- 2. the judge's outputs ------------------------------------------------------------------
 st.subheader("2. Judge outputs", anchor=False)
