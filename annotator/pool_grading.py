@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,6 +129,12 @@ class Plan:
     alternatives: dict[str, dict[str, float]] | None
     problems: list[str] = field(default_factory=list)
 
+    @property
+    def confirm_label(self) -> str:
+        """The words that confirm the spend (the page's button, the CLI's question)."""
+        return (f"{llm_cost.confirm_label(self.estimate, batch=self.mode == 'batch')} and grade "
+                f"{self.n_items} item(s)")
+
     def lines(self) -> list[str]:
         c = self.counts
         out = [f"Pool: {c['pool_items']} items; graded by people {c['graded_by_people']}, in rounds {c['in_rounds']}, "
@@ -156,8 +163,6 @@ HUMAN_USD_PER_ITEM = 0.75
 
 
 def _human_usd() -> float:
-    import os
-
     try:
         return float(os.environ.get("GOLDEN_HUMAN_USD_PER_ITEM") or HUMAN_USD_PER_ITEM)
     except ValueError:
@@ -185,7 +190,7 @@ def plan(store: Store, user: User, calibration_id: str, *, mode: str | None = No
                             item_chars=mean_chars + 40, out_tokens=OUT_TOKENS)
     k = gate_kappa(row)
     esc = ((row.get("report") or {}).get("band_report") or {}).get("escalation_rate")
-    per_item = est.usd[(mode == "batch", est.caches)]
+    per_item = llm_cost.expected_usd(est, batch=mode == "batch")
     alternatives = None
     if per_item is not None and n and esc is not None:
         alternatives = cascade.cascade_vs_alternatives(n, judge_cost_per_item=per_item / n,
@@ -237,7 +242,6 @@ class RunSummary:
     errors: int = 0
     held_out_skipped: int = 0
     usage: llm_cost.JobUsage = field(default_factory=llm_cost.JobUsage)
-    messages: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         return [f"Job {self.job_id}: {self.status}. Sent {self.sent}: the judge's label stands on {self.labeled} "

@@ -81,11 +81,8 @@ with st.expander("Start a job", expanded=not status["jobs"], key="pg_start_box")
                                      "calibration set and calibrate again, or say why to go ahead; the reason is kept "
                                      "with the job."))
                 override = st.text_input("Why go ahead below the gate", key="pg_override")
-            usd = plan.estimate.usd[(plan.mode == "batch", plan.estimate.caches)]
-            spend = f"≈ ${usd:.2f}" if usd is not None else "an unknown amount"
             ok = not plan.problems and plan.n_items > 0 and (plan.clears_gate or override.strip())
-            if st.button(f"Confirm: spend {spend} and grade {plan.n_items} item(s)", type="primary",
-                         disabled=not ok, key="pg_confirm"):
+            if st.button(plan.confirm_label, type="primary", disabled=not ok, key="pg_confirm"):
                 confirmed: pool_grading.Plan = plan
                 job_id = attempt(lambda: pool_grading.start(s, user, confirmed, override=override or None,
                                                             limit=int(limit) or None))

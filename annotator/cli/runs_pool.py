@@ -94,9 +94,7 @@ def cmd_pool_judge(args: argparse.Namespace) -> int:
         print(f"Refused: {problem}", file=sys.stderr)
     if plan.problems:
         return 1
-    usd = plan.estimate.usd[(plan.mode == "batch", plan.estimate.caches)]
-    if not spend.confirm_lines(args, plan.lines(), f"Spend {'≈ $%.2f' % usd if usd is not None else 'an unknown amount'} "
-                               f"and grade {plan.n_items} item(s)", nothing_to_send=plan.n_items == 0):
+    if not spend.confirm_lines(args, plan.lines(), plan.confirm_label, nothing_to_send=plan.n_items == 0):
         return 1
     job_id = pool_grading.start(store, user, plan, override=args.override, seed=args.seed, limit=args.limit)
     print(f"Job {job_id} started (golden pool judge-pause {job_id} from another terminal pauses it between chunks).")
