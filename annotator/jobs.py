@@ -56,3 +56,10 @@ def start(label: str, owner: str, work: Callable[[Callable[[int, int], None]], A
 def get(job_id: str | None) -> Job | None:
     with _lock:
         return _jobs.get(job_id) if job_id else None
+
+
+def running(label_prefix: str) -> list[Job]:
+    """The jobs of this process still running whose label starts with ``label_prefix``: what
+    another tab, or the same tab after a refresh, shows progress for."""
+    with _lock:
+        return [j for j in _jobs.values() if j.status == "running" and j.label.startswith(label_prefix)]

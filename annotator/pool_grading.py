@@ -297,7 +297,9 @@ def run(store: Store, user: User, job_id: str, *, client: llm.LLMClient | None =
                 out.status = "paused"
                 return out
             part = todo[at: at + chunk]
-            _grade_chunk(store, user, job, part, client, rubric, cut, low, high, iso, out)
+            within = (None if progress is None else
+                      lambda d, _t, base=done_before + at: progress(base + d, total))  # a batch's own progress
+            _grade_chunk(store, user, job, part, client, rubric, cut, low, high, iso, out, within)
             if progress:
                 progress(done_before + min(at + chunk, len(todo)), total)
     except Exception as exc:
@@ -312,7 +314,7 @@ def run(store: Store, user: User, job_id: str, *, client: llm.LLMClient | None =
 
 def _grade_chunk(store: Store, user: User, job: dict[str, Any], part: list[dict[str, Any]], client: llm.LLMClient,
                  rubric: str, cut: int, low: float, high: float, iso: cal.IsotonicMap | None,
-                 out: RunSummary) -> None:
+                 out: RunSummary, progress: Callable[[int, int], None] | None = None) -> None:
     guard = HeldOut.of(store)  # read again per chunk: a question held out since the job began is not sent
     texts = judge_labels.passages(store, [_key(it) for it in part])
     send: list[tuple[tuple[str, str, int, int], dict[str, Any], str]] = []
@@ -333,7 +335,7 @@ def _grade_chunk(store: Store, user: User, job: dict[str, Any], part: list[dict[
             results = client.batch_structured(items=[(_name(k), relevance_judge.content(it["question"], p))
                                                      for k, it, p in send],
                                               instructions=rubric, output=relevance_judge.RelevanceVerdict,
-                                              max_tokens=1024)
+                                              max_tokens=1024, progress=progress)
         except llm.LLMOutputError as exc:  # the whole batch failed: every item stays with people for now
             results = {_name(k): exc for k, _, _ in send}
     else:

@@ -96,7 +96,13 @@ with st.expander("Start a job", expanded=not status["jobs"], key="pg_start_box")
 
 @st.fragment(run_every=1.0)
 def job_panel() -> None:
-    th = jobs.get(st.session_state.get("pg_thread"))
+    mine = jobs.get(st.session_state.get("pg_thread"))
+    # a job started in another tab, or in this one before a refresh, keeps showing its progress
+    for other in jobs.running("Pool grading "):
+        if other is not mine:
+            st.progress(other.done / other.total if other.total else 0.0,
+                        text=f"{other.label} (started by {md_escape(other.owner)}): {other.done}/{other.total or '?'}")
+    th = mine
     if th is None:
         return
     if th.status == "running":
