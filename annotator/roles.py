@@ -42,6 +42,12 @@ class Permission(str, Enum):
     # a system answer's outcome (answered / abstained / refused), METHODOLOGY §10.5
     MARK_OUTCOMES = "mark the outcome of a system's answer"
     MANAGE_USERS = "manage user accounts"
+    # HTTP API bearer tokens (issue 28): created, listed and revoked by admins; a token acts with its own roles
+    MANAGE_API_TOKENS = "create and revoke API tokens"
+    # webhook endpoints (issue 28) and their delivery log
+    MANAGE_WEBHOOKS = "manage webhooks"
+    # judgments people already have (TREC qrels, BEIR, Label Studio), imported as attributed grade events
+    IMPORT_JUDGMENTS = "import existing relevance judgments"
 
 
 ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
@@ -50,12 +56,13 @@ ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
         Permission.VIEW_STORE, Permission.LABEL, Permission.ADJUDICATE, Permission.EDIT_RUBRIC,
         Permission.RUN_ROUNDS, Permission.CALIBRATE_JUDGE, Permission.EDIT_QUERIES, Permission.MANAGE_STRATA,
         Permission.VIEW_VERSIONS, Permission.VIEW_RESULTS, Permission.RETIRE_RUNS, Permission.MARK_OUTCOMES,
-        Permission.GRADE_POOL_BY_JUDGE,
+        Permission.GRADE_POOL_BY_JUDGE, Permission.IMPORT_JUDGMENTS,
     }),
     Role.ENGINEER: frozenset({
         Permission.VIEW_STORE, Permission.EDIT_QUERIES, Permission.IMPORT_CORPUS,
         Permission.LOAD_DEMO, Permission.VIEW_VERSIONS, Permission.FREEZE, Permission.EXPORT,
         Permission.IMPORT_RUNS, Permission.RETIRE_RUNS, Permission.VIEW_RESULTS, Permission.GRADE_POOL_BY_JUDGE,
+        Permission.MANAGE_WEBHOOKS, Permission.IMPORT_JUDGMENTS,
     }),
     Role.REVIEWER: frozenset({Permission.VIEW_STORE, Permission.REVIEW, Permission.MARK_OUTCOMES}),
     Role.ADMIN: frozenset(Permission),

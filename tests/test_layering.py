@@ -29,7 +29,18 @@ def _py(folder: str) -> list[Path]:
 
 def test_golden_store_imports_neither_annotator_nor_streamlit():
     for f in _py("golden_store"):
-        assert not ({"annotator", "streamlit", "app_pages"} & _imports(f)), f
+        assert not ({"annotator", "streamlit", "app_pages", "http_api"} & _imports(f)), f
+
+
+def test_the_http_api_is_a_thin_front_door():
+    """http_api sits beside app_pages (DESIGN.md, Layers): it calls annotator, holds no SQL,
+    no database handle and no streamlit, and nothing below it imports it."""
+    sql = re.compile(r"\b(SELECT .* FROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM)\b")
+    for f in _py("http_api"):
+        assert not ({"duckdb", "psycopg", "streamlit", "app_pages"} & _imports(f)), f
+        assert not sql.search(f.read_text("utf-8")), f
+    for f in _py("annotator"):
+        assert "http_api" not in _imports(f), f
 
 
 def test_scoring_never_touches_the_database():

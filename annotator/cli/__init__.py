@@ -15,7 +15,8 @@ import subprocess  # noqa: F401  (tests stub annotator.cli.subprocess.call)
 import sys
 
 from annotator.cli import (
-    corpus, nuggets_answers, rounds, runs_pool, scoring, serve, spans, store_admin, transcripts, users, versions)
+    api, corpus, judgments, nuggets_answers, rounds, runs_pool, scoring, serve, spans, store_admin, tokens,
+    transcripts, users, versions, webhooks)
 from annotator.cli.common import context
 from annotator.cli.scoring import _numpy_for_scoring
 from annotator.cli.serve import DEFAULT_PORT, SERVER_OPTIONS, _serve_location, server_flags
@@ -25,7 +26,8 @@ __all__ = ["DEFAULT_PORT", "SERVER_OPTIONS", "_numpy_for_scoring", "_serve_locat
            "server_flags"]
 
 # the order of `golden --help`'s commands
-GROUPS = (store_admin, corpus, versions, spans, scoring, runs_pool, rounds, nuggets_answers, transcripts, users, serve)
+GROUPS = (store_admin, corpus, versions, spans, scoring, runs_pool, judgments, rounds, nuggets_answers, transcripts, users,
+          tokens, webhooks, serve, api)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1119,6 +1119,95 @@ _V22 = (
         ) WHERE rn = 1 AND verdict <> 'withdrawn'""",
 )
 
+# v23 (issue 28): the studio in a team's pipeline.
+# - api_tokens: bearer tokens for the HTTP API. Only the SHA-256 of the secret is kept (shown
+#   once at creation); a token carries its own roles (never more than its creator's), may
+#   expire, and is revoked by an event-like column pair. api_token_uses is the audit of use
+#   (and of refused sign-ins, token_id NULL when the secret matched none): what the throttle
+#   counts and what an admin reads.
+# - webhook_endpoints / webhook_events / webhook_deliveries / webhook_attempts: a durable
+#   outbox. An event row is written in the same transaction as the change it reports
+#   (version.frozen, round.completed, ...); one delivery row per (event, endpoint) carries the
+#   state (pending / delivered / failed) and the next attempt time; every attempt is logged.
+#   The endpoint's signing secret is kept (HMAC needs it), unlike an API token's.
+# - judgment_imports: judgments people already have (TREC qrels, BEIR TSV, Label Studio JSON),
+#   one row per import: its source (an assessor name or "import:FILE"), file, format and digest.
+#   The judgments themselves are grade events whose actor is that source.
+_V23 = (
+    """CREATE TABLE api_tokens (
+        token_id VARCHAR PRIMARY KEY,
+        name VARCHAR NOT NULL,
+        token_hash VARCHAR NOT NULL UNIQUE,
+        roles VARCHAR NOT NULL,
+        created_by VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        expires_at TIMESTAMP,
+        revoked_at TIMESTAMP,
+        revoked_by VARCHAR,
+        last_used_at TIMESTAMP
+    )""",
+    """CREATE TABLE api_token_uses (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        token_id VARCHAR,
+        client VARCHAR,
+        method VARCHAR NOT NULL,
+        path VARCHAR NOT NULL,
+        status INTEGER NOT NULL,
+        outcome VARCHAR NOT NULL CHECK (outcome IN ('ok', 'denied', 'unknown', 'revoked', 'expired', 'throttled')),
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE webhook_endpoints (
+        endpoint_id VARCHAR PRIMARY KEY,
+        url VARCHAR NOT NULL,
+        secret VARCHAR NOT NULL,
+        event_types VARCHAR NOT NULL,
+        description VARCHAR,
+        created_by VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        disabled_at TIMESTAMP,
+        disabled_by VARCHAR
+    )""",
+    """CREATE TABLE webhook_events (
+        event_id VARCHAR PRIMARY KEY,
+        event_type VARCHAR NOT NULL,
+        payload VARCHAR NOT NULL,
+        actor VARCHAR,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE webhook_deliveries (
+        event_id VARCHAR NOT NULL,
+        endpoint_id VARCHAR NOT NULL,
+        status VARCHAR NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts INTEGER NOT NULL,
+        next_attempt_at TIMESTAMP,
+        last_attempt_at TIMESTAMP,
+        last_status_code INTEGER,
+        last_error VARCHAR,
+        delivered_at TIMESTAMP,
+        PRIMARY KEY (event_id, endpoint_id)
+    )""",
+    """CREATE TABLE webhook_attempts (
+        attempt_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        event_id VARCHAR NOT NULL,
+        endpoint_id VARCHAR NOT NULL,
+        attempt INTEGER NOT NULL,
+        status_code INTEGER,
+        error VARCHAR,
+        duration_ms DOUBLE,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE judgment_imports (
+        import_id VARCHAR PRIMARY KEY,
+        source VARCHAR NOT NULL,
+        file_name VARCHAR NOT NULL,
+        fmt VARCHAR NOT NULL,
+        file_sha256 VARCHAR NOT NULL,
+        n_judgments INTEGER NOT NULL,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1155,6 +1244,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "eval_results.labels (human or human+judge)", _V21),
     Migration(22, "transcript_review_events: verdict 'no_failure' (a reviewer confirms an answer the judge passed)",
               _V22),
+    Migration(23, "the studio in a team's pipeline: api_tokens and api_token_uses (HTTP API); webhook_endpoints, "
+                  "webhook_events, webhook_deliveries, webhook_attempts (a durable outbox); judgment_imports",
+              _V23),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 22. Migrations (golden_store/db/schema.py):
+-- Schema version 23. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -23,6 +23,7 @@
 --   V20: query_revisions.tier and queries.tier: a question's CI tier (smoke / regression / release)
 --   V21: the cascade at work: calibrations.scale/pass_cut/rubric_text; judge_jobs, judge_job_events, judge_label_events (the judge's labels, never a person's) and judge_item_state; eval_results.labels (human or human+judge)
 --   V22: transcript_review_events: verdict 'no_failure' (a reviewer confirms an answer the judge passed)
+--   V23: the studio in a team's pipeline: api_tokens and api_token_uses (HTTP API); webhook_endpoints, webhook_events, webhook_deliveries, webhook_attempts (a durable outbox); judgment_imports
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -82,6 +83,33 @@ CREATE TABLE answers (
     outcome     VARCHAR DEFAULT('unknown') NOT NULL,
     CHECK((outcome IN ('answered', 'abstained', 'refused', 'unknown'))),
     PRIMARY KEY("system", query_id)
+);
+
+-- api_token_uses: V23
+CREATE TABLE api_token_uses (
+    event_id   BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    token_id   VARCHAR,
+    client     VARCHAR,
+    "method"   VARCHAR NOT NULL,
+    path       VARCHAR NOT NULL,
+    status     INTEGER NOT NULL,
+    outcome    VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    CHECK((outcome IN ('ok', 'denied', 'unknown', 'revoked', 'expired', 'throttled')))
+);
+
+-- api_tokens: V23
+CREATE TABLE api_tokens (
+    token_id     VARCHAR PRIMARY KEY,
+    "name"       VARCHAR NOT NULL,
+    token_hash   VARCHAR NOT NULL UNIQUE,
+    roles        VARCHAR NOT NULL,
+    created_by   VARCHAR NOT NULL,
+    created_at   TIMESTAMP NOT NULL,
+    expires_at   TIMESTAMP,
+    revoked_at   TIMESTAMP,
+    revoked_by   VARCHAR,
+    last_used_at TIMESTAMP
 );
 
 -- calibration_items: V6
@@ -366,6 +394,18 @@ CREATE TABLE judging_state (
     event_id BIGINT NOT NULL,
     CHECK((op IN ('grade', 'skip', 'unsure', 'retract'))),
     PRIMARY KEY(actor, query_id, doc_id, "start", "end")
+);
+
+-- judgment_imports: V23
+CREATE TABLE judgment_imports (
+    import_id   VARCHAR PRIMARY KEY,
+    "source"    VARCHAR NOT NULL,
+    file_name   VARCHAR NOT NULL,
+    fmt         VARCHAR NOT NULL,
+    file_sha256 VARCHAR NOT NULL,
+    n_judgments INTEGER NOT NULL,
+    actor       VARCHAR NOT NULL,
+    created_at  TIMESTAMP NOT NULL
 );
 
 -- label_receipts: V10
@@ -671,6 +711,55 @@ CREATE TABLE users (
     created_at    TIMESTAMP NOT NULL,
     created_by    VARCHAR NOT NULL,
     disabled      BOOLEAN DEFAULT(false) NOT NULL
+);
+
+-- webhook_attempts: V23
+CREATE TABLE webhook_attempts (
+    attempt_id  BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    event_id    VARCHAR NOT NULL,
+    endpoint_id VARCHAR NOT NULL,
+    attempt     INTEGER NOT NULL,
+    status_code INTEGER,
+    "error"     VARCHAR,
+    duration_ms DOUBLE,
+    created_at  TIMESTAMP NOT NULL
+);
+
+-- webhook_deliveries: V23
+CREATE TABLE webhook_deliveries (
+    event_id         VARCHAR,
+    endpoint_id      VARCHAR,
+    status           VARCHAR NOT NULL,
+    attempts         INTEGER NOT NULL,
+    next_attempt_at  TIMESTAMP,
+    last_attempt_at  TIMESTAMP,
+    last_status_code INTEGER,
+    last_error       VARCHAR,
+    delivered_at     TIMESTAMP,
+    CHECK((status IN ('pending', 'delivered', 'failed'))),
+    PRIMARY KEY(event_id, endpoint_id)
+);
+
+-- webhook_endpoints: V23
+CREATE TABLE webhook_endpoints (
+    endpoint_id VARCHAR PRIMARY KEY,
+    url         VARCHAR NOT NULL,
+    "secret"    VARCHAR NOT NULL,
+    event_types VARCHAR NOT NULL,
+    description VARCHAR,
+    created_by  VARCHAR NOT NULL,
+    created_at  TIMESTAMP NOT NULL,
+    disabled_at TIMESTAMP,
+    disabled_by VARCHAR
+);
+
+-- webhook_events: V23
+CREATE TABLE webhook_events (
+    event_id   VARCHAR PRIMARY KEY,
+    event_type VARCHAR NOT NULL,
+    payload    VARCHAR NOT NULL,
+    actor      VARCHAR,
+    created_at TIMESTAMP NOT NULL
 );
 
 -- ---- views (latest definitions) -----------------------------------------------------
