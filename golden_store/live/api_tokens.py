@@ -1,0 +1,81 @@
+"""Storage of HTTP API tokens and the audit of their use (schema 23; the rules live in
+``annotator/api_tokens.py``). Only the SHA-256 of a token's secret is ever stored."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from golden_store.core.errors import NotFoundError, ValidationError
+from golden_store.db.cursor import Cursor
+from golden_store.db.store import Store, utcnow
+
+_COLUMNS = ("token_id, name, roles, created_by, created_at, expires_at, revoked_at, revoked_by, last_used_at")
+
+
+def insert_token(store: Store, *, token_id: str, name: str, token_hash: str, roles: list[str], created_by: str,
+                 expires_at: datetime | None) -> None:
+    """Add a token; a name already used by a live (unrevoked) token is refused."""
+
+    def run(cur: Cursor) -> None:
+        if cur.execute("SELECT 1 FROM api_tokens WHERE name = ? AND revoked_at IS NULL", [name]).fetchone():
+            raise ValidationError(f"A token named {name!r} already exists; revoke it first or pick another name.")
+        cur.execute(
+            "INSERT INTO api_tokens (token_id, name, token_hash, roles, created_by, created_at, expires_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [token_id, name, token_hash, ",".join(sorted(roles)), created_by, utcnow(), expires_at])
+
+    store.write(run)
+
+
+def token_by_hash(store: Store, token_hash: str) -> dict | None:
+    rows = store.read_dicts(f"SELECT {_COLUMNS} FROM api_tokens WHERE token_hash = ?", [token_hash])
+    return rows[0] if rows else None
+
+
+def list_token_rows(store: Store) -> list[dict]:
+    return store.read_dicts(f"SELECT {_COLUMNS} FROM api_tokens ORDER BY created_at, token_id")
+
+
+def revoke(store: Store, token_id_or_name: str, *, actor: str) -> dict:
+    """Revoke the live token with this id or name (a revoked token stays listed)."""
+
+    def run(cur: Cursor) -> dict:
+        row = cur.execute(
+            "SELECT token_id FROM api_tokens WHERE (token_id = ? OR name = ?) AND revoked_at IS NULL "
+            "ORDER BY created_at DESC LIMIT 1", [token_id_or_name, token_id_or_name]).fetchone()
+        if row is None:
+            raise NotFoundError(f"No live API token {token_id_or_name!r}; `golden tokens list` shows them.")
+        cur.execute("UPDATE api_tokens SET revoked_at = ?, revoked_by = ? WHERE token_id = ?",
+                    [utcnow(), actor, row[0]])
+        return {"token_id": row[0]}
+
+    out = store.write(run)
+    rows = store.read_dicts(f"SELECT {_COLUMNS} FROM api_tokens WHERE token_id = ?", [out["token_id"]])
+    return rows[0]
+
+
+def record_uses(store: Store, uses: list[tuple]) -> None:
+    """Append audit rows ``(token_id, client, method, path, status, outcome, created_at)`` and
+    move each used token's ``last_used_at`` forward, in one transaction."""
+    if not uses:
+        return
+
+    def run(cur: Cursor) -> None:
+        cur.executemany(
+            "INSERT INTO api_token_uses (token_id, client, method, path, status, outcome, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", uses)
+        last: dict[str, datetime] = {}
+        for u in uses:
+            if u[0] is not None and u[5] == "ok":
+                last[u[0]] = max(last.get(u[0], u[6]), u[6])
+        for token_id, at in last.items():
+            cur.execute("UPDATE api_tokens SET last_used_at = ? WHERE token_id = ? "
+                        "AND (last_used_at IS NULL OR last_used_at < ?)", [at, token_id, at])
+
+    store.write(run)
+
+
+def recent_uses(store: Store, *, token_id: str | None = None, limit: int = 200) -> list[dict]:
+    return store.read_dicts(
+        "SELECT event_id, token_id, client, method, path, status, outcome, created_at FROM api_token_uses "
+        "WHERE ? IS NULL OR token_id = ? ORDER BY event_id DESC LIMIT ?", [token_id, token_id, limit])
