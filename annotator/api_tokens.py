@@ -125,3 +125,21 @@ def authenticate(store: Store, secret: str | None) -> tuple[TokenInfo, User]:
     if info.state == "expired":
         raise TokenRefused(f"The API token {info.name!r} expired; ask an admin for a new one.", outcome="expired")
     return info, token_user(info)
+
+
+def authenticate_request(store: Store, secret: str | None, *, client: str, method: str,
+                         path: str) -> tuple[TokenInfo, User]:
+    """:func:`authenticate` for one HTTP request: a refusal is audited (with the caller's
+    address) before it is raised. The HTTP layer calls this, then :func:`record_use` with the
+    status it answered."""
+    try:
+        return authenticate(store, secret)
+    except TokenRefused as exc:
+        rows.record_uses(store, [(None, client, method, path, exc.status, exc.outcome, utcnow())])
+        raise
+
+
+def record_use(store: Store, info: TokenInfo, *, client: str, method: str, path: str, status: int) -> None:
+    """Audit one answered request made with ``info`` (moves its ``last_used_at``)."""
+    outcome = "denied" if status == 403 else "ok"
+    rows.record_uses(store, [(info.token_id, client, method, path, status, outcome, utcnow())])
