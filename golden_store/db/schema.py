@@ -1134,6 +1134,10 @@ _V22 = (
 #   one row per import: its source (an assessor name or "import:FILE"), file, format and digest.
 #   The judgments themselves are grade events whose actor is that source.
 _V23 = (
+    # the audit and the delivery log take their ids from their own sequence: event_seq is half
+    # of the store's generation (Store.generation), and a request served or a delivery tried
+    # changes nothing a cached page figure reads
+    "CREATE SEQUENCE audit_seq START 1",
     """CREATE TABLE api_tokens (
         token_id VARCHAR PRIMARY KEY,
         name VARCHAR NOT NULL,
@@ -1147,7 +1151,7 @@ _V23 = (
         last_used_at TIMESTAMP
     )""",
     """CREATE TABLE api_token_uses (
-        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('audit_seq'),
         token_id VARCHAR,
         client VARCHAR,
         method VARCHAR NOT NULL,
@@ -1187,7 +1191,7 @@ _V23 = (
         PRIMARY KEY (event_id, endpoint_id)
     )""",
     """CREATE TABLE webhook_attempts (
-        attempt_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        attempt_id BIGINT PRIMARY KEY DEFAULT nextval('audit_seq'),
         event_id VARCHAR NOT NULL,
         endpoint_id VARCHAR NOT NULL,
         attempt INTEGER NOT NULL,

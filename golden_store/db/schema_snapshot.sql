@@ -27,6 +27,8 @@
 
 -- ---- sequences --------------------------------------------------------------------
 
+CREATE SEQUENCE audit_seq INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START 1 NO CYCLE;
+
 CREATE SEQUENCE event_seq INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START 1 NO CYCLE;
 
 CREATE SEQUENCE write_seq INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START 1 NO CYCLE;
@@ -87,7 +89,7 @@ CREATE TABLE answers (
 
 -- api_token_uses: V23
 CREATE TABLE api_token_uses (
-    event_id   BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    event_id   BIGINT DEFAULT(nextval('audit_seq')) PRIMARY KEY,
     token_id   VARCHAR,
     client     VARCHAR,
     "method"   VARCHAR NOT NULL,
@@ -715,7 +717,7 @@ CREATE TABLE users (
 
 -- webhook_attempts: V23
 CREATE TABLE webhook_attempts (
-    attempt_id  BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    attempt_id  BIGINT DEFAULT(nextval('audit_seq')) PRIMARY KEY,
     event_id    VARCHAR NOT NULL,
     endpoint_id VARCHAR NOT NULL,
     attempt     INTEGER NOT NULL,
