@@ -40,12 +40,14 @@ class TokenRefused(GoldenError):
     is throttled after refused attempts (429). ``status`` is the HTTP status to answer."""
 
     def __init__(self, message: str, *, status: int = 401, outcome: str = "unknown",
-                 retry_after_s: float | None = None) -> None:
+                 retry_after_s: float | None = None, token_id: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.outcome = outcome
         # with 429: whole seconds until this client may try again (the Retry-After header)
         self.retry_after_s = retry_after_s
+        # the revoked or expired token that was sent (so the audit says which); None otherwise
+        self.token_id = token_id
 
 
 @dataclass(frozen=True)
@@ -137,9 +139,11 @@ def authenticate(store: Store, secret: str | None) -> tuple[TokenInfo, User]:
         raise TokenRefused("The API token is not known; check it, or ask an admin for a new one.", outcome="unknown")
     info = _info(row)
     if info.state == "revoked":
-        raise TokenRefused(f"The API token {info.name!r} was revoked; ask an admin for a new one.", outcome="revoked")
+        raise TokenRefused(f"The API token {info.name!r} was revoked; ask an admin for a new one.", outcome="revoked",
+                           token_id=info.token_id)
     if info.state == "expired":
-        raise TokenRefused(f"The API token {info.name!r} expired; ask an admin for a new one.", outcome="expired")
+        raise TokenRefused(f"The API token {info.name!r} expired; ask an admin for a new one.", outcome="expired",
+                           token_id=info.token_id)
     return info, token_user(info)
 
 
@@ -337,7 +341,7 @@ def authenticate_request(store: Store, secret: str | None, *, client: str, metho
     try:
         return authenticate(store, secret)
     except TokenRefused as exc:
-        use = (None, client, method, path, exc.status, exc.outcome, utcnow())
+        use = (exc.token_id, client, method, path, exc.status, exc.outcome, utcnow())
         if not secret:
             audit.add(store, use)
         else:

@@ -182,6 +182,8 @@ _SLOW: tuple[str, ...] = (
     "tests/golden_store/scoring/test_calibration.py::test_cascade_report_rule_one",
     "tests/app_pages/test_nuggets_page.py::test_draft_edit_approve_and_history",
     "tests/app_pages/test_transcripts_page.py::test_review_flow_escaping_flywheel_and_adjudication",
+    # issue 28 (tokens): ~1.7 s quiet (three runs of the Users page)
+    "tests/app_pages/test_users_tokens.py::test_a_created_tokens_secret_is_shown_once_and_not_after_a_rerun",
 )
 # Real-browser tests outside tests/test_browser*.py (they drive Chromium too).
 _BROWSER_ELSEWHERE: tuple[str, ...] = (

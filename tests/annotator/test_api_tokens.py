@@ -180,7 +180,12 @@ def test_revoked_and_expired_tokens_count_towards_the_throttle(store):
         assert caught.value.status == 401
     with pytest.raises(TokenRefused) as caught:
         api_tokens.authenticate_request(store, revoked, client="c", method="GET", path="/", throttle=throttle)
-    assert caught.value.status == 429
+    assert caught.value.status == 429 and caught.value.token_id is None  # throttled: the token was not looked at
+    api_tokens.flush_audit(store)
+    old = api_tokens.list_tokens(store, ADMIN)[0]
+    assert [(u["token_id"], u["outcome"]) for u in _uses(store)] == [
+        (old.token_id, "revoked"), ("tok_stale", "expired"), (None, "throttled")]  # the audit says which token
+    assert old.last_used_at is None  # a refused request is no use
 
 
 def test_refusals_are_written_at_once_answered_requests_through_the_buffer(any_store):

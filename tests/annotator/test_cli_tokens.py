@@ -66,10 +66,10 @@ def test_revoke_by_name_then_list_and_uses_show_it(initialized, capsys):
     code, out, _ = golden(capsys, "tokens", "uses")
     lines = out.splitlines()
     assert code == 0 and lines[0].startswith("WHEN (UTC)")
-    assert "(none matched)" in lines[1] and "401" in lines[1] and "revoked" in lines[1] and "/api/v1/runs" in lines[1]
+    assert lines[1].split()[2] == "ci" and "401" in lines[1] and "revoked" in lines[1] and "/api/v1/runs" in lines[1]
     assert "ci" in lines[2] and "10.9.8.7" in lines[2] and "200" in lines[2] and "GET /api/v1/versions" in lines[2]
     uses = json.loads(golden(capsys, "tokens", "uses", "ci", "--limit", "5", "--json")[1])
-    assert [(u["path"], u["outcome"]) for u in uses] == [("/api/v1/versions", "ok")]
+    assert [(u["path"], u["outcome"]) for u in uses] == [("/api/v1/runs", "revoked"), ("/api/v1/versions", "ok")]
 
 
 def test_errors_are_one_sentence_and_exit_1(initialized, capsys):
