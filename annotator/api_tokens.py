@@ -228,8 +228,9 @@ Use = tuple  # (token_id, client, method, path, status, outcome, created_at): on
 
 class UseAudit:
     """Audit rows waiting to be written, flushed in one transaction per store when
-    ``max_rows`` are waiting or the oldest has waited ``max_delay_s`` (a background thread),
-    on :meth:`flush` and at process exit.
+    ``max_rows`` are waiting or the oldest has waited ``max_delay_s`` (by a background thread;
+    with ``background=False``, by the :meth:`add` that finds them due), on :meth:`flush` and at
+    process exit.
 
     Why buffered: one transaction per answered request costs ~2 ms on DuckDB and ~0.5 ms on a
     durable PostgreSQL (``scripts/bench_token_audit.py``, 1,000 uses), several times the
@@ -252,6 +253,7 @@ class UseAudit:
         self._lock = threading.Lock()
         self._flushing = threading.Lock()  # one flush at a time keeps a store's rows in order
         self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
 
     def add(self, store: Store, use: Use) -> None:
         with self._lock:
@@ -264,7 +266,9 @@ class UseAudit:
             if self.background and self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="api-token-audit", daemon=True)
                 self._thread.start()
-        if due:
+        if due and self.background:
+            self._wake.set()  # the writing is the thread's: a request does not wait for a batch
+        elif due:
             self.flush()
 
     def waiting(self, store: Store | None = None) -> int:
@@ -296,11 +300,13 @@ class UseAudit:
     def _run(self) -> None:
         while True:
             with self._lock:
+                full = sum(len(w) for _, w in self._pending.values()) >= self.max_rows
                 left = self.max_delay_s if self._oldest is None else self._oldest + self.max_delay_s - self.clock()
-            if left > 0:
-                time.sleep(min(left, self.max_delay_s))
-            else:
+            if full or left <= 0:
                 self.flush()
+                continue
+            self._wake.wait(left)
+            self._wake.clear()  # the state is read again under the lock before any wait: no wake-up is lost
 
 
 AUDIT = UseAudit()

@@ -254,16 +254,18 @@ def test_a_closed_store_loses_its_buffered_rows_with_a_warning_not_an_error(tmp_
     assert "1 use(s) not written" in caplog.text and audit.waiting() == 0
 
 
-def test_the_background_thread_writes_within_its_delay(store):
+@pytest.mark.parametrize("max_rows, max_delay_s", [(500, 0.05), (2, 3600)], ids=["delay", "rows"])
+def test_the_background_thread_writes_when_rows_are_due(store, max_rows, max_delay_s):
     info, _ = api_tokens.create_token(store, ADMIN, "ci", ["engineer"])
-    audit = UseAudit(max_delay_s=0.05)
-    api_tokens.record_use(store, info, client="c", method="GET", path="/", status=200, audit=audit)
+    audit = UseAudit(max_rows=max_rows, max_delay_s=max_delay_s)
+    for path in ("/1", "/2"):
+        api_tokens.record_use(store, info, client="c", method="GET", path=path, status=200, audit=audit)
     import time
 
     deadline = time.monotonic() + 30  # a generous bound, not a timing assertion
-    while not _uses(store) and time.monotonic() < deadline:
+    while len(_uses(store)) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert audit.waiting() == 0 and len(_uses(store)) == 1
+    assert audit.waiting() == 0 and [u["path"] for u in _uses(store)] == ["/1", "/2"]
 
 
 @pytest.mark.parametrize("text, expected", [("30d", timedelta(days=30)), ("12h", timedelta(hours=12)),
