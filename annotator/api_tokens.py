@@ -239,8 +239,10 @@ class UseAudit:
     queue 200 commits. Batched, the same 1,000 rows cost ~0.18 s / ~0.013 s in one transaction.
     The trade-off: ``last_used_at`` and the uses list lag by up to ``max_delay_s``; a process
     killed hard (SIGKILL, power loss) loses at most that much of the audit of *answered*
-    requests. Refused tokens are not buffered (:func:`authenticate_request` writes them at
-    once): they are what an admin looks for after an incident."""
+    requests. A refused token is not buffered (:func:`authenticate_request` writes it at
+    once): that is what an admin looks for after an incident. (A request with no token, and
+    one answered 429, are: see there why.) Call :func:`flush_audit` on shutdown before the
+    store is closed; the exit hook finds a closed store too late."""
 
     def __init__(self, *, max_rows: int = 500, max_delay_s: float = 1.0, background: bool = True,
                  clock: Callable[[], float] = time.monotonic) -> None:
