@@ -72,10 +72,16 @@ def record_uses(store: Store, uses: list[tuple]) -> None:
             cur.execute("UPDATE api_tokens SET last_used_at = ? WHERE token_id = ? "
                         "AND (last_used_at IS NULL OR last_used_at < ?)", [at, token_id, at])
 
-    store.write(run)
+    store.write(run, bookkeeping=True)
 
 
-def recent_uses(store: Store, *, token_id: str | None = None, limit: int = 200) -> list[dict]:
+def recent_uses(store: Store, *, token: str | None = None, limit: int = 200) -> list[dict]:
+    """The newest audit rows, newest first, with the token's name (None for a refused secret
+    that matched no token); ``token``: only the uses of the token(s) with this id or name."""
+    where, params = "", []
+    if token is not None:
+        where, params = "WHERE u.token_id = ? OR t.name = ? ", [token, token]
     return store.read_dicts(
-        "SELECT event_id, token_id, client, method, path, status, outcome, created_at FROM api_token_uses "
-        "WHERE ? IS NULL OR token_id = ? ORDER BY event_id DESC LIMIT ?", [token_id, token_id, limit])
+        "SELECT u.event_id, u.created_at, u.token_id, t.name, u.client, u.method, u.path, u.status, u.outcome "
+        "FROM api_token_uses u LEFT JOIN api_tokens t ON t.token_id = u.token_id "
+        f"{where}ORDER BY u.created_at DESC, u.event_id DESC LIMIT ?", [*params, limit])
