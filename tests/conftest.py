@@ -180,6 +180,8 @@ _SLOW: tuple[str, ...] = (
     "tests/golden_store/scoring/test_calibration.py::test_cascade_report_rule_one",
     "tests/app_pages/test_nuggets_page.py::test_draft_edit_approve_and_history",
     "tests/app_pages/test_transcripts_page.py::test_review_flow_escaping_flywheel_and_adjudication",
+    # issue 28 (webhooks): two `golden webhooks deliver --loop` subprocesses, one killed mid-send
+    "tests/annotator/test_webhooks_restart.py",
 )
 # Real-browser tests outside tests/test_browser*.py (they drive Chromium too).
 _BROWSER_ELSEWHERE: tuple[str, ...] = (

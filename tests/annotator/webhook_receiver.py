@@ -21,6 +21,7 @@ class Receiver:
     def __init__(self, port: int = 0, answer: Callable[[int], int | str] | None = None) -> None:
         self.requests: list[tuple[dict[str, str], bytes]] = []
         self.successes: Counter[str] = Counter()
+        self.answered: list[tuple[int, str]] = []  # (request number, webhook-id) of each 2xx answer
         self.answer = answer or (lambda n: 200)
         self.release = threading.Event()  # what a "hold" answer waits for
         self.holding = threading.Event()  # set while a request is held
@@ -50,6 +51,7 @@ class Receiver:
                 if 200 <= status < 300:
                     with outer.changed:
                         outer.successes[headers.get("webhook-id", "")] += 1
+                        outer.answered.append((n, headers.get("webhook-id", "")))
                         outer.changed.notify_all()
 
             def log_message(self, *args: object) -> None:
