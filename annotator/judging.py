@@ -184,9 +184,14 @@ def correct(store: Store, user: User, previous: dict, grade: int, note: str = ""
     """Re-grade one of the annotator's own recent judgments (a new event; history kept)."""
     require(user, Permission.LABEL)
     rubric = current_rubric(store)
-    judging.record(store, user.username, previous["query_id"], previous["doc_id"], previous["start"],
-                   previous["end"], op="grade", grade=grade, note=note or "correction",
-                   rubric_version=rubric["version"] if rubric else None)
+    key = (previous["query_id"], previous["doc_id"], previous["start"], previous["end"])
+
+    def tx(cur: Cursor) -> None:
+        judging.insert_tx(cur, user.username, *key, op="grade", grade=grade, note=note or "correction",
+                          rubric_version=rubric["version"] if rubric else None)
+        webhooks.on_grade_tx(cur, user.username, *key)  # a re-grade after an undo may complete a round
+
+    store.write(tx)
 
 
 def my_recent(store: Store, user: User, n: int = 10) -> list[dict]:
