@@ -172,3 +172,12 @@ def test_a_slow_receiver_does_not_block_a_labeler(pooled):
         finally:
             background.stop(workers)
     assert rows.deliveries(s)[0]["status"] == "delivered"
+
+
+def test_a_signed_freeze_says_so(demo_store, tmp_path):
+    from annotator import signing
+
+    key, _, _ = signing.keygen(tmp_path / "release.key")
+    res = signing.freeze_signed(demo_store, cli_user(), "hooks.signed", key)
+    (ev,) = _events(demo_store, "version.frozen")
+    assert ev["body"]["data"]["signed"] is True and ev["body"]["data"]["name"] == res.name
