@@ -174,8 +174,9 @@ def claim_due(store: Store, *, now: datetime, lease: timedelta, limit: int = 20)
     def run(cur: Cursor) -> list[dict]:
         rows = cur.execute(
             "SELECT d.event_id, d.endpoint_id, d.attempts FROM webhook_deliveries d JOIN webhook_endpoints e "
-            "USING (endpoint_id) WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND e.disabled_at IS NULL "
-            f"ORDER BY d.next_attempt_at, d.event_id LIMIT ?{lock}", [now, limit]).fetchall()
+            "USING (endpoint_id) JOIN webhook_events v USING (event_id) WHERE d.status = 'pending' "
+            "AND d.next_attempt_at <= ? AND e.disabled_at IS NULL "
+            f"ORDER BY d.next_attempt_at, v.created_at, d.event_id LIMIT ?{lock}", [now, limit]).fetchall()
         if not rows:
             return []
         cur.executemany("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND endpoint_id = ?",

@@ -186,3 +186,16 @@ def test_an_endpoint_gets_only_the_events_it_subscribed_to(store):
         every.endpoint_id, frozen_only.endpoint_id}
     body = json.loads(rows.events(store, event_type="version.frozen")[0]["payload"])
     assert set(body) == {"type", "timestamp", "data"} and body["data"] == {"name": "v"}
+
+
+def test_an_event_in_a_rolled_back_transaction_is_never_sent(store):
+    ep, _ = webhooks.add_endpoint(store, cli_user(), "https://ci.example.com/h")
+
+    def change_then_fail(cur):
+        webhooks.emit_tx(cur, "evaluation.recorded", {"evaluation_id": "e"}, "x")
+        raise ValidationError("the change was refused after its event was written")
+
+    with pytest.raises(ValidationError):
+        store.write(change_then_fail)
+    assert rows.events(store) == [] and rows.deliveries(store) == []
+    assert ep.enabled
