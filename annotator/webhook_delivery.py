@@ -74,7 +74,11 @@ class Dispatcher:
 
     def run_once(self) -> list[Outcome]:
         """Claim what is due now and send it (concurrently, a few at a time); the outcomes."""
-        claimed = rows.claim_due(self.store, now=self.clock(), lease=self.lease, limit=self.batch)
+        now = self.clock()
+        due = rows.next_due(self.store)  # a read first: an idle poll opens no write transaction
+        if due is None or due > now:
+            return []
+        claimed = rows.claim_due(self.store, now=now, lease=self.lease, limit=self.batch)
         if not claimed:
             return []
         if len(claimed) == 1 or self.workers <= 1:
