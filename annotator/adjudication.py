@@ -10,7 +10,7 @@ from typing import Any
 
 from golden_store.db.cursor import Cursor
 
-from annotator import labeling
+from annotator import labeling, webhooks
 from annotator.evidence_rounds import visible_evidence
 from annotator.identity import User, require
 from annotator.judging import GRADES, marked_segments
@@ -68,8 +68,22 @@ def decide(store: Store, user: User, d: Dispute, grade: int, rationale: str,
     require(user, Permission.ADJUDICATE)
     if clarification and clarification.strip():
         require(user, Permission.EDIT_RUBRIC)
-    return adjudication.decide(store, user.username, d.query_id, d.doc_id, d.start, d.end, grade, rationale,
-                               clarification)
+
+    def tx(cur: Cursor) -> int | None:
+        out = adjudication.decide_tx(cur, user.username, d.query_id, d.doc_id, d.start, d.end, grade, rationale,
+                                     clarification)[1]
+        _emit_decided(cur, user, d.query_id, d.doc_id, d.start, d.end, grade, rationale, clarification)
+        return out
+
+    return store.write(tx)
+
+
+def _emit_decided(cur: Cursor, user: User, q: str, d: str, s: int, e: int, grade: int, rationale: str,
+                  clarification: str | None) -> None:
+    """``adjudication.decided``, in the decision's transaction."""
+    webhooks.emit_tx(cur, "adjudication.decided",
+                     webhooks.adjudication_data(user.username, q, d, s, e, grade, rationale, clarification),
+                     user.username)
 
 
 # ---- the keyed adjudication surface ------------------------------------------------------------
@@ -126,7 +140,9 @@ def _write(cur: Cursor, user: User, label: Label) -> int:
     if _digest(*content, adjudication.labels_tx(cur, q, d, s, e)) != label.digest:
         raise LabelRefused(f"Not decided: {where} changed since it was shown (a grade, the question or the "
                            "passage); it is offered again as it is now.")
-    return adjudication.decide_tx(cur, user.username, q, d, s, e, label.value, label.note, clarification)[0]
+    event_id = adjudication.decide_tx(cur, user.username, q, d, s, e, label.value, label.note, clarification)[0]
+    _emit_decided(cur, user, q, d, s, e, label.value, label.note, clarification)
+    return event_id
 
 
 def submit(store: Store, user: User | None, raw_labels: object) -> list[Ack]:

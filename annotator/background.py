@@ -1,7 +1,9 @@
 """Work a serving process runs beside the app and the API (issue 28): webhook delivery.
 
 ``golden serve`` (app + API in one process, the DuckDB case) and ``golden api`` (the API
-alone, PostgreSQL) call :func:`start` once at start-up and :func:`stop` at shutdown."""
+alone, PostgreSQL) call :func:`start` once at start-up and :func:`stop` at shutdown. Several
+processes on one PostgreSQL store may each run a delivery worker: a delivery is claimed with
+``FOR UPDATE SKIP LOCKED`` and a lease, so no two send the same row at the same time."""
 
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ class Worker(Protocol):
 
 def start(store: Store) -> list[Worker]:
     """Start the background workers on ``store``; returns them, for :func:`stop`."""
-    return []
+    from annotator.webhook_delivery import Worker as DeliveryWorker
+
+    return [DeliveryWorker(store).start()]
 
 
 def stop(workers: list[Worker]) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from golden_store.db.cursor import Cursor
 
-from annotator import labeling
+from annotator import labeling, webhooks
 from annotator.evidence_rounds import visible_evidence_for
 from annotator.identity import User, require
 from annotator.labeling import Ack, Label, LabelRefused
@@ -141,8 +141,11 @@ def _write(cur: Cursor, user: User, label: Label) -> int:
     problem = judging.scope_problem_tx(cur, user.username, q, d, s, e)
     if problem:
         raise LabelRefused(f"Not saved: you may not grade {where} now: {problem}.")
-    return judging.insert_tx(cur, user.username, q, d, s, e, op=label.action, grade=grade, note=label.note,
-                             rubric_version=current_version_tx(cur))
+    event_id = judging.insert_tx(cur, user.username, q, d, s, e, op=label.action, grade=grade, note=label.note,
+                                 rubric_version=current_version_tx(cur))
+    if label.action == "grade":
+        webhooks.on_grade_tx(cur, user.username, q, d, s, e)  # round.completed when this was its last grade
+    return event_id
 
 
 def _undo(cur: Cursor, user: User, label: Label) -> int:
@@ -181,9 +184,14 @@ def correct(store: Store, user: User, previous: dict, grade: int, note: str = ""
     """Re-grade one of the annotator's own recent judgments (a new event; history kept)."""
     require(user, Permission.LABEL)
     rubric = current_rubric(store)
-    judging.record(store, user.username, previous["query_id"], previous["doc_id"], previous["start"],
-                   previous["end"], op="grade", grade=grade, note=note or "correction",
-                   rubric_version=rubric["version"] if rubric else None)
+    key = (previous["query_id"], previous["doc_id"], previous["start"], previous["end"])
+
+    def tx(cur: Cursor) -> None:
+        judging.insert_tx(cur, user.username, *key, op="grade", grade=grade, note=note or "correction",
+                          rubric_version=rubric["version"] if rubric else None)
+        webhooks.on_grade_tx(cur, user.username, *key)  # a re-grade after an undo may complete a round
+
+    store.write(tx)
 
 
 def my_recent(store: Store, user: User, n: int = 10) -> list[dict]:

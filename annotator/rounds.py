@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from annotator import cache
+from annotator import cache, webhooks
 from annotator.assignment import pick_calibration, plan_split
 from annotator.identity import User, get_user, require
 from annotator.roles import Permission
@@ -90,6 +90,7 @@ def split_work(store: Store, user: User, annotators: list[str], overlap: float =
     require(user, Permission.RUN_ROUNDS)
     names = _check_annotators(store, annotators)
     check = split_check(store, user)
+    webhooks.emit_split_check(store, check, user.username)  # agreement.below_bar, once per round and measure
     reason = override.strip() if override and override.strip() else None
     if not check["cleared"] and reason is None:
         first = ("Adjudicate the disagreements, clarify the rubric and run a fresh calibration round"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from annotator import webhooks
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store import freezing, versions
@@ -26,8 +27,10 @@ def freeze_signed(store: Store, user: User, name: str, key_file: str | Path, *, 
     require(user, Permission.FREEZE)
     key = signing.load_private_key(key_file)
     kwargs = {"hit_rule": hit_rule} if hit_rule else {}
-    return freezing.freeze(store, name, actor=user.username, note=note, progress=progress, signing_key=key,
-                           **kwargs)
+    result = freezing.freeze(store, name, actor=user.username, note=note, progress=progress, signing_key=key,
+                             **kwargs)
+    webhooks.emit_frozen(store, result, user.username, signed=True)  # after the publish (see emit_frozen)
+    return result
 
 
 def verify(user: User, vdir: Path, name: str, *, live_corpus_digest: str | None = None,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from annotator import cache
+from annotator import cache, webhooks
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store.versions import export
@@ -25,7 +25,9 @@ def freeze(store: Store, user: User, name: str, *, note: str = "", hit_rule: str
            progress: Callable[[int, int, str], None] | None = None) -> freezing.FreezeResult:
     require(user, Permission.FREEZE)
     kwargs = {"hit_rule": hit_rule} if hit_rule else {}
-    return freezing.freeze(store, name, actor=user.username, note=note, progress=progress, **kwargs)
+    result = freezing.freeze(store, name, actor=user.username, note=note, progress=progress, **kwargs)
+    webhooks.emit_frozen(store, result, user.username, signed=False)  # after the publish (see emit_frozen)
+    return result
 
 
 def judge_label_lines(manifest: Any) -> list[str]:

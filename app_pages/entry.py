@@ -123,7 +123,8 @@ def page_sections(user) -> dict[str, list[tuple[str, str, str]]]:
     engineer = [(Permission.VIEW_VERSIONS, "pool.py", "Runs & pool", ":material/stacks:"),
                 (Permission.VIEW_VERSIONS, "versions.py", "Versions", ":material/inventory_2:"),
                 (Permission.VIEW_VERSIONS, "power.py", "Power", ":material/query_stats:"),
-                (Permission.VIEW_RESULTS, "results.py", "Results", ":material/leaderboard:")]
+                (Permission.VIEW_RESULTS, "results.py", "Results", ":material/leaderboard:"),
+                (Permission.MANAGE_WEBHOOKS, "webhooks.py", "Webhooks", ":material/webhook:")]
     admin = [(Permission.MANAGE_USERS, "users.py", "Users", ":material/group:")]
     transcripts_ok = can(Permission.REVIEW) or can(Permission.IMPORT_RUNS)
     out = {"": [("home.py", "Home", ":material/home:")]}

@@ -17,6 +17,7 @@ import pandas as pd
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.core.system_names import check_system_name
 from golden_store.db.store import Store, utcnow
+from golden_store.live import webhooks
 from golden_store.scoring.impl_sha import metric_impl_sha, scorer_sources  # noqa: F401 (re-exported)
 
 
@@ -105,6 +106,10 @@ def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame,
             [evaluation_id, now, system, git_sha, dataset_version, corpus_digest, config_sha, judge_model, rubric_sha,
              impl, trial, labels])
         cur.unregister("_res")
+        webhooks.emit_tx(cur, webhooks.new_event_id(), "evaluation.recorded", {
+            "evaluation_id": evaluation_id, "version": dataset_version, "system": system, "trial": trial,
+            "labels": labels, "means": {str(k): (None if v != v else float(v))
+                                        for k, v in long.groupby("metric")["value"].mean().items()}}, actor=None)
         return len(long)
 
     return store.write(run)

@@ -32,13 +32,15 @@ PAGES = {
     "transcripts": "app_pages/transcripts.py",
     "agreement": "app_pages/agreement.py",
     "pool_grading": "app_pages/pool_grading.py",
+    "webhooks": "app_pages/webhooks.py",
 }
 VISIBLE = {
     "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets"},
     "reviewer": {"home", "corpus", "queries", "transcripts", "nuggets"},  # nuggets: Scores only (outcomes)
     "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "results", "pool",
              "adjudication", "agreement", "calibration", "pool_grading"},
-    "engineer": {"home", "corpus", "queries", "versions", "power", "results", "pool", "transcripts", "pool_grading"},
+    "engineer": {"home", "corpus", "queries", "versions", "power", "results", "pool", "transcripts", "pool_grading",
+                 "webhooks"},
     "admin": set(PAGES),
 }
 PASSWORD = "0123456789"

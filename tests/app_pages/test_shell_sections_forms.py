@@ -17,7 +17,7 @@ TITLES = {"home": "Home", "corpus": "Corpus", "queries": "Queries", "evidence": 
           "versions": "Versions", "power": "Power", "results": "Results", "pool": "Runs & pool", "users": "Users",
           "adjudication": "Adjudication", "nuggets": "Nuggets", "calibration": "Judge calibration",
           "transcripts": "Transcripts", "agreement": "Agreement",
-          "pool_grading": "Judge the pool"}
+          "pool_grading": "Judge the pool", "webhooks": "Webhooks"}
 
 
 @pytest.mark.parametrize("role", sorted(VISIBLE))
@@ -31,7 +31,7 @@ def test_sections_group_the_pages_a_role_may_open(role):
     if role == "admin":
         assert titles == {"": ["Home"], "Label": ["Evidence", "Judge", "Nuggets"],
                           "Review": ["Adjudication", "Agreement", "Judge calibration", "Judge the pool", "Transcripts"],
-                          "Data": ["Corpus", "Queries"], "Engineer": ["Runs & pool", "Versions", "Power", "Results"],
+                          "Data": ["Corpus", "Queries"], "Engineer": ["Runs & pool", "Versions", "Power", "Results", "Webhooks"],
                           "Admin": ["Users"]}
     assert set(PAGES) == set(TITLES)
 

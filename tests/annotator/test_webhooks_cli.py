@@ -1,0 +1,78 @@
+"""`golden webhooks` (issue 28): add (the secret printed once), list, test, deliver --once,
+deliveries [--status], disable; a non-http URL refused with one sentence; and on PostgreSQL,
+two dispatchers at once never send one delivery twice (FOR UPDATE SKIP LOCKED)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+from standardwebhooks import Webhook
+
+from annotator import webhooks
+from annotator.cli import main
+from annotator.identity import cli_user
+from annotator.webhook_delivery import Dispatcher
+from golden_store.db.store import Store
+from golden_store.live import webhooks as rows
+from tests.annotator.webhook_receiver import Receiver
+
+
+def _golden(capsys, db, *args) -> tuple[int, str, str]:
+    code = main(["--db", db, *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_webhooks_commands(capsys, golden_db):
+    assert _golden(capsys, golden_db, "init")[0] == 0
+    with Receiver(answer=lambda n: 200 if n == 1 else 500) as rx:
+        code, out, _ = _golden(capsys, golden_db, "webhooks", "add", rx.url, "--event", "version.frozen",
+                               "--description", "ci")
+        assert code == 0
+        endpoint_id = re.search(r"endpoint (ep_\w+) added", out).group(1)
+        secret = re.search(r"(whsec_\S+)", out).group(1)
+        code, out, _ = _golden(capsys, golden_db, "webhooks", "list")
+        assert endpoint_id in out and rx.url in out and "version.frozen" in out and "whsec_" not in out
+        for _ in range(2):
+            assert _golden(capsys, golden_db, "webhooks", "test", endpoint_id)[0] == 0
+        code, out, _ = _golden(capsys, golden_db, "webhooks", "deliver", "--once", "--schedule", "")
+        assert code == 0 and "2 delivery attempt(s): 1 delivered, 1 to retry or failed" in out
+        headers, body = rx.requests[0]
+        assert Webhook(secret).verify(body, headers)["type"] == "webhook.test"
+        code, out, _ = _golden(capsys, golden_db, "--json", "webhooks", "deliveries", "--status", "failed")
+        (failed,) = json.loads(out)
+        assert failed["last_error"] == "HTTP 500" and failed["endpoint_id"] == endpoint_id
+        code, out, _ = _golden(capsys, golden_db, "webhooks", "deliveries", "--endpoint", endpoint_id)
+        assert out.count("webhook.test") == 2 and "delivered" in out and "failed" in out
+        assert _golden(capsys, golden_db, "webhooks", "disable", endpoint_id)[0] == 0
+        code, out, _ = _golden(capsys, golden_db, "webhooks", "list")
+        assert "disabled" in out
+    code, _, err = _golden(capsys, golden_db, "webhooks", "add", "file:///etc/passwd")
+    assert code != 0 and "give an http:// or https:// URL" in err and len(err.strip().splitlines()) == 1
+
+
+def test_two_dispatchers_on_postgresql_never_send_one_delivery_twice(pg_store):
+    with Receiver() as rx:
+        ep, _ = webhooks.add_endpoint(pg_store, cli_user(), rx.url)
+        ids = [webhooks.send_test(pg_store, cli_user(), ep.endpoint_id) for _ in range(30)]
+        stores = [Store.open(pg_store.url) for _ in range(2)]  # two server processes' connections
+        try:
+            start = threading.Barrier(2)
+
+            def run(s: Store) -> None:
+                start.wait()
+                Dispatcher(s, batch=3, workers=1).run_until_idle()
+
+            threads = [threading.Thread(target=run, args=(s,)) for s in stores]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+        finally:
+            for s in stores:
+                s.close()
+        assert dict(rx.successes) == {i: 1 for i in ids}
+    assert {d["status"] for d in rows.deliveries(pg_store)} == {"delivered"}
+    assert len(rows.attempts(pg_store, limit=1000)) == 30
