@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store.core import judgment_formats as jf
@@ -120,4 +121,5 @@ def pool_judged_counts(store: Store, user: User) -> dict[str, int]:
     from annotator.runs_import import _require_coverage
 
     _require_coverage(user)
-    return judgment_imports.pool_judged_counts(store)
+    # cached per store generation, as coverage: the page reruns on every widget change
+    return dict(cache.cached(store, "pool_judged_counts", (), lambda: judgment_imports.pool_judged_counts(store)))
