@@ -157,9 +157,9 @@ def place(store: Store, parsed: ParsedJudgments, *, skip_unknown: bool = False,
         if parsed.grades[j] == parsed.grades[i]:
             duplicates += 1
         elif len(problems) < 50:
+            first = parsed.where(j)[len(parsed.name) + 1:]  # 'line 3' / 'task 17': the same file
             problems.append(f"{parsed.where(i)}: judges query {shown(key[0])}, document {shown(key[1])} again with "
-                            f"grade {parsed.grades[i]}, but {parsed.where(j)} gave {parsed.grades[j]}; keep one of "
-                            "the two")
+                            f"grade {parsed.grades[i]}, but {first} gave {parsed.grades[j]}; keep one of the two")
     if problems or unknown_problems:
         counts = (f"{len(unknown_q)} unknown query id(s), {len(unknown_d)} unknown doc id(s)"
                   if unknown_problems else "")
