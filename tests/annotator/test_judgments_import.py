@@ -333,3 +333,52 @@ def test_trec_eval_s_own_qrels_import_whole(store, tmp_path):
     fours = {(q, d) for q, _, d, g in lines if g == "4"}
     got = dict(((q, d), g) for q, d, g in store.read("SELECT query_id, doc_id, grade FROM grade_state"))
     assert fours and all(got[k] == 3 for k in fours)
+
+
+def test_the_cli_imports_lists_and_retracts(tmp_path):
+    """`golden judgments` as a team runs it (in process, on GOLDEN_DB): a refusal is one message
+    on stderr naming file and line, the store unchanged."""
+    import contextlib
+    import io
+
+    from annotator import cli, context
+    from tests.conftest import table_snapshot
+
+    def golden(*args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = cli.main(list(args))
+        context.close_all()
+        return rc, out.getvalue(), err.getvalue()
+
+    def snapshot() -> dict:
+        try:
+            return table_snapshot(context.get_store(create=False))
+        finally:
+            context.close_all()
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for d, t in DOCS.items():
+        (docs / f"{d}.txt").write_text(t)
+    assert golden("corpus", "import", str(docs))[0] == 0
+    (tmp_path / "q.csv").write_text("id,text,stratum\n301,How long is the refund window?,paraphrase\n"
+                                    "302,Is shipping free?,lexical\n")
+    assert golden("queries", "import", str(tmp_path / "q.csv"))[0] == 0
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("301 0 FT-1 3\n302 0 FT-2 9\n")
+    before = snapshot()
+    rc, _, err = golden("judgments", "import", str(bad))
+    assert rc == 1 and err.startswith("golden: ") and f"{bad} line 2: the grade 9 is above" in err, err
+    assert snapshot() == before
+    good = tmp_path / "nist.qrels"
+    good.write_text("301 0 FT-1 3\n302 0 FT-2 1\n302 0 FT-3 -1\n")
+    rc, out, err = golden("judgments", "import", str(good), "--assessor", "NIST")
+    assert rc == 0, err
+    assert "Imported 2 judgment(s) from trec as assessor:NIST" in out and "Left out 1 negative grade(s)" in out
+    rc, out, _ = golden("judgments", "list", "--json")
+    listed = json.loads(out)
+    assert [(r["import_id"], r["source"], r["n_judgments"], r["standing"]) for r in listed] == [
+        ("ji1", "assessor:NIST", 2, 2)]
+    rc, out, err = golden("judgments", "retract", "ji1")
+    assert rc == 0 and "Retracted 2 grade(s) of import ji1" in out, err
