@@ -71,7 +71,9 @@ def source_actor(file_name: str, source: str | None) -> str:
             raise ValidationError(f"--source {shown(source)} must be 1-100 letters, digits, spaces or '_.@+-' "
                                   "(an assessor's or a team's name).")
         return ASSESSOR_PREFIX + source
-    name = file_name.strip()[:100] or "file"
+    # the file's name, with what a source name may not hold (a comma would split the list of
+    # graders a final grade is decided by) made '_'
+    name = re.sub(r"[^A-Za-z0-9_.@+ -]", "_", file_name.strip()[:100]) or "file"
     return IMPORT_PREFIX + name
 
 

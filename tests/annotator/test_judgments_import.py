@@ -17,6 +17,7 @@ from annotator.roles import PermissionDenied
 from golden_store.core.errors import OptionRequiredError, ValidationError
 from golden_store.db.store import Store
 from golden_store.live import grade_state, judgment_imports, queries, rounds
+from golden_store.versions.frozen import verify
 from golden_store.live.documents import import_paths
 
 PW = "0123456789ab"
@@ -293,7 +294,15 @@ def test_a_freeze_carries_imported_grades(store, tmp_path):
         ("301", "FT-1", 3, "import:qrels.trec"), ("302", "FT-2", 2, "import:qrels.trec"),
         ("302", "FT-4", 0, "import:qrels.trec")]
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["label_counts"]["human"] == 3
+    assert (manifest["label_counts"]["human"], manifest["label_counts"]["imported"]) == (3, 3)
+    assert verify(folder.name, folder.parent).ok  # the counts re-derived from the files agree
+    # a person agreeing on one passage: still a final grade, no longer one only an import gave
+    from golden_store.live import judging as judging_store
+
+    judging_store.record(store, "ann1", "301", "FT-1", 0, len(DOCS["FT-1"]), op="grade", grade=3)
+    folder = Path(versioning.freeze(store, identity.cli_user(), "v2").path)
+    counts = json.loads((folder / "manifest.json").read_text())["label_counts"]
+    assert (counts["human"], counts["imported"]) == (3, 2) and verify(folder.name, folder.parent).ok
 
 
 def test_import_and_retract_on_both_engines(any_store, tmp_path):

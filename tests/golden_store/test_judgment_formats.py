@@ -118,6 +118,7 @@ def test_actors_of_imports_are_never_usernames():
     from annotator.identity import _USERNAME_RE  # a person's username: no ':'
 
     assert jf.source_actor("qrels.trec", None) == "import:qrels.trec"
+    assert jf.source_actor("a,b:c.tsv", None) == "import:a_b_c.tsv"
     assert jf.source_actor("x", "NIST assessors") == "assessor:NIST assessors"
     for actor in ("import:qrels.trec", "assessor:NIST assessors"):
         assert jf.is_imported_actor(actor) and not _USERNAME_RE.match(actor)
