@@ -120,7 +120,11 @@ class ParsedJudgments:
 
     def where(self, i: int) -> str:
         """Row ``i``'s place in the file, for a message."""
-        return f"{self.name} task {self.refs[i]}" if self.fmt == "labelstudio" else f"{self.name} line {self.refs[i]}"
+        return self.at(self.refs[i])
+
+    def at(self, ref: Any) -> str:
+        """The place in the file of a row whose ref is ``ref``: ``FILE line N`` or ``FILE task ID``."""
+        return f"{self.name} task {ref}" if self.fmt == "labelstudio" else f"{self.name} line {ref}"
 
     def __len__(self) -> int:
         return len(self.grades)

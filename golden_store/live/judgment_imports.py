@@ -69,114 +69,108 @@ def place(store: Store, parsed: ParsedJudgments, *, skip_unknown: bool = False,
     (refused, or left out and counted with ``skip_unknown``), Label Studio passages that do
     not match the corpus exactly, and one item judged twice with different grades (both
     places named) are listed in one ValidationError. ``resolver``: a factory of the corpus
-    quote resolver, called only when a Label Studio file needs it."""
+    quote resolver, called only when a Label Studio file needs it.
+
+    Qrels rows are checked column-wise (pandas): a million-line file is a few arrays, not a
+    million Python tuples."""
     queries = {r[0]: r[1] for r in store.read("SELECT query_id, text FROM queries")}
     docs = dict(store.read("SELECT doc_id, length(raw_text) FROM documents"))
-    n = len(parsed)
-    qids: list[str | None] = list(parsed.query_ids)
-    starts: list[int] = [0] * n
-    ends: list[int] = [0] * n
     problems: list[str] = []
-    keep = [True] * n
-    unknown_q: dict[str, int] = {}
-    unknown_d: dict[str, int] = {}
     if parsed.fmt == "labelstudio":
-        by_text: dict[str, list[str]] = {}
-        for qid, text in queries.items():
-            by_text.setdefault(text.strip(), []).append(qid)
-        res = None
-        for i in range(n):
-            where = parsed.where(i)
-            qid = qids[i]
-            if qid is None:
-                text = (parsed.query_texts[i] or "").strip()
-                hits = by_text.get(text, [])
-                if len(hits) != 1:
-                    problems.append(f"{where}: the query text {shown(text)} matches "
-                                    f"{'no query' if not hits else f'{len(hits)} queries'} of the store; put the "
-                                    "query id in the task's data (--query-id-field)")
-                    keep[i] = False
-                    continue
-                qids[i] = hits[0]
-            elif qid not in queries:
-                unknown_q.setdefault(qid, i)
-                keep[i] = False
-                continue
-            did = parsed.doc_ids[i]
-            if did is not None and did not in docs:
-                unknown_d.setdefault(did, i)
-                keep[i] = False
-                continue
-            if res is None:
-                if resolver is None:
-                    raise ValidationError("Placing Label Studio passages needs the corpus resolver.")
-                res = resolver()
-            r = res.resolve(parsed.passages[i] or "", did)
-            if r is None or r.status != "exact" or r.best is None:
-                status = r.status if r is not None else "unresolved"
-                problems.append(f"{where}: the passage does not match {'document ' + shown(did) if did else 'the corpus'}"
-                                f" exactly ({status}); export the passage text as it is in the corpus"
-                                f"{'' if did else ', or give its document id (--doc-id-field)'}")
-                keep[i] = False
-                continue
-            parsed.doc_ids[i] = r.best.doc_id
-            starts[i], ends[i] = r.best.start, r.best.end
+        df = _place_passages(parsed, queries, set(docs), resolver, problems)
     else:
-        for i in range(n):
-            qid, did = qids[i], parsed.doc_ids[i]
-            if qid not in queries:
-                unknown_q.setdefault(str(qid), i)
-                keep[i] = False
-            if did not in docs:
-                unknown_d.setdefault(str(did), i)
-                keep[i] = False
-            else:
-                ends[i] = int(docs[did])
-    skipped = 0
+        df = pd.DataFrame({"query_id": pd.Series(parsed.query_ids, dtype=object),
+                           "doc_id": pd.Series(parsed.doc_ids, dtype=object),
+                           "grade": pd.Series(parsed.grades, dtype="int64"), "ref": parsed.refs})
+        df["start"] = 0
+        df["end"] = df["doc_id"].map(docs)
+    unknown_q = ~df["query_id"].isin(pd.Index(list(queries)))
+    unknown_d = df["doc_id"].notna() & ~df["doc_id"].isin(pd.Index(list(docs)))
+    unknown = unknown_q | unknown_d
+    first_q = df.loc[unknown_q].drop_duplicates("query_id")
+    first_d = df.loc[unknown_d].drop_duplicates("doc_id")
+    skipped = int(unknown.sum()) if skip_unknown else 0
     unknown_problems: list[str] = []
-    if unknown_q or unknown_d:
-        if skip_unknown:
-            skipped = sum(1 for i in range(n) if (qids[i] in unknown_q) or (parsed.doc_ids[i] in unknown_d))
-        else:
-            unknown_problems += [f"{parsed.where(i)}: unknown query id {shown(q)} (not in the store's queries)"
-                                 for q, i in list(unknown_q.items())[:10]]
-            unknown_problems += [f"{parsed.where(i)}: unknown doc id {shown(d)} (not in the corpus)"
-                                 for d, i in list(unknown_d.items())[:10]]
+    if not skip_unknown:
+        unknown_problems += [f"{parsed.at(ref)}: unknown query id {shown(q)} (not in the store's queries)"
+                             for q, ref in zip(first_q["query_id"][:10], first_q["ref"][:10])]
+        unknown_problems += [f"{parsed.at(ref)}: unknown doc id {shown(d)} (not in the corpus)"
+                             for d, ref in zip(first_d["doc_id"][:10], first_d["ref"][:10])]
+    df = df.loc[~unknown]
+    df = df.assign(start=df["start"].astype("int64"), end=df["end"].astype("int64"))
     # one item judged twice: kept once when the grades agree, refused naming both places
-    seen: dict[tuple, int] = {}
+    key = ["query_id", "doc_id", "start", "end"]
+    repeated = df.loc[df.duplicated(key, keep=False)]
     duplicates = 0
-    for i in range(n):
-        if not keep[i]:
-            continue
-        key = (qids[i], parsed.doc_ids[i], starts[i], ends[i])
-        j = seen.get(key)
-        if j is None:
-            seen[key] = i
-            continue
-        keep[i] = False
-        if parsed.grades[j] == parsed.grades[i]:
-            duplicates += 1
-        elif len(problems) < 50:
-            first = parsed.where(j)[len(parsed.name) + 1:]  # 'line 3' / 'task 17': the same file
-            problems.append(f"{parsed.where(i)}: judges query {shown(key[0])}, document {shown(key[1])} again with "
-                            f"grade {parsed.grades[i]}, but {first} gave {parsed.grades[j]}; keep one of the two")
+    if len(repeated):
+        for _, group in repeated.groupby(key, sort=False):
+            first = group.iloc[0]
+            other = group.loc[group["grade"] != first["grade"]]
+            if other.empty:
+                duplicates += len(group) - 1
+            elif len(problems) < 50:
+                row = other.iloc[0]
+                where_first = parsed.at(first["ref"])[len(parsed.name) + 1:]  # 'line 3' / 'task 17': the same file
+                problems.append(f"{parsed.at(row['ref'])}: judges query {shown(row['query_id'])}, document "
+                                f"{shown(row['doc_id'])} again with grade {int(row['grade'])}, but {where_first} gave "
+                                f"{int(first['grade'])}; keep one of the two")
+        df = df.drop_duplicates(key, keep="first")
     if problems or unknown_problems:
-        counts = (f"{len(unknown_q)} unknown query id(s), {len(unknown_d)} unknown doc id(s)"
-                  if unknown_problems else "")
+        n_q, n_d = len(first_q), len(first_d)
+        counts = f"{n_q} unknown query id(s), {n_d} unknown doc id(s)" if unknown_problems else ""
         what = ", ".join(x for x in (counts, f"{len(problems)} other problem(s)" if problems else "") if x)
         reason = f"Judgments import refused: {what}; nothing was imported."
         if not problems:
             raise OptionRequiredError(reason, option="--skip-unknown", advice=SKIP_ADVICE, problems=unknown_problems)
         raise ValidationError(reason, unknown_problems + problems)
-    idx = [i for i in range(n) if keep[i]]
-    if not idx:
+    if df.empty:
         raise ValidationError(f"{parsed.name}: every judgment names a query or document the store does not know; "
                               "nothing to import.")
-    rows = pd.DataFrame({"query_id": [qids[i] for i in idx], "doc_id": [parsed.doc_ids[i] for i in idx],
-                         "start": [starts[i] for i in idx], "end": [ends[i] for i in idx],
-                         "grade": [parsed.grades[i] for i in idx]})
-    return PlacedJudgments(parsed, rows, skipped, sorted(unknown_q)[:50] if skip_unknown else [],
-                           sorted(unknown_d)[:50] if skip_unknown else [], duplicates)
+    rows = df[["query_id", "doc_id", "start", "end", "grade"]].reset_index(drop=True)
+    return PlacedJudgments(parsed, rows, skipped, sorted(first_q["query_id"])[:50] if skip_unknown else [],
+                           sorted(first_d["doc_id"])[:50] if skip_unknown else [], duplicates)
+
+
+def _place_passages(parsed: ParsedJudgments, queries: dict[str, str], docs: set[str],
+                    resolver: Callable[[], Any] | None, problems: list[str]) -> pd.DataFrame:
+    """Label Studio rows on the store: the query by id, else by its exact text; the passage on
+    the corpus by the quote resolver (in its document when the task names one), exact matches
+    only. Rows with an unknown query or document id keep that id (the caller sorts them out);
+    rows that cannot be placed go to ``problems``."""
+    by_text: dict[str, list[str]] = {}
+    for known_id, text in queries.items():
+        by_text.setdefault(text.strip(), []).append(known_id)
+    res = None
+    out: list[tuple] = []
+    for i in range(len(parsed)):
+        where = parsed.where(i)
+        qid, did = parsed.query_ids[i], parsed.doc_ids[i]
+        if qid is None:
+            text = (parsed.query_texts[i] or "").strip()
+            hits = by_text.get(text, [])
+            if len(hits) != 1:
+                problems.append(f"{where}: the query text {shown(text)} matches "
+                                f"{'no query' if not hits else f'{len(hits)} queries'} of the store; put the "
+                                "query id in the task's data (--query-id-field)")
+                continue
+            qid = hits[0]
+        if qid not in queries or (did is not None and did not in docs):
+            out.append((qid, did, 0, 0, parsed.grades[i], parsed.refs[i]))  # unknown: refused or skipped by the caller
+            continue
+        if res is None:
+            if resolver is None:
+                raise ValidationError("Placing Label Studio passages needs the corpus resolver.")
+            res = resolver()
+        r = res.resolve(parsed.passages[i] or "", did)
+        if r is None or r.status != "exact" or r.best is None:
+            status = r.status if r is not None else "unresolved"
+            problems.append(f"{where}: the passage does not match {'document ' + shown(did) if did else 'the corpus'}"
+                            f" exactly ({status}); export the passage text as it is in the corpus"
+                            f"{'' if did else ', or give its document id (--doc-id-field)'}")
+            continue
+        out.append((qid, r.best.doc_id, r.best.start, r.best.end, parsed.grades[i], parsed.refs[i]))
+    return pd.DataFrame(out, columns=["query_id", "doc_id", "start", "end", "grade", "ref"]).astype(
+        {"query_id": object, "doc_id": object, "start": "int64", "end": "int64", "grade": "int64", "ref": object})
 
 
 def store_import(store: Store, placed: PlacedJudgments, *, actor: str, source: str, file_name: str,
