@@ -264,6 +264,20 @@ def test_label_studio_passages_are_placed_exactly_or_refused_by_task(store, tmp_
         judgments_import.import_judgments(store, lead, f2, grade_map=grade_map)
     assert "edited.json task 41: the passage does not match the corpus exactly" in str(exc.value)
     assert _grade_rows(store) == before
+    # a task naming its document: placed there; an unknown document id is named with its task
+    hinted = _ls_export([("302", "Is shipping free?", "Express costs extra.", "Relevant"),
+                         ("302", "Is shipping free?", "Express costs extra.", "Relevant")])
+    hinted[0]["data"]["doc_id"], hinted[1]["data"]["doc_id"] = "FT-2", "FT-9"
+    f3 = tmp_path / "hinted.json"
+    f3.write_text(json.dumps(hinted))
+    with pytest.raises(OptionRequiredError) as exc:
+        judgments_import.import_judgments(store, lead, f3, grade_map=grade_map)
+    assert exc.value.problems == [f"{f3} task 42: unknown doc id 'FT-9' (not in the corpus)"]
+    assert _grade_rows(store) == before
+    rep = judgments_import.import_judgments(store, lead, f3, grade_map=grade_map, skip_unknown=True)
+    assert (rep.n_judgments, rep.skipped, rep.skipped_docs) == (1, 1, ("FT-9",))
+    start = DOCS["FT-2"].index("Express costs extra.")
+    assert store.read("SELECT grade FROM grade_state WHERE doc_id = 'FT-2' AND start = ?", [start]) == [(2,)]
 
 
 def test_imported_grades_read_as_imported_on_adjudication_cards(store, tmp_path):
