@@ -16,11 +16,11 @@ docno is (:func:`golden_store.live.runs.parse_run`: ``(doc_id, 0, len(raw_text))
 judgment lands on the item the run pooled. A Label Studio passage is placed on the corpus by
 the quote resolver and must match exactly.
 
-Writing: up to :data:`BULK_FROM` judgments go through ``grade_state.append_tx`` one by one
-(the one writer that keeps the state tables right); above that, the events go in with one
-``INSERT ... SELECT`` and ``grade_state.rebuild_tx`` refills the state from the log, as the
-other bulk writers do (a million ``append_tx`` calls would be millions of statements).
-Either way one transaction: all or nothing.
+Writing: the events go through ``grade_state.append_bulk_tx``, the grade log's batch writer:
+one ``INSERT ... SELECT`` for the events and one statement per state table, so a million
+judgments cost what the import holds, not a million ``append_tx`` calls (four statements
+each) nor a refill of the state from the whole log (``rebuild_tx``). One transaction: all
+or nothing.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from golden_store.db.cursor import Cursor
 from golden_store.db.store import Store, utcnow
 from golden_store.live import grade_state
 
-BULK_FROM = 2000
 SKIP_ADVICE = "Pass --skip-unknown to leave those judgments out (they are counted in the report)."
 # Items (query, passage) with a standing imported grade: out of every person's Judge queue
 # unless a round gives the item to them (golden_store.live.judging._SCOPE).
@@ -174,7 +173,7 @@ def _place_passages(parsed: ParsedJudgments, queries: dict[str, str], docs: set[
 
 
 def store_import(store: Store, placed: PlacedJudgments, *, actor: str, source: str, file_name: str,
-                 file_sha256: str, imported_by: str, again: bool = False, bulk_from: int = BULK_FROM) -> str:
+                 file_sha256: str, imported_by: str, again: bool = False) -> str:
     """Write one import in one transaction: its ``judgment_imports`` row and a grade event per
     judgment, actor ``actor`` (the source), note ``import ID``. A file whose digest was
     imported before is refused unless ``again``. Returns the import id."""
@@ -197,40 +196,20 @@ def store_import(store: Store, placed: PlacedJudgments, *, actor: str, source: s
         cur.execute("INSERT INTO judgment_imports (import_id, source, file_name, fmt, file_sha256, n_judgments, "
                     "actor, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [import_id, source, file_name, placed.parsed.fmt, file_sha256, len(rows), imported_by, now])
-        _write_events(cur, rows, op="grade", actor=actor, note=_note(import_id), now=now, bulk_from=bulk_from)
+        _write_events(cur, rows, op="grade", actor=actor, note=_note(import_id), now=now)
         return import_id
 
     return store.write(tx)
 
 
-def _write_events(cur: Cursor, rows: pd.DataFrame, *, op: str, actor: str, note: str, now: Any,
-                  bulk_from: int) -> None:
-    """Grade (or retract) events for ``rows`` (query_id, doc_id, start, end[, grade]) by
-    ``actor``: one by one through ``grade_state.append_tx``, or, from ``bulk_from`` rows, in
-    one statement and a refill of the state tables from the log."""
-    grades = rows["grade"] if op == "grade" else None
-    if len(rows) < bulk_from:
-        shas = dict(cur.execute("SELECT doc_id, canonical_sha256 FROM documents WHERE doc_id IN "
-                                "(SELECT unnest(?::VARCHAR[]))", [sorted(set(rows["doc_id"]))]).fetchall())
-        for i, (q, d, s, e) in enumerate(zip(rows["query_id"], rows["doc_id"], rows["start"], rows["end"])):
-            grade_state.append_tx(cur, query_id=q, doc_id=d, start=int(s), end=int(e), op=op,
-                                  grade=int(grades.iloc[i]) if grades is not None else None, actor=actor,
-                                  created_at=now, doc_sha256=shas.get(d), rubric_version=None, note=note)
-        return
-    frame = pd.DataFrame({"query_id": rows["query_id"].astype(str), "doc_id": rows["doc_id"].astype(str),
-                          "start": rows["start"].astype("int64"), "end": rows["end"].astype("int64"),
-                          "grade": (grades.astype("int64") if grades is not None else pd.Series([None] * len(rows),
-                                                                                              dtype="Int64"))})
-    cur.register("_judgments", frame)
-    try:
-        cur.execute(
-            "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at, "
-            "rubric_version, round_id, note) SELECT f.query_id, f.doc_id, f.start, f.\"end\", d.canonical_sha256, "
-            "?, CAST(f.grade AS SMALLINT), ?, ?, NULL, NULL, ? FROM _judgments f JOIN documents d USING (doc_id) "
-            "ORDER BY f.query_id, f.doc_id, f.start, f.\"end\"", [op, actor, now, note])
-    finally:
-        cur.unregister("_judgments")
-    grade_state.rebuild_tx(cur)
+def _write_events(cur: Cursor, rows: pd.DataFrame, *, op: str, actor: str, note: str, now: Any) -> None:
+    """Grade (or retract) events for ``rows`` (query_id, doc_id, start, end[, grade]; one item
+    each) by ``actor``, through the grade log's batch writer (``grade_state.append_bulk_tx``)."""
+    shas = dict(cur.execute("SELECT doc_id, canonical_sha256 FROM documents WHERE doc_id IN "
+                            "(SELECT unnest(?::VARCHAR[]))", [sorted(set(rows["doc_id"]))]).fetchall())
+    frame = rows.assign(doc_sha256=rows["doc_id"].map(shas),
+                        grade=rows["grade"] if op == "grade" else pd.Series([None] * len(rows), dtype="Int64"))
+    grade_state.append_bulk_tx(cur, frame, op=op, actor=actor, created_at=now, note=note)
 
 
 def list_imports(store: Store) -> pd.DataFrame:
@@ -245,7 +224,7 @@ def list_imports(store: Store) -> pd.DataFrame:
         "ORDER BY i.created_at, i.import_id")
 
 
-def retract(store: Store, import_id: str, *, bulk_from: int = BULK_FROM) -> int:
+def retract(store: Store, import_id: str) -> int:
     """Retract an import's grades that still stand (a ``retract`` event by the import's
     source on each: the source's word on the item is withdrawn, history kept); returns how
     many. An import with nothing standing is refused."""
@@ -262,8 +241,7 @@ def retract(store: Store, import_id: str, *, bulk_from: int = BULK_FROM) -> int:
         if standing.empty:
             raise ValidationError(f"Import {import_id}: none of its grades stands (retracted already, or graded again "
                                   "by a later import of the same source); nothing to retract.")
-        _write_events(cur, standing, op="retract", actor=row[0], note=f"retract {_note(import_id)}", now=utcnow(),
-                      bulk_from=bulk_from)
+        _write_events(cur, standing, op="retract", actor=row[0], note=f"retract {_note(import_id)}", now=utcnow())
         return len(standing)
 
     return store.write(tx)

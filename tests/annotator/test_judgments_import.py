@@ -186,33 +186,50 @@ def test_retract_puts_the_items_back_in_the_queue(store, tmp_path):
         judgments_import.retract_import(store, lead, "ji99")
 
 
-def test_the_bulk_path_keeps_the_same_state_as_one_event_at_a_time(store, tmp_path):
-    """Above BULK_FROM the events go in with one statement and the state is refilled from the
-    log; each path must leave the state append_tx leaves, event by event."""
-    docs = {f"D{i}": f"document number {i} about topic {i % 7}" for i in range(30)}
+def test_the_batch_writer_keeps_the_state_append_tx_keeps(any_store, tmp_path):
+    """Imports write their events in one batch (grade_state.append_bulk_tx): the state must be
+    what append_tx leaves event by event, and what the log implies (rebuild_tx), on both
+    engines, for grades over items people graded too, and for a retraction."""
+    store = any_store
+    docs = {f"D{i}": f"document number {i} about topic {i % 7}" for i in range(10)}
     qs = {f"Q{i}": f"question {i}?" for i in range(6)}
     _fill(store, tmp_path, docs, qs)
-    store.write(lambda cur: grade_state.append_tx(
-        cur, query_id="Q1", doc_id="D1", start=0, end=len(docs["D1"]), op="grade", grade=1, actor="ann1",
-        created_at=pd.Timestamp("2026-01-01").to_pydatetime(), doc_sha256=None, rubric_version=None))
+    when = pd.Timestamp("2026-01-01").to_pydatetime()
+    store.write(lambda cur: grade_state.append_tx(cur, query_id="Q1", doc_id="D1", start=0, end=len(docs["D1"]),
+                                                  op="grade", grade=1, actor="ann1", created_at=when,
+                                                  doc_sha256=None, rubric_version=None))
     from golden_store.core.judgment_formats import parse_trec
 
     text = "".join(f"Q{q} 0 D{d} {(q + d) % 4}\n" for q in range(6) for d in range(10))
-    cols = "query_id, doc_id, start, \"end\", op, grade, doc_sha256, rubric_version, round_id"
+    placed = judgment_imports.place(store, parse_trec("big.trec", text))
+    import_id = judgment_imports.store_import(store, placed, actor="import:big.trec", source="import:big.trec",
+                                              file_name="big.trec", file_sha256="a" * 64, imported_by="lead1")
 
-    def imported(actor: str, bulk_from: int) -> list[tuple]:
-        placed = judgment_imports.place(store, parse_trec("big.trec", text))
-        judgment_imports.store_import(store, placed, actor=actor, source=actor, file_name="big.trec",
-                                      file_sha256=actor.ljust(64, "0"), imported_by="lead1", bulk_from=bulk_from)
-        return store.read(f"SELECT {cols} FROM grade_state WHERE actor = ? ORDER BY 1, 2, 3, 4", [actor])
+    def one_by_one(cur) -> None:  # the same judgments by another source, through append_tx
+        for q, d, s, e, g in placed.rows.itertuples(index=False):
+            grade_state.append_tx(cur, query_id=q, doc_id=d, start=int(s), end=int(e), op="grade", grade=int(g),
+                                  actor="import:ref", created_at=when, doc_sha256=None, rubric_version=None)
 
-    one_by_one = imported("import:one", 10**9)
-    state = {t: store.read(f"SELECT * FROM {t} ORDER BY ALL") for t in grade_state.STATE_TABLES}
-    store.write(grade_state.rebuild_tx)  # what append_tx kept is what the log implies
-    assert {t: store.read(f"SELECT * FROM {t} ORDER BY ALL") for t in grade_state.STATE_TABLES} == state
-    assert imported("import:bulk", 1) == one_by_one and len(one_by_one) == 6 * 10
+    store.write(one_by_one)
+    cols = "query_id, doc_id, start, \"end\", op, grade, round_id"
+    rows = {a: store.read(f"SELECT {cols} FROM grade_state WHERE actor = ? ORDER BY 1, 2, 3, 4", [a])
+            for a in ("import:big.trec", "import:ref")}
+    assert rows["import:big.trec"] == rows["import:ref"] and len(rows["import:ref"]) == 60
+
+    def state() -> dict:
+        return {t: sorted(map(repr, store.read(f"SELECT * FROM {t}"))) for t in grade_state.STATE_TABLES}
+
+    kept = state()
+    store.write(grade_state.rebuild_tx)
+    assert state() == kept  # what the writers kept is what the log implies
     assert store.read("SELECT n_graded, actors FROM grade_item_state WHERE query_id = 'Q1' AND doc_id = 'D1'") == [
-        (3, "ann1,import:bulk,import:one")]
+        (3, "ann1,import:big.trec,import:ref")]
+    assert judgment_imports.retract(store, import_id) == 60
+    kept = state()
+    store.write(grade_state.rebuild_tx)
+    assert state() == kept
+    assert store.read("SELECT n_graded, actors FROM grade_item_state WHERE query_id = 'Q1' AND doc_id = 'D1'") == [
+        (2, "ann1,import:ref")]
 
 
 LS_DATA = [
