@@ -30,6 +30,11 @@ def cmd_judgments_list(args: argparse.Namespace) -> int:
         _print_json(df.to_dict(orient="records"))
     else:
         print(df.to_string(index=False) if len(df) else "No judgments imported yet: golden judgments import FILE.")
+        pool = judgments_import.pool_judged_counts(_store(args), identity.cli_user())
+        if pool["pool_items"]:
+            print(f"Pool: {pool['pool_items']} items; graded by people {pool['by_people']}, by imports "
+                  f"{pool['by_import']} ({pool['import_only']} by imports only, not queued for people); unjudged "
+                  f"{pool['unjudged']}.")
     return 0
 
 

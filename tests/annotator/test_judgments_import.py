@@ -420,5 +420,11 @@ def test_the_cli_imports_lists_and_retracts(tmp_path):
     listed = json.loads(out)
     assert [(r["import_id"], r["source"], r["n_judgments"], r["standing"]) for r in listed] == [
         ("ji1", "assessor:NIST", 2, 2)]
+    run = tmp_path / "run.trec"
+    run.write_text("301 Q0 FT-1 1 2.0 x\n301 Q0 FT-3 2 1.0 x\n302 Q0 FT-2 1 1.0 x\n")
+    assert golden("runs", "import", str(run), "--system", "bm25")[0] == 0
+    assert golden("pool", "build", "--depth", "2")[0] == 0
+    rc, out, _ = golden("judgments", "list")
+    assert "Pool: 3 items; graded by people 0, by imports 2 (2 by imports only, not queued for people); unjudged 1." in out
     rc, out, err = golden("judgments", "retract", "ji1")
     assert rc == 0 and "Retracted 2 grade(s) of import ji1" in out, err
