@@ -324,6 +324,11 @@ def test_a_freeze_carries_imported_grades(store, tmp_path):
     assert sorted(zip(judg["query_id"], judg["doc_id"], judg["grade"], judg["decided_by"])) == [
         ("301", "FT-1", 3, "import:qrels.trec"), ("302", "FT-2", 2, "import:qrels.trec"),
         ("302", "FT-4", 0, "import:qrels.trec")]
+    from golden_store.versions.frozen import QRELS_FILE
+
+    qrels = pd.read_parquet(folder / QRELS_FILE)
+    assert sorted(zip(qrels["query_id"], qrels["doc_id"], qrels["grade"])) == [
+        ("301", "FT-1", 3), ("302", "FT-2", 2), ("302", "FT-4", 0)]
     manifest = json.loads((folder / "manifest.json").read_text())
     assert (manifest["label_counts"]["human"], manifest["label_counts"]["imported"]) == (3, 3)
     assert verify(folder.name, folder.parent).ok  # the counts re-derived from the files agree
