@@ -32,6 +32,7 @@ one after the other, each seeing the other's committed row.
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 
 import pandas as pd
@@ -153,6 +154,8 @@ def append_bulk_tx(cur: Cursor, rows: pd.DataFrame, *, op: str, actor: str, crea
     frame = pd.DataFrame({c: rows[c] for c in _BULK_COLUMNS})
     frame["grade"] = frame["grade"].astype("Int64") if op == "grade" else pd.Series([None] * len(frame), dtype="Int64")
     before = cur.execute("SELECT coalesce(max(event_id), 0) FROM grade_events").fetchall()[0][0]
+    # A failed statement aborts the transaction (which the caller rolls back, temporary tables
+    # with it): cleaning up in a `finally` would then fail too and hide the first error.
     cur.register("_bulk_events", frame)
     try:
         cur.execute(
@@ -160,41 +163,42 @@ def append_bulk_tx(cur: Cursor, rows: pd.DataFrame, *, op: str, actor: str, crea
             "rubric_version, round_id, note) SELECT query_id, doc_id, CAST(start AS INTEGER), CAST(\"end\" AS INTEGER), "
             "doc_sha256, ?, CAST(grade AS SMALLINT), ?, ?, ?, NULL, ? FROM _bulk_events "
             "ORDER BY query_id, doc_id, start, \"end\"", [op, actor, created_at, rubric_version, note])
-    finally:
-        cur.unregister("_bulk_events")
+    except BaseException:
+        with contextlib.suppress(Exception):
+            cur.unregister("_bulk_events")  # DuckDB: a view on the frame; PostgreSQL: gone with the rollback
+        raise
+    cur.unregister("_bulk_events")
     cols = ", ".join(f'"{c}"' if c == "end" else c for c in _COLUMNS)
     cur.execute(f"CREATE TEMP TABLE _bulk_new AS SELECT {cols} FROM grade_events WHERE event_id > ? AND actor = ? "
                 "AND op = ? AND note IS NOT DISTINCT FROM ?", [before, actor, op, note])
-    try:
-        n = int(cur.execute("SELECT count(*) FROM _bulk_new").fetchall()[0][0])
-        key = 'query_id, doc_id, start, "end"'
-        cur.execute(f"INSERT INTO grade_item_state ({key}, n_graded, n_distinct) SELECT DISTINCT {key}, 0, 0 "
-                    f"FROM _bulk_new ON CONFLICT ({key}) DO UPDATE SET n_graded = grade_item_state.n_graded")
-        cur.execute(
-            f"INSERT INTO grade_state ({key}, actor, op, grade, doc_sha256, rubric_version, round_id, note, created_at, "
-            f"event_id) SELECT {key}, actor, op, grade, doc_sha256, rubric_version, round_id, note, created_at, event_id "
-            f"FROM _bulk_new ON CONFLICT ({key}, actor) DO UPDATE SET op = excluded.op, grade = excluded.grade, "
-            "doc_sha256 = excluded.doc_sha256, rubric_version = excluded.rubric_version, round_id = excluded.round_id, "
-            "note = excluded.note, created_at = excluded.created_at, event_id = excluded.event_id "
-            "WHERE excluded.event_id > grade_state.event_id")
-        cur.execute(
-            "UPDATE grade_item_state SET n_graded = s.n_graded, n_distinct = s.n_distinct, grade = s.grade, "
-            "actors = s.actors, rubric_version = s.rubric_version, first_graded_at = s.first_graded_at, "
-            "last_graded_at = s.last_graded_at "
-            f"FROM (SELECT g.query_id, g.doc_id, g.start, g.\"end\", count(*) FILTER (WHERE g.op = 'grade') AS n_graded, "
-            "count(DISTINCT g.grade) AS n_distinct, min(g.grade) AS grade, "
-            "string_agg(g.actor, ',' ORDER BY g.actor) FILTER (WHERE g.op = 'grade') AS actors, "
-            "max(g.rubric_version) FILTER (WHERE g.op = 'grade') AS rubric_version, "
-            "min(g.created_at) FILTER (WHERE g.op = 'grade') AS first_graded_at, "
-            "max(g.created_at) FILTER (WHERE g.op = 'grade') AS last_graded_at "
-            f"FROM grade_state g JOIN (SELECT DISTINCT {key} FROM _bulk_new) b USING ({key}) "
-            "GROUP BY g.query_id, g.doc_id, g.start, g.\"end\") s "
-            "WHERE grade_item_state.query_id = s.query_id AND grade_item_state.doc_id = s.doc_id "
-            "AND grade_item_state.start = s.start AND grade_item_state.\"end\" = s.\"end\"")
-        cur.execute(
-            f"INSERT INTO judging_state (actor, {key}, op, event_id) SELECT actor, {key}, op, event_id FROM _bulk_new "
-            f"ON CONFLICT (actor, {key}) DO UPDATE SET op = excluded.op, event_id = excluded.event_id "
-            "WHERE excluded.event_id > judging_state.event_id")
-    finally:
-        cur.execute("DROP TABLE _bulk_new")
+    n = int(cur.execute("SELECT count(*) FROM _bulk_new").fetchall()[0][0])
+    key = 'query_id, doc_id, start, "end"'
+    cur.execute(f"INSERT INTO grade_item_state ({key}, n_graded, n_distinct) SELECT DISTINCT {key}, 0, 0 "
+                f"FROM _bulk_new ON CONFLICT ({key}) DO UPDATE SET n_graded = grade_item_state.n_graded")
+    cur.execute(
+        f"INSERT INTO grade_state ({key}, actor, op, grade, doc_sha256, rubric_version, round_id, note, created_at, "
+        f"event_id) SELECT {key}, actor, op, grade, doc_sha256, rubric_version, round_id, note, created_at, event_id "
+        f"FROM _bulk_new ON CONFLICT ({key}, actor) DO UPDATE SET op = excluded.op, grade = excluded.grade, "
+        "doc_sha256 = excluded.doc_sha256, rubric_version = excluded.rubric_version, round_id = excluded.round_id, "
+        "note = excluded.note, created_at = excluded.created_at, event_id = excluded.event_id "
+        "WHERE excluded.event_id > grade_state.event_id")
+    cur.execute(
+        "UPDATE grade_item_state SET n_graded = s.n_graded, n_distinct = s.n_distinct, grade = s.grade, "
+        "actors = s.actors, rubric_version = s.rubric_version, first_graded_at = s.first_graded_at, "
+        "last_graded_at = s.last_graded_at "
+        f"FROM (SELECT g.query_id, g.doc_id, g.start, g.\"end\", count(*) FILTER (WHERE g.op = 'grade') AS n_graded, "
+        "count(DISTINCT g.grade) AS n_distinct, min(g.grade) AS grade, "
+        "string_agg(g.actor, ',' ORDER BY g.actor) FILTER (WHERE g.op = 'grade') AS actors, "
+        "max(g.rubric_version) FILTER (WHERE g.op = 'grade') AS rubric_version, "
+        "min(g.created_at) FILTER (WHERE g.op = 'grade') AS first_graded_at, "
+        "max(g.created_at) FILTER (WHERE g.op = 'grade') AS last_graded_at "
+        f"FROM grade_state g JOIN (SELECT DISTINCT {key} FROM _bulk_new) b USING ({key}) "
+        "GROUP BY g.query_id, g.doc_id, g.start, g.\"end\") s "
+        "WHERE grade_item_state.query_id = s.query_id AND grade_item_state.doc_id = s.doc_id "
+        "AND grade_item_state.start = s.start AND grade_item_state.\"end\" = s.\"end\"")
+    cur.execute(
+        f"INSERT INTO judging_state (actor, {key}, op, event_id) SELECT actor, {key}, op, event_id FROM _bulk_new "
+        f"ON CONFLICT (actor, {key}) DO UPDATE SET op = excluded.op, event_id = excluded.event_id "
+        "WHERE excluded.event_id > judging_state.event_id")
+    cur.execute("DROP TABLE _bulk_new")
     return n

@@ -433,3 +433,22 @@ def test_the_cli_imports_lists_and_retracts(tmp_path):
     assert "Pool: 3 items; graded by people 0, by imports 2 (2 by imports only, not queued for people); unjudged 1." in out
     rc, out, err = golden("judgments", "retract", "ji1")
     assert rc == 0 and "Retracted 2 grade(s) of import ji1" in out, err
+
+
+def test_a_batch_the_database_refuses_raises_its_own_error_and_writes_nothing(any_store, tmp_path):
+    """A statement failing inside the batch writer aborts the transaction; its own error must
+    reach the caller (not a cleanup's "transaction is aborted"), and nothing is written."""
+    _fill(any_store, tmp_path)
+    before = _grade_rows(any_store)
+    rows = pd.DataFrame({"query_id": ["301", "302"], "doc_id": ["FT-1", "FT-2"], "start": [0, 0], "end": [5, 5],
+                         "grade": [2, 7], "doc_sha256": [None, None]})  # 7: the log's CHECK refuses it
+    with pytest.raises(Exception) as exc:
+        any_store.write(lambda cur: grade_state.append_bulk_tx(
+            cur, rows, op="grade", actor="import:x", created_at=pd.Timestamp("2026-01-01").to_pydatetime()))
+    assert "abort" not in str(exc.value).lower() and ("check" in str(exc.value).lower()
+                                                      or "constraint" in str(exc.value).lower()), str(exc.value)
+    assert _grade_rows(any_store) == before
+    # the connection is usable afterwards: the same batch with a valid grade goes in
+    rows.loc[1, "grade"] = 3
+    assert any_store.write(lambda cur: grade_state.append_bulk_tx(
+        cur, rows, op="grade", actor="import:x", created_at=pd.Timestamp("2026-01-01").to_pydatetime())) == 2
