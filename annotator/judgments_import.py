@@ -50,7 +50,7 @@ class JudgmentImport:
         text = (f"Imported {self.n_judgments} judgment(s) from {self.fmt} as {self.source} "
                 f"(import {self.import_id}, shown as {jf.shown_actor(self.source)}).")
         if self.negative:
-            text += (f" Left out {self.negative} negative grade(s) (TREC: not judged / junk; --map '-1=0' grades "
+            text += (f" Left out {self.negative} negative grade(s) (TREC: not judged / junk; --map=-1=0 grades "
                      "them).")
         if self.unlabeled:
             text += f" {self.unlabeled} task(s) had no annotation."

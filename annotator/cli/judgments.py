@@ -60,7 +60,8 @@ def register(sub: Any, add: Any) -> None:
                     help="who judged: the grades read as assessor:NAME (default import:FILE)")
     ji.add_argument("--map", default=None,
                     help="what values mean on the 0-3 scale, e.g. '4=3' (qrels) or 'Highly relevant=3,Relevant=2,"
-                         "Not relevant=0' (Label Studio); negative qrels grades are left out unless mapped")
+                         "Not relevant=0' (Label Studio); negative qrels grades are left out unless mapped "
+                         "(--map=-1=0: a value starting with '-' needs the '=')")
     ji.add_argument("--skip-unknown", action="store_true",
                     help="leave out judgments for query or doc ids the store does not know (counted in the report) "
                          "instead of refusing the file")

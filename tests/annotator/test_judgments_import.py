@@ -433,6 +433,8 @@ def test_the_cli_imports_lists_and_retracts(tmp_path):
     assert "Pool: 3 items; graded by people 0, by imports 2 (2 by imports only, not queued for people); unjudged 1." in out
     rc, out, err = golden("judgments", "retract", "ji1")
     assert rc == 0 and "Retracted 2 grade(s) of import ji1" in out, err
+    rc, out, err = golden("judgments", "import", str(good), "--assessor", "NIST", "--again", "--map=-1=0")
+    assert rc == 0 and "Imported 3 judgment(s)" in out, err
 
 
 def test_a_batch_the_database_refuses_raises_its_own_error_and_writes_nothing(any_store, tmp_path):
