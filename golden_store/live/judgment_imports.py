@@ -59,6 +59,8 @@ class PlacedJudgments:
 
 
 def _note(import_id: str) -> str:
+    """The note on each of an import's grade events: how a list counts what still stands and
+    a retraction finds them."""
     return f"import {import_id}"
 
 
@@ -245,11 +247,6 @@ def retract(store: Store, import_id: str) -> int:
         return len(standing)
 
     return store.write(tx)
-
-
-def source_of(store: Store, import_id: str) -> str | None:
-    row = store.read_one("SELECT source FROM judgment_imports WHERE import_id = ?", [import_id])
-    return None if row is None else str(row[0])
 
 
 def pool_judged_counts(store: Store) -> dict[str, int]:
