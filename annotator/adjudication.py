@@ -19,6 +19,7 @@ from annotator.roles import Permission
 from golden_store.live import adjudication, judging
 from golden_store.live import documents
 from golden_store.live.rubric import current_rubric
+from golden_store.core.judgment_formats import shown_actor
 from golden_store.db.store import Store
 
 SURFACE = "adjudication"
@@ -98,7 +99,7 @@ def card(store: Store, user: User, d: Dispute) -> dict[str, Any]:
     """One disagreement as the labeling surface paints it: the passage with the question's
     words and known evidence marked, then each annotator's label, note, time and round."""
     ev = [(e["start"], e["end"]) for e in visible_evidence(store, user, d.query_id) if e["doc_id"] == d.doc_id]
-    lines = [f"{lab['actor']}: {lab['grade']} ({GRADES[lab['grade']]}) · {lab['created_at']:%Y-%m-%d %H:%M} · "
+    lines = [f"{shown_actor(lab['actor'])}: {lab['grade']} ({GRADES[lab['grade']]}) · {lab['created_at']:%Y-%m-%d %H:%M} · "
              f"rubric v{lab['rubric_version'] or '-'}" + (f" · round {lab['round_id']}" if lab["round_id"] else "")
              + (f"\n    note: {lab['note']}" if lab["note"] else "") for lab in d.labels]
     return {"item": {"query_id": d.query_id, "doc_id": d.doc_id, "start": d.start, "end": d.end},

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotator import runs_import
+from annotator import judgments_import, runs_import
 from annotator.roles import Permission
 from app_pages._shared import (answers_import, as_file, attempt, flash, md_escape, progress_callback, require_page,
                                 show_flash, store, succeeded, upload_bytes, upload_limit)
@@ -105,6 +105,11 @@ rows = [{"run": name, "queries": e["queries"], "graded@10": round(e["graded_at_1
          "queries < 0.8": e["queries_below_threshold"], "AP (grade>=2)": e.get("ap"), "Bpref (grade>=2)": e.get("bpref")}
         for name, e in status["runs"].items()]
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+judged = judgments_import.pool_judged_counts(s, user)
+if judged["by_import"]:  # judgments a team already had (golden judgments import): counted, not queued for people
+    st.caption(f"Pool items judged by people: {judged['by_people']}; by imported judgments: {judged['by_import']} "
+               f"({judged['import_only']} by an import only, not queued for people); unjudged: {judged['unjudged']}. "
+               "`golden judgments list` shows the imports.")
 suspect = [r["run"] for r in rows if r["graded@10"] < status["threshold"]]
 if suspect:
     st.warning(f"graded@10 below {status['threshold']} for {', '.join(map(md_escape, suspect))}: their metrics are "

@@ -29,6 +29,7 @@ from golden_store.versions.chunk_labels import parse_hit_rule
 from golden_store.core.digests import corpus_digest
 from golden_store.core.errors import ValidationError, VersionExistsError
 from golden_store.versions.qrels import EVIDENCE_GRADE, QRELS_RULE
+from golden_store.core.judgment_formats import IMPORTED_ACTOR_SQL
 from golden_store.db.schema import SCHEMA_VERSION
 from golden_store.live.agreement_data import aggregates_tx
 from golden_store.scoring import agreement_counts, agreement_report
@@ -505,6 +506,12 @@ def _label_facts(cur: Cursor) -> dict[str, Any]:
                                 "GROUP BY basis ORDER BY basis").fetchall():
         counts[str(basis)] = int(n)
         counts["human"] += int(n)
+    imported = cur.execute(  # of them, passages only imports graded (golden judgments import; issue 28)
+        "SELECT count(*) FROM final_grades f SEMI JOIN queries USING (query_id) WHERE f.basis = 'agreed' AND NOT "
+        "EXISTS (SELECT 1 FROM grade_state g WHERE g.query_id = f.query_id AND g.doc_id = f.doc_id AND g.start = "
+        f"f.start AND g.\"end\" = f.\"end\" AND g.op = 'grade' AND NOT {IMPORTED_ACTOR_SQL})").fetchone()[0]
+    if imported:  # only when there are some: versions frozen before imports verify as they did
+        counts["imported"] = int(imported)
     judge_only, total, sample = cur.execute(
         "SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM final_grades f WHERE f.query_id = s.query_id "
         "AND f.doc_id = s.doc_id AND f.start = s.start AND f.\"end\" = s.\"end\")), count(*), "

@@ -133,6 +133,8 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/app_pages/test_users_tokens.py",
     "tests/app_pages/test_webhooks_page.py",  # issue 28 (webhooks)
     "tests/annotator/test_webhooks_cli.py::test_the_webhooks_commands",
+    "tests/annotator/test_judgments_import.py::test_the_cli_imports_lists_and_retracts",  # issue 28 (judg)
+    "tests/app_pages/test_judgments_pool_page.py",  # issue 28 (judg)
 )
 # Over ~5 s each unloaded (10-90 s on 2 cores shared with another suite run: --durations=40).
 # Each still runs in `make test`; `make check` leaves them out.

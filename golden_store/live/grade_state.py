@@ -7,7 +7,8 @@ lead decision used to be window views over the whole ``grade_events`` log; at te
 ``adjudication_state``, ``grade_item_state``; see ``golden_store/db/schema.py`` V13) that the
 views read, and this module is the one place that appends a grade event: :func:`append_tx`
 inserts the event and folds it into those tables in the caller's transaction, so an event
-and the state it implies commit together or not at all.
+and the state it implies commit together or not at all (:func:`append_bulk_tx` does the same
+for a batch of one actor's events, set-wise: a judgments import).
 
 The log stays the truth. Each table is a pure function of it (``schema.GRADE_STATE_FILL``
 computes them from scratch; :func:`rebuild_tx` refills them with it, for a bulk writer that
@@ -31,7 +32,10 @@ one after the other, each seeing the other's committed row.
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
+
+import pandas as pd
 
 from golden_store.db.cursor import Cursor
 from golden_store.db.schema import GRADE_STATE_FILL
@@ -123,3 +127,78 @@ def rebuild_tx(cur: Cursor) -> None:
         cur.execute(f"DELETE FROM {table}")
     for stmt in GRADE_STATE_FILL:
         cur.execute(stmt)
+
+
+# ---- many events at once (issue 28: a million imported judgments) ------------------------------
+
+_BULK_COLUMNS = ("query_id", "doc_id", "start", "end", "grade", "doc_sha256")
+
+
+def append_bulk_tx(cur: Cursor, rows: pd.DataFrame, *, op: str, actor: str, created_at: datetime,
+                   rubric_version: int | None = None, note: str | None = None) -> int:
+    """Append one ``grade`` or ``retract`` event per row of ``rows`` (``query_id, doc_id,
+    start, end, grade, doc_sha256``; no item twice) by ``actor``, and fold them into the state
+    tables set-wise, in the caller's transaction; returns how many.
+
+    The same fold as :func:`fold_tx`, one statement per table for the whole batch instead of
+    four per event: the events are appended with one ``INSERT ... SELECT``, read back
+    (``RETURNING`` per row would be a million rows through Python), and upserted into
+    ``grade_state`` / ``judging_state`` (only over an older event, as the one-event upserts);
+    then each touched item's ``grade_item_state`` row is recounted from its ``grade_state``
+    rows with the aggregates of ``_RECOUNT_ITEM``. The cost follows the batch, not the log
+    (:func:`rebuild_tx` recomputes every table from every event)."""
+    if op not in ("grade", "retract"):
+        raise ValueError(f"append_bulk_tx writes grade or retract events, not {op!r}")
+    if rows.empty:
+        return 0
+    frame = pd.DataFrame({c: rows[c] for c in _BULK_COLUMNS})
+    frame["grade"] = frame["grade"].astype("Int64") if op == "grade" else pd.Series([None] * len(frame), dtype="Int64")
+    before = cur.execute("SELECT coalesce(max(event_id), 0) FROM grade_events").fetchall()[0][0]
+    # A failed statement aborts the transaction (which the caller rolls back, temporary tables
+    # with it): cleaning up in a `finally` would then fail too and hide the first error.
+    cur.register("_bulk_events", frame)
+    try:
+        cur.execute(
+            "INSERT INTO grade_events (query_id, doc_id, start, \"end\", doc_sha256, op, grade, actor, created_at, "
+            "rubric_version, round_id, note) SELECT query_id, doc_id, CAST(start AS INTEGER), CAST(\"end\" AS INTEGER), "
+            "doc_sha256, ?, CAST(grade AS SMALLINT), ?, ?, ?, NULL, ? FROM _bulk_events "
+            "ORDER BY query_id, doc_id, start, \"end\"", [op, actor, created_at, rubric_version, note])
+    except BaseException:
+        with contextlib.suppress(Exception):
+            cur.unregister("_bulk_events")  # DuckDB: a view on the frame; PostgreSQL: gone with the rollback
+        raise
+    cur.unregister("_bulk_events")
+    cols = ", ".join(f'"{c}"' if c == "end" else c for c in _COLUMNS)
+    cur.execute(f"CREATE TEMP TABLE _bulk_new AS SELECT {cols} FROM grade_events WHERE event_id > ? AND actor = ? "
+                "AND op = ? AND note IS NOT DISTINCT FROM ?", [before, actor, op, note])
+    n = int(cur.execute("SELECT count(*) FROM _bulk_new").fetchall()[0][0])
+    key = 'query_id, doc_id, start, "end"'
+    cur.execute(f"INSERT INTO grade_item_state ({key}, n_graded, n_distinct) SELECT DISTINCT {key}, 0, 0 "
+                f"FROM _bulk_new ON CONFLICT ({key}) DO UPDATE SET n_graded = grade_item_state.n_graded")
+    cur.execute(
+        f"INSERT INTO grade_state ({key}, actor, op, grade, doc_sha256, rubric_version, round_id, note, created_at, "
+        f"event_id) SELECT {key}, actor, op, grade, doc_sha256, rubric_version, round_id, note, created_at, event_id "
+        f"FROM _bulk_new ON CONFLICT ({key}, actor) DO UPDATE SET op = excluded.op, grade = excluded.grade, "
+        "doc_sha256 = excluded.doc_sha256, rubric_version = excluded.rubric_version, round_id = excluded.round_id, "
+        "note = excluded.note, created_at = excluded.created_at, event_id = excluded.event_id "
+        "WHERE excluded.event_id > grade_state.event_id")
+    cur.execute(
+        "UPDATE grade_item_state SET n_graded = s.n_graded, n_distinct = s.n_distinct, grade = s.grade, "
+        "actors = s.actors, rubric_version = s.rubric_version, first_graded_at = s.first_graded_at, "
+        "last_graded_at = s.last_graded_at "
+        f"FROM (SELECT g.query_id, g.doc_id, g.start, g.\"end\", count(*) FILTER (WHERE g.op = 'grade') AS n_graded, "
+        "count(DISTINCT g.grade) AS n_distinct, min(g.grade) AS grade, "
+        "string_agg(g.actor, ',' ORDER BY g.actor) FILTER (WHERE g.op = 'grade') AS actors, "
+        "max(g.rubric_version) FILTER (WHERE g.op = 'grade') AS rubric_version, "
+        "min(g.created_at) FILTER (WHERE g.op = 'grade') AS first_graded_at, "
+        "max(g.created_at) FILTER (WHERE g.op = 'grade') AS last_graded_at "
+        f"FROM grade_state g JOIN (SELECT DISTINCT {key} FROM _bulk_new) b USING ({key}) "
+        "GROUP BY g.query_id, g.doc_id, g.start, g.\"end\") s "
+        "WHERE grade_item_state.query_id = s.query_id AND grade_item_state.doc_id = s.doc_id "
+        "AND grade_item_state.start = s.start AND grade_item_state.\"end\" = s.\"end\"")
+    cur.execute(
+        f"INSERT INTO judging_state (actor, {key}, op, event_id) SELECT actor, {key}, op, event_id FROM _bulk_new "
+        f"ON CONFLICT (actor, {key}) DO UPDATE SET op = excluded.op, event_id = excluded.event_id "
+        "WHERE excluded.event_id > judging_state.event_id")
+    cur.execute("DROP TABLE _bulk_new")
+    return n

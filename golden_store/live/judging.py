@@ -8,6 +8,7 @@ from golden_store.db.cursor import Cursor
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import Store, utcnow
 from golden_store.live import grade_state, judge_labels
+from golden_store.live.judgment_imports import IMPORTED_ITEMS
 
 OPS = ("grade", "skip", "unsure")
 
@@ -19,8 +20,9 @@ _DONE = "SELECT query_id, doc_id, start, \"end\" FROM judging_state WHERE actor 
 # The items in an annotator's queue: those a round assigned to them, plus those no round
 # assigned to anybody (the single-annotator case), less those a calibrated judge labeled
 # (judge_item_state route 'judge'; its band, refusals and the standing sample stay with
-# people). `first_round` orders assigned items first, by the round that gave them out.
-# Parameters: actor, actor.
+# people), and less those an imported judgment graded (qrels or Label Studio a team already
+# had, issue 28) unless a round gives the item to this annotator. `first_round` orders
+# assigned items first, by the round that gave them out. Parameters: actor, actor.
 _SCOPE = (
     "SELECT p.query_id, p.doc_id, p.start, p.\"end\", a.first_round FROM pool_items p "
     "LEFT JOIN (SELECT query_id, doc_id, start, \"end\", bool_or(ra.annotator = ?) AS mine, "
@@ -28,7 +30,8 @@ _SCOPE = (
     "  FROM round_assignments ra JOIN rounds r USING (round_id) GROUP BY ALL) a "
     "USING (query_id, doc_id, start, \"end\") "
     f"ANTI JOIN ({judge_labels.JUDGE_ROUTED}) jr USING (query_id, doc_id, start, \"end\") "
-    "WHERE a.mine IS NULL OR a.mine"
+    f"LEFT JOIN ({IMPORTED_ITEMS}) im USING (query_id, doc_id, start, \"end\") "
+    "WHERE a.mine OR (a.mine IS NULL AND im.query_id IS NULL)"
 )
 
 

@@ -41,6 +41,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
+from golden_store.core.judgment_formats import is_imported_actor
 from golden_store.core.canonical import canonical_text
 from golden_store.core.digests import corpus_digest, sha256_text
 from golden_store.core.errors import NotFoundError, ValidationError, VerificationError
@@ -188,12 +189,16 @@ def short_repr(quote: str | None, n: int = 60) -> str:
 def label_counts(judgments: pd.DataFrame, judge_labels: pd.DataFrame) -> dict[str, int]:
     """The manifest's ``label_counts`` from the frozen files: ``human`` passages with a final
     human grade, then how many of them by basis (``adjudicated``, ``agreed``, any other by
-    name); ``judge`` passages the judge labeled and no person graded; ``judge_total`` every
+    name), and ``imported`` (when any: agreed grades given only by judgment imports); ``judge`` passages the judge labeled and no person graded; ``judge_total`` every
     judge label; ``standing_sample`` the judge labels in the standing human sample.
     (:mod:`golden_store.freezing` counts the same in SQL; :func:`verify` compares.)"""
     out: dict[str, int] = {"human": int(len(judgments)), "adjudicated": 0, "agreed": 0}
     for basis, n in judgments["basis"].value_counts().sort_index().items():
         out[str(basis)] = int(n)
+    imported = sum(1 for basis, who in zip(judgments["basis"], judgments["decided_by"])  # imports alone (issue 28)
+                   if basis == "agreed" and all(is_imported_actor(a) for a in str(who).split(",")))
+    if imported:
+        out["imported"] = imported
     human = set(zip(judgments["query_id"], judgments["doc_id"], judgments["start"].astype(int),
                     judgments["end"].astype(int)))
     keys = list(zip(judge_labels["query_id"], judge_labels["doc_id"], judge_labels["start"], judge_labels["end"]))

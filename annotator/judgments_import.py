@@ -1,0 +1,125 @@
+"""Bringing in judgments people already have (issue 28): TREC qrels, BEIR qrels TSV and Label
+Studio JSON exports, as grades by their source, so the pool counts them and people are asked
+to judge only what nobody judged.
+
+Leads, engineers and admins (``Permission.IMPORT_JUDGMENTS``). All or nothing: the file is
+read, parsed and placed on the store's queries and corpus whole
+(:mod:`golden_store.core.judgment_formats`, :mod:`golden_store.live.judgment_imports`)
+before one transaction writes it; any problem names the file and its line (or task) and
+leaves the store as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from annotator import cache
+from annotator.identity import User, require
+from annotator.roles import Permission
+from golden_store.core import judgment_formats as jf
+from golden_store.core import textin
+from golden_store.core.errors import ValidationError
+from golden_store.db.store import Store
+from golden_store.live import judgment_imports
+
+FORMATS = jf.FORMATS
+LabelStudioFields = jf.LabelStudioFields
+shown_actor = jf.shown_actor
+is_imported_actor = jf.is_imported_actor
+
+
+@dataclass(frozen=True)
+class JudgmentImport:
+    """What an import did, for a person to read."""
+
+    import_id: str
+    source: str          # the grades' actor: import:FILE or assessor:NAME
+    fmt: str
+    n_judgments: int
+    negative: int = 0    # negative grades left out (TREC: not judged / junk)
+    unlabeled: int = 0   # Label Studio tasks nobody annotated
+    duplicates: int = 0  # identical repeats kept once
+    skipped: int = 0     # judgments for unknown ids left out (--skip-unknown)
+    skipped_queries: tuple[str, ...] = ()
+    skipped_docs: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        text = (f"Imported {self.n_judgments} judgment(s) from {self.fmt} as {self.source} "
+                f"(import {self.import_id}, shown as {jf.shown_actor(self.source)}).")
+        if self.negative:
+            text += (f" Left out {self.negative} negative grade(s) (TREC: not judged / junk; --map=-1=0 grades "
+                     "them).")
+        if self.unlabeled:
+            text += f" {self.unlabeled} task(s) had no annotation."
+        if self.duplicates:
+            text += f" {self.duplicates} identical repeat(s) kept once."
+        if self.skipped:
+            some = ", ".join([*self.skipped_queries[:3], *self.skipped_docs[:3]])
+            text += (f" Skipped {self.skipped} judgment(s) for {len(self.skipped_queries)} unknown query id(s) and "
+                     f"{len(self.skipped_docs)} unknown doc id(s): {some}{' ...' if self.skipped > 6 else ''}.")
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"import_id": self.import_id, "source": self.source, "format": self.fmt,
+                "n_judgments": self.n_judgments, "negative_left_out": self.negative, "unlabeled_tasks": self.unlabeled,
+                "duplicates": self.duplicates, "skipped": self.skipped, "skipped_queries": list(self.skipped_queries),
+                "skipped_docs": list(self.skipped_docs)}
+
+
+def import_judgments(store: Store, user: User, path: str | Path, fmt: str | None = None, *,
+                     source: str | None = None, grade_map: str | None = None, skip_unknown: bool = False,
+                     again: bool = False, fields: jf.LabelStudioFields | None = None,
+                     name: str | None = None) -> JudgmentImport:
+    """Import a judgments file (all or nothing). ``fmt`` None: told from the content.
+    ``source``: the assessor's name (the grades' actor is then ``assessor:SOURCE``; default
+    ``import:FILE``). ``grade_map``: ``"VALUE=GRADE, ..."`` for values that are not 0-3
+    (qrels) or whose meaning is not the default (Label Studio). ``name``: what messages call
+    the file (an upload's own name, not its temporary copy's path)."""
+    require(user, Permission.IMPORT_JUDGMENTS)
+    label = name or str(path)
+    if fmt is not None and fmt not in jf.FORMATS:
+        raise ValidationError(f"Unknown judgments format {fmt!r}; use one of {', '.join(jf.FORMATS)}.")
+    mapping = jf.parse_map(grade_map)
+    file_name = Path(label).name
+    actor = jf.source_actor(file_name, source)
+    data = textin.read_file(path, label)
+    text = textin.decode(label, data)
+    parsed = jf.parse(label, text, fmt, mapping, fields)
+
+    def resolver() -> Any:
+        from annotator.evidence_authoring import resolver as corpus_resolver
+
+        return corpus_resolver(store)
+
+    placed = judgment_imports.place(store, parsed, skip_unknown=skip_unknown, resolver=resolver)
+    import_id = judgment_imports.store_import(
+        store, placed, actor=actor, source=actor, file_name=file_name, file_sha256=hashlib.sha256(data).hexdigest(),
+        imported_by=user.username, again=again)
+    return JudgmentImport(import_id, actor, parsed.fmt, len(placed.rows), parsed.negative, parsed.unlabeled,
+                          placed.duplicates, placed.skipped, tuple(placed.skipped_queries),
+                          tuple(placed.skipped_docs))
+
+
+def list_imports(store: Store, user: User):
+    """Every import with its counts (written, still standing)."""
+    require(user, Permission.VIEW_STORE)
+    return judgment_imports.list_imports(store)
+
+
+def retract_import(store: Store, user: User, import_id: str) -> int:
+    """Withdraw an import's grades that still stand (retract events by its source; history
+    kept). Returns how many were retracted."""
+    require(user, Permission.IMPORT_JUDGMENTS)
+    return judgment_imports.retract(store, import_id)
+
+
+def pool_judged_counts(store: Store, user: User) -> dict[str, int]:
+    """The pool's items by who graded them (people, imports, nobody), for leads and engineers."""
+    from annotator.runs_import import _require_coverage
+
+    _require_coverage(user)
+    # cached per store generation, as coverage: the page reruns on every widget change
+    return dict(cache.cached(store, "pool_judged_counts", (), lambda: judgment_imports.pool_judged_counts(store)))

@@ -1,0 +1,394 @@
+"""Reading judgments people already have: TREC qrels, BEIR qrels TSV and Label Studio JSON
+exports (issue 28). Pure: text in, rows out, no store; placing the rows on the store's queries
+and corpus is :mod:`golden_store.live.judgment_imports`.
+
+Why a module of its own: each format has its own way to be wrong (a qrels line with three
+fields, a BEIR file without its header, a Label Studio task with two annotations that
+disagree), and every such problem must name the file and the line (or the task) and say
+what to do, before anything is written. The parsers collect every problem they find and
+raise one :class:`ValidationError`.
+
+Grades. The studio's scale is 0-3 (irrelevant, related, partially answers, fully answers).
+Integer grades 0-3 in a qrels file mean themselves. A value above 3 is refused unless a
+``--map`` says what it means (``4=3``); a negative value (TREC's -1 "not judged", -2 "junk")
+is left out and counted, unless the map names it (``-2=0``). Label Studio choices and
+ratings go through the same map; without one, a choice named 0-3 or named like the studio's
+grades, and a 1-4 star rating (1 star = 0), have a default meaning; any other value is
+refused naming the task.
+
+Actors. An imported judgment is a grade event whose actor says where it came from:
+``import:FILE`` by default, ``assessor:NAME`` when the import names its assessor. A person's
+username never holds ``:`` (annotator.identity) and the CLI's own actor is ``cli:WHO``, so
+these can never be taken for a person's account.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from golden_store.core.errors import ValidationError
+from golden_store.core.textin import shown
+
+FORMATS = ("trec", "beir", "labelstudio")
+IMPORT_PREFIX = "import:"
+ASSESSOR_PREFIX = "assessor:"
+ACTOR_PREFIXES = (IMPORT_PREFIX, ASSESSOR_PREFIX)
+# SQL predicate over a column named ``actor``: the grade came from an import.
+IMPORTED_ACTOR_SQL = "(actor LIKE 'import:%' OR actor LIKE 'assessor:%')"
+MAX_PROBLEMS = 50
+_SOURCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+ -]{0,99}$")
+
+# The studio's grade names, as a Label Studio choice may spell them (case-insensitive).
+_DEFAULT_CHOICES = {"0": 0, "1": 1, "2": 2, "3": 3, "irrelevant": 0, "not relevant": 0,
+                    "related, does not answer": 1, "related": 1, "partially answers": 2, "fully answers": 3}
+# A 1-4 star rating: one star is irrelevant, four fully answers.
+_DEFAULT_RATINGS = {"1": 0, "2": 1, "3": 2, "4": 3}
+
+
+def is_imported_actor(actor: str) -> bool:
+    """Whether a grade's actor is an import (a source), not a person."""
+    return actor.startswith(ACTOR_PREFIXES)
+
+
+def shown_actor(actor: str) -> str:
+    """How a grade's author reads where grades are listed: an import as ``imported (FILE)``
+    or ``imported (assessor NAME)``, a person as their username."""
+    if actor.startswith(IMPORT_PREFIX):
+        return f"imported ({actor[len(IMPORT_PREFIX):]})"
+    if actor.startswith(ASSESSOR_PREFIX):
+        return f"imported (assessor {actor[len(ASSESSOR_PREFIX):]})"
+    return actor
+
+
+def source_actor(file_name: str, source: str | None) -> str:
+    """The actor of an import's grades: ``assessor:SOURCE`` when named, else ``import:FILE``."""
+    if source is not None:
+        source = source.strip()
+        if not _SOURCE_RE.match(source):
+            raise ValidationError(f"--source {shown(source)} must be 1-100 letters, digits, spaces or '_.@+-' "
+                                  "(an assessor's or a team's name).")
+        return ASSESSOR_PREFIX + source
+    # the file's name, with what a source name may not hold (a comma would split the list of
+    # graders a final grade is decided by) made '_'
+    name = re.sub(r"[^A-Za-z0-9_.@+ -]", "_", file_name.strip()[:100]) or "file"
+    return IMPORT_PREFIX + name
+
+
+def parse_map(text: str | None) -> dict[str, int]:
+    """``"Highly relevant=3, Relevant=2, 4=3"`` as {value: grade}; keys are compared without
+    case. A grade outside 0-3 or an entry without ``=`` is refused."""
+    out: dict[str, int] = {}
+    if not text or not text.strip():
+        return out
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        key, eq, value = part.rpartition("=")
+        if not eq or not key.strip():
+            raise ValidationError(f"--map entry {shown(part.strip())} is not VALUE=GRADE (e.g. 'Relevant=2').")
+        try:
+            grade = int(value.strip())
+        except ValueError:
+            grade = -1
+        if grade not in (0, 1, 2, 3):
+            raise ValidationError(f"--map entry {shown(part.strip())}: the grade must be 0, 1, 2 or 3.")
+        out[key.strip().lower()] = grade
+    return out
+
+
+@dataclass
+class ParsedJudgments:
+    """A file's judgments, column by column (a million-line qrels file stays a few lists).
+
+    ``refs``: each row's line number (qrels) or task id (Label Studio), for messages;
+    ``query_ids`` / ``doc_ids``: None where the format leaves them to be found (a Label
+    Studio task without ids); ``query_texts`` / ``passages``: Label Studio only."""
+
+    name: str
+    fmt: str
+    refs: list[Any] = field(default_factory=list)
+    query_ids: list[str | None] = field(default_factory=list)
+    doc_ids: list[str | None] = field(default_factory=list)
+    grades: list[int] = field(default_factory=list)
+    query_texts: list[str | None] = field(default_factory=list)
+    passages: list[str | None] = field(default_factory=list)
+    negative: int = 0    # lines with a negative grade left out (TREC: not judged / junk)
+    unlabeled: int = 0   # Label Studio tasks without a (non-cancelled) annotation
+
+    def where(self, i: int) -> str:
+        """Row ``i``'s place in the file, for a message."""
+        return self.at(self.refs[i])
+
+    def at(self, ref: Any) -> str:
+        """The place in the file of a row whose ref is ``ref``: ``FILE line N`` or ``FILE task ID``."""
+        return f"{self.name} task {ref}" if self.fmt == "labelstudio" else f"{self.name} line {ref}"
+
+    def __len__(self) -> int:
+        return len(self.grades)
+
+
+def detect_format(name: str, text: str) -> str:
+    """``labelstudio`` (JSON), ``beir`` (tab-separated, or a ``query-id`` header) or ``trec``
+    (four fields), told from the first line that is not blank or a comment."""
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        if s.startswith(("[", "{")):
+            return "labelstudio"
+        if "\t" in s or s.lower().startswith("query-id") or s.lower().startswith("query_id"):
+            return "beir"
+        if len(s.split()) == 4:
+            return "trec"
+        raise ValidationError(f"{name} line {lineno}: cannot tell the judgments' format: expected a TREC qrels line "
+                              f"'qid 0 docno grade', a BEIR TSV line 'query-id<TAB>corpus-id<TAB>score' or a Label "
+                              f"Studio JSON export, got {shown(s)}; pass --format.")
+    raise ValidationError(f"{name}: the file holds no judgments (it is empty or only comments).")
+
+
+class _Problems:
+    """Problems of one file, at most :data:`MAX_PROBLEMS` kept (the count goes on)."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self.count = 0
+
+    def add(self, text: str) -> None:
+        self.count += 1
+        if len(self.items) < MAX_PROBLEMS:
+            self.items.append(text)
+
+    def raise_if_any(self, name: str, what: str) -> None:
+        if self.count:
+            more = f" (the first {len(self.items)} listed)" if self.count > len(self.items) else ""
+            raise ValidationError(f"{name}: {self.count} bad {what}{more}; fix them and import again - nothing was "
+                                  "imported.", self.items)
+
+
+def _grade(raw: str, mapping: dict[str, int]) -> int | None | str:
+    """The 0-3 grade of an integer judgment value; None: negative, left out; a str: why refused."""
+    key = raw.strip().lower()
+    if key in mapping:
+        return mapping[key]
+    try:
+        value = int(key)
+    except ValueError:
+        return f"the grade {shown(raw)} is not an integer"
+    if key.lstrip("+-") != str(abs(value)):  # '02', '+1': not what a qrels writer writes, and not one key
+        return f"the grade {shown(raw)} is not an integer"
+    if value < 0:
+        return None
+    if value > 3:
+        return (f"the grade {value} is above the studio's 0-3 scale; say what it means with --map "
+                f"(e.g. --map '{value}=3')")
+    return value
+
+
+def parse_trec(name: str, text: str, mapping: dict[str, int] | None = None) -> ParsedJudgments:
+    """TREC qrels: ``qid iteration docno grade`` per line, whitespace-separated (trec_eval's
+    form); blank lines and lines starting with ``#`` are left out; CRLF line ends are read."""
+    mapping = mapping or {}
+    out = ParsedJudgments(name, "trec")
+    problems = _Problems()
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        parts = s.split()
+        if len(parts) != 4:
+            problems.add(f"{name} line {lineno}: expected 4 fields 'qid 0 docno grade', got {len(parts)}: {shown(s)}")
+            continue
+        g = _grade(parts[3], mapping)
+        if isinstance(g, str):
+            problems.add(f"{name} line {lineno}: {g}")
+            continue
+        if g is None:
+            out.negative += 1
+            continue
+        out.refs.append(lineno)
+        out.query_ids.append(parts[0])
+        out.doc_ids.append(parts[2])
+        out.grades.append(g)
+    problems.raise_if_any(name, "line(s)")
+    if not out.grades and not out.negative:
+        raise ValidationError(f"{name}: the file holds no judgments (it is empty or only comments).")
+    return out
+
+
+def parse_beir(name: str, text: str, mapping: dict[str, int] | None = None) -> ParsedJudgments:
+    """BEIR qrels: a header line (``query-id<TAB>corpus-id<TAB>score``), then one judgment per
+    line, tab-separated; blank lines left out; CRLF line ends are read."""
+    mapping = mapping or {}
+    out = ParsedJudgments(name, "beir")
+    problems = _Problems()
+    header_seen = False
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        s = line.strip("\r\n")
+        if not s.strip():
+            continue
+        parts = [p.strip() for p in s.split("\t")]
+        if not header_seen:
+            header_seen = True
+            if [p.lower().replace("_", "-") for p in parts] != ["query-id", "corpus-id", "score"]:
+                raise ValidationError(f"{name} line {lineno}: a BEIR qrels file starts with the header "
+                                      f"'query-id<TAB>corpus-id<TAB>score', got {shown(s)}; add the header (or pass "
+                                      "--format trec for a TREC qrels file).")
+            continue
+        if len(parts) != 3 or not parts[0] or not parts[1]:
+            problems.add(f"{name} line {lineno}: expected 3 tab-separated fields 'query-id corpus-id score', got "
+                         f"{len(parts)}: {shown(s)}")
+            continue
+        g = _grade(parts[2], mapping)
+        if isinstance(g, str):
+            problems.add(f"{name} line {lineno}: {g}")
+            continue
+        if g is None:
+            out.negative += 1
+            continue
+        out.refs.append(lineno)
+        out.query_ids.append(parts[0])
+        out.doc_ids.append(parts[1])
+        out.grades.append(g)
+    problems.raise_if_any(name, "line(s)")
+    if not header_seen:
+        raise ValidationError(f"{name}: the file holds no judgments (it is empty).")
+    if not out.grades and not out.negative:
+        raise ValidationError(f"{name}: the file holds only its header, no judgments.")
+    return out
+
+
+@dataclass(frozen=True)
+class LabelStudioFields:
+    """Where a Label Studio task keeps what a judgment needs (its ``data`` keys) and which
+    control holds the grade (``from_name``; None: the task's one choices/rating result)."""
+
+    query: str = "query"
+    passage: str = "passage"
+    query_id: str = "query_id"
+    doc_id: str = "doc_id"
+    from_name: str | None = None
+
+
+def _ls_value(result: dict) -> tuple[str, str] | str:
+    """(kind, value as a map key) of one choices/rating result, or why it cannot be read."""
+    value = result.get("value")
+    if not isinstance(value, dict):
+        return "its result has no 'value' object"
+    if result.get("type") == "rating":
+        r = value.get("rating")
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or r != int(r):
+            return f"its rating {shown(r)} is not a whole number"
+        return "rating", str(int(r))
+    choices = value.get("choices")
+    if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], str):
+        return f"its choice {shown(choices)} is not exactly one label"
+    return "choices", choices[0]
+
+
+def parse_labelstudio(name: str, text: str, mapping: dict[str, int] | None = None,
+                      fields: LabelStudioFields | None = None) -> ParsedJudgments:
+    """A Label Studio JSON export (a list of tasks: ``id``, ``data``, ``annotations[].result[]``
+    with ``type`` ``choices`` or ``rating``): one judgment per task from its annotations that
+    were not cancelled (several must agree). Tasks nobody annotated are counted, not refused."""
+    mapping = mapping or {}
+    f = fields or LabelStudioFields()
+    try:
+        tasks = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"{name} line {exc.lineno}: not valid JSON ({exc.msg}); export the project again as "
+                              "JSON.") from None
+    if isinstance(tasks, dict):
+        tasks = [tasks]
+    if not isinstance(tasks, list):
+        raise ValidationError(f"{name}: a Label Studio export is a JSON list of tasks, got {type(tasks).__name__}.")
+    out = ParsedJudgments(name, "labelstudio")
+    problems = _Problems()
+    for n, task in enumerate(tasks, start=1):
+        if not isinstance(task, dict):
+            problems.add(f"{name} task #{n}: not a JSON object")
+            continue
+        tid = task.get("id", f"#{n}")
+        where = f"{name} task {tid}"
+        data = task.get("data")
+        if not isinstance(data, dict):
+            problems.add(f"{where}: no 'data' object")
+            continue
+        grades: list[int] = []
+        bad = False
+        for ann in task.get("annotations") or []:
+            if not isinstance(ann, dict) or ann.get("was_cancelled"):
+                continue
+            results = [r for r in ann.get("result") or [] if isinstance(r, dict) and r.get("type") in
+                       ("choices", "rating") and (f.from_name is None or r.get("from_name") == f.from_name)]
+            if not results:
+                continue
+            if len(results) > 1:
+                names = sorted({str(r.get("from_name")) for r in results})
+                problems.add(f"{where}: {len(results)} choices/rating results ({', '.join(names)}); pass --from-name "
+                             "to say which one holds the grade")
+                bad = True
+                break
+            got = _ls_value(results[0])
+            if isinstance(got, str):
+                problems.add(f"{where}: {got}")
+                bad = True
+                break
+            kind, value = got
+            key = value.strip().lower()
+            grade = mapping.get(key)
+            if grade is None:
+                grade = (_DEFAULT_RATINGS if kind == "rating" else _DEFAULT_CHOICES).get(key)
+            if grade is None:
+                problems.add(f"{where}: the {'rating' if kind == 'rating' else 'choice'} {shown(value)} has no grade; "
+                             f"say what it means with --map (e.g. --map '{value}=2')")
+                bad = True
+                break
+            grades.append(grade)
+        if bad:
+            continue
+        if not grades:
+            out.unlabeled += 1
+            continue
+        if len(set(grades)) > 1:
+            problems.add(f"{where}: its {len(grades)} annotations disagree ({', '.join(map(str, grades))}); import "
+                         "one annotator's export at a time (--source NAME), or settle the task in Label Studio")
+            continue
+        passage = data.get(f.passage)
+        qtext = data.get(f.query)
+        qid = data.get(f.query_id)
+        did = data.get(f.doc_id)
+        if not isinstance(passage, str) or not passage.strip():
+            problems.add(f"{where}: no passage text in data.{f.passage} (name its key with --passage-field)")
+            continue
+        if qid is None and (not isinstance(qtext, str) or not qtext.strip()):
+            problems.add(f"{where}: neither data.{f.query_id} nor data.{f.query} names the query (name the keys "
+                         "with --query-id-field / --query-field)")
+            continue
+        out.refs.append(tid)
+        out.query_ids.append(None if qid is None else str(qid))
+        out.doc_ids.append(None if did is None else str(did))
+        out.grades.append(grades[0])
+        out.query_texts.append(qtext if isinstance(qtext, str) else None)
+        out.passages.append(passage)
+    problems.raise_if_any(name, "task(s)")
+    if not out.grades:
+        raise ValidationError(f"{name}: no task carries a choices or rating annotation ({out.unlabeled} task(s) "
+                              "without one); nothing to import.")
+    return out
+
+
+def parse(name: str, text: str, fmt: str | None, mapping: dict[str, int] | None = None,
+          fields: LabelStudioFields | None = None) -> ParsedJudgments:
+    """The file's judgments in format ``fmt`` (None: told from the content)."""
+    if fmt is None:
+        fmt = detect_format(name, text)
+    if fmt == "trec":
+        return parse_trec(name, text, mapping)
+    if fmt == "beir":
+        return parse_beir(name, text, mapping)
+    if fmt == "labelstudio":
+        return parse_labelstudio(name, text, mapping, fields)
+    raise ValidationError(f"Unknown judgments format {shown(fmt)}; use one of {', '.join(FORMATS)}.")
