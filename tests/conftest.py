@@ -453,3 +453,7 @@ _SLOW += (
     "tests/golden_store/test_versions_object_storage.py::test_freeze_list_and_load_in_a_fresh_process_score_as_the_local_version",
     "tests/golden_store/test_versions_object_storage.py::test_an_unreachable_endpoint_says_so",
 )
+_SLOW += (
+    "tests/golden_store/test_versions_object_storage.py::test_the_cli_with_golden_versions_in_s3",  # 8 `golden` runs
+    "tests/golden_store/test_versions_object_storage.py::test_the_versions_page_lists_verifies_and_freezes_into_s3",
+)

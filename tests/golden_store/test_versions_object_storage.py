@@ -333,3 +333,55 @@ def test_refused_credentials_say_what_to_set(monkeypatch):
     text = str(err.value)
     assert text.startswith("GOLDEN_VERSIONS=s3://locked/versions: the object store refused the credentials")
     assert "AWS_ACCESS_KEY_ID" in text and "wrong-secret-never-shown" not in text
+
+
+def test_the_cli_with_golden_versions_in_s3(demo_store, s3_server, s3_versions, tmp_path):
+    """`golden freeze / versions / verify / diff / export / versions --sweep` with GOLDEN_VERSIONS
+    an s3:// URL, each a fresh process; then a bad bucket is one line on stderr naming it."""
+    demo_store.close()  # the CLI processes open the store file
+    env = {"GOLDEN_VERSIONS": s3_versions}
+    for name in ("golden.v1", "golden.v2"):
+        r = _golden("freeze", name, "--note", "ci", env=env, cwd=tmp_path)
+        assert r.returncode == 0 and f"Frozen {name} at {s3_versions}/{name}:" in r.stdout, r.stderr
+    r = _golden("versions", "--json", env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(v["name"] for v in json.loads(r.stdout)) == ["golden.v1", "golden.v2"]
+    r = _golden("verify", "golden.v1", env=env, cwd=tmp_path)
+    assert r.returncode == 0 and "golden.v1: OK (all file hashes match" in r.stdout, r.stderr
+    r = _golden("diff", "golden.v1", "golden.v2", "--json", env=env, cwd=tmp_path)
+    assert r.returncode == 0 and json.loads(r.stdout)["queries"] == {"added": [], "removed": [], "changed": []}
+    r = _golden("export", "golden.v2", "--format", "trec", "--out", str(tmp_path / "out"), env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    qrels = (tmp_path / "out" / "qrels.txt").read_text()
+    assert qrels and qrels.splitlines()[0].split()[1] == "0"
+    r = _golden("freeze", "golden.v1", env=env, cwd=tmp_path)
+    assert r.returncode == 1 and "already exists at s3://" in r.stderr
+    _put(s3_server, s3_versions, "golden.v3/documents.parquet", b"PAR1")  # a leftover, fresh: not swept
+    r = _golden("versions", "--sweep", env=env, cwd=tmp_path)
+    assert r.returncode == 0 and "No stale leftovers" in r.stdout, r.stderr
+    r = _golden("versions", env={"GOLDEN_VERSIONS": "s3://no-such-bucket/versions"}, cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "GOLDEN_VERSIONS=s3://no-such-bucket/versions: bucket" in r.stderr
+
+
+def test_the_versions_page_lists_verifies_and_freezes_into_s3(demo_store, s3_versions, monkeypatch):
+    """The Versions page with GOLDEN_VERSIONS=s3://...: it says where versions live, lists the
+    published one (not a half-published one), verifies it, and a freeze on the page lands there."""
+    from annotator import context
+    from tests.app_pages.test_app_roles import app_as
+
+    monkeypatch.setenv("GOLDEN_VERSIONS", s3_versions)
+    freeze(demo_store, "golden.v1", actor="eng", versions_dir=s3_versions)
+    demo_store.close()
+    context.close_all()
+    at = app_as(None).switch_page("app_pages/versions.py").run()
+    assert not at.exception
+    assert any(s3_versions in c.value.replace("\\", "") for c in at.caption)
+    assert list(at.dataframe[0].value["name"]) == ["golden.v1"]
+    at.button(key="v_verify_btn").click().run()
+    assert not at.exception and any("golden.v1 verified" in s.value.replace("\\", "") for s in at.success)
+    next(w for w in at.text_input if w.label == "Version name").input("golden.v2")
+    next(b for b in at.button if b.label == "Freeze").click().run()
+    assert not at.exception and any("Frozen golden.v2" in s.value.replace("\\", "") for s in at.success)
+    # newest first (S3 times are whole seconds: on a tie the name descending decides, the same order)
+    assert version_names(s3_versions) == ["golden.v2", "golden.v1"]
