@@ -223,12 +223,13 @@ class RemoteVersions:
         if files:
             self.delete(name)
 
-    def publish(self, name: str, folder: Path, files: list[str],
-                before_upload: Callable[[str], None] | None = None) -> None:
+    def publish(self, name: str, folder: Path, files: list[str]) -> None:
         """Upload ``files`` from ``folder`` to ``<prefix>/<name>/``, then ``manifest.json``
         last (the commit point). On a failure the files uploaded so far are removed (best
-        effort; what is left has no manifest, is never listed and is swept when stale).
-        ``before_upload(file)`` runs before each upload (the freeze's progress)."""
+        effort; what is left has no manifest, is never listed and is swept when stale). A failed
+        upload is closed, not aborted (pyarrow's streams have no abort): for a large file an S3
+        multipart upload may complete with the parts sent so far, as an object under a name with
+        no manifest, which is what this removes."""
         self.check_free(name)
         if self.fs.type_name not in ("s3", "gcs"):  # a filesystem with real folders needs one
             self._guard(f"creating {name}/", lambda: self.fs.create_dir(self._path(name), recursive=True))
@@ -239,8 +240,6 @@ class RemoteVersions:
                     raise VersionExistsError(
                         f"Version {name!r} appeared at {self.where(name)} while publishing; nothing was "
                         f"overwritten.")
-                if before_upload:
-                    before_upload(fname)
                 self._upload(folder / fname, name, fname)
                 uploaded.append(fname)
         except VersionExistsError:
