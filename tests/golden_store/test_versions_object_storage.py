@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -285,7 +286,8 @@ def test_memory_and_file_urls(demo_store, tmp_path):
     """An fsspec URL (memory://) goes through object storage; a file:// URL is a folder on this
     machine and keeps the folder's code path (published by an atomic rename): both freeze,
     list, load by URL, verify and refuse an existing name."""
-    for url in ("memory://golden-test/versions", f"file://{tmp_path}/shared"):
+    bucket = f"golden-{uuid.uuid4().hex[:8]}"  # fsspec's memory filesystem lives as long as the process
+    for url in (f"memory://{bucket}/versions", f"file://{tmp_path}/shared"):
         res = freeze(demo_store, "golden.v1", actor="eng", versions_dir=url)
         assert [r["name"] for r in list_versions(url)] == ["golden.v1"]
         assert load_version(f"{url}/golden.v1").qrels() == load_version("golden.v1", url).qrels()
@@ -296,7 +298,7 @@ def test_memory_and_file_urls(demo_store, tmp_path):
     import fsspec
 
     memory = fsspec.filesystem("memory")
-    assert sorted(p.rsplit("/", 1)[1] for p in memory.find("/golden-test/versions/golden.v1")) == sorted(
+    assert sorted(p.rsplit("/", 1)[1] for p in memory.find(f"/{bucket}/versions/golden.v1")) == sorted(
         [*DATA, "manifest.json"])
 
 
