@@ -121,7 +121,7 @@ def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
     from golden_store.live.documents import raw_text
     from golden_store.scoring import evaluate, read_run
     from golden_store.live.transcripts import item_key
-    from golden_store.versions import load_version
+    from golden_store.versions import load_version, version_exists
 
     out: dict = {}
     # 1. system runs and the pool
@@ -183,7 +183,7 @@ def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
     # 6. a frozen version (a free name if an earlier demo left one in the versions folder)
     vdir = versioning.versions_dir(store)
     name = next(n for n in (DEMO_VERSION, *(f"{DEMO_VERSION}-{i}" for i in range(2, 1000)))
-                if not (vdir / n).exists())
+                if not version_exists(n, vdir))
     frozen = versioning.freeze(store, user, name, note="The demo as loaded: one calibration round, "
                                                        "three disagreements still waiting for a lead")
     out["version"] = frozen.name

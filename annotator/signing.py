@@ -33,7 +33,7 @@ def freeze_signed(store: Store, user: User, name: str, key_file: str | Path, *, 
     return result
 
 
-def verify(user: User, vdir: Path, name: str, *, live_corpus_digest: str | None = None,
+def verify(user: User, vdir: Path | str, name: str, *, live_corpus_digest: str | None = None,
            verify_key: str | Path | None = None) -> versions.VerifyReport:
     """:func:`golden_store.versions.verify` with a trusted key given explicitly."""
     require(user, Permission.VIEW_VERSIONS)

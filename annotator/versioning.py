@@ -17,7 +17,8 @@ from golden_store import freezing, versions
 from golden_store.db.store import Store, versions_dir_for
 
 
-def versions_dir(store: Store) -> Path:
+def versions_dir(store: Store) -> Path | str:
+    """The versions folder, or the object-storage URL ``GOLDEN_VERSIONS`` names (s3://...)."""
     return versions_dir_for(store.path)
 
 
@@ -52,42 +53,49 @@ def left_out(manifest: Any) -> list[str]:
     return [str(manifest[k]) for k in ("pending_reason", "evidence_pending_reason") if manifest.get(k)]
 
 
-def list_versions(user: User, vdir: Path) -> list[dict[str, Any]]:
+def list_versions(user: User, vdir: Path | str) -> list[dict[str, Any]]:
     require(user, Permission.VIEW_VERSIONS)
     return versions.list_versions(vdir)
 
 
-def version_page(user: User, vdir: Path, *, offset: int = 0, limit: int = 20) -> tuple[int, list[dict[str, Any]]]:
+def version_page(user: User, vdir: Path | str, *, offset: int = 0, limit: int = 20) -> tuple[int, list[dict[str, Any]]]:
     """(how many versions, one page of summaries, newest first): only that page's manifests
     are read (:func:`golden_store.versions.version_page`)."""
     require(user, Permission.VIEW_VERSIONS)
     return versions.version_page(vdir, offset=offset, limit=limit)
 
 
-def version_names(user: User, vdir: Path) -> list[str]:
+def version_names(user: User, vdir: Path | str) -> list[str]:
     """Every version's name, newest first, without reading a manifest."""
     require(user, Permission.VIEW_VERSIONS)
     return versions.version_names(vdir)
 
 
-def verify(user: User, vdir: Path, name: str, *, live_corpus_digest: str | None = None) -> versions.VerifyReport:
+def verify(user: User, vdir: Path | str, name: str, *, live_corpus_digest: str | None = None) -> versions.VerifyReport:
     require(user, Permission.VIEW_VERSIONS)
     return versions.verify(name, vdir, live_corpus_digest=live_corpus_digest)
 
 
-def diff(user: User, vdir: Path, a: str, b: str) -> dict[str, Any]:
+def diff(user: User, vdir: Path | str, a: str, b: str) -> dict[str, Any]:
     require(user, Permission.VIEW_VERSIONS)
     return versions.diff_versions(a, b, vdir)
 
 
-def export_version(user: User, vdir: Path, name: str, fmt: str, out_dir: str | Path) -> list[Path]:
+def export_version(user: User, vdir: Path | str, name: str, fmt: str, out_dir: str | Path) -> list[Path]:
     require(user, Permission.EXPORT)
     return export.export_version(versions.load_version(name, vdir), fmt, out_dir)
 
 
-def manifest(user: User, vdir: Path, name: str) -> dict[str, Any]:
+def manifest(user: User, vdir: Path | str, name: str) -> dict[str, Any]:
     require(user, Permission.VIEW_VERSIONS)
     return versions.thaw(versions.load_version(name, vdir, check=False).manifest)
+
+
+def sweep(user: User, vdir: Path | str) -> list[str]:
+    """Remove what interrupted freezes left (stale temporary folders; in object storage, stale
+    uploads without a manifest); returns their names. Freezing does it too."""
+    require(user, Permission.FREEZE)
+    return versions.sweep_temp_folders(vdir)
 
 
 def live_problems(store: Store, user: User) -> list[str]:

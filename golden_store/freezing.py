@@ -14,6 +14,7 @@ import json
 import math
 import os
 import shutil
+import tempfile
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from golden_store.core.judgment_formats import IMPORTED_ACTOR_SQL
 from golden_store.db.schema import SCHEMA_VERSION
 from golden_store.live.agreement_data import aggregates_tx
 from golden_store.scoring import agreement_counts, agreement_report
+from golden_store.core.paths import local_versions_dir
 from golden_store.db.store import Store, utcnow, versions_dir_for
 from golden_store.versions.frozen import (
     DATA_FILES,
@@ -289,7 +291,7 @@ def live_label_problems(store: Store, viewer: str | None = None) -> list[str]:
 @dataclass(frozen=True)
 class FreezeResult:
     name: str
-    path: Path
+    path: Path | str  # the version's folder, or its URL in object storage
     manifest: Mapping[str, Any]
 
 
@@ -300,7 +302,7 @@ def freeze(
     actor: str,
     note: str = "",
     hit_rule: str = DEFAULT_HIT_RULE,
-    versions_dir: Path | None = None,
+    versions_dir: Path | str | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     signing_key: Any = None,
 ) -> FreezeResult:
@@ -308,18 +310,33 @@ def freeze(
     an empty store, and labels that no longer resolve on the corpus. ``hit_rule`` is the
     default rule for deriving chunk labels from this version's spans (manifest field).
     ``signing_key`` (an Ed25519 private key, :func:`golden_store.versions.signing.load_private_key`)
-    adds ``signature.json``, written before the version appears."""
+    adds ``signature.json``, written before the version appears.
+
+    ``versions_dir`` (default ``GOLDEN_VERSIONS``) may be a URL (``s3://bucket/prefix``): the
+    version is then written and checked in a local temporary folder exactly as for a folder,
+    and published by :meth:`golden_store.versions.storage.RemoteVersions.publish` (data files
+    first, ``manifest.json`` last: the commit point)."""
     validate_name(name)
     rule = parse_hit_rule(hit_rule)
-    vdir = Path(versions_dir) if versions_dir else versions_dir_for(store.path)
-    target = vdir / name
-    if target.exists():
-        raise VersionExistsError(
-            f"Version {name!r} already exists at {target}; a frozen version never changes. "
-            f"Pick a new name (e.g. {name}-2)."
-        )
-    vdir.mkdir(parents=True, exist_ok=True)
-    sweep_temp_folders(vdir)
+    where = versions_dir if versions_dir else versions_dir_for(store.path)
+    remote = None
+    if local_versions_dir(where) is None:
+        from golden_store.versions import storage
+
+        remote = storage.open_location(str(where))
+        remote.check_free(name)  # before the work; publish checks again
+        vdir = Path(tempfile.mkdtemp(prefix="golden-freeze-"))
+        target: Path | str = remote.where(name)
+    else:
+        vdir = local_versions_dir(where) or Path(where)
+        target = vdir / name
+        if target.exists():
+            raise VersionExistsError(
+                f"Version {name!r} already exists at {target}; a frozen version never changes. "
+                f"Pick a new name (e.g. {name}-2)."
+            )
+        vdir.mkdir(parents=True, exist_ok=True)
+        sweep_temp_folders(vdir)
     tmp = new_temp_folder(vdir, name)
     steps = len(_TABLE_SQL) + 3
     try:
@@ -392,6 +409,11 @@ def freeze(
         if signing_key is not None:
             signing.write_signature(tmp, signing_key, name, manifest["content_digest"])
         (tmp / OWNER_FILE).unlink()
+        if remote is not None:
+            remote.publish(name, tmp, [*files, *([signing.SIGNATURE_FILE] if signing_key is not None else [])])
+            if progress:
+                progress(steps, steps, "done")
+            return FreezeResult(name, target, deep_freeze(manifest))
         try:
             os.rename(tmp, target)
         except OSError:
@@ -404,6 +426,8 @@ def freeze(
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+        if remote is not None:
+            shutil.rmtree(vdir, ignore_errors=True)
 
 
 def _manifest_facts(cur: Cursor, engine: str) -> dict[str, Any]:

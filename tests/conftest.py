@@ -428,3 +428,42 @@ def any_store(request, tmp_path) -> Store:
         s.close()
     else:
         yield request.getfixturevalue("pg_store")
+
+
+# ---- object storage (issue 28 item 5): a local S3-compatible server (tests/s3_server.py) -------
+@pytest.fixture(scope="session")
+def s3_server():
+    """moto's S3 server on 127.0.0.1 (a free port), one per session (per xdist worker)."""
+    from tests.s3_server import S3Server
+
+    server = S3Server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_versions(s3_server, tmp_path, monkeypatch) -> str:
+    """``s3://<a new bucket>/versions`` on the local S3 server, with this test's environment
+    (only) pointing S3 clients at it with fake credentials, and the loaded-versions cache in
+    ``tmp_path``. GOLDEN_VERSIONS is left unset: a test sets it when it means to."""
+    import uuid
+
+    from tests.s3_server import aws_env
+
+    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in aws_env(s3_server.endpoint).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("GOLDEN_VERSIONS_CACHE", str(tmp_path / "versions-cache"))
+    bucket = f"golden-{uuid.uuid4().hex[:12]}"
+    s3_server.make_bucket(bucket)
+    return f"s3://{bucket}/versions"
+# issue 28 item 5 (objects storage): subprocesses of `golden score`, and the S3 client's retries
+_SLOW += (
+    "tests/golden_store/test_versions_object_storage.py::test_freeze_list_and_load_in_a_fresh_process_score_as_the_local_version",
+    "tests/golden_store/test_versions_object_storage.py::test_an_unreachable_endpoint_says_so",
+)
+_SLOW += (
+    "tests/golden_store/test_versions_object_storage.py::test_the_cli_with_golden_versions_in_s3",  # 8 `golden` runs
+    "tests/golden_store/test_versions_object_storage.py::test_the_versions_page_lists_verifies_and_freezes_into_s3",
+)

@@ -73,8 +73,9 @@ def _store(args: argparse.Namespace, *, create: bool = False) -> Store:
     return context.get_store(args.db, create=create)
 
 
-def _vdir(args: argparse.Namespace) -> Path:
-    """Versions folder: frozen versions are plain files, readable while the app holds the store."""
+def _vdir(args: argparse.Namespace) -> Path | str:
+    """Versions folder (or the object-storage URL in GOLDEN_VERSIONS): frozen versions are plain
+    files, readable while the app holds the store."""
     return versions_dir_for(Path(args.db) if args.db else default_db_path())
 
 

@@ -50,6 +50,14 @@ def cmd_keygen(args: argparse.Namespace) -> int:
 
 
 def cmd_versions(args: argparse.Namespace) -> int:
+    if args.sweep:
+        removed = versioning.sweep(identity.cli_user(), _vdir(args))
+        if args.json:
+            _print_json({"removed": removed})
+        else:
+            print(f"Removed the leftovers of {len(removed)} interrupted freeze(s): {', '.join(removed)}" if removed
+                  else f"No stale leftovers of interrupted freezes in {_vdir(args)}.")
+        return 0
     rows = versioning.list_versions(identity.cli_user(), _vdir(args))
     if args.json:
         _print_json(rows)
@@ -140,7 +148,10 @@ def register(sub: Any, add: Any) -> None:
                    help="sign the version with this Ed25519 private key (make one with golden keygen)")
     kg = add("keygen", cmd_keygen, "make an Ed25519 key pair for signing frozen versions (PATH and PATH.pub)")
     kg.add_argument("path", metavar="PATH")
-    add("versions", cmd_versions, "list frozen versions")
+    vs = add("versions", cmd_versions, "list frozen versions (GOLDEN_VERSIONS: a folder or s3://bucket/prefix)")
+    vs.add_argument("--sweep", action="store_true",
+                    help="remove what interrupted freezes left (temporary folders; in object storage, uploads "
+                         "without a manifest untouched for 30 minutes)")
     v = add("verify", cmd_verify, "re-hash a version and re-check it against its corpus; with no NAME, "
                                    "check the live store's labels against the current corpus")
     v.add_argument("name", nargs="?")

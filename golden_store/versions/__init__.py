@@ -20,7 +20,7 @@ _FROZEN = (
     "write_manifest", "manifest_digest", "deep_freeze", "thaw", "validate_name", "span_problem",
     "short_repr", "list_versions", "version_names", "version_page", "TEMP_PREFIX", "OWNER_FILE",
     "STALE_TEMP_S", "new_temp_folder", "sweep_temp_folders", "FrozenVersion", "load_version",
-    "VerifyReport", "verify", "diff_versions", "format_diff",
+    "VerifyReport", "verify", "diff_versions", "format_diff", "split_version_url", "version_exists",
 )
 
 __all__ = sorted(_FROZEN)

@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import socket
+import tempfile
 import time
 import uuid
 from collections.abc import Mapping
@@ -36,7 +37,7 @@ from datetime import date, datetime
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -45,10 +46,13 @@ from golden_store.core.judgment_formats import is_imported_actor
 from golden_store.core.canonical import canonical_text
 from golden_store.core.digests import corpus_digest, sha256_text
 from golden_store.core.errors import NotFoundError, ValidationError, VerificationError
-from golden_store.core.paths import default_db_path, versions_dir_for
+from golden_store.core.paths import default_db_path, is_versions_url, local_versions_dir, versions_dir_for
 from golden_store.versions import signing
 from golden_store.versions.chunk_labels import ChunkQrels, chunk_qrels, parse_hit_rule
 from golden_store.versions.qrels import EVIDENCE_GRADE, derive_qrels
+
+if TYPE_CHECKING:
+    from golden_store.versions.storage import RemoteVersions
 
 FORMAT = "golden-studio/frozen-version@1"
 DEFAULT_HIT_RULE = "any_overlap"
@@ -220,14 +224,51 @@ def judge_provenance(judge_labels: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def _resolve_dir(versions_dir: Path | str | None) -> Path:
-    return Path(versions_dir) if versions_dir else versions_dir_for(default_db_path())
+    return Path(versions_dir) if versions_dir else Path(versions_dir_for(default_db_path()))
+
+
+def _where(versions_dir: Path | str | None) -> Path | RemoteVersions:
+    """The versions folder, or for a URL (``s3://bucket/prefix``, also from ``GOLDEN_VERSIONS``)
+    the object-storage location (:mod:`golden_store.versions.storage`, imported only then)."""
+    raw = versions_dir if versions_dir else versions_dir_for(default_db_path())
+    folder = local_versions_dir(raw)
+    if folder is not None:
+        return folder
+    from golden_store.versions import storage
+
+    return storage.open_location(str(raw))
+
+
+def split_version_url(name: str, versions_dir: Path | str | None = None) -> tuple[str, Path | str | None]:
+    """(name, location) for ``load_version("s3://bucket/prefix/golden.v3")``: a URL names both;
+    a plain name keeps ``versions_dir``."""
+    if is_versions_url(name):
+        base, _, last = name.rstrip("/").rpartition("/")
+        if "://" in base and not base.endswith(":/"):
+            return last, base
+    return name, versions_dir
+
+
+def version_exists(name: str, versions_dir: Path | str | None = None) -> bool:
+    """Whether ``name`` is taken in the versions location: a folder of that name, or in object
+    storage any file under it (a publish under way or interrupted holds the name too)."""
+    loc = _where(versions_dir)
+    if isinstance(loc, Path):
+        return (loc / name).exists()
+    return bool(loc.files(name))
 
 
 def list_versions(versions_dir: Path | str | None = None) -> list[dict[str, Any]]:
     """Summaries of every version folder (newest first). A damaged folder (unreadable or
     malformed manifest) is listed by name with an ``error`` and never hides the others.
-    Leftovers of interrupted freezes are cleaned up on the way (:func:`sweep_temp_folders`)."""
-    vdir = _resolve_dir(versions_dir)
+    Leftovers of interrupted freezes are cleaned up on the way (:func:`sweep_temp_folders`).
+    In object storage only published versions (with a manifest) are listed."""
+    vdir = _where(versions_dir)
+    if not isinstance(vdir, Path):
+        scanned = vdir.scan()
+        out = [_remote_summary(vdir, n, scanned[n]) for n in vdir.version_names()]
+        out.sort(key=lambda v: str(v.get("built_at") or ""), reverse=True)
+        return out
     if not vdir.exists():
         return []
     sweep_temp_folders(vdir)
@@ -241,8 +282,11 @@ def version_names(versions_dir: Path | str | None = None) -> list[str]:
     (one ``stat`` per folder, no manifest read: a freeze writes the manifest last, then
     renames the folder into place, so that time is its build time; a folder without a
     manifest sorts last). Name descending breaks ties. Issue 19: the Versions page lists
-    a page of these and reads only that page's manifests."""
-    vdir = _resolve_dir(versions_dir)
+    a page of these and reads only that page's manifests. In object storage: the names with a
+    manifest (a publish writes it last), by the manifest's time."""
+    vdir = _where(versions_dir)
+    if not isinstance(vdir, Path):
+        return vdir.version_names()
     if not vdir.exists():
         return []
     keyed = []
@@ -262,7 +306,13 @@ def version_page(versions_dir: Path | str | None = None, *, offset: int = 0, lim
     """(how many versions there are, the summaries of ``limit`` of them from ``offset``) in
     :func:`version_names`' order: only the shown page's manifests are read. Leftovers of
     interrupted freezes are cleaned up on the way, as :func:`list_versions` does."""
-    vdir = _resolve_dir(versions_dir)
+    vdir = _where(versions_dir)
+    if not isinstance(vdir, Path):
+        scanned = vdir.scan()
+        names = vdir.version_names()
+        offset = max(0, int(offset))
+        return len(names), [_remote_summary(vdir, n, scanned.get(n, {}))
+                            for n in names[offset:offset + max(0, int(limit))]]
     if not vdir.exists():
         return 0, []
     sweep_temp_folders(vdir)
@@ -280,8 +330,21 @@ def _summary(p: Path) -> dict[str, Any]:
         return {"name": p.name, "error": "; ".join(exc.problems) or str(exc)}
     except OSError as exc:
         return {"name": p.name, "error": f"unreadable manifest: {exc.strerror or exc}"}
+    return _summary_row(p.name, m, (p / signing.SIGNATURE_FILE).exists())
+
+
+def _remote_summary(loc: RemoteVersions, name: str, files: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`_summary` of a version in object storage (``files``: its folder's listing)."""
+    try:
+        m = _parse_manifest(loc.read_bytes(name, "manifest.json"), loc.where(name))
+    except VerificationError as exc:
+        return {"name": name, "error": "; ".join(exc.problems) or str(exc)}
+    return _summary_row(name, m, signing.SIGNATURE_FILE in files)
+
+
+def _summary_row(name: str, m: Mapping[str, Any], signed: bool) -> dict[str, Any]:
     return {
-        "name": p.name,
+        "name": name,
         "built_at": m.get("built_at"),
         "frozen_by": m.get("frozen_by"),
         "n_queries": m.get("n_queries"),
@@ -292,7 +355,7 @@ def _summary(p: Path) -> dict[str, Any]:
         "corpus_digest": m.get("corpus_digest"),
         "content_digest": m.get("content_digest"),
         "note": m.get("note", ""),
-        "signed": (p / signing.SIGNATURE_FILE).exists(),
+        "signed": signed,
         "error": None,
     }
 
@@ -354,8 +417,13 @@ def sweep_temp_folders(versions_dir: Path | str, *, max_age_s: float = STALE_TEM
     """Remove the ``.tmp-<name>-<hex>`` folders interrupted freezes left behind: those whose
     freezing process (on this machine) is gone, and any untouched for ``max_age_s``. A
     freeze still running is never touched. Returns the names removed; errors are ignored
-    (a read-only versions folder is still listed)."""
-    vdir = Path(versions_dir)
+    (a read-only versions folder is still listed). In object storage (a URL): the files of
+    publishes interrupted before their manifest, untouched for ``max_age_s``."""
+    if local_versions_dir(versions_dir) is None:
+        from golden_store.versions import storage
+
+        return storage.open_location(str(versions_dir)).sweep_partial(max_age_s=max_age_s)
+    vdir = local_versions_dir(versions_dir) or Path(versions_dir)
     removed: list[str] = []
     try:
         candidates = [p for p in vdir.iterdir() if p.name.startswith(TEMP_PREFIX) and p.is_dir()
@@ -519,15 +587,46 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     mpath = path / "manifest.json"
     if not mpath.exists():
         raise VerificationError(f"Version at {path} is incomplete:", ["manifest.json is missing"])
+    return _parse_manifest(mpath.read_bytes(), path)
+
+
+def _parse_manifest(data: bytes, where: Path | str) -> dict[str, Any]:
     try:
-        m = json.loads(mpath.read_text(encoding="utf-8"))
+        m = json.loads(data.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
-        raise VerificationError(f"Version at {path} is damaged:",
+        raise VerificationError(f"Version at {where} is damaged:",
                                 [f"manifest.json is not valid JSON ({str(exc)[:200]})"]) from None
     problems = _manifest_shape(m)
     if problems:
-        raise VerificationError(f"Version at {path} is damaged:", problems)
+        raise VerificationError(f"Version at {where} is damaged:", problems)
     return m
+
+
+def _remote_copy(loc: RemoteVersions, name: str, dest: Path | None) -> tuple[Path, dict[str, Any]]:
+    """A local copy of version ``name`` from object storage, and its manifest, for the
+    folder checks to run on: into ``dest`` (a fresh folder: every file downloaded, for
+    :func:`verify`), or with ``dest`` None into the cache folder named by the sha256 of this
+    manifest's bytes (data files already there are reused: the checks re-hash them against
+    this manifest before anything reads them, so a stale or tampered cache is caught like a
+    tampered version). Only published versions load: files without a manifest are an
+    interrupted publish."""
+    from golden_store.versions import storage
+
+    validate_name(name)
+    files = loc.files(name)
+    if storage.MANIFEST not in files:
+        if files:
+            raise VerificationError(
+                f"Version {name!r} at {loc.where(name)} is incomplete:",
+                ["manifest.json is missing: its publish was interrupted or is still under way, so it is not a "
+                 "version; freeze again (it is swept once stale: golden versions --sweep)"])
+        known = ", ".join(loc.version_names()) or "none"
+        raise NotFoundError(f"No frozen version {name!r} in {loc.url} (known: {known}).")
+    data = loc.read_bytes(name, storage.MANIFEST)
+    manifest = _parse_manifest(data, loc.where(name))
+    folder = dest if dest is not None else storage.cache_root() / hashlib.sha256(data).hexdigest()
+    storage.sync_copy(loc, name, folder, files, manifest=data, reuse=dest is None)
+    return folder, manifest
 
 
 def _version_path(name: str, versions_dir: Path | str | None) -> Path:
@@ -633,9 +732,18 @@ def load_version(name: str, versions_dir: Path | str | None = None, *, check: bo
     :func:`_check_files` run first (hashes, names, counts, the signature), so nobody scores
     against a tampered, copied or unsigned version by accident. ``verify_key``: the trusted
     public key (or its file); default ``GOLDEN_VERIFY_KEY``; none configured: unsigned
-    versions load."""
-    path = _version_path(name, versions_dir)
-    manifest = _read_manifest(path)
+    versions load.
+
+    ``name`` may be a URL naming the location too (``s3://bucket/prefix/golden.v3``); a version
+    in object storage is copied into the local cache (``GOLDEN_VERSIONS_CACHE``) and the same
+    checks run on that copy, the bytes then read (:func:`_remote_copy`)."""
+    name, versions_dir = split_version_url(name, versions_dir)
+    loc = _where(versions_dir)
+    if isinstance(loc, Path):
+        path = _version_path(name, loc)
+        manifest = _read_manifest(path)
+    else:
+        path, manifest = _remote_copy(loc, name, None)
     if check:
         problems = _check_files(path, manifest, name, verify_key=signing.resolve_verify_key(verify_key))
         if problems:
@@ -660,9 +768,20 @@ def verify(name: str, versions_dir: Path | str | None = None, *, live_corpus_dig
     """Run :func:`load_version`'s checks, then re-check the content against the frozen
     corpus: document hashes, corpus digest, every span's offsets and text, qrels re-derived
     from the labels. ``live_corpus_digest`` (when given) adds a warning if the live corpus
-    has moved on. ``verify_key`` as for :func:`load_version`."""
-    path = _version_path(name, versions_dir)
-    manifest = _read_manifest(path)
+    has moved on. ``verify_key`` as for :func:`load_version`. A version in object storage is
+    downloaded whole into a temporary folder first (no cache): its remote files are re-hashed."""
+    name, versions_dir = split_version_url(name, versions_dir)
+    loc = _where(versions_dir)
+    if isinstance(loc, Path):
+        path = _version_path(name, loc)
+        return _verify_at(name, path, _read_manifest(path), live_corpus_digest, verify_key)
+    with tempfile.TemporaryDirectory(prefix="golden-verify-") as tmp:
+        path, manifest = _remote_copy(loc, name, Path(tmp) / name)
+        return _verify_at(name, path, manifest, live_corpus_digest, verify_key)
+
+
+def _verify_at(name: str, path: Path, manifest: dict[str, Any], live_corpus_digest: str | None,
+               verify_key: str | Path | None) -> VerifyReport:
     trusted = signing.resolve_verify_key(verify_key)
     problems, blocking = _cheap_checks(path, manifest, name, verify_key=trusted)
     warnings: list[str] = []
