@@ -1,0 +1,26 @@
+"""The store an API app serves: one handle per store per process (``annotator.context``), so
+the app and the API in one ``golden serve`` process share the one DuckDB connection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+
+from annotator import context, versioning
+from golden_store.db.store import Store
+
+
+def store_of(app: Any) -> Store:
+    return context.get_store(app.state.store_location, create=True)
+
+
+def store(request: Request) -> Store:
+    """Dependency: the served store."""
+    return store_of(request.app)
+
+
+def versions_dir(request: Request) -> Path:
+    """Dependency: the served store's versions folder."""
+    return versioning.versions_dir(store_of(request.app))
