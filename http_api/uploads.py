@@ -25,21 +25,22 @@ _CHUNK = 1 << 20
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def max_upload_bytes() -> int:
+def max_upload_mb() -> float:
+    """``GOLDEN_API_MAX_UPLOAD_MB`` (read per request, so an operator's change needs no code)."""
     raw = os.environ.get(ENV, "").strip()
     if not raw:
-        return DEFAULT_MAX_UPLOAD_MB << 20
+        return float(DEFAULT_MAX_UPLOAD_MB)
     try:
         mb = float(raw)
     except ValueError:
         raise GoldenError(f"{ENV}={raw!r} is not a number of megabytes (e.g. 512).") from None
     if mb <= 0:
         raise GoldenError(f"{ENV}={raw!r}: give a positive number of megabytes (e.g. 512).")
-    return int(mb * (1 << 20))
+    return mb
 
 
-def too_large_message(limit: int) -> str:
-    return (f"The upload is larger than the server's limit of {limit / (1 << 20):g} MB; split the file, or ask "
+def too_large_message(mb: float) -> str:
+    return (f"The upload is larger than the server's limit of {mb:g} MB; split the file, or ask "
             f"the operator to raise {ENV}.")
 
 
@@ -54,12 +55,13 @@ class UploadLimit:
         if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, send)
             return
-        limit = max_upload_bytes()
+        mb = max_upload_mb()
+        limit = int(mb * (1 << 20))
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > limit:
             from http_api.problems import problem
 
-            await problem(413, too_large_message(limit), instance=scope["path"], kind="upload-too-large")(
+            await problem(413, too_large_message(mb), instance=scope["path"], kind="upload-too-large")(
                 scope, receive, send)
             return
         seen = 0
@@ -71,7 +73,7 @@ class UploadLimit:
                 seen += len(message.get("body", b""))
                 if seen > limit:
                     # a Starlette HTTPException passes FastAPI's body parsing as it is
-                    raise HTTPException(413, too_large_message(limit))
+                    raise HTTPException(413, too_large_message(mb))
             return message
 
         await self.app(scope, counted, send)
