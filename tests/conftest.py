@@ -129,6 +129,11 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/golden_store/test_corpus_index.py::test_an_import_committed_without_its_index_update_is_repaired_on_open",
     "tests/golden_store/test_corpus_index.py::test_the_index_follows_imports_and_replacements",
     "tests/golden_store/test_runs.py",
+    "tests/http_api/test_serve_both.py",  # `golden serve` opens GOLDEN_DB's store (a subprocess)
+    # issue 28: `golden serve` opens the store at start-up now (the API and its background work)
+    "tests/annotator/test_serve.py::test_serve_with_no_account_listens_on_loopback_only",
+    "tests/annotator/test_serve.py::test_sigterm_to_serve_stops_the_server",
+    "tests/annotator/test_cli.py::test_serve_starts_the_app_on_localhost",
 )
 # Over ~5 s each unloaded (10-90 s on 2 cores shared with another suite run: --durations=40).
 # Each still runs in `make test`; `make check` leaves them out.
@@ -182,6 +187,7 @@ _SLOW: tuple[str, ...] = (
     "tests/app_pages/test_transcripts_page.py::test_review_flow_escaping_flywheel_and_adjudication",
     # issue 28 (HTTP API): 128 requests over loopback, freezes included, on each engine
     "tests/http_api/test_role_matrix.py",
+    "tests/http_api/test_serve_both.py",  # `golden serve` subprocess: Streamlit and the API
 )
 # Real-browser tests outside tests/test_browser*.py (they drive Chromium too).
 _BROWSER_ELSEWHERE: tuple[str, ...] = (
