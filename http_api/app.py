@@ -30,8 +30,9 @@ def create_app(store_location: str | None = None) -> FastAPI:
                   openapi_url=f"{PREFIX}/openapi.json", docs_url=f"{PREFIX}/docs", redoc_url=None)
     app.state.store_location = store_location or os.environ.get("GOLDEN_DB") or str(default_db_path())
     problems.install(app)
-    for r in (meta.router, imports.router, versions.router, results.router):
-        app.include_router(r, prefix=PREFIX)
+    app.include_router(meta.router, prefix=PREFIX)
+    for r in (imports.router, versions.router, results.router):
+        app.include_router(r, prefix=PREFIX, responses=problems.responses(401, 403, 404, 409, 413, 422, 429))
     # the last added is outermost: the token is checked before a byte of the body is read,
     # and a refusal for size is audited like any answer
     app.add_middleware(uploads.UploadLimit)

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from annotator.api_tokens import TokenRefused
@@ -34,6 +35,22 @@ STATUS_OF: tuple[tuple[type[Exception], int], ...] = (
     (PermissionDenied, 403),
     (errors.GoldenError, 400),
 )
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem document (served as ``application/problem+json``)."""
+    type: str
+    title: str
+    status: int
+    detail: str = Field(description="one sentence: what went wrong, where, and what to do (as the CLI says it)")
+    instance: str
+    problems: list[str] | None = Field(None, description="every problem found, for bad input (file/line/field)")
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for these error statuses, as problem documents."""
+    return {s: {"model": Problem, "description": HTTPStatus(s).phrase,
+                "content": {MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}} for s in statuses}
 
 
 class UploadTooLarge(errors.GoldenError):

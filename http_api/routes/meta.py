@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from annotator.identity import User
 from golden_store.db.store import Store
 from http_api.auth import caller
+from http_api.problems import responses
 from http_api.store import store
 
 router = APIRouter(tags=["meta"])
@@ -36,7 +37,7 @@ def health(s: Annotated[Store, Depends(store)]) -> Health:
                   engine=s.engine)
 
 
-@router.get("/me", response_model=Me, summary="The token's name and roles")
+@router.get("/me", response_model=Me, summary="The token's name and roles", responses=responses(401, 429))
 def me(user: Annotated[User, Depends(caller)]) -> Me:
     return Me(token=user.username.removeprefix("token:"), username=user.username,
               roles=sorted(r.value for r in user.roles))
