@@ -7,6 +7,7 @@ import os
 
 from fastapi import FastAPI
 
+from golden_store.db.store import Store
 from http_api import auth, problems, uploads
 from http_api.routes import imports, meta, results, versions
 
@@ -21,14 +22,18 @@ the same one sentence the CLI prints. Uploads are limited to `GOLDEN_API_MAX_UPL
 (default 512) and are all or nothing."""
 
 
-def create_app(store_location: str | None = None) -> FastAPI:
-    """The API on ``store_location`` (default ``GOLDEN_DB``, else ./golden.duckdb)."""
+def create_app(store_location: str | None = None, *, store: Store | None = None) -> FastAPI:
+    """The API on ``store_location`` (default ``GOLDEN_DB``, else ./golden.duckdb), through
+    the process's shared handle (``annotator.context``: one per store per process, shared
+    with the Streamlit app); ``store``: a handle of its own instead (an embedding program's,
+    or a test's that also runs CLI commands, which close the shared handles when they end)."""
     import golden_store
     from golden_store.core.paths import default_db_path
 
     app = FastAPI(title="Golden-set studio API", version=golden_store.__version__, description=DESCRIPTION,
                   openapi_url=f"{PREFIX}/openapi.json", docs_url=f"{PREFIX}/docs", redoc_url=None)
     app.state.store_location = store_location or os.environ.get("GOLDEN_DB") or str(default_db_path())
+    app.state.store = store
     problems.install(app)
     app.include_router(meta.router, prefix=PREFIX)
     for r in (imports.router, versions.router, results.router):

@@ -12,22 +12,24 @@ import time
 import uvicorn
 
 from annotator import background, context
+from golden_store.db.store import Store
 from http_api.app import create_app
 
 DEFAULT_PORT = 8600
 
 
-def config(store_location: str | None, host: str, port: int) -> uvicorn.Config:
+def config(store_location: str | None, host: str, port: int, store: Store | None = None) -> uvicorn.Config:
     # no proxy headers trusted by default: the audit's client address is the peer's
-    return uvicorn.Config(create_app(store_location), host=host, port=port, log_level="warning",
+    return uvicorn.Config(create_app(store_location, store=store), host=host, port=port, log_level="warning",
                           access_log=False, lifespan="off")
 
 
 class ThreadedServer:
     """uvicorn in a daemon thread; ``port`` is the bound one (useful with port 0)."""
 
-    def __init__(self, store_location: str | None, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.server = uvicorn.Server(config(store_location, host, port))
+    def __init__(self, store_location: str | None, host: str = "127.0.0.1", port: int = 0, *,
+                 store: Store | None = None) -> None:
+        self.server = uvicorn.Server(config(store_location, host, port, store))
         self.thread = threading.Thread(target=self.server.run, name="golden-api", daemon=True)
 
     def start(self, timeout_s: float = 30.0) -> ThreadedServer:

@@ -13,6 +13,11 @@ from golden_store.db.store import Store
 
 
 def store_of(app: Any) -> Store:
+    """The app's own handle when it was given one (``create_app(store=...)``), else the
+    process's handle for its location."""
+    own = getattr(app.state, "store", None)
+    if own is not None:
+        return own  # type: ignore[no-any-return]
     return context.get_store(app.state.store_location, create=True)
 
 

@@ -22,14 +22,17 @@ ROLES = ("annotator", "lead", "engineer", "reviewer", "admin")
 
 @pytest.fixture
 def api(store: Store) -> Iterator[str]:
-    """The API's base URL (``http://127.0.0.1:PORT/api/v1``) on this test's store."""
+    """The API's base URL (``http://127.0.0.1:PORT/api/v1``) on this test's store, through a
+    handle of its own: CLI commands run by the test close the process's shared handles."""
     from http_api.serving import ThreadedServer
 
-    server = ThreadedServer(os.environ["GOLDEN_DB"]).start()
+    own = Store.open(os.environ["GOLDEN_DB"])
+    server = ThreadedServer(os.environ["GOLDEN_DB"], store=own).start()
     try:
         yield f"http://127.0.0.1:{server.port}/api/v1"
     finally:
         server.stop()
+        own.close()
 
 
 @pytest.fixture
