@@ -7,6 +7,7 @@ the annotator function, whose ``require`` answers 403 for a role that may not.""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import Depends, Request
@@ -20,6 +21,7 @@ from golden_store.core.errors import GoldenError
 from http_api import problems
 from http_api.store import store_of
 
+_log = logging.getLogger("http_api")
 PREFIX = "/api/v1"
 OPEN_PATHS = frozenset({f"{PREFIX}/health", f"{PREFIX}/openapi.json", f"{PREFIX}/docs",
                         f"{PREFIX}/docs/oauth2-redirect"})
@@ -72,7 +74,10 @@ class TokenAuth:
         try:
             await self.app(scope, receive, send_recording)
         finally:
-            await run_in_threadpool(api_tokens.record_use, store, info, status=status.get("code", 500), **where)
+            try:
+                await run_in_threadpool(api_tokens.record_use, store, info, status=status.get("code", 500), **where)
+            except Exception:  # the answer has gone out; a lost audit row is logged, never hidden
+                _log.exception("could not audit %s %s by token %s", where["method"], where["path"], info.name)
 
 
 def caller(request: Request, _: HTTPAuthorizationCredentials | None = Depends(bearer)) -> User:

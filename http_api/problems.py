@@ -85,7 +85,7 @@ async def golden_problem(request: Request, exc: Exception) -> JSONResponse:
     headers = None
     if isinstance(exc, TokenRefused) and status == 401:
         headers = {"WWW-Authenticate": 'Bearer realm="golden"'}
-    retry = getattr(exc, "retry_after_s", None)
+    retry = getattr(exc, "retry_after_s", getattr(exc, "retry_after", None))
     if status == 429 and retry is not None:
         headers = {"Retry-After": str(max(1, int(float(retry) + 0.999)))}
     extra: dict[str, Any] = {}

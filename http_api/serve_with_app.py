@@ -27,10 +27,22 @@ def main(argv: list[str] | None = None) -> int:
     from annotator import background, context
     from http_api.serving import ThreadedServer
 
+    from golden_store.core.errors import GoldenError
+
     location = os.environ.get("GOLDEN_DB")
-    server = ThreadedServer(location, a.api_host, a.api_port).start()
+    try:
+        workers = background.start(context.get_store(location))
+    except GoldenError as exc:  # e.g. another process holds the DuckDB file
+        print(f"golden: {exc}", file=sys.stderr)
+        return 1
+    try:
+        server = ThreadedServer(location, a.api_host, a.api_port).start()
+    except RuntimeError:
+        background.stop(workers)
+        print(f"golden: the API could not listen on {a.api_host}:{a.api_port} (in use?); pick another with "
+              f"--api-port, or serve the app alone with --no-api.", file=sys.stderr)
+        return 1
     print(f"golden serve: API at http://{a.api_host}:{server.port}/api/v1 (docs at /api/v1/docs)", file=sys.stderr)
-    workers = background.start(context.get_store(location))
     # `python -m streamlit ...` run in this process (runpy, as the interpreter runs -m): the
     # API layer never uses Streamlit itself (tests/test_layering.py), it hands over the main thread
     sys.argv = ["streamlit", *streamlit_args]

@@ -189,6 +189,7 @@ _SLOW: tuple[str, ...] = (
     "tests/http_api/test_role_matrix.py",
     "tests/http_api/test_serve_both.py",  # `golden serve` subprocess: Streamlit and the API
     "tests/annotator/test_cli_remote.py::test_imports_freeze_verify_and_lists_run_remotely_as_locally",
+    "tests/http_api/test_uploads_and_versions.py::test_concurrent_requests_share_the_store",
 )
 # Real-browser tests outside tests/test_browser*.py (they drive Chromium too).
 _BROWSER_ELSEWHERE: tuple[str, ...] = (

@@ -115,8 +115,69 @@ def test_every_answered_request_is_audited_with_its_status(demo_store, api, toke
     httpx.get(f"{api}/me", headers=auth(tokens["engineer"]))
     httpx.get(f"{api}/agreement", headers=auth(tokens["engineer"]))  # 403
     httpx.get(f"{api}/me", headers=auth("gst_nope"))  # 401
-    uses = demo_store.read("SELECT token_id, method, path, status, outcome, client FROM api_token_uses ORDER BY created_at")
     info = next(t for t in api_tokens.list_tokens(demo_store, LOCAL_USER) if t.name == "t-engineer")
-    assert (info.token_id, "GET", "/api/v1/me", 200, "ok", "127.0.0.1") in uses
-    assert (info.token_id, "GET", "/api/v1/agreement", 403, "denied", "127.0.0.1") in uses
-    assert (None, "GET", "/api/v1/me", 401, "unknown", "127.0.0.1") in uses
+    expected = {(info.token_id, "GET", "/api/v1/me", 200, "ok", "127.0.0.1"),
+                (info.token_id, "GET", "/api/v1/agreement", 403, "denied", "127.0.0.1"),
+                (None, "GET", "/api/v1/me", 401, "unknown", "127.0.0.1")}
+    _wait_for_audit(demo_store, expected)
+
+
+def _wait_for_audit(store, expected: set) -> None:
+    """Each use is audited once its answer has gone out: wait for the rows (bounded)."""
+    import time
+
+    deadline = time.monotonic() + 30
+    while True:
+        uses = set(store.read("SELECT token_id, method, path, status, outcome, client FROM api_token_uses"))
+        if expected <= uses:
+            return
+        assert time.monotonic() < deadline, f"never audited: {expected - uses}"
+        time.sleep(0.05)
+
+
+def _without_audit(snapshot: dict) -> dict:
+    return {t: rows for t, rows in snapshot.items() if t not in ("api_token_uses", "api_tokens")}
+
+
+def test_transcripts_answers_and_queries_refused_midway_leave_the_store_unchanged(demo_store, api, tokens, tmp_path):
+    """Each importer behind the API is one transaction: a bad last line undoes the good ones."""
+    from tests.http_api.conftest import transcripts_file
+
+    t = transcripts_file(tmp_path, "ev-bad")
+    t.write_text(t.read_text() + '{"evaluation_id": "ev-bad", "query_id": "q002"}\n')
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text('{"query_id": "q001", "answer": "Twenty-five days."}\n'
+                       '{"query_id": "q002", "answer": "Ask HR."}\n{"query_id": "no-such-query", "answer": "x"}\n')
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"query_id": "n1", "text": "Where is the VPN guide?", "stratum": "lexical"}\n'
+                       '{"query_id": "n2", "text": "", "stratum": "lexical"}\n')
+    before = _without_audit(table_snapshot(demo_store))
+    h = auth(tokens["engineer"])
+    for endpoint, path, data in (("/transcripts", t, {}), ("/answers", answers, {"system": "bm25"}),
+                                 ("/queries", queries, {})):
+        r = httpx.post(f"{api}{endpoint}", headers=h, files={"file": (path.name, path.read_bytes())}, data=data)
+        assert r.status_code == 422, (endpoint, r.status_code, r.text)
+        assert path.name in r.json()["detail"] or any(path.name in p for p in r.json().get("problems", [])), r.text
+        assert _without_audit(table_snapshot(demo_store)) == before, endpoint
+
+
+def test_concurrent_requests_share_the_store(demo_store, api, tokens):
+    """Many callers at once on the one DuckDB handle (a CI fleet reading a manifest)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    freeze(demo_store, "v1")
+    h = auth(tokens["engineer"])
+
+    def get(i: int) -> int:
+        path = ("/versions/v1", "/pool", "/evaluations", "/me")[i % 4]
+        return httpx.get(f"{api}{path}", headers=h, timeout=60).status_code
+
+    with ThreadPoolExecutor(16) as pool:
+        codes = list(pool.map(get, range(64)))
+    assert codes == [200] * 64
+    import time
+
+    deadline = time.monotonic() + 30  # each use is audited once its answer has gone out
+    while demo_store.read("SELECT count(*) FROM api_token_uses WHERE status = 200")[0][0] < 64:
+        assert time.monotonic() < deadline, "a request was answered but never audited"
+        time.sleep(0.05)
