@@ -40,7 +40,8 @@ def test_golden_serve_answers_the_app_and_the_api_from_one_process(tmp_path):
         assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
         assert app == b"ok"
         health = json.loads(api or b"{}")
-        assert health["status"] == "ok" and health["engine"] == "duckdb"
+        engine = "postgresql" if os.environ["GOLDEN_DB"].startswith("postgres") else "duckdb"
+        assert health["status"] == "ok" and health["engine"] == engine
         # one process serves both (exec'd in place of golden serve: the same pid), loopback only
         assert not _descendants(proc.pid), "golden serve started a second process"
         assert _listening(port) == {"0100007F"} and _listening(api_port) == {"0100007F"}
