@@ -22,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m http_api.serve_with_app")
     p.add_argument("--api-host", default="127.0.0.1")
     p.add_argument("--api-port", type=int, required=True)
+    p.add_argument("--api-port-is-default", action="store_true",
+                   help="the port was not asked for (the app's + 1): if taken, serve the app alone, with a warning")
     a = p.parse_args(ours)
 
     from annotator import background, context
@@ -35,14 +37,19 @@ def main(argv: list[str] | None = None) -> int:
     except GoldenError as exc:  # e.g. another process holds the DuckDB file
         print(f"golden: {exc}", file=sys.stderr)
         return 1
+    server: ThreadedServer | None = None
     try:
         server = ThreadedServer(location, a.api_host, a.api_port).start()
+        print(f"golden serve: API at http://{a.api_host}:{server.port}/api/v1 (docs at /api/v1/docs)",
+              file=sys.stderr)
     except RuntimeError:
-        background.stop(workers)
-        print(f"golden: the API could not listen on {a.api_host}:{a.api_port} (in use?); pick another with "
-              f"--api-port, or serve the app alone with --no-api.", file=sys.stderr)
-        return 1
-    print(f"golden serve: API at http://{a.api_host}:{server.port}/api/v1 (docs at /api/v1/docs)", file=sys.stderr)
+        if not a.api_port_is_default:  # asked for: not serving it is an error
+            background.stop(workers)
+            print(f"golden: the API could not listen on {a.api_host}:{a.api_port} (in use?); pick another with "
+                  f"--api-port, or serve the app alone with --no-api.", file=sys.stderr)
+            return 1
+        print(f"golden serve: warning: the API could not listen on {a.api_host}:{a.api_port} (in use?), so the app "
+              f"is served without it; choose its port with --api-port.", file=sys.stderr)
     # `python -m streamlit ...` run in this process (runpy, as the interpreter runs -m): the
     # API layer never uses Streamlit itself (tests/test_layering.py), it hands over the main thread
     sys.argv = ["streamlit", *streamlit_args]
@@ -50,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         runpy.run_module("streamlit", run_name="__main__", alter_sys=True)
     finally:
         background.stop(workers)
-        server.stop()
+        if server is not None:
+            server.stop()
     return 0
 
 

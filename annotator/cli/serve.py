@@ -135,9 +135,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if getattr(args, "no_api", False):
         cmd = [sys.executable, "-m", "streamlit", *streamlit_args]
     else:
-        api_port = _api_port(getattr(args, "api_port", None), port + 1)
+        api_port = _api_port(getattr(args, "api_port", None), 0)
+        default = api_port == 0  # not asked for: the app's port + 1, and the app alone if that is taken
         # a module name, not an import: annotator never imports the HTTP layer (tests/test_layering.py)
-        cmd = [sys.executable, "-m", "http_api.serve_with_app", "--api-host", host, "--api-port", str(api_port),
+        cmd = [sys.executable, "-m", "http_api.serve_with_app", "--api-host", host,
+               "--api-port", str(port + 1 if default else api_port), *(["--api-port-is-default"] if default else []),
                "--", *streamlit_args]
     context.close_all()
     sys.stdout.flush()

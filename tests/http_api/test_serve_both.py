@@ -75,3 +75,44 @@ def test_golden_api_serves_the_api_alone_until_stopped(tmp_path):
     finally:
         proc.kill()
         proc.wait(timeout=30)
+
+
+def _serve_argv(monkeypatch, *args: str) -> list[str]:
+    """The command line `golden serve` would exec (the exec itself captured)."""
+    from annotator import cli
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(os, "execve", lambda exe, argv, environ: seen.append(list(argv)))
+    monkeypatch.setattr(cli.subprocess, "call", lambda argv, env=None: 0)  # what follows exec on non-POSIX
+    assert cli.main(["--db", os.environ["GOLDEN_DB"], "serve", *args]) == 0
+    return seen[0]
+
+
+def test_serve_puts_the_api_beside_the_app_unless_told_not_to(monkeypatch):
+    from annotator.cli import server_flags
+
+    argv = _serve_argv(monkeypatch, "--port", "8700")
+    assert argv[1:3] == ["-m", "http_api.serve_with_app"]
+    ours, streamlit = argv[3:argv.index("--")], argv[argv.index("--") + 1:]
+    assert ours == ["--api-host", "127.0.0.1", "--api-port", "8701", "--api-port-is-default"]
+    assert streamlit[:2] == ["run", streamlit[1]] and streamlit[1].endswith("streamlit_app.py")
+    assert streamlit[streamlit.index("--server.port") + 1] == "8700" and streamlit[-len(server_flags()):] == server_flags()
+    argv = _serve_argv(monkeypatch, "--port", "8700", "--api-port", "9000")
+    assert argv[argv.index("--api-port") + 1] == "9000" and "--api-port-is-default" not in argv
+    monkeypatch.setenv("GOLDEN_API_PORT", "9100")
+    assert _serve_argv(monkeypatch)[5:7] == ["--api-port", "9100"]
+    argv = _serve_argv(monkeypatch, "--no-api")
+    assert argv[1:4] == ["-m", "streamlit", "run"] and "http_api.serve_with_app" not in argv
+
+
+def test_an_api_port_asked_for_and_taken_is_an_error_naming_it(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        api_port = taken.getsockname()[1]
+        out = subprocess.run([str(GOLDEN), "serve", "--port", str(_free_port()), "--api-port", str(api_port)],
+                             env=dict(os.environ), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert f"the API could not listen on 127.0.0.1:{api_port}" in out.stderr and "--no-api" in out.stderr
