@@ -133,13 +133,19 @@ class Studio:
         """Every file of version ``name`` into ``dest_dir/name`` (created whole or not at all),
         each checked against the manifest's sha256; returns the version's folder. A folder
         already there with the same manifest is kept as it is."""
-        dest = Path(dest_dir) / name
+        from golden_store.versions import validate_name
+
+        dest = Path(dest_dir) / validate_name(name)
         raw_manifest = self._send("GET", f"/versions/{_seg(name)}/files/manifest.json").content
         if dest.exists():
             if (dest / "manifest.json").is_file() and (dest / "manifest.json").read_bytes() == raw_manifest:
                 return dest
             raise GoldenError(f"{dest} exists and holds another version's files; remove it or pick another folder.")
         files = json.loads(raw_manifest).get("files") or {}
+        odd = [f for f in files if not _plain_file_name(f)]
+        if odd:  # a server's manifest names files, never paths: nothing is written outside the folder
+            raise StudioError(f"Version {name!r}: the manifest names files that are not plain file names "
+                              f"({', '.join(map(repr, odd[:3]))}); nothing was downloaded.")
         dest.parent.mkdir(parents=True, exist_ok=True)
         part = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=dest.parent))
         try:
@@ -216,6 +222,10 @@ def _seg(name: str) -> str:
     from urllib.parse import quote
 
     return quote(name, safe="")
+
+
+def _plain_file_name(name: str) -> bool:
+    return bool(name) and name not in (".", "..") and not any(c in name for c in "/\\\x00")
 
 
 def _form_value(v: Any) -> Any:
