@@ -62,6 +62,9 @@ def test_compare_remotely_gives_the_gate_verdict_and_exit_status(demo_store, rem
     for e in ("base", "cand"):
         code, _, err = _run(capsys, "score", "--version", "v1", "--run", str(run), "-m", "nDCG@10", "--record", e)
         assert code == 0, err
+    for argv in (["evaluations"], ["--json", "evaluations"]):  # the recorded ones, as the Results page lists them
+        local_list = _run(capsys, *argv)
+        assert "base" in local_list[1] and _run(capsys, "--server", remote, *argv)[:2] == local_list[:2]
     local = _run(capsys, "compare", "base", "cand")
     code, out, _ = _run(capsys, "--server", remote, "compare", "base", "cand")
     assert (code, out) == local[:2]
@@ -89,3 +92,16 @@ def test_refusals_and_commands_without_a_remote_form(demo_store, remote, tokens,
     monkeypatch.setenv("GOLDEN_SERVER", remote)  # the environment's server, no flag
     code, out, _ = _run(capsys, "versions", "--token-file", str(token_file))
     assert code == 0 and out.startswith("No frozen versions yet")
+
+
+def test_agreement_figures_remotely_as_locally(demo_store, remote, tokens, tmp_path, capsys):  # noqa: F811
+    from tests.golden_store.test_judge_labels_frozen import grade
+
+    for i, (a, b) in enumerate([(3, 3), (2, 3), (0, 0), (1, 2), (3, 2), (0, 1)]):
+        grade(demo_store, f"q{i + 1:03d}", "annual-leave", 0, 40, a, "ann")
+        grade(demo_store, f"q{i + 1:03d}", "annual-leave", 0, 40, b, "bob")
+    lead = tmp_path / "lead-token"
+    lead.write_text(tokens["lead"])
+    local = _run(capsys, "agreement")
+    assert "6 items graded by 2+ of 2 annotators" in local[1] and "ann x bob: n=6" in local[1]
+    assert _run(capsys, "--server", remote, "--token-file", str(lead), "agreement")[:2] == local[:2]
