@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from annotator import versioning
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store.core.errors import GoldenError
-from golden_store.db.store import Store, versions_dir_for
+from golden_store.db.store import Store
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def score_and_record(store: Store, user: User, *, evaluation_id: str, version: s
     from golden_store.scoring import evaluate, read_run
     from golden_store.versions import load_version
 
-    gs = load_version(version, versions_dir_for(store.path))
+    gs = load_version(version, versioning.versions_dir(store))
     label = name or str(run_path)
     fmt = fmt or ("jsonl" if label.lower().endswith(".jsonl") else "trec")
     run: Any
