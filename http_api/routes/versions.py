@@ -18,6 +18,7 @@ from annotator import versioning
 from annotator.identity import User
 from golden_store.core.errors import NotFoundError
 from golden_store.db.store import Store
+from golden_store.versions import thaw
 from http_api.auth import caller
 from http_api.shapes import jsonable
 from http_api.store import store, versions_dir
@@ -67,16 +68,10 @@ async def freeze(body: FreezeRequest, s: TheStore, user: Caller) -> dict[str, An
     def run() -> dict[str, Any]:
         res = versioning.freeze(s, user, body.name, note=body.note, hit_rule=body.hit_rule)
         m = res.manifest
-        return {"name": res.name, "manifest": jsonable(versioning_thaw(m)),
+        return {"name": res.name, "manifest": jsonable(thaw(m)),
                 "notes": [*versioning.left_out(m), *versioning.judge_label_lines(m)]}
 
     return await run_in_threadpool(run)
-
-
-def versioning_thaw(m: Any) -> Any:
-    from golden_store.versions import thaw
-
-    return thaw(m)
 
 
 @router.get("/versions/{name}/verify", summary="Re-hash a version and re-check it against its corpus")
