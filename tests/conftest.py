@@ -135,6 +135,11 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/annotator/test_webhooks_cli.py::test_the_webhooks_commands",
     "tests/annotator/test_judgments_import.py::test_the_cli_imports_lists_and_retracts",  # issue 28 (judg)
     "tests/app_pages/test_judgments_pool_page.py",  # issue 28 (judg)
+    "tests/http_api/test_serve_both.py",  # `golden serve` opens GOLDEN_DB's store (a subprocess)
+    # issue 28: `golden serve` opens the store at start-up now (the API and its background work)
+    "tests/annotator/test_serve.py::test_serve_with_no_account_listens_on_loopback_only",
+    "tests/annotator/test_serve.py::test_sigterm_to_serve_stops_the_server",
+    "tests/annotator/test_cli.py::test_serve_starts_the_app_on_localhost",
 )
 # Over ~5 s each unloaded (10-90 s on 2 cores shared with another suite run: --durations=40).
 # Each still runs in `make test`; `make check` leaves them out.
@@ -190,6 +195,11 @@ _SLOW: tuple[str, ...] = (
     "tests/app_pages/test_users_tokens.py::test_a_created_tokens_secret_is_shown_once_and_not_after_a_rerun",
     # issue 28 (webhooks): two `golden webhooks deliver --loop` subprocesses, one killed mid-send
     "tests/annotator/test_webhooks_restart.py",
+    # issue 28 (HTTP API): 128 requests over loopback, freezes included, on each engine
+    "tests/http_api/test_role_matrix.py",
+    "tests/http_api/test_serve_both.py",  # `golden serve` subprocess: Streamlit and the API
+    "tests/annotator/test_cli_remote.py::test_imports_freeze_verify_and_lists_run_remotely_as_locally",
+    "tests/http_api/test_uploads_and_versions.py::test_concurrent_requests_share_the_store",
 )
 # Real-browser tests outside tests/test_browser*.py (they drive Chromium too).
 _BROWSER_ELSEWHERE: tuple[str, ...] = (

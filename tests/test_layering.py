@@ -145,11 +145,13 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "live": frozenset({"core", "db", "corpus", "scoring"}),
     "freezing": frozenset({"core", "db", "corpus", "scoring", "versions", "live"}),
     "offline_resolution": frozenset({"core", "db", "corpus", "scoring", "versions", "live"}),
+    # the HTTP API's client (issue 28): talks HTTP, opens downloaded versions; no store, no driver
+    "client": frozenset({"core", "versions"}),
     # golden_store/__init__.py: the public face (load_version, Store, canonical_text, ...)
     "": frozenset({"core", "db", "corpus", "scoring", "versions", "live", "freezing", "offline_resolution"}),
 }
 # below live, no database driver at all (db is where the drivers are)
-NO_DRIVER_ROOMS = ("core", "scoring", "versions", "corpus")
+NO_DRIVER_ROOMS = ("core", "scoring", "versions", "corpus", "client")
 DRIVERS = ("duckdb", "psycopg", "psycopg_pool")
 OUTSIDE = ("annotator", "app_pages", "streamlit")
 

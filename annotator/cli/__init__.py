@@ -17,6 +17,7 @@ import sys
 from annotator.cli import (
     api, corpus, judgments, nuggets_answers, rounds, runs_pool, scoring, serve, spans, store_admin, tokens,
     transcripts, users, versions, webhooks)
+from annotator.cli import remote
 from annotator.cli.common import context
 from annotator.cli.scoring import _numpy_for_scoring
 from annotator.cli.serve import DEFAULT_PORT, SERVER_OPTIONS, _serve_location, server_flags
@@ -35,6 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--db", default=argparse.SUPPRESS,
                         help="store file (default: $GOLDEN_DB or ./golden.duckdb)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print data as JSON")
+    common.add_argument("--server", metavar="URL", default=argparse.SUPPRESS,
+                        help="run the command on a studio's HTTP API (default: $GOLDEN_SERVER); the token comes "
+                             "from $GOLDEN_TOKEN or --token-file")
+    common.add_argument("--token-file", metavar="PATH", default=argparse.SUPPRESS,
+                        help="read the API token from this file's first line (instead of $GOLDEN_TOKEN)")
 
     p = argparse.ArgumentParser(
         prog="golden", parents=[common],
@@ -72,7 +78,10 @@ def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     args.db = getattr(args, "db", None)
     args.json = getattr(args, "json", False)
+    server = remote.server_of(args)
     try:
+        if server:  # --server / GOLDEN_SERVER: the command runs on the studio's API (annotator/cli/remote.py)
+            return remote.run(args, server)
         return int(args.func(args) or 0)
     except GoldenError as exc:
         print(f"golden: {exc}", file=sys.stderr)
@@ -81,5 +90,5 @@ def _main(argv: list[str] | None) -> int:
         print("golden: interrupted", file=sys.stderr)
         return 130
     finally:
-        if "annotator.context" in sys.modules:  # only a command that opened the store imported it
+        if "annotator.context" in sys.modules and not server:  # only a local command opens a store
             context.close_all()

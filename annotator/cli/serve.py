@@ -91,25 +91,56 @@ def _serve_port(flag: int | None) -> int:
     return int(raw)
 
 
+def _served_host(host: str, db: str, what: str) -> str:
+    """``host``, or 127.0.0.1 when the store has no account yet (single-user mode: the app
+    grants admin to whoever reaches it), said on stderr."""
+    if host not in ("127.0.0.1", "localhost", "::1") and not _has_accounts(db):
+        print(f"golden: no accounts yet (single-user mode), so the {what} listens on 127.0.0.1 only, not {host}; "
+              "add an account (golden users add NAME --role admin) to serve other machines.", file=sys.stderr)
+        return "127.0.0.1"
+    return host
+
+
+def _api_port(flag: int | None, default: int) -> int:
+    """--api-port / --port of `golden api`, else $GOLDEN_API_PORT, else ``default``."""
+    if flag is not None:
+        return flag
+    raw = os.environ.get("GOLDEN_API_PORT", "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise GoldenError(f"GOLDEN_API_PORT={raw!r} is not a port number (1-65535).")
+    return int(raw)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run Streamlit in place of this process (exec), so a signal to `golden serve` reaches
     the server itself: no orphan keeps serving and holding the store lock. With no account
     the app is in single-user mode (admin for whoever reaches it), so it listens on
-    127.0.0.1 only, whatever --host says."""
+    127.0.0.1 only, whatever --host says.
+
+    The HTTP API (issue 28) is served by the same process, on --api-port (default the app's
+    port + 1): a DuckDB file has one owner. The process exec'd is then
+    ``python -m http_api.serve_with_app`` (the API in a thread, Streamlit's CLI in the main
+    thread); ``--no-api`` execs Streamlit alone, as before."""
     entry = _app_entry()
     if entry is None or not entry.exists():
         raise GoldenError("The app is not installed (package app_pages is missing); reinstall with pip install -e .")
     db = _serve_location(args.db)
-    host = args.host
-    if host not in ("127.0.0.1", "localhost", "::1") and not _has_accounts(db):
-        print(f"golden: no accounts yet (single-user mode), so the app listens on 127.0.0.1 only, not {host}; "
-              "add an account (golden users add NAME --role admin) to serve other machines.", file=sys.stderr)
-        host = "127.0.0.1"
+    host = _served_host(args.host, db, "app")
     port = _serve_port(args.port)
     env = dict(os.environ, GOLDEN_DB=db)
-    cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.port", str(port),
-           "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
-           *server_flags()]
+    streamlit_args = ["run", str(entry), "--server.port", str(port), "--server.address", host,
+                      "--server.headless", "true", "--browser.gatherUsageStats", "false", *server_flags()]
+    if getattr(args, "no_api", False):
+        cmd = [sys.executable, "-m", "streamlit", *streamlit_args]
+    else:
+        api_port = _api_port(getattr(args, "api_port", None), 0)
+        default = api_port == 0  # not asked for: the app's port + 1, and the app alone if that is taken
+        # a module name, not an import: annotator never imports the HTTP layer (tests/test_layering.py)
+        cmd = [sys.executable, "-m", "http_api.serve_with_app", "--api-host", host,
+               "--api-port", str(port + 1 if default else api_port), *(["--api-port-is-default"] if default else []),
+               "--", *streamlit_args]
     context.close_all()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -129,3 +160,7 @@ def register(sub: Any, add: Any) -> None:
     sv.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1: with no accounts the app grants admin "
                          "to whoever reaches it; add accounts before serving on 0.0.0.0)")
+    sv.add_argument("--api-port", type=int, default=None,
+                    help="port of the HTTP API served by the same process (default: $GOLDEN_API_PORT, else the "
+                         "app's port + 1)")
+    sv.add_argument("--no-api", action="store_true", help="serve the app only, without the HTTP API")

@@ -1,0 +1,211 @@
+"""`golden --server URL ...`: the same commands against a studio's HTTP API (issue 28), through
+:class:`golden_store.client.Studio`, with the local commands' output. The token comes from
+``GOLDEN_TOKEN`` or ``--token-file`` (never a flag's value: it would land in shell history).
+A command with no remote form says so in one sentence."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from annotator.cli.common import _print_json
+from golden_store.core.errors import GoldenError
+
+Remote = Callable[[argparse.Namespace, Any], int]
+
+
+def server_of(args: argparse.Namespace) -> str | None:
+    return (getattr(args, "server", None) or os.environ.get("GOLDEN_SERVER", "")).strip() or None
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    path = getattr(args, "token_file", None)
+    if path:
+        try:
+            text = Path(path).read_text("utf-8").strip()
+        except OSError as exc:
+            raise GoldenError(f"--token-file {path}: cannot read it ({exc.strerror or exc}).") from None
+        if not text:
+            raise GoldenError(f"--token-file {path} is empty; put the token (gst_...) on its first line.")
+        return text.splitlines()[0].strip()
+    return os.environ.get("GOLDEN_TOKEN", "").strip() or None
+
+
+def run(args: argparse.Namespace, server: str) -> int:
+    """Run ``args``' command on ``server``, or refuse one that has no remote form."""
+    handler = HANDLERS.get(args.func.__name__)
+    if handler is None:
+        name = " ".join(w for w in (args.command, *(getattr(args, k, None) for k in _SUBCOMMANDS)) if w)
+        raise GoldenError(f"golden {name} has no remote form: run it on the studio's machine, without --server "
+                          f"(and with GOLDEN_SERVER unset).")
+    from golden_store.client import Studio
+
+    with Studio(server, _token(args)) as studio:
+        return handler(args, studio)
+
+
+_SUBCOMMANDS = ("runs_cmd", "transcripts_cmd", "answers_cmd", "queries_cmd", "pool_cmd", "results_cmd",
+                "rounds_cmd", "nuggets_cmd", "corpus_cmd", "strata_cmd", "users_cmd", "tokens_cmd",
+                "webhooks_cmd", "judgments_cmd")
+
+
+def _refuse_options(args: argparse.Namespace, command: str, *names: str) -> None:
+    given = [n for n in names if getattr(args, n, None)]
+    if given:
+        flags = ", ".join("--" + n.replace("_", "-") for n in given)
+        raise GoldenError(f"golden {command} {flags} has no remote form; drop it, or run the command on the studio's "
+                          f"machine.")
+
+
+# ---- the commands ----------------------------------------------------------------------------
+
+
+def runs_import(args: argparse.Namespace, studio: Any) -> int:
+    rep = studio.import_run(args.file, args.system, args.format, replace=args.replace, skip_unknown=args.skip_unknown)
+    _print_json(rep) if args.json else print(rep["summary"])
+    return 0
+
+
+def transcripts_import(args: argparse.Namespace, studio: Any) -> int:
+    rep = studio.import_transcripts(args.file)
+    _print_json(rep) if args.json else print(rep["summary"])
+    return 0
+
+
+def answers_import(args: argparse.Namespace, studio: Any) -> int:
+    rep = studio.import_answers(args.file, args.system, replace=args.replace)
+    _print_json(rep) if args.json else print(rep["summary"])
+    return 0
+
+
+def queries_import(args: argparse.Namespace, studio: Any) -> int:
+    rep = studio.import_queries(args.file, update=args.update)
+    _print_json({k: v for k, v in rep.items() if k != "summary"}) if args.json else print(rep["summary"])
+    return 0
+
+
+def versions(args: argparse.Namespace, studio: Any) -> int:
+    rows = studio.versions()
+    if args.json:  # the lines below are cmd_versions' (annotator/cli/versions.py)
+        _print_json(rows)
+    elif not rows:
+        print("No frozen versions yet. Create one with: golden freeze NAME")
+    else:
+        for r in rows:
+            if r.get("error"):
+                print(f"{r['name']:<20} ERROR {r['error']}")
+            else:
+                print(f"{r['name']:<20} {r['built_at']}  {r['n_queries']!s:>6} queries  "
+                      f"{str(r['data_digest'])[:19]}  {'signed  ' if r.get('signed') else ''}{r['note'] or ''}")
+    return 0
+
+
+def freeze(args: argparse.Namespace, studio: Any) -> int:
+    if args.sign:
+        raise GoldenError("golden freeze --sign has no remote form: the private key stays on the machine that holds "
+                          "it; freeze on the studio's machine to sign.")
+    res = studio.freeze(args.name, note=args.note or "", hit_rule=args.hit_rule)
+    m = res["manifest"]
+    if args.json:
+        _print_json({"name": res["name"], "manifest": m})
+        return 0
+    print(f"Frozen {res['name']} on {studio.url}: {m['n_queries']} queries, {m['n_spans']} spans, "
+          f"{m['n_judgments']} judgments; data_digest {m['data_digest']}")
+    for line in res["notes"]:
+        print(line)
+    return 0
+
+
+def verify(args: argparse.Namespace, studio: Any) -> int:
+    if args.name is None:
+        raise GoldenError("golden verify with no NAME (the live store's labels) has no remote form; give a version "
+                          "name, or run it on the studio's machine.")
+    _refuse_options(args, "verify", "key")
+    rep = studio.verify(args.name)
+    if args.json:
+        _print_json(rep)
+    elif rep["ok"]:
+        checked = ", ".join(f"{n} {k}" for k, n in rep["checked"].items() if k != "signature")
+        print(f"{rep['name']}: OK (all file hashes match; re-checked {checked})")
+    else:
+        print(f"{rep['name']}: FAILED verification", file=sys.stderr)
+        for p in rep["problems"]:
+            print(f"  - {p}", file=sys.stderr)
+    if not args.json:
+        for w in rep["warnings"]:
+            print(f"warning: {w}", file=sys.stderr)
+    return 0 if rep["ok"] else 1
+
+
+def pool_status(args: argparse.Namespace, studio: Any) -> int:
+    rep = studio.pool_status(args.k)
+    if args.json:  # the lines below are cmd_pool_status' (annotator/cli/runs_pool.py)
+        _print_json(rep)
+        return 0
+    for system, e in rep["runs"].items():
+        extra = f"  AP {e['ap']:.3f} vs Bpref {e['bpref']:.3f}" if "ap" in e else ""
+        at_k = f"  graded@{rep['k']} {e['graded_at_' + str(rep['k'])]:.3f}" if rep["k"] != 10 else ""
+        print(f"{system}: graded@10 {e['graded_at_10']:.3f}{at_k}  "
+              f"{e['queries_below_threshold']}/{e['queries']} queries below {rep['threshold']}{extra}")
+    if not rep["runs"]:
+        print("No runs imported yet.")
+    return 0
+
+
+def agreement(args: argparse.Namespace, studio: Any) -> int:
+    rep = studio.agreement(args.round)
+    if args.json:  # as the local --json (the API adds the bar's description, for the line below)
+        _print_json({**rep, "bar": {k: v for k, v in rep["bar"].items() if k != "describe"}})
+        return 0
+    if not rep["n_units"]:
+        print("No item has been graded by two annotators yet.")
+        return 0
+
+    def f(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    print(f"{rep['n_units']} items graded by 2+ of {len(rep['annotators'])} annotators")
+    print(f"kappa binary {f(rep['kappa_binary'])} ({rep['reading_binary']})  "
+          f"kappa graded unweighted {f(rep['kappa_unweighted'])} ({rep['reading_unweighted']})  "
+          f"linear {f(rep['kappa_graded'])} ({rep['reading_graded']})  "
+          f"quadratic {f(rep['kappa_quadratic'])}  "
+          f"alpha ordinal {f(rep['alpha_ordinal'])}  raw {f(rep['raw_agreement'])}")
+    print(f"bar ({rep['bar'].get('describe', '')}): {rep['bar']['text']}")
+    for p in rep["pairs"]:
+        print(f"  {p['annotator_a']} x {p['annotator_b']}: n={p['n_items']} kappa_binary={p['kappa_binary']:.3f} "
+              f"unweighted={p['kappa_unweighted']:.3f} linear={p['kappa_linear']:.3f} "
+              f"quadratic={p['kappa_quadratic']:.3f} raw={p['raw_agreement']:.3f}")
+    return 0
+
+
+def evaluations(args: argparse.Namespace, studio: Any) -> int:
+    from annotator.cli.api import print_evaluations
+
+    print_evaluations(studio.evaluations(), as_json=args.json)
+    return 0
+
+
+def compare(args: argparse.Namespace, studio: Any) -> int:
+    _refuse_options(args, "compare", "held_out_only", "tier", "by", "since")
+    c = studio.compare(args.a, args.b, measures=args.measure, min_meaningful=args.min_meaningful,
+                       correction=args.correction)
+    if args.json:
+        _print_json({k: v for k, v in c.items() if k not in ("text", "gate")})
+    else:
+        print(c["text"])
+        print(f"labels: {args.a} {c['labels'][args.a]}; {args.b} {c['labels'][args.b]}")
+        for n in c["notes"]:
+            print(f"warning: {n}", file=sys.stderr)
+    return 1 if c["gate"] == "FAIL" else 0
+
+
+HANDLERS: dict[str, Remote] = {
+    "cmd_runs_import": runs_import, "cmd_transcripts_import": transcripts_import,
+    "cmd_answers_import": answers_import, "cmd_queries_import": queries_import, "cmd_versions": versions,
+    "cmd_freeze": freeze, "cmd_verify": verify, "cmd_pool_status": pool_status, "cmd_agreement": agreement,
+    "cmd_evaluations": evaluations, "cmd_compare": compare,
+}

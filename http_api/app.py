@@ -1,0 +1,45 @@
+"""The API's application: ``create_app(store_location)`` for ``golden api``, ``golden serve``
+(beside the Streamlit app, in one process) and the tests (uvicorn on a loopback port)."""
+
+from __future__ import annotations
+
+import os
+
+from fastapi import FastAPI
+
+from golden_store.db.store import Store
+from http_api import auth, problems, uploads
+from http_api.routes import imports, meta, results, versions
+
+PREFIX = auth.PREFIX
+DESCRIPTION = """The golden-set studio's HTTP API: import runs, transcripts, answers and queries;
+list, fetch, freeze and verify versions; pool status, agreement and evaluation results.
+
+Every endpoint but `/health` needs `Authorization: Bearer <token>` (an admin makes one with
+`golden tokens create NAME --role engineer`); the token's roles decide what it may do, as in
+the app. Errors are RFC 9457 problem documents (`application/problem+json`) whose `detail` is
+the same one sentence the CLI prints. Uploads are limited to `GOLDEN_API_MAX_UPLOAD_MB`
+(default 512) and are all or nothing."""
+
+
+def create_app(store_location: str | None = None, *, store: Store | None = None) -> FastAPI:
+    """The API on ``store_location`` (default ``GOLDEN_DB``, else ./golden.duckdb), through
+    the process's shared handle (``annotator.context``: one per store per process, shared
+    with the Streamlit app); ``store``: a handle of its own instead (an embedding program's,
+    or a test's that also runs CLI commands, which close the shared handles when they end)."""
+    import golden_store
+    from golden_store.core.paths import default_db_path
+
+    app = FastAPI(title="Golden-set studio API", version=golden_store.__version__, description=DESCRIPTION,
+                  openapi_url=f"{PREFIX}/openapi.json", docs_url=f"{PREFIX}/docs", redoc_url=None)
+    app.state.store_location = store_location or os.environ.get("GOLDEN_DB") or str(default_db_path())
+    app.state.store = store
+    problems.install(app)
+    app.include_router(meta.router, prefix=PREFIX)
+    for r in (imports.router, versions.router, results.router):
+        app.include_router(r, prefix=PREFIX, responses=problems.responses(401, 403, 404, 409, 413, 422, 429))
+    # the last added is outermost: the token is checked before a byte of the body is read,
+    # and a refusal for size is audited like any answer
+    app.add_middleware(uploads.UploadLimit)
+    app.add_middleware(auth.TokenAuth)
+    return app

@@ -1,0 +1,132 @@
+"""RFC 9457 problem documents: every error the API answers, with the same one-sentence
+message the CLI prints (``str(exc)`` of the annotator's :class:`GoldenError`), never a
+stack trace. The status comes from the error's class, so a new error kind is mapped here once."""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from annotator.api_tokens import TokenRefused
+from annotator.roles import PermissionDenied
+from golden_store.core import errors
+
+MEDIA_TYPE = "application/problem+json"
+TYPE_BASE = "https://golden-studio.dev/problems/"
+_log = logging.getLogger("http_api")
+
+# most specific first: VersionExistsError before GoldenError, OptionRequiredError before ValidationError
+STATUS_OF: tuple[tuple[type[Exception], int], ...] = (
+    (errors.OptionRequiredError, 409),
+    (errors.ValidationError, 422),
+    (errors.NotFoundError, 404),
+    (errors.VersionExistsError, 409),
+    (errors.VerificationError, 409),
+    (errors.StoreLockedError, 503),
+    (errors.StoreSchemaError, 503),
+    (PermissionDenied, 403),
+    (errors.GoldenError, 400),
+)
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem document (served as ``application/problem+json``)."""
+    type: str
+    title: str
+    status: int
+    detail: str = Field(description="one sentence: what went wrong, where, and what to do (as the CLI says it)")
+    instance: str
+    problems: list[str] | None = Field(None, description="every problem found, for bad input (file/line/field)")
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for these error statuses, as problem documents."""
+    return {s: {"model": Problem, "description": HTTPStatus(s).phrase,
+                "content": {MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}} for s in statuses}
+
+
+class UploadTooLarge(errors.GoldenError):
+    """An upload past ``GOLDEN_API_MAX_UPLOAD_MB`` (HTTP 413)."""
+
+
+def status_of(exc: Exception) -> int:
+    if isinstance(exc, TokenRefused):
+        return exc.status
+    if isinstance(exc, UploadTooLarge):
+        return 413
+    return next((s for cls, s in STATUS_OF if isinstance(exc, cls)), 500)
+
+
+def problem(status: int, detail: str, *, instance: str, kind: str | None = None,
+            headers: Mapping[str, str] | None = None, **extra: Any) -> JSONResponse:
+    """One problem document. ``type`` names the kind (a stable slug a client may switch on)."""
+    title = HTTPStatus(status).phrase
+    slug = kind or title.lower().replace(" ", "-").replace("'", "")
+    body = {"type": TYPE_BASE + slug, "title": title, "status": status, "detail": detail, "instance": instance,
+            **extra}
+    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+
+
+def _kind(exc: Exception) -> str:
+    name = type(exc).__name__
+    return "".join("-" + c.lower() if c.isupper() else c for c in name).lstrip("-").removesuffix("-error")
+
+
+async def golden_problem(request: Request, exc: Exception) -> JSONResponse:
+    status = status_of(exc)
+    headers = None
+    if isinstance(exc, TokenRefused) and status == 401:
+        headers = {"WWW-Authenticate": 'Bearer realm="golden"'}
+    retry = getattr(exc, "retry_after_s", getattr(exc, "retry_after", None))
+    if status == 429 and retry is not None:
+        headers = {"Retry-After": str(max(1, int(float(retry) + 0.999)))}
+    extra: dict[str, Any] = {}
+    problems = getattr(exc, "problems", None)
+    if problems:
+        extra["problems"] = list(problems)
+    return problem(status, str(exc), instance=request.url.path, kind=_kind(exc), headers=headers, **extra)
+
+
+async def _validation(request: Request, exc: Exception) -> JSONResponse:
+    """A request that does not fit the endpoint: name the field and what it needs."""
+    assert isinstance(exc, RequestValidationError)
+    parts = []
+    for e in exc.errors():
+        loc = [str(x) for x in e.get("loc", ()) if x not in ("body", "query", "path", "header")]
+        field = ".".join(loc) or "request"
+        parts.append(f"{field}: {e.get('msg', 'invalid')}")
+    detail = "The request's " + "; ".join(parts) + "." if parts else "The request is not valid."
+    return problem(422, detail, instance=request.url.path, kind="request-validation")
+
+
+async def _http(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
+    if exc.status_code == 404 and detail == "Not Found":
+        detail = f"There is no endpoint {request.method} {request.url.path}; see /api/v1/docs."
+    elif exc.status_code == 405:
+        detail = f"{request.method} is not allowed on {request.url.path}; see /api/v1/docs."
+    kind = "upload-too-large" if exc.status_code == 413 else None
+    return problem(exc.status_code, detail, instance=request.url.path, kind=kind, headers=exc.headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    """A bug: logged with its traceback on the server, one sentence to the caller."""
+    _log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return problem(500, "The server met an unexpected error; the studio's log has the details.",
+                   instance=request.url.path)
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(errors.GoldenError, golden_problem)
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(StarletteHTTPException, _http)
+    app.add_exception_handler(Exception, _unexpected)

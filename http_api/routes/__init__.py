@@ -1,0 +1,1 @@
+"""The API's endpoints by area; each a thin call into ``annotator`` as the caller's token."""

@@ -1,0 +1,86 @@
+"""Imports: runs, transcripts, answers, queries. Each upload is size-limited as it arrives
+(:mod:`http_api.uploads`), then handed to the annotator importer the CLI uses, which is all
+or nothing (one transaction): a refused file leaves the store as it was."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, File, Form, UploadFile
+from starlette.concurrency import run_in_threadpool
+
+from annotator.identity import User
+from golden_store.db.store import Store
+from http_api.auth import caller
+from http_api.store import store
+from http_api.uploads import saved
+
+router = APIRouter(tags=["imports"])
+
+Caller = Annotated[User, Depends(caller)]
+TheStore = Annotated[Store, Depends(store)]
+
+
+@router.post("/runs", status_code=201, summary="Import a system's TREC or JSONL passage run (all or nothing)")
+async def import_run(s: TheStore, user: Caller, file: Annotated[UploadFile, File()],
+                     system: Annotated[str, Form()],
+                     fmt: Annotated[Literal["trec", "jsonl"] | None, Form()] = None,
+                     replace: Annotated[bool, Form()] = False,
+                     skip_unknown: Annotated[bool, Form()] = False) -> dict[str, Any]:
+    from annotator import runs_import
+
+    def run() -> dict[str, Any]:
+        with saved(file, "run.txt") as (path, name):
+            rep = runs_import.import_run_file(s, user, path, system, fmt, replace=replace,
+                                              skip_unknown=skip_unknown, name=name)
+        return {"system": rep.system, "n_results": rep.n_results, "fmt": rep.fmt,
+                "skipped_lines": rep.skipped_lines, "skipped_queries": list(rep.skipped_queries),
+                "summary": rep.summary()}
+
+    return await run_in_threadpool(run)
+
+
+@router.post("/transcripts", status_code=201, summary="Import evaluation transcripts (JSONL, all or nothing)")
+async def import_transcripts(s: TheStore, user: Caller, file: Annotated[UploadFile, File()]) -> dict[str, Any]:
+    from annotator import transcripts
+
+    def run() -> dict[str, Any]:
+        with saved(file, "transcripts.jsonl") as (path, name):
+            n = transcripts.import_file(s, user, path, name=name)
+        return {"imported": n, "summary": f"Imported {n} transcript(s)."}
+
+    return await run_in_threadpool(run)
+
+
+@router.post("/answers", status_code=201, summary="Import a system's answers (JSONL, all or nothing)")
+async def import_answers(s: TheStore, user: Caller, file: Annotated[UploadFile, File()],
+                         system: Annotated[str, Form()],
+                         replace: Annotated[bool, Form()] = False) -> dict[str, Any]:
+    from annotator import nuggets
+
+    def run() -> dict[str, Any]:
+        with saved(file, "answers.jsonl") as (path, name):
+            n = nuggets.import_answers(s, user, str(path), system, replace=replace, name=name)
+        return {"imported": n, "system": system, "summary": f"Imported {n} answer(s) of {system!r}."}
+
+    return await run_in_threadpool(run)
+
+
+@router.post("/queries", status_code=201, summary="Import queries from CSV or JSONL (all or nothing)")
+async def import_queries(s: TheStore, user: Caller, file: Annotated[UploadFile, File()],
+                         update: Annotated[bool, Form()] = False) -> dict[str, Any]:
+    from annotator import query_editing
+    from golden_store.core import textin
+    from golden_store.core.errors import ValidationError
+
+    def run() -> dict[str, Any]:
+        with saved(file, "queries.jsonl") as (path, name):
+            try:
+                data = textin.read_file(path, name)
+            except ValidationError as exc:
+                raise ValidationError(f"Query import refused: {exc}") from None
+            res = query_editing.import_file(s, user, name, data, update=update)
+        return {**res, "summary": f"Queries: {res['added']} added, {res['updated']} updated, "
+                                  f"{res['unchanged']} unchanged."}
+
+    return await run_in_threadpool(run)

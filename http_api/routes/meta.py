@@ -1,0 +1,43 @@
+"""Health (no token: a load balancer's probe) and who the token is."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel
+
+from annotator.identity import User
+from golden_store.db.store import Store
+from http_api.auth import caller
+from http_api.problems import responses
+from http_api.store import store
+
+router = APIRouter(tags=["meta"])
+
+
+class Health(BaseModel):
+    status: str
+    studio_version: str
+    schema_version: int
+    engine: str
+
+
+class Me(BaseModel):
+    token: str
+    username: str
+    roles: list[str]
+
+
+@router.get("/health", response_model=Health, summary="Is the API up, on which store engine and schema")
+def health(s: Annotated[Store, Depends(store)]) -> Health:
+    import golden_store
+
+    return Health(status="ok", studio_version=golden_store.__version__, schema_version=s.schema_version(),
+                  engine=s.engine)
+
+
+@router.get("/me", response_model=Me, summary="The token's name and roles", responses=responses(401, 429))
+def me(user: Annotated[User, Depends(caller)]) -> Me:
+    return Me(token=user.username.removeprefix("token:"), username=user.username,
+              roles=sorted(r.value for r in user.roles))

@@ -1,0 +1,92 @@
+"""Pool status, agreement, recorded evaluations (list, record, compare with the gate verdict):
+the same figures as ``golden pool status``, ``golden agreement``, the Results page and
+``golden compare``, in their ``--json`` shapes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
+from starlette.concurrency import run_in_threadpool
+
+from annotator.identity import User
+from golden_store.db.store import Store
+from http_api.auth import caller
+from http_api.shapes import jsonable
+from http_api.store import store
+from http_api.uploads import saved
+
+router = APIRouter(tags=["results"])
+
+Caller = Annotated[User, Depends(caller)]
+TheStore = Annotated[Store, Depends(store)]
+
+
+@router.get("/pool", summary="Grading coverage per run (graded@10, graded@k, AP vs Bpref)")
+def pool_status(s: TheStore, user: Caller, k: Annotated[int, Query(ge=1, le=1000)] = 10) -> dict[str, Any]:
+    from annotator import runs_import
+
+    return jsonable(runs_import.pool_status(s, user, k))  # type: ignore[no-any-return]
+
+
+@router.get("/agreement", summary="Inter-annotator agreement on the grades, with the bar in force")
+def agreement(s: TheStore, user: Caller, round_id: str | None = None) -> dict[str, Any]:
+    from annotator import agreement as agreement_
+
+    rep = agreement_.compute(s, user, round_id)
+    summary = rep.group.summary()
+    bar, chosen = agreement_.bar(s, user)
+    check = bar.check(summary)
+    summary["bar"] = {**bar.as_dict(), **chosen, **check.as_dict(), "describe": bar.describe()}
+    return jsonable({**summary, "pairs": rep.pair_table(), "per_round": rep.per_round,  # type: ignore[no-any-return]
+                     "per_stratum": rep.per_stratum})
+
+
+@router.get("/evaluations", summary="Recorded evaluations, newest first, with each metric's mean")
+def evaluations(s: TheStore, user: Caller) -> list[dict[str, Any]]:
+    from annotator import evaluations as evaluations_
+
+    return jsonable(evaluations_.recorded(s, user))  # type: ignore[no-any-return]
+
+
+@router.post("/evaluations", status_code=201,
+             summary="Score a run against a frozen version and record it (golden score --record)")
+async def record_evaluation(s: TheStore, user: Caller, file: Annotated[UploadFile, File()],
+                            evaluation_id: Annotated[str, Form()], version: Annotated[str, Form()],
+                            measure: Annotated[list[str], Form()],
+                            fmt: Annotated[Literal["trec", "jsonl"] | None, Form()] = None,
+                            system: Annotated[str | None, Form()] = None,
+                            git_sha: Annotated[str | None, Form()] = None,
+                            config_sha: Annotated[str | None, Form()] = None,
+                            trial: Annotated[int, Form(ge=0)] = 0,
+                            replace: Annotated[bool, Form()] = False,
+                            labels: Annotated[Literal["human", "human+judge"], Form()] = "human",
+                            hit_rule: Annotated[str | None, Form()] = None) -> dict[str, Any]:
+    from annotator.evaluation_record import score_and_record
+
+    def run() -> dict[str, Any]:
+        with saved(file, "run.txt") as (path, name):
+            rec = score_and_record(s, user, evaluation_id=evaluation_id, version=version, run_path=path,
+                                   measures=measure, fmt=fmt, name=name, system=system, git_sha=git_sha,
+                                   config_sha=config_sha, trial=trial, replace=replace, labels=labels,
+                                   hit_rule=hit_rule)
+        return {**jsonable(rec.__dict__),
+                "summary": f"recorded {rec.rows} rows as evaluation {rec.evaluation_id!r} trial {rec.trial}"
+                           f"{' (replacing the trial)' if replace else ''}; labels {rec.labels}"}
+
+    return await run_in_threadpool(run)
+
+
+@router.get("/evaluations/compare",
+            summary="Paired comparison of two recorded evaluations with the gate verdict (golden compare)")
+def compare(s: TheStore, user: Caller, baseline: str, candidate: str,
+            measure: Annotated[list[str] | None, Query()] = None, min_meaningful: float = 0.02,
+            correction: Literal["bh", "bonferroni", "none"] = "bh") -> dict[str, Any]:
+    from annotator import evaluations as evaluations_
+    from golden_store.scoring.compare import format_comparison
+
+    c = evaluations_.compare(s, user, baseline, candidate, metrics=measure, min_meaningful=min_meaningful,
+                             correction=correction)
+    verdicts = {m: e["verdict"] for m, e in c["metrics"].items()}
+    return {**jsonable(c), "gate": "FAIL" if "FAIL" in verdicts.values() else "PASS",
+            "text": format_comparison(dict(c), baseline, candidate)}

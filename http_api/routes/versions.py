@@ -1,0 +1,86 @@
+"""Frozen versions: list, manifest, the manifest's files (streamed), freeze, verify.
+
+A file is served only when the version's manifest lists it (or it is the manifest or the
+signature): a name is never joined onto a path before that check, so no ``..`` or link
+leads out of the version's folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import FileResponse
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from annotator import versioning
+from annotator.identity import User
+from golden_store.core.errors import NotFoundError
+from golden_store.db.store import Store
+from golden_store.versions import thaw
+from http_api.auth import caller
+from http_api.shapes import jsonable
+from http_api.store import store, versions_dir
+
+router = APIRouter(tags=["versions"])
+
+Caller = Annotated[User, Depends(caller)]
+TheStore = Annotated[Store, Depends(store)]
+VersionsDir = Annotated[Path, Depends(versions_dir)]
+SIGNATURE_FILE = "signature.json"  # golden_store.versions.signing.SIGNATURE_FILE (checked by a test)
+
+
+class FreezeRequest(BaseModel):
+    name: str = Field(description="the version's name, e.g. golden.v3")
+    note: str = ""
+    hit_rule: str | None = Field(None, description="any_overlap (default), min_overlap(0.5), contains_span")
+
+
+@router.get("/versions", summary="Frozen versions, newest first")
+def list_versions(user: Caller, vdir: VersionsDir) -> list[dict[str, Any]]:
+    return jsonable(versioning.list_versions(user, vdir))  # type: ignore[no-any-return]
+
+
+@router.get("/versions/{name}", summary="A version's manifest (files with their sha256, digests, counts)")
+def manifest(name: str, user: Caller, vdir: VersionsDir) -> dict[str, Any]:
+    return jsonable(versioning.manifest(user, vdir, name))  # type: ignore[no-any-return]
+
+
+@router.get("/versions/{name}/files/{file}", response_class=FileResponse,
+            summary="One file of a version, as frozen (only files its manifest lists)")
+def version_file(name: str, file: str, user: Caller, vdir: VersionsDir) -> FileResponse:
+    m = versioning.manifest(user, vdir, name)
+    listed = dict(m.get("files") or {})
+    folder = vdir / name
+    allowed = {*listed, "manifest.json"} | ({SIGNATURE_FILE} if (folder / SIGNATURE_FILE).is_file() else set())
+    if file not in allowed:
+        raise NotFoundError(f"Version {name!r} has no file {file!r}; its files are "
+                            f"{', '.join(sorted(allowed))}.")
+    path = folder / file
+    headers = {"X-Golden-SHA256": str(listed[file]["sha256"])} if file in listed else {}
+    return FileResponse(path, filename=file, headers=headers,
+                        media_type="application/json" if file.endswith(".json") else "application/octet-stream")
+
+
+@router.post("/versions", status_code=201, summary="Freeze the live store into a new immutable version")
+async def freeze(body: FreezeRequest, s: TheStore, user: Caller) -> dict[str, Any]:
+    def run() -> dict[str, Any]:
+        res = versioning.freeze(s, user, body.name, note=body.note, hit_rule=body.hit_rule)
+        m = res.manifest
+        return {"name": res.name, "manifest": jsonable(thaw(m)),
+                "notes": [*versioning.left_out(m), *versioning.judge_label_lines(m)]}
+
+    return await run_in_threadpool(run)
+
+
+@router.get("/versions/{name}/verify", summary="Re-hash a version and re-check it against its corpus")
+async def verify(name: str, s: TheStore, user: Caller, vdir: VersionsDir) -> dict[str, Any]:
+    from golden_store.live.documents import store_corpus_digest
+
+    def run() -> dict[str, Any]:
+        rep = versioning.verify(user, vdir, name, live_corpus_digest=store_corpus_digest(s))
+        return {"name": rep.name, "ok": rep.ok, "problems": rep.problems, "warnings": rep.warnings,
+                "checked": rep.checked}
+
+    return await run_in_threadpool(run)

@@ -1,0 +1,66 @@
+"""``golden serve``: the Streamlit app and the HTTP API in ONE process, because one process
+owns a DuckDB store file. ``golden serve`` execs ``python -m http_api.serve_with_app`` (so a
+signal to it reaches this process, as it reached Streamlit before): the API runs in a
+daemon thread (uvicorn), background work starts, then Streamlit's own CLI runs in the main
+thread with the arguments ``golden serve`` gives it (``python -m streamlit`` run in-process). When Streamlit stops, the process ends
+and the API thread with it.
+
+    python -m http_api.serve_with_app --api-host H --api-port P -- run app.py --server.port ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ours, streamlit_args = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
+    p = argparse.ArgumentParser(prog="python -m http_api.serve_with_app")
+    p.add_argument("--api-host", default="127.0.0.1")
+    p.add_argument("--api-port", type=int, required=True)
+    p.add_argument("--api-port-is-default", action="store_true",
+                   help="the port was not asked for (the app's + 1): if taken, serve the app alone, with a warning")
+    a = p.parse_args(ours)
+
+    from annotator import background, context
+    from http_api.serving import ThreadedServer
+
+    from golden_store.core.errors import GoldenError
+
+    location = os.environ.get("GOLDEN_DB")
+    try:
+        workers = background.start(context.get_store(location))
+    except GoldenError as exc:  # e.g. another process holds the DuckDB file
+        print(f"golden: {exc}", file=sys.stderr)
+        return 1
+    server: ThreadedServer | None = None
+    try:
+        server = ThreadedServer(location, a.api_host, a.api_port).start()
+        print(f"golden serve: API at http://{a.api_host}:{server.port}/api/v1 (docs at /api/v1/docs)",
+              file=sys.stderr)
+    except RuntimeError:
+        if not a.api_port_is_default:  # asked for: not serving it is an error
+            background.stop(workers)
+            print(f"golden: the API could not listen on {a.api_host}:{a.api_port} (in use?); pick another with "
+                  f"--api-port, or serve the app alone with --no-api.", file=sys.stderr)
+            return 1
+        print(f"golden serve: warning: the API could not listen on {a.api_host}:{a.api_port} (in use?), so the app "
+              f"is served without it; choose its port with --api-port.", file=sys.stderr)
+    # `python -m streamlit ...` run in this process (runpy, as the interpreter runs -m): the
+    # API layer never uses Streamlit itself (tests/test_layering.py), it hands over the main thread
+    sys.argv = ["streamlit", *streamlit_args]
+    try:
+        runpy.run_module("streamlit", run_name="__main__", alter_sys=True)
+    finally:
+        background.stop(workers)
+        if server is not None:
+            server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

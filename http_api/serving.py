@@ -1,0 +1,77 @@
+"""Running the API: uvicorn in this thread (``golden api``) or in a daemon thread beside the
+Streamlit app (``golden serve``: one process owns the DuckDB file). Background work
+(webhook delivery, :mod:`annotator.background`) starts with the server and stops with it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+
+import uvicorn
+
+from annotator import background, context
+from golden_store.db.store import Store
+from http_api.app import create_app
+
+DEFAULT_PORT = 8600
+
+
+def config(store_location: str | None, host: str, port: int, store: Store | None = None) -> uvicorn.Config:
+    # no proxy headers trusted by default: the audit's client address is the peer's
+    return uvicorn.Config(create_app(store_location, store=store), host=host, port=port, log_level="warning",
+                          access_log=False, lifespan="off")
+
+
+class ThreadedServer:
+    """uvicorn in a daemon thread; ``port`` is the bound one (useful with port 0)."""
+
+    def __init__(self, store_location: str | None, host: str = "127.0.0.1", port: int = 0, *,
+                 store: Store | None = None) -> None:
+        self.server = uvicorn.Server(config(store_location, host, port, store))
+        self.thread = threading.Thread(target=self.server.run, name="golden-api", daemon=True)
+
+    def start(self, timeout_s: float = 30.0) -> ThreadedServer:
+        self.thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the API server did not start (is the port in use?)")
+            time.sleep(0.01)
+        return self
+
+    @property
+    def port(self) -> int:
+        return int(self.server.servers[0].sockets[0].getsockname()[1])
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def run_api(store_location: str | None, host: str, port: int) -> int:
+    """``golden api``: the API alone, in the foreground, until interrupted."""
+    store = context.get_store(store_location, create=True)
+    workers = background.start(store)
+    try:
+        uvicorn.Server(config(store_location, host, port)).run()
+    finally:
+        background.stop(workers)
+        context.close_all()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m http_api.serving --db DB --host H --port P`` (what ``golden api`` runs)."""
+    p = argparse.ArgumentParser(prog="python -m http_api.serving")
+    p.add_argument("--db", default=None)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT)
+    a = p.parse_args(argv)
+    print(f"golden api: listening on http://{a.host}:{a.port}/api/v1 (docs at /api/v1/docs)", file=sys.stderr)
+    return run_api(a.db, a.host, a.port)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
