@@ -1,4 +1,5 @@
-"""Work a serving process runs beside the app and the API (issue 28): webhook delivery.
+"""Work a serving process runs beside the app and the API (issue 28): webhook delivery, and
+the token audit's last batch at shutdown.
 
 ``golden serve`` (app + API in one process, the DuckDB case) and ``golden api`` (the API
 alone, PostgreSQL) call :func:`start` once at start-up and :func:`stop` at shutdown. Several
@@ -24,5 +25,10 @@ def start(store: Store) -> list[Worker]:
 
 
 def stop(workers: list[Worker]) -> None:
+    """Stop the workers, then write the API's buffered token audit while the store is still
+    open (the exit hook runs after `golden`'s own cleanup has closed it)."""
+    from annotator import api_tokens
+
     for w in workers:
         w.stop()
+    api_tokens.flush_audit()

@@ -91,6 +91,15 @@ def manifest(user: User, vdir: Path | str, name: str) -> dict[str, Any]:
     return versions.thaw(versions.load_version(name, vdir, check=False).manifest)
 
 
+def version_folder(user: User, vdir: Path | str, name: str) -> tuple[Path, dict[str, Any]]:
+    """A local folder holding version ``name``'s files, and its manifest: the version's own
+    folder, or (object storage) its copy in the local cache, checked against the manifest's
+    digests when it was copied. The HTTP API serves files from here."""
+    require(user, Permission.VIEW_VERSIONS)
+    v = versions.load_version(name, vdir, check=False)
+    return v.path, versions.thaw(v.manifest)
+
+
 def sweep(user: User, vdir: Path | str) -> list[str]:
     """Remove what interrupted freezes left (stale temporary folders; in object storage, stale
     uploads without a manifest); returns their names. Freezing does it too."""

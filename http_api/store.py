@@ -26,6 +26,6 @@ def store(request: Request) -> Store:
     return store_of(request.app)
 
 
-def versions_dir(request: Request) -> Path:
-    """Dependency: the served store's versions folder."""
+def versions_dir(request: Request) -> Path | str:
+    """Dependency: the served store's versions folder, or its object-storage URL."""
     return versioning.versions_dir(store_of(request.app))

@@ -274,6 +274,9 @@ def _isolated_env(request, tmp_path, monkeypatch):
     database: GOLDEN_DB names the DuckDB file, and the test fails if it creates that file
     (mark it in ``_OPENS_STORE``)."""
     monkeypatch.delenv("GOLDEN_VERSIONS", raising=False)
+    # a developer's shell may point golden at a server (GOLDEN_SERVER: every command goes remote)
+    for var in ("GOLDEN_SERVER", "GOLDEN_TOKEN", "GOLDEN_VERSIONS_CACHE", "GOLDEN_API_PORT"):
+        monkeypatch.delenv(var, raising=False)
     if ENGINE == "postgresql" and _needs_store(request.node):
         from tests.pg import DEMO_TEMPLATE, MIGRATED_TEMPLATE
 

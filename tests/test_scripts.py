@@ -187,3 +187,22 @@ def test_bench_cascade_saves_human_items_and_keeps_its_promises(tmp_path):
     assert good["main"]["cascade"]["fail_recall"] >= good["judge_alone"]["fail_recall"]
     # a better judge escalates less
     assert good["main"]["escalation_rate"] < mediocre["main"]["escalation_rate"]
+
+
+def test_ci_pipeline_pushes_freezes_and_scores_from_object_storage_in_a_fresh_process(tmp_path):
+    """scripts/ci_pipeline.py --self-contained (issue 28): a run pushed over HTTP with an
+    engineer token, a freeze into a local S3-compatible server, the version loaded by a fresh
+    process from the bucket and scored; the fresh process's version is the one frozen and its
+    scores are those of the same version fetched through the API."""
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "ci_pipeline.py"), "--self-contained"],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    run_lines = (ROOT / "annotator" / "demo_data" / "runs" / "bm25.trec").read_text().strip().splitlines()
+    assert report["token"]["username"] == "token:ci" and report["token"]["roles"] == ["engineer"]
+    assert report["imported"]["n_results"] == len(run_lines)
+    assert report["scores"]["content_digest"] == report["frozen"]["content_digest"]
+    assert report["frozen"]["content_digest"].startswith("sha256:")
+    assert report["scores"]["mean"] == report["scores_via_api"]
+    assert set(report["scores"]["mean"]) == {"nDCG@10", "R(rel=2)@10"}
+    assert all(0 < v <= 1 for v in report["scores"]["mean"].values())

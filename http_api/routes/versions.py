@@ -27,7 +27,7 @@ router = APIRouter(tags=["versions"])
 
 Caller = Annotated[User, Depends(caller)]
 TheStore = Annotated[Store, Depends(store)]
-VersionsDir = Annotated[Path, Depends(versions_dir)]
+VersionsDir = Annotated[Path | str, Depends(versions_dir)]
 SIGNATURE_FILE = "signature.json"  # golden_store.versions.signing.SIGNATURE_FILE (checked by a test)
 
 
@@ -50,9 +50,8 @@ def manifest(name: str, user: Caller, vdir: VersionsDir) -> dict[str, Any]:
 @router.get("/versions/{name}/files/{file}", response_class=FileResponse,
             summary="One file of a version, as frozen (only files its manifest lists)")
 def version_file(name: str, file: str, user: Caller, vdir: VersionsDir) -> FileResponse:
-    m = versioning.manifest(user, vdir, name)
+    folder, m = versioning.version_folder(user, vdir, name)  # object storage: the checked local copy
     listed = dict(m.get("files") or {})
-    folder = vdir / name
     allowed = {*listed, "manifest.json"} | ({SIGNATURE_FILE} if (folder / SIGNATURE_FILE).is_file() else set())
     if file not in allowed:
         raise NotFoundError(f"Version {name!r} has no file {file!r}; its files are "
