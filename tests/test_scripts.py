@@ -206,3 +206,29 @@ def test_ci_pipeline_pushes_freezes_and_scores_from_object_storage_in_a_fresh_pr
     assert report["scores"]["mean"] == report["scores_via_api"]
     assert set(report["scores"]["mean"]) == {"nDCG@10", "R(rel=2)@10"}
     assert all(0 < v <= 1 for v in report["scores"]["mean"].values())
+
+
+def test_bench_versions_storage_freezes_and_loads_the_same_version_both_ways(tmp_path):
+    """bench_versions_storage.py at a tiny size: the version frozen into the local S3-compatible
+    server has the data digest of the one frozen into a folder, and every phase was timed."""
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_versions_storage.py"), "--docs", "20",
+                          "--doc-kb", "1", "--repeats", "1"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["data_digest"].startswith("sha256:")
+    for kind in ("folder", "s3"):
+        for phase in ("freeze", "load_cold", "load_warm"):
+            assert report[f"{kind}_{phase}_s"] > 0
+
+
+def test_bench_api_imports_the_same_run_both_ways_and_reads_the_frozen_manifest(tmp_path):
+    """bench_api.py at a tiny size: the HTTP import stored every line of the run (the script
+    refuses otherwise), the CLI import succeeded, and every concurrent read saw the frozen digest."""
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_api.py"), "--lines", "2000", "--queries", "50",
+                          "--docs", "200", "--readers", "10", "--repeats", "1"],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["lines"] == 2000 and report["manifest_reads"] == 10
+    assert report["http_import_median_s"] > 0 and report["cli_import_median_s"] > 0
+    assert report["server_peak_during_upload_mib"] >= report["server_rss_before_upload_mib"] > 0
