@@ -99,7 +99,7 @@ def cmd_deliver(args: argparse.Namespace) -> int:
 
 def register(sub: Any, add: Any) -> None:
     """This group's parsers, beside its handlers (``add``: a command with the global options)."""
-    from golden_store.live.webhooks import EVENT_TYPES
+    from golden_store.core.standard_webhooks import EVENT_TYPES
 
     w = sub.add_parser("webhooks", help="webhook endpoints and their delivery log").add_subparsers(
         dest="webhooks_cmd", required=True, metavar="CMD")

@@ -12,6 +12,12 @@ import hashlib
 import hmac
 import secrets
 
+# the studio's event types (README "Webhooks"); here, beside the signing, so the CLI's parser
+# can offer them without importing the store
+EVENT_TYPES = ("version.frozen", "round.completed", "agreement.below_bar", "adjudication.decided",
+               "evaluation.recorded")
+TEST_EVENT = "webhook.test"
+
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 32  # the spec asks for at least 24
 

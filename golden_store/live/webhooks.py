@@ -18,12 +18,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from golden_store.core.errors import NotFoundError
+from golden_store.core.standard_webhooks import EVENT_TYPES, TEST_EVENT
 from golden_store.db.cursor import Cursor
 from golden_store.db.store import Store, utcnow
 
-EVENT_TYPES = ("version.frozen", "round.completed", "agreement.below_bar", "adjudication.decided",
-               "evaluation.recorded")
-TEST_EVENT = "webhook.test"
+__all__ = ["EVENT_TYPES", "TEST_EVENT"]  # the rest is imported by name; these two live in core
 ALL = "*"
 
 _ENDPOINT_COLUMNS = "endpoint_id, url, event_types, description, created_by, created_at, disabled_at, disabled_by"
