@@ -163,9 +163,10 @@ class TokenThrottle:
     one by one, so a lockout would end when the *first* of the last N refusals is a window
     old, and the retry time it tells would be wrong.
 
-    The rule: once ``limit`` refusals from one address fall within ``window_s`` of each other,
-    that address is answered 429 until ``window_s`` after the last of them. Attempts answered
-    429 are not looked at (a right token is refused too) and do not extend the lockout.
+    The rule: once ``limit`` unknown secrets from one address fall within ``window_s`` of each
+    other, that address is answered 429 for any secret that is not a live token until
+    ``window_s`` after the last of them (:func:`authenticate_request`: a live token still
+    passes). Attempts answered 429 do not extend the lockout.
 
     Kept in memory, per process, as the password throttle is: it costs no query on a path
     every API request takes, and the audit table (which has every refusal, so a shared count
@@ -331,31 +332,36 @@ def authenticate_request(store: Store, secret: str | None, *, client: str, metho
     audited (with the caller's address) before it is raised. The HTTP layer calls this, then
     :func:`record_use` with the status it answered.
 
-    A client with too many refused tokens lately is answered 429 (``outcome`` 'throttled',
-    ``retry_after_s`` set) without its token being looked at, valid or not. A refused token
-    (unknown, revoked, expired) counts towards the throttle and is written at once; a request
-    with no token at all and a throttled one are audited through the buffer instead, and the
-    former does not count: neither is a guess, and neither should let an anonymous flood make
-    every request a write transaction."""
+    Only a secret that matches no token counts towards the throttle (a guess); a revoked or
+    expired token was real (a stale pipeline, not a guesser) and a missing one is no guess.
+    While an address is throttled, a secret that is not a live token is answered 429
+    (``outcome`` 'throttled', ``retry_after_s`` set); a live token still passes. Refusing it
+    too would let anyone behind the same address (a CI runner pool, an office NAT) lock a
+    team's pipelines out with a few bad requests, and it protects nothing: a guesser cannot
+    hit a 256-bit secret, which is what the throttle's 429 to every other secret slows and
+    makes noisy. Refusals are written at once, except a missing token and a 429 (through the
+    buffer: neither should let an anonymous flood make every request a write transaction)."""
     throttle = throttle or THROTTLE
     audit = audit or AUDIT
     key = _client_key(store, client)
     wait = throttle.retry_after(key)
-    if wait > 0:
-        seconds = max(1, int(wait + 0.999))
-        audit.add(store, (None, client, method, path, 429, "throttled", utcnow()))
-        raise TokenRefused(f"Too many refused API tokens from this address; try again in {seconds} s.",
-                           status=429, outcome="throttled", retry_after_s=seconds)
     try:
-        return authenticate(store, secret)
+        found = authenticate(store, secret)
     except TokenRefused as exc:
+        if wait > 0:
+            seconds = max(1, int(wait + 0.999))
+            audit.add(store, (exc.token_id, client, method, path, 429, "throttled", utcnow()))
+            raise TokenRefused(f"Too many refused API tokens from this address; try again in {seconds} s.",
+                               status=429, outcome="throttled", retry_after_s=seconds) from None
         use = (exc.token_id, client, method, path, exc.status, exc.outcome, utcnow())
         if not secret:
             audit.add(store, use)
         else:
-            throttle.failed(key)
+            if exc.outcome == "unknown":
+                throttle.failed(key)
             rows.record_uses(store, [use])
         raise
+    return found
 
 
 def record_use(store: Store, info: TokenInfo, *, client: str, method: str, path: str, status: int,

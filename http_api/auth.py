@@ -50,7 +50,8 @@ class TokenAuth:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(PREFIX) or scope["path"] in OPEN_PATHS:
+        if (scope["type"] != "http" or not scope["path"].startswith(PREFIX) or scope["path"] in OPEN_PATHS
+                or scope["path"].startswith(f"{PREFIX}/problems/")):
             await self.app(scope, receive, send)
             return
         store = store_of(scope["app"])

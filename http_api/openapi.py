@@ -26,6 +26,9 @@ def render() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args and args[0].startswith("-"):
+        print("usage: python -m http_api.openapi [OUT.json]   (default: docs/openapi.json)", file=sys.stderr)
+        return 0 if args[0] in ("-h", "--help") else 2
     out = Path(args[0]) if args else COMMITTED
     out.write_text(render(), encoding="utf-8")
     print(f"Wrote {out}", file=sys.stderr)

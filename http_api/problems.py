@@ -20,7 +20,34 @@ from annotator.roles import PermissionDenied
 from golden_store.core import errors
 
 MEDIA_TYPE = "application/problem+json"
-TYPE_BASE = "https://golden-studio.dev/problems/"
+# A relative reference (RFC 9457 §3.1.1): resolved against the API's own URL it names
+# GET /api/v1/problems/{kind}, which describes the kind (no token needed). A made-up absolute
+# URL would point at a domain the studio does not own.
+TYPE_BASE = "/api/v1/problems/"
+
+# What each kind of problem means and what to do; the kinds a client may switch on.
+KINDS: dict[str, str] = {
+    "validation": "The input is not valid (a file's line, a field): detail names where and what to do; nothing "
+                  "was written.",
+    "option-required": "The action needs an explicit option (e.g. --again, replace): detail names it; nothing "
+                       "was written.",
+    "not-found": "What the request names does not exist (a version, a file, an evaluation).",
+    "version-exists": "A frozen version of that name exists; a frozen version never changes: pick a new name.",
+    "verification": "A frozen version failed its integrity checks (digests, spans, signature).",
+    "store-locked": "The store is in use by another process; retry later.",
+    "store-schema": "The store's schema is not the one this server expects; migrate it (golden init).",
+    "permission-denied": "The token's roles do not allow the action; an admin can create a token with a role "
+                         "that does.",
+    "token-refused": "The token is missing, unknown, revoked or expired (401), or the address sent too many "
+                     "unknown tokens (429, see Retry-After).",
+    "upload-too-large": "The upload is larger than GOLDEN_API_MAX_UPLOAD_MB; split the file or raise the limit "
+                        "on the server.",
+    "request-validation": "The request does not fit the endpoint (a missing or ill-typed field, named in detail); "
+                          "see /api/v1/docs.",
+    "golden": "The studio refused the request; detail says why and what to do.",
+    "method-not-allowed": "The endpoint does not take this HTTP method; see /api/v1/docs.",
+    "internal-server-error": "The server met an unexpected error; its log has the details.",
+}
 _log = logging.getLogger("http_api")
 
 # most specific first: VersionExistsError before GoldenError, OptionRequiredError before ValidationError
@@ -75,9 +102,14 @@ def problem(status: int, detail: str, *, instance: str, kind: str | None = None,
     return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
 
 
+def _slug(cls: type) -> str:
+    return "".join("-" + c.lower() if c.isupper() else c for c in cls.__name__).lstrip("-").removesuffix("-error")
+
+
 def _kind(exc: Exception) -> str:
-    name = type(exc).__name__
-    return "".join("-" + c.lower() if c.isupper() else c for c in name).lstrip("-").removesuffix("-error")
+    """The documented kind of ``exc``: its own class's, else its nearest documented base's
+    (a new error class reads as the kind it specialises until it is given its own)."""
+    return next((_slug(c) for c in type(exc).__mro__ if _slug(c) in KINDS), "golden")
 
 
 async def golden_problem(request: Request, exc: Exception) -> JSONResponse:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -277,6 +278,8 @@ def _isolated_env(request, tmp_path, monkeypatch):
     # a developer's shell may point golden at a server (GOLDEN_SERVER: every command goes remote)
     for var in ("GOLDEN_SERVER", "GOLDEN_TOKEN", "GOLDEN_VERSIONS_CACHE", "GOLDEN_API_PORT"):
         monkeypatch.delenv(var, raising=False)
+    if "annotator.api_tokens" in sys.modules:  # the process's token throttle: one test's guesses are not the next's
+        sys.modules["annotator.api_tokens"].THROTTLE._fails.clear()
     if ENGINE == "postgresql" and _needs_store(request.node):
         from tests.pg import DEMO_TEMPLATE, MIGRATED_TEMPLATE
 

@@ -10,7 +10,8 @@ from pydantic import BaseModel
 from annotator.identity import User
 from golden_store.db.store import Store
 from http_api.auth import caller
-from http_api.problems import responses
+from golden_store.core.errors import NotFoundError
+from http_api.problems import KINDS, TYPE_BASE, responses
 from http_api.store import store
 
 router = APIRouter(tags=["meta"])
@@ -41,3 +42,17 @@ def health(s: Annotated[Store, Depends(store)]) -> Health:
 def me(user: Annotated[User, Depends(caller)]) -> Me:
     return Me(token=user.username.removeprefix("token:"), username=user.username,
               roles=sorted(r.value for r in user.roles))
+
+
+class ProblemKind(BaseModel):
+    type: str
+    kind: str
+    description: str
+
+
+@router.get("/problems/{kind}", response_model=ProblemKind, responses=responses(404),
+            summary="What a problem document's type means (its type is a reference to this)")
+def problem_kind(kind: str) -> ProblemKind:
+    if kind not in KINDS:
+        raise NotFoundError(f"No problem kind {kind!r}; the kinds are {', '.join(sorted(KINDS))}.")
+    return ProblemKind(type=TYPE_BASE + kind, kind=kind, description=KINDS[kind])

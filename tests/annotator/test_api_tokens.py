@@ -1,8 +1,8 @@
 """Issue 28 item 2: API tokens. Only a hash is stored; a token's roles never exceed its
 creator's; names are unique among live tokens; a revoked or expired token is refused with its
-own message; the sign-in throttle answers 429 after N refused tokens from one address (even
-to a valid token) and lets go after the window; every answered request and every refusal is
-audited. On DuckDB and PostgreSQL (``any_store``); the throttle's clock is injected."""
+own message; after N unknown secrets from one address the throttle answers 429 to any secret
+that is not a live token (a live one passes) and lets go after the window; every answered
+request and every refusal is audited. On DuckDB and PostgreSQL (``any_store``); the throttle's clock is injected."""
 
 from __future__ import annotations
 
@@ -126,7 +126,9 @@ def test_revoked_expired_unknown_and_missing_each_have_their_own_message(any_sto
     assert {t.name: t.state for t in api_tokens.list_tokens(any_store, ADMIN)} == {"old": "revoked", "stale": "expired"}
 
 
-def test_throttle_answers_429_after_n_refusals_even_to_a_valid_token_then_lets_go(any_store):
+def test_throttle_answers_429_to_guesses_after_n_unknown_secrets_while_a_live_token_passes(any_store):
+    """A live token is never locked out (anyone behind the same NAT could otherwise lock a
+    team's CI out with a few bad requests); every other secret from a throttled address is."""
     clock = Clock()
     throttle = api_tokens.token_throttle(limit=3, window_s=600, clock=clock)
     audit = UseAudit(background=False)
@@ -139,23 +141,25 @@ def test_throttle_answers_429_after_n_refusals_even_to_a_valid_token_then_lets_g
         except TokenRefused as exc:
             return exc
 
-    for n in range(3):  # refusals at t = 1000, 1010, 1020
+    for n in range(3):  # unknown secrets at t = 1000, 1010, 1020
         if n == 2:
             assert attempt(None).status == 401  # no token sent: refused and audited, but not counted
         refused = attempt("gst_guess")
         assert isinstance(refused, TokenRefused) and refused.status == 401
         clock.now += 10
-    hit = attempt(good)  # t = 1030; the guesser must not learn that this one was right
-    assert isinstance(hit, TokenRefused) and hit.status == 429 and hit.outcome == "throttled"
-    assert hit.retry_after_s == 590 and "try again in 590 s" in str(hit)  # the window after the last refusal
-    assert attempt(good, client="10.0.0.10") == "token:ci"  # another address is not held back
+    assert attempt(good) == "token:ci"  # t = 1030: the team's pipeline is not held back
+    guess = attempt("gst_guess2")
+    assert isinstance(guess, TokenRefused) and guess.status == 429 and guess.outcome == "throttled"
+    assert guess.retry_after_s == 590 and "try again in 590 s" in str(guess)  # the window after the last refusal
+    assert attempt("gst_guess3", client="10.0.0.10").status == 401  # another address is not held back
     clock.now = 1020 + 599  # the 429s did not extend the lockout
-    assert attempt(good).status == 429
+    assert attempt("gst_guess4").status == 429
     clock.now = 1020 + 600
-    assert attempt(good) == "token:ci"
+    assert attempt("gst_guess5").status == 401
     audit.flush()
     outcomes = Counter((u["client"], u["status"], u["outcome"]) for u in _uses(any_store))
-    assert outcomes == {("10.0.0.9", 401, "unknown"): 4, ("10.0.0.9", 429, "throttled"): 2}
+    assert outcomes == {("10.0.0.9", 401, "unknown"): 5, ("10.0.0.10", 401, "unknown"): 1,
+                        ("10.0.0.9", 429, "throttled"): 2}
 
 
 def test_refusals_further_apart_than_the_window_never_throttle(store):
@@ -168,23 +172,30 @@ def test_refusals_further_apart_than_the_window_never_throttle(store):
         clock.now += 60
 
 
-def test_revoked_and_expired_tokens_count_towards_the_throttle(store):
+def test_revoked_and_expired_tokens_do_not_count_but_are_refused_429_while_throttled(store):
+    """A revoked or expired token was real (a stale pipeline, not a guesser): it never starts
+    a lockout; once unknown secrets have, it is answered 429 like any secret that is not live."""
     clock = Clock()
     throttle = api_tokens.token_throttle(limit=2, window_s=60, clock=clock)
     _, revoked = api_tokens.create_token(store, ADMIN, "old", ["engineer"])
     api_tokens.revoke_token(store, ADMIN, "old")
     expired = _expired(store, "stale")
-    for secret in (revoked, expired):
+    for secret in (revoked, expired, revoked, expired, revoked):
         with pytest.raises(TokenRefused) as caught:
             api_tokens.authenticate_request(store, secret, client="c", method="GET", path="/", throttle=throttle)
         assert caught.value.status == 401
+    for _ in range(2):
+        with pytest.raises(TokenRefused):
+            api_tokens.authenticate_request(store, "gst_guess", client="c", method="GET", path="/", throttle=throttle)
     with pytest.raises(TokenRefused) as caught:
         api_tokens.authenticate_request(store, revoked, client="c", method="GET", path="/", throttle=throttle)
-    assert caught.value.status == 429 and caught.value.token_id is None  # throttled: the token was not looked at
+    assert caught.value.status == 429 and caught.value.outcome == "throttled"
     api_tokens.flush_audit(store)
     old = api_tokens.list_tokens(store, ADMIN)[0]
     assert [(u["token_id"], u["outcome"]) for u in _uses(store)] == [
-        (old.token_id, "revoked"), ("tok_stale", "expired"), (None, "throttled")]  # the audit says which token
+        (old.token_id, "revoked"), ("tok_stale", "expired"), (old.token_id, "revoked"), ("tok_stale", "expired"),
+        (old.token_id, "revoked"), (None, "unknown"), (None, "unknown"),
+        (old.token_id, "throttled")]  # the audit says which token, the throttled one too
     assert old.last_used_at is None  # a refused request is no use
 
 
