@@ -172,16 +172,24 @@ def prompt_content(question: str, ps: list[Passage]) -> str:
 
 
 def verify_quote(store: Store, quote: str | None, ps: list[Passage]) -> tuple[str, int, int] | None:
-    """Place ``quote`` with the resolver in the documents of the evidence and accept it only
-    if the place lies inside one of the passages: (doc_id, start, end), else None."""
+    """Place ``quote`` in the documents of the evidence and accept it only if it is there
+    verbatim (after canonicalization: the resolver's exact match) and the place lies inside
+    one of the passages: (doc_id, start, end), else None (flagged; approval is refused).
+
+    Exact only, never the resolver's fuzzy match: a nugget's quote is its support, and a
+    near-match is exactly the changed fact the check exists to catch ("ten years or more"
+    resolved fuzzily onto evidence saying "five years or more" and was approved; newcomer
+    walkthrough 2026-12-04, H1)."""
     if not quote or not quote.strip():
         return None
     resolver = corpus_resolver(store)
     for doc in sorted({p.doc_id for p in ps}):
         try:
-            r = resolver.resolve(quote, doc_id=doc)
+            r = resolver.resolve(quote, doc_id=doc, exact_only=True)
         except ValidationError:
             return None
+        if r is None:  # not in this document verbatim
+            continue
         cands = [r.best] if r.best else list(r.candidates) if r.status == "ambiguous" else []
         for c in cands:
             if any(p.doc_id == c.doc_id and p.start <= c.start and c.end <= p.end for p in ps):

@@ -417,14 +417,15 @@ class IndexedResolver:
         out.update(self.index.texts([d for d in ids if d not in self._overlay]))
         return out
 
-    def resolve(self, quote: str, doc_id: str | None = None) -> Resolution:
+    def resolve(self, quote: str, doc_id: str | None = None, *, exact_only: bool = False) -> Resolution | None:
+        """As :meth:`SpanResolver.resolve`: ``exact_only`` gives None instead of a fuzzy search."""
         cq = canonical_text(quote or "")
         if not cq:
             raise ValidationError("The quote is empty (nothing left after canonicalization); type or paste the passage.")
         if doc_id is not None and doc_id not in self:
             raise ValidationError(f"Unknown doc_id hint {doc_id!r}: no such document in the corpus.")
         if doc_id is not None:
-            return self._on([doc_id]).resolve(quote, doc_id)
+            return self._on([doc_id]).resolve(quote, doc_id, exact_only=exact_only)
         # exact first, on the documents holding the interior words as a phrase (usually one)
         words = self.index.words(cq)
         exact_ids = list(dict.fromkeys(self._exact_ids(words) + self._overlay_ids(cq)))
@@ -432,6 +433,8 @@ class IndexedResolver:
             found = self._on(exact_ids).resolve(quote, exact_only=True)
             if found is not None:
                 return found
+        if exact_only:
+            return None
         ids = exact_ids + (self.index.near_passage(words, _RANKED) if len(cq) >= _MIN_FUZZY_CHARS else [])
         return self._on(list(dict.fromkeys(ids))).resolve(quote)
 

@@ -410,3 +410,26 @@ def test_a_question_with_no_vital_nugget_is_left_out_of_v_not_scored_zero(demo_s
     assert nz.iloc[0]["v"] == 0.5 and nz.iloc[0]["v_answers"] == 2  # the old, pulled-down mean, by name
     with pytest.raises(ValidationError, match="no vital nugget"):
         nuggets.scores(demo_store, LOCAL_USER, no_vital="zero")
+
+
+def test_a_quote_that_changes_a_fact_is_not_in_evidence_and_blocks_approval(demo_store):
+    """H1 (newcomer walkthrough 2026-12-04): the evidence of q003 says "those with five years
+    or more must give two months"; a nugget quoting "ten years or more" resolved fuzzily onto
+    that span, was ticked "in evidence" and approved. Only a verbatim quote (canonicalized:
+    spacing and case of Unicode forms aside) is placed; the changed one is flagged."""
+    s = demo_store
+    nuggets.edit_one(s, LOCAL_USER, "q003", None, text="Two months' notice after ten years", importance="okay",
+                     quote="those with ten years or more must give two months")
+    changed = [n for n in store_nuggets.current(s, "q003") if n["text"] == "Two months' notice after ten years"][0]
+    assert changed["doc_id"] is None and changed["start"] is None  # not placed: flagged
+    with pytest.raises(ValidationError, match="is not in the evidence"):
+        nuggets.approve(s, LOCAL_USER, "q003")
+    # the verbatim quote is placed on the evidence's own span and the list can be approved
+    nuggets.edit_one(s, LOCAL_USER, "q003", changed["nugget_id"], text="Two months' notice after five years",
+                     importance="okay", quote="those with five years or more must give two months")
+    fixed = [n for n in store_nuggets.current(s, "q003") if n["nugget_id"] == changed["nugget_id"]][0]
+    raw = s.read_one("SELECT raw_text FROM documents WHERE doc_id = ?", [fixed["doc_id"]])[0]
+    assert fixed["doc_id"] == "notice-periods"
+    assert raw[fixed["start"]:fixed["end"]] == "those with five years or more must give two months"
+    assert not [n for n in store_nuggets.current(s, "q003") if n["quote"] and n["doc_id"] is None]
+    assert nuggets.approve(s, LOCAL_USER, "q003") == len(store_nuggets.current(s, "q003"))
