@@ -89,18 +89,9 @@ def queries_import(args: argparse.Namespace, studio: Any) -> int:
 
 
 def versions(args: argparse.Namespace, studio: Any) -> int:
-    rows = studio.versions()
-    if args.json:  # the lines below are cmd_versions' (annotator/cli/versions.py)
-        _print_json(rows)
-    elif not rows:
-        print("No frozen versions yet. Create one with: golden freeze NAME")
-    else:
-        for r in rows:
-            if r.get("error"):
-                print(f"{r['name']:<20} ERROR {r['error']}")
-            else:
-                print(f"{r['name']:<20} {r['built_at']}  {r['n_queries']!s:>6} queries  "
-                      f"{str(r['data_digest'])[:19]}  {'signed  ' if r.get('signed') else ''}{r['note'] or ''}")
+    from annotator.cli.versions import print_versions
+
+    print_versions(studio.versions(), args.json)
     return 0
 
 

@@ -58,8 +58,13 @@ def cmd_versions(args: argparse.Namespace) -> int:
             print(f"Removed the leftovers of {len(removed)} interrupted freeze(s): {', '.join(removed)}" if removed
                   else f"No stale leftovers of interrupted freezes in {_vdir(args)}.")
         return 0
-    rows = versioning.list_versions(identity.cli_user(), _vdir(args))
-    if args.json:
+    print_versions(versioning.list_versions(identity.cli_user(), _vdir(args)), args.json)
+    return 0
+
+
+def print_versions(rows: list, as_json: bool) -> None:
+    """`golden versions`' output, local or over --server (annotator/cli/remote.py)."""
+    if as_json:
         _print_json(rows)
     elif not rows:
         print("No frozen versions yet. Create one with: golden freeze NAME")
@@ -70,7 +75,6 @@ def cmd_versions(args: argparse.Namespace) -> int:
             else:
                 print(f"{r['name']:<20} {r['built_at']}  {r['n_queries']!s:>6} queries  "
                       f"{str(r['data_digest'])[:19]}  {'signed  ' if r.get('signed') else ''}{r['note'] or ''}")
-    return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
