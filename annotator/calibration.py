@@ -464,6 +464,13 @@ class Analysis:
     cut: int = 2
     graded: dict[str, Any] | None = None  # graded / nugget: the per-grade report (§11.4)
     judge_insufficient: int = 0  # graded / nugget: items the judge gave no grade
+    auc_as_given: float | None = None  # AUC of judge_p as given against the human FAIL label
+    flipped: bool = False  # judge_p was read as P(pass) and used as 1 − judge_p, with the lead's consent
+    checks: list[cal.Check] = field(default_factory=list)  # the fit's checks on the report split
+
+    @property
+    def failed_checks(self) -> list[cal.Check]:
+        return [c for c in self.checks if not c.ok]
 
     def summary(self) -> dict[str, Any]:
         """The figures that are saved with a calibration and exported in a manifest.
@@ -489,20 +496,58 @@ class Analysis:
                       "ece_raw": self.reliability_raw["ece"] if self.reliability_raw else None,
                       "ece_recalibrated": self.reliability_cal["ece"] if self.reliability_cal else None,
                       "band": self.band, "band_report": self.band_report, "cascade": self.cascade,
-                      "length_bias": self.length, "position_bias": self.position})
+                      "length_bias": self.length, "position_bias": self.position,
+                      "judge_p": {"means": "P(FAIL)", "flipped": self.flipped, "auc_as_given": self.auc_as_given},
+                      "checks": [c.as_dict() for c in self.checks],
+                      "checks_failed": [c.message for c in self.failed_checks]})
+
+
+def judge_p_auc(df: pd.DataFrame, cut: int | None = None) -> float:
+    """AUC of ``judge_p`` as given against the human FAIL label (at the pass/fail cut), on
+    every item with a p: above 0.5 the column rises with FAIL, as it must (it is the judge's
+    P(FAIL)); under 0.5 it falls, so it is most likely P(pass). NaN without p or without both
+    classes."""
+    scale = scale_of(df)
+    df = with_cut(df, cal.DEFAULT_CUT[scale] if cut is None else int(cut))
+    has_p = df["judge_p"].notna().to_numpy()
+    if not has_p.any():
+        return math.nan
+    y = (df["human_label"] == cal.FAIL).to_numpy(dtype=int)
+    return cal.auc(df["judge_p"].to_numpy(dtype=float)[has_p], y[has_p])
+
+
+def inverted_judge_p(df: pd.DataFrame, cut: int | None = None) -> str | None:
+    """The refusal sentence when this set's judge_p points the wrong way (AUC < 0.5), else None."""
+    return cal.inverted_message(judge_p_auc(df, cut))
 
 
 def analyze(df: pd.DataFrame, *, seed: int = 0, fit_share: float = 0.5, recalibrate: bool = True,
             max_missed_bad: float = 0.02, max_false_fail: float = 0.02, bins: int = 10,
-            strategy: Literal["uniform", "quantile"] = "uniform", cut: int | None = None) -> Analysis:
+            strategy: Literal["uniform", "quantile"] = "uniform", cut: int | None = None,
+            flip: bool = False) -> Analysis:
     """Everything the page shows. The split is seeded and stratified by the human label (the
     human grade on a graded or nugget scale, so moving the cut does not reshuffle it); the
     isotonic map and the band are fitted on the fit split and reported on the other. On a
     graded or nugget scale the binary figures and the band are at ``cut`` (pass = grade ≥
-    cut; p = the judge's p of FAIL), and the per-grade report is in ``graded``."""
+    cut; p = the judge's p of FAIL), and the per-grade report is in ``graded``.
+
+    ``judge_p`` must point to FAIL. A column that falls with FAIL (AUC < 0.5, most likely
+    P(pass)) is refused: fitted as it is, the isotonic map collapses to a constant and the
+    band to one threshold, and the figures look like a success. ``flip=True`` is the lead's
+    consent to use 1 − judge_p instead; it is refused on a column that already points to FAIL
+    (flipping would invert it). Every check of the fit is in ``checks``."""
     scale = scale_of(df)
     cut = cal.DEFAULT_CUT[scale] if cut is None else int(cut)
     df = with_cut(df, cut)
+    auc_given = judge_p_auc(df, cut)
+    refusal = cal.inverted_message(auc_given)
+    if flip:
+        if not math.isnan(auc_given) and refusal is None:
+            raise ValidationError(f"judge_p already rises with FAIL (AUC {auc_given:.2f} ≥ 0.5): it is P(FAIL) as "
+                                  "the page expects; flipping it would invert it. Untick 'flip'.")
+        df = df.assign(judge_p=1.0 - df["judge_p"].astype(float))
+    elif refusal is not None:
+        raise ValidationError(refusal)
     human = df["human_label"].tolist()
     y = np.array([h == cal.FAIL for h in human], dtype=int)
     strata = human if scale == "binary" else [int(g) for g in df["human_grade"]]
@@ -511,7 +556,8 @@ def analyze(df: pd.DataFrame, *, seed: int = 0, fit_share: float = 0.5, recalibr
         raise ValidationError(f"With {len(df)} item(s) and a fit share of {fit_share:.0%} one split is empty: "
                               "use more items or a share nearer 50%.")
     labelled = df["judge_label"].notna().to_numpy()
-    out = Analysis(len(df), None, fit_idx, rep_idx, scale=scale, cut=cut)
+    out = Analysis(len(df), None, fit_idx, rep_idx, scale=scale, cut=cut,
+                   auc_as_given=None if math.isnan(auc_given) else auc_given, flipped=flip)
     if labelled.any():
         out.report = cal.judge_report([h for h, ok in zip(human, labelled) if ok],
                                       df.loc[labelled, "judge_label"].tolist())
@@ -546,6 +592,9 @@ def analyze(df: pd.DataFrame, *, seed: int = 0, fit_share: float = 0.5, recalibr
             out.cascade = cal.cascade_report(p_used[pr], [human[i] for i in pr],
                                              df["judge_label"].to_numpy()[pr].tolist(),
                                              out.band["low"], out.band["high"])
+        out.checks = cal.fit_checks(isotonic_y=out.isotonic.y if out.isotonic else None, band=out.band,
+                                    band_report=out.band_report, max_missed_bad=max_missed_bad,
+                                    max_false_fail=max_false_fail, cascade=out.cascade)
     lengths = df["length"].notna().to_numpy() if "length" in df else np.zeros(len(df), bool)
     if has_p.all():
         score: np.ndarray | None = df["judge_p"].to_numpy(dtype=float)
@@ -567,13 +616,28 @@ def _is_sha(text: str) -> bool:
 
 def save(store: Store, user: User, df: pd.DataFrame, a: Analysis, *, judge_model: str, rubric: str,
          question_sha: str | None, source: str, seed: int, fit_share: float, max_missed_bad: float,
-         max_false_fail: float, note: str | None = None) -> str:
+         max_false_fail: float, note: str | None = None, acknowledge_failed_checks: bool = False) -> str:
     """Pin the calibration to the judge (model id + rubric sha, and the rubric's exact text so
     pool grading sends exactly what was calibrated; a bare sha keeps no text), its scale and
     pass/fail cut, the split seed and the band; archive its items for comparing a later judge
     on them. On a graded or nugget scale the items keep the grades ('0'-'3', 'insufficient'),
-    not the labels at the cut."""
+    not the labels at the cut.
+
+    A calibration whose fit fails a check (a constant isotonic map, a one-cut band, a band
+    that escalates everything, a target missed on the report split, rule 1 failing) is saved
+    only with ``acknowledge_failed_checks``: it is not refused outright because a failed
+    calibration is still worth archiving (its items let a later judge be compared on the
+    same set, §11.6, and the record shows what was tried), but it must never pass silently:
+    the failures are stored in its report (``checks_failed``) and carried into the manifest.
+    A column that pointed the wrong way never reaches here unflipped (``analyze`` refuses
+    it); a flipped one is saved as flipped (``report.judge_p.flipped``), and its items are
+    archived with the p that was used, 1 − judge_p, so every stored p is a P(FAIL)."""
     require(user, Permission.CALIBRATE_JUDGE)
+    failed = a.failed_checks
+    if failed and not acknowledge_failed_checks:
+        raise ValidationError(f"This calibration fails {len(failed)} check(s): "
+                              + " ".join(c.message for c in failed)
+                              + " Fix the fit, or save it marked as failing (tick the acknowledgement).")
     split_of = {int(i): "fit" for i in a.fit_idx} | {int(i): "report" for i in a.report_idx}
     graded = a.scale != "binary"
 
@@ -583,9 +647,12 @@ def save(store: Store, user: User, df: pd.DataFrame, a: Analysis, *, judge_model
         g = _as_grade(r.get("judge_grade"))
         return str(int(r["human_grade"])), None if g is None else str(g)
 
-    items = [(r["item_id"], *labels(r),
-              None if r["judge_p"] is None or (isinstance(r["judge_p"], float) and math.isnan(r["judge_p"]))
-              else float(r["judge_p"]), r.get("stratum"),
+    def p_used(v: Any) -> float | None:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return None
+        return 1.0 - float(v) if a.flipped else float(v)
+
+    items = [(r["item_id"], *labels(r), p_used(r["judge_p"]), r.get("stratum"),
               None if r.get("length") is None or (isinstance(r.get("length"), float) and math.isnan(r["length"]))
               else int(r["length"]), split_of[i])
              for i, r in enumerate(df.to_dict("records"))]
@@ -594,7 +661,8 @@ def save(store: Store, user: User, df: pd.DataFrame, a: Analysis, *, judge_model
         store, judge_model=judge_model, rubric_sha=sha,
         question_sha=question_sha, source=source, split_seed=seed, fit_share=fit_share, band=a.band,
         max_missed_bad=max_missed_bad if a.band else None, max_false_fail=max_false_fail if a.band else None,
-        isotonic=a.isotonic.as_dict() if a.isotonic else None, report=a.summary(), note=note, items=items,
+        isotonic=a.isotonic.as_dict() if a.isotonic else None,
+        report={**a.summary(), "saved_despite_failed_checks": bool(failed)}, note=note, items=items,
         actor=user.username, scale=a.scale, pass_cut=a.cut, rubric_text=None if _is_sha(rubric) else rubric)
 
 

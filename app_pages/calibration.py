@@ -21,7 +21,11 @@ from golden_store.scoring.calibration import FAIL, KAPPA_GATE
 user = require_page(Permission.CALIBRATE_JUDGE)
 s = store()
 st.title("Judge calibration")
+st.caption("judge_p is read as the judge's probability that an item FAILS (is bad): high = bad. A P(pass) column is "
+           "detected and refused unless you flip it.")
 show_flash()
+if saved_failing := st.session_state.pop("_cal_saved_failing", None):  # a save that is not a success
+    st.warning(md_escape(saved_failing))
 
 
 def fmt(x) -> str:
@@ -30,7 +34,8 @@ def fmt(x) -> str:
 
 # ---- 1. the calibration set ------------------------------------------------------------------
 CALIBRATION_UPLOAD_MB = 50  # a calibration set is 100-200 items; this leaves ample room
-P_MEANS = "judge_p is the judge's probability of FAIL: high = bad (1.0 = surely fails, 0.0 = surely passes)."
+P_MEANS = ("judge_p is the judge's probability that the item FAILS (is bad): 1.0 = surely bad, 0.0 = surely good. "
+           "A column that is P(pass) is detected (it falls as items get worse) and refused unless you tick 'flip'.")
 
 st.subheader("1. Calibration set", anchor=False)
 source = st.radio("Items and human labels", ["Upload a file", "Relevance grades in the store",
@@ -41,7 +46,7 @@ source_name = ""
 if source == "Upload a file":
     up = st.file_uploader("CSV or JSONL: item_id, human_label (pass/fail, or a grade 0-3: a file is binary or "
                           "graded, not both), judge_label (pass/fail/insufficient, or 0-3/insufficient) and/or "
-                          "judge_p (probability of FAIL: high = bad); optional stratum, length, question, text, "
+                          "judge_p = P(item FAILS), high = bad, NOT P(pass); optional stratum, length, question, text, "
                           "winner_ab, winner_ba", type=["csv", "jsonl"], key="cal_file",
                           max_upload_size=upload_limit(CALIBRATION_UPLOAD_MB), help=P_MEANS)
     if up is not None and (data := upload_bytes(up, CALIBRATION_UPLOAD_MB)) is not None:
@@ -82,7 +87,7 @@ if len(df) < pool_grading.MIN_CALIBRATION_ITEMS:
                "clear the gate for grading the pool (Judge the pool asks for a reason to go ahead).")
 
 # ---- 2. the judge's outputs ------------------------------------------------------------------
-st.subheader("2. Judge outputs", anchor=False)
+st.subheader("2. Judge outputs (judge_p = probability the item FAILS: high = bad)", anchor=False)
 judge_key = f"cal_judge_{source_name}"
 ran = st.session_state.get(judge_key)
 if ran:  # outputs of a Claude run on this set, kept for this session
@@ -134,11 +139,35 @@ recal = c5.checkbox("Isotonic recalibration (fitted on the fit split)", value=Tr
 c6, c7 = st.columns(2)
 max_missed = c6.slider("Max share of bad items auto-passed", 0.0, 0.2, 0.02, 0.01, key="cal_missed")
 max_false = c7.slider("Max share of good items auto-failed", 0.0, 0.2, 0.02, 0.01, key="cal_false")
+# which way judge_p points: a column that falls with FAIL (most likely P(pass)) is refused
+# unless the lead consents to flipping it; the flip is saved with the calibration
+flip = False
+if (refusal := calibration.inverted_judge_p(df, cut)) is not None:
+    flip = st.checkbox("flip: use 1 − judge_p (the column is P(pass)); the calibration is saved as flipped",
+                       key="cal_flip")
+    if not flip:
+        st.error(md_escape(refusal))
+        st.stop()
+    st.warning(md_escape(f"judge_p flipped with your consent: the figures below use 1 − judge_p as P(FAIL) "
+                         f"({refusal.split(': is it')[0]} as uploaded). The calibration is saved as flipped."))
 a = attempt(lambda: calibration.analyze(df, seed=seed, fit_share=fit_share, recalibrate=recal,
-                                        max_missed_bad=max_missed, max_false_fail=max_false, cut=cut))
+                                        max_missed_bad=max_missed, max_false_fail=max_false, cut=cut, flip=flip))
 if a is None:
     st.stop()
 df = calibration.with_cut(df, cut)
+checks = {c.name: c for c in a.checks}
+
+
+def show_check(name: str) -> None:
+    """A failed check in its colour (red error, yellow warning); a passed one as a caption:
+    nothing on this page is green unless the check behind it holds on the report split."""
+    c = checks.get(name)
+    if c is None:
+        return
+    if c.ok:
+        st.caption(md_escape(c.message))
+    else:
+        (st.error if c.severity == "error" else st.warning)(md_escape(c.message))
 
 # ---- 3. the judge report ---------------------------------------------------------------------
 st.subheader("3. Judge report" + ("" if scale == "binary" else f" at the cut (pass = grade ≥ {cut})"), anchor=False)
@@ -190,8 +219,9 @@ if scale != "binary":
 
 # ---- 4. reliability and recalibration ---------------------------------------------------------
 if a.reliability_raw:
-    st.subheader("4. Reliability (report split)", anchor=False)
-    st.caption("p is the judge's probability of FAIL: high = bad. Calibrated: among items given p ≈ 0.8, about 80% "
+    st.subheader("4. Reliability of p = P(FAIL) (report split)", anchor=False)
+    st.caption(("p is 1 − judge_p as uploaded (flipped with your consent): " if a.flipped else "")
+               + "p is the judge's probability of FAIL: high = bad. Calibrated: among items given p ≈ 0.8, about 80% "
                "fail by the people's labels" + ("" if scale == "binary" else f" (fail = grade below {cut})") + ".")
     rows = [{"mean p": b[0], "share FAIL": b[1], "items": b[2], "judge": "raw"} for b in a.reliability_raw["bins"]]
     if a.reliability_cal:
@@ -209,6 +239,7 @@ if a.reliability_raw:
     if a.reliability_cal:
         right.metric("ECE after isotonic map", fmt(a.reliability_cal["ece"]))
     right.dataframe(rel, hide_index=True, width="stretch")
+    show_check("isotonic_not_constant")
 
     st.subheader("5. Cascade band", anchor=False)
     st.caption("p is the judge's probability of FAIL (high = bad): low p is auto-PASS, high p is auto-FAIL.")
@@ -224,17 +255,25 @@ if a.reliability_raw:
              f"**{a.band['high']:.3f}**, escalate in between.")
     br = a.band_report
     st.caption(f"On the report split: escalation rate {fmt(br['escalation_rate'])}, bad items auto-passed "
-               f"{fmt(br['missed_bad_share'])}, good items auto-failed {fmt(br['false_fail_share'])}.")
+               f"{fmt(br['missed_bad_share'])} (target ≤ {max_missed:.2f}), good items auto-failed "
+               f"{fmt(br['false_fail_share'])} (target ≤ {max_false:.2f}).")
+    for name in ("band_two_thresholds", "escalates_less_than_all", "missed_bad_within_target",
+                 "false_fail_within_target"):
+        show_check(name)
     if a.cascade:
         c = a.cascade
         st.dataframe(pd.DataFrame([{"tier": name, **c[key]} for name, key in
                                    (("decision model alone", "decision_model"), ("LLM judge alone", "llm_judge"),
                                     ("cascade", "cascade"))]), hide_index=True, width="stretch")
-        lo, hi = c["kappa_diff_vs_llm_ci"]
-        (st.success if c["rule1_ok"] else st.warning)(
-            f"Rule 1: the cascade {'beats' if c['beats_decision_model'] else 'does NOT beat'} the decision model and "
-            f"is {'within noise of' if c['within_noise_of_llm'] else 'clearly worse than'} the LLM judge "
-            f"(κ difference 95% CI {fmt(lo)} to {fmt(hi)}); escalation rate {fmt(c['escalation_rate'])}.")
+        rule1 = checks["rule1"]
+        others_ok = all(x.ok for x in a.checks if x.name != "rule1")
+        if rule1.ok and others_ok:  # green only when earned: rule 1 and every other check hold
+            st.success(md_escape(f"{rule1.message} Escalation rate {fmt(c['escalation_rate'])}."))
+        elif rule1.ok:
+            st.warning(md_escape(f"{rule1.message} But the band fails a check above, so this calibration is not a "
+                                 "success."))
+        else:
+            (st.error if rule1.severity == "error" else st.warning)(md_escape(rule1.message))
     else:
         st.caption("The cascade report needs an LLM judge label on every report-split item.")
 
@@ -252,15 +291,29 @@ st.subheader("Save", anchor=False)
 qsha = st.text_input("Question sha (the judge question's text hash, if it is not part of the rubric)",
                      key="cal_qsha")
 note = st.text_input("Note", key="cal_note")
+ack = False
+if a.failed_checks:
+    st.error(md_escape(f"This calibration fails {len(a.failed_checks)} check(s): "
+                       + " ".join(x.message for x in a.failed_checks)))
+    ack = st.checkbox("Save it anyway, marked as failing: the failed checks are saved with it and shown in the next "
+                      "frozen version's manifest", key="cal_ack")
+if a.flipped:
+    st.caption("Saved as flipped: the manifest's judge_p.flipped says the uploaded column was P(pass).")
 if st.button("Save this calibration", type="primary", key="cal_save"):
     cid = attempt(lambda: calibration.save(s, user, df, a, judge_model=judge_model,
                                            rubric=ran.get("rubric", rubric) if ran else rubric,
                                            question_sha=qsha or None, source=source_name, seed=seed,
                                            fit_share=fit_share, max_missed_bad=max_missed,
-                                           max_false_fail=max_false, note=note))
-    if cid:
-        flash(f"Saved calibration {cid} ({scale}, pass/fail cut {cut}, with the judge's rubric text): it goes into "
-              "the next frozen version's manifest.")
+                                           max_false_fail=max_false, note=note,
+                                           acknowledge_failed_checks=ack))
+    if cid and a.failed_checks:
+        st.session_state["_cal_saved_failing"] = (
+            f"Saved calibration {cid} MARKED AS FAILING ({len(a.failed_checks)} failed check(s), saved with it): it "
+            "goes into the next frozen version's manifest with checks_failed.")
+        st.rerun()
+    elif cid:
+        flash(f"Saved calibration {cid} ({scale}, pass/fail cut {cut}, with the judge's rubric text"
+              + (", judge_p flipped" if a.flipped else "") + "): it goes into the next frozen version's manifest.")
         st.rerun()
 
 saved = calibration.saved(s, user)

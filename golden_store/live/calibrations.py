@@ -90,8 +90,10 @@ def relevance_set(store: Store) -> list[dict]:
 def manifest_entries(cur: Cursor) -> list[dict]:
     """The latest calibration of each judge (model id + rubric sha), as a frozen version's
     manifest carries it: the band, split seed, question sha, the scale and pass/fail cut (the
-    κ is the binary κ at that cut; a calibration saved before schema 21 is binary at 2) and
-    the headline figures."""
+    κ is the binary κ at that cut; a calibration saved before schema 21 is binary at 2), the
+    headline figures, which way the judge's p pointed (``judge_p.flipped``: the uploaded
+    column was P(pass) and 1 − p was used; kept in the report JSON, no schema column) and
+    the checks its fit failed (``checks_failed``, empty for a clean fit)."""
     rows = cur.execute(
         "SELECT calibration_id, judge_model, rubric_sha, question_sha, split_seed, fit_share, band_low, band_high, "
         "isotonic, report, created_at, scale, pass_cut FROM (SELECT *, row_number() OVER (PARTITION BY judge_model, rubric_sha "
@@ -107,7 +109,11 @@ def manifest_entries(cur: Cursor) -> list[dict]:
                     "band": None if low is None else {"low": low, "high": high},
                     "kappa": jr.get("kappa"), "fail_recall": jr.get("fail_recall"),
                     "ece_recalibrated": rep.get("ece_recalibrated"),
-                    "isotonic": json.loads(iso) if iso else None, "created_at": created.isoformat() + "Z"})
+                    "isotonic": json.loads(iso) if iso else None, "created_at": created.isoformat() + "Z",
+                    # which way the judge's p pointed (saved before issue 29: not recorded, read as P(FAIL))
+                    # and the checks its fit failed, saved anyway with the lead's acknowledgement
+                    "judge_p": rep.get("judge_p") or {"means": "P(FAIL)", "flipped": False},
+                    "checks_failed": rep.get("checks_failed") or []})
     return out
 
 

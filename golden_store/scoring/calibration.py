@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -171,6 +171,135 @@ def fit_isotonic(p: Sequence[float], y: Sequence[int]) -> IsotonicMap:
 
     iso = IsotonicRegression(out_of_bounds="clip").fit(np.asarray(p, dtype=float), np.asarray(y, dtype=float))
     return IsotonicMap(tuple(float(v) for v in iso.X_thresholds_), tuple(float(v) for v in iso.y_thresholds_))
+
+
+# ---- which way p points ----------------------------------------------------------------------------
+
+
+def auc(p: Sequence[float], y: Sequence[int]) -> float:
+    """ROC AUC of ``p`` as a score for FAIL (y = 1): the chance that a random FAIL item has a
+    higher p than a random PASS item, ties counted half (the Mann-Whitney U over n₁·n₀, what
+    ``sklearn.metrics.roc_auc_score`` gives). NaN when either class is missing. Pure numpy, so
+    the page can tell which way a judge's column points before fitting anything to it."""
+    pa, ya = np.asarray(p, dtype=float), np.asarray(y, dtype=int)
+    if len(pa) != len(ya):
+        raise ValueError(f"{len(pa)} probabilities but {len(ya)} labels.")
+    pos, neg = pa[ya == 1], np.sort(pa[ya == 0])
+    if not len(pos) or not len(neg):
+        return math.nan
+    below = np.searchsorted(neg, pos, side="left")        # PASS items strictly under each FAIL item's p
+    tied = np.searchsorted(neg, pos, side="right") - below  # PASS items at the same p
+    return float((below.sum() + 0.5 * tied.sum()) / (len(pos) * len(neg)))
+
+
+def _auc_text(value: float) -> str:
+    """AUC to two places, or three when two would round a value under 0.5 up to 0.50."""
+    two = f"{value:.2f}"
+    return two if float(two) < 0.5 or value >= 0.5 else f"{value:.3f}"
+
+
+def inverted_message(auc_value: float, column: str = "judge_p") -> str | None:
+    """The refusal when ``column`` points the wrong way (AUC against FAIL under 0.5: it
+    falls as items get worse, so it is most likely P(pass)); None when it points to FAIL
+    or cannot be told (one class only)."""
+    if math.isnan(auc_value) or auc_value >= 0.5:
+        return None
+    return (f"{column} decreases with FAIL (AUC {_auc_text(auc_value)} < 0.5): is it P(pass)? "
+            f"Tick 'flip' to use 1 − {column}.")
+
+
+# ---- checks a fitted calibration must pass ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of a fitted calibration, judged on the report split. ``severity`` says how a
+    failure is shown: ``error`` (red: the calibration is wrong) or ``warning`` (yellow: it
+    may be usable but the figures do not show it)."""
+
+    name: str
+    ok: bool
+    severity: Literal["error", "warning"]
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"check": self.name, "ok": self.ok, "severity": self.severity, "message": self.message}
+
+
+SAME_CUT = 1e-6  # band thresholds closer than this are one cut (pick_band nudges them by 1e-9)
+
+
+def fit_checks(*, isotonic_y: Sequence[float] | None, band: Mapping[str, float] | None,
+               band_report: Mapping[str, Any] | None, max_missed_bad: float, max_false_fail: float,
+               cascade: Mapping[str, Any] | None = None) -> list[Check]:
+    """Every check a calibration's fit must pass before a page may call it a success, each
+    with the measured value against what it should be (METHODOLOGY §11.8):
+
+    - the isotonic map is not a constant (a constant ranks nothing; its ECE of ~0 is the
+      constant equalling the FAIL share, not calibration);
+    - the band's two thresholds do not coincide (auto-PASS at p ≤ t and auto-FAIL at p ≥ t
+      leaves no band to escalate);
+    - the band does not escalate every report-split item (the first tier would decide nothing);
+    - on the REPORT split (rule 2), the share of bad items auto-passed and of good items
+      auto-failed are within the targets the band was fitted for;
+    - rule 1 (the cascade beats the decision model and is within noise of the LLM judge)
+      holds on the report split, and not only trivially through one of the failures above.
+    """
+    out: list[Check] = []
+    degenerate = False
+    if isotonic_y is not None and len(isotonic_y):
+        flat = float(np.ptp(np.asarray(isotonic_y, dtype=float))) == 0.0
+        degenerate |= flat
+        out.append(Check("isotonic_not_constant", not flat, "error",
+                         f"The isotonic map is the constant {float(isotonic_y[0]):.3f}: it maps every p to the same "
+                         "value, so it ranks nothing, and its ECE near 0 is meaningless. Check which way judge_p "
+                         "points, or untick isotonic recalibration." if flat else
+                         "The isotonic map is not a constant."))
+    if band is not None:
+        low, high = float(band["low"]), float(band["high"])
+        one_cut = high - low < SAME_CUT
+        degenerate |= one_cut
+        out.append(Check("band_two_thresholds", not one_cut, "warning",
+                         f"The band is one cut, not a band: auto-PASS at p ≤ {low:.3f} and auto-FAIL at p ≥ "
+                         f"{high:.3f}. Nothing between them goes to the LLM judge; the fit split gives no room "
+                         "for a band at these targets." if one_cut else
+                         f"The band has two thresholds ({low:.3f} < {high:.3f})."))
+    if band_report is not None:
+        esc = float(band_report.get("escalation_rate", math.nan))
+        everything = not math.isnan(esc) and esc >= 1.0
+        degenerate |= everything
+        out.append(Check("escalates_less_than_all", not everything, "error",
+                         f"The band escalates every item on the report split (escalation rate {esc:.3f}): the "
+                         "first tier decides nothing and the cascade is the LLM judge at full cost." if everything
+                         else f"Escalation rate {esc:.3f} on the report split."))
+        for name, key, target, what in (
+                ("missed_bad_within_target", "missed_bad_share", max_missed_bad, "bad items auto-passed"),
+                ("false_fail_within_target", "false_fail_share", max_false_fail, "good items auto-failed")):
+            v = band_report.get(key)
+            if v is None or math.isnan(float(v)):
+                out.append(Check(name, False, "warning",
+                                 f"Share of {what}: the report split has no such items, so the target "
+                                 f"{target:.2f} cannot be checked."))
+                continue
+            ok = float(v) <= target + 1e-12
+            out.append(Check(name, ok, "error",
+                             f"Share of {what} on the report split: {float(v):.3f} "
+                             + (f"within the target {target:.2f}." if ok else
+                                f"against the target {target:.2f}: the band misses it ({float(v) / target:.1f}× the "
+                                "target)." if target > 0 else f"against the target {target:.2f}: the band misses it.")))
+    if cascade is not None:
+        holds = bool(cascade["rule1_ok"]) and not degenerate
+        lo, hi = cascade["kappa_diff_vs_llm_ci"]
+        why = (f"the cascade {'beats' if cascade['beats_decision_model'] else 'does NOT beat'} the decision model "
+               f"(κ {cascade['cascade']['kappa']:.3f} vs {cascade['decision_model']['kappa']:.3f}) and is "
+               f"{'within noise of' if cascade['within_noise_of_llm'] else 'clearly worse than'} the LLM judge "
+               f"(κ difference 95% CI {lo:.3f} to {hi:.3f}) on the report split")
+        if cascade["rule1_ok"] and degenerate:
+            msg = f"Rule 1 holds only trivially: {why}, but the fit is degenerate (see above)."
+        else:
+            msg = f"Rule 1 {'holds' if holds else 'fails'}: {why}."
+        out.append(Check("rule1", holds, "error" if not cascade["rule1_ok"] else "warning", msg))
+    return out
 
 
 # ---- splits and the cascade band -----------------------------------------------------------------

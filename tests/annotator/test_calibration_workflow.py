@@ -69,9 +69,16 @@ def test_analysis_save_offset_and_manifest(demo_store, tmp_path):
     # a new judge (another rubric) on the same items: a new calibration, and the offset
     df2 = calibration.load_upload("cal2.csv", _csv(seed=0, judge_noise=0.3))
     a2 = calibration.analyze(df2, seed=3)
+    assert a.failed_checks == [] and {c.name for c in a2.failed_checks} == {"missed_bad_within_target", "rule1"}
+    before = table_snapshot(demo_store)
+    with pytest.raises(ValidationError, match=r"fails 2 check\(s\): Share of bad items auto-passed"):
+        calibration.save(demo_store, LOCAL_USER, df2, a2, judge_model="judge-a", rubric="rubric two",
+                         question_sha=None, source="upload:cal2.csv", seed=3, fit_share=0.5,
+                         max_missed_bad=0.02, max_false_fail=0.02)
+    assert table_snapshot(demo_store) == before
     c2 = calibration.save(demo_store, LOCAL_USER, df2, a2, judge_model="judge-a", rubric="rubric two",
                           question_sha=None, source="upload:cal2.csv", seed=3, fit_share=0.5,
-                          max_missed_bad=0.02, max_false_fail=0.02)
+                          max_missed_bad=0.02, max_false_fail=0.02, acknowledge_failed_checks=True)
     assert (c1, c2) == ("c1", "c2")
     off = calibration.offset(demo_store, LOCAL_USER, c1, c2)
     assert off["shared_items"] == 200 and off["labelled_by_both"] == 200
@@ -87,6 +94,8 @@ def test_analysis_save_offset_and_manifest(demo_store, tmp_path):
     assert entries[0]["band"]["low"] == pytest.approx(a.band["low"]) and entries[0]["split_seed"] == 3
     assert entries[0]["question_sha"] == "q" * 8 and entries[0]["isotonic"]["x"]
     assert (entries[0]["scale"], entries[0]["pass_cut"]) == ("binary", 2)
+    assert list(entries[0]["checks_failed"]) == [] and entries[0]["judge_p"]["flipped"] is False
+    assert list(entries[1]["checks_failed"]) == [c.message for c in a2.failed_checks]  # saved anyway, and says so
     on_disk = json.loads((tmp_path / "v" / "cal.v1" / "manifest.json").read_text())
     assert on_disk["judge_calibrations"][1]["judge_model"] == "judge-a"
 
