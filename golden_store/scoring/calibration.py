@@ -294,6 +294,12 @@ def fit_checks(*, isotonic_y: Sequence[float] | None, band: Mapping[str, float] 
                f"(κ {cascade['cascade']['kappa']:.3f} vs {cascade['decision_model']['kappa']:.3f}) and is "
                f"{'within noise of' if cascade['within_noise_of_llm'] else 'clearly worse than'} the LLM judge "
                f"(κ difference 95% CI {lo:.3f} to {hi:.3f}) on the report split")
+        kappas = [float(cascade[t]["kappa"]) for t in ("cascade", "decision_model", "llm_judge")]
+        if any(math.isnan(k) for k in kappas) or math.isnan(hi):
+            out.append(Check("rule1", False, "warning",
+                             f"Rule 1 cannot be judged on the report split: κ is undefined there ({cascade['n']} "
+                             "item(s), or one class only). Use a larger calibration set."))
+            return out
         if cascade["rule1_ok"] and degenerate:
             msg = f"Rule 1 holds only trivially: {why}, but the fit is degenerate (see above)."
         else:

@@ -48,14 +48,22 @@ def test_upload_report_band_save_and_offset():
     assert any("Rule 1" in x.value for x in [*at.success, *at.warning])
     assert any("Position swap" in m.value for m in at.markdown)
     at.text_input(key="cal_model").input("judge-x")
+    # this band misses its 2% target on the report split: red, and saving needs an acknowledgement
+    assert any("auto-passed on the report split" in plain(e.value) and "against the target 0.02" in plain(e.value)
+               for e in at.error)
     at.button(key="cal_save").click().run()
-    assert any("Saved calibration c1" in plain(m.value) for m in at.success)
+    assert any("fails 1 check(s)" in plain(e.value) for e in at.error)
+    assert store.read("SELECT calibration_id FROM calibrations") == []
+    at.checkbox(key="cal_ack").check().run()
+    at.button(key="cal_save").click().run()
+    assert any("Saved calibration c1 MARKED AS FAILING" in plain(m.value) for m in at.warning)
+    assert not any("Saved calibration" in plain(m.value) for m in at.success)
     # a second judge on the same items: the offset between them is shown
     data2, df2 = _file(1, 0.3)
     at.file_uploader(key="cal_file").upload("calibration2.csv", data2, "text/csv").run()
     at.text_area(key="cal_rubric_upload:calibration2.csv").input("a changed rubric")
     at.button(key="cal_save").click().run()
-    assert any("Saved calibration c2" in plain(m.value) for m in at.success)
+    assert any("Saved calibration c2 MARKED AS FAILING" in plain(m.value) for m in at.warning)
     caption = next(c.value for c in at.caption if "archived item(s) both saw" in c.value)
     agree = np.mean(df["judge_label"].to_numpy() == df2["judge_label"].to_numpy())
     assert "160 archived" in caption and f"label agreement {agree:.3f}" in caption
@@ -164,8 +172,11 @@ def test_claude_run_estimate_confirm_usage_and_save(llm_server, tmp_path):
     assert any("Last Claude run" in plain(c.value) and "Used: 2 call(s)" in plain(c.value) for c in at.caption)
     at.text_area(key="cal_rubric_store:relevance_graded").input("an edited rubric").run()
     assert any("differs from the one the Claude judge ran with" in w.value for w in at.warning)
+    # three items cannot show a band: saved only as failing, with the acknowledgement
+    assert any("Rule 1 cannot be judged on the report split" in plain(e.value) for e in at.warning)
+    at.checkbox(key="cal_ack").check().run()
     at.button(key="cal_save").click().run()
-    assert any("Saved calibration c1" in plain(m.value) for m in at.success)
+    assert any("Saved calibration c1 MARKED AS FAILING" in plain(m.value) for m in at.warning)
     scale, cut, text = store.read_one("SELECT scale, pass_cut, rubric_text FROM calibrations")
     # the rubric the judge ran with (not the edited box)
     assert (scale, cut, text) == ("graded", 2, calibration.default_rubric("store:relevance_graded", store))
