@@ -159,14 +159,11 @@ checks = {c.name: c for c in a.checks}
 
 
 def show_check(name: str) -> None:
-    """A failed check in its colour (red error, yellow warning); a passed one as a caption:
-    nothing on this page is green unless the check behind it holds on the report split."""
+    """A failed check in its colour (red error, yellow warning); a passed one adds nothing (the
+    captions above already give the measured shares against their targets). Nothing on this
+    page is green unless the check behind it holds on the report split."""
     c = checks.get(name)
-    if c is None:
-        return
-    if c.ok:
-        st.caption(md_escape(c.message))
-    else:
+    if c is not None and not c.ok:
         (st.error if c.severity == "error" else st.warning)(md_escape(c.message))
 
 # ---- 3. the judge report ---------------------------------------------------------------------
