@@ -32,6 +32,15 @@ def fmt(x) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
+def saved_table(rows: list[dict]) -> pd.DataFrame:
+    """Saved calibrations as a table, with whether judge_p was flipped and how many checks the
+    fit failed (saved anyway, acknowledged): a failing calibration never looks like the others."""
+    return pd.DataFrame([{**{k: v for k, v in r.items() if k not in ("report", "isotonic", "rubric_text")},
+                          "judge_p flipped": bool(((r.get("report") or {}).get("judge_p") or {}).get("flipped")),
+                          "failed checks": len((r.get("report") or {}).get("checks_failed") or [])}
+                         for r in rows])
+
+
 # ---- 1. the calibration set ------------------------------------------------------------------
 CALIBRATION_UPLOAD_MB = 50  # a calibration set is 100-200 items; this leaves ample room
 P_MEANS = ("judge_p is the judge's probability that the item FAILS (is bad): 1.0 = surely bad, 0.0 = surely good. "
@@ -65,8 +74,7 @@ if df is None:
     st.info("Choose a calibration set: 100-200 human-labelled items, hard and ambiguous ones included (§11.1).")
     if saved_before := calibration.saved(s, user):  # the saved calibrations stay in view
         st.subheader(f"Saved calibrations ({len(saved_before)})", anchor=False)
-        st.dataframe(pd.DataFrame([{k: v for k, v in r.items() if k not in ("report", "isotonic", "rubric_text")}
-                                   for r in saved_before]), hide_index=True, width="stretch")
+        st.dataframe(saved_table(saved_before), hide_index=True, width="stretch")
     st.stop()
 scale = calibration.scale_of(df)
 if scale == "binary":
@@ -315,9 +323,7 @@ if st.button("Save this calibration", type="primary", key="cal_save"):
 
 saved = calibration.saved(s, user)
 if saved:
-    st.dataframe(pd.DataFrame([{k: v for k, v in r.items() if k not in ("report", "isotonic", "rubric_text")}
-                               for r in saved]),
-                 hide_index=True, width="stretch")
+    st.dataframe(saved_table(saved), hide_index=True, width="stretch")
     if len(saved) >= 2:
         ids = [r["calibration_id"] for r in saved]
         o1, o2 = st.columns(2)

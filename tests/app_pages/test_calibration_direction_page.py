@@ -59,3 +59,5 @@ def test_an_inverted_column_is_refused_then_flipped_with_consent_and_judged_hone
     assert any("Saved calibration c1 " in plain(m.value) and "judge_p flipped" in plain(m.value) for m in at.success)
     entry = {e["calibration_id"]: e for e in calibration.manifest_entries(store, admin)}["c1"]
     assert entry["judge_p"]["flipped"] is True and entry["checks_failed"] == []
+    table = next(d.value for d in at.dataframe if "judge_p flipped" in d.value.columns)
+    assert table[["calibration_id", "judge_p flipped", "failed checks"]].values.tolist() == [["c1", True, 0]]
