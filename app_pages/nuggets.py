@@ -63,13 +63,15 @@ if mode == "Author":
     # questions with evidence and no approved nuggets first
     status.sort(key=lambda r: (not (r["n_approved"] == 0 and r["n_evidence"] > 0), r["query_id"]))
     meta = {r["query_id"]: r for r in status}
-    labels = {r["query_id"]: f"{r['query_id']} · {r['stratum']} · {r['n_approved']}/{r['n_nuggets']} approved · "
-                             f"{r['text'][:80]}" for r in status}
+    # labels that a save does not change: the browser sends the picked option back by its label,
+    # and a label with the nugget counts in it no longer matched after a save, so the next click
+    # jumped to the first question (whose History was empty: M7). The counts are in the caption.
+    labels = {r["query_id"]: f"{r['query_id']} · {r['stratum']} · {r['text'][:80]}" for r in status}
     qid = searchable_picker("Question", labels, key="nug_q")
     row = meta[qid]
     st.subheader(md_escape(row["text"]), anchor=False)
-    st.caption(f"{qid} · {md_escape(row['stratum'])}" + (" · held out: never sent to a hosted model"
-                                                         if row["held_out"] else ""))
+    st.caption(f"{qid} · {md_escape(row['stratum'])} · {row['n_approved']}/{row['n_nuggets']} nugget(s) approved"
+               + (" · held out: never sent to a hosted model" if row["held_out"] else ""))
     include_judged = st.checkbox("Also use pooled passages graded 2 or 3", value=True, key="nug_judged")
     ps = nuggets.passages(s, qid, include_judged, user)
     with st.expander(f"Evidence ({len(ps)} passage(s))", expanded=False):
