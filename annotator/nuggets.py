@@ -26,7 +26,7 @@ from annotator.evidence_rounds import is_blind, visible_evidence
 from annotator.held_out import HeldOut
 from annotator.identity import User, require
 from annotator.labeling import Ack, Label, LabelRefused
-from annotator.roles import Permission
+from annotator.roles import Permission, PermissionDenied
 from golden_store.live import documents
 from golden_store.live import evidence, label_receipts, llm_log, nuggets, queries
 from golden_store.live import evidence_rounds
@@ -383,6 +383,13 @@ def history(store: Store, user: User, query_id: str) -> list[dict]:
     return [] if _blind(store, user, query_id) else nuggets.history(store, query_id)
 
 
+def history_summary(query_id: str, events: list[dict]) -> str:
+    """"7 event(s) on q003: 3 add, 1 edit, 3 approve." (ops in the order add, edit, delete, approve)."""
+    counts = {op: sum(e["op"] == op for e in events) for op in ("add", "edit", "delete", "approve")}
+    return (f"{len(events)} event(s) on {query_id}: "
+            + ", ".join(f"{n} {op}" for op, n in counts.items() if n) + ".")
+
+
 def status(store: Store, user: User) -> list[dict]:
     """Per question: stratum, evidence count (as this user may see it), nuggets, approved."""
     require(user, Permission.VIEW_STORE)
@@ -502,9 +509,45 @@ def import_answers(store: Store, user: User, path: str, system: str, *, replace:
     return nuggets.store_answers(store, system, rows, actor=user.username, replace=replace)
 
 
+# Who may see which system wrote an answer. Graders assign nuggets blind (an answer is named by
+# a reference, :func:`answer_ref`): a table with system names, complete or not, tells them
+# whose answer they are grading ("rag-d · q003 · 3 nuggets · 2 assigned" while one q003 answer
+# is left; newcomer walkthrough 2026-12-04, M6). So system-named reads need one of these.
+SEES_SYSTEMS: tuple[Permission, ...] = (Permission.VIEW_RESULTS, Permission.IMPORT_RUNS, Permission.MARK_OUTCOMES)
+
+
+def sees_systems(user: User | None) -> bool:
+    """Whether ``user`` may see which system wrote an answer (leads, engineers, reviewers, admins)."""
+    return user is not None and any(user.can(p) for p in SEES_SYSTEMS)
+
+
+def require_sees_systems(user: User | None, what: str) -> User:
+    """Refuse a grader (or anyone without :data:`SEES_SYSTEMS`) a read that names systems."""
+    if user is None:
+        raise PermissionDenied(f"Sign in to see {what}.")
+    if not sees_systems(user):
+        roles = ", ".join(sorted(r.value for r in user.roles)) or "none"
+        raise PermissionDenied(f"{user.username} (roles: {roles}) may not see {what}: they name the system of each "
+                               "answer, and graders assign nuggets blind. A lead, engineer or reviewer sees them.")
+    return user
+
+
+def require_scores(user: User | None) -> User:
+    """Nugget scores per system and answer: for those who see results (leads, engineers,
+    admins), never for graders, whose assignment is blind."""
+    return require(user, Permission.VIEW_RESULTS)
+
+
 def answers(store: Store, user: User, system: str | None = None) -> list[dict]:
-    require(user, Permission.LABEL)
+    """Every imported answer with its system: not for graders (blind), see :func:`has_answers`."""
+    require_sees_systems(user, "answers")
     return nuggets.answers(store, system)
+
+
+def has_answers(store: Store, user: User) -> bool:
+    """Whether any system answer is imported (what a grader may know: not whose)."""
+    require(user, Permission.LABEL)
+    return bool(nuggets.answers(store))
 
 
 def assign(store: Store, user: User, system: str, query_id: str, nugget_id: str, label: str) -> None:
@@ -609,7 +652,8 @@ def submit_assignments(store: Store, user: User | None, raw_labels: object) -> l
 
 
 def assignments(store: Store, user: User, system: str | None = None) -> list[dict]:
-    require(user, Permission.LABEL)
+    """The latest support label per (system, question, nugget): names systems, so not for graders."""
+    require_sees_systems(user, "assignments")
     return nuggets.assignments(store, system)
 
 
@@ -621,8 +665,11 @@ def scores(store: Store, user: User, no_vital: str = "methodology") -> tuple[pd.
     A question with no vital nugget has V undefined by default (METHODOLOGY §10.9): it is left
     out of the system's V means and counted in ``no_vital``; ``no_vital="nuggetizer"`` scores it
     0 instead, as castorini's nuggetizer does. ``v_answers`` is how many answers the V means are
-    over; ``answers`` how many the A means are over."""
-    require(user, Permission.VIEW_STORE)
+    over; ``answers`` how many the A means are over.
+
+    Only for those who see results (:func:`require_scores`): the table names each answer's
+    system and whether it is complete, which would tell a grader whose answer is left."""
+    require_scores(user)
     if no_vital not in NO_VITAL_CONVENTIONS:
         raise ValidationError(f"Unknown convention {no_vital!r} for questions with no vital nugget: use one of "
                               f"{', '.join(NO_VITAL_CONVENTIONS)}.")
@@ -666,8 +713,9 @@ OUTCOMES = nuggets.OUTCOMES
 
 def answer_outcomes(store: Store, user: User, system: str | None = None) -> list[dict]:
     """Every answer to a live question with its current outcome and where it comes from
-    (``basis``: marked by a reviewer, imported with the answers, or unmarked)."""
-    require(user, Permission.VIEW_STORE)
+    (``basis``: marked by a reviewer, imported with the answers, or unmarked). Names systems:
+    not for graders."""
+    require_sees_systems(user, "answer outcomes")
     return nuggets.answer_outcomes(store, system)
 
 
@@ -681,7 +729,7 @@ def mark_outcome(store: Store, user: User, system: str, query_id: str, outcome: 
 
 
 def outcome_history(store: Store, user: User, system: str, query_id: str) -> list[dict]:
-    require(user, Permission.VIEW_STORE)
+    require_sees_systems(user, "outcome history")
     return nuggets.outcome_history(store, system, query_id)
 
 
@@ -689,8 +737,8 @@ def abstention(store: Store, user: User, system: str | None = None, *, n_boot: i
                seed: int = 0) -> dict[str, AbstentionReport]:
     """Per system: abstention precision, recall, over-refusal rate and refusal rate with
     bootstrap intervals, over its answers to live questions (``answerable`` as the question
-    says now). Definitions: :mod:`golden_store.scoring.abstention`."""
-    require(user, Permission.VIEW_STORE)
+    says now). Definitions: :mod:`golden_store.scoring.abstention`. Per system: not for graders."""
+    require_sees_systems(user, "abstention")
     by_system: dict[str, list[tuple[bool, str]]] = {}
     for r in nuggets.answer_outcomes(store, system):
         by_system.setdefault(r["system"], []).append((bool(r["answerable"]), r["outcome"]))

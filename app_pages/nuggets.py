@@ -16,12 +16,40 @@ from golden_store.live import llm_log
 
 # reviewers without LABEL come for the Scores section only: marking answers' outcomes
 user = require_page(Permission.LABEL, Permission.MARK_OUTCOMES)
+
+
+def clear_nugget_form(suffix: str) -> None:
+    """Ask the next run to draw the one-nugget form (``suffix``: question and nugget) afresh
+    from the store. Streamlit keeps a keyed widget's value across reruns and ignores a new
+    default, and the browser keeps what it shows unless the value is set through Session
+    State before the widget is drawn: :func:`nugget_form_state` does that."""
+    st.session_state["nug_form_reset"] = suffix
+
+
+def nugget_form_state(suffix: str, defaults: dict[str, object], top: int) -> None:
+    """Put the form's values in Session State before its widgets are drawn: ``defaults`` (by
+    widget key) when the form is new or was just saved (:func:`clear_nugget_form`), else what
+    the person typed, kept. A position beyond ``top`` (the list got shorter) goes back to its
+    default."""
+    fresh = st.session_state.get("nug_form_reset") == suffix
+    if fresh:
+        del st.session_state["nug_form_reset"]
+    for key, value in defaults.items():
+        kept = st.session_state.get(key)
+        stray = key.startswith("nug_p_") and isinstance(kept, (int, float)) and not 1 <= kept <= top
+        if fresh or kept is None or stray:
+            st.session_state[key] = value
+
+
 s = store()
 st.title("Nuggets")
 show_flash()
 
 # One section at a time (not tabs): hidden tabs would still bind the assignment keys 1/2/3.
-sections = ["Author", "Assign to answers", "Scores"] if user.can(Permission.LABEL) else ["Scores"]
+# Scores name each answer's system: shown to those who see systems (leads, reviewers, admins),
+# never to graders, whose assignment is blind (M6; annotator.nuggets refuses them too).
+show_scores = nuggets.sees_systems(user)
+sections = (["Author", "Assign to answers"] if user.can(Permission.LABEL) else []) + (["Scores"] if show_scores else [])
 mode = st.radio("Section", sections, horizontal=True, key="nug_mode", label_visibility="collapsed")
 
 # ---- author ---------------------------------------------------------------------------------
@@ -35,13 +63,15 @@ if mode == "Author":
     # questions with evidence and no approved nuggets first
     status.sort(key=lambda r: (not (r["n_approved"] == 0 and r["n_evidence"] > 0), r["query_id"]))
     meta = {r["query_id"]: r for r in status}
-    labels = {r["query_id"]: f"{r['query_id']} · {r['stratum']} · {r['n_approved']}/{r['n_nuggets']} approved · "
-                             f"{r['text'][:80]}" for r in status}
+    # labels that a save does not change: the browser sends the picked option back by its label,
+    # and a label with the nugget counts in it no longer matched after a save, so the next click
+    # jumped to the first question (whose History was empty: M7). The counts are in the caption.
+    labels = {r["query_id"]: f"{r['query_id']} · {r['stratum']} · {r['text'][:80]}" for r in status}
     qid = searchable_picker("Question", labels, key="nug_q")
     row = meta[qid]
     st.subheader(md_escape(row["text"]), anchor=False)
-    st.caption(f"{qid} · {md_escape(row['stratum'])}" + (" · held out: never sent to a hosted model"
-                                                         if row["held_out"] else ""))
+    st.caption(f"{qid} · {md_escape(row['stratum'])} · {row['n_approved']}/{row['n_nuggets']} nugget(s) approved"
+               + (" · held out: never sent to a hosted model" if row["held_out"] else ""))
     include_judged = st.checkbox("Also use pooled passages graded 2 or 3", value=True, key="nug_judged")
     ps = nuggets.passages(s, qid, include_judged, user)
     with st.expander(f"Evidence ({len(ps)} passage(s))", expanded=False):
@@ -106,6 +136,7 @@ if mode == "Author":
                     "quote": r["quote"] if isinstance(r["quote"], str) else ""} for _, r in rows.iterrows()]
         counts = attempt(lambda: nuggets.save(s, user, qid, payload))
         if counts is not None:
+            st.session_state.pop(f"nug_editor_{qid}", None)  # its edits are stored now: start from the store
             flash(f"Saved: {counts['add']} added, {counts['edit']} edited, {counts['delete']} deleted.")
             st.rerun()
     if b2.button("Approve the list", key="nug_approve"):
@@ -114,36 +145,53 @@ if mode == "Author":
             flash(f"Approved {n} nugget(s) of {qid}: they go into the next frozen version.")
             st.rerun()
 
-    with st.expander("Edit one nugget, or add one", expanded=not current):
+    # keyed: it stays open after a save (its default, open while the list is empty, would fold it
+    # under the person adding their second nugget)
+    with st.expander("Edit one nugget, or add one", expanded=not current, key=f"nug_one_box_{qid}"):
         ids = [None] + [n["nugget_id"] for n in current]
         target = st.selectbox("Nugget", ids, key=f"nug_one_{qid}",
                               format_func=lambda nid: "a new nugget" if nid is None else
                               f"{nid}: {next(n['text'] for n in current if n['nugget_id'] == nid)}")
         base = next((n for n in current if n["nugget_id"] == target), None)
         suffix = f"{qid}_{target}"
-        one_text = st.text_input("Nugget (1-12 words)", value=base["text"] if base else "", key=f"nug_t_{suffix}")
-        one_imp = st.radio("Importance", ["vital", "okay"], horizontal=True, key=f"nug_i_{suffix}",
-                           index=0 if not base or base["importance"] == "vital" else 1)
-        one_quote = st.text_input("Supporting quote (verbatim from the evidence; optional)",
-                                  value=(base["quote"] or "") if base else "", key=f"nug_qt_{suffix}")
-        one_pos = st.number_input("Position", 1, max(1, len(current) + 1),
-                                  value=(current.index(base) + 1) if base else len(current) + 1, key=f"nug_p_{suffix}")
+        # a new nugget starts empty and goes at the end of the list (append); an existing one
+        # shows what is stored. Set through Session State, so a save resets what the browser shows.
+        top = len(current) + (0 if base else 1)
+        nugget_form_state(suffix, {f"nug_t_{suffix}": base["text"] if base else "",
+                                   f"nug_i_{suffix}": base["importance"] if base else "vital",
+                                   f"nug_qt_{suffix}": (base["quote"] or "") if base else "",
+                                   f"nug_p_{suffix}": (current.index(base) + 1) if base else len(current) + 1},
+                          max(1, top))
+        one_text = st.text_input("Nugget (1-12 words)", key=f"nug_t_{suffix}")
+        one_imp = st.radio("Importance", ["vital", "okay"], horizontal=True, key=f"nug_i_{suffix}")
+        one_quote = st.text_input("Supporting quote (verbatim from the evidence; optional)", key=f"nug_qt_{suffix}")
+        one_pos = st.number_input("Position", 1, max(1, top), key=f"nug_p_{suffix}", step=1,
+                                  help="Where the nugget goes in the list; a new one goes at the end unless you "
+                                       "change it.")
         e1, e2, _ = st.columns([1, 1, 3])
         if e1.button("Save nugget" if base else "Add nugget", key="nug_one_save"):
             counts = attempt(lambda: nuggets.edit_one(s, user, qid, target, text=one_text, importance=one_imp,
                                                       quote=one_quote, position=int(one_pos)))
             if counts is not None:
+                # the form starts over from what is stored: empty for the next new nugget, its
+                # position the end of the list (M8: the old text and position stayed, and the
+                # third nugget went in at the second's place)
+                clear_nugget_form(suffix)
                 flash(f"Saved: {counts['add']} added, {counts['edit']} edited.")
                 st.rerun()
         if base and e2.button("Delete nugget", key="nug_one_delete"):
             if attempt(lambda: nuggets.edit_one(s, user, qid, target, delete=True)) is not None:
+                clear_nugget_form(f"{qid}_None")  # the new-nugget form's position: the list got shorter
                 flash(f"Deleted {target}.")
                 st.rerun()
 
     with st.expander("History (what the model proposed, what people changed)"):
         hist = nuggets.history(s, user, qid)
         if hist:
-            st.dataframe(pd.DataFrame(hist), hide_index=True, width="stretch")
+            # a count in words above the table: the table is drawn on a canvas, whose text a screen
+            # reader or a copy does not get (an open History read as empty; M7)
+            st.caption(md_escape(nuggets.history_summary(qid, hist)))
+            st.dataframe(pd.DataFrame(hist), hide_index=True, width="stretch", key=f"nug_hist_{qid}")
         else:
             st.caption("No nugget events yet.")
 
@@ -194,7 +242,7 @@ if mode == "Author":
 
 # ---- assign ----------------------------------------------------------------------------------
 if mode == "Assign to answers":
-    have_answers = bool(nuggets.answers(s, user))
+    have_answers = nuggets.has_answers(s, user)
     if user.can(Permission.IMPORT_RUNS):
         with st.expander("Import system answers", expanded=not have_answers, key="nug_ans_box"):
             answers_import(user, "nug_ans")
@@ -217,7 +265,7 @@ if mode == "Assign to answers":
                   "No answer to a question with approved nuggets yet.")
 
 # ---- scores ----------------------------------------------------------------------------------
-if mode == "Scores" and user.can(Permission.LABEL):
+if mode == "Scores" and user.can(Permission.VIEW_RESULTS):
     no_vital = st.radio("A question with no vital nugget", list(nuggets.NO_VITAL_DEFINITIONS), horizontal=True,
                         key="nug_no_vital", format_func=lambda c: {"methodology": "V undefined, left out (§10.9)",
                                                                    "nuggetizer": "V = 0 (nuggetizer)"}[c])

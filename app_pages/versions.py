@@ -14,6 +14,7 @@ from annotator import versioning
 from annotator.roles import Permission
 from golden_store.live.documents import store_corpus_digest
 from golden_store.versions import format_diff
+from golden_store.versions.frozen import nugget_diff_rows
 from app_pages._shared import attempt, md_escape, progress_callback, require_page, store
 
 user = require_page(Permission.VIEW_VERSIONS)
@@ -92,6 +93,11 @@ with tab_d:
         d = attempt(lambda: versioning.diff(user, vdir, a, b))
         if d:
             st.code(format_diff(d), language=None)
+            # the approved nuggets apart, as a table: whole texts and quotes, one row per change (M12)
+            rows = nugget_diff_rows(d)
+            st.caption(f"Nuggets (approved): {len(rows)} change(s) from {md_escape(a)} to {md_escape(b)}.")
+            if rows:
+                st.dataframe(rows, hide_index=True, width="stretch", key="v_diff_nuggets")
 with tab_e:
     if not user.can(Permission.EXPORT):
         st.caption("Exporting needs the engineer or admin role.")

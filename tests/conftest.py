@@ -54,6 +54,8 @@ _STORE_FIXTURES = {"store", "demo_store", "golden_db"}
 # of their own calling context.get_store()): a file, or file::test (every parametrization).
 _OPENS_STORE: tuple[str, ...] = (
     "tests/app_pages/test_pool_grading_page.py",
+    "tests/app_pages/test_nuggets_blind_history_form.py",  # issue 29 M6/M7/M8 (AppTest)
+    "tests/app_pages/test_versions_diff_nuggets.py",  # issue 29 M12 (AppTest)
     "tests/annotator/test_agreement_bar.py::test_a_split_below_the_bar_goes_ahead_only_with_a_recorded_reason",
     "tests/annotator/test_cli.py::test_answers_score_reproduces_start_here_step_8",
     "tests/annotator/test_cli.py::test_demo_freeze_verify_export_diff_flow",
@@ -145,6 +147,9 @@ _OPENS_STORE: tuple[str, ...] = (
 # Over ~5 s each unloaded (10-90 s on 2 cores shared with another suite run: --durations=40).
 # Each still runs in `make test`; `make check` leaves them out.
 _SLOW: tuple[str, ...] = (
+    "tests/app_pages/test_nuggets_blind_history_form.py",  # issue 29 M6/M7/M8: AppTest runs, 2-4 s each
+    "tests/app_pages/test_versions_diff_nuggets.py",  # issue 29 M12: two freezes and the page
+    "tests/golden_store/test_nugget_diff.py::test_golden_diff_cli_shows_nuggets",  # two `golden` subprocesses
     "tests/test_scripts.py",  # the benchmarks, each in a subprocess
     "tests/annotator/test_import_fuzz.py::test_importer_fuzz",  # hypothesis over every importer
     "tests/golden_store/test_grade_state.py::test_random_event_sequences_keep_state_equal_to_the_log",

@@ -893,8 +893,9 @@ def _jsonable(v: Any) -> Any:
 
 def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dict[str, Any]:
     """What changed from version ``a`` to ``b``: queries added/removed/changed (field by
-    field), and per query the evidence spans and graded judgments added/removed/changed, and
-    the judge's labels apart (a version without them has none)."""
+    field), and per query the evidence spans and graded judgments added/removed/changed, the
+    judge's labels apart (a version without them has none), and the approved nuggets
+    added/removed/changed (text, importance, supporting quote)."""
     va, vb = load_version(a, versions_dir), load_version(b, versions_dir)
     fields = ["text", "stratum", "answerable", "source", "held_out", "notes"]
     if "tier" in va.queries.columns and "tier" in vb.queries.columns:  # versions frozen before tiers have none
@@ -929,6 +930,7 @@ def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dic
                 for j in v.judge_labels.itertuples(index=False)}
 
     la, lb = judge_keys(va), judge_keys(vb)
+    na, nb = nugget_rows(va), nugget_rows(vb)
 
     return {
         "from": a,
@@ -954,7 +956,92 @@ def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dic
             "changed": [{**span_dict(k), "from": la[k], "to": lb[k]}
                         for k in sorted(set(la) & set(lb)) if la[k] != lb[k]],
         },
+        # the approved nuggets per question (issue 29, M12): what a generation score is measured against
+        "nuggets": diff_nuggets(na, nb),
     }
+
+
+# what a nugget is, for a diff: its content (not its position in the list, nor who wrote it)
+NUGGET_FIELDS: tuple[str, ...] = ("text", "importance", "quote")
+
+
+def _nugget_order(key: tuple[str, str]) -> tuple[str, int, str]:
+    """Sort (query_id, nugget_id) with n2 before n10 (ids are ``n<number>``)."""
+    qid, nid = key
+    digits = nid[1:] if nid[:1] == "n" else ""
+    return qid, int(digits) if digits.isdigit() else -1, nid
+
+
+def _missing(v: Any) -> bool:
+    """None, NaN/NA, or an empty string (a nugget without a quote)."""
+    return v is None or v == "" or (not isinstance(v, str) and bool(pd.isna(v)))
+
+
+def nugget_rows(v: FrozenVersion) -> dict[tuple[str, str], dict[str, Any]]:
+    """The approved nuggets a version froze, by (query_id, nugget_id): text, importance, quote.
+    A version whose nugget file lacks a column (or has no rows) gives what it has, so diffs of
+    old versions keep working."""
+    table = v.nuggets
+    if table.empty or not {"query_id", "nugget_id"} <= set(table.columns):
+        return {}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in table.to_dict("records"):
+        out[(str(row["query_id"]), str(row["nugget_id"]))] = {
+            f: None if _missing(row.get(f)) else _jsonable(row.get(f)) for f in NUGGET_FIELDS}
+    return out
+
+
+def diff_nuggets(na: Mapping[tuple[str, str], Mapping[str, Any]],
+                 nb: Mapping[tuple[str, str], Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Nuggets added, removed and changed (field by field) from ``na`` to ``nb``, in question
+    order. Pure: the rows come from :func:`nugget_rows`. A nugget is matched by its id within
+    its question (ids are never reused: a deleted nugget's id stays retired)."""
+    def key(k: tuple[str, str]) -> dict[str, Any]:
+        return {"query_id": k[0], "nugget_id": k[1]}
+
+    changed = []
+    for k in sorted(set(na) & set(nb), key=_nugget_order):
+        fields = {f: {"from": na[k].get(f), "to": nb[k].get(f)} for f in NUGGET_FIELDS if na[k].get(f) != nb[k].get(f)}
+        if fields:  # the nugget as it is in ``b``, and what changed
+            changed.append({**key(k), **dict(nb[k]), "fields": fields})
+    return {
+        "added": [{**key(k), **dict(nb[k])} for k in sorted(set(nb) - set(na), key=_nugget_order)],
+        "removed": [{**key(k), **dict(na[k])} for k in sorted(set(na) - set(nb), key=_nugget_order)],
+        "changed": changed,
+    }
+
+
+def _nugget_line(sign: str, x: Mapping[str, Any]) -> str:
+    quote = f' (quote: {x["quote"]!r})' if x.get("quote") else ""
+    return f"  {sign} {x['query_id']} {x['nugget_id']} [{x['importance']}] {x['text']!r}{quote}"
+
+
+def nugget_diff_rows(d: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per nugget change of a :func:`diff_versions` result, for a table: ``change``
+    (added / removed / changed), question, nugget, and each field as it is in the newer
+    version ("old -> new" spelled out in ``was`` for a change). Empty for a diff made before
+    nuggets were diffed."""
+    n = d.get("nuggets") or {}
+    rows = [{"change": kind, "query_id": x["query_id"], "nugget_id": x["nugget_id"], "importance": x["importance"],
+             "text": x["text"], "quote": x["quote"], "was": ""}
+            for kind in ("added", "removed") for x in n.get(kind, [])]
+    for c in n.get("changed", []):
+        f = c["fields"]
+        rows.append({"change": "changed", "query_id": c["query_id"], "nugget_id": c["nugget_id"],
+                     "importance": c["importance"], "text": c["text"], "quote": c["quote"],
+                     "was": "; ".join(f"{k}: {v['from']!r}" for k, v in f.items())})
+    return sorted(rows, key=lambda r: (*_nugget_order((r["query_id"], r["nugget_id"])), r["change"]))
+
+
+def format_nugget_diff(n: Mapping[str, list[dict[str, Any]]]) -> list[str]:
+    """The nugget part of :func:`format_diff`: a count line, then each change under it."""
+    lines = [f"nuggets (approved): +{len(n['added'])} -{len(n['removed'])} ~{len(n['changed'])}"]
+    lines += [_nugget_line("+", x) for x in n["added"]]
+    lines += [_nugget_line("-", x) for x in n["removed"]]
+    for c in n["changed"]:
+        for f, ft in c["fields"].items():
+            lines.append(f"  ~ {c['query_id']} {c['nugget_id']} {f}: {ft['from']!r} -> {ft['to']!r}")
+    return lines
 
 
 def format_diff(d: dict[str, Any]) -> str:
@@ -985,4 +1072,5 @@ def format_diff(d: dict[str, Any]) -> str:
               for x in jl["removed"]]
     lines += [f"  ~ {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}]: {x['from']['grade']} ({x['from']['model']}) "
               f"-> {x['to']['grade']} ({x['to']['model']})" for x in jl["changed"]]
+    lines += format_nugget_diff(d.get("nuggets") or {"added": [], "removed": [], "changed": []})
     return "\n".join(lines)
