@@ -52,7 +52,7 @@ export default function (component) {
 }
 """
 _CSS = """
-.gdv-text { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 420px; overflow-y: auto;
+.gdv-text { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 72vh; overflow-y: auto;
   border: 1px solid var(--st-border-color, rgba(128, 128, 128, 0.3)); border-radius: 0.5rem;
   padding: 0.5rem 0.75rem; line-height: 1.55; font-family: var(--st-font); color: var(--st-text-color); }
 .gdv-text::selection, .gdv-text *::selection { background: rgba(33, 195, 84, 0.35); }

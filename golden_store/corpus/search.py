@@ -26,6 +26,7 @@ class SearchHit:
     score: float
     snippet: tuple[tuple[str, bool], ...]  # (text, is_hit) segments of canonical text
     n_hits: int
+    match: str = "words"  # how the document met the query: "phrase", "near" or "words" (index.Ranked)
 
 
 def search(index: CorpusIndex, text: str, *, limit: int = 10, snippet_chars: int = 280,
@@ -74,13 +75,16 @@ def search(index: CorpusIndex, text: str, *, limit: int = 10, snippet_chars: int
 
 def search_indexed(index, text: str, *, limit: int = 10, snippet_chars: int = 280,
                    only_doc: str | None = None) -> list[SearchHit]:
-    """:func:`search` over the persisted index (golden_store.corpus.index): BM25 ranks in the
-    index, then only the ranked documents are read to place the hits for the snippets."""
-    words = list(dict.fromkeys(index.words(text)))
+    """:func:`search` over the persisted index (golden_store.corpus.index), phrases first:
+    documents holding the query as typed (its words adjacent, in order), then those holding
+    its words in order close together, then BM25 on its words (``CorpusSearchIndex.ranked``);
+    only the ranked documents are read to place the hits for the snippets."""
+    typed = index.words(text)
+    words = list(dict.fromkeys(typed))
     terms = [w for w in words if w not in STOPWORDS] or words
     if not terms:
         return []
-    ranked = index.ranked(terms, limit, only_doc)
+    ranked = index.ranked(terms, limit, only_doc, phrase=typed)
     texts = index.texts(r.doc_id for r in ranked)
     weight = {t: _idf(index.n_docs, index.doc_freq(t)) for t in terms}
     # the terms as whole words (longest first, so a term is never cut by a shorter one)
@@ -96,7 +100,8 @@ def search_indexed(index, text: str, *, limit: int = 10, snippet_chars: int = 28
             spans.append((m.start(), m.end()))
             weights.append((terms.index(w), weight[w]))
         if spans:
-            out.append(SearchHit(r.doc_id, r.score, _snippet(doc, spans, weights, snippet_chars), len(spans)))
+            out.append(SearchHit(r.doc_id, r.score, _snippet(doc, spans, weights, snippet_chars), len(spans),
+                                 r.match))
     return out
 
 
