@@ -132,7 +132,7 @@ with right:
         with st.form("ev_quote_form", border=False, enter_to_submit=False):
             quote = st.text_area("Paste or type the exact passage that answers the question", key="ev_quote",
                                  height=140)
-            find = st.form_submit_button("Find quote", type="primary")
+            find = st.form_submit_button("Find quote", type="primary", key="ev_resolve")
         if find:
             doc = None if hint == "(whole corpus)" else hint
             res = attempt(lambda: ea.resolve(s, user, quote, doc_id=doc))
