@@ -483,3 +483,7 @@ _SLOW += (
     "tests/golden_store/test_versions_object_storage.py::test_the_cli_with_golden_versions_in_s3",  # 8 `golden` runs
     "tests/golden_store/test_versions_object_storage.py::test_the_versions_page_lists_verifies_and_freezes_into_s3",
 )
+# issue 29 M1 (Evidence): a freeze and an export of the demo
+_SLOW += (
+    "tests/annotator/test_evidence_fuzzy_quotes.py::test_a_fuzzy_quote_is_saved_and_exported_as_the_document_text",
+)
