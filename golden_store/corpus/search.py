@@ -146,3 +146,35 @@ def _snippet(text: str, spans: list[tuple[int, int]], weights: list[tuple[int, f
     if b < len(text):
         segs.append((" …", False))
     return tuple(segs)
+
+
+# ---- a question's terms in a passage, as whole tokens ----------------------------------------
+
+_TOKEN = re.compile(r"\S+")
+_EDGE = re.compile(r"^[^\w]+|[^\w]+$")
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    """Whitespace-separated tokens with the punctuation at their edges left out ("Berlin?" is
+    ``berlin``, "LIS-0.12" stays whole): (lower-cased token, start, end)."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        core = _EDGE.sub("", m.group())
+        if core:
+            s = m.start() + m.group().index(core)
+            out.append((_lower(core), s, s + len(core)))
+    return out
+
+
+def question_terms(question: str) -> frozenset[str]:
+    """The question's tokens worth lighting in a passage: whole tokens (an identifier such as
+    ``LIS-0.12`` is one term, not ``lis``, ``0`` and ``12``), leaving out those made only of
+    stopwords and single characters (``what's``, ``a``)."""
+    return frozenset(t for t, _, _ in _tokens(question)
+                     if any(w not in STOPWORDS and len(w) > 1 for w in _WORD.findall(t)))
+
+
+def term_spans(text: str, terms: frozenset[str]) -> list[tuple[int, int]]:
+    """Where ``text`` holds one of ``terms`` as a whole token (case-insensitive): "12" from
+    a question never lights the "12" of "12:30" (review L8)."""
+    return [(s, e) for t, s, e in _tokens(text) if t in terms]
