@@ -108,7 +108,11 @@ left, right = st.columns(2)
 wide = st.container()  # below both columns: the document viewer gets the page's width
 with left:
     st.write("**Find the passage**")
-    kw = st.text_input("Search the corpus", key="ev_search", placeholder="keywords, an error code, a name…")
+    # a form for the reason the quote box has one (M3): leaving a box with unsent text must
+    # not rerun this page under a click on another page; Enter searches
+    with st.form("ev_search_form", border=False):
+        kw = st.text_input("Search the corpus", key="ev_search", placeholder="keywords, an error code, a name…")
+        st.form_submit_button("Search", key="ev_search_go")
     hits = attempt(lambda: ea.search_corpus(s, user, kw)) if kw.strip() else []
     if kw.strip() and not hits:
         st.caption("No document contains these words.")

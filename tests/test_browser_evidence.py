@@ -39,23 +39,23 @@ def _question(page: Page, text: str):
     return page.get_by_test_id("stMain").get_by_role("heading", name=re.compile("^" + re.escape(text)))
 
 
-def test_a_sidebar_click_leaves_evidence_while_the_quote_box_has_unsent_text(demo_server: Server,
-                                                                             demo_page: Page) -> None:
+def test_a_sidebar_click_leaves_evidence_while_a_box_has_unsent_text(demo_server: Server, demo_page: Page) -> None:
     page, server = demo_page, demo_server
     page.goto(server.url)
-    _nav(page, "Evidence")
-    idle(page)
-    area = page.get_by_label(QUOTE_LABEL)
-    area.click()
-    page.keyboard.type("the first morning of absence")  # still focused: nothing sent yet
-    expect(area).to_be_focused()
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Judge", exact=True).click()
-    expect(_heading(page, "Judge")).to_be_visible()
-    idle(page)
-    # and it stays there (the review saw the URL flip to /judge and back to /evidence)
-    expect(_heading(page, "Judge")).to_be_visible()
-    expect(_heading(page, "Evidence")).to_have_count(0)
-    assert re.search(r"/judge$", page.url), page.url
+    for label in (QUOTE_LABEL, "Search the corpus"):
+        _nav(page, "Evidence")
+        idle(page)
+        box = page.get_by_label(label)
+        box.click()
+        page.keyboard.type("the first morning of absence")  # still focused: nothing sent yet
+        expect(box).to_be_focused()
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Judge", exact=True).click()
+        expect(_heading(page, "Judge")).to_be_visible()
+        idle(page)
+        # and it stays there (the review saw the URL flip to /judge and back to /evidence)
+        expect(_heading(page, "Judge")).to_be_visible()
+        expect(_heading(page, "Evidence")).to_have_count(0)
+        assert re.search(r"/judge$", page.url), (label, page.url)
     page.screenshot(path=str(SHOTS / "browser_evidence_sidebar_click.png"))
     assert not page.errors, page.errors  # type: ignore[attr-defined]
 
