@@ -48,6 +48,9 @@ export default function (component) {
     box.textContent = data.text;
     box.dataset.digest = data.digest;
     box.scrollTop = 0;
+    // the viewer sits below the search results, the width of the page: a document just
+    // opened is brought into view (once per document, never while the person reads it)
+    requestAnimationFrame(() => box.scrollIntoView({ block: "nearest" }));
   }
 }
 """

@@ -135,6 +135,7 @@ def test_phrase_search_fuzzy_quote_saved_as_the_document_text_and_a_wide_viewer(
     page.get_by_text("Selecting it in the document").click()
     viewer = main.locator(".gdv-text")
     expect(viewer).to_contain_text("go unrecorded.")
+    expect(viewer).to_be_in_viewport()  # brought into view below the search results
     box, page_box = viewer.bounding_box(), main.get_by_test_id("stHorizontalBlock").first.bounding_box()
     assert box is not None and page_box is not None
     assert box["width"] >= 0.95 * page_box["width"], (box, page_box)
