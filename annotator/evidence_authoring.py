@@ -14,6 +14,7 @@ nothing is built per process."""
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass, replace
 
 from annotator import labeling
@@ -266,15 +267,45 @@ def save_quote(store: Store, user: User, query_id: str, quote: str, resolution: 
             if (q["doc_id"], q["start"], q["end"]) == (cand.doc_id, cand.start, cand.end)]
     if same:
         raise ValidationError(f"This passage is already a quote of {query_id} ({same[0]['evidence_id']}).")
+    stored, typed_note = stored_quote(store, quote, cand)
     rubric = current_rubric(store)
     eid = new_evidence_id()
     evidence.append_evidence(
         store,
-        [EvidenceSpan(query_id, eid, quote, cand.doc_id, cand.start, cand.end, cand.canonical_start,
+        [EvidenceSpan(query_id, eid, stored, cand.doc_id, cand.start, cand.end, cand.canonical_start,
                       cand.canonical_end, kind, cand.score)],
-        actor=user.username, rubric_version=rubric["version"] if rubric else None, note=note,
+        actor=user.username, rubric_version=rubric["version"] if rubric else None,
+        note=" | ".join(n for n in (typed_note, note) if n) or None,
     )
     return eid
+
+
+TYPED_PREFIX = "typed: "  # a fuzzy quote's note starts with the text the expert typed, as a JSON string
+
+
+def stored_quote(store: Store, quote: str, cand: Candidate) -> tuple[str, str | None]:
+    """What a quote is saved as: the document's own text of the span (what exports carry as
+    ``quote``, so nobody reads misspelt gold) and, when the expert's text differs from it (a
+    fuzzy match), a note keeping what they typed (``typed: "..."``, a JSON string, so the
+    text reads back exactly whatever it holds). An exact quote is saved as typed."""
+    if cand.score >= 100:
+        return quote, None
+    raw = documents.raw_text(store, cand.doc_id)
+    if raw is None:
+        raise NotFoundError(f"Document {cand.doc_id!r} is no longer in the corpus.")
+    corpus = raw[cand.start:cand.end]
+    return (corpus, TYPED_PREFIX + json.dumps(quote, ensure_ascii=False)) if corpus != quote else (quote, None)
+
+
+def typed_form(note: str | None) -> str | None:
+    """The text the expert typed for a fuzzy quote (from the note :func:`save_quote` wrote), or None."""
+    if not note or not note.startswith(TYPED_PREFIX):
+        return None
+    try:
+        typed, _ = json.JSONDecoder().raw_decode(note, len(TYPED_PREFIX))
+    except ValueError:
+        return None
+    return typed if isinstance(typed, str) else None
 
 
 def retract_quote(store: Store, user: User, query_id: str, evidence_id: str) -> None:

@@ -4,7 +4,6 @@ force, and their last judgments to correct. Blind: nothing returned here names a
 
 from __future__ import annotations
 
-import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -20,10 +19,9 @@ from golden_store.live import documents
 from golden_store.live import judging, label_receipts
 from golden_store.live import rubric as rubric_store
 from golden_store.live.rubric import add_rubric_version, current_rubric, current_version_tx
-from golden_store.corpus.search import STOPWORDS
+from golden_store.corpus.search import question_terms, term_spans
 from golden_store.db.store import Store
 
-_WORD = re.compile(r"\w+")
 GRADES = {0: "irrelevant", 1: "related, does not answer", 2: "partially answers", 3: "fully answers"}
 SURFACE = "judge"
 # The keys of the Judge surface: (key, action, value, label).
@@ -59,20 +57,20 @@ class JudgeItem:
 
 
 def marked_segments(text: str, offset: int, query: str, evidence_spans: list[tuple[int, int]]) -> tuple:
-    """Mark evidence spans (passage-relative) first, then query words in the rest."""
-    terms = {w for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 1}
+    """Mark evidence spans (passage-relative) first, then the question's terms in the rest,
+    as whole tokens (``search.question_terms``: "LIS-0.12" never lights the "12" of "12:30")."""
+    terms = question_terms(query)
     ev = sorted((max(0, s - offset), min(len(text), e - offset)) for s, e in evidence_spans
                 if e > offset and s < offset + len(text))
     out: list[tuple[str, str]] = []
 
     def words(piece: str) -> None:
         pos = 0
-        for m in _WORD.finditer(piece):
-            if m.group().lower() in terms:
-                if m.start() > pos:
-                    out.append((piece[pos:m.start()], "plain"))
-                out.append((m.group(), "term"))
-                pos = m.end()
+        for a, b in term_spans(piece, terms):
+            if a > pos:
+                out.append((piece[pos:a], "plain"))
+            out.append((piece[a:b], "term"))
+            pos = b
         if pos < len(piece):
             out.append((piece[pos:], "plain"))
 

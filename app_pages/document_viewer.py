@@ -48,11 +48,14 @@ export default function (component) {
     box.textContent = data.text;
     box.dataset.digest = data.digest;
     box.scrollTop = 0;
+    // the viewer sits below the search results, the width of the page: a document just
+    // opened is brought into view (once per document, never while the person reads it)
+    requestAnimationFrame(() => box.scrollIntoView({ block: "nearest" }));
   }
 }
 """
 _CSS = """
-.gdv-text { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 420px; overflow-y: auto;
+.gdv-text { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 72vh; overflow-y: auto;
   border: 1px solid var(--st-border-color, rgba(128, 128, 128, 0.3)); border-radius: 0.5rem;
   padding: 0.5rem 0.75rem; line-height: 1.55; font-family: var(--st-font); color: var(--st-text-color); }
 .gdv-text::selection, .gdv-text *::selection { background: rgba(33, 195, 84, 0.35); }

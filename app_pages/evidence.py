@@ -13,6 +13,7 @@ from app_pages._shared import (
     store, succeeded,
 )
 from app_pages.document_viewer import document_viewer
+from app_pages.quote_diff import diff_markdown
 from golden_store.core.errors import GoldenError
 
 user = require_page(Permission.LABEL)
@@ -38,8 +39,18 @@ if todo.empty:
     st.stop()
 names = {r.query_id: f"{'✓' if r.quotes else '○'} {'[round] ' if r.in_round else ''}{r.query_id} · {r.stratum} · "
                      f"{r.text[:80]}" for r in todo.itertuples(index=False)}
+# the question lives in the URL (?q=q003): Back, a refresh and a pasted link reopen it. The
+# picker's own state is dropped while another page runs, so the URL is what comes back.
+linked = st.query_params.get("q")
+if linked is not None and linked not in names:
+    st.warning(f"There is no answerable question {md_escape(linked)!s} (from the link): showing the first one in "
+               "the queue instead.")
+elif linked is not None and "ev_query" not in st.session_state:
+    st.session_state["ev_query"] = linked
 qid = searchable_picker("Question (those without quotes first)", names, key="ev_query",
                       help="○ no quote yet · ✓ has at least one quote")
+if st.query_params.get("q") != qid:
+    st.query_params["q"] = qid
 rec = ea.question(s, user, qid)
 st.subheader(md_escape(rec.text), anchor=False)
 st.caption(f"{rec.query_id} · stratum {rec.stratum} · source {md_escape(rec.source)}"
@@ -63,6 +74,8 @@ elif current:
         c1.markdown(f"**{md_escape(q['doc_id'])}** \\[{q['start']}:{q['end']}\\] · {q['match_kind']}"
                     f" {q['score']:.0f} · {md_escape(q['actor'])}")
         c1.text(q["quote"])
+        if (typed := ea.typed_form(q["note"])) is not None:
+            c1.caption(f"Typed as: {md_escape(typed)}")
         if c2.button("Retract", key=f"ev_retract_{q['evidence_id']}") and succeeded(
             lambda q=q: ea.retract_quote(s, user, qid, q["evidence_id"])
         ):
@@ -90,15 +103,21 @@ else:
         st.session_state["ev_no_answer_ask"] = qid
         st.rerun()
 
+_MATCH = {"phrase": "exact phrase", "near": "words close together", "words": "some words"}
 left, right = st.columns(2)
+wide = st.container()  # below both columns: the document viewer gets the page's width
 with left:
     st.write("**Find the passage**")
-    kw = st.text_input("Search the corpus", key="ev_search", placeholder="keywords, an error code, a name…")
+    # a form for the reason the quote box has one (M3): leaving a box with unsent text must
+    # not rerun this page under a click on another page; Enter searches
+    with st.form("ev_search_form", border=False):
+        kw = st.text_input("Search the corpus", key="ev_search", placeholder="keywords, an error code, a name…")
+        st.form_submit_button("Search", key="ev_search_go")
     hits = attempt(lambda: ea.search_corpus(s, user, kw)) if kw.strip() else []
     if kw.strip() and not hits:
         st.caption("No document contains these words.")
     for h in hits or []:
-        st.markdown(f"**{md_escape(h.doc_id)}** · {h.n_hits} hits · score {h.score:.1f}")
+        st.markdown(f"**{md_escape(h.doc_id)}** · {_MATCH[h.match]} · {h.n_hits} hits · score {h.score:.1f}")
         st.markdown(marked(h.snippet))
     hint_options = ["(whole corpus)"] + [h.doc_id for h in hits or []]
 
@@ -111,8 +130,14 @@ with right:
     how = st.radio("Quote by", ["pasting", "selecting"], horizontal=True, key="ev_how",
                    format_func=lambda h: {"pasting": "Pasting the text", "selecting": "Selecting it in the document"}[h])
     if how == "pasting":
-        quote = st.text_area("Paste or type the exact passage that answers the question", key="ev_quote", height=140)
-        if st.button("Find quote", type="primary", key="ev_resolve"):
+        # in a form: typing and leaving the box sends nothing until "Find quote". Outside one,
+        # leaving it (e.g. by clicking a page in the sidebar) reran this page, and that rerun
+        # raced the navigation and won: the first click stayed on Evidence (review M3).
+        with st.form("ev_quote_form", border=False, enter_to_submit=False):
+            quote = st.text_area("Paste or type the exact passage that answers the question", key="ev_quote",
+                                 height=140)
+            find = st.form_submit_button("Find quote", type="primary", key="ev_resolve")
+        if find:
             doc = None if hint == "(whole corpus)" else hint
             res = attempt(lambda: ea.resolve(s, user, quote, doc_id=doc))
             st.session_state["ev_result"] = (qid, quote, res) if res else None
@@ -133,10 +158,11 @@ with right:
                 st.session_state["ev_pick"] = place
 
         if shown is not None:
-            st.caption(f"Select the passage in {md_escape(shown.doc_id)} that answers the question: it is placed "
-                       "as soon as you let go of the mouse.")
-            document_viewer(key="ev_viewer", doc_id=shown.doc_id, text=shown.text, digest=shown.digest,
-                            on_select=selected)
+            st.caption(f"Select the passage in {md_escape(shown.doc_id)} (below) that answers the question: it "
+                       "is placed as soon as you let go of the mouse.")
+            with wide:
+                document_viewer(key="ev_viewer", doc_id=shown.doc_id, text=shown.text, digest=shown.digest,
+                                on_select=selected)
         if msg := st.session_state.pop("ev_selection_error", None):
             st.error(md_escape(msg))
 
@@ -164,11 +190,11 @@ with right:
             pl = ea.placement(s, user, rquote, chosen)
             st.markdown(marked([(pl.before, False), (pl.passage, True), (pl.after, False)]))
             if res.status == "fuzzy" or chosen.score < 100:
-                st.caption("Differences: ~~struck~~ is only in your quote, highlighted is only in the corpus.")
-                st.markdown("".join(
-                    md_escape(t) if op == "equal" else (f"~~{md_escape(t)}~~" if op == "quote_only"
-                                                       else f":green-background[{md_escape(t)}]")
-                    for op, t in pl.diff if t.strip() or op == "equal"))
+                st.caption("Saved as the document's own text (what exports carry); what you typed is kept beside it.")
+                st.text(pl.passage)
+                st.caption(f"You typed: {md_escape(rquote)}")
+                st.caption("Differences: red is only in what you typed, green only in the document.")
+                st.markdown(diff_markdown(pl.diff))
             warnings = ea.quote_warnings(s, user, rquote, res)
             for w in warnings:
                 st.warning(md_escape(w))

@@ -494,3 +494,7 @@ _SLOW += (
     "tests/app_pages/test_calibration_direction_page.py",  # six reruns of the calibration page
     "tests/annotator/test_calibration_direction.py",  # each analysis bootstraps rule 1 (1,000 resamples): ~2 s
 )
+# issue 29 M1 (Evidence): a freeze and an export of the demo
+_SLOW += (
+    "tests/annotator/test_evidence_fuzzy_quotes.py::test_a_fuzzy_quote_is_saved_and_exported_as_the_document_text",
+)

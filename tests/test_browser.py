@@ -454,8 +454,9 @@ def test_evidence_authoring(demo_server: Server, demo_page: Page) -> None:
     bg = berlin.evaluate("e => getComputedStyle(e).backgroundColor")
     assert bg not in ("", "transparent", "rgba(0, 0, 0, 0)"), f"hit not highlighted: {bg!r}"
 
-    # 4. Paste the quote, apply it, and find it: an exact match shown highlighted in context.
-    _commit_text_area(page, "Paste or type the exact passage that answers the question", QUOTE)
+    # 4. Paste the quote and find it (the box is in a form: "Find quote" sends it): an exact
+    # match shown highlighted in context.
+    page.get_by_label("Paste or type the exact passage that answers the question").fill(QUOTE)
     page.get_by_role("button", name="Find quote").click()
     expect(page.get_by_test_id("stAlert").filter(has_text="Exact match in expenses-per-diem")).to_be_visible()
     placed = main.locator(highlighted, has_text=QUOTE)

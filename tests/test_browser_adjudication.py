@@ -54,6 +54,8 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 from sklearn.metrics import cohen_kappa_score
 
+from golden_store.corpus.search import question_terms
+
 from tests.test_browser import read_store, store_location, sign_in, Server, _browser_page, _cli, _metric, _nav, _serve, all_text, surface
 
 SCREENSHOT_COPY = Path("/tmp/browser_adjudication.png")
@@ -286,7 +288,7 @@ def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, 
         assert passage.evaluate("t => Array.from(t.children).every(c => c.tagName === 'SPAN' && !c.children.length)")
         marks[item] = [(k.removeprefix("gs-"), txt) for k, txt in passage.locator("span.gs-term, span.gs-evidence")
                        .evaluate_all("els => els.map(e => [e.className, e.textContent])")]
-        words = set(re.findall(r"\w+", root.locator(".gs-title").inner_text().lower()))
+        words = question_terms(root.locator(".gs-title").inner_text())  # whole tokens (issue 29, L8)
         terms = [txt for k, txt in marks[item] if k == "term"]
         assert terms and all(txt.lower() in words for txt in terms), (words, marks[item])
         if any(k == "evidence" for k, _ in marks[item]):

@@ -40,7 +40,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.conftest import module_store
-from tests.test_browser import read_store, Server, _browser_page, _commit_text_area, _serve, idle, pick_option, surface
+from tests.test_browser import read_store, Server, _browser_page, _serve, idle, pick_option, surface
 
 SHOTS = Path("/tmp/issue17_shots")
 PAGES = ["Home", "Evidence", "Judge", "Nuggets", "Adjudication", "Agreement", "Judge calibration", "Judge the pool",
@@ -277,7 +277,8 @@ def test_item7_no_answer_asks_and_undoes_and_short_quote_needs_save_anyway(studi
     expect(combo).to_have_value(re.compile(rf"^○ {NEW_QID} · "))
     idle(page)
 
-    _commit_text_area(page, "Paste or type the exact passage that answers the question", SHORT_QUOTE)
+    # the quote box is in a form: "Find quote" sends it (issue 29, M3)
+    main.get_by_label("Paste or type the exact passage that answers the question").fill(SHORT_QUOTE)
     main.get_by_role("button", name="Find quote").click()
     expect(_alert(page, "Exact match in expenses-per-diem")).to_be_visible()
     expect(_alert(page, "The quote is short (27 characters")).to_be_visible()

@@ -68,10 +68,18 @@ def index_dir(store_path: str | os.PathLike[str]) -> Path:
     return p.with_name(p.name + ".index")
 
 
+# How a document met a search (best first): the query's words as typed, adjacent and in
+# order; its words (stopwords left out) in order within a few words of each other; or only
+# some of its words anywhere.
+PHRASE, NEAR, WORDS = "phrase", "near", "words"
+_NEAR_SLOP = 4        # other words allowed between a "near" match's words, in all
+
+
 @dataclass(frozen=True)
 class Ranked:
     doc_id: str
     score: float
+    match: str = WORDS  # PHRASE / NEAR / WORDS
 
 
 class CorpusSearchIndex:
@@ -149,18 +157,42 @@ class CorpusSearchIndex:
         s = self._index.searcher()
         return [r.doc_id for r in self._ids(s, s.search(q, limit=limit).hits)]
 
-    def ranked(self, words: Sequence[str], limit: int, only_doc: str | None = None) -> list[Ranked]:
-        """Documents ranked by BM25 (k1 1.2, b 0.75) for any of ``words``."""
+    def ranked(self, words: Sequence[str], limit: int, only_doc: str | None = None,
+               phrase: Sequence[str] = ()) -> list[Ranked]:
+        """Documents ranked by BM25 (k1 1.2, b 0.75) for any of ``words``; with ``phrase``
+        (the query's words as typed, stopwords included) in tiers first: documents holding
+        the phrase exactly (:data:`PHRASE`), then those holding ``words`` in order within
+        :data:`_NEAR_SLOP` words (:data:`NEAR`), then the rest (:data:`WORDS`); BM25 orders
+        each tier.
+
+        Why tiers and not a boost: BM25's length normalisation shrinks every score of a long
+        document (a 566k-character handbook scores ~1/100 of a short page for the same
+        phrase), so no fixed boost lifts it, and with only ``limit`` documents returned it
+        was never shown. A person typing a phrase wants the documents that hold it first."""
         terms = list(dict.fromkeys(words))
         if not terms:
             return []
-        q = tantivy.Query.boolean_query([(tantivy.Occur.Should, self._term(w)) for w in terms])
-        if only_doc is not None:
-            q = tantivy.Query.boolean_query([
-                (tantivy.Occur.Must, q),
-                (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "doc_id", only_doc))])
         s = self._index.searcher()
-        return self._ids(s, s.search(q, limit=limit).hits)
+        tiers: list[tuple[str, tantivy.Query]] = []
+        typed = list(phrase)
+        if len(typed) >= 2:
+            tiers.append((PHRASE, tantivy.Query.phrase_query(self._schema, "body", typed)))
+        if len(terms) >= 2:
+            tiers.append((NEAR, tantivy.Query.phrase_query(self._schema, "body", terms, _NEAR_SLOP)))
+        tiers.append((WORDS, tantivy.Query.boolean_query([(tantivy.Occur.Should, self._term(w)) for w in terms])))
+        out: dict[str, Ranked] = {}
+        for match, q in tiers:
+            if only_doc is not None:
+                q = tantivy.Query.boolean_query([
+                    (tantivy.Occur.Must, q),
+                    (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "doc_id", only_doc))])
+            # a tier asks for ``limit`` more than it may repeat: the earlier tiers' documents
+            for r in self._ids(s, s.search(q, limit=limit + len(out)).hits):
+                if r.doc_id not in out and len(out) < limit:
+                    out[r.doc_id] = Ranked(r.doc_id, r.score, match)
+            if len(out) >= limit:
+                break
+        return list(out.values())
 
     def near_passage(self, words: Sequence[str], limit: int) -> list[str]:
         """Documents most likely to hold a passage close to ``words`` (a quote with typos,

@@ -49,6 +49,28 @@ def _lower(text: str) -> str:
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
+_PUNCT_RUN = 3  # punctuation characters a span may take in beyond its first or last word
+
+
+def _punct_after(text: str, end: int) -> int:
+    """``end`` moved over the punctuation right after it (``.``, ``)``, ``.”``: not letters,
+    digits or space), at most :data:`_PUNCT_RUN` characters."""
+    e = end
+    while e < len(text) and e - end < _PUNCT_RUN and not text[e].isalnum() and not text[e].isspace() \
+            and text[e] != "_":
+        e += 1
+    return e
+
+
+def _punct_before(text: str, start: int) -> int:
+    """``start`` moved back over the punctuation right before it (``(``, ``“``)."""
+    s = start
+    while s > 0 and start - s < _PUNCT_RUN and not text[s - 1].isalnum() and not text[s - 1].isspace() \
+            and text[s - 1] != "_":
+        s -= 1
+    return s
+
+
 def _nearest(bounds: np.ndarray, pos: int, slack: int, k: int = 4) -> list[int]:
     """The ``k`` word boundaries closest to ``pos`` within ``slack`` characters."""
     near = bounds[np.abs(bounds - pos) <= slack]
@@ -334,6 +356,11 @@ class SpanResolver:
         slack = min(60, max(24, len(lowq) // 8))
         starts = {s0} | set(_nearest(ix.tok_start[a:b + 1], s0, slack, 8))
         ends = {e0} | set(_nearest(ix.tok_end[a:b + 1], e0, slack, 8))
+        # a word boundary is not where a sentence ends: the final period (or a closing
+        # bracket or quote mark) follows the last word, an opening one precedes the first.
+        # Without these the span of "... go unrecorded." stopped before its period.
+        starts |= {_punct_before(text, x) for x in starts}
+        ends |= {_punct_after(text, x) for x in ends}
         best = (-1.0, s0, e0)
         low_text = _lower(text[min(starts):max(ends)])
         base = min(starts)

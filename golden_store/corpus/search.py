@@ -26,6 +26,7 @@ class SearchHit:
     score: float
     snippet: tuple[tuple[str, bool], ...]  # (text, is_hit) segments of canonical text
     n_hits: int
+    match: str = "words"  # how the document met the query: "phrase", "near" or "words" (index.Ranked)
 
 
 def search(index: CorpusIndex, text: str, *, limit: int = 10, snippet_chars: int = 280,
@@ -74,13 +75,16 @@ def search(index: CorpusIndex, text: str, *, limit: int = 10, snippet_chars: int
 
 def search_indexed(index, text: str, *, limit: int = 10, snippet_chars: int = 280,
                    only_doc: str | None = None) -> list[SearchHit]:
-    """:func:`search` over the persisted index (golden_store.corpus.index): BM25 ranks in the
-    index, then only the ranked documents are read to place the hits for the snippets."""
-    words = list(dict.fromkeys(index.words(text)))
+    """:func:`search` over the persisted index (golden_store.corpus.index), phrases first:
+    documents holding the query as typed (its words adjacent, in order), then those holding
+    its words in order close together, then BM25 on its words (``CorpusSearchIndex.ranked``);
+    only the ranked documents are read to place the hits for the snippets."""
+    typed = index.words(text)
+    words = list(dict.fromkeys(typed))
     terms = [w for w in words if w not in STOPWORDS] or words
     if not terms:
         return []
-    ranked = index.ranked(terms, limit, only_doc)
+    ranked = index.ranked(terms, limit, only_doc, phrase=typed)
     texts = index.texts(r.doc_id for r in ranked)
     weight = {t: _idf(index.n_docs, index.doc_freq(t)) for t in terms}
     # the terms as whole words (longest first, so a term is never cut by a shorter one)
@@ -96,7 +100,8 @@ def search_indexed(index, text: str, *, limit: int = 10, snippet_chars: int = 28
             spans.append((m.start(), m.end()))
             weights.append((terms.index(w), weight[w]))
         if spans:
-            out.append(SearchHit(r.doc_id, r.score, _snippet(doc, spans, weights, snippet_chars), len(spans)))
+            out.append(SearchHit(r.doc_id, r.score, _snippet(doc, spans, weights, snippet_chars), len(spans),
+                                 r.match))
     return out
 
 
@@ -141,3 +146,35 @@ def _snippet(text: str, spans: list[tuple[int, int]], weights: list[tuple[int, f
     if b < len(text):
         segs.append((" …", False))
     return tuple(segs)
+
+
+# ---- a question's terms in a passage, as whole tokens ----------------------------------------
+
+_TOKEN = re.compile(r"\S+")
+_EDGE = re.compile(r"^[^\w]+|[^\w]+$")
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    """Whitespace-separated tokens with the punctuation at their edges left out ("Berlin?" is
+    ``berlin``, "LIS-0.12" stays whole): (lower-cased token, start, end)."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        core = _EDGE.sub("", m.group())
+        if core:
+            s = m.start() + m.group().index(core)
+            out.append((_lower(core), s, s + len(core)))
+    return out
+
+
+def question_terms(question: str) -> frozenset[str]:
+    """The question's tokens worth lighting in a passage: whole tokens (an identifier such as
+    ``LIS-0.12`` is one term, not ``lis``, ``0`` and ``12``), leaving out those made only of
+    stopwords and single characters (``what's``, ``a``)."""
+    return frozenset(t for t, _, _ in _tokens(question)
+                     if any(w not in STOPWORDS and len(w) > 1 for w in _WORD.findall(t)))
+
+
+def term_spans(text: str, terms: frozenset[str]) -> list[tuple[int, int]]:
+    """Where ``text`` holds one of ``terms`` as a whole token (case-insensitive): "12" from
+    a question never lights the "12" of "12:30" (review L8)."""
+    return [(s, e) for t, s, e in _tokens(text) if t in terms]
