@@ -17,8 +17,8 @@ from annotator import context
 from annotator.roles import ROLE_PERMISSIONS, Permission
 from golden_store.core.errors import GoldenError
 from annotator.identity import LOOPBACK_ONLY
-from app_pages._shared import (auth_mode, client_is_local, current_user, md_escape, oidc_signed_in, rubric_banner,
-                               sign_out)
+from app_pages._shared import (auth_mode, clean_copy, client_is_local, current_user, md_escape, oidc_signed_in,
+                               rubric_banner, sign_out)
 from app_pages.session_cookie import sync_cookie
 from app_pages import warm
 
@@ -107,6 +107,8 @@ def _main() -> None:
             st.caption(f"Store: {md_escape(store.path)}")
         if mode == "accounts":
             sync_cookie(st.session_state.get("session_token"))
+        if user is not None:
+            clean_copy()  # copies from the app carry no word joiners (md_escape's)
 
     # Signed out there is nothing to navigate to: no menu of (two) sign-in entries.
     # expanded: every page listed, none folded under "View N more"

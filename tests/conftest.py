@@ -483,3 +483,10 @@ _SLOW += (
     "tests/golden_store/test_versions_object_storage.py::test_the_cli_with_golden_versions_in_s3",  # 8 `golden` runs
     "tests/golden_store/test_versions_object_storage.py::test_the_versions_page_lists_verifies_and_freezes_into_s3",
 )
+# issue 29 (lead's part): AppTest pages of the newcomer walkthrough's findings
+_OPENS_STORE += (
+    "tests/app_pages/test_newcomer_lows.py",
+)
+_SLOW += (
+    "tests/annotator/test_demo_default.py",  # three demo loads through `golden`, two of them full
+)
