@@ -97,3 +97,17 @@ def test_the_first_admin_is_told_to_sign_in_and_the_sign_in_page_has_no_lone_ref
     assert [plain(s.value) for s in at.success] == ["Account root created: sign in now."]
     assert any(b.label == "Sign in" for b in at.button)
     assert not [b for b in at.sidebar.button if b.label == "Refresh"]
+
+
+def test_one_week_of_agreement_is_told_in_a_sentence_not_an_empty_chart():
+    store = context.get_store()
+    admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
+    identity.create_user(store, admin, "lena", ["lead"], password=PASSWORD)
+    demo.load_demo(store, admin, workflows=True)  # a calibration round graded by two demo annotators, today
+    at = app_as("lena")
+    at.switch_page("app_pages/agreement.py").run()
+    assert not at.exception
+    [week] = [plain(c.value) for c in at.caption if "fall in one week" in plain(c.value)]
+    assert week.startswith("All doubly graded items so far fall in one week (") and "κ binary" in week
+    assert not at.get("arrow_vega_lite_chart") or all("period" not in str(c.proto) for c in
+                                                      at.get("arrow_vega_lite_chart"))
