@@ -139,7 +139,8 @@ def over_time_chart(over_time: pd.DataFrame) -> None:
         st.line_chart(trend, y_label="κ", x_label="week of the latest label")
     elif len(over_time) == 1:
         row = over_time.iloc[0]
-        st.caption(f"All doubly graded items so far fall in one week ({md_escape(str(row['period']))}): κ binary "
+        week = row["period"].strftime("%Y-%m-%d") if hasattr(row["period"], "strftime") else str(row["period"])
+        st.caption(f"All doubly graded items so far fall in one week (the week of {md_escape(week)}): κ binary "
                    f"{fmt(row['kappa_binary'])}, κ linear {fmt(row['kappa_graded'])}. The trend line appears "
                    "once a second week has labels.")
 

@@ -105,10 +105,14 @@ def _main() -> None:
             st.button("Refresh", key="sidebar_refresh", help="Re-read the store (other people's changes)")
         if user is not None and user.can(Permission.IMPORT_CORPUS):  # where the data lives: engineers, admins
             st.caption(f"Store: {md_escape(store.path)}")
-        if mode == "accounts":
+        if mode == "accounts" and user is not None:
             sync_cookie(st.session_state.get("session_token"))
         if user is not None:
             clean_copy()  # copies from the app carry no word joiners (md_escape's)
+    if mode == "accounts" and user is None:
+        # signed out: the cookie element (nothing painted) goes in the page, so the sidebar
+        # stays empty and Streamlit shows none beside the sign-in form (L3)
+        sync_cookie(st.session_state.get("session_token"))
 
     # Signed out there is nothing to navigate to: no menu of (two) sign-in entries.
     # expanded: every page listed, none folded under "View N more"

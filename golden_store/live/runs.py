@@ -3,9 +3,11 @@
 Runs come as TREC files (document ids: the passage is the whole document) or JSONL passage
 runs whose texts are placed on the corpus with the quote resolver, so every result is a
 span ``(doc_id, start, end)`` and a judgment survives any re-chunking. An import is
-validated whole before anything is written; results for query ids the store does not know
-are refused, or left out and counted when asked (``skip_unknown``). The format is told from
-the file's content when not given. A pool is the union of every chosen run's
+validated whole before anything is written, and a refusal lists every problem of the file
+at once (bad lines, unknown query and doc ids named with their lines); results for query ids
+the store does not know, or doc ids the corpus does not have, are refused, or left out and
+counted when asked (``skip_unknown``, ``skip_unknown_docs``). The format is told from the
+file's content when not given. A pool is the union of every chosen run's
 top-k per query, de-duplicated by span; extending it with a new run adds only what is
 not there yet.
 
@@ -97,7 +99,8 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str | None,
     ``fmt`` None: told from the content (:func:`detect_format`). ``name``: what messages call
     the file (an upload's own name; default the path). ``skip_unknown``: results for query
     ids the store does not know are left out and counted (``skipped_lines``,
-    ``skipped_queries``) instead of refusing the run.
+    ``skipped_queries``) instead of refusing the run; ``skip_unknown_docs`` the same for doc
+    ids the corpus does not have (``skipped_doc_lines``, ``skipped_docs``).
 
     The file's text follows the importers' one rule (golden_store.core.textin). A JSONL run is
     checked whole in a first, cheap pass (syntax, fields, numbers, known ids) before any
