@@ -4,7 +4,8 @@
   appear while two annotators grade (written by the annotator layer from another process,
   on a PostgreSQL store a second process can write to), without pressing anything.
 * **L1** A deep link to a page the person's roles do not open says which roles it needs,
-  not "Page not found".
+  not "Page not found". **L3** Signed out, the sign-in page has no sidebar (it held a lone
+  Refresh), and signing out still clears the sign-in cookie.
 * **L6** Copying escaped corpus text out of the app leaves out the word joiners that the
   escaping puts in (what is shown is unchanged).
 
@@ -86,6 +87,16 @@ def test_agreement_updates_while_annotators_grade_and_a_forbidden_link_names_the
         expect(_main(other).get_by_text("The Agreement page needs the admin or lead role")).to_be_visible()
         expect(other.get_by_text("Page not found")).to_have_count(0)
         other.screenshot(path="/tmp/browser_newcomer_forbidden.png", full_page=True)
+        # signing out clears the cookie (its element now sits in the page, not the sidebar): a
+        # reload stays signed out, and the sign-in page has no sidebar (L3: a lone Refresh there)
+        other.get_by_test_id("stSidebar").get_by_role("button", name="Sign out").click()
+        expect(_main(other).get_by_role("heading", name="Sign in")).to_be_visible()
+        idle(other)
+        other.reload()
+        expect(_main(other).get_by_role("heading", name="Sign in")).to_be_visible()
+        idle(other)
+        expect(other.get_by_test_id("stSidebar")).to_have_count(0)
+        expect(other.get_by_role("button", name="Refresh")).to_have_count(0)
         other.context.close()
         idle(page)
         assert not page.errors  # type: ignore[attr-defined]
