@@ -12,11 +12,12 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 
 from annotator import context
 from annotator.roles import ROLE_PERMISSIONS, Permission
 from golden_store.core.errors import GoldenError
-from annotator.identity import LOOPBACK_ONLY
+from annotator.identity import LOOPBACK_ONLY, User
 from app_pages._shared import (auth_mode, clean_copy, client_is_local, current_user, md_escape, oidc_signed_in,
                                rubric_banner, sign_out)
 from app_pages.session_cookie import sync_cookie
@@ -75,7 +76,8 @@ def _main() -> None:
                  for section, entries in sections.items()}
         asked = _asked_page()
         allowed = {Path(file).stem for entries in sections.values() for file, _t, _i in entries}
-        if asked and asked not in allowed and roles_for(asked):  # a deep link past this person's roles: say which role it needs
+        if asked and asked not in allowed and roles_for(asked):
+            # a deep link past this person's roles: a hidden page says which roles it needs
             pages[""].append(forbidden_page(user, asked))
 
     with st.sidebar:
@@ -171,7 +173,7 @@ def roles_for(page: str) -> tuple[str, list[str]] | None:
     return None
 
 
-def forbidden_page(user, page: str):
+def forbidden_page(user: User, page: str) -> StreamlitPage:
     """A page that says why a deep link to ``page`` does not open for ``user`` and which
     roles it needs (issue 29, L1: it said "Page not found" and ran Home)."""
     title, roles = roles_for(page) or (page, [])

@@ -55,16 +55,18 @@ def _offset(v: Any) -> bool:
 def read_passages(label: str, text: str, queries: Container[str], doc_lengths: Mapping[str, int],
                   resolver: Callable[[], Any], *, raw_of: Callable[[str], str] | None = None,
                   progress: Callable[[int, int], None] | None = None, skip_unknown: bool = False,
-                  skip_unknown_docs: bool = False, skip_advice: str = SKIP_ADVICE, refused: str = "Run import refused",
-                  nothing: str = "nothing was imported", knower: str = "the store") -> PassageRows:
+                  skip_unknown_docs: bool = False, docs_option: bool = True, skip_advice: str = SKIP_ADVICE,
+                  refused: str = "Run import refused", nothing: str = "nothing was imported",
+                  knower: str = "the store") -> PassageRows:
     """Read and place the passages of a JSONL run (``text``: the file's decoded text,
     ``label``: what messages call the file). ``queries``: known query ids; ``doc_lengths``:
     {doc_id: length of its stored text}; ``resolver()``: the quote resolver (an object with
     ``resolve(text, doc_id=...)``), asked for only when some line gives text without
     offsets; ``raw_of(doc_id)``: a document's stored text, to check a line's text against
     its offsets. ``skip_unknown``: lines for unknown query ids are left out and counted
-    instead of refusing the file; ``skip_unknown_docs``: the same for unknown doc ids. One
-    ValidationError lists every problem."""
+    instead of refusing the file; ``skip_unknown_docs``: the same for unknown doc ids
+    (``docs_option`` False: the caller has no such option to offer). One ValidationError
+    lists every problem."""
     problems: list[str] = []
     items = []
     skipped: dict[str, int] = {}
@@ -112,7 +114,8 @@ def read_passages(label: str, text: str, queries: Container[str], doc_lengths: M
                         f"{label}: the file has no results (a run needs at least one line)")
     reason = f"{refused}: {{}} problem(s); {nothing}."
     if problems:
-        if unknown_lines + unknown_doc_lines == len(problems):  # only unknown ids: skipping them lets it through
+        skippable = unknown_lines + (unknown_doc_lines if docs_option else 0)
+        if skippable == len(problems):  # only unknown ids: skipping them lets it through
             opts = (["--skip-unknown"] if unknown_lines else []) + (["--skip-unknown-docs"] if unknown_doc_lines else [])
             advice = {("--skip-unknown",): skip_advice,
                       ("--skip-unknown-docs",): SKIP_DOCS_ADVICE}.get(tuple(opts), SKIP_BOTH_ADVICE)
@@ -191,7 +194,7 @@ def read_version_passages(version: Any, path: str | Path, *, purpose: str = "sco
         return SpanResolver(CorpusIndex(dict(zip(docs["doc_id"], docs["canonical_text"])), raw.__getitem__))
 
     got = read_passages(label, text, set(version.query_ids), {d: len(t) for d, t in raw.items()}, resolver,
-                        raw_of=raw.__getitem__, skip_unknown=True, refused="Passage run refused",
+                        raw_of=raw.__getitem__, skip_unknown=True, docs_option=False, refused="Passage run refused",
                         nothing=f"nothing was {purpose}", knower="the version")
     rows = got.rows
     dup = rows.duplicated(["query_id", "doc_id", "start", "end"])
