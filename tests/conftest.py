@@ -489,4 +489,6 @@ _OPENS_STORE += (
 )
 _SLOW += (
     "tests/annotator/test_demo_default.py",  # three demo loads through `golden`, two of them full
+    # the full demo (every workflow) loaded under AppTest
+    "tests/app_pages/test_newcomer_lows.py::test_one_week_of_agreement_is_told_in_a_sentence_not_an_empty_chart",
 )
