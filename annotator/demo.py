@@ -2,7 +2,7 @@
 stratum (6 unanswerable), expert evidence quotes and a rubric, loaded in one transaction
 so a frozen demo version already has qrels.
 
-With ``workflows=True`` (the app's "Load the demo project" button, ``golden demo --full``)
+With ``workflows=True`` (the app's "Load the demo project" button and ``golden demo``; not ``--small``)
 every workflow gets data too, written through the project's own write paths by demo people
 (``demo-anna`` and ``demo-ben`` annotate, ``demo-lena`` leads, ``demo-rita`` reviews; no
 accounts are created, so single-user mode stays as it was):

@@ -9,7 +9,7 @@ import json
 from annotator import cache, webhooks
 from annotator.assignment import pick_calibration, plan_split
 from annotator.identity import User, get_user, require
-from annotator.roles import Permission
+from annotator.roles import Permission, Role
 from golden_store.live import rounds
 from golden_store.live import users
 from golden_store.core.errors import ValidationError
@@ -37,9 +37,11 @@ def _check_annotators(store: Store, annotators: list[str]) -> list[str]:
 
 
 def labellers(store: Store, user: User) -> list[str]:
-    """Accounts that may label (for the round form); empty in single-user local mode.
-    Cached per store generation, as the figures beside it on the Agreement page are (one
-    account read per user on every rerun before)."""
+    """Accounts with the annotator role (for the round form's picker); empty in single-user
+    local mode. Leads and admins may label too, but a round is work given to annotators:
+    offering them made the picker invite a lead or an admin by a slip (issue 29, L7). Cached
+    per store generation, as the figures beside it on the Agreement page are (one account
+    read per user on every rerun before)."""
     require(user, Permission.RUN_ROUNDS)
     return list(cache.cached(store, "labellers", (), lambda: _labellers(store)))
 
@@ -48,7 +50,7 @@ def _labellers(store: Store) -> list[str]:
     out = []
     for row in users.list_user_rows(store):
         u = get_user(store, row["username"])
-        if u is not None and u.can(Permission.LABEL):
+        if u is not None and Role.ANNOTATOR in u.roles and u.can(Permission.LABEL):
             out.append(u.username)
     return out
 

@@ -20,27 +20,39 @@ POOL_ITEM_STATUSES = runs.POOL_ITEM_STATUSES
 @dataclass(frozen=True)
 class RunImport:
     """What an import did: results stored, the format used (told from the file when not
-    given), and what was left out for unknown query ids (``skip_unknown``)."""
+    given), and what was left out for unknown query ids (``skip_unknown``) and unknown doc
+    ids (``skip_unknown_docs``)."""
     system: str
     n_results: int
     fmt: str
     skipped_lines: int = 0
     skipped_queries: tuple[str, ...] = ()
+    skipped_doc_lines: int = 0
+    skipped_docs: tuple[str, ...] = ()
 
     def summary(self) -> str:
         text = f"Imported {self.n_results} results as run {self.system} ({self.fmt})."
         if self.skipped_lines:
-            some = ", ".join(self.skipped_queries[:5]) + (" ..." if len(self.skipped_queries) > 5 else "")
             text += (f" Skipped {self.skipped_lines} line(s) for {len(self.skipped_queries)} unknown query id(s): "
-                     f"{some}.")
+                     f"{_some(self.skipped_queries)}.")
+        if self.skipped_doc_lines:
+            text += (f" Skipped {self.skipped_doc_lines} line(s) for {len(self.skipped_docs)} unknown doc id(s): "
+                     f"{_some(self.skipped_docs)}.")
         return text
 
 
+def _some(ids: Sequence[str]) -> str:
+    return ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
+
+
 def import_run_file(store: Store, user: User, path: str | Path, system: str, fmt: str | None = None, *,
-                    replace: bool = False, skip_unknown: bool = False, name: str | None = None,
-                    progress: Callable[[int, int], None] | None = None) -> RunImport:
+                    replace: bool = False, skip_unknown: bool = False, skip_unknown_docs: bool = False,
+                    name: str | None = None, progress: Callable[[int, int], None] | None = None) -> RunImport:
     """Import a run (all or nothing). ``fmt`` None: told from the content. ``name``: what
-    messages call the file (an upload's own name, not its temporary copy's path)."""
+    messages call the file (an upload's own name, not its temporary copy's path). A refusal
+    lists every problem of the file at once: bad lines, and unknown query and doc ids named
+    with their lines. ``skip_unknown`` / ``skip_unknown_docs``: leave out (and count) the
+    results for unknown query / doc ids instead of refusing."""
     require(user, Permission.IMPORT_RUNS)
     if fmt is None:
         label = name or str(path)
@@ -50,9 +62,11 @@ def import_run_file(store: Store, user: User, path: str | Path, system: str, fmt
         from annotator.evidence_authoring import resolver as corpus_resolver
 
         index = corpus_resolver(store)
-    parsed = runs.parse_run(store, path, system, fmt, index, progress, name=name, skip_unknown=skip_unknown)
+    parsed = runs.parse_run(store, path, system, fmt, index, progress, name=name, skip_unknown=skip_unknown,
+                            skip_unknown_docs=skip_unknown_docs)
     n = runs.store_run(store, parsed, actor=user.username, replace=replace)
-    return RunImport(system, n, parsed.fmt, parsed.skipped_lines, tuple(parsed.skipped_queries))
+    return RunImport(system, n, parsed.fmt, parsed.skipped_lines, tuple(parsed.skipped_queries),
+                     parsed.skipped_doc_lines, tuple(parsed.skipped_docs))
 
 
 def import_run(store: Store, user: User, path: str | Path, system: str, fmt: str | None = "trec", *,

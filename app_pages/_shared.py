@@ -35,13 +35,23 @@ _MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
 # (U+2060) goes inside each such sequence: it shows nothing and breaks the match.
 _SHORTCODE = re.compile(r":(?=[\w+-]+:)")
 _TYPOGRAPHIC = re.compile(r"(?:(?<=\s)|^)([<>~-])(?=(?:->|[->=])(?:\s|$))")
+# A bare URL stays a link to exactly its text, but one that runs into markup without a space
+# (an HTML attribute: ``<a href="https://x.org">anchor</a>``) was linked to
+# ``https://x.org">anchor</a`` (issue 29, L6): the autolinker also works on the parsed text and
+# takes everything up to the next space. A word joiner after its scheme keeps such a URL text.
+_URL_INTO_MARKUP = re.compile(r"(?i)(https?:(?=//)|www(?=\.))(?=\S*[\"'<>])")
 WORD_JOINER = "\u2060"
 
 
 def md_escape(text: object) -> str:
     """Escape untrusted text (corpus, quotes, names from files and people) so that Streamlit's
-    Markdown shows it literally: no formatting, link, HTML, colour, icon, emoji or math."""
-    s = _SHORTCODE.sub(":" + WORD_JOINER, str(text))
+    Markdown shows it literally: no formatting, link, HTML, colour, icon, emoji or math.
+
+    The word joiners (U+2060) it puts in shortcodes, arrows and URLs inside markup are the
+    only way to break Streamlit's rewrites of the parsed text (backslashes are gone by then);
+    they show nothing, and copying from the app leaves them out (:func:`clean_copy`)."""
+    s = _URL_INTO_MARKUP.sub(r"\1" + WORD_JOINER, str(text))
+    s = _SHORTCODE.sub(":" + WORD_JOINER, s)
     s = _TYPOGRAPHIC.sub(r"\1" + WORD_JOINER, s)
     return _MD_PUNCT.sub(r"\\\1", s)
 
@@ -417,3 +427,27 @@ def searchable_picker(label: str, options: dict[str, str], *, key: str, noun: st
     elif len(matches) > PICK_LIMIT:
         st.caption(f"The first {PICK_LIMIT} of {len(matches)} matching {noun}s are listed: search to narrow them.")
     return st.selectbox(label, offered or ids[:1], format_func=options.get, key=key, help=help)
+
+
+# Copying from the app leaves out the word joiners md_escape puts in (issue 29, L6: a quote
+# copied out of a snippet carried them). A document-level copy listener, installed once per
+# browser tab by a tiny Components v2 element (nothing painted); it changes only what goes on
+# the clipboard, never what is shown, so the escaping stays exactly as strict.
+_CLEAN_COPY_JS = """
+export default function () {
+  if (window.__goldenCleanCopy) return;
+  window.__goldenCleanCopy = true;
+  document.addEventListener("copy", (event) => {
+    const text = String(document.getSelection() || "");
+    if (!text.includes("\\u2060") || !event.clipboardData) return;
+    event.clipboardData.setData("text/plain", text.replaceAll("\\u2060", ""));
+    event.preventDefault();
+  }, true);
+}
+"""
+_CLEAN_COPY = st.components.v2.component("golden_clean_copy", js=_CLEAN_COPY_JS)
+
+
+def clean_copy() -> None:
+    """Install the copy listener (:data:`_CLEAN_COPY_JS`) on this page."""
+    _CLEAN_COPY(key="clean_copy", height=0)

@@ -27,7 +27,6 @@ def fmt(x: float) -> str:
 
 
 tab_agree, tab_rounds = st.tabs(["Agreement", "Rounds"])
-everything = agreement.compute(s, user)  # one refresh serves both tabs
 
 with tab_rounds:
     existing = rounds.list_rounds(s, user)
@@ -125,11 +124,36 @@ with tab_rounds:
                                      "split_override"))
                 st.rerun()
 
-with tab_agree:
+# How often the Agreement tab looks for new labels (issue 29, M10): a lead watching a round
+# sees the figures move while the annotators grade, without pressing Refresh. Each tick
+# asks the store's generation (one small query); the figures are recomputed only when a
+# label was written since (annotator.agreement.compute caches per generation).
+LIVE_SECONDS = 3
+
+
+def over_time_chart(over_time: pd.DataFrame) -> None:
+    """κ by week of the latest label: a line once there are two weeks; with one week, its
+    figures in a sentence (a line needs two points: one week drew an empty frame)."""
+    if len(over_time) >= 2:
+        trend = over_time.set_index("period")[["kappa_binary", "kappa_graded"]]
+        st.line_chart(trend, y_label="κ", x_label="week of the latest label")
+    elif len(over_time) == 1:
+        row = over_time.iloc[0]
+        week = row["period"].strftime("%Y-%m-%d") if hasattr(row["period"], "strftime") else str(row["period"])
+        st.caption(f"All doubly graded items so far fall in one week (the week of {md_escape(week)}): κ binary "
+                   f"{fmt(row['kappa_binary'])}, κ linear {fmt(row['kappa_graded'])}. The trend line appears "
+                   "once a second week has labels.")
+
+
+@st.fragment(run_every=LIVE_SECONDS)
+def agreement_tab() -> None:
+    """The Agreement tab, redrawn every :data:`LIVE_SECONDS` on its own (a fragment: the
+    Rounds tab's forms are not rerun under the lead's hands)."""
     round_ids = [r["round_id"] for r in rounds.list_rounds(s, user)]
     scope = st.selectbox("Labels", ["all labels", *round_ids], key="agree_scope",
                          format_func=lambda r: r if r == "all labels" else f"round {r}")
-    rep = everything if scope == "all labels" else agreement.compute(s, user, scope)
+    # cached per store generation: a tick with no new label costs one small query
+    rep = agreement.compute(s, user, None if scope == "all labels" else scope)
     g = rep.group
     if not g.n_units:
         st.info("No item has been graded by two annotators yet. Start a calibration round (Rounds tab).")
@@ -185,9 +209,7 @@ with tab_agree:
         st.subheader("Across rounds and over time", anchor=False)
         if len(rep.per_round):
             st.dataframe(rep.per_round, hide_index=True, width="stretch")
-        if len(rep.over_time):
-            trend = rep.over_time.set_index("period")[["kappa_binary", "kappa_graded"]]
-            st.line_chart(trend, y_label="κ", x_label="week of the latest label")
+        over_time_chart(rep.over_time)
         st.subheader("Each annotator against the gold", anchor=False)
         st.caption("Gold is the adjudicated label, else the unanimous one; adjudicated items are the telling ones.")
         st.dataframe(rep.drift, hide_index=True, width="stretch")
@@ -202,3 +224,7 @@ with tab_agree:
             st.dataframe(pd.DataFrame(ev.per_question), hide_index=True, width="stretch")
         else:
             st.caption("No question has evidence from two different people yet.")
+
+
+with tab_agree:
+    agreement_tab()

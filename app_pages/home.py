@@ -108,4 +108,5 @@ if user.can(Permission.VIEW_VERSIONS):
         )
     else:
         st.write("None yet. Freeze one on the Versions page (or `golden freeze NAME`).")
-st.caption(f"Store file: {md_escape(ov['db_path'])}")
+if user.can(Permission.IMPORT_CORPUS):  # where the data lives: engineers and admins only (as the sidebar)
+    st.caption(f"Store file: {md_escape(ov['db_path'])}")

@@ -21,7 +21,12 @@ FORMATS = {"auto": "Detect from the file", "trec": "TREC", "jsonl": "JSONL passa
 # What to tick here when an import is refused for want of a CLI switch.
 IMPORT_OPTIONS = {"--replace": "Tick \u201cReplace a run of the same name\u201d to replace it.",
                   "--skip-unknown": "Tick \u201cSkip results for unknown query ids\u201d to import the rest "
-                                    "and leave those results out."}
+                                    "and leave those results out.",
+                  "--skip-unknown-docs": "Tick \u201cSkip results for unknown doc ids\u201d to import the rest "
+                                         "and leave those results out.",
+                  "--skip-unknown --skip-unknown-docs": "Tick \u201cSkip results for unknown query ids\u201d and "
+                                                        "\u201cSkip results for unknown doc ids\u201d to import the "
+                                                        "rest and leave those results out."}
 
 if user.can(Permission.IMPORT_RUNS):
     with st.expander("Import a run", key="run_import_box"):  # keyed: stays open across reruns
@@ -31,11 +36,14 @@ if user.can(Permission.IMPORT_RUNS):
         c1, c2 = st.columns(2)
         system = c1.text_input("System name (no spaces)", key="run_system")
         fmt = c2.radio("Format", list(FORMATS), format_func=FORMATS.get, horizontal=True, key="run_fmt")
-        c3, c4 = st.columns(2)
+        c3, c4, c5 = st.columns(3)
         replace = c3.checkbox("Replace a run of the same name", key="run_replace")
         skip = c4.checkbox("Skip results for unknown query ids", key="run_skip",
                            help="Leave out the lines whose query id is not in the store (they are counted in the "
                                 "report) instead of refusing the whole run.")
+        skip_docs = c5.checkbox("Skip results for unknown doc ids", key="run_skip_docs",
+                                help="Leave out the lines whose doc id is not in the corpus (they are counted in the "
+                                     "report) instead of refusing the whole run.")
         if st.button("Import run", type="primary", key="run_import"):
             if up is None:
                 st.error("Choose a run file first.")
@@ -43,7 +51,8 @@ if user.can(Permission.IMPORT_RUNS):
                 with as_file(data) as path:
                     rep = attempt(lambda: runs_import.import_run_file(
                         s, user, path, system.strip(), None if fmt == "auto" else fmt, replace=replace,
-                        skip_unknown=skip, name=up.name, progress=progress_callback("Placing passages")),
+                        skip_unknown=skip, skip_unknown_docs=skip_docs, name=up.name,
+                        progress=progress_callback("Placing passages")),
                         IMPORT_OPTIONS)
                 if rep is not None:
                     flash(rep.summary())

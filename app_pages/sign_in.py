@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from annotator import identity, sessions
-from app_pages._shared import auth_mode, client_address, store
+from app_pages._shared import auth_mode, client_address, show_flash, store
 
 st.title("Golden-set studio")
+show_flash()  # "Account ... created: sign in now" after the first admin is added (Users page)
 if auth_mode() == "oidc":
     st.write("Sign in with your organisation's identity provider.")
     st.button("Sign in", on_click=st.login, type="primary")

@@ -39,7 +39,8 @@ with st.form(form_key("user_add")):
     if st.form_submit_button("Add account", type="primary"):
         if succeeded(lambda: identity.create_user(s, user, username, roles, password=password or None,
                                                   display_name=display or None, passwordless=oidc)):
-            flash(f"Added {username}.")
+            # the first account ends single-user mode: the next page is the sign-in form (L3)
+            flash(f"Account {username} created: sign in now." if not rows else f"Added {username}.")
             clear_form("user_add")
             st.rerun()
 

@@ -104,9 +104,10 @@ class Studio:
         return dict(self._json("GET", "/me"))
 
     def import_run(self, path: str | Path, system: str, fmt: str | None = None, replace: bool = False,
-                   skip_unknown: bool = False) -> dict[str, Any]:
+                   skip_unknown: bool = False, skip_unknown_docs: bool = False) -> dict[str, Any]:
         return dict(self._upload(path, "/runs", {"system": system, "fmt": fmt, "replace": replace,
-                                                 "skip_unknown": skip_unknown}))
+                                                 "skip_unknown": skip_unknown,
+                                                 "skip_unknown_docs": skip_unknown_docs}))
 
     def import_transcripts(self, path: str | Path) -> dict[str, Any]:
         return dict(self._upload(path, "/transcripts", {}))

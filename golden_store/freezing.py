@@ -281,6 +281,45 @@ def broken_labels(cur: Cursor, evidence_view: str = "frozen_evidence", *,
     return problems
 
 
+# The lowest grade that says a passage answers its question (0-3: irrelevant / related but not
+# answering / partly answers / fully answers; METHODOLOGY §3). A question marked unanswerable
+# ("the corpus genuinely does not contain the answer", §3.4) may have related passages (grade
+# 1: a near-miss negative discusses the topic but not the fact) but none that answers it.
+ANSWERING_GRADE = 2
+_NAMED_CONFLICTS = 10
+
+
+def unanswerable_conflicts(cur: Cursor) -> list[str]:
+    """Questions marked unanswerable (answerable = false) that carry an answer all the same:
+    a final human grade of :data:`ANSWERING_GRADE` or more, or an evidence quote (qrels
+    grade 3). One sentence per question naming the passages and what to do. Such a question
+    would be scored in the negative stratum with relevant qrels, and abstention counted
+    wrong for declining it (issue 29, M11); freezing refuses while any exist."""
+    rows = cur.execute(
+        "SELECT q.query_id, q.text, x.doc_id, x.start, x.\"end\", x.grade, x.who FROM queries q JOIN ("
+        " SELECT query_id, doc_id, start, \"end\", CAST(grade AS INTEGER) AS grade, decided_by AS who"
+        " FROM final_grades WHERE grade >= ?"
+        " UNION ALL SELECT query_id, doc_id, start, \"end\", CAST(? AS INTEGER) AS grade, actor AS who"
+        " FROM frozen_evidence) x USING (query_id) "
+        "WHERE NOT q.answerable ORDER BY q.query_id, x.doc_id, x.start, x.\"end\"",
+        [ANSWERING_GRADE, EVIDENCE_GRADE]).fetchall()
+    texts: dict[str, str] = {}
+    by_q: dict[str, list[tuple]] = {}
+    for qid, text, doc, start, end, grade, who in rows:
+        texts[qid] = text
+        by_q.setdefault(qid, []).append((doc, start, end, grade, who))
+    out = []
+    for qid, hits in by_q.items():
+        text = texts[qid]
+        named = "; ".join(f"{doc} [{start}, {end}) grade {grade} by {who}"
+                          for doc, start, end, grade, who in hits[:_NAMED_CONFLICTS])
+        more = f"; and {len(hits) - _NAMED_CONFLICTS} more" if len(hits) > _NAMED_CONFLICTS else ""
+        out.append(f"query {qid} ({short_repr(text)}) is marked unanswerable but {len(hits)} passage(s) answer it: "
+                   f"{named}{more}. Regrade them (1 = related, not answering; a lead can adjudicate) or retract "
+                   "the quotes, or, if the corpus does answer it, mark the question answerable (Queries page)")
+    return out
+
+
 def live_label_problems(store: Store, viewer: str | None = None) -> list[str]:
     """:func:`broken_labels` for the live store, in a read transaction (``viewer``: see there)."""
     with store.cursor() as cur:
@@ -307,7 +346,8 @@ def freeze(
     signing_key: Any = None,
 ) -> FreezeResult:
     """Write the live store's current state as version ``name``. Refuses an existing name,
-    an empty store, and labels that no longer resolve on the corpus. ``hit_rule`` is the
+    an empty store, labels that no longer resolve on the corpus, and questions marked
+    unanswerable that carry answering grades (:func:`unanswerable_conflicts`). ``hit_rule`` is the
     default rule for deriving chunk labels from this version's spans (manifest field).
     ``signing_key`` (an Ed25519 private key, :func:`golden_store.versions.signing.load_private_key`)
     adds ``signature.json``, written before the version appears.
@@ -351,6 +391,13 @@ def freeze(
                     f"Freeze refused: {len(problems)} label(s) no longer resolve on the corpus. "
                     f"Fix or retract them first.",
                     problems,
+                )
+            conflicts = unanswerable_conflicts(cur)
+            if conflicts:
+                raise ValidationError(
+                    f"Freeze refused: {len(conflicts)} question(s) marked unanswerable have passages graded as "
+                    f"answering them (grade {ANSWERING_GRADE} or more, or evidence). Fix them first.",
+                    conflicts,
                 )
             n_q = cur.execute("SELECT count(*) FROM queries").fetchone()[0]
             if n_q == 0:

@@ -132,7 +132,7 @@ def self_contained(measures: list[str]) -> dict:
 
         boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="ci",
                      aws_secret_access_key="ci-secret").create_bucket(Bucket="golden-ci")
-        _golden("demo", env=env)
+        _golden("demo", "--small", env=env)
         token = json.loads(_golden("tokens", "create", "ci", "--role", "engineer", "--json", env=env))["secret"]
         api_port = _free_port()
         api = subprocess.Popen([sys.executable, "-m", "annotator.cli", "api", "--port", str(api_port)],

@@ -498,3 +498,12 @@ _SLOW += (
 _SLOW += (
     "tests/annotator/test_evidence_fuzzy_quotes.py::test_a_fuzzy_quote_is_saved_and_exported_as_the_document_text",
 )
+# issue 29 (lead's part): AppTest pages of the newcomer walkthrough's findings
+_OPENS_STORE += (
+    "tests/app_pages/test_newcomer_lows.py",
+)
+_SLOW += (
+    "tests/annotator/test_demo_default.py",  # three demo loads through `golden`, two of them full
+    # the full demo (every workflow) loaded under AppTest
+    "tests/app_pages/test_newcomer_lows.py::test_one_week_of_agreement_is_told_in_a_sentence_not_an_empty_chart",
+)

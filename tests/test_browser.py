@@ -174,7 +174,7 @@ def demo_server(tmp_path: Path) -> Iterator[Server]:
     """The app on a store under ``tmp_path`` with the demo loaded by the CLI first (DuckDB
     allows one process per file, so the seeding must finish before the server opens it)."""
     db = store_location()
-    seed = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", str(db), "demo"],
+    seed = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", str(db), "demo", "--small"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert seed.returncode == 0, f"golden demo failed:\n{seed.stdout}\n{seed.stderr}"
     with _serve(tmp_path) as srv:
@@ -194,7 +194,7 @@ def _cli(tmp_path: Path, *args: str, db: str | None = None, stdin: str | None = 
 def pool_server(tmp_path: Path) -> Iterator[Server]:
     """The app on a store with the demo, a 3-line run from ``secret-system`` and a pool of
     depth 5 built from it (3 items over q001 and q002), all prepared by the CLI first."""
-    _cli(tmp_path, "demo")
+    _cli(tmp_path, "demo", "--small")
     run = tmp_path / "secret.run"
     run.write_text(SECRET_RUN, encoding="utf-8")
     _cli(tmp_path, "runs", "import", str(run), "--system", SECRET_SYSTEM)

@@ -97,7 +97,7 @@ def _add_user(tmp_path: Path, name: str) -> None:
 def round_server(tmp_path: Path) -> Iterator[Server]:
     """The app in accounts mode on a store with the demo, a 5-item pool and a calibration
     round giving those 5 items to ann and bob, all prepared by the CLI first."""
-    _cli(tmp_path, "demo")
+    _cli(tmp_path, "demo", "--small")
     for name in ("admin", "lead", "ann", "bob"):  # the first account must be an admin
         _add_user(tmp_path, name)
     run = tmp_path / "sysa.run"

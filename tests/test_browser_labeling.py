@@ -68,7 +68,7 @@ def _transcript(qid: str) -> dict:
 
 
 def _prepare(tmp_path: Path) -> None:
-    _cli(tmp_path, "demo")
+    _cli(tmp_path, "demo", "--small")
     for name in ("admin", "lead", "ann", "bob", "rev"):
         _add_user(tmp_path, name)
     qids = [f"q{i:03d}" for i in range(1, 41)]

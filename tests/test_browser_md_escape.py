@@ -26,6 +26,8 @@ CASES = [
     "**bold** _it_ `code` ~~gone~~", "[link](http://x.y) www.example.com http://a.b a@b.co",
     "<b>x</b> &amp; &copy;", "# heading", "1. item", "> quote", "- item", "| a | b |\n|---|---|",
     ":orange-background[**x**] :violet[:material/bolt:]", "\\:red[x] \\$y\\$",
+    # issue 29, L6: a URL inside markup is not linked to `https://example.org">anchor</a`
+    '<a href="https://example.org">anchor</a> <img src=\'www.example.org/x.png\'>',
 ]
 SCRIPT = """
 import json, sys

@@ -105,7 +105,7 @@ def _acknowledged(page: Page, n: int) -> None:
 
 def test_two_app_servers_share_one_postgresql_store(tmp_path: Path, pg_url: str) -> None:
     db = pg_url
-    _cli(tmp_path, "demo", db=db)
+    _cli(tmp_path, "demo", "--small", db=db)
     _cli(tmp_path, "users", "add", "admin", "--role", "admin", "--password-stdin", db=db, stdin="admin-password-1\n")
     _cli(tmp_path, "users", "add", "ann", "--role", "annotator", "--password-stdin", db=db, stdin=PASSWORD + "\n")
     run = tmp_path / "sys.run"

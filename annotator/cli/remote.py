@@ -65,7 +65,8 @@ def _refuse_options(args: argparse.Namespace, command: str, *names: str) -> None
 
 
 def runs_import(args: argparse.Namespace, studio: Any) -> int:
-    rep = studio.import_run(args.file, args.system, args.format, replace=args.replace, skip_unknown=args.skip_unknown)
+    rep = studio.import_run(args.file, args.system, args.format, replace=args.replace, skip_unknown=args.skip_unknown,
+                            skip_unknown_docs=args.skip_unknown_docs)
     _print_json(rep) if args.json else print(rep["summary"])
     return 0
 

@@ -15,7 +15,7 @@ def cmd_runs_import(args: argparse.Namespace) -> int:
 
     rep = runs_import.import_run_file(_store(args), identity.cli_user(), args.file, args.system, args.format,
                                       replace=args.replace, skip_unknown=args.skip_unknown,
-                                      progress=_Progress("placing passages"))
+                                      skip_unknown_docs=args.skip_unknown_docs, progress=_Progress("placing passages"))
     print(rep.summary())
     return 0
 
@@ -178,6 +178,9 @@ def register(sub: Any, add: Any) -> None:
     ri.add_argument("--replace", action="store_true", help="replace a run of the same name")
     ri.add_argument("--skip-unknown", action="store_true",
                     help="leave out results for query ids the store does not know (counted in the report) "
+                         "instead of refusing the run")
+    ri.add_argument("--skip-unknown-docs", action="store_true",
+                    help="leave out results for doc ids the corpus does not have (counted in the report) "
                          "instead of refusing the run")
     add("list", cmd_runs_list, "list imported runs (retired ones too, with their status)", rn)
     rr = add("retire", cmd_runs_retire, "retire a run: left out of new pools and the coverage list; its results "

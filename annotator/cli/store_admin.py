@@ -19,11 +19,12 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    full = not args.small
     res = demo.load_demo(_store(args, create=True), identity.cli_user(), _Progress("reading demo corpus"),
-                         workflows=args.full)
+                         workflows=full)
     if args.json:
         _print_json(res)
-    elif args.full:
+    elif full:
         w = res["workflows"]
         print(
             f"Demo loaded: {res['documents']} documents, {res['queries']} queries, "
@@ -95,8 +96,13 @@ def register(sub: Any, add: Any) -> None:
                                 "postgresql:// URL), checked table by table by row counts and digests")
     cpy.add_argument("src", help="the store to copy (left unchanged, but migrated if older than this code)")
     cpy.add_argument("dst", help="a new store: a DuckDB file path, or an empty PostgreSQL database's URL")
-    dm = add("demo", cmd_demo, "load the demo project into an empty store")
-    dm.add_argument("--full", action="store_true",
-                    help="also fill every workflow, as the app's demo button does: runs, a pool, a calibration "
-                         "round with disagreements, nuggets and answers, transcripts, a judge calibration, "
-                         "a frozen version demo.v0")
+    dm = add("demo", cmd_demo, "load the demo project into an empty store, every workflow filled as the app's "
+                               "\"Load the demo project\" button does (--small: corpus, queries and evidence only)")
+    size = dm.add_mutually_exclusive_group()
+    size.add_argument("--small", action="store_true",
+                      help="load only the corpus, the questions, the expert evidence and the rubric (no runs, pool, "
+                           "rounds, nuggets, transcripts, judge calibration or frozen version)")
+    size.add_argument("--full", action="store_true",
+                      help="every workflow filled (the default; kept for scripts written when it was not): runs, a "
+                           "pool, a calibration round with disagreements, nuggets and answers, transcripts, a judge "
+                           "calibration, a frozen version demo.v0")

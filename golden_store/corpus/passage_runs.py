@@ -31,6 +31,8 @@ from golden_store.core.textin import shown
 
 MAX_PROBLEMS = 50
 SKIP_ADVICE = "Pass --skip-unknown to import the rest and leave those results out."
+SKIP_DOCS_ADVICE = "Pass --skip-unknown-docs to import the rest and leave those results out."
+SKIP_BOTH_ADVICE = "Pass --skip-unknown and --skip-unknown-docs to import the rest and leave those results out."
 COLUMNS = ["query_id", "rank", "score", "doc_id", "start", "end", "match_kind"]
 
 
@@ -42,6 +44,8 @@ class PassageRows:
     rows: pd.DataFrame  # COLUMNS and the file's line; match_kind: offsets, exact or fuzzy
     skipped_lines: int = 0
     skipped_queries: list[str] = field(default_factory=list)
+    skipped_doc_lines: int = 0  # lines left out for unknown doc ids (skip_unknown_docs)
+    skipped_docs: list[str] = field(default_factory=list)
 
 
 def _offset(v: Any) -> bool:
@@ -51,19 +55,23 @@ def _offset(v: Any) -> bool:
 def read_passages(label: str, text: str, queries: Container[str], doc_lengths: Mapping[str, int],
                   resolver: Callable[[], Any], *, raw_of: Callable[[str], str] | None = None,
                   progress: Callable[[int, int], None] | None = None, skip_unknown: bool = False,
-                  skip_advice: str = SKIP_ADVICE, refused: str = "Run import refused",
-                  nothing: str = "nothing was imported", knower: str = "the store") -> PassageRows:
+                  skip_unknown_docs: bool = False, docs_option: bool = True, skip_advice: str = SKIP_ADVICE,
+                  refused: str = "Run import refused", nothing: str = "nothing was imported",
+                  knower: str = "the store") -> PassageRows:
     """Read and place the passages of a JSONL run (``text``: the file's decoded text,
     ``label``: what messages call the file). ``queries``: known query ids; ``doc_lengths``:
     {doc_id: length of its stored text}; ``resolver()``: the quote resolver (an object with
     ``resolve(text, doc_id=...)``), asked for only when some line gives text without
     offsets; ``raw_of(doc_id)``: a document's stored text, to check a line's text against
     its offsets. ``skip_unknown``: lines for unknown query ids are left out and counted
-    instead of refusing the file. One ValidationError lists every problem."""
+    instead of refusing the file; ``skip_unknown_docs``: the same for unknown doc ids
+    (``docs_option`` False: the caller has no such option to offer). One ValidationError
+    lists every problem."""
     problems: list[str] = []
     items = []
     skipped: dict[str, int] = {}
-    unknown_lines = 0
+    skipped_docs: dict[str, int] = {}
+    unknown_lines = unknown_doc_lines = 0
     for lineno, obj in iter_objects(label, text, problems):
         where = f"{label} line {lineno}"
         qid, doc, passage = obj.get("query_id"), obj.get("doc_id"), obj.get("text")
@@ -75,8 +83,11 @@ def read_passages(label: str, text: str, queries: Container[str], doc_lengths: M
         elif not isinstance(qid, str) or qid not in queries:
             problems.append(f"{where}: unknown query id {shown(qid)}")
             unknown_lines += isinstance(qid, str)
+        elif isinstance(doc, str) and doc not in doc_lengths and skip_unknown_docs:
+            skipped_docs[doc] = skipped_docs.get(doc, 0) + 1
         elif not isinstance(doc, str) or doc not in doc_lengths:
             problems.append(f"{where}: unknown doc id {shown(doc)}")
+            unknown_doc_lines += isinstance(doc, str)
         elif has_offsets and not (_offset(start) and _offset(end)):
             problems.append(f"{where}: 'start' and 'end' must both be given, as non-negative integers, got "
                             f"start={shown(start)}, end={shown(end)}")
@@ -98,13 +109,17 @@ def read_passages(label: str, text: str, queries: Container[str], doc_lengths: M
             items.append((lineno, qid, doc, passage, score, rank, start if has_offsets else None,
                           end if has_offsets else None))
     if not items and not problems:
-        problems.append(f"{label}: every result names a query id {knower} does not know ({len(skipped)} of them); "
-                        f"{nothing}." if skipped else
+        problems.append(f"{label}: every result names a query id or doc id {knower} does not know "
+                        f"({len(skipped) + len(skipped_docs)} of them); {nothing}." if skipped or skipped_docs else
                         f"{label}: the file has no results (a run needs at least one line)")
     reason = f"{refused}: {{}} problem(s); {nothing}."
     if problems:
-        if unknown_lines == len(problems):  # only unknown query ids: skipping them would let it through
-            raise OptionRequiredError(reason.format(len(problems)), option="--skip-unknown", advice=skip_advice,
+        skippable = unknown_lines + (unknown_doc_lines if docs_option else 0)
+        if skippable == len(problems):  # only unknown ids: skipping them lets it through
+            opts = (["--skip-unknown"] if unknown_lines else []) + (["--skip-unknown-docs"] if unknown_doc_lines else [])
+            advice = {("--skip-unknown",): skip_advice,
+                      ("--skip-unknown-docs",): SKIP_DOCS_ADVICE}.get(tuple(opts), SKIP_BOTH_ADVICE)
+            raise OptionRequiredError(reason.format(len(problems)), option=" ".join(opts), advice=advice,
                                       problems=problems[:MAX_PROBLEMS])
         raise ValidationError(reason.format(len(problems)), problems[:MAX_PROBLEMS])
     # Second pass: place each passage given as text on its document.
@@ -157,7 +172,7 @@ def read_passages(label: str, text: str, queries: Container[str], doc_lengths: M
         df = df.sort_values(["query_id", "score", "_line"], ascending=[True, False, True], kind="stable")
     df["rank"] = df.groupby("query_id").cumcount() + 1
     return PassageRows(df.rename(columns={"_line": "line"}).reset_index(drop=True), sum(skipped.values()),
-                       sorted(skipped))
+                       sorted(skipped), sum(skipped_docs.values()), sorted(skipped_docs))
 
 
 def read_version_passages(version: Any, path: str | Path, *, purpose: str = "scored") -> PassageRows:
@@ -179,7 +194,7 @@ def read_version_passages(version: Any, path: str | Path, *, purpose: str = "sco
         return SpanResolver(CorpusIndex(dict(zip(docs["doc_id"], docs["canonical_text"])), raw.__getitem__))
 
     got = read_passages(label, text, set(version.query_ids), {d: len(t) for d, t in raw.items()}, resolver,
-                        raw_of=raw.__getitem__, skip_unknown=True, refused="Passage run refused",
+                        raw_of=raw.__getitem__, skip_unknown=True, docs_option=False, refused="Passage run refused",
                         nothing=f"nothing was {purpose}", knower="the version")
     rows = got.rows
     dup = rows.duplicated(["query_id", "doc_id", "start", "end"])

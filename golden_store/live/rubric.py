@@ -58,12 +58,16 @@ def current_rubric(store: Store) -> dict | None:
 
 def unseen_versions(store: Store, username: str) -> list[dict]:
     """Rubric versions ``username`` has not been shown yet, oldest first, leaving out the ones
-    they wrote themselves: every version after the last one they saw; someone who never saw
-    one gets only the version in force."""
+    they wrote themselves: every version after the last one they saw. Someone who never saw
+    one gets the changes written since their account was made: neither the first rubric nor
+    the one in force when they joined is a change to them (issue 29, L2: a brand-new user was
+    told "The rubric changed: v1 is in force"); they read it on the Judge page."""
     last = store.read_one("SELECT max(version) FROM rubric_seen WHERE username = ?", [username])[0]
     if last is None:
-        rows = store.read_dicts("SELECT version, changelog, actor, created_at FROM rubric_versions "
-                                "ORDER BY version DESC LIMIT 1")
+        rows = store.read_dicts("SELECT r.version, r.changelog, r.actor, r.created_at FROM rubric_versions r "
+                                "JOIN users u ON u.username = ? AND r.created_at > u.created_at "
+                                "WHERE r.version > (SELECT min(version) FROM rubric_versions) "
+                                "ORDER BY r.version", [username])
     else:
         rows = store.read_dicts("SELECT version, changelog, actor, created_at FROM rubric_versions "
                                 "WHERE version > ? ORDER BY version", [last])

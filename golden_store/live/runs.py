@@ -3,9 +3,11 @@
 Runs come as TREC files (document ids: the passage is the whole document) or JSONL passage
 runs whose texts are placed on the corpus with the quote resolver, so every result is a
 span ``(doc_id, start, end)`` and a judgment survives any re-chunking. An import is
-validated whole before anything is written; results for query ids the store does not know
-are refused, or left out and counted when asked (``skip_unknown``). The format is told from
-the file's content when not given. A pool is the union of every chosen run's
+validated whole before anything is written, and a refusal lists every problem of the file
+at once (bad lines, unknown query and doc ids named with their lines); results for query ids
+the store does not know, or doc ids the corpus does not have, are refused, or left out and
+counted when asked (``skip_unknown``, ``skip_unknown_docs``). The format is told from the
+file's content when not given. A pool is the union of every chosen run's
 top-k per query, de-duplicated by span; extending it with a new run adds only what is
 not there yet.
 
@@ -28,10 +30,10 @@ from golden_store.core import textin
 from golden_store.core.errors import NotFoundError, OptionRequiredError, ValidationError
 from golden_store.core.system_names import check_system_name
 from golden_store.core.textin import shown
-from golden_store.corpus.passage_runs import SKIP_ADVICE, read_passages
+from golden_store.corpus.passage_runs import SKIP_ADVICE, SKIP_BOTH_ADVICE, SKIP_DOCS_ADVICE, read_passages
 from golden_store.corpus.resolver import CorpusIndex, IndexedResolver, SpanResolver
 from golden_store.db.store import Store, utcnow
-from golden_store.scoring.trec import line_number, read_run
+from golden_store.scoring.trec import RunLines, read_run_lines
 
 FORMATS = ("trec", "jsonl")
 
@@ -46,6 +48,8 @@ class ParsedRun:
     unplaced: list[str] = field(default_factory=list)
     skipped_lines: int = 0  # results left out for unknown query ids (skip_unknown)
     skipped_queries: list[str] = field(default_factory=list)
+    skipped_doc_lines: int = 0  # results left out for unknown doc ids (skip_unknown_docs)
+    skipped_docs: list[str] = field(default_factory=list)
 
 
 def detect_format(name: str, data: bytes) -> str:
@@ -88,14 +92,15 @@ def _known(store: Store) -> tuple[set[str], dict[str, int]]:
 def parse_run(store: Store, path: str | Path, system: str, fmt: str | None,
               index: CorpusIndex | IndexedResolver | None = None,
               progress: Callable[[int, int], None] | None = None, *, name: str | None = None,
-              skip_unknown: bool = False) -> ParsedRun:
+              skip_unknown: bool = False, skip_unknown_docs: bool = False) -> ParsedRun:
     """Read and validate a run file against the store; raise one ValidationError listing
     every unknown query, unknown document and passage that cannot be placed.
 
     ``fmt`` None: told from the content (:func:`detect_format`). ``name``: what messages call
     the file (an upload's own name; default the path). ``skip_unknown``: results for query
     ids the store does not know are left out and counted (``skipped_lines``,
-    ``skipped_queries``) instead of refusing the run.
+    ``skipped_queries``) instead of refusing the run; ``skip_unknown_docs`` the same for doc
+    ids the corpus does not have (``skipped_doc_lines``, ``skipped_docs``).
 
     The file's text follows the importers' one rule (golden_store.core.textin). A JSONL run is
     checked whole in a first, cheap pass (syntax, fields, numbers, known ids) before any
@@ -111,51 +116,99 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str | None,
     sha = hashlib.sha256(data).hexdigest()
     text = textin.decode(label, data)
     queries, docs = _known(store)
-    problems: list[str] = []
     if fmt == "trec":
-        try:
-            df = read_run(p)
-        except ValidationError as exc:
-            raise _renamed(exc, str(p), label) from None
-        df = df.assign(_line=range(len(df)))
-        unknown_q = sorted(set(df["query_id"]) - queries)
-        skipped_lines = 0
-        if skip_unknown and unknown_q:
-            drop = df["query_id"].isin(unknown_q)
-            skipped_lines = int(drop.sum())
-            df = df[~drop]
-            if df.empty:
-                raise ValidationError(f"{label}: every result names a query id the store does not know "
-                                      f"({len(unknown_q)} of them, e.g. {shown(unknown_q[0])}); nothing to import.")
-        skipped_q, unknown_q = (unknown_q, []) if skip_unknown else ([], unknown_q)
-        unknown_d = sorted(set(df["doc_id"]) - set(docs))
-        first_row = lambda col, v: int(df.loc[df[col] == v, "_line"].iloc[0])  # noqa: E731
-        problems += [f"{label} line {line_number(p, first_row('query_id', q))}: unknown query id {shown(q)} "
-                     f"(not in the store's queries)" for q in unknown_q[:20]]
-        problems += [f"{label} line {line_number(p, first_row('doc_id', d))}: unknown doc id {shown(d)} "
-                     "(not in the corpus)" for d in unknown_d[:20]]
-        if problems:
-            reason = (f"Run import refused: {len(unknown_q)} unknown query id(s), {len(unknown_d)} unknown doc id(s); "
-                      "nothing was imported.")
-            if unknown_q and not unknown_d:
-                raise OptionRequiredError(reason, option="--skip-unknown", advice=SKIP_ADVICE, problems=problems)
-            raise ValidationError(reason, problems)
-        df = df.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
-        df["rank"] = df.groupby("query_id").cumcount() + 1
-        rows = pd.DataFrame({"query_id": df["query_id"], "rank": df["rank"], "score": df["score"],
-                             "doc_id": df["doc_id"], "start": 0, "end": df["doc_id"].map(docs),
-                             "match_kind": "document"})
-        return ParsedRun(system, fmt, Path(label).name, sha, rows.reset_index(drop=True),
-                         skipped_lines=skipped_lines, skipped_queries=skipped_q)
+        return _parse_trec(p, label, system, sha, queries, docs, skip_unknown=skip_unknown,
+                           skip_unknown_docs=skip_unknown_docs)
     # JSONL passage run: the one reader and placer (golden_store.corpus.passage_runs), shared with scoring
     resolver = None if index is None else index if isinstance(index, IndexedResolver) else SpanResolver(index)
     def raw_of(doc_id: str) -> str:  # a line with both offsets and text: the text must be what they cut
         return store.read_one("SELECT raw_text FROM documents WHERE doc_id = ?", [doc_id])[0]
 
     got = read_passages(label, text, queries, docs, lambda: resolver, raw_of=raw_of, progress=progress,
-                        skip_unknown=skip_unknown)
+                        skip_unknown=skip_unknown, skip_unknown_docs=skip_unknown_docs)
     return ParsedRun(system, fmt, Path(label).name, sha, got.rows, skipped_lines=got.skipped_lines,
-                     skipped_queries=got.skipped_queries)
+                     skipped_queries=got.skipped_queries, skipped_doc_lines=got.skipped_doc_lines,
+                     skipped_docs=got.skipped_docs)
+
+
+# How many unknown ids of each kind a refused import names (with their lines); the rest are counted.
+NAMED_IDS = 10
+
+
+def _named_unknown(df: pd.DataFrame, col: str, ids: list[str], lines: RunLines, label: str, what: str,
+                   where: str) -> list[str]:
+    """One problem per unknown id (the first :data:`NAMED_IDS`), at the first line that
+    names it (and how many more do), then a count of the rest."""
+    out = []
+    for v in ids[:NAMED_IDS]:
+        rows = np.flatnonzero((df[col] == v).to_numpy())
+        at = sorted(lines.line_of([int(df["_row"].iloc[r]) for r in rows[:4]]).values())
+        also = ""
+        if len(rows) > 1:
+            more = f", ... ({len(rows)} lines in all)" if len(rows) > 4 else ""
+            also = f"; also on line {', '.join(map(str, at[1:]))}{more}"
+        out.append(f"{label} line {at[0]}: unknown {what} {shown(v)} (not in {where}{also})")
+    if len(ids) > NAMED_IDS:
+        out.append(f"{label}: ... and {len(ids) - NAMED_IDS} more unknown {what}(s)")
+    return out
+
+
+def _some(ids: list[str]) -> str:
+    """A few ids for a one-line summary."""
+    return ", ".join(shown(i) for i in ids[:5]) + (", ..." if len(ids) > 5 else "")
+
+
+def _parse_trec(p: Path, label: str, system: str, sha: str, queries: set[str], docs: dict[str, int], *,
+                skip_unknown: bool, skip_unknown_docs: bool) -> ParsedRun:
+    """A TREC run checked whole (issue 29, M9): every bad line, every unknown query id and
+    every unknown doc id of the file is reported in one refusal (the ids named, with their
+    lines), as the corpus importer does; the options leave unknown ids' results out instead."""
+    try:
+        lines = read_run_lines(p, label)
+    except ValidationError as exc:
+        raise _renamed(exc, str(p), label) from None
+    df = lines.frame.assign(_row=range(len(lines.frame)))
+    unknown_q = sorted(set(df["query_id"]) - queries)
+    unknown_d = sorted(set(df["doc_id"]) - set(docs))
+    skipped_lines = skipped_doc_lines = 0
+    skipped_q: list[str] = []
+    skipped_d: list[str] = []
+    if skip_unknown and unknown_q:
+        drop = df["query_id"].isin(unknown_q).to_numpy()
+        skipped_lines, skipped_q, unknown_q = int(drop.sum()), unknown_q, []
+        df = df[~drop]
+    if skip_unknown_docs and unknown_d:
+        drop = (~df["doc_id"].isin(docs.keys())).to_numpy()
+        skipped_d = sorted(set(df.loc[drop, "doc_id"]))
+        skipped_doc_lines, unknown_d = int(drop.sum()), []
+        df = df[~drop]
+    problems = list(lines.bad_lines)
+    problems += _named_unknown(df, "query_id", unknown_q, lines, label, "query id", "the store's queries")
+    problems += _named_unknown(df, "doc_id", unknown_d, lines, label, "doc id", "the corpus")
+    if problems:
+        parts = ([f"{len(lines.bad_lines)} bad line(s)"] if lines.bad_lines else []) + \
+                ([f"{len(unknown_q)} unknown query id(s) ({_some(unknown_q)})"] if unknown_q else []) + \
+                ([f"{len(unknown_d)} unknown doc id(s) ({_some(unknown_d)})"] if unknown_d else [])
+        reason = f"Run import refused: {'; '.join(parts)}; nothing was imported."
+        if not lines.bad_lines:  # only unknown ids: the options would let the rest through
+            opts = (["--skip-unknown"] if unknown_q else []) + (["--skip-unknown-docs"] if unknown_d else [])
+            advice = {("--skip-unknown",): SKIP_ADVICE,
+                      ("--skip-unknown-docs",): SKIP_DOCS_ADVICE}.get(tuple(opts), SKIP_BOTH_ADVICE)
+            raise OptionRequiredError(reason, option=" ".join(opts), advice=advice, problems=problems)
+        raise ValidationError(reason, problems)
+    if df.empty:
+        what = " or ".join((["a query id the store does not know"] if skipped_lines else []) +
+                           (["a doc id the corpus does not have"] if skipped_doc_lines else []))
+        raise ValidationError(f"{label}: every result names {what} ({skipped_lines + skipped_doc_lines} line(s) "
+                              "left out); nothing to import.")
+    df = df.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+    df["rank"] = df.groupby("query_id").cumcount() + 1
+    rows = pd.DataFrame({"query_id": df["query_id"], "rank": df["rank"], "score": df["score"],
+                         "doc_id": df["doc_id"], "start": 0, "end": df["doc_id"].map(docs),
+                         "match_kind": "document"})
+    return ParsedRun(system, "trec", Path(label).name, sha, rows.reset_index(drop=True),
+                     skipped_lines=skipped_lines, skipped_queries=skipped_q, skipped_doc_lines=skipped_doc_lines,
+                     skipped_docs=skipped_d)
 
 
 def store_run(store: Store, run: ParsedRun, *, actor: str, replace: bool = False) -> int:

@@ -34,14 +34,14 @@ from golden_store.scoring.trec_columns import (
     _dictionary_strings, _from_np, _hash_strings, _is_frame, _np_view, _query_mix, _str_array, _string_hashes,
     _take, _to_np, r_key_of)
 from golden_store.scoring.trec_files import (
-    _QRELS, _RUN, _read_table, line_number, qrels_frame, read_qrels, read_run, run_frame)
+    _QRELS, _RUN, RunLines, _read_table, line_number, qrels_frame, read_qrels, read_run, read_run_lines, run_frame)
 from golden_store.scoring.trec_result import EvalResult, _PerQueryColumns
 
 if TYPE_CHECKING:  # pandas is imported only where a DataFrame is read or made
     import pandas as pd
 
-__all__ = ["EvalResult", "evaluate_trec", "line_number", "qrels_from_mapping", "r_key_of", "read_qrels", "read_run",
-           "run_frame"]
+__all__ = ["EvalResult", "RunLines", "evaluate_trec", "line_number", "qrels_from_mapping", "r_key_of", "read_qrels",
+           "read_run", "read_run_lines", "run_frame"]
 
 QrelsLike = "pd.DataFrame | Mapping[str, Mapping[str, int]] | str | Path"
 RunLike = "pd.DataFrame | Mapping[str, Mapping[str, float]] | str | Path"

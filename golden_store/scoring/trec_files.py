@@ -7,6 +7,8 @@ Python, to name it. The scorers' entry is :func:`golden_store.scoring.trec.evalu
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -145,26 +147,41 @@ def _read_table(path: Path, kind: tuple):
 def _read_careful(path: Path, kind: tuple, value: str):
     """Line by line (only when the fast readers refused the file): the first bad line is
     named; integer-valued grades written as decimals (``2.0``) are accepted."""
+    table, problems, _lines = _scan_lines(path, kind, value)
+    if problems:
+        raise ValidationError(problems[0])
+    return table
+
+
+def _scan_lines(path: Path, kind: tuple, value: str, label: str | None = None):
+    """Every line looked at: (table of the good lines, one problem per bad line naming the
+    file and the line, each good row's 1-based line number). ``label``: what messages call
+    the file (default its path)."""
     import pyarrow as pa
 
     from golden_store.core.textin import read_text
 
     what, names, example = kind
+    name = label or str(path)
     text = read_text(path)  # encoding problems are named with line and column here
     qs: list[str] = []
     ds: list[str] = []
     vs: list[str] = []
+    at: list[int] = []
+    problems: list[tuple[int, str]] = []
     vi = names.index(value)
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not _is_data_line(line):
             continue
         f = line.split()
         if len(f) < len(names) or (what == "qrels" and len(f) > len(names)):
-            raise ValidationError(f"{path} line {lineno}: not a {what} line: expected {len(names)} fields like "
-                                  f"{example!r}.")
+            problems.append((lineno, f"{name} line {lineno}: not a {what} line: expected {len(names)} fields like "
+                                     f"{example!r}, got {len(f)}."))
+            continue
         qs.append(f[0])
         ds.append(f[2])
         vs.append(f[vi])
+        at.append(lineno)
     import pandas as pd
 
     raw = pd.Series(vs, dtype=object)
@@ -172,13 +189,15 @@ def _read_careful(path: Path, kind: tuple, value: str):
     bad = ~np.isfinite(num)
     if what == "qrels":
         bad |= ~np.isclose(np.where(bad, 0.0, num), np.round(np.where(bad, 0.0, num)))
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        kind_text = "an integer grade." if what == "qrels" else "a number (only finite numbers)."
-        raise ValidationError(f"{path} line {line_number(path, row)}: {value} {shown(vs[row])} is not {kind_text}")
-    values = pa.array(num.astype(np.int64) if what == "qrels" else num)
-    return pa.table({"query_id": pa.array(qs, pa.string()).dictionary_encode(), "doc_id": pa.array(ds, pa.string()),
-                     value: values})
+    kind_text = "an integer grade." if what == "qrels" else "a number (only finite numbers)."
+    problems += [(at[row], f"{name} line {at[row]}: {value} {shown(vs[row])} is not {kind_text}")
+                 for row in np.flatnonzero(bad)]
+    keep = ~bad
+    pick = lambda xs: [x for x, k in zip(xs, keep) if k]  # noqa: E731
+    values = pa.array(num[keep].astype(np.int64) if what == "qrels" else num[keep])
+    table = pa.table({"query_id": pa.array(pick(qs), pa.string()).dictionary_encode(),
+                      "doc_id": pa.array(pick(ds), pa.string()), value: values})
+    return table, [p for _, p in sorted(problems)], np.asarray(at, dtype=np.int64)[keep]
 
 
 def line_number(path: Path, row: int) -> int:
@@ -214,6 +233,54 @@ def read_run(path: str | Path) -> pd.DataFrame:
     """TREC run ``qid Q0 docid rank score tag [ignored...]`` -> DataFrame(query_id, doc_id,
     score). The rank column is ignored (trec_eval ranks by score)."""
     return _frame(_read_table(Path(path), _RUN), "score")
+
+
+@dataclass
+class RunLines:
+    """A run file read whole for an import (:func:`read_run_lines`): the good lines as a
+    frame (query_id, doc_id, score), every bad line named, and where each good row is."""
+    frame: pd.DataFrame
+    bad_lines: list[str]
+    lines: np.ndarray | None  # each row's 1-based line; None: every line was good (see line_of)
+    path: Path
+
+    def line_of(self, rows: Sequence[int]) -> dict[int, int]:
+        """{row: its 1-based line in the file} for a few rows (only on error paths: one
+        pass over the file when the fast reader read it)."""
+        if self.lines is not None:
+            return {r: int(self.lines[r]) for r in rows}
+        want = set(rows)
+        out: dict[int, int] = {}
+        n = -1
+        with self.path.open("r", encoding="utf-8", errors="replace") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if _is_data_line(line):
+                    n += 1
+                    if n in want:
+                        out[n] = lineno
+                        if len(out) == len(want):
+                            break
+        return out
+
+
+def read_run_lines(path: str | Path, label: str | None = None) -> RunLines:
+    """A TREC run for an import, which reports every problem of an upload at once (issue 29,
+    M9): the fast reader when the file is clean, else every line looked at and each bad one
+    named (``label``: what messages call the file). Refused only when no line can be read
+    at all (an empty file, bad text); a file with bad lines comes back with them listed."""
+    p = Path(path)
+    name = label or str(p)
+    try:
+        table = _read_table(p, _RUN)
+        return RunLines(_frame(table, "score"), [], None, p)
+    except ValidationError as exc:
+        if not p.is_file() or exc.summary.endswith(("the file is empty.", "is a folder, not a file.")):
+            raise ValidationError(exc.summary.replace(str(p), name), exc.problems) from None
+    value = "score"
+    table, problems, lines = _scan_lines(p, _RUN, value, name)
+    if table.num_rows == 0 and not problems:
+        raise ValidationError(f"{name}: the file has no run lines.")
+    return RunLines(_frame(table, value), problems, lines, p)
 
 
 def qrels_frame(qrels) -> pd.DataFrame:

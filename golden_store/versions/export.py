@@ -70,6 +70,20 @@ def _beir(v: FrozenVersion, out: Path) -> list[str]:
     return ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv"]
 
 
+def grade_basis(basis: str, decided_by: object) -> tuple[str, int | None]:
+    """What a final grade rests on, for consumers of the JSONL export (issue 29, M11), and
+    how many annotators gave it (None for an adjudication: a lead's one decision):
+    ``adjudicated`` (a lead decided a disagreement), ``agreed``
+    (two or more annotators gave the same grade), ``single`` (one annotator's grade, never
+    checked by a second). The frozen files keep the store's coarser word (``agreed`` for
+    "no disagreement", whatever the count) so versions frozen before stay as they are; the
+    count comes from ``decided_by``, the annotators' names joined by commas."""
+    who = [a for a in str(decided_by or "").split(",") if a]
+    if basis != "agreed":
+        return str(basis), None
+    return ("agreed" if len(who) >= 2 else "single"), len(who)
+
+
 def _jsonl(v: FrozenVersion, out: Path) -> list[str]:
     spans: dict[str, list] = {}
     for s in v.spans.itertuples(index=False):
@@ -81,8 +95,10 @@ def _jsonl(v: FrozenVersion, out: Path) -> list[str]:
         })
     judg: dict[str, list] = {}
     for j in v.judgments.itertuples(index=False):
+        basis, n = grade_basis(j.basis, j.decided_by)
         judg.setdefault(j.query_id, []).append(
-            {"doc_id": j.doc_id, "start": int(j.start), "end": int(j.end), "grade": int(j.grade), "basis": j.basis}
+            {"doc_id": j.doc_id, "start": int(j.start), "end": int(j.end), "grade": int(j.grade), "basis": basis,
+             **({"annotators": n} if n is not None else {})}
         )
     nug: dict[str, list] = {}
     for n in v.nuggets.itertuples(index=False):

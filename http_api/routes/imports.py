@@ -26,15 +26,18 @@ async def import_run(s: TheStore, user: Caller, file: Annotated[UploadFile, File
                      system: Annotated[str, Form()],
                      fmt: Annotated[Literal["trec", "jsonl"] | None, Form()] = None,
                      replace: Annotated[bool, Form()] = False,
-                     skip_unknown: Annotated[bool, Form()] = False) -> dict[str, Any]:
+                     skip_unknown: Annotated[bool, Form()] = False,
+                     skip_unknown_docs: Annotated[bool, Form()] = False) -> dict[str, Any]:
     from annotator import runs_import
 
     def run() -> dict[str, Any]:
         with saved(file, "run.txt") as (path, name):
             rep = runs_import.import_run_file(s, user, path, system, fmt, replace=replace,
-                                              skip_unknown=skip_unknown, name=name)
+                                              skip_unknown=skip_unknown, skip_unknown_docs=skip_unknown_docs,
+                                              name=name)
         return {"system": rep.system, "n_results": rep.n_results, "fmt": rep.fmt,
                 "skipped_lines": rep.skipped_lines, "skipped_queries": list(rep.skipped_queries),
+                "skipped_doc_lines": rep.skipped_doc_lines, "skipped_docs": list(rep.skipped_docs),
                 "summary": rep.summary()}
 
     return await run_in_threadpool(run)

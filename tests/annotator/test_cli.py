@@ -26,10 +26,10 @@ def test_console_script_is_installed():
 
 def test_demo_freeze_verify_export_diff_flow(tmp_path):
     assert run(tmp_path, "init").returncode == 0
-    r = run(tmp_path, "demo", "--json")
+    r = run(tmp_path, "demo", "--small", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["queries"] == 40
-    r = run(tmp_path, "demo")
+    r = run(tmp_path, "demo", "--small")
     assert r.returncode == 1 and "only into an empty store" in r.stderr
     r = run(tmp_path, "freeze", "demo.v1", "--note", "first cut")
     assert r.returncode == 0 and "data_digest sha256:" in r.stdout
@@ -87,7 +87,7 @@ def test_errors_are_one_message_on_stderr_and_leave_the_store_alone(tmp_path):
 @pytest.mark.duckdb_only("DuckDB's file lock: on PostgreSQL several processes share the store")
 def test_second_process_is_told_the_store_is_in_use(tmp_path):
     assert run(tmp_path, "init").returncode == 0
-    assert run(tmp_path, "demo").returncode == 0
+    assert run(tmp_path, "demo", "--small").returncode == 0
     assert run(tmp_path, "freeze", "v1").returncode == 0
     holder = subprocess.Popen(
         [sys.executable, "-c",
@@ -195,7 +195,7 @@ def test_resolve_batch_from_a_folder(tmp_path):
 
 
 def test_survival_and_live_verify(tmp_path):
-    assert run(tmp_path, "demo").returncode == 0
+    assert run(tmp_path, "demo", "--small").returncode == 0
     assert run(tmp_path, "freeze", "v1").returncode == 0
     assert run(tmp_path, "verify").returncode == 0
     from annotator.demo import DEMO_DIR
@@ -228,7 +228,7 @@ def test_rounds_and_agreement_from_the_cli(tmp_path):
     """A calibration round, grades from two people, `golden agreement --json` = scikit-learn."""
     from sklearn.metrics import cohen_kappa_score
 
-    assert run(tmp_path, "demo").returncode == 0
+    assert run(tmp_path, "demo", "--small").returncode == 0
     (tmp_path / "r.txt").write_text("".join(f"q00{q} Q0 {d} {i + 1} {9 - i} x\n" for q in (1, 2, 3)
                                             for i, d in enumerate(["pension", "sick-leave", "annual-leave"])))
     assert run(tmp_path, "runs", "import", "r.txt", "--system", "s").returncode == 0
@@ -269,7 +269,7 @@ def test_nuggets_draft_export_and_answers_from_the_cli(tmp_path, llm_server, mon
     """`golden nuggets draft --batch` against the local server (held-out skipped, no request
     for it), `golden nuggets export`, `golden answers import` with a bad line refused."""
     monkeypatch.setenv("GOLDEN_BATCH_POLL_S", "0.05")
-    assert run(tmp_path, "demo").returncode == 0
+    assert run(tmp_path, "demo", "--small").returncode == 0
     quote = "VPN-ERR-0417 means the device certificate on your laptop has expired"
     from tests.llm_server import message
 

@@ -21,7 +21,7 @@ class _Terminal(io.StringIO):
 
 
 def test_queries_draft_refused_without_yes_then_run_with_it(tmp_path, llm_server):
-    assert run(tmp_path, "demo").returncode == 0
+    assert run(tmp_path, "demo", "--small").returncode == 0
     quote = "Full day EUR 58, half day EUR 29, hotel cap EUR 165 per night"
     llm_server.default = lambda body: (200, message(json.dumps({"questions": [
         {"question": "Berlin per diem for a full day?", "excerpts": [quote], "stratum": "tabular",
@@ -48,7 +48,7 @@ def test_queries_draft_refused_without_yes_then_run_with_it(tmp_path, llm_server
 
 
 def test_nuggets_draft_asks_on_a_terminal(tmp_path, llm_server, monkeypatch, capsys):
-    assert run(tmp_path, "demo").returncode == 0
+    assert run(tmp_path, "demo", "--small").returncode == 0
     llm_server.default = lambda body: (200, message(json.dumps({"insufficient_evidence": True, "nuggets": []}),
                                                     usage=CACHED))
     monkeypatch.setattr("sys.stdin", _Terminal("n\n"))

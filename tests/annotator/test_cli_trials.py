@@ -41,7 +41,7 @@ def scored(tmp_path):
     (tmp_path / "pipeline.yaml").write_bytes(b"chunker: fixed\nsize: 512\n")
     git(tmp_path, "add", "pipeline.yaml")
     git(tmp_path, "commit", "-q", "-m", "config")
-    assert golden(tmp_path, "demo").returncode == 0
+    assert golden(tmp_path, "demo", "--small").returncode == 0
     assert golden(tmp_path, "freeze", "v1").returncode == 0
     qrels = load_version("v1", tmp_path / "versions").qrels()
     good = "".join(f"{q} Q0 {d} {i + 1} {9.0 - i} good\n" for q, docs in qrels.items() for i, d in enumerate(docs))

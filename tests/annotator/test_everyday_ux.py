@@ -144,7 +144,7 @@ def _into_closed_pipe(tmp_path: Path, *args: str) -> subprocess.CompletedProcess
 def test_output_into_a_closed_pipe_ends_quietly(tmp_path, args):
     """`golden strata list | head -1`: the reader went away; no BrokenPipe traceback."""
     env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
-    assert subprocess.run([str(GOLDEN), "demo"], env=env, capture_output=True, timeout=120).returncode == 0
+    assert subprocess.run([str(GOLDEN), "demo", "--small"], env=env, capture_output=True, timeout=120).returncode == 0
     res = _into_closed_pipe(tmp_path, *args)
     assert res.stderr == "", res.stderr
     # as a Unix tool stopped by SIGPIPE (`set -o pipefail` still sees it); argparse's help

@@ -75,7 +75,8 @@ def test_skipping_never_hides_other_problems(demo_store, tmp_path):
     p = _write(tmp_path, "a.trec", "q001 Q0 nosuchdoc 1 2.0 x\nq999 Q0 pension 1 2.0 x\n")
     with pytest.raises(ValidationError, match="unknown doc id 'nosuchdoc'") as err:
         runs_import.import_run_file(demo_store, ENG, p, "bm25", skip_unknown=True)
-    assert not isinstance(err.value, OptionRequiredError)
+    # the unknown doc is still refused; its own option (issue 29, M9) would skip it too
+    assert isinstance(err.value, OptionRequiredError) and err.value.option == "--skip-unknown-docs"
     only_unknown = _write(tmp_path, "b.trec", "q999 Q0 pension 1 2.0 x\n")
     with pytest.raises(ValidationError, match="every result names a query id the store does not know"):
         runs_import.import_run_file(demo_store, ENG, only_unknown, "bm25", skip_unknown=True)

@@ -68,7 +68,7 @@ def test_duckdb_to_postgres_and_back_keeps_every_row(tmp_path, pg_url):
 
 def test_copy_refuses_a_destination_that_is_not_empty(tmp_path, pg_url):
     a = tmp_path / "a.duckdb"
-    assert golden(tmp_path, "--db", str(a), "demo").returncode == 0
+    assert golden(tmp_path, "--db", str(a), "demo", "--small").returncode == 0
     assert golden(tmp_path, "copy", str(a), pg_url).returncode == 0
     with Store.open(pg_url) as s:
         before = store_digests(s)
@@ -79,7 +79,7 @@ def test_copy_refuses_a_destination_that_is_not_empty(tmp_path, pg_url):
         assert store_digests(s) == before
     # the same into a DuckDB file that holds a store with data
     c = tmp_path / "c.duckdb"
-    assert golden(tmp_path, "--db", str(c), "demo").returncode == 0
+    assert golden(tmp_path, "--db", str(c), "demo", "--small").returncode == 0
     r = golden(tmp_path, "copy", pg_url, str(c))
     assert r.returncode == 1 and "is not empty" in r.stderr
     # a source that does not exist is not silently created
@@ -94,7 +94,7 @@ def test_a_copy_the_destination_stores_differently_fails_and_writes_nothing(tmp_
     import psycopg
 
     a = tmp_path / "a.duckdb"
-    assert golden(tmp_path, "--db", str(a), "demo").returncode == 0
+    assert golden(tmp_path, "--db", str(a), "demo", "--small").returncode == 0
     Store.open(pg_url).close()  # migrate the new database, then add the trigger
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("CREATE FUNCTION alter_q() RETURNS trigger LANGUAGE plpgsql AS $$ "

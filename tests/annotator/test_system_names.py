@@ -64,7 +64,7 @@ def test_cli_refuses_whitespace_in_system_names(tmp_path):
     def golden(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([GOLDEN, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
 
-    assert golden("demo").returncode == 0
+    assert golden("demo", "--small").returncode == 0
     for args in (["answers", "import", str(_answers(tmp_path)), "--system", BAD],
                  ["runs", "import", str(_run(tmp_path)), "--system", BAD]):
         r = golden(*args)

@@ -190,7 +190,7 @@ def test_a_few_passing_transcripts_do_not_make_a_stratum_saturated(demo_store, t
 def test_cli_import_and_sample(tmp_path):
     from tests.annotator.test_cli import run
 
-    assert run(tmp_path, "demo").returncode == 0
+    assert run(tmp_path, "demo", "--small").returncode == 0
     recs = [_record(q, trial=t) for q in ("q001", "q002", "q005", "q010", "q020") for t in range(2)]
     _write(tmp_path, recs, "tr.jsonl")
     r = run(tmp_path, "transcripts", "import", "tr.jsonl")
@@ -481,7 +481,7 @@ def test_judge_check_counts_latest_verdicts_once_and_not_withdrawn(store, tmp_pa
 def test_cli_draw_with_pass_share_and_judge_check(tmp_path, golden_db):
     from tests.annotator.test_cli import run
 
-    assert run(tmp_path, "demo").returncode == 0
+    assert run(tmp_path, "demo", "--small").returncode == 0
     recs = [{**_record(q, trial=t, passed=t == 1), "evaluation_id": "cli-ev"}
             for q in ("q001", "q002", "q005", "q010", "q020") for t in range(2)]
     _write(tmp_path, recs, "tr.jsonl")

@@ -124,7 +124,7 @@ def test_pool_cli_json_shape(tmp_path):
     env = dict(os.environ)  # GOLDEN_DB: this test's store (conftest)
     golden = str(Path(sys.executable).parent / "golden")
     run = lambda *a: subprocess.run([golden, *a], capture_output=True, text=True, cwd=tmp_path, env=env)  # noqa: E731
-    assert run("demo").returncode == 0
+    assert run("demo", "--small").returncode == 0
     _trec(tmp_path, "a.txt", [("q001", "pension", 1, 1.0), ("q001", "sick-leave", 2, 0.5)])
     r = run("runs", "import", "a.txt", "--system", "bm25")
     assert r.returncode == 0, r.stderr

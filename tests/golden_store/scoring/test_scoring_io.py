@@ -106,7 +106,7 @@ def test_record_and_compare_from_the_cli(tmp_path):
     def run(*args):
         return subprocess.run([golden, *args], capture_output=True, text=True, cwd=tmp_path, env=env)
 
-    assert run("demo").returncode == 0 and run("freeze", "v1").returncode == 0
+    assert run("demo", "--small").returncode == 0 and run("freeze", "v1").returncode == 0
     v_qrels = load_version("v1", tmp_path / "versions").qrels()
     good = "".join(f"{q} Q0 {d} 1 9.0 good\n" for q, docs in v_qrels.items() for d in docs)
     bad = "".join(f"{q} Q0 pension 1 9.0 bad\n" for q in v_qrels)
