@@ -30,7 +30,7 @@ Q3 = [("Under five years: one month", "must give one month of notice"),
 @pytest.fixture
 def demo_server(tmp_path: Path) -> Iterator[Server]:
     db = store_location()
-    for args in (["demo"], ["freeze", "first"]):
+    for args in (["demo", "--small"], ["freeze", "first"]):
         r = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", str(db), *args], cwd=tmp_path,
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, f"golden {' '.join(args)} failed:\n{r.stdout}\n{r.stderr}"
