@@ -94,6 +94,10 @@ def problems(cal_row: dict[str, Any], model: str) -> list[str]:
     if not cal_row.get("rubric_text"):
         out.append(f"Calibration {cid} does not keep its rubric text, so the pool cannot be graded with exactly the "
                    "calibrated prompt. Calibrate again (a calibration saved now keeps it).")
+    failed = (cal_row.get("report") or {}).get("checks_failed") or []
+    if failed:
+        out.append(f"Calibration {cid} was saved despite failing its checks ({'; '.join(failed)}): its band does not "
+                   "keep the error rates it promises. Calibrate again (more items, or targets the judge can meet).")
     if cal_row["judge_model"] != model:
         out.append(f"Calibration {cid} is of judge {cal_row['judge_model']}; this studio's judge is {model} "
                    "(GOLDEN_LLM_MODEL). A new model is a new judge: calibrate it first (METHODOLOGY §11.6).")

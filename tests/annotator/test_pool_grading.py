@@ -354,3 +354,20 @@ def test_cli_shows_the_estimate_asks_before_spending_and_reports(full_demo, judg
     assert json.loads(sample.stdout)["graded_by_people"] == 0
     low = _golden("pool", "judge", "--calibration", "c1", "--limit", "2", "--yes")
     assert low.returncode == 1 and "Refused" in low.stderr  # the demo's uploaded calibration: no rubric text
+
+
+def test_a_calibration_saved_despite_failed_checks_cannot_drive_the_pool(full_demo, judge_server):
+    """Issue 29 H2: a calibration saved with ``acknowledge_failed_checks`` (its band missed a
+    target on the report split) is kept for the record but never routes pool items."""
+    store = full_demo
+    cid = _calibration(store)
+    missed = "Share of bad items auto-passed on the report split: 0.130 against the target 0.10"
+    store.write(lambda cur: cur.execute(
+        "UPDATE calibrations SET report = ? WHERE calibration_id = ?",
+        [json.dumps({"judge_report": {"kappa": 0.82, "n": 150}, "band_report": {"escalation_rate": 0.3},
+                     "checks_failed": [missed]}), cid]))
+    plan = pool_grading.plan(store, LOCAL_USER, cid, mode="direct", limit=3)
+    assert any("saved despite failing its checks" in p and missed in p for p in plan.problems)
+    with pytest.raises(ValidationError, match="saved despite failing its checks"):
+        pool_grading.start(store, LOCAL_USER, plan, override="go anyway")
+    assert not judge_server.requests
