@@ -149,6 +149,9 @@ def test_a_freezes_agreement_figures_equal_the_per_label_report(store, seed):
         "INSERT INTO rounds (round_id, kind, annotators, overlap, seed, n_items, created_by, created_at) "
         "VALUES (?, 'calibration', ?, 1.0, 0, 10, 'lead', ?)",
         [(r, [f"ann{i:02d}" for i in range(6)], datetime(2026, 1, 5 + i)) for i, r in enumerate(("r1", "r2"))]))
+    # _fill grades at random whatever the question; a freeze refuses an unanswerable question
+    # graded 2+ (issue 29, M11), and answerability does not enter agreement
+    store.write(lambda cur: cur.execute("UPDATE query_revisions SET answerable = true"))
     m = freeze(store, f"agr{seed}", actor="eng").manifest
     rows = agreement_data.grade_rows(store)
     whole = report.group(rows).summary()

@@ -22,6 +22,12 @@ from golden_store.freezing import freeze
 PASSWORD = "correct horse battery"
 
 
+def _all_answerable(s) -> None:
+    """Mark every question answerable: these tests grade the pool's first items whatever
+    their question, and a freeze refuses an unanswerable question graded 2+ (issue 29, M11)."""
+    s.write(lambda cur: cur.execute("UPDATE query_revisions SET answerable = true"))
+
+
 @pytest.fixture
 def pooled(demo_store, tmp_path):
     """The demo with a pool of 200 items (40 queries x 5 documents) and accounts: admin,
@@ -177,6 +183,7 @@ def test_disagreements_reach_the_queue_and_decisions_settle_them(pooled, tmp_pat
     assert sorted((lab["actor"], lab["grade"]) for lab in d.labels) == [("ann", 3), ("bob", 0)]
     assert d.passage and all(lab["round_id"] == "r1" for lab in d.labels)
     # pending items stay out of a freeze, which says how many
+    _all_answerable(s)
     m1 = freeze(s, "v1", actor="eng", versions_dir=tmp_path / "versions").manifest
     assert m1["n_pending_judgments"] == 2 and "adjudicat" in m1["pending_reason"]
     assert m1["n_judgments"] == 3
@@ -308,6 +315,7 @@ def test_manifest_is_strict_json_when_a_round_kappa_is_undefined(pooled, tmp_pat
     rounds.start_calibration(s, u["lead"], ["ann", "cat"], n=4, seed=2)
     _grade_queue_n(s, u["ann"], 4, lambda i, it=iter([0, 3, 0, 3]): next(it))
     _grade_queue_n(s, u["cat"], 4, lambda i, it=iter([0, 3, 3, 3]): next(it))
+    _all_answerable(s)
     res = freeze(s, "strict", actor="eng", versions_dir=tmp_path / "v")
     text = (res.path / "manifest.json").read_text()
     assert "NaN" not in text
