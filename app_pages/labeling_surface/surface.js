@@ -16,6 +16,7 @@ const RESEND_MS = 1500;
 const WANT_MS = 1500;      // at most one "more items, please" per this long
 const HEARTBEAT_MS = 1000; // a tab with pending labels says it is alive this often
 const ORPHAN_MS = 10000;   // an outbox not refreshed for this long belongs to a closed tab
+const RELOAD_AFTER_MS = 5000; // back from a lost connection and still no answer: reload (see watchConnection)
 const MAX_SEND = 200;
 const BUILTIN_KEYS = [
   ["Backspace / z", "undo your last label"],
@@ -87,8 +88,11 @@ class Surface {
     this.onKey = (e) => this.key(e);
     document.addEventListener("keydown", this.onKey, true);
     // pending labels: warn before the tab goes, and leave the outbox marked for adoption
+    this.wasDown = false;  // the connection was lost since the server last answered
+    this.upSince = 0;
+    this.reloading = false;
     this.onBeforeUnload = (e) => {
-      if (!this.outbox.length) return undefined;
+      if (!this.outbox.length || this.reloading) return undefined;
       e.preventDefault();
       e.returnValue = "";
       return "";
@@ -112,6 +116,25 @@ class Surface {
     if (this.outbox.length && Date.now() - this.lastBeat >= HEARTBEAT_MS) this.persist();
     if (this.adopt()) this.paint();
     this.resendIfDue();
+    this.watchConnection();
+  }
+
+  // A server that restarted does not know this page's fragment: Streamlit drops the sends
+  // (each would rerun the fragment) unless the reconnect happened to rerun the whole page.
+  // So when the connection came back (Streamlit's status widget stops saying "Connecting")
+  // and the server still has not answered after RELOAD_AFTER_MS, the page reloads: the
+  // outbox is in localStorage, and the reloaded page adopts and sends it.
+  watchConnection() {
+    const w = document.querySelector('[data-testid="stStatusWidget"]');
+    const down = !!(w && /connect/i.test(w.textContent || ""));
+    if (down) { this.wasDown = true; this.upSince = 0; return; }
+    if (!this.wasDown || this.reloading) return;
+    if (!this.upSince) this.upSince = Date.now();
+    if ((this.outbox.length || this.wantsMore()) && Date.now() - this.upSince > RELOAD_AFTER_MS) {
+      this.reloading = true;
+      this.persist(true);
+      window.location.reload();
+    }
   }
 
   // ---- other tabs: an item labeled in one tab leaves the others' queues ----
@@ -209,6 +232,8 @@ class Surface {
   // ---- data from Python ----
   update(data) {
     this.inflight = false;
+    this.wasDown = false;  // the server answers: whatever happened to the connection is over
+    this.upSince = 0;
     if (this.actor !== data.actor || this.surface !== data.surface) {
       if (this.actor !== null) this.persist(true);  // the previous person's labels wait for them
       this.actor = data.actor;
