@@ -35,7 +35,6 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.test_browser import Server, _browser_page, _cli, _nav, _serve, read_store, shown_uid, store_location, surface
-from tests.test_browser_everyday import full_demo_page, full_demo_server  # noqa: F401  (fixtures)
 from tests.test_browser_labeling import (  # noqa: F401  (fixtures)
     _add_user, _grades, _item, _open_judge, _press_burst, _sign_in, team_page, team_server)
 
@@ -156,9 +155,32 @@ def test_status_line_and_counter_say_what_the_last_action_did(team_server: Serve
                     (*_item(painted[1]), "skip", None), (*_item(painted[2]), "skip", None)]
 
 
-def test_keys_work_right_after_the_nuggets_assign_radio(full_demo_server: Server,  # noqa: F811
-                                                        full_demo_page: Page) -> None:  # noqa: F811
-    page, server = full_demo_page, full_demo_server
+@pytest.fixture
+def assign_server(tmp_path: Path) -> Iterator[Server]:
+    """The full demo (single-user) plus a new system's answers to the questions the demo
+    answered, so nugget assignment has pairs left to label."""
+    db = store_location()
+    seed = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", str(db), "demo", "--full"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert seed.returncode == 0, f"golden demo --full failed:\n{seed.stdout}\n{seed.stderr}"
+    with read_store(db) as con:
+        qids = [r[0] for r in con.execute("SELECT DISTINCT query_id FROM answers ORDER BY 1").fetchall()]
+    assert qids
+    answers = tmp_path / "new.jsonl"
+    answers.write_text("".join(json.dumps({"query_id": q, "answer": f"A new answer to {q}."}) + "\n" for q in qids))
+    _cli(tmp_path, "answers", "import", str(answers), "--system", "sys-new")
+    with _serve(tmp_path) as srv:
+        yield srv
+
+
+@pytest.fixture
+def assign_page(assign_server: Server) -> Iterator[Page]:
+    with _browser_page(assign_server, None) as pg:
+        yield pg
+
+
+def test_keys_work_right_after_the_nuggets_assign_radio(assign_server: Server, assign_page: Page) -> None:
+    page, server = assign_page, assign_server
     page.goto(server.url)
     _nav(page, "Nuggets")
     main = page.get_by_test_id("stMain")
@@ -172,7 +194,7 @@ def test_keys_work_right_after_the_nuggets_assign_radio(full_demo_server: Server
     server.stop()
     with read_store(server.db) as con:
         rows = con.execute("SELECT item, action FROM label_receipts WHERE surface = 'nugget_assignment' "
-                           "ORDER BY created_at").fetchall()
+                           "ORDER BY event_id").fetchall()
     assert [(json.loads(item), action) for item, action in rows] == [(json.loads(u), "assign") for u in painted]
 
 
@@ -220,7 +242,7 @@ def test_the_red_not_labeled_line_goes_once_a_decision_is_saved(dispute_server: 
     root = surface(page)
     expect(root).to_have_attribute("data-uid", re.compile(r".+"))
     status = root.locator(".gs-status")
-    page.locator("body").click(position={"x": 5, "y": 5})
+    page.get_by_test_id("stMain").get_by_role("heading", name="Adjudication").click()  # focus off any field
     page.keyboard.press("1")  # no rationale yet: nothing decided, said in red
     expect(status).to_contain_text("Not labeled: write the rationale first")
     expect(status).to_have_class(re.compile(r"gs-warn"))
