@@ -9,19 +9,25 @@ when the queue the browser holds runs low (``annotator.label_queue``). This scri
 each part over ``--labels`` one-label batches as the old body did (submit + progress +
 refill every batch) and as the new one does (submit, then the queue's decisions: refill and
 recount only when due), on the same store, in the same run. Streamlit's own overhead (the
-rerun, the websocket) is not in these figures: ``scripts/bench_team_load.py`` measures key
-to acknowledgement in real browsers.
+rerun, the websocket) is not in the in-process figures; ``--browser N`` adds, on the same
+store, N keys at one per second in chromium on today's page and on ``BEFORE_COMMIT``'s (its
+checkout served from a temporary folder): key -> acknowledgement, whose median minus the
+server's work is Streamlit's share. ``scripts/bench_team_load.py`` measures many annotators.
 
 Usage::
 
-    python scripts/measure_label_path.py [--docs 600] [--queries 300] [--labels 200] [--keep DIR] [--json]
+    python scripts/measure_label_path.py [--docs 600] [--queries 150] [--labels 200] [--browser 0]
+                                         [--keep DIR] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import statistics
+import subprocess
 import sys
 import time
 import uuid
@@ -118,11 +124,69 @@ def measure(db: Path, n_labels: int) -> dict:
     return out
 
 
+BEFORE_COMMIT = "ec55f82"  # main before issue 29's label path: refill + progress on every batch
+
+
+def _serve(app_root: Path, db: Path, log: Path) -> tuple[subprocess.Popen, str]:
+    import socket
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = dict(os.environ, GOLDEN_DB=str(db), PYTHONPATH=str(app_root))
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app_root / "app.py"), "--server.port",
+                             str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+                            cwd=app_root, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.read().decode().strip() == "ok":
+                    return proc, url
+        except OSError:
+            time.sleep(0.25)
+    proc.kill()
+    raise RuntimeError(f"server did not start: {log}")
+
+
+def browser_acks(app_root: Path, db: Path, n_keys: int, log: Path) -> dict:
+    """N grade keys one per second on /judge (single-user store): key -> acknowledgement."""
+    import shutil
+
+    from bench_browser_labeling import CHROMIUM_ARGS, _PRESS_JS, _WATCH_JS
+    from playwright.sync_api import expect, sync_playwright
+
+    proc, url = _serve(app_root, db, log)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{url}/judge")
+            root = page.get_by_test_id("stMain").locator(".gs-root")
+            expect(root).to_have_attribute("data-uid", re.compile(r".+"), timeout=120_000)
+            page.evaluate(_WATCH_JS)
+            for i in range(n_keys):
+                t0 = time.monotonic()
+                page.evaluate(_PRESS_JS, str(i % 4))
+                time.sleep(max(0.0, 1.0 - (time.monotonic() - t0)))
+            expect(root).to_have_attribute("data-pending", "0", timeout=120_000)
+            keys, saved = page.evaluate("window.__keyTimes"), page.evaluate("window.__savedTimes")
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return _ms([(s - k) / 1000 for k, s in zip(keys, saved)])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=600)
-    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--queries", type=int, default=150)
     ap.add_argument("--labels", type=int, default=200)
+    ap.add_argument("--browser", type=int, default=0, metavar="N",
+                    help="also N keys at 1/s in chromium, before and after (key -> acknowledgement)")
     ap.add_argument("--keep", metavar="DIR", help="build in DIR and keep it")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -131,6 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         db = Path(work) / "golden.duckdb"
         pool = build(db, args.docs, args.queries)
         res = {"pool_items": pool, **measure(db, args.labels)}
+        if args.browser:
+            before = Path(work) / "before"
+            before.mkdir()
+            subprocess.run(f"git archive {BEFORE_COMMIT} | tar -x -C {before}", shell=True, cwd=ROOT, check=True)
+            res["browser_before"] = browser_acks(before, db, args.browser, Path(work) / "before.log")
+            res["browser_after"] = browser_acks(ROOT, db, args.browser, Path(work) / "after.log")
     finally:
         if tmp is not None:
             tmp.cleanup()
