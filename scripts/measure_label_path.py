@@ -8,7 +8,8 @@ label's transaction), then the Judge fragment's body. Before issue 29 the body r
 when the queue the browser holds runs low (``annotator.label_queue``). This script times
 each part over ``--labels`` one-label batches as the old body did (submit + progress +
 refill every batch) and as the new one does (submit, then the queue's decisions: refill and
-recount only when due), on the same store, in the same run. Streamlit's own overhead (the
+recount only when due), on the same store, interleaved (two annotators, turn about) so both
+see the same load. Streamlit's own overhead (the
 rerun, the websocket) is not in the in-process figures; ``--browser N`` adds, on the same
 store, N keys at one per second in chromium on today's page and on ``BEFORE_COMMIT``'s (its
 checkout served from a temporary folder): key -> acknowledgement, whose median minus the
@@ -63,65 +64,62 @@ def build(db: Path, docs: int, queries: int) -> int:
 
 
 def measure(db: Path, n_labels: int) -> dict:
+    """Interleaved, so both see the same machine: label i is made the old way by one
+    annotator and the new way by another, in the same store, turn about."""
     from annotator import judging
-    from annotator.identity import LOCAL_USER
+    from annotator.identity import User
     from annotator.label_queue import QueueAhead
+    from annotator.roles import Role
     from golden_store.db.store import Store
 
-    user = LOCAL_USER
+    old_user, new_user = User("bench-old", "Old path", frozenset(Role)), User("bench-new", "New path", frozenset(Role))
     store = Store.open(db, create=False)
-    out: dict = {}
     try:
-        def label_for(card: dict, grade: int) -> dict:
+        def label_for(user: User, card: dict, grade: int) -> dict:
             return {"id": uuid.uuid4().hex, "by": user.username, "item": card["item"], "digest": card["digest"],
-                    "action": "grade", "value": grade, "note": "", "uid": json.dumps(card["item"], sort_keys=True)}
+                    "action": "grade", "value": grade, "note": ""}
 
-        # before: every batch = submit + progress + next_items (the refill)
-        sub, prog, refill = [], [], []
-        cards = [it.card() for it in judging.next_items(store, user, judging.QUEUE_AHEAD)]
-        for i in range(n_labels):
-            t0 = time.perf_counter()
-            judging.submit(store, user, [label_for(cards[0], i % 4)])
-            t1 = time.perf_counter()
-            judging.progress(store, user)
-            t2 = time.perf_counter()
-            cards = [it.card() for it in judging.next_items(store, user, judging.QUEUE_AHEAD)]
-            t3 = time.perf_counter()
-            sub.append(t1 - t0)
-            prog.append(t2 - t1)
-            refill.append(t3 - t2)
-        out["before"] = {"submit": _ms(sub), "progress": _ms(prog), "refill": _ms(refill),
-                         "per_label": _ms([a + b + c for a, b, c in zip(sub, prog, refill)])}
-
-        # after: submit, then the queue decides (refill when the browser's queue runs low, recount on a cadence)
+        o_sub, o_prog, o_refill, n_sub, n_body = [], [], [], [], []
+        old_cards = [it.card() for it in judging.next_items(store, old_user, judging.QUEUE_AHEAD)]
         q = QueueAhead(ahead=judging.QUEUE_AHEAD)
-        q.refill([it.card() for it in judging.next_items(store, user, judging.QUEUE_AHEAD)], exhausted=False)
-        q.recounted(*judging.progress(store, user), now=time.monotonic())
-        sub, body, n_refill, n_recount = [], [], 0, 0
+        q.refill([it.card() for it in judging.next_items(store, new_user, judging.QUEUE_AHEAD)], exhausted=False)
+        q.recounted(*judging.progress(store, new_user), now=time.monotonic())
         for i in range(n_labels):
-            card = q.cards[0]
-            batch = [label_for(card, i % 4)]
+            # before: every batch = submit + progress + next_items (the refill)
             t0 = time.perf_counter()
-            acks = judging.submit(store, user, batch)
-            q.note_acks(batch, acks)
+            judging.submit(store, old_user, [label_for(old_user, old_cards[0], i % 4)])
+            t1 = time.perf_counter()
+            judging.progress(store, old_user)
+            t2 = time.perf_counter()
+            old_cards = [it.card() for it in judging.next_items(store, old_user, judging.QUEUE_AHEAD)]
+            t3 = time.perf_counter()
+            o_sub.append(t1 - t0)
+            o_prog.append(t2 - t1)
+            o_refill.append(t3 - t2)
+            # after: submit, then the queue decides (refill when the browser runs low, recount on a cadence)
+            batch = [label_for(new_user, q.cards[0], i % 4)]
+            t0 = time.perf_counter()
+            q.note_acks(batch, judging.submit(store, new_user, batch))
             t1 = time.perf_counter()
             q.browser_left = len(q.cards) - 1  # the browser holds the server's cards minus the one on screen
             if q.refill_due(time.monotonic()):
-                q.refill([it.card() for it in judging.next_items(store, user, judging.QUEUE_AHEAD)], exhausted=False)
-                n_refill += 1
+                q.refill([it.card() for it in judging.next_items(store, new_user, judging.QUEUE_AHEAD)],
+                         exhausted=False)
             if q.recount_due(time.monotonic()):
-                q.recounted(*judging.progress(store, user), now=time.monotonic())
-                n_recount += 1
+                q.recounted(*judging.progress(store, new_user), now=time.monotonic())
             t2 = time.perf_counter()
-            sub.append(t1 - t0)
-            body.append(t2 - t1)
-        exact = judging.progress(store, user)
-        out["after"] = {"submit": _ms(sub), "queue_body": _ms(body), "per_label": _ms([a + b for a, b in zip(sub, body)]),
-                        "refills": n_refill, "recounts": n_recount,
-                        "progress_incremental": [q.done, q.total], "progress_exact": list(exact)}
+            n_sub.append(t1 - t0)
+            n_body.append(t2 - t1)
+        return {
+            "before": {"submit": _ms(o_sub), "progress": _ms(o_prog), "refill": _ms(o_refill),
+                       "per_label": _ms([a + b + c for a, b, c in zip(o_sub, o_prog, o_refill)])},
+            "after": {"submit": _ms(n_sub), "queue_body": _ms(n_body),
+                      "per_label": _ms([a + b for a, b in zip(n_sub, n_body)]),
+                      "refills": q.refills, "recounts": q.recounts,
+                      "progress_incremental": [q.done, q.total],
+                      "progress_exact": list(judging.progress(store, new_user))}}
     finally:
         store.close()
-    return out
 
 
 BEFORE_COMMIT = "ec55f82"  # main before issue 29's label path: refill + progress on every batch

@@ -487,3 +487,4 @@ _SLOW += (
 _SLOW += (
     "tests/annotator/test_label_queue.py::test_on_a_real_store_incremental_progress_equals_the_exact_count",
 )
+_SLOW += ("tests/test_measure_label_path.py",)  # builds a store and runs the script in a subprocess
