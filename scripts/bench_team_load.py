@@ -523,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a sign-in or page may take")
     ap.add_argument("--seed", type=int, default=29)
     ap.add_argument("--quick", action="store_true",
-                    help="a smoke run: N=2, 10 s, one server, no CPU job, 300-item pool, 10 s drain, no baseline")
+                    help="a smoke run: N=2, 10 s, one server, no CPU job, 300-item pool, no baseline (overrides those options)")
     ap.add_argument("--keep", default=None, help="build in this (empty) folder and keep it")
     ap.add_argument("--json", action="store_true", help="print only the JSON line")
     ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
@@ -537,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"generate": child_generate}[a._child](a), default=str))
         return 0
     if a.quick:
-        a.n, a.seconds, a.servers, a.cpu_job, a.pool, a.drain, a.baseline = "2", 10, "1", "off", 300, 10.0, ""
+        a.n, a.seconds, a.servers, a.cpu_job, a.pool, a.drain, a.baseline = "2", 10, "1", "off", 300, 30.0, ""
     try:
         ns = sorted({int(x) for x in a.n.split(",") if x.strip()})
         server_counts = sorted({int(x) for x in a.servers.split(",") if x.strip()})
@@ -568,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
             pg.admin('CREATE DATABASE "generated" TEMPLATE template0')
             run_child("generate", gen_root, out=pg.url("generated"), work=gen_dir, pool=a.pool, users=max(ns),
                       seed=a.seed)
-        say(f"[store] " + ", ".join(f"{k} {v}" for k, v in gen.items()))
+        say("[store] " + ", ".join(f"{k} {v}" for k, v in gen.items()))
         plan = [(s, c == "on", n) for s in server_counts for c in cpus for n in ns if n >= s]
         cells: list[dict] = []
         for code, root in ([("baseline", base)] if base else []) + [("new", new)]:
