@@ -42,10 +42,15 @@ Aims (issue 29), printed met / not met: 12 annotators at 1 key/s on one server w
 cores shared (``--cpu-job on``): ack p95 <= 1 s, 0 lost, 0 dry (and nothing doubled or
 misattributed); two servers hold 24 (the same with N=24 on 2 servers, CPU job on).
 
+The default run measures the aims' cells with the CPU job on (N=12 on one server, N=24 on two),
+for the baseline and this code: four cells of ~2-2.5 minutes each (sign-ins, 60 s of keys,
+the drain), about 10 minutes. ``--n 1,4,12,24 --cpu-job off,on`` runs every N on every
+server count with and without the job (16 cells per code: over an hour with a baseline).
+
 Usage::
 
-    python scripts/bench_team_load.py [--n 12,24] [--seconds 60] [--servers 1,2] [--cpu-job on]
-        [--baseline main] [--code HEAD] [--pool 6000] [--drain 20] [--json] [--keep DIR]
+    python scripts/bench_team_load.py [--n 1,4,12,24] [--seconds 60] [--servers 1,2] [--cpu-job off,on]
+        [--cpu-kind busy|work] [--baseline main] [--code HEAD] [--pool 6000] [--drain 20] [--json] [--keep DIR]
     python scripts/bench_team_load.py --quick          # N=2, 10 s, one server, no CPU job, no baseline
 """
 
@@ -77,6 +82,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 WORDS = ("leave policy vpn access expense travel pension laptop badge parking holiday contract payroll "
          "insurance training security password printer network onboarding").split()
 AIM_P95_S = 1.0
+AIM_CELLS = ((1, 12), (2, 24))  # (servers, annotators) of the issue's aims: the default run
 
 
 # ---- the store (a child, with the generating code on PYTHONPATH) -----------------------------------
@@ -124,6 +130,34 @@ def child_generate(a: argparse.Namespace) -> dict:
         store.close()
     return {"pool_items": int(pool), "queries": n_q, "documents": n_docs, "annotators": int(a.users),
             "generate_s": round(time.perf_counter() - t0, 1)}
+
+
+def child_work_loop(a: argparse.Namespace) -> dict:
+    """``--cpu-kind work``: what a small team's server also does, over and over until killed,
+    on a store of its own (so it competes for the cores and the disk, not for the served
+    store's locks): a corpus import (replacing every document), a pool build, a freeze.
+    Prints one line per round to stderr."""
+    from annotator import identity, runs_import, versioning
+    from annotator.corpus_import import import_paths
+    from golden_store.db.store import Store
+
+    work = Path(a.work)
+    a.out = str(work / "work.duckdb")
+    child_generate(a)  # corpus, queries, a run, a pool, accounts
+    store = Store.open(a.out)
+    admin = identity.get_user(store, "admin")
+    assert admin is not None
+    rounds = 0
+    while True:
+        t = time.perf_counter()
+        import_paths(store, admin, [work / "corpus.jsonl"], replace=True)
+        runs_import.build_pool(store, admin, 10)
+        try:
+            versioning.freeze(store, admin, f"work-{rounds}")
+        except Exception as exc:  # a refused freeze is still the work done before it
+            print(f"freeze refused: {exc}"[:200], file=sys.stderr, flush=True)
+        rounds += 1
+        print(f"work round {rounds}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
 
 
 def run_child(op: str, code_root: Path, **kw) -> dict:
@@ -203,11 +237,22 @@ class App:
 _BUSY = "while True:\n    pass\n"
 
 
-def start_cpu_job(kind: str) -> list[subprocess.Popen]:
-    """``busy``: one busy-looping Python process per core (the cores shared with other work)."""
-    if kind != "busy":
-        raise SystemExit(f"--cpu-kind {kind!r}: only 'busy' is implemented")
-    return [subprocess.Popen([sys.executable, "-c", _BUSY], start_new_session=True) for _ in range(os.cpu_count() or 2)]
+def start_cpu_job(kind: str, root: Path, work: Path, pool: int) -> list[subprocess.Popen]:
+    """``busy``: one busy-looping Python process per core (the cores shared with other work);
+    ``work``: a repeated corpus import + pool build + freeze on a store of its own, five times
+    the served pool's size (:func:`child_work_loop`, the code under test)."""
+    if kind == "busy":
+        return [subprocess.Popen([sys.executable, "-c", _BUSY], start_new_session=True)
+                for _ in range(os.cpu_count() or 2)]
+    work.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), str(HERE)]))
+    env.pop("GOLDEN_DB", None)
+    log = (work / "work.log").open("ab")
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--_child", "work_loop", "--work",
+                             str(work), "--pool", str(pool * 5), "--users", "1", "--seed", "7"], cwd=str(work), env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    return [proc]
 
 
 def stop_cpu_job(procs: list[subprocess.Popen]) -> float:
@@ -306,7 +351,7 @@ async def _annotate(page, start: float, offset: float, seconds: int, rng: random
     return lag
 
 
-async def drive(urls: list[str], n: int, seconds: int, drain_s: float, cpu_kind: str | None, seed: int,
+async def drive(urls: list[str], n: int, seconds: int, drain_s: float, cpu_job, seed: int,
                 server_pids: list[int], pg_pid: int | None, timeout_s: float, say) -> dict:
     """Sign in ``n`` annotators (annotator i on urls[i % len(urls)]), then the key phase and
     the drain; the page-side records, the servers' CPU over key phase + drain."""
@@ -332,7 +377,7 @@ async def drive(urls: list[str], n: int, seconds: int, drain_s: float, cpu_kind:
             rng = random.Random(seed)
             offsets = [rng.random() for _ in range(n)]
             rngs = [random.Random(seed * 1000 + i) for i in range(n)]
-            job = start_cpu_job(cpu_kind) if cpu_kind else []
+            job = cpu_job() if cpu_job else []
             try:
                 cpu0 = [tree_cpu_s(p) for p in server_pids]
                 pg0 = tree_cpu_s(pg_pid) if pg_pid else None
@@ -380,10 +425,14 @@ def tally(records: list[dict], stored: dict[str, list[tuple]]) -> dict:
     ``records[i]`` is ann{i}'s page; ``stored`` maps an annotator to its stored (item, grade)s."""
     lat: list[float] = []
     keys = dry = made = acks = lost = doubled = misattributed = resets = 0
+    dry_states: dict[str, int] = {}
     for i, rec in enumerate(records):
         ks = rec["keys"]
         keys += len(ks)
         dry += sum(1 for k in ks if not k["uid"])
+        for k in ks:
+            if not k["uid"]:  # what the surface said it was doing (data-state, where it says)
+                dry_states[k.get("state") or "-"] = dry_states.get(k.get("state") or "-", 0) + 1
         labels = [k for k in ks if (k["made"] or 0) > 0]
         made += len(labels)
         acks += len(rec["acks"])
@@ -409,7 +458,7 @@ def tally(records: list[dict], stored: dict[str, list[tuple]]) -> dict:
             doubled += len(have)  # stored more often than pressed
         misattributed += sum(len(v) for item, v in got.items() if item not in want)
     return {"keys": keys, "dry_keys": dry, "labels_made": made, "acks": acks, "lost": lost, "doubled": doubled,
-            "misattributed": misattributed, "counter_resets": resets,
+            "misattributed": misattributed, "counter_resets": resets, "dry_states": dry_states,
             "ack_p50_s": round(statistics.median(lat), 3) if lat else None,
             "ack_p95_s": round(percentile(lat, 95), 3) if lat else None,
             "ack_max_s": round(max(lat), 3) if lat else None}
@@ -456,8 +505,8 @@ def run_cell(root: Path, code: str, servers: int, n: int, cpu: bool, a: argparse
     try:
         for s in range(servers):
             apps.append(App(root, db, cell_dir / f"server{s}", PORTS[s]))
-        res = asyncio.run(drive([x.url for x in apps], n, int(a.seconds), float(a.drain),
-                                a.cpu_kind if cpu else None, int(a.seed), [x.proc.pid for x in apps],
+        job = (lambda: start_cpu_job(a.cpu_kind, root, cell_dir / "cpu-job", int(a.pool))) if cpu else None
+        res = asyncio.run(drive([x.url for x in apps], n, int(a.seconds), float(a.drain), job, int(a.seed), [x.proc.pid for x in apps],
                                 pg.postmaster_pid() if pg and servers > 1 else None, float(a.timeout), say))
         res["server_peak_mib"] = [tree_hwm_mib(x.proc.pid) for x in apps]
     finally:
@@ -511,11 +560,15 @@ def table(cells: list[dict], say) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", default="12,24", help="annotator counts, comma-separated (e.g. 1,4,12,24)")
+    ap.add_argument("--n", default="",
+                    help="annotator counts, comma-separated (e.g. 1,4,12,24), each on every --servers count; "
+                         "default: the aims' cells only (N=12 on one server, N=24 on two)")
     ap.add_argument("--seconds", type=int, default=60, help="seconds of keys (one key per second each)")
     ap.add_argument("--servers", default="1,2", help="1 (one golden serve, DuckDB) and/or 2 (two on PostgreSQL)")
     ap.add_argument("--cpu-job", default="on", help="off and/or on (e.g. off,on): a CPU-heavy job beside the servers")
-    ap.add_argument("--cpu-kind", default="busy", help="the CPU job: busy (one busy process per core)")
+    ap.add_argument("--cpu-kind", default="busy", choices=("busy", "work"),
+                    help="the CPU job: busy (one busy-looping process per core) or work (a repeated corpus import "
+                         "+ pool build + freeze on a store of its own)")
     ap.add_argument("--baseline", default="main", help="git revision measured as the baseline ('' for none)")
     ap.add_argument("--code", default="HEAD", help="git revision measured as this code ('.': the working tree)")
     ap.add_argument("--pool", type=int, default=6000, help="pool items in the generated store")
@@ -534,12 +587,12 @@ def main(argv: list[str] | None = None) -> int:
         from benchlib import old_layout_aliases
 
         old_layout_aliases()
-        print(json.dumps({"generate": child_generate}[a._child](a), default=str))
+        print(json.dumps({"generate": child_generate, "work_loop": child_work_loop}[a._child](a), default=str))
         return 0
     if a.quick:
         a.n, a.seconds, a.servers, a.cpu_job, a.pool, a.drain, a.baseline = "2", 10, "1", "off", 300, 30.0, ""
     try:
-        ns = sorted({int(x) for x in a.n.split(",") if x.strip()})
+        ns = sorted({int(x) for x in a.n.split(",") if x.strip()}) or [12, 24]
         server_counts = sorted({int(x) for x in a.servers.split(",") if x.strip()})
     except ValueError:
         ap.error("--n and --servers take comma-separated whole numbers, e.g. --n 1,4,12,24")
@@ -569,7 +622,8 @@ def main(argv: list[str] | None = None) -> int:
             run_child("generate", gen_root, out=pg.url("generated"), work=gen_dir, pool=a.pool, users=max(ns),
                       seed=a.seed)
         say("[store] " + ", ".join(f"{k} {v}" for k, v in gen.items()))
-        plan = [(s, c == "on", n) for s in server_counts for c in cpus for n in ns if n >= s]
+        plan = [(s, c == "on", n) for s in server_counts for c in cpus for n in ns
+                if n >= s and (a.n or (s, n) in AIM_CELLS)]
         cells: list[dict] = []
         for code, root in ([("baseline", base)] if base else []) + [("new", new)]:
             for servers, cpu, n in plan:
