@@ -20,7 +20,9 @@ What it does, for each code (the baseline first, each a git worktree) and each c
    every annotator presses a random grade key 0-3 every second from a jittered start, as
    real key presses (Playwright's keyboard), for ``--seconds``;
 4. after the last key, up to ``--drain`` seconds for the surfaces to acknowledge what is
-   pending; then the servers stop and the store is read.
+   pending (``unacked_after_drain``: labels made and not acknowledged then; ``acks`` counts
+   those that came by the time the pages were read, a moment later); then the servers stop
+   and the store is read.
 
 The page-side recorder reads only what the surface exposes on its root element
 (``data-uid``: the item painted; ``data-saved``/``data-refused``/``data-pending``: counts),
