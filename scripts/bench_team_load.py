@@ -38,7 +38,9 @@ from the store: lost (a key on a painted item with no grade stored for it), doub
 more than once), misattributed (a stored grade on an item no key was pressed on, or with
 another grade than the key's); dry keys (pressed while no item was painted: the surface
 empty or loading); the servers' CPU seconds over the key phase + drain (their process
-trees, /proc/PID/stat; PostgreSQL's postmaster tree reported apart) and peak RSS (VmHWM).
+trees, /proc/PID/stat; PostgreSQL's postmaster tree reported apart) and peak RSS (VmHWM);
+the browsers' CPU (Chromium and Playwright's driver, which share the cores: on one machine
+the annotators' browsers are part of the load).
 
 Aims (issue 29), printed met / not met: 12 annotators at 1 key/s on one server with the
 cores shared (``--cpu-job on``): ack p95 <= 1 s, 0 lost, 0 dry (and nothing doubled or
@@ -383,6 +385,7 @@ async def drive(urls: list[str], n: int, seconds: int, drain_s: float, cpu_job, 
             try:
                 cpu0 = [tree_cpu_s(p) for p in server_pids]
                 pg0 = tree_cpu_s(pg_pid) if pg_pid else None
+                job0, own0 = sum(tree_cpu_s(p.pid) for p in job), tree_cpu_s(os.getpid())
                 start = time.monotonic() + 0.5
                 lags = await asyncio.gather(*(_annotate(p, start, offsets[i], seconds, rngs[i])
                                               for i, p in enumerate(pages)))
@@ -400,6 +403,9 @@ async def drive(urls: list[str], n: int, seconds: int, drain_s: float, cpu_job, 
                 out["unacked_after_drain"] = unacked
                 out["key_phase_s"] = round(last_key - start, 1)
                 out["cpu_s"] = [round(tree_cpu_s(p) - c, 1) for p, c in zip(server_pids, cpu0)]
+                # this process's tree: the servers, the CPU job, Playwright's driver and Chromium
+                own = tree_cpu_s(os.getpid()) - own0 - (sum(tree_cpu_s(p.pid) for p in job) - job0)
+                out["browser_cpu_s"] = round(own - sum(out["cpu_s"]), 1)
                 out["postgres_cpu_s"] = round(tree_cpu_s(pg_pid) - pg0, 1) if pg_pid and pg0 is not None else None
                 out["window_s"] = round(time.monotonic() - start, 1)
             finally:
@@ -528,7 +534,8 @@ def run_cell(root: Path, code: str, servers: int, n: int, cpu: bool, a: argparse
     say(f"  {code:8} {servers} server(s) {out['store']:10} N={n:2} cpu job {out['cpu_job']:4}: keys {fig['keys']}, "
         f"ack p50 {fig['ack_p50_s']} s p95 {fig['ack_p95_s']} s, unacked {res['unacked_after_drain']} after "
         f"{res['drained_s']} s, lost {fig['lost']}, doubled {fig['doubled']}, misattributed {fig['misattributed']}, "
-        f"dry {fig['dry_keys']}, server CPU {out['server_cpu_s']} s (postgres {res['postgres_cpu_s']})")
+        f"dry {fig['dry_keys']}, server CPU {out['server_cpu_s']} s (postgres {res['postgres_cpu_s']}, browsers "
+        f"{res['browser_cpu_s']}; sign-ins took {res['sign_in_s']} s)")
     return out
 
 
@@ -550,13 +557,14 @@ def aims(cells: list[dict], code: str) -> dict:
 
 def table(cells: list[dict], say) -> None:
     say("| code | servers | N | CPU job | keys | ack p50 / p95 / max (s) | unacked after drain | lost | doubled "
-        "| misattributed | dry | server CPU s (ms/label) | postgres CPU s | peak RSS MiB |")
-    say("|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---|---:|---|")
+        "| misattributed | dry | server CPU s (ms/label) | postgres CPU s | browsers CPU s | peak RSS MiB |")
+    say("|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|")
     for c in cells:
         say(f"| {c['code']} | {c['servers']} ({c['store']}) | {c['n']} | {c['cpu_job']} | {c['keys']} | "
             f"{c['ack_p50_s']} / {c['ack_p95_s']} / {c['ack_max_s']} | {c['unacked_after_drain']} | {c['lost']} | "
             f"{c['doubled']} | {c['misattributed']} | {c['dry_keys']} | {c['server_cpu_s']} "
             f"({c['server_cpu_ms_per_label']}) | {c['postgres_cpu_s'] if c['postgres_cpu_s'] is not None else '-'} | "
+            f"{c['browser_cpu_s']} | "
             f"{' + '.join(str(x) for x in c['server_peak_mib'])} |")
 
 
