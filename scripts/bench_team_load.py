@@ -545,6 +545,8 @@ def aims(cells: list[dict], code: str) -> dict:
     def ok(c: dict | None) -> bool | None:
         if c is None:
             return None
+        if "error" in c:
+            return False
         return (c["ack_p95_s"] is not None and c["ack_p95_s"] <= AIM_P95_S and c["lost"] == 0 and c["dry_keys"] == 0
                 and c["doubled"] == 0 and c["misattributed"] == 0 and not c["unacked_after_drain"])
 
@@ -560,6 +562,9 @@ def table(cells: list[dict], say) -> None:
         "| misattributed | dry | server CPU s (ms/label) | postgres CPU s | browsers CPU s | peak RSS MiB |")
     say("|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|")
     for c in cells:
+        if "error" in c:
+            say(f"| {c['code']} | {c['servers']} | {c['n']} | {c['cpu_job']} | failed: {c['error'][:120]} |")
+            continue
         say(f"| {c['code']} | {c['servers']} ({c['store']}) | {c['n']} | {c['cpu_job']} | {c['keys']} | "
             f"{c['ack_p50_s']} / {c['ack_p95_s']} / {c['ack_max_s']} | {c['unacked_after_drain']} | {c['lost']} | "
             f"{c['doubled']} | {c['misattributed']} | {c['dry_keys']} | {c['server_cpu_s']} "
@@ -637,17 +642,25 @@ def main(argv: list[str] | None = None) -> int:
         cells: list[dict] = []
         for code, root in ([("baseline", base)] if base else []) + [("new", new)]:
             for servers, cpu, n in plan:
-                cells.append(run_cell(root, code, servers, n, cpu, a, work, gen_dir / "golden.duckdb", pg, say))
+                try:
+                    cells.append(run_cell(root, code, servers, n, cpu, a, work, gen_dir / "golden.duckdb", pg, say))
+                except Exception as exc:  # a cell that fails (a sign-in timing out) is reported; the run goes on
+                    err = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+                    say(f"  {code} {servers} server(s) N={n} cpu job {'on' if cpu else 'off'}: FAILED: {err}")
+                    cells.append({"code": code, "servers": servers, "n": n,
+                                  "cpu_job": a.cpu_kind if cpu else "off", "error": err})
         out: dict = {"bench": "team_load", "commit": git_head(ROOT), "code": a.code, "baseline": a.baseline,
                      "cpu_kind": a.cpu_kind, "cores": os.cpu_count(), "store": gen, "cells": cells,
                      "aims": {c: aims(cells, c) for c in ("baseline", "new") if any(x["code"] == c for x in cells)}}
         if base:
             ratios = {}
             for c in cells:
-                if c["code"] != "new":
+                if c["code"] != "new" or "error" in c:
                     continue
                 b = next(x for x in cells if x["code"] == "baseline" and (x["servers"], x["n"], x["cpu_job"])
                          == (c["servers"], c["n"], c["cpu_job"]))
+                if "error" in b:
+                    continue
                 key = f"s{c['servers']}_n{c['n']}_{c['cpu_job']}"
                 for f in ("ack_p50_s", "ack_p95_s", "server_cpu_s"):
                     if b[f] and c[f] is not None:
@@ -661,6 +674,7 @@ def main(argv: list[str] | None = None) -> int:
             if "ratios_new_over_baseline" in out:
                 say("ratios new/baseline: " + ", ".join(f"{k} {v}" for k, v in out["ratios_new_over_baseline"].items()))
         print(json.dumps(out, default=str))
+        failed = any("error" in c for c in cells)
     finally:
         if pg is not None:
             pg.stop()
@@ -669,7 +683,7 @@ def main(argv: list[str] | None = None) -> int:
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(t)], capture_output=True)
         if tmp is not None:
             tmp.cleanup()
-    return 0
+    return 1 if failed else 0  # the figures of the other cells are printed all the same
 
 
 if __name__ == "__main__":

@@ -275,6 +275,7 @@ def test_bench_team_load_quick_stores_each_key_once_on_the_item_painted(tmp_path
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["store"]["pool_items"] == 300 and len(report["cells"]) == 1
     cell = report["cells"][0]
+    assert "error" not in cell, cell
     assert (cell["servers"], cell["n"], cell["cpu_job"], cell["seconds"]) == (1, 2, "off", 10)
     assert cell["keys"] == 20 and cell["dry_keys"] == 0 and cell["labels_made"] == 20
     assert cell["acks"] <= 20 and 0 <= cell["unacked_after_drain"] <= 20
