@@ -16,7 +16,8 @@ What it does, for each code (the baseline first, each a git worktree) and each c
    here, each annotator is given one server, alternately);
 3. N browser contexts in one headless Chromium (own cookies and storage each) sign in and
    open Judge; a page-side recorder is installed (below); then the CPU job starts
-   (``--cpu-kind busy``: one busy-looping process per core, at the servers' priority) and
+   (``--cpu-kind busy``: one busy-looping process per core, at the servers' priority;
+   ``work``: a repeated corpus import + pool build + freeze on a store of its own) and
    every annotator presses a random grade key 0-3 every second from a jittered start, as
    real key presses (Playwright's keyboard), for ``--seconds``;
 4. after the last key, up to ``--drain`` seconds for the surfaces to acknowledge what is
@@ -43,13 +44,15 @@ the browsers' CPU (Chromium and Playwright's driver, which share the cores: on o
 the annotators' browsers are part of the load).
 
 Aims (issue 29), printed met / not met: 12 annotators at 1 key/s on one server with the
-cores shared (``--cpu-job on``): ack p95 <= 1 s, 0 lost, 0 dry (and nothing doubled or
-misattributed); two servers hold 24 (the same with N=24 on 2 servers, CPU job on).
+cores shared (``--cpu-job on``): ack p95 <= 1 s, 0 lost, 0 dry (and nothing doubled,
+misattributed or unacknowledged after the drain); two servers hold 24 (the same with N=24 on
+2 servers, CPU job on).
 
 The default run measures the aims' cells with the CPU job on (N=12 on one server, N=24 on two),
-for the baseline and this code: four cells of ~2-2.5 minutes each (sign-ins, 60 s of keys,
-the drain), about 10 minutes. ``--n 1,4,12,24 --cpu-job off,on`` runs every N on every
-server count with and without the job (16 cells per code: over an hour with a baseline).
+for the baseline and this code: four cells of 2.5-4 minutes each on 2 shared cores (server
+start, sign-ins: 24 take ~1.5 min, 60 s of keys, the drain), about 13 minutes.
+``--n 1,4,12,24 --cpu-job off,on`` runs every N on every server count (two servers: N >= 2)
+with and without the job: 14 cells per code, over an hour with a baseline.
 
 Usage::
 
