@@ -26,9 +26,10 @@ What it does, for each code (the baseline first, each a git worktree) and each c
    and the store is read.
 
 The page-side recorder reads only what the surface exposes on its root element
-(``data-uid``: the item painted; ``data-saved``/``data-refused``/``data-pending``: counts),
-never its internals: at each grade keydown (a capture listener on ``window``, so it runs
-before the surface's own) it records the time and the ``data-uid`` painted, and right after
+(``data-uid``: the item painted; ``data-saved``/``data-refused``/``data-pending``: counts;
+``data-state`` where the surface has it), never its internals; it is an init script, so it
+is there on every load (a page the surface reloads keeps its record in sessionStorage): at
+each grade keydown (a capture listener on ``window``, so it runs before the surface's own) it records the time and the ``data-uid`` painted, and right after
 the surface handled the key whether the key made a label (pending + saved + refused grew);
 a MutationObserver records the time of each acknowledgement (saved or refused grew). The
 surface sends its outbox in order and acknowledges in order, so the m-th acknowledgement is
@@ -274,9 +275,11 @@ def stop_cpu_job(procs: list[subprocess.Popen]) -> float:
 
 # ---- the browsers ----------------------------------------------------------------------------------
 
-# Installed in each annotator's Judge page. It reads the surface's root attributes only.
-_RECORDER_JS = """() => {
-  if (window.__bench) return true;
+# Installed in each annotator's pages before any of the page's own scripts (an init script:
+# its keydown listener on window comes before the surface's), on every load: a page the
+# surface reloads (after a lost connection) keeps its record, which lives in the tab's
+# sessionStorage. It reads the surface's root attributes only.
+_RECORDER_JS = """(() => {
   const find = () => {
     if (!window.__gsRoot || !window.__gsRoot.isConnected) {
       const host = [...document.querySelectorAll('*')].find((e) => e.shadowRoot && e.shadowRoot.querySelector('.gs-root'));
@@ -285,8 +288,12 @@ _RECORDER_JS = """() => {
     return window.__gsRoot;
   };
   const num = (r, k) => Number((r && r.dataset[k]) || 0);
-  const rec = {keys: [], acks: [], roots: 0, resets: 0};
+  let rec = null;
+  try { rec = JSON.parse(window.sessionStorage.getItem('__bench') || 'null'); } catch (e) { rec = null; }
+  if (!rec) rec = {keys: [], acks: [], roots: 0, resets: 0, loads: 0};
+  rec.loads += 1;
   window.__bench = rec;
+  const save = () => { try { window.sessionStorage.setItem('__bench', JSON.stringify(rec)); } catch (e) {} };
   let watched = null, seen = 0;
   const watch = () => {
     const r = find();
@@ -296,27 +303,27 @@ _RECORDER_JS = """() => {
     new MutationObserver(() => {
       const n = num(r, 'saved') + num(r, 'refused');
       if (n < seen) { rec.resets += 1; seen = n; }
-      const t = performance.now();
+      const t = performance.timeOrigin + performance.now();
       while (seen < n) { rec.acks.push(t); seen += 1; }
+      save();
     }).observe(r, {attributes: true, attributeFilter: ['data-saved', 'data-refused']});
     return r;
   };
-  watch();
   window.setInterval(watch, 250);
   window.addEventListener('keydown', (e) => {
     if (!/^[0-3]$/.test(e.key)) return;
     const r = watch();
     const before = num(r, 'pending') + num(r, 'saved') + num(r, 'refused');
-    const k = {t: performance.now(), key: e.key, uid: r ? (r.dataset.uid || '') : '',
+    const k = {t: performance.timeOrigin + performance.now(), key: e.key, uid: r ? (r.dataset.uid || '') : '',
                state: r ? (r.dataset.state || '') : 'no-surface', made: null};
     rec.keys.push(k);
     window.setTimeout(() => {
       const r2 = watch();
       k.made = num(r2, 'pending') + num(r2, 'saved') + num(r2, 'refused') - before;
+      save();
     }, 0);
   }, true);
-  return true;
-}"""
+})();"""
 
 _STATE_JS = """() => { const r = window.__gsRoot; const b = window.__bench;
   return {pending: Number((r && r.dataset.pending) || 0), uid: r ? (r.dataset.uid || '') : '',
@@ -329,6 +336,7 @@ async def _sign_in_and_judge(browser, url: str, name: str, timeout_ms: int):
     page.set_default_timeout(timeout_ms)
     page.__errors = []  # type: ignore[attr-defined]
     page.on("pageerror", lambda exc: page.__errors.append(str(exc)[:200]))  # type: ignore[attr-defined]
+    await ctx.add_init_script(script=_RECORDER_JS)
     await page.goto(url)
     main = page.get_by_test_id("stMain")
     await main.get_by_role("textbox", name="Username").fill(name)
@@ -340,7 +348,6 @@ async def _sign_in_and_judge(browser, url: str, name: str, timeout_ms: int):
                                  "e.shadowRoot.querySelector('.gs-root')); const r = h ? h.shadowRoot.querySelector("
                                  "'.gs-root') : document.querySelector('.gs-root'); return !!r && !!r.dataset.uid; }",
                                  polling=100)
-    await page.evaluate(_RECORDER_JS)
     return ctx, page
 
 
@@ -381,6 +388,7 @@ async def drive(urls: list[str], n: int, seconds: int, drain_s: float, cpu_job, 
             opened = await asyncio.gather(*(one(i) for i in range(n)))
             out["sign_in_s"] = round(time.perf_counter() - t, 1)
             pages = [p for _, p in opened]
+            loads = [await p.evaluate("() => window.__bench.loads") for p in pages]  # sign-in and Judge
             rng = random.Random(seed)
             offsets = [rng.random() for _ in range(n)]
             rngs = [random.Random(seed * 1000 + i) for i in range(n)]
@@ -415,6 +423,7 @@ async def drive(urls: list[str], n: int, seconds: int, drain_s: float, cpu_job, 
                 out["cpu_job_cpu_s"] = stop_cpu_job(job) if job else None
             out["driver_max_lag_s"] = round(max(lags), 3)
             out["records"] = [await p.evaluate("() => window.__bench") for p in pages]
+            out["page_loads_during_keys"] = sum(r["loads"] - loads0 for r, loads0 in zip(out["records"], loads))
             out["page_errors"] = sorted({e for p in pages for e in p.__errors})[:5]
             for ctx, _ in opened:
                 await ctx.close()
@@ -433,43 +442,60 @@ def _item(uid: str) -> tuple:
 
 def tally(records: list[dict], stored: dict[str, list[tuple]]) -> dict:
     """Latencies from the page records; lost / doubled / misattributed against the store.
-    ``records[i]`` is ann{i}'s page; ``stored`` maps an annotator to its stored (item, grade)s."""
+    ``records[i]`` is ann{i}'s page; ``stored`` maps an annotator to its stored (item, grade)s.
+    A lost label is ``lost_acked`` when the surface had acknowledged it (the store broke its
+    word) and ``lost_pending`` when it was still waiting in the page's outbox at the end."""
     lat: list[float] = []
-    keys = dry = made = acks = lost = doubled = misattributed = resets = 0
+    keys = dry = made = acks = lost = lost_acked = doubled = misattributed = resets = no_label = 0
     dry_states: dict[str, int] = {}
+    examples: list[dict] = []
     for i, rec in enumerate(records):
+        actor = f"ann{i:02d}"
         ks = rec["keys"]
         keys += len(ks)
         dry += sum(1 for k in ks if not k["uid"])
         for k in ks:
             if not k["uid"]:  # what the surface said it was doing (data-state, where it says)
                 dry_states[k.get("state") or "-"] = dry_states.get(k.get("state") or "-", 0) + 1
+        no_label += sum(1 for k in ks if k["uid"] and not (k["made"] or 0) > 0)
         labels = [k for k in ks if (k["made"] or 0) > 0]
         made += len(labels)
         acks += len(rec["acks"])
         resets += rec.get("resets", 0)
         lat += [(t - k["t"]) / 1000 for k, t in zip(labels, rec["acks"])]
-        want: dict[tuple, list[int]] = {}
+        acked = {id(k) for k in labels[:len(rec["acks"])]}
+        want: dict[tuple, list[dict]] = {}
         for k in ks:
             if k["uid"]:
-                want.setdefault(_item(k["uid"]), []).append(int(k["key"]))
+                want.setdefault(_item(k["uid"]), []).append(k)
         got: dict[tuple, list[int]] = {}
-        for item, grade in stored.get(f"ann{i:02d}", []):
+        for item, grade in stored.get(actor, []):
             got.setdefault(item, []).append(grade)
-        for item, grades in want.items():
+        for item, pressed in want.items():
             have = list(got.get(item, []))
-            for g in grades:
+            for k in pressed:
+                g = int(k["key"])
                 if g in have:
                     have.remove(g)
                 elif have:
-                    have.pop()
                     misattributed += 1  # stored on this item with another grade
+                    examples.append({"actor": actor, "item": item, "pressed": g, "stored": have.pop(),
+                                     "why": "another grade"})
                 else:
                     lost += 1
+                    lost_acked += id(k) in acked
             doubled += len(have)  # stored more often than pressed
-        misattributed += sum(len(v) for item, v in got.items() if item not in want)
-    return {"keys": keys, "dry_keys": dry, "labels_made": made, "acks": acks, "lost": lost, "doubled": doubled,
-            "misattributed": misattributed, "counter_resets": resets, "dry_states": dry_states,
+        for item, v in got.items():
+            if item not in want:
+                misattributed += len(v)
+                pressed_by = sorted(f"ann{j:02d}" for j, r in enumerate(records)
+                                    if any(k["uid"] and _item(k["uid"]) == item for k in r["keys"]))
+                examples.append({"actor": actor, "item": item, "stored": v, "why": "no key on it",
+                                 "pressed_by": pressed_by})
+    return {"keys": keys, "dry_keys": dry, "keys_without_label": no_label, "labels_made": made, "acks": acks,
+            "lost": lost, "lost_acked": lost_acked, "lost_pending": lost - lost_acked, "doubled": doubled,
+            "misattributed": misattributed, "misattributed_examples": examples[:8], "counter_resets": resets,
+            "dry_states": dry_states,
             "ack_p50_s": round(statistics.median(lat), 3) if lat else None,
             "ack_p95_s": round(percentile(lat, 95), 3) if lat else None,
             "ack_max_s": round(max(lat), 3) if lat else None}
@@ -536,7 +562,7 @@ def run_cell(root: Path, code: str, servers: int, n: int, cpu: bool, a: argparse
            "server_cpu_ms_per_label": round(1000 * cpu_total / fig["labels_made"], 1) if fig["labels_made"] else None}
     say(f"  {code:8} {servers} server(s) {out['store']:10} N={n:2} cpu job {out['cpu_job']:4}: keys {fig['keys']}, "
         f"ack p50 {fig['ack_p50_s']} s p95 {fig['ack_p95_s']} s, unacked {res['unacked_after_drain']} after "
-        f"{res['drained_s']} s, lost {fig['lost']}, doubled {fig['doubled']}, misattributed {fig['misattributed']}, "
+        f"{res['drained_s']} s, lost {fig['lost']} ({fig['lost_acked']} acknowledged), doubled {fig['doubled']}, misattributed {fig['misattributed']}, "
         f"dry {fig['dry_keys']}, server CPU {out['server_cpu_s']} s (postgres {res['postgres_cpu_s']}, browsers "
         f"{res['browser_cpu_s']}; sign-ins took {res['sign_in_s']} s)")
     return out
