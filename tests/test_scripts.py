@@ -246,22 +246,24 @@ def _bench_team_load():
 
 def test_bench_team_load_tally_counts_each_kind_of_wrong_label_by_hand():
     """The team-load figures on a hand-made page record and store: ann00 pressed 2 on A, 1 on
-    B, a key with nothing painted, 3 on C; the store holds A:2 twice, B:0, D:1 and nothing on
-    C. So: 1 dry key, 1 lost (C, acknowledged: the third acknowledgement is its), 1 doubled
+    B, a key with nothing painted, 3 on C, and 1 on E that the surface made no label of; the
+    store holds A:2 twice, B:0, D:1 and nothing on C or E. So: 1 dry key, 1 key without a
+    label (E: not lost, no label was made), 1 lost (C, acknowledged: the third acknowledgement is its), 1 doubled
     (A), 2 misattributed (B's other grade, D never pressed). Acknowledgements map to labels
     in order: 0.1, 0.3 and 0.2 s."""
     mod = _bench_team_load()
     uid = lambda q: json.dumps({"doc_id": "d", "end": 9, "query_id": q, "start": 0})  # noqa: E731
     keys = [{"t": 1000.0, "key": "2", "uid": uid("A"), "made": 1}, {"t": 2000.0, "key": "1", "uid": uid("B"), "made": 1},
-            {"t": 3000.0, "key": "0", "uid": "", "made": 0}, {"t": 4000.0, "key": "3", "uid": uid("C"), "made": 1}]
+            {"t": 3000.0, "key": "0", "uid": "", "made": 0}, {"t": 4000.0, "key": "3", "uid": uid("C"), "made": 1},
+            {"t": 5000.0, "key": "1", "uid": uid("E"), "made": 0}]
     record = {"keys": keys, "acks": [1100.0, 2300.0, 4200.0], "resets": 0}
     item = lambda q: (q, "d", 0, 9)  # noqa: E731
     stored = {"ann00": [(item("A"), 2), (item("A"), 2), (item("B"), 0), (item("D"), 1)]}
     got = mod.tally([record], stored)
-    assert {k: got[k] for k in ("keys", "dry_keys", "labels_made", "acks", "lost", "lost_acked", "doubled",
-                                "misattributed")} == {
-        "keys": 4, "dry_keys": 1, "labels_made": 3, "acks": 3, "lost": 1, "lost_acked": 1, "doubled": 1,
-        "misattributed": 2}
+    assert {k: got[k] for k in ("keys", "dry_keys", "keys_without_label", "labels_made", "acks", "lost", "lost_acked",
+                                "doubled", "misattributed")} == {
+        "keys": 5, "dry_keys": 1, "keys_without_label": 1, "labels_made": 3, "acks": 3, "lost": 1, "lost_acked": 1,
+        "doubled": 1, "misattributed": 2}
     assert (got["ack_p50_s"], got["ack_max_s"]) == (0.2, 0.3)
 
 
