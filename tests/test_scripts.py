@@ -284,7 +284,7 @@ def test_bench_team_load_quick_stores_each_key_once_on_the_item_painted(tmp_path
     assert (cell["servers"], cell["n"], cell["cpu_job"], cell["seconds"]) == (1, 2, "off", 10)
     assert cell["keys"] == 20 and cell["dry_keys"] == 0 and cell["labels_made"] == 20
     assert cell["acks"] <= 20 and 0 <= cell["unacked_after_drain"] <= 20
-    assert (cell["lost"], cell["doubled"], cell["misattributed"]) == (0, 0, 0)
+    assert (cell["lost"], cell["doubled"], cell["misattributed"], cell["keys_without_label"]) == (0, 0, 0, 0)
     assert cell["ack_p50_s"] > 0 and cell["server_cpu_s"] > 0 and cell["server_peak_mib"][0] > 0
     assert cell["page_errors"] == []
     with duckdb.connect(str(keep / "new-s1-n2-quiet" / "golden.duckdb"), read_only=True) as con:
