@@ -169,13 +169,15 @@ def child_work_loop(a: argparse.Namespace) -> dict:
         print(f"work round {rounds}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
 
 
-def run_child(op: str, code_root: Path, **kw) -> dict:
+def run_child(op: str, code_root: Path, cwd: Path, **kw) -> dict:
+    """``op`` in a fresh process with ``code_root``'s code, in ``cwd`` (a store's corpus search
+    index goes into the working directory: never the checkout)."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op]
     for k, v in kw.items():
         cmd += [f"--{k}", str(v)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code_root), str(HERE)]))
     env.pop("GOLDEN_DB", None)
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(code_root))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(cwd))
     if proc.returncode != 0:
         raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -190,11 +192,11 @@ def _tree(rev: str, work: Path, name: str) -> Path:
     return tree
 
 
-def _cli(root: Path, db: str, *args: str) -> None:
+def _cli(root: Path, db: str, cwd: Path, *args: str) -> None:
     env = dict(os.environ, PYTHONPATH=str(root))
     env.pop("GOLDEN_DB", None)
     proc = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", db, *args], capture_output=True, text=True,
-                          env=env, cwd=str(root))
+                          env=env, cwd=str(cwd))
     if proc.returncode != 0:
         raise SystemExit(f"golden {' '.join(args)} failed: {proc.stderr[-2000:]}")
 
@@ -493,6 +495,10 @@ def tally(records: list[dict], stored: dict[str, list[tuple]]) -> dict:
                     lost += 1
                     lost_acked += id(k) in acked
             doubled += len(have)  # stored more often than pressed
+            if have:
+                own = [k for k in ks if k["uid"] and _item(k["uid"]) == item]
+                examples.append({"actor": actor, "item": item, "why": "doubled", "stored": got[item],
+                                 "keys": [{"key": k["key"], "made": k["made"], "state": k.get("state")} for k in own]})
         for item, v in got.items():
             if item not in want:
                 misattributed += len(v)
@@ -502,7 +508,7 @@ def tally(records: list[dict], stored: dict[str, list[tuple]]) -> dict:
                                  "pressed_by": pressed_by})
     return {"keys": keys, "dry_keys": dry, "keys_without_label": no_label, "labels_made": made, "acks": acks,
             "lost": lost, "lost_acked": lost_acked, "lost_pending": lost - lost_acked, "doubled": doubled,
-            "misattributed": misattributed, "misattributed_examples": examples[:8], "counter_resets": resets,
+            "misattributed": misattributed, "examples": examples[:8], "counter_resets": resets,
             "keys_with_several_surfaces": multi,
             "dry_states": dry_states,
             "ack_p50_s": round(statistics.median(lat), 3) if lat else None,
@@ -546,7 +552,7 @@ def run_cell(root: Path, code: str, servers: int, n: int, cpu: bool, a: argparse
         dbname = name.replace("-", "_")
         pg.admin(f'CREATE DATABASE "{dbname}" TEMPLATE "generated"')
         db = pg.url(dbname)
-    _cli(root, db, "migrate")
+    _cli(root, db, cell_dir, "migrate")
     apps: list[App] = []
     try:
         for s in range(servers):
@@ -673,12 +679,12 @@ def main(argv: list[str] | None = None) -> int:
         gen_root = base or new
         gen_dir = work / "gen"
         gen_dir.mkdir()
-        gen = run_child("generate", gen_root, out=gen_dir / "golden.duckdb", work=gen_dir, pool=a.pool,
+        gen = run_child("generate", gen_root, gen_dir, out=gen_dir / "golden.duckdb", work=gen_dir, pool=a.pool,
                         users=max(ns), seed=a.seed)
         if 2 in server_counts:
             pg = PgCluster()
             pg.admin('CREATE DATABASE "generated" TEMPLATE template0')
-            run_child("generate", gen_root, out=pg.url("generated"), work=gen_dir, pool=a.pool, users=max(ns),
+            run_child("generate", gen_root, gen_dir, out=pg.url("generated"), work=gen_dir, pool=a.pool, users=max(ns),
                       seed=a.seed)
         say("[store] " + ", ".join(f"{k} {v}" for k, v in gen.items()))
         plan = [(s, c == "on", n) for s in server_counts for c in cpus for n in ns
