@@ -326,6 +326,9 @@ _RECORDER_JS = """(() => {
     window.setTimeout(() => {
       const r2 = watch();
       k.made = num(r2, 'pending') + num(r2, 'saved') + num(r2, 'refused') - before;
+      // the counters restarted meanwhile (the component remounted): whether the surface took
+      // the key (it prevents a grade key's default when it labels) says instead
+      if (k.made < 0) { k.reset = true; k.made = e.defaultPrevented ? 1 : 0; }
       save();
     }, 0);
   }, true);
