@@ -97,6 +97,13 @@ AIM_CELLS = ((1, 12), (2, 24))  # (servers, annotators) of the issue's aims: the
 # ---- the store (a child, with the generating code on PYTHONPATH) -----------------------------------
 
 
+def _write_corpus(path: Path, n_docs: int, rng: random.Random) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n_docs):
+            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(60, 160))) + "."
+            fh.write(json.dumps({"doc_id": f"d{i:05d}", "text": text}) + "\n")
+
+
 def child_generate(a: argparse.Namespace) -> dict:
     """Corpus, queries, one TREC run of depth 10 and a depth-10 pool: ``--pool`` items
     (pool / 10 questions x 10 passages), then accounts admin and ann00.. (``--users``)."""
@@ -111,10 +118,7 @@ def child_generate(a: argparse.Namespace) -> dict:
     work = Path(a.work)
     t0 = time.perf_counter()
     corpus = work / "corpus.jsonl"
-    with corpus.open("w", encoding="utf-8") as fh:
-        for i in range(n_docs):
-            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(60, 160))) + "."
-            fh.write(json.dumps({"doc_id": f"d{i:05d}", "text": text}) + "\n")
+    _write_corpus(corpus, n_docs, rng)
     qfile = work / "queries.jsonl"
     qfile.write_text("".join(json.dumps({"id": f"q{i:05d}", "text": " ".join(rng.choice(WORDS) for _ in range(8)) + "?",
                                          "stratum": "lexical", "answerable": True}) + "\n" for i in range(n_q)),
@@ -144,7 +148,8 @@ def child_generate(a: argparse.Namespace) -> dict:
 def child_work_loop(a: argparse.Namespace) -> dict:
     """``--cpu-kind work``: what a small team's server also does, over and over until killed,
     on a store of its own (so it competes for the cores and the disk, not for the served
-    store's locks): a corpus import (replacing every document), a pool build, a freeze.
+    store's locks): a corpus import replacing every document with new text (a re-import of
+    unchanged text would skip them), a pool build, a freeze.
     Prints one line per round to stderr."""
     from annotator import identity, runs_import, versioning
     from annotator.corpus_import import import_paths
@@ -157,8 +162,11 @@ def child_work_loop(a: argparse.Namespace) -> dict:
     admin = identity.get_user(store, "admin")
     assert admin is not None
     rounds = 0
+    rng = random.Random(int(a.seed) + 1)
+    n_docs = sum(1 for _ in (work / "corpus.jsonl").open(encoding="utf-8"))
     while True:
         t = time.perf_counter()
+        _write_corpus(work / "corpus.jsonl", n_docs, rng)
         import_paths(store, admin, [work / "corpus.jsonl"], replace=True)
         runs_import.build_pool(store, admin, 10)
         try:
