@@ -1,7 +1,11 @@
 """Judge: grade pooled passages 0-3 for a question, with the keyboard (0-3, s skip, u unsure,
 Backspace/z undo, arrows to look back, ? for the keys). The labeling surface holds the next
 items in the browser, so a key paints the next passage at once; each grade is bound to the
-passage that was on screen. Blind: the page never shows which system retrieved a passage."""
+passage that was on screen. Blind: the page never shows which system retrieved a passage.
+
+The queue's order is in the URL (``?order=by_query``), so a refresh or a shared link keeps
+"Grouped by question". The surface keeps the queue ahead itself (``fetch``/``count``): a
+batch of grades costs its write, not a re-query of the queue (issue 29)."""
 
 from __future__ import annotations
 
@@ -18,25 +22,32 @@ s = store()
 st.title("Judge")
 show_flash()
 
-order = st.radio("Queue", ["random", "by_query"], horizontal=True, key="judge_order",
+_ORDERS = ["random", "by_query"]
+if "judge_order" not in st.session_state and st.query_params.get("order") in _ORDERS:
+    st.session_state["judge_order"] = st.query_params["order"]  # a refresh or a link keeps the mode
+order = st.radio("Queue", _ORDERS, horizontal=True, key="judge_order",
                  format_func=lambda o: {"random": "Randomized", "by_query": "Grouped by question (TREC)"}[o],
                  help="Grouped: all pooled passages of one question in a row, so you read the question once.")
+if order == "random":
+    st.query_params.pop("order", None)
+else:
+    st.query_params["order"] = order
 rub = judging.rubric(s, user)
 
 
 @st.fragment
 def queue() -> None:
     """The surface and its queue: a fragment, so the labels the browser sends rerun only
-    this (writes, next items, progress), not the rubric and the rest of the page."""
-    done, total = judging.progress(s, user)
-    cards = [it.card() for it in judging.next_items(s, user, judging.QUEUE_AHEAD, order)]
+    this, not the rubric and the rest of the page; and the surface re-queries the queue and
+    recounts progress only when due, so a batch of labels costs its write."""
     labeling_surface(
-        key="judge_surface", surface=judging.SURFACE, actor=user.username, cards=cards, keys=judging.KEYS,
+        key="judge_surface", surface=judging.SURFACE, actor=user.username, keys=judging.KEYS,
         # the signed-in user is re-read when labels arrive (an account disabled meanwhile writes nothing)
         submit=lambda labels: judging.submit(store(), current_user(), labels),
-        progress={"done": done, "total": total}, exhausted=len(cards) < judging.QUEUE_AHEAD,
-        empty="Nothing left in your queue." if total else
-              "The pool is empty: an engineer builds it with `golden pool build --depth K`.")
+        fetch=lambda n: [it.card() for it in judging.next_items(s, user, n, order)],
+        count=lambda: judging.progress(s, user), ahead=judging.QUEUE_AHEAD, scope=order, noun="passages",
+        empty="Nothing left in your queue.",
+        empty_pool="The pool is empty: an engineer builds it with `golden pool build --depth K`.")
 
 
 left, right = st.columns([3, 2])

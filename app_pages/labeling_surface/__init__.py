@@ -9,17 +9,38 @@ them to the surface's ``submit`` in ``annotator/`` (which owns the rules), and g
 browser back the acknowledgements and the next items. Acknowledgements are kept in the
 session, so one lost to an interrupted rerun is delivered on the next; a label the browser
 re-sends is a duplicate and writes nothing.
+
+The label path comes first (issue 29): a page that passes ``fetch`` and ``count`` instead of
+``cards`` and ``progress`` lets the surface keep its queue ahead
+(:class:`annotator.label_queue.QueueAhead` in the session): a batch of labels then costs its
+write and nothing else, the next items are re-queried only when the browser's queue runs low,
+and progress is counted from the acknowledgements with an exact recount every few seconds.
+
+What the browser sends (trigger ``send``): ``{"seq", "labels": [...], "left": <cards it
+holds>}``; a batch with no labels is a request for more items (its queue ran low).
+
+DOM attributes on the surface's root (``.gs-root``), for tests and benchmarks:
+
+* ``data-uid``: the item painted now (its key as JSON), empty when none is;
+* ``data-saved`` / ``data-refused``: labels acknowledged as saved / refused in this page;
+* ``data-pending``: labels made and not acknowledged yet (kept in the outbox);
+* ``data-state``: ``labeling`` (an item is on screen), ``browsing`` (looking back at one's
+  own label), ``loading`` (the queue ran empty while the pool is not exhausted: a key then
+  labels nothing and says so), ``empty`` (nothing left to label);
+* ``data-queue``: items waiting in the browser behind the one on screen;
+* ``data-unused``: keys pressed while nothing was on screen (each reported in the status).
 """
 
 from __future__ import annotations
 
-import json
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
+from annotator.label_queue import QueueAhead, item_uid
 from annotator.labeling import Ack
 
 _HERE = Path(__file__).resolve().parent
@@ -35,44 +56,92 @@ def _acks_key(key: str) -> str:
     return f"_label_acks_{key}"
 
 
+def _queue_key(key: str) -> str:
+    return f"_label_queue_{key}"
+
+
 def _receive(key: str, submit: Callable[[list], list[Ack]]) -> None:
-    """Component callback: write the labels the browser sent; keep the acknowledgements."""
+    """Component callback: write the labels the browser sent; keep the acknowledgements (and
+    fold them into the queue kept ahead, when the page uses one)."""
     result = st.session_state.get(key)
     sent = getattr(result, "send", None) if result is not None else None
     if not isinstance(sent, dict):
         return
+    labels = sent.get("labels") or []
     acks: dict[str, dict] = st.session_state.setdefault(_acks_key(key), {})
-    for ack in submit(sent.get("labels") or []):
+    answered = submit(labels) if labels else []
+    for ack in answered:
         acks.pop(ack.label_id, None)
         acks[ack.label_id] = ack.to_json()
     while len(acks) > _ACKS_KEPT:
         acks.pop(next(iter(acks)))
+    queue = st.session_state.get(_queue_key(key))
+    if isinstance(queue, QueueAhead):
+        queue.note_acks(labels if isinstance(labels, list) else [], answered)
+        left = sent.get("left")
+        queue.browser_left = left if type(left) is int and left >= 0 else None
 
 
 def uid(item: dict[str, Any]) -> str:
     """A stable id for an item key (the browser tells items apart by it)."""
-    return json.dumps(item, sort_keys=True, separators=(",", ":"))
+    return item_uid(item)
 
 
-def labeling_surface(*, key: str, surface: str, actor: str, cards: Sequence[dict[str, Any]],
-                     keys: Sequence[tuple[str, str, Any, str]], submit: Callable[[list], list[Ack]],
+def _queue_ahead(key: str, scope: str, ahead: int, fetch: Callable[[int], list[dict[str, Any]]],
+                 count: Callable[[], tuple[int, int]]) -> QueueAhead:
+    """The session's queue for this surface, refilled and recounted only when due."""
+    queue = st.session_state.get(_queue_key(key))
+    if not isinstance(queue, QueueAhead) or queue.scope != scope or queue.ahead != ahead:
+        queue = QueueAhead(ahead=ahead, scope=scope)
+        st.session_state[_queue_key(key)] = queue
+    now = time.monotonic()
+    if queue.refill_due(now):
+        cards = fetch(ahead)
+        queue.refill(cards, exhausted=len(cards) < ahead)
+    if queue.recount_due(now):
+        done, total = count()
+        queue.recounted(done, total, now=now)
+    return queue
+
+
+def labeling_surface(*, key: str, surface: str, actor: str, keys: Sequence[tuple[str, str, Any, str]],
+                     submit: Callable[[list], list[Ack]], cards: Sequence[dict[str, Any]] = (),
                      progress: dict[str, int] | None = None, exhausted: bool = False,
-                     empty: str = "Nothing left in your queue.", note: str = "Note (optional)",
+                     fetch: Callable[[int], list[dict[str, Any]]] | None = None,
+                     count: Callable[[], tuple[int, int]] | None = None, ahead: int = 12, scope: str = "",
+                     empty: str = "Nothing left in your queue.", empty_pool: str | None = None,
+                     note: str = "Note (optional)", noun: str = "items",
                      note_required: bool = False, fields: Sequence[tuple[str, str]] = ()) -> None:
     """Mount the surface. ``cards`` are the next items (``item``, ``digest``, ``title``,
-    ``meta``, ``blocks``, optionally ``notice``: a line shown above the item), ``keys`` the surface's (key, action, value, label) and ``submit``
-    writes a list of raw labels and returns one Ack each. ``note`` labels the note field
-    (``note_required``: no key labels until it is written); ``fields`` adds optional text
-    fields (name, label) whose values travel with the label."""
+    ``meta``, ``blocks``, optionally ``notice``: a line shown above the item), ``keys`` the
+    surface's (key, action, value, label) and ``submit`` writes a list of raw labels and
+    returns one Ack each. ``note`` labels the note field (``note_required``: no key labels
+    until it is written); ``fields`` adds optional text fields (name, label) whose values
+    travel with the label.
+
+    Instead of ``cards``/``progress``/``exhausted`` (computed by the page on every rerun), a
+    page may pass ``fetch(n)`` (the next ``n`` cards) and ``count()`` ((done, total)): the
+    surface then keeps ``ahead`` cards in the browser and calls them only when due (see
+    :mod:`annotator.label_queue`); ``scope`` names what the queue depends on (e.g. its order).
+    ``empty_pool`` replaces ``empty`` when the count says the queue has no items at all;
+    ``noun`` names the items in "Loading the next passages…"."""
+    low = 0  # the browser asks for more below this many cards (0: it never asks, the page refills each run)
+    if fetch is not None and count is not None:
+        queue = _queue_ahead(key, scope, ahead, fetch, count)
+        cards, progress, exhausted, low = queue.cards, queue.progress(), queue.exhausted, queue.low
+    if empty_pool is not None and progress is not None and progress.get("total") == 0:
+        empty = empty_pool
     data = {
         "surface": surface,
         "actor": actor,
+        "low": low,
         "items": [{**c, "uid": uid(c["item"])} for c in cards],
         "keys": [{"key": k, "action": a, "value": v, "label": lbl} for k, a, v, lbl in keys],
         "acks": list(st.session_state.get(_acks_key(key), {}).values()),
         "progress": progress,
         "exhausted": exhausted,
         "empty": empty,
+        "noun": noun,
         "note": {"label": note, "required": note_required},
         "fields": [{"name": n, "label": lbl} for n, lbl in fields],
     }

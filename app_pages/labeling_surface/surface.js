@@ -1,11 +1,22 @@
 // The client-side labeling surface (Judge, Transcripts review): a prefetched queue of items
 // painted at once on a key, labels sent to Python with an id of their own and a digest of what
-// was shown, re-sent until acknowledged (they survive a reconnect, a server restart and a
-// refresh of the tab), undo, browsing back through one's own labels, a key overlay.
+// was shown, re-sent until acknowledged (they survive a reconnect, a server restart, a refresh
+// and closing the tab: the outbox is in localStorage), undo, browsing back through one's own
+// labels, a key overlay.
+//
+// The queue tops up ahead: when fewer than `low` items wait (Python says how many), the
+// surface asks for more (a send with no labels). If it runs empty anyway, it says the next
+// items are loading, and a key pressed then labels nothing and says so (never an item the
+// person did not see). The root's data-* attributes (uid, state, pending, saved, refused,
+// queue, unused) are documented in __init__.py for tests and benchmarks.
 //
 // Every piece of item text is set with textContent: corpus text is untrusted and never HTML.
 
 const RESEND_MS = 1500;
+const WANT_MS = 1500;      // at most one "more items, please" per this long
+const HEARTBEAT_MS = 1000; // a tab with pending labels says it is alive this often
+const ORPHAN_MS = 10000;   // an outbox not refreshed for this long belongs to a closed tab
+const RELOAD_AFTER_MS = 5000; // back from a lost connection and still no answer: reload (see watchConnection)
 const MAX_SEND = 200;
 const BUILTIN_KEYS = [
   ["Backspace / z", "undo your last label"],
@@ -26,11 +37,22 @@ function newId() {
   return Date.now().toString(36) + Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
 }
 
+// Inputs whose keys are not text: a radio, checkbox or button keeps focus after a click (a mode
+// radio above the surface, issue 29 H3), and a grade key pressed then is meant for the surface.
+const NOT_TEXT = new Set(["radio", "checkbox", "button", "submit", "reset", "range", "color", "file", "image"]);
+
+// Only real text entry swallows the surface's keys: text inputs, textareas, selects,
+// contenteditable. Focus on a radio, checkbox or button does not.
 function isTyping(event) {
   const t = (event.composedPath && event.composedPath()[0]) || event.target;
   if (!t || !t.tagName) return false;
   const tag = t.tagName.toLowerCase();
-  return tag === "input" || tag === "textarea" || tag === "select" || t.isContentEditable;
+  if (tag === "input") return !NOT_TEXT.has((t.type || "text").toLowerCase());
+  return tag === "textarea" || tag === "select" || t.isContentEditable;
+}
+
+function tabId() {
+  return newId();  // a new id per page load: a refreshed or closed tab's outbox is adopted
 }
 
 class Surface {
@@ -56,16 +78,63 @@ class Surface {
     this.seq = 0;
     this.keys = [];
     this.progress = null;
+    this.low = 0;          // ask for more items below this many waiting (0: never ask)
+    this.lastWant = 0;
+    this.unused = 0;       // keys pressed while nothing was on screen
+    this.noun = "items";
+    this.tab = tabId();
+    this.lastBeat = 0;
     this.build();
     this.onKey = (e) => this.key(e);
     document.addEventListener("keydown", this.onKey, true);
-    this.timer = window.setInterval(() => this.resendIfDue(), 500);
+    // pending labels: warn before the tab goes, and leave the outbox marked for adoption
+    this.wasDown = false;  // the connection was lost since the server last answered
+    this.upSince = 0;
+    this.reloading = false;
+    this.onBeforeUnload = (e) => {
+      if (!this.outbox.length || this.reloading) return undefined;
+      e.preventDefault();
+      e.returnValue = "";
+      return "";
+    };
+    this.onPageHide = () => this.persist(true);
+    window.addEventListener("beforeunload", this.onBeforeUnload);
+    window.addEventListener("pagehide", this.onPageHide);
+    this.timer = window.setInterval(() => this.tick(), 500);
   }
 
   destroy() {
     document.removeEventListener("keydown", this.onKey, true);
+    window.removeEventListener("beforeunload", this.onBeforeUnload);
+    window.removeEventListener("pagehide", this.onPageHide);
     window.clearInterval(this.timer);
     if (this.channel) this.channel.close();
+  }
+
+  tick() {
+    if (this.actor === null) return;
+    if (this.outbox.length && Date.now() - this.lastBeat >= HEARTBEAT_MS) this.persist();
+    if (this.adopt()) this.paint();
+    this.resendIfDue();
+    this.watchConnection();
+  }
+
+  // A server that restarted does not know this page's fragment: Streamlit drops the sends
+  // (each would rerun the fragment) unless the reconnect happened to rerun the whole page.
+  // So when the connection came back (Streamlit's status widget stops saying "Connecting")
+  // and the server still has not answered after RELOAD_AFTER_MS, the page reloads: the
+  // outbox is in localStorage, and the reloaded page adopts and sends it.
+  watchConnection() {
+    const w = document.querySelector('[data-testid="stStatusWidget"]');
+    const down = !!(w && /connect/i.test(w.textContent || ""));
+    if (down) { this.wasDown = true; this.upSince = 0; return; }
+    if (!this.wasDown || this.reloading) return;
+    if (!this.upSince) this.upSince = Date.now();
+    if ((this.outbox.length || this.wantsMore()) && Date.now() - this.upSince > RELOAD_AFTER_MS) {
+      this.reloading = true;
+      this.persist(true);
+      window.location.reload();
+    }
   }
 
   // ---- other tabs: an item labeled in one tab leaves the others' queues ----
@@ -97,28 +166,76 @@ class Surface {
     this.paint();
   }
 
-  // ---- storage: the unacknowledged labels of this tab survive a refresh ----
-  storageKey() {
-    return `golden-labels:${this.surface}:${this.actor}`;
+  // ---- storage: the unacknowledged labels survive a refresh and closing the tab ----
+  // Each page keeps its outbox in localStorage under a key of its own (person, surface, page
+  // load), with the time it last said it was alive. A page that goes away marks its outbox
+  // closed (pagehide); one that dies without a word stops refreshing it. Any page of the same
+  // person on the same surface (the next visit, a refresh, another tab) adopts such an outbox
+  // and sends its labels: the server writes each label id once, so a label adopted twice
+  // (two tabs at once) is still written once.
+  prefix() {
+    return `golden-outbox:${this.surface}:${this.actor}:`;
   }
-  persist() {
+  persist(closing = false) {
+    const key = this.prefix() + this.tab;
+    this.lastBeat = Date.now();
     try {
-      window.sessionStorage.setItem(this.storageKey(), JSON.stringify(this.outbox));
+      if (!this.outbox.length) window.localStorage.removeItem(key);
+      else window.localStorage.setItem(key, JSON.stringify({ at: closing ? 0 : Date.now(), labels: this.outbox }));
     } catch (e) { /* storage full or disabled: labels still live in memory */ }
   }
-  restore() {
+  take(labels) {
+    const have = new Set(this.outbox.map((l) => l.id));
+    let n = 0;
+    for (const l of Array.isArray(labels) ? labels : []) {
+      if (!l || l.by !== this.actor || typeof l.id !== "string" || have.has(l.id)) continue;
+      this.outbox.push(l);
+      have.add(l.id);
+      if (l.action !== "undo" && typeof l.uid === "string") this.doneHere.add(l.uid);
+      n += 1;
+    }
+    return n;
+  }
+  adopt() {
+    let n = 0;
     try {
-      const raw = window.sessionStorage.getItem(this.storageKey());
-      const list = raw ? JSON.parse(raw) : [];
-      if (Array.isArray(list)) this.outbox = list.filter((l) => l && l.by === this.actor);
-    } catch (e) { this.outbox = []; }
-    for (const l of this.outbox) if (l.action !== "undo") this.doneHere.add(l.uid);
+      const prefix = this.prefix();
+      const mine = prefix + this.tab;
+      const keys = [];
+      for (let i = 0; i < window.localStorage.length; i++) {
+        const k = window.localStorage.key(i);
+        if (k && k.startsWith(prefix) && k !== mine) keys.push(k);
+      }
+      for (const k of keys) {
+        let entry = null;
+        try { entry = JSON.parse(window.localStorage.getItem(k) || "null"); } catch (e) { entry = null; }
+        if (entry && typeof entry.at === "number" && entry.at !== 0 && Date.now() - entry.at < ORPHAN_MS) continue;
+        window.localStorage.removeItem(k);
+        n += this.take(entry && entry.labels);
+      }
+      // this tab's outbox from before the outbox moved to localStorage (sessionStorage)
+      const old = `golden-labels:${this.surface}:${this.actor}`;
+      const raw = window.sessionStorage.getItem(old);
+      if (raw !== null) {
+        window.sessionStorage.removeItem(old);
+        n += this.take(JSON.parse(raw));
+      }
+    } catch (e) { /* storage disabled: nothing to adopt */ }
+    if (n) this.persist();
+    return n > 0;
+  }
+  restore() {
+    this.outbox = [];
+    this.adopt();
   }
 
   // ---- data from Python ----
   update(data) {
     this.inflight = false;
+    this.wasDown = false;  // the server answers: whatever happened to the connection is over
+    this.upSince = 0;
     if (this.actor !== data.actor || this.surface !== data.surface) {
+      if (this.actor !== null) this.persist(true);  // the previous person's labels wait for them
       this.actor = data.actor;
       this.surface = data.surface;
       this.restore();
@@ -130,6 +247,8 @@ class Surface {
     this.note.setAttribute("aria-label", this.noteSpec.label);
     this.buildFields(data.fields || []);
     this.progress = data.progress || null;
+    this.low = typeof data.low === "number" ? data.low : 0;
+    this.noun = data.noun || "items";
     this.emptyText = data.empty || "Nothing left in your queue.";
     this.exhausted = !!data.exhausted;
     for (const ack of data.acks || []) this.acknowledge(ack);
@@ -138,7 +257,7 @@ class Surface {
       && !this.elsewhere.has(c.uid) && !(this.current && this.current.uid === c.uid));
     if (!this.current && this.browse === null) this.current = this.queue.shift() || null;
     this.paint();
-    if (this.outbox.length) this.send();
+    this.send();
   }
 
   acknowledge(ack) {
@@ -168,16 +287,28 @@ class Surface {
   // runs would interrupt it (its acknowledgements would wait for a quiet moment). Labels
   // made meanwhile go with the next send, as soon as the answer arrives; a send that gets
   // no answer within RESEND_MS (lost, server restarting) is repeated with everything pending.
+  // A send also says how many items wait here (`left`); with no labels it is a request for
+  // more items (the queue fell below `low`), at most one per WANT_MS.
   send() {
-    if (!this.setTrigger || !this.outbox.length) return;
+    if (!this.setTrigger) return;
+    if (!this.outbox.length) {
+      if (!this.wantsMore() || Date.now() - this.lastWant < WANT_MS) return;
+      this.lastWant = Date.now();
+    }
     if (this.inflight && Date.now() - this.lastSend < RESEND_MS) return;
     this.inflight = true;
     this.lastSend = Date.now();
     this.seq += 1;
-    this.setTrigger("send", { seq: this.seq, labels: this.outbox.slice(0, MAX_SEND) });
+    this.setTrigger("send", { seq: this.seq, labels: this.outbox.slice(0, MAX_SEND), left: this.queue.length });
+  }
+  wantsMore() {
+    return this.low > 0 && !this.exhausted && this.queue.length < this.low;
   }
   resendIfDue() {
-    if (!this.outbox.length) return;
+    if (!this.outbox.length) {
+      if (this.wantsMore()) this.send();
+      return;
+    }
     this.send();
     this.paintStatus();
   }
@@ -216,9 +347,13 @@ class Surface {
 
   label(k) {
     const card = this.shown();
-    if (!card) {
-      this.message = "Nothing is on screen, so that key was not used.";
+    if (!card) {  // never applied to an item the person has not seen: said, counted, not lost silently
+      this.unused += 1;
+      this.message = this.state() === "loading"
+        ? `Key ${k.key} not used: the next ${this.noun} are loading.`
+        : `Key ${k.key} not used: nothing is left to label.`;
       this.paintStatus();
+      this.send();
       return;
     }
     if (this.noteSpec.required && !this.note.value.trim()) {
@@ -238,6 +373,7 @@ class Surface {
       action: k.action, value: k.value, note: this.note.value || "", fields,
     };
     this.note.value = "";
+    this.message = "";  // a new label: the last action's status line no longer applies
     this.outbox.push(label);
     this.persist();
     this.tell("labeled", card.uid);
@@ -280,11 +416,13 @@ class Surface {
 
   back() {
     if (!this.history.length) return;
+    this.message = "";
     this.browse = this.browse === null ? this.history.length - 1 : Math.max(0, this.browse - 1);
     this.paint();
   }
   forward() {
     if (this.browse === null) return;
+    this.message = "";
     this.browse = this.browse + 1 >= this.history.length ? null : this.browse + 1;
     this.paint();
   }
@@ -337,14 +475,24 @@ class Surface {
     }
   }
 
+  // labeling (an item on screen), browsing (looking back), loading (queue empty, more to
+  // come), empty (nothing left)
+  state() {
+    if (this.browse !== null) return "browsing";
+    if (this.current) return "labeling";
+    return this.outbox.length || !this.exhausted ? "loading" : "empty";
+  }
+
   paint() {
     const card = this.shown();
     this.root.dataset.uid = card ? card.uid : "";
     this.root.dataset.pending = String(this.outbox.length);
+    this.root.dataset.state = this.state();
+    this.root.dataset.queue = String(this.queue.length);
     this.body.replaceChildren();
     if (!card) {
-      const waiting = this.outbox.length || !this.exhausted;
-      this.title.textContent = waiting ? "Loading the next items\u2026" : this.emptyText;
+      const waiting = this.state() === "loading";
+      this.title.textContent = waiting ? `Loading the next ${this.noun}\u2026` : this.emptyText;
       this.meta.textContent = "";
       this.banner.hidden = true;
     } else {
@@ -412,10 +560,13 @@ class Surface {
     this.root.dataset.pending = String(pending);
     this.root.dataset.saved = String(this.saved);
     this.root.dataset.refused = String(this.refused);
+    this.root.dataset.unused = String(this.unused);
     const parts = [`Saved ${this.saved}`, `pending ${pending}`, `refused ${this.refused}`];
     this.status.textContent = parts.join(" \u00b7 ") + (this.message ? ` \u2014 ${this.message}` : "");
     this.status.className = "gs-status" + (this.message && this.message.startsWith("Not ") ? " gs-warn" : "");
-    const n = this.history.filter((h) => h.status !== "undone" && h.status !== "refused").length;
+    const kept = this.history.filter((h) => h.status !== "undone" && h.status !== "refused");
+    const skipped = kept.filter((h) => h.label.action === "skip").length;
+    const n = kept.length - skipped;  // a skip labels nothing (issue 29 L5)
     const hours = this.started ? (Date.now() - this.started) / 3600000 : 0;
     const rate = hours > 0 && n > 1 ? Math.round(n / hours) : null;
     let left = "";
@@ -423,7 +574,8 @@ class Surface {
       const remaining = Math.max(0, this.progress.total - this.progress.done - pending);
       left = ` \u00b7 ${remaining} left of ${this.progress.total}`;
     }
-    this.counter.textContent = `This session: ${n} labeled` + (rate ? ` \u00b7 ${rate} items/hour` : "") + left;
+    this.counter.textContent = `This session: ${n} labeled` + (skipped ? ` \u00b7 ${skipped} skipped` : "")
+      + (rate ? ` \u00b7 ${rate} labeled/hour` : "") + left;
   }
 
   paintOverlay() {
