@@ -87,9 +87,12 @@ def uid(item: dict[str, Any]) -> str:
     return item_uid(item)
 
 
-def _queue_ahead(key: str, scope: str, ahead: int, fetch: Callable[[int], list[dict[str, Any]]],
+def _queue_ahead(key: str, actor: str, scope: str, ahead: int, fetch: Callable[[int], list[dict[str, Any]]],
                  count: Callable[[], tuple[int, int]]) -> QueueAhead:
-    """The session's queue for this surface, refilled and recounted only when due."""
+    """The session's queue for this surface, refilled and recounted only when due. It is the
+    signed-in person's: another sign-in in the same browser session starts afresh (never
+    another person's cards or counts)."""
+    scope = f"{actor}\x1f{scope}"
     queue = st.session_state.get(_queue_key(key))
     if not isinstance(queue, QueueAhead) or queue.scope != scope or queue.ahead != ahead:
         queue = QueueAhead(ahead=ahead, scope=scope)
@@ -127,7 +130,7 @@ def labeling_surface(*, key: str, surface: str, actor: str, keys: Sequence[tuple
     ``noun`` names the items in "Loading the next passages…"."""
     low = 0  # the browser asks for more below this many cards (0: it never asks, the page refills each run)
     if fetch is not None and count is not None:
-        queue = _queue_ahead(key, scope, ahead, fetch, count)
+        queue = _queue_ahead(key, actor, scope, ahead, fetch, count)
         cards, progress, exhausted, low = queue.cards, queue.progress(), queue.exhausted, queue.low
     if empty_pool is not None and progress is not None and progress.get("total") == 0:
         empty = empty_pool
