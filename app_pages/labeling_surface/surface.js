@@ -278,7 +278,7 @@ class Surface {
       if (label.action !== "undo") this.doneHere.delete(label.uid);
     } else {
       this.saved += 1;
-      if (h) h.status = "saved";
+      if (h && h.status !== "undone") h.status = "saved";  // an undo pressed before this ack stands
     }
   }
 
