@@ -194,3 +194,140 @@ def old_layout_aliases() -> bool:
     if not any(isinstance(f, _OldLayout) for f in sys.meta_path):
         sys.meta_path.insert(0, _OldLayout())
     return True
+
+
+# ---- other processes: CPU and memory of a server's process tree -----------------------------------
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat after the command name (which may hold spaces): fields 3.. of proc(5)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its live descendants (from each process's parent id in /proc)."""
+    import os
+
+    parents: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            f = _stat_fields(int(name))
+            if f is not None:
+                parents.setdefault(int(f[1]), []).append(int(name))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(parents.get(p, []))
+    return out
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) used so far by ``pid`` and its live descendants, plus the
+    children they have reaped (``cutime``/``cstime``: PostgreSQL's finished backends count
+    through the postmaster). Differences of two readings give a window's CPU."""
+    import os
+
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for p in process_tree(pid):
+        f = _stat_fields(p)
+        if f is not None:
+            total += sum(int(x) for x in f[11:15])  # utime, stime, cutime, cstime
+    return total / tick
+
+
+def proc_hwm_mib(pid: int) -> float | None:
+    """Peak RSS (``VmHWM``) of another process, MiB; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return mib(int(line.split()[1]))
+    except OSError:
+        pass
+    return None
+
+
+def tree_hwm_mib(pid: int) -> float:
+    """Sum of the peak RSS of ``pid`` and its live descendants, MiB (an upper bound of the
+    tree's peak: the peaks need not coincide)."""
+    return round(sum(proc_hwm_mib(p) or 0.0 for p in process_tree(pid)), 1)
+
+
+# ---- a throwaway PostgreSQL cluster for a benchmark ------------------------------------------------
+
+
+class PgCluster:
+    """initdb + pg_ctl start in a new temporary folder (its own: the server's user must reach
+    it, and a benchmark's work folder is private to the caller) on loopback, Debian's binaries (off PATH:
+    /usr/lib/postgresql/<ver>/bin). Unlike the tests' cluster (tests/pg.py) it keeps
+    PostgreSQL's durability settings (fsync, synchronous commit): a benchmark of a team's
+    store measures the commits a team's server makes. As root, the server runs as the
+    ``postgres`` user in a directory it owns."""
+
+    def __init__(self) -> None:
+        import glob
+        import os
+        import pwd
+        import shutil
+        import socket
+        import subprocess
+        import tempfile
+        from pathlib import Path
+
+        found = shutil.which("pg_ctl")
+        cands = [str(Path(os.path.realpath(found)).parent)] if found and shutil.which("initdb") else []
+        cands += [str(Path(p).parent) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), reverse=True)]
+        if not cands:
+            raise SystemExit("PostgreSQL server binaries not found (apt-get install postgresql)")
+        self.bindir = Path(cands[0])
+        self.root = Path(tempfile.mkdtemp(prefix="bench-pg-"))
+        self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if os.geteuid() == 0:
+            pw = pwd.getpwnam("postgres")
+            os.chown(self.root, pw.pw_uid, pw.pw_gid)
+        os.chmod(self.root, 0o700)
+        self.data = self.root / "data"
+        run = dict(check=True, capture_output=True, text=True, cwd="/")
+        try:
+            subprocess.run([*self._as, str(self.bindir / "initdb"), "-D", str(self.data), "-U", "golden",
+                            "--auth=trust", "-E", "UTF8", "--locale=C"], **run)
+        except subprocess.CalledProcessError as exc:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise SystemExit(f"initdb failed: {exc.stderr}") from None
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c max_connections=300"
+        try:
+            subprocess.run([*self._as, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l",
+                            str(self.root / "log"), "-o", opts, "-w", "-t", "60", "start"], **run)
+        except subprocess.CalledProcessError as exc:
+            log = (self.root / "log").read_text() if (self.root / "log").exists() else ""
+            raise SystemExit(f"pg_ctl start failed: {exc.stderr}\n{log[-2000:]}") from None
+
+    def url(self, dbname: str) -> str:
+        return f"postgresql://golden@127.0.0.1:{self.port}/{dbname}"
+
+    def admin(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(sql)
+
+    def postmaster_pid(self) -> int:
+        """The server's first process (its backends are its children)."""
+        return int((self.data / "postmaster.pid").read_text().split()[0])
+
+    def stop(self) -> None:
+        import shutil
+        import subprocess
+
+        subprocess.run([*self._as, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop"],
+                       capture_output=True, cwd="/")
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -210,6 +210,7 @@ _SLOW: tuple[str, ...] = (
 # Real-browser tests outside tests/test_browser*.py (they drive Chromium too).
 _BROWSER_ELSEWHERE: tuple[str, ...] = (
     "tests/test_scripts.py::test_bench_browser_labeling_counts_every_key_on_the_item_painted",
+    "tests/test_scripts.py::test_bench_team_load_quick_stores_each_key_once_on_the_item_painted",
 )
 # a hung browser or app server fails its test (pytest-timeout) instead of stalling CI; generous:
 # the slowest browser test takes about a minute on 2 shared cores

@@ -232,3 +232,63 @@ def test_bench_api_imports_the_same_run_both_ways_and_reads_the_frozen_manifest(
     assert report["lines"] == 2000 and report["manifest_reads"] == 10
     assert report["http_import_median_s"] > 0 and report["cli_import_median_s"] > 0
     assert report["server_peak_during_upload_mib"] >= report["server_rss_before_upload_mib"] > 0
+
+
+def _bench_team_load():
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    spec = importlib.util.spec_from_file_location("bench_team_load", ROOT / "scripts" / "bench_team_load.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bench_team_load_tally_counts_each_kind_of_wrong_label_by_hand():
+    """The team-load figures on a hand-made page record and store: ann00 pressed 2 on A, 1 on
+    B, a key with nothing painted, 3 on C, and 1 on E that the surface made no label of; the
+    store holds A:2 twice, B:0, D:1 and nothing on C or E. So: 1 dry key, 1 key without a
+    label (E: not lost, no label was made), 1 lost (C, acknowledged: the third acknowledgement is its), 1 doubled
+    (A), 2 misattributed (B's other grade, D never pressed). Acknowledgements map to labels
+    in order: 0.1, 0.3 and 0.2 s."""
+    mod = _bench_team_load()
+    uid = lambda q: json.dumps({"doc_id": "d", "end": 9, "query_id": q, "start": 0})  # noqa: E731
+    keys = [{"t": 1000.0, "key": "2", "uid": uid("A"), "made": 1}, {"t": 2000.0, "key": "1", "uid": uid("B"), "made": 1},
+            {"t": 3000.0, "key": "0", "uid": "", "made": 0}, {"t": 4000.0, "key": "3", "uid": uid("C"), "made": 1},
+            {"t": 5000.0, "key": "1", "uid": uid("E"), "made": 0}]
+    record = {"keys": keys, "acks": [1100.0, 2300.0, 4200.0], "resets": 0}
+    item = lambda q: (q, "d", 0, 9)  # noqa: E731
+    stored = {"ann00": [(item("A"), 2), (item("A"), 2), (item("B"), 0), (item("D"), 1)]}
+    got = mod.tally([record], stored)
+    assert {k: got[k] for k in ("keys", "dry_keys", "keys_without_label", "labels_made", "acks", "lost", "lost_acked",
+                                "doubled", "misattributed")} == {
+        "keys": 5, "dry_keys": 1, "keys_without_label": 1, "labels_made": 3, "acks": 3, "lost": 1, "lost_acked": 1,
+        "doubled": 1, "misattributed": 2}
+    assert (got["ack_p50_s"], got["ack_max_s"]) == (0.2, 0.3)
+
+
+def test_bench_team_load_quick_stores_each_key_once_on_the_item_painted(tmp_path):
+    """`bench_team_load.py --quick` in real chromium (2 annotators, 10 s, one server): every
+    key is counted, each made a label that was acknowledged, and the kept store holds exactly
+    one grade per key, each annotator's on distinct items, as the bench reports."""
+    import duckdb
+
+    keep = tmp_path / "kept"
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_team_load.py"), "--quick", "--code", ".",
+                          "--json", "--keep", str(keep)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["store"]["pool_items"] == 300 and len(report["cells"]) == 1
+    cell = report["cells"][0]
+    assert "error" not in cell, cell
+    assert (cell["servers"], cell["n"], cell["cpu_job"], cell["seconds"]) == (1, 2, "off", 10)
+    assert cell["keys"] == 20 and cell["dry_keys"] == 0 and cell["labels_made"] == 20
+    assert cell["acks"] <= 20 and 0 <= cell["unacked_after_drain"] <= 20
+    assert (cell["lost"], cell["doubled"], cell["misattributed"], cell["keys_without_label"]) == (0, 0, 0, 0)
+    assert cell["ack_p50_s"] > 0 and cell["server_cpu_s"] > 0 and cell["server_peak_mib"][0] > 0
+    assert cell["page_errors"] == []
+    with duckdb.connect(str(keep / "new-s1-n2-quiet" / "golden.duckdb"), read_only=True) as con:
+        rows = con.execute("SELECT actor, count(*), count(DISTINCT (query_id, doc_id, start, \"end\")) FROM grade_events "
+                           "WHERE op = 'grade' GROUP BY actor ORDER BY actor").fetchall()
+    assert rows == [("ann00", 10, 10), ("ann01", 10, 10)]
+    assert set(report["aims"]["new"].values()) == {None}  # no aim's cell in a quick run
