@@ -42,8 +42,9 @@ another grade than the key's; only keys that made a label count); dry keys (pres
 no item was painted: the surface empty or loading); keys without a label (an item was
 painted but the surface made no label of the key); the servers' CPU seconds over the key phase + drain (their process
 trees, /proc/PID/stat; PostgreSQL's postmaster tree reported apart) and peak RSS (VmHWM);
-the browsers' CPU (Chromium and Playwright's driver, which share the cores: on one machine
-the annotators' browsers are part of the load).
+the browsers' CPU (Chromium and Playwright's driver, which share the cores). In a team the
+annotators' browsers run on their own machines, so Chromium runs at niceness 10 by default
+(``--browser-nice``; 0 puts it at the servers' priority and makes the browsers part of the load).
 
 Aims (issue 29), printed met / not met: 12 annotators at 1 key/s on one server with the
 cores shared (``--cpu-job on``): ack p95 <= 1 s, 0 lost, 0 dry (and nothing doubled,
@@ -382,8 +383,22 @@ async def _annotate(page, start: float, offset: float, seconds: int, rng: random
     return lag
 
 
+def niced(exe: str, nice: int, folder: Path) -> str:
+    """``exe`` itself, or (``nice`` > 0) a wrapper that starts it at that niceness: Chromium
+    and every renderer it forks then yield the cores to the servers and the CPU job. On a
+    team the annotators' browsers run on their own machines; here they share the server's two
+    cores, so at the servers' priority they would be part of the load the aims are about."""
+    if nice <= 0:
+        return exe
+    wrapper = folder / "chromium-niced"
+    wrapper.write_text(f'#!/bin/sh\nexec nice -n {int(nice)} "{exe}" "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
 async def drive(urls: list[str], n: int, seconds: int, drain_s: float, cpu_job, seed: int,
-                server_pids: list[int], pg_pid: int | None, timeout_s: float, say) -> dict:
+                server_pids: list[int], pg_pid: int | None, timeout_s: float, say, browser_nice: int = 0,
+                folder: Path | None = None) -> dict:
     """Sign in ``n`` annotators (annotator i on urls[i % len(urls)]), then the key phase and
     the drain; the page-side records, the servers' CPU over key phase + drain."""
     from playwright.async_api import async_playwright
@@ -393,7 +408,8 @@ async def drive(urls: list[str], n: int, seconds: int, drain_s: float, cpu_job, 
         raise SystemExit("needs Debian's chromium on PATH (apt-get install chromium)")
     out: dict = {}
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        launch_exe = niced(exe, browser_nice, folder) if folder is not None else exe
+        browser = await pw.chromium.launch(executable_path=launch_exe, args=CHROMIUM_ARGS)
         try:
             gate = asyncio.Semaphore(4)  # sign-ins a few at a time (each is a few script runs)
 
@@ -570,7 +586,8 @@ def run_cell(root: Path, code: str, servers: int, n: int, cpu: bool, a: argparse
             apps.append(App(root, db, cell_dir / f"server{s}", PORTS[s]))
         job = (lambda: start_cpu_job(a.cpu_kind, root, cell_dir / "cpu-job", int(a.pool))) if cpu else None
         res = asyncio.run(drive([x.url for x in apps], n, int(a.seconds), float(a.drain), job, int(a.seed), [x.proc.pid for x in apps],
-                                pg.postmaster_pid() if pg and servers > 1 else None, float(a.timeout), say))
+                                pg.postmaster_pid() if pg and servers > 1 else None, float(a.timeout), say,
+                                browser_nice=int(a.browser_nice), folder=cell_dir))
         res["server_peak_mib"] = [tree_hwm_mib(x.proc.pid) for x in apps]
     finally:
         for x in apps:
@@ -648,6 +665,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", default="main", help="git revision measured as the baseline ('' for none)")
     ap.add_argument("--code", default="HEAD", help="git revision measured as this code ('.': the working tree)")
     ap.add_argument("--pool", type=int, default=6000, help="pool items in the generated store")
+    ap.add_argument("--browser-nice", type=int, default=10,
+                    help="niceness of Chromium (0: the servers' priority); the annotators' browsers are "
+                         "on their own machines in a team, here they share the cores")
     ap.add_argument("--drain", type=float, default=20.0, help="seconds after the last key for acknowledgements")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a sign-in or page may take")
     ap.add_argument("--seed", type=int, default=29)
