@@ -274,12 +274,14 @@ def generate(db: Path, n_queries: int, n_events: int, n_docs: int, seed: int) ->
                 if r < 0.04:
                     gr_rows.append({**base, "op": "unsure", "grade": None, "actor": a, "t": ta})
                     continue
-                g = true if rng.random() < 0.8 else min(3, max(0, true + rng.choice([-1, 1])))
+                # an unanswerable question is never graded as answered (2+): a freeze refuses that (issue 29)
+                top = 1 if neg else 3
+                g = true if rng.random() < 0.8 else min(top, max(0, true + rng.choice([-1, 1])))
                 gr_rows.append({**base, "op": "grade", "grade": g, "actor": a, "t": ta})
                 current[a] = g
                 r = rng.random()
                 if r < 0.05:  # changed their mind
-                    g = min(3, max(0, g + rng.choice([-1, 1])))
+                    g = min(top, max(0, g + rng.choice([-1, 1])))
                     gr_rows.append({**base, "op": "grade", "grade": g, "actor": a, "t": ta + 3600})
                     current[a] = g
                 elif r < 0.06:

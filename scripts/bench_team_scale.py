@@ -136,6 +136,11 @@ def child_generate(a: argparse.Namespace) -> dict:
     assigned = store.df("SELECT annotator, query_id, doc_id, start, \"end\" FROM round_assignments")
     n = len(items)
     truth = nrng.choice(4, size=n, p=[0.4, 0.25, 0.2, 0.15])
+    # an unanswerable question's passages are at most related (1): a freeze refuses one graded
+    # as answered (issue 29), and the people who grade them know the question has no answer
+    unanswerable = set(store.df("SELECT query_id FROM queries WHERE NOT answerable")["query_id"])
+    negative = items["query_id"].isin(unanswerable).to_numpy()
+    truth = np.where(negative, np.minimum(truth, 1), truth)
     m = 1 + nrng.binomial(8, 0.5, size=n)
     it_idx = np.repeat(np.arange(n), m)
     actor_idx = np.concatenate([nrng.choice(len(people), size=k, replace=False) for k in m])
@@ -149,6 +154,7 @@ def child_generate(a: argparse.Namespace) -> dict:
     final = truth[labels["i"].to_numpy()]
     flip = nrng.random(len(labels)) < 0.03
     final = np.where(flip, np.clip(final + nrng.choice([-1, 1], size=len(labels)), 0, 3), final)
+    final = np.where(negative[labels["i"].to_numpy()], np.minimum(final, 1), final)
     n_ev = 1 + nrng.geometric(0.3, size=len(labels)) - 1
     n_ev = np.minimum(n_ev, 12)
     li = np.repeat(np.arange(len(labels)), n_ev)

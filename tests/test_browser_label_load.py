@@ -206,7 +206,7 @@ _RUN = "q001 Q0 pension 1 3.0 sysa\nq001 Q0 sick-leave 2 2.0 sysa\n"
 @pytest.fixture
 def dispute_server(tmp_path: Path) -> Iterator[Server]:
     """The demo in accounts mode with one pooled passage that ann graded 0 and bob 3."""
-    _cli(tmp_path, "demo")
+    _cli(tmp_path, "demo", "--small")
     for name in ("admin", "lead", "ann", "bob"):
         _add_user(tmp_path, name)
     run = tmp_path / "sysa.run"

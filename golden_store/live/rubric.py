@@ -61,12 +61,15 @@ def unseen_versions(store: Store, username: str) -> list[dict]:
     they wrote themselves: every version after the last one they saw. Someone who never saw
     one gets the changes written since their account was made: neither the first rubric nor
     the one in force when they joined is a change to them (issue 29, L2: a brand-new user was
-    told "The rubric changed: v1 is in force"); they read it on the Judge page."""
+    told "The rubric changed: v1 is in force"); they read it on the Judge page. Without an
+    account (single-user local mode) every version after the first is news."""
     last = store.read_one("SELECT max(version) FROM rubric_seen WHERE username = ?", [username])[0]
     if last is None:
         rows = store.read_dicts("SELECT r.version, r.changelog, r.actor, r.created_at FROM rubric_versions r "
-                                "JOIN users u ON u.username = ? AND r.created_at > u.created_at "
+                                "LEFT JOIN users u ON u.username = ? "
                                 "WHERE r.version > (SELECT min(version) FROM rubric_versions) "
+                                # no account (single-user local mode): every change after the first
+                                "AND (u.created_at IS NULL OR r.created_at > u.created_at) "
                                 "ORDER BY r.version", [username])
     else:
         rows = store.read_dicts("SELECT version, changelog, actor, created_at FROM rubric_versions "

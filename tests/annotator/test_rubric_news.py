@@ -24,3 +24,20 @@ def test_a_new_account_gets_only_changes_made_after_it_joined(store):
     v4 = judging.edit_rubric(store, lead, text + "\nRule four.", "rule four")
     assert [n["changelog"] for n in judging.rubric_news(store, ann)] == ["rule four"] and v4 == v3 + 1
     assert judging.rubric_news(store, lead) == []  # its author
+
+
+def test_without_accounts_every_change_after_the_first_rubric_is_news(store):
+    """Single-user local mode has no account row to date a joining by: the local admin is told
+    of every version after the first (never "v1 is in force"), until "Got it"."""
+    local = identity.LOCAL_USER
+    first = judging.rubric(store, local)
+    text = first["text"] if first else "Grade 0-3."
+    if first is None:
+        judging.edit_rubric(store, local, text, "first")
+    assert judging.rubric_news(store, local) == []
+    from golden_store.live import rubric as rubric_store
+
+    v2 = rubric_store.add_rubric_version(store, text + "\nRule two.", "rule two", actor="demo-lena")
+    assert [n["version"] for n in judging.rubric_news(store, local)] == [v2]
+    judging.acknowledge_rubric(store, local, v2)
+    assert judging.rubric_news(store, local) == []
