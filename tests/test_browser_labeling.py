@@ -343,6 +343,11 @@ def test_quoting_by_selecting_text_in_the_document(team_server: Server, team_pag
     main.get_by_text("Selecting it in the document").click()
     viewer = main.locator(".gdv-text")
     expect(viewer).to_contain_text(quote)
+    # the viewer scrolls itself into view one animation frame after it is drawn (and a rerun
+    # draws it again): measure only once the page is idle and two frames have passed, or a
+    # busy machine moves the text after the positions were taken (a flake of the full suite)
+    idle(page)
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
     start = page.evaluate(_CHAR_BOX_JS, [quote, "start"])  # scrolls the passage into view
     end = page.evaluate(_CHAR_BOX_JS, [quote, "end"])
     page.mouse.move(start["x"], start["y"])
