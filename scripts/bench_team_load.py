@@ -193,12 +193,9 @@ def run_child(op: str, code_root: Path, cwd: Path, **kw) -> dict:
 
 
 def _tree(rev: str, work: Path, name: str) -> Path:
-    if rev == ".":
-        return ROOT
-    tree = work / name
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev], check=True,
-                   capture_output=True)
-    return tree
+    from benchlib import code_tree
+
+    return code_tree(ROOT, rev, work, name)
 
 
 def _cli(root: Path, db: str, cwd: Path, *args: str) -> None:

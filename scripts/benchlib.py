@@ -331,3 +331,19 @@ class PgCluster:
         subprocess.run([*self._as, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop"],
                        capture_output=True, cwd="/")
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def code_tree(root, rev: str, work, name: str):
+    """The code at git revision ``rev`` as a folder: ``root`` itself for ``"."`` (the working
+    tree), else a detached worktree ``work/name`` (the caller removes it). Benchmarks measure a
+    baseline and this code side by side in one run this way."""
+    import subprocess
+    from pathlib import Path
+
+    if rev == ".":
+        return Path(root)
+    tree = Path(work) / name
+    subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(tree), rev], check=True,
+                   capture_output=True)
+    return tree
+
