@@ -182,6 +182,24 @@ def current_user() -> User | None:
     return user
 
 
+def label_pass(surface: str, scope: str, page: str) -> dict | None:
+    """The direct label channel's details for a surface on this page (``port``, ``pass``,
+    ``scope``), or None when this process serves no channel or nobody is signed in: the
+    surface then sends its labels through Streamlit (annotator/label_channel.py)."""
+    from annotator import label_channel
+
+    port = label_channel.endpoint_port()
+    user = current_user()
+    if port is None or user is None or surface not in label_channel.SURFACES:
+        return None
+    mode = auth_mode()
+    token = st.session_state.get("session_token") if mode == "accounts" else None
+    if mode == "accounts" and not token:
+        return None
+    return {"port": port, "scope": scope,
+            "pass": label_channel.issue(user, mode=mode, session=token, surface=surface, scope=scope, page=page)}
+
+
 def sign_out() -> None:
     """End this browser's session on the server (the cookie is cleared on the next run)."""
     sessions.end(store(), st.session_state.pop("session_token", None))

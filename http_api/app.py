@@ -9,7 +9,7 @@ from fastapi import FastAPI
 
 from golden_store.db.store import Store
 from http_api import auth, problems, uploads
-from http_api.routes import imports, meta, results, versions
+from http_api.routes import imports, meta, results, surface, versions
 
 PREFIX = auth.PREFIX
 DESCRIPTION = """The golden-set studio's HTTP API: import runs, transcripts, answers and queries;
@@ -36,6 +36,7 @@ def create_app(store_location: str | None = None, *, store: Store | None = None)
     app.state.store = store
     problems.install(app)
     app.include_router(meta.router, prefix=PREFIX)
+    app.include_router(surface.router)  # the labeling surface's own path, outside /api/v1 (its pass is its credential)
     for r in (imports.router, versions.router, results.router):
         app.include_router(r, prefix=PREFIX, responses=problems.responses(401, 403, 404, 409, 413, 422, 429))
     # the last added is outermost: the token is checked before a byte of the body is read,

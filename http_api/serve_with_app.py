@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="the port was not asked for (the app's + 1): if taken, serve the app alone, with a warning")
     a = p.parse_args(ours)
 
-    from annotator import background, context
+    from annotator import background, context, label_channel
     from http_api.serving import ThreadedServer
 
     from golden_store.core.errors import GoldenError
@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     server: ThreadedServer | None = None
     try:
         server = ThreadedServer(location, a.api_host, a.api_port).start()
+        label_channel.advertise(server.port)  # the app's labeling surfaces post their labels here
         print(f"golden serve: API at http://{a.api_host}:{server.port}/api/v1 (docs at /api/v1/docs)",
               file=sys.stderr)
     except RuntimeError:

@@ -126,16 +126,22 @@ def read_store(db: str | Path) -> Iterator:
 
 
 @contextmanager
-def _serve(tmp_path: Path, port: int | None = None, db: str | None = None) -> Iterator[Server]:
+def _serve(tmp_path: Path, port: int | None = None, db: str | None = None, *,
+           golden_serve: bool = False) -> Iterator[Server]:
     """``streamlit run app.py`` on ``db`` (default: this test's store, :func:`store_location`),
     as ``golden serve`` would (on ``port`` when given: a restarted server keeps its address,
-    so browsers reconnect)."""
+    so browsers reconnect). ``golden_serve``: ``golden serve`` itself, the app and the API
+    (with the labeling surfaces' direct channel) in one process, the API on ``port + 1``."""
     port = port or _free_port()
     db = db or store_location()
     env = dict(os.environ, GOLDEN_DB=str(db))
     env.pop("GOLDEN_VERSIONS", None)  # versions go next to the store: <tmp>/versions
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
-           "--server.headless", "true", "--browser.gatherUsageStats", "false", *server_flags()]
+    env.pop("GOLDEN_API_PORT", None)
+    if golden_serve:
+        cmd = [sys.executable, "-m", "annotator.cli", "--db", str(db), "serve", "--port", str(port)]
+    else:
+        cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
+               "--server.headless", "true", "--browser.gatherUsageStats", "false", *server_flags()]
     log = tmp_path / "server.log"
     log_fh = log.open("ab")
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=log_fh, stderr=subprocess.STDOUT)

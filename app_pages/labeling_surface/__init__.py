@@ -28,11 +28,18 @@ DOM attributes on the surface's root (``.gs-root``), for tests and benchmarks:
   own label), ``loading`` (the queue ran empty while the pool is not exhausted: a key then
   labels nothing and says so), ``empty`` (nothing left to label);
 * ``data-queue``: items waiting in the browser behind the one on screen;
-* ``data-unused``: keys pressed while nothing was on screen (each reported in the status).
+* ``data-unused``: keys pressed while nothing was on screen (each reported in the status);
+* ``data-channel``: ``direct`` while labels go through the direct channel, else ``page``.
+
+The direct channel (issue 29): under ``golden serve`` a surface with ``fetch``/``count`` whose
+surface the channel knows (:data:`annotator.label_channel.SURFACES`) is also given a label
+pass, and its browser posts batches to the API process's ``/surface/v1/batch`` instead of
+rerunning this fragment; the page path stays for everything the channel cannot take.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,6 +49,7 @@ import streamlit as st
 
 from annotator.label_queue import QueueAhead, item_uid
 from annotator.labeling import Ack
+from app_pages._shared import label_pass
 
 _HERE = Path(__file__).resolve().parent
 _COMPONENT = st.components.v2.component(
@@ -58,6 +66,11 @@ def _acks_key(key: str) -> str:
 
 def _queue_key(key: str) -> str:
     return f"_label_queue_{key}"
+
+
+def _page_id(key: str) -> str:
+    """This browser session's id for the surface's queue on the direct channel."""
+    return st.session_state.setdefault(f"_label_page_{key}", secrets.token_hex(8))
 
 
 def _receive(key: str, submit: Callable[[list], list[Ack]]) -> None:
@@ -129,9 +142,11 @@ def labeling_surface(*, key: str, surface: str, actor: str, keys: Sequence[tuple
     ``empty_pool`` replaces ``empty`` when the count says the queue has no items at all;
     ``noun`` names the items in "Loading the next passages…"."""
     low = 0  # the browser asks for more below this many cards (0: it never asks, the page refills each run)
+    direct = None
     if fetch is not None and count is not None:
         queue = _queue_ahead(key, actor, scope, ahead, fetch, count)
         cards, progress, exhausted, low = queue.cards, queue.progress(), queue.exhausted, queue.low
+        direct = label_pass(surface, scope, _page_id(key))
     if empty_pool is not None and progress is not None and progress.get("total") == 0:
         empty = empty_pool
     data = {
@@ -147,5 +162,6 @@ def labeling_surface(*, key: str, surface: str, actor: str, keys: Sequence[tuple
         "noun": noun,
         "note": {"label": note, "required": note_required},
         "fields": [{"name": n, "label": lbl} for n, lbl in fields],
+        "direct": direct,
     }
     _COMPONENT(key=key, data=data, on_send_change=lambda: _receive(key, submit))

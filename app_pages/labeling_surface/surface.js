@@ -10,6 +10,12 @@
 // person did not see). The root's data-* attributes (uid, state, pending, saved, refused,
 // queue, unused) are documented in __init__.py for tests and benchmarks.
 //
+// The direct channel (issue 29): when the page gives a label pass (`data.direct`), batches go
+// to the server's label endpoint (annotator/label_channel.py) with fetch, and its answer carries
+// the acknowledgements, the next items when the queue ran low, and progress: no Streamlit
+// rerun per batch. Anything the channel refuses or cannot reach goes through Streamlit as
+// before (the label ids are the same, so a label sent both ways is written once).
+//
 // Every piece of item text is set with textContent: corpus text is untrusted and never HTML.
 
 const RESEND_MS = 1500;
@@ -18,6 +24,7 @@ const HEARTBEAT_MS = 1000; // a tab with pending labels says it is alive this of
 const ORPHAN_MS = 10000;   // an outbox not refreshed for this long belongs to a closed tab
 const RELOAD_AFTER_MS = 5000; // back from a lost connection and still no answer: reload (see watchConnection)
 const MAX_SEND = 200;
+const DIRECT_TIMEOUT_MS = 20000; // a channel request not answered by then: the page path takes over
 const BUILTIN_KEYS = [
   ["Backspace / z", "undo your last label"],
   ["\u2190 / \u2192", "back / forward through your labels of this session"],
@@ -84,6 +91,10 @@ class Surface {
     this.noun = "items";
     this.tab = tabId();
     this.lastBeat = 0;
+    this.direct = null;       // {url, pass, scope} of the direct channel, when the page gives one
+    this.directOff = false;   // the channel failed (unreachable, or its pass refused): use the page path
+    this.refusedPass = null;  // a pass the channel refused: a new one from the page may try again
+    this.directFed = false;   // the channel has given this queue items (the page's copy is older)
     this.build();
     this.onKey = (e) => this.key(e);
     document.addEventListener("keydown", this.onKey, true);
@@ -231,7 +242,7 @@ class Surface {
 
   // ---- data from Python ----
   update(data) {
-    this.inflight = false;
+    if (!this.usingDirect()) this.inflight = false;  // a channel request in flight answers for itself
     this.wasDown = false;  // the server answers: whatever happened to the connection is over
     this.upSince = 0;
     if (this.actor !== data.actor || this.surface !== data.surface) {
@@ -241,6 +252,9 @@ class Surface {
       this.restore();
       this.listen();
     }
+    const scopeBefore = this.direct ? this.direct.scope : null;
+    this.takeDirect(data.direct);
+    const sameScope = !!this.direct && this.direct.scope === scopeBefore;
     this.keys = data.keys || [];
     this.noteSpec = data.note || { label: "Note (optional)", required: false };
     this.note.placeholder = `${this.noteSpec.label} \u2014 Esc leaves the field`;
@@ -252,12 +266,79 @@ class Surface {
     this.emptyText = data.empty || "Nothing left in your queue.";
     this.exhausted = !!data.exhausted;
     for (const ack of data.acks || []) this.acknowledge(ack);
-    const pendingUids = new Set(this.outbox.filter((l) => l.action !== "undo").map((l) => l.uid));
-    this.queue = (data.items || []).filter((c) => !this.doneHere.has(c.uid) && !pendingUids.has(c.uid)
-      && !this.elsewhere.has(c.uid) && !(this.current && this.current.uid === c.uid));
+    // the channel keeps the queue once it has fed it: the page's copy is from its last run
+    if (!(this.directFed && sameScope && this.usingDirect())) {
+      this.directFed = false;
+      this.takeItems(data.items || []);
+    }
     if (!this.current && this.browse === null) this.current = this.queue.shift() || null;
     this.paint();
     this.send();
+  }
+
+  takeItems(items) {
+    const pendingUids = new Set(this.outbox.filter((l) => l.action !== "undo").map((l) => l.uid));
+    this.queue = items.filter((c) => !this.doneHere.has(c.uid) && !pendingUids.has(c.uid)
+      && !this.elsewhere.has(c.uid) && !(this.current && this.current.uid === c.uid));
+  }
+
+  takeDirect(direct) {
+    if (!direct || typeof direct.pass !== "string" || typeof direct.port !== "number") {
+      this.direct = null;
+      return;
+    }
+    const url = `${window.location.protocol}//${window.location.hostname}:${direct.port}/surface/v1/batch`;
+    this.direct = { url, pass: direct.pass, scope: String(direct.scope || "") };
+    if (this.refusedPass !== null && this.refusedPass !== direct.pass) {
+      this.refusedPass = null;  // a new pass: the channel may take it
+    }
+  }
+
+  usingDirect() {
+    return !!this.direct && !this.directOff && this.refusedPass === null;
+  }
+
+  // The channel's answer: like the page's data, for this surface's queue only.
+  fromDirect(answer) {
+    this.inflight = false;
+    for (const ack of answer.acks || []) this.acknowledge(ack);
+    if (answer.progress) this.progress = answer.progress;
+    if (typeof answer.low === "number") this.low = answer.low;
+    this.exhausted = !!answer.exhausted;
+    if (Array.isArray(answer.items)) {
+      this.takeItems(answer.items);
+      this.directFed = true;
+    }
+    if (!this.current && this.browse === null) this.current = this.queue.shift() || null;
+    this.paint();
+    if (this.outbox.length) this.send();  // labels made while this batch was on its way
+  }
+
+  directFailed(refused) {
+    this.inflight = false;
+    if (refused) this.refusedPass = this.direct ? this.direct.pass : "";
+    else this.directOff = true;  // unreachable from this browser: the page path for this page load
+    this.lastSend = 0;
+    this.paintStatus();
+    this.send();
+  }
+
+  postDirect(batch) {
+    const ctrl = window.AbortController ? new AbortController() : null;
+    const timer = ctrl ? window.setTimeout(() => ctrl.abort(), DIRECT_TIMEOUT_MS) : null;
+    // text/plain: a CORS simple request, no preflight round trip per batch
+    window.fetch(this.direct.url, {
+      method: "POST", headers: { "Content-Type": "text/plain;charset=UTF-8" }, cache: "no-store",
+      body: JSON.stringify({ pass: this.direct.pass, ...batch }), signal: ctrl ? ctrl.signal : undefined,
+    }).then((r) => {
+      if (timer) window.clearTimeout(timer);
+      if (r.status === 401) return this.directFailed(true);
+      if (!r.ok) return this.directFailed(false);
+      return r.json().then((answer) => this.fromDirect(answer));
+    }).catch(() => {
+      if (timer) window.clearTimeout(timer);
+      this.directFailed(false);
+    });
   }
 
   acknowledge(ack) {
@@ -289,17 +370,22 @@ class Surface {
   // no answer within RESEND_MS (lost, server restarting) is repeated with everything pending.
   // A send also says how many items wait here (`left`); with no labels it is a request for
   // more items (the queue fell below `low`), at most one per WANT_MS.
+  // Through the channel, a send waits for its answer (or its failure) however long: a busy
+  // server answers late, and a repeat would only add to its work.
   send() {
-    if (!this.setTrigger) return;
+    const direct = this.usingDirect();
+    if (!direct && !this.setTrigger) return;
     if (!this.outbox.length) {
       if (!this.wantsMore() || Date.now() - this.lastWant < WANT_MS) return;
       this.lastWant = Date.now();
     }
-    if (this.inflight && Date.now() - this.lastSend < RESEND_MS) return;
+    if (this.inflight && (direct || Date.now() - this.lastSend < RESEND_MS)) return;
     this.inflight = true;
     this.lastSend = Date.now();
     this.seq += 1;
-    this.setTrigger("send", { seq: this.seq, labels: this.outbox.slice(0, MAX_SEND), left: this.queue.length });
+    const batch = { seq: this.seq, labels: this.outbox.slice(0, MAX_SEND), left: this.queue.length };
+    if (direct) this.postDirect(batch);
+    else this.setTrigger("send", batch);
   }
   wantsMore() {
     return this.low > 0 && !this.exhausted && this.queue.length < this.low;
@@ -489,6 +575,7 @@ class Surface {
     this.root.dataset.pending = String(this.outbox.length);
     this.root.dataset.state = this.state();
     this.root.dataset.queue = String(this.queue.length);
+    this.root.dataset.channel = this.usingDirect() ? "direct" : "page";
     this.body.replaceChildren();
     if (!card) {
       const waiting = this.state() === "loading";
