@@ -72,6 +72,16 @@ def endpoint_port() -> int | None:
     return _advertised["port"]
 
 
+def endpoint_base() -> str | None:
+    """Where browsers reach the endpoint, when not at the app's host on :func:`endpoint_port`:
+    ``GOLDEN_SURFACE_URL`` (a URL, or a path such as ``/`` for the app's own origin, for a
+    proxy that sends ``/surface/`` to the API's port). None: the app's host and the port."""
+    import os
+
+    base = os.environ.get("GOLDEN_SURFACE_URL", "").strip()
+    return base or None
+
+
 # ---- passes ----------------------------------------------------------------------------------
 
 

@@ -196,7 +196,7 @@ def label_pass(surface: str, scope: str, page: str) -> dict | None:
     token = st.session_state.get("session_token") if mode == "accounts" else None
     if mode == "accounts" and not token:
         return None
-    return {"port": port, "scope": scope,
+    return {"port": port, "base": label_channel.endpoint_base(), "scope": scope,
             "pass": label_channel.issue(user, mode=mode, session=token, surface=surface, scope=scope, page=page)}
 
 

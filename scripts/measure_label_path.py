@@ -79,7 +79,15 @@ def measure(db: Path, n_labels: int) -> dict:
             return {"id": uuid.uuid4().hex, "by": user.username, "item": card["item"], "digest": card["digest"],
                     "action": "grade", "value": grade, "note": ""}
 
-        o_sub, o_prog, o_refill, n_sub, n_body = [], [], [], [], []
+        o_sub, o_prog, o_refill, n_sub, n_body, ch_batch = [], [], [], [], [], []
+        # the direct channel (annotator/label_channel.py): the whole server side of a batch but HTTP
+        from annotator import label_channel
+        from annotator.identity import LOCAL_USER
+
+        channel = label_channel.Channel()
+        pass_ = label_channel.issue(LOCAL_USER, mode="local", session=None, surface=judging.SURFACE, scope="random",
+                                    page="bench")
+        ch_cards = channel.batch(store, {"pass": pass_, "labels": [], "left": 0}, local_client=True)["items"]
         old_cards = [it.card() for it in judging.next_items(store, old_user, judging.QUEUE_AHEAD)]
         q = QueueAhead(ahead=judging.QUEUE_AHEAD)
         q.refill([it.card() for it in judging.next_items(store, new_user, judging.QUEUE_AHEAD)], exhausted=False)
@@ -110,6 +118,15 @@ def measure(db: Path, n_labels: int) -> dict:
             t2 = time.perf_counter()
             n_sub.append(t1 - t0)
             n_body.append(t2 - t1)
+            # the channel: one batch of one label, the browser holding the rest of its cards
+            card = ch_cards.pop(0)
+            t0 = time.perf_counter()
+            answer = channel.batch(store, {"pass": pass_, "labels": [label_for(LOCAL_USER, card, i % 4)],
+                                           "left": len(ch_cards)}, local_client=True)
+            json.dumps(answer)  # what the endpoint sends
+            ch_batch.append(time.perf_counter() - t0)
+            if answer["items"] is not None:
+                ch_cards = answer["items"]
         return {
             "before": {"submit": _ms(o_sub), "progress": _ms(o_prog), "refill": _ms(o_refill),
                        "per_label": _ms([a + b + c for a, b, c in zip(o_sub, o_prog, o_refill)])},
@@ -117,7 +134,8 @@ def measure(db: Path, n_labels: int) -> dict:
                       "per_label": _ms([a + b for a, b in zip(n_sub, n_body)]),
                       "refills": q.refills, "recounts": q.recounts,
                       "progress_incremental": [q.done, q.total],
-                      "progress_exact": list(judging.progress(store, new_user))}}
+                      "progress_exact": list(judging.progress(store, new_user))},
+            "channel": {"per_label": _ms(ch_batch)}}
     finally:
         store.close()
 

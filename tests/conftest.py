@@ -91,6 +91,7 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/app_pages/test_calibration_page.py",
     "tests/app_pages/test_demo_button.py",
     "tests/app_pages/test_double_annotation_pages.py",
+    "tests/app_pages/test_surface_page_side.py",
     "tests/app_pages/test_evidence_checks.py",
     "tests/app_pages/test_evidence_round_pages.py",
     "tests/app_pages/test_leak_pages.py",
@@ -212,6 +213,18 @@ _BROWSER_ELSEWHERE: tuple[str, ...] = (
     "tests/test_scripts.py::test_bench_browser_labeling_counts_every_key_on_the_item_painted",
     "tests/test_scripts.py::test_bench_team_load_quick_stores_each_key_once_on_the_item_painted",
 )
+# Real-browser tests of what the browser does (keys, focus, selection, storage, escaping, the
+# surface's fallback paths) with nothing engine-specific on the server: the DuckDB pass runs
+# them, the PostgreSQL pass leaves them out (it keeps every other browser test, the team test
+# of two servers on one PostgreSQL store and the direct label channel's main test among them),
+# so the suite stays inside CI's budget.
+_BROWSER_ONE_ENGINE: tuple[str, ...] = (
+    "tests/test_browser_label_load.py",
+    "tests/test_browser_md_escape.py",
+    "tests/test_browser_labeling.py::test_quoting_by_selecting_text_in_the_document",
+    "tests/test_browser_label_channel.py::test_a_restart_hands_pending_labels_to_the_page_and_back",
+    "tests/test_browser_label_channel.py::test_streamlit_run_alone_uses_the_page_path",
+)
 # a hung browser or app server fails its test (pytest-timeout) instead of stalling CI; generous:
 # the slowest browser test takes about a minute on 2 shared cores
 BROWSER_TIMEOUT_S = 600
@@ -236,7 +249,7 @@ def _on_a_store(item) -> bool:
 def pytest_collection_modifyitems(config, items) -> None:
     """Assign the markers above; then, on the PostgreSQL pass, skip the tests that are
     DuckDB-only by nature (the marker says why) and leave out those that ask for PostgreSQL
-    themselves (the DuckDB pass ran them)."""
+    themselves and the browser-side tests of _BROWSER_ONE_ENGINE (the DuckDB pass ran them)."""
     timeouts = config.pluginmanager.hasplugin("timeout")  # pytest-timeout, in the test extras
     for item in items:
         fixtures = set(item.fixturenames)
@@ -263,7 +276,8 @@ def pytest_collection_modifyitems(config, items) -> None:
         if marker is not None:
             why = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
             item.add_marker(pytest.mark.skip(reason=f"DuckDB-only: {why}"))
-        (done if _PG_FIXTURES & set(item.fixturenames) else keep).append(item)
+        one_engine = _PG_FIXTURES & set(item.fixturenames) or _under(item.nodeid, _BROWSER_ONE_ENGINE)
+        (done if one_engine else keep).append(item)
     if done:
         config.hook.pytest_deselected(items=done)
         items[:] = keep

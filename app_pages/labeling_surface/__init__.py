@@ -6,9 +6,9 @@ id and a digest of what was on screen.
 Python's part is small: receive the labels (a trigger value, handled in the component's
 callback before the page runs, so the queue the page then builds already reflects them), hand
 them to the surface's ``submit`` in ``annotator/`` (which owns the rules), and give the
-browser back the acknowledgements and the next items. Acknowledgements are kept in the
-session, so one lost to an interrupted rerun is delivered on the next; a label the browser
-re-sends is a duplicate and writes nothing.
+browser back the acknowledgements of that batch and the next items. An acknowledgement lost
+to an interrupted rerun is not lost: its label stays in the browser's outbox, goes again with
+the next batch, and is answered as a duplicate (written once).
 
 The label path comes first (issue 29): a page that passes ``fetch`` and ``count`` instead of
 ``cards`` and ``progress`` lets the surface keep its queue ahead
@@ -64,6 +64,10 @@ def _acks_key(key: str) -> str:
     return f"_label_acks_{key}"
 
 
+def _sent_key(key: str) -> str:
+    return f"_label_sent_{key}"
+
+
 def _queue_key(key: str) -> str:
     return f"_label_queue_{key}"
 
@@ -81,6 +85,10 @@ def _receive(key: str, submit: Callable[[list], list[Ack]]) -> None:
     if not isinstance(sent, dict):
         return
     labels = sent.get("labels") or []
+    # the page answers for this batch's labels only: a label whose answer was lost is still in
+    # the browser's outbox, so it comes again and is answered again (a duplicate writes nothing)
+    st.session_state[_sent_key(key)] = [raw.get("id") for raw in labels if isinstance(raw, dict)] \
+        if isinstance(labels, list) else []
     acks: dict[str, dict] = st.session_state.setdefault(_acks_key(key), {})
     answered = submit(labels) if labels else []
     for ack in answered:
@@ -93,6 +101,13 @@ def _receive(key: str, submit: Callable[[list], list[Ack]]) -> None:
         queue.note_acks(labels if isinstance(labels, list) else [], answered)
         left = sent.get("left")
         queue.browser_left = left if type(left) is int and left >= 0 else None
+
+
+def _acks_for_last_batch(key: str) -> list[dict]:
+    """The acknowledgements of the labels in the browser's last batch (not every one kept:
+    in a long session that list grew to 500 per rerun)."""
+    acks = st.session_state.get(_acks_key(key), {})
+    return [acks[i] for i in st.session_state.get(_sent_key(key), []) if isinstance(i, str) and i in acks]
 
 
 def uid(item: dict[str, Any]) -> str:
@@ -155,7 +170,7 @@ def labeling_surface(*, key: str, surface: str, actor: str, keys: Sequence[tuple
         "low": low,
         "items": [{**c, "uid": uid(c["item"])} for c in cards],
         "keys": [{"key": k, "action": a, "value": v, "label": lbl} for k, a, v, lbl in keys],
-        "acks": list(st.session_state.get(_acks_key(key), {}).values()),
+        "acks": _acks_for_last_batch(key),
         "progress": progress,
         "exhausted": exhausted,
         "empty": empty,

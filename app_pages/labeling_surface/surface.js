@@ -287,7 +287,10 @@ class Surface {
       this.direct = null;
       return;
     }
-    const url = `${window.location.protocol}//${window.location.hostname}:${direct.port}/surface/v1/batch`;
+    // GOLDEN_SURFACE_URL (a proxy's route to the API) when set, else the app's host at the API's port
+    const url = typeof direct.base === "string" && direct.base
+      ? new URL(direct.base.replace(/\/+$/, "") + "/surface/v1/batch", window.location.href).href
+      : `${window.location.protocol}//${window.location.hostname}:${direct.port}/surface/v1/batch`;
     this.direct = { url, pass: direct.pass, scope: String(direct.scope || "") };
     if (this.refusedPass !== null && this.refusedPass !== direct.pass) {
       this.refusedPass = null;  // a new pass: the channel may take it
