@@ -87,8 +87,8 @@ def endpoint_base() -> str | None:
 
 @dataclass(frozen=True)
 class Claims:
-    """What a pass says: ``user`` signed in by ``mode`` (with ``session``, the sign-in's
-    token, when ``mode`` is accounts) labels on ``surface`` in queue ``scope``; ``page`` tells
+    """What a pass says: ``user`` signed in by ``mode`` (with ``session``, the digest of the
+    sign-in's token, when ``mode`` is accounts; never the token itself) labels on ``surface`` in queue ``scope``; ``page`` tells
     one page's queue from another's; ``exp`` is a Unix time."""
 
     user: str
@@ -106,10 +106,11 @@ def _sign(body: bytes) -> str:
 
 def issue(user: User, *, mode: str, session: str | None, surface: str, scope: str, page: str,
           now: float | None = None) -> str:
-    """A pass for ``user`` on ``surface`` (signed, not secret from its own browser)."""
+    """A pass for ``user`` on ``surface`` (signed, not secret from its own browser);
+    ``session``: the sign-in's token, of which the pass keeps only the digest."""
     if mode not in MODES:
         raise ValueError(f"unknown sign-in mode {mode!r}")
-    claims = Claims(user.username, mode, session or "", surface, scope, page,
+    claims = Claims(user.username, mode, sessions.digest(session) if session else "", surface, scope, page,
                     (time.time() if now is None else now) + PASS_LIFETIME_S)
     body = json.dumps(asdict(claims), separators=(",", ":"), sort_keys=True).encode()
     return base64.urlsafe_b64encode(body).decode().rstrip("=") + "." + _sign(body)
@@ -188,7 +189,7 @@ class Channel:
         if known is not None and now - known[1] < RECHECK_S:
             return known[0]
         if claims.mode == "accounts":
-            user = sessions.user_for(store, claims.session)
+            user = sessions.user_for_digest(store, claims.session)
         else:  # oidc: the identity provider's sign-in is the browser's; the account must still be enabled
             user = identity.get_user(store, claims.user)
         if user is not None and user.username != claims.user:

@@ -35,6 +35,12 @@ def _sha(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def digest(token: str) -> str:
+    """What names a session without being its token (what the store keeps, and what a label
+    pass carries: a leaked pass must not be a way to sign in)."""
+    return _sha(token)
+
+
 def start(store: Store, user: User) -> str:
     """A new session for ``user`` (already authenticated); returns the token for the cookie."""
     token = secrets.token_urlsafe(32)
@@ -47,6 +53,14 @@ def user_for(store: Store, token: str | None) -> User | None:
     if not token or len(token) > 200:
         return None
     name = sign_in_sessions.owner(store, _sha(token))
+    return get_user(store, name) if name else None
+
+
+def user_for_digest(store: Store, token_digest: str | None) -> User | None:
+    """:func:`user_for` by the session's :func:`digest` instead of its token."""
+    if not token_digest or len(token_digest) != 64:
+        return None
+    name = sign_in_sessions.owner(store, token_digest)
     return get_user(store, name) if name else None
 
 

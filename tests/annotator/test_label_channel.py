@@ -6,6 +6,8 @@ the browser runs low, and progress moves with the acknowledgements."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import uuid
 
 import pytest
@@ -48,7 +50,8 @@ def test_a_pass_stands_only_as_issued_by_this_process_and_unexpired(pooled, monk
     good = _pass(u["ann"], "tok", now=0.0 + 1e9)
     claims = label_channel.open_pass(good, now=1e9 + 60)
     assert (claims.user, claims.mode, claims.session, claims.surface, claims.scope) == (
-        "ann", "accounts", "tok", judging.SURFACE, "random")
+        "ann", "accounts", sessions.digest("tok"), judging.SURFACE, "random")
+    assert "tok" not in json.dumps(dataclasses.asdict(claims))  # a pass is never a way to sign in
     body, sig = good.rsplit(".", 1)
     forged = _pass(u["lead"], "tok", now=1e9).rsplit(".", 1)[0] + "." + sig  # another body, ann's signature
     for bad, why in [(forged, "not issued by this server"), (body + ".x", "not issued by this server"),

@@ -5,9 +5,11 @@ for the direct channel exactly when this process serves one (issue 29 item 1).""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
-from annotator import identity, judging, label_channel
+from annotator import identity, judging, label_channel, sessions
 from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.app_pages.test_app_roles import app_as
 from tests.app_pages.test_double_annotation_pages import team  # noqa: F401  (fixture)
@@ -41,7 +43,9 @@ def test_the_page_gives_a_pass_only_when_the_process_serves_the_channel(team, ad
     assert direct["port"] == advertised and direct["scope"] == "random" and direct["base"] is None
     claims = label_channel.open_pass(direct["pass"])
     assert (claims.user, claims.mode, claims.surface, claims.scope) == ("ann", "accounts", judging.SURFACE, "random")
-    assert claims.session == at.session_state["session_token"]  # the sign-in it stands for
+    token = at.session_state["session_token"]
+    assert claims.session == sessions.digest(token)  # the sign-in it stands for, by digest
+    assert token not in direct["pass"] and token not in base64.urlsafe_b64decode(direct["pass"].split(".")[0] + "==").decode()
     label_channel.advertise(None)
     at.run()
     assert surface_data(at, "judge_surface")["direct"] is None  # no channel here: the page path
