@@ -251,24 +251,27 @@ class Surface {
       this.surface = data.surface;
       this.restore();
       this.listen();
+      this.directFed = false;  // another person's queue is never kept
     }
     const scopeBefore = this.direct ? this.direct.scope : null;
     this.takeDirect(data.direct);
     const sameScope = !!this.direct && this.direct.scope === scopeBefore;
+    // once the channel has fed the queue, it owns the queue, progress and the queue's end: the
+    // page's copies are from its own last run (a rerun for another reason, e.g. a click elsewhere)
+    const channelOwns = this.directFed && sameScope && this.usingDirect();
     this.keys = data.keys || [];
     this.noteSpec = data.note || { label: "Note (optional)", required: false };
     this.note.placeholder = `${this.noteSpec.label} \u2014 Esc leaves the field`;
     this.note.setAttribute("aria-label", this.noteSpec.label);
     this.buildFields(data.fields || []);
-    this.progress = data.progress || null;
-    this.low = typeof data.low === "number" ? data.low : 0;
     this.noun = data.noun || "items";
     this.emptyText = data.empty || "Nothing left in your queue.";
-    this.exhausted = !!data.exhausted;
     for (const ack of data.acks || []) this.acknowledge(ack);
-    // the channel keeps the queue once it has fed it: the page's copy is from its last run
-    if (!(this.directFed && sameScope && this.usingDirect())) {
+    if (!channelOwns) {
       this.directFed = false;
+      this.progress = data.progress || null;
+      this.low = typeof data.low === "number" ? data.low : 0;
+      this.exhausted = !!data.exhausted;
       this.takeItems(data.items || []);
     }
     if (!this.current && this.browse === null) this.current = this.queue.shift() || null;
