@@ -4,7 +4,8 @@ store of test_browser_labeling (accounts, a 120-item pool), Debian's chromium.
 
 * Judge under ``golden serve`` labels through the channel (``data-channel="direct"``): a
   burst of keys goes out as POSTs to ``/surface/v1/batch`` and not one message on Streamlit's
-  websocket; the store holds each grade once, on the passage painted when its key went down.
+  websocket; the store holds each grade once, on the passage painted when its key went down;
+  a rerun of the page (Refresh) keeps the channel's "N left" and the passage on screen.
 * The server killed (SIGKILL) mid-session and restarted on the same ports: keys pressed while
   it is down stay pending; the channel's failure hands them to the page path, the page
   reloads after the reconnect and labels through the channel again; every grade is stored
@@ -74,6 +75,16 @@ def test_judge_labels_through_the_channel_not_a_rerun(served: Server, served_pag
     assert len(frames) == sent, "a label went through Streamlit's websocket (a rerun per batch)"
     assert page.errors == []  # type: ignore[attr-defined]
     expect(root).to_have_attribute("data-channel", "direct")
+    # a rerun of the page for another reason keeps the channel's count and queue (not the page's older copy)
+    counter = root.locator(".gs-counter")
+    left = re.search(r"(\d+) left of", counter.inner_text()).group(1)
+    uid_before = shown_uid(page)
+    runs = int(root.get_attribute("data-updates"))
+    page.get_by_role("button", name="Refresh").click()
+    expect(root).to_have_attribute("data-updates", str(runs + 1))  # the page's rerun reached the surface
+    idle(page)
+    expect(counter).to_contain_text(f"{left} left of")
+    assert shown_uid(page) == uid_before
     assert _grades(server, "ann") == [(*_item(u), "grade", int(k)) for u, k in zip(painted, "0123012301")]
 
 

@@ -29,7 +29,8 @@ DOM attributes on the surface's root (``.gs-root``), for tests and benchmarks:
   labels nothing and says so), ``empty`` (nothing left to label);
 * ``data-queue``: items waiting in the browser behind the one on screen;
 * ``data-unused``: keys pressed while nothing was on screen (each reported in the status);
-* ``data-channel``: ``direct`` while labels go through the direct channel, else ``page``.
+* ``data-channel``: ``direct`` while labels go through the direct channel, else ``page``;
+* ``data-updates``: how many times the page has given the surface its data (each run of it).
 
 The direct channel (issue 29): under ``golden serve`` a surface with ``fetch``/``count`` whose
 surface the channel knows (:data:`annotator.label_channel.SURFACES`) is also given a label

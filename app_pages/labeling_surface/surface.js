@@ -242,6 +242,7 @@ class Surface {
 
   // ---- data from Python ----
   update(data) {
+    this.root.dataset.updates = String(Number(this.root.dataset.updates || 0) + 1);  // page runs seen (tests)
     if (!this.usingDirect()) this.inflight = false;  // a channel request in flight answers for itself
     this.wasDown = false;  // the server answers: whatever happened to the connection is over
     this.upSince = 0;
