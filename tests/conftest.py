@@ -224,6 +224,7 @@ _BROWSER_ONE_ENGINE: tuple[str, ...] = (
     "tests/test_browser_labeling.py::test_quoting_by_selecting_text_in_the_document",
     "tests/test_browser_label_channel.py::test_a_restart_hands_pending_labels_to_the_page_and_back",
     "tests/test_browser_label_channel.py::test_streamlit_run_alone_uses_the_page_path",
+    "tests/test_browser_label_channel.py::test_a_channel_refusing_every_pass_is_left_and_nothing_is_lost",
 )
 # a hung browser or app server fails its test (pytest-timeout) instead of stalling CI; generous:
 # the slowest browser test takes about a minute on 2 shared cores

@@ -10,16 +10,23 @@ store of test_browser_labeling (accounts, a 120-item pool), Debian's chromium.
   it is down stay pending; the channel's failure hands them to the page path, the page
   reloads after the reconnect and labels through the channel again; every grade is stored
   exactly once.
+* A channel that refuses every pass (``GOLDEN_SURFACE_URL`` at a stand-in answering 401, as
+  another server's process would): each refused batch goes through the page, the page's new
+  pass is tried again, and after three refusals the page keeps the labels for this page
+  load; every grade is stored once.
 * Under ``streamlit run`` (no API in the process) the surface uses the page path
   (``data-channel="page"``): every other browser test of the surface runs that way.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -115,6 +122,54 @@ def test_a_restart_hands_pending_labels_to_the_page_and_back(served: Server, ser
         painted, keys = before + during + after, "32" + "102" + "1"
         assert len(set(painted)) == len(painted)
         assert _grades(again, "ann") == [(*_item(u), "grade", int(k)) for u, k in zip(painted, keys)]
+
+
+class _Refusing(BaseHTTPRequestHandler):
+    """Refuses every batch as a server that did not issue the pass does (401, readable cross-origin)."""
+
+    hits: list[str] = []
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        _Refusing.hits.append(self.path)
+        body = json.dumps({"refused": "The label pass was not issued by this server"}).encode()
+        self.send_response(401)
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_channel_refusing_every_pass_is_left_and_nothing_is_lost(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    stand_in = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    threading.Thread(target=stand_in.serve_forever, daemon=True).start()
+    _Refusing.hits = []
+    monkeypatch.setenv("GOLDEN_SURFACE_URL", f"http://127.0.0.1:{stand_in.server_address[1]}")
+    _prepare(tmp_path)
+    try:
+        with _serve(tmp_path, golden_serve=True) as server, _browser_page(server, None) as page:
+            page.goto(server.url)
+            _sign_in(page, "ann")
+            _open_judge(page, server.url)
+            root = surface(page)
+            expect(root).to_have_attribute("data-channel", "direct")
+            painted = []
+            for k in "01230":
+                painted.append(shown_uid(page))
+                page.keyboard.press(k)
+                expect(root).to_have_attribute("data-pending", "0")
+            expect(root).to_have_attribute("data-channel", "page")
+            expect(root).to_have_attribute("data-saved", "5")
+            assert _Refusing.hits == ["/surface/v1/batch"] * 3  # tried with each new pass, then left
+            assert len(set(painted)) == 5
+            assert _grades(server, "ann") == [(*_item(u), "grade", int(k)) for u, k in zip(painted, "01230")]
+    finally:
+        stand_in.shutdown()
 
 
 def test_streamlit_run_alone_uses_the_page_path(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ const ORPHAN_MS = 10000;   // an outbox not refreshed for this long belongs to a
 const RELOAD_AFTER_MS = 5000; // back from a lost connection and still no answer: reload (see watchConnection)
 const MAX_SEND = 200;
 const DIRECT_TIMEOUT_MS = 20000; // a channel request not answered by then: the page path takes over
+const MAX_REFUSALS = 3;     // passes refused in one page load before the channel is left for it
 const BUILTIN_KEYS = [
   ["Backspace / z", "undo your last label"],
   ["\u2190 / \u2192", "back / forward through your labels of this session"],
@@ -95,6 +96,7 @@ class Surface {
     this.directOff = false;   // the channel failed (unreachable, or its pass refused): use the page path
     this.refusedPass = null;  // a pass the channel refused: a new one from the page may try again
     this.directFed = false;   // the channel has given this queue items (the page's copy is older)
+    this.directRefusals = 0;  // passes the channel refused in this page load
     this.build();
     this.onKey = (e) => this.key(e);
     document.addEventListener("keydown", this.onKey, true);
@@ -323,8 +325,9 @@ class Surface {
 
   directFailed(refused) {
     this.inflight = false;
-    if (refused) this.refusedPass = this.direct ? this.direct.pass : "";
-    else this.directOff = true;  // unreachable from this browser: the page path for this page load
+    this.directRefusals += refused ? 1 : 0;
+    if (refused && this.directRefusals < MAX_REFUSALS) this.refusedPass = this.direct ? this.direct.pass : "";
+    else this.directOff = true;  // unreachable, or refusing every new pass: the page path for this page load
     this.lastSend = 0;
     this.paintStatus();
     this.send();
