@@ -57,6 +57,16 @@ def _ws_frames(page: Page) -> list[object]:
     return frames
 
 
+def _judge_as_ann(page: Page, server: Server, channel: str):
+    """ann signed in on Judge; the surface's root, once it says which path its labels take."""
+    page.goto(server.url)
+    _sign_in(page, "ann")
+    _open_judge(page, server.url)
+    root = surface(page)
+    expect(root).to_have_attribute("data-channel", channel)
+    return root
+
+
 def _port(server: Server) -> int:
     return int(server.url.rsplit(":", 1)[1])
 
@@ -64,11 +74,7 @@ def _port(server: Server) -> int:
 def test_judge_labels_through_the_channel_not_a_rerun(served: Server, served_page: Page) -> None:
     page, server = served_page, served
     frames = _ws_frames(page)
-    page.goto(server.url)
-    _sign_in(page, "ann")
-    _open_judge(page, server.url)
-    root = surface(page)
-    expect(root).to_have_attribute("data-channel", "direct")
+    root = _judge_as_ann(page, server, "direct")
     posts: list[str] = []
     page.on("request", lambda r: posts.append(r.method) if "/surface/v1/batch" in r.url else None)
     idle(page)
@@ -98,11 +104,7 @@ def test_judge_labels_through_the_channel_not_a_rerun(served: Server, served_pag
 def test_a_restart_hands_pending_labels_to_the_page_and_back(served: Server, served_page: Page,
                                                              tmp_path: Path) -> None:
     page, server = served_page, served
-    page.goto(server.url)
-    _sign_in(page, "ann")
-    _open_judge(page, server.url)
-    root = surface(page)
-    expect(root).to_have_attribute("data-channel", "direct")
+    root = _judge_as_ann(page, server, "direct")
     before = _press_burst(page, "32", gap_s=0.2)
     expect(root).to_have_attribute("data-saved", "2")
     os.kill(server._proc.pid, signal.SIGKILL)
@@ -153,11 +155,7 @@ def test_a_channel_refusing_every_pass_is_left_and_nothing_is_lost(tmp_path: Pat
     _prepare(tmp_path)
     try:
         with _serve(tmp_path, golden_serve=True) as server, _browser_page(server, None) as page:
-            page.goto(server.url)
-            _sign_in(page, "ann")
-            _open_judge(page, server.url)
-            root = surface(page)
-            expect(root).to_have_attribute("data-channel", "direct")
+            root = _judge_as_ann(page, server, "direct")
             painted = []
             for k in "01230":
                 painted.append(shown_uid(page))
@@ -176,11 +174,7 @@ def test_streamlit_run_alone_uses_the_page_path(tmp_path: Path) -> None:
     _prepare(tmp_path)
     with _serve(tmp_path) as server, _browser_page(server, None) as page:
         frames = _ws_frames(page)
-        page.goto(server.url)
-        _sign_in(page, "ann")
-        _open_judge(page, server.url)
-        root = surface(page)
-        expect(root).to_have_attribute("data-channel", "page")
+        root = _judge_as_ann(page, server, "page")
         idle(page)
         sent = len(frames)
         page.keyboard.press("2")
