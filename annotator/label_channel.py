@@ -42,7 +42,7 @@ from typing import Any
 
 from annotator import identity, judging, sessions
 from annotator.identity import User
-from annotator.label_queue import QueueAhead, item_uid
+from annotator.label_queue import QueueAhead, with_uids
 from annotator.labeling import MAX_BATCH, Ack
 from golden_store.core.errors import GoldenError
 from golden_store.db.store import Store
@@ -155,11 +155,6 @@ SURFACES: dict[str, SurfaceSpec] = {
         fetch=lambda store, user, n, scope: [it.card() for it in judging.next_items(store, user, n, scope)],
         count=judging.progress, ahead=judging.QUEUE_AHEAD),
 }
-
-
-def with_uids(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Cards as the browser takes them: each with its item's uid."""
-    return [{**c, "uid": item_uid(c["item"])} for c in cards]
 
 
 # ---- the channel -----------------------------------------------------------------------------

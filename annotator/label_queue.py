@@ -41,6 +41,12 @@ def item_uid(item: object) -> str:
     return json.dumps(item, sort_keys=True, separators=(",", ":"))
 
 
+def with_uids(cards: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Cards as the browser takes them, each with its item's uid (the page path and the
+    direct channel give the same)."""
+    return [{**c, "uid": item_uid(c["item"])} for c in cards]
+
+
 @dataclass
 class QueueAhead:
     """One person's queue on one surface, as the server last gave it to their browser."""

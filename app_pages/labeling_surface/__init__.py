@@ -48,7 +48,7 @@ from typing import Any
 
 import streamlit as st
 
-from annotator.label_queue import QueueAhead, item_uid
+from annotator.label_queue import QueueAhead, item_uid, with_uids
 from annotator.labeling import Ack
 from app_pages._shared import label_pass
 
@@ -169,7 +169,7 @@ def labeling_surface(*, key: str, surface: str, actor: str, keys: Sequence[tuple
         "surface": surface,
         "actor": actor,
         "low": low,
-        "items": [{**c, "uid": uid(c["item"])} for c in cards],
+        "items": with_uids(cards),
         "keys": [{"key": k, "action": a, "value": v, "label": lbl} for k, a, v, lbl in keys],
         "acks": _acks_for_last_batch(key),
         "progress": progress,
