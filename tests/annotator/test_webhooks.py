@@ -24,10 +24,12 @@ from tests.conftest import table_snapshot
 
 
 class Clock:
-    """The dispatcher's clock, moved by hand."""
+    """The dispatcher's clock, moved by hand. It starts from the real now (plus ``ahead``),
+    never from a fixed date: the store stamps a new delivery's first attempt with the real
+    time, so a clock fixed on some day finds nothing due from the next day on."""
 
-    def __init__(self) -> None:
-        self.now = datetime(2026, 12, 6, 12, 0, 0)
+    def __init__(self, ahead: timedelta = timedelta(0)) -> None:
+        self.now = utcnow() + ahead
 
     def __call__(self) -> datetime:
         return self.now
@@ -95,13 +97,19 @@ def test_only_engineers_and_admins_manage_webhooks(store):
     assert [e.endpoint_id for e in webhooks.list_endpoints(store, admin)] == [ep.endpoint_id]
 
 
-def test_a_receiver_down_then_back_gets_every_event_once_per_id(store):
+# The dispatcher's clock today and a year ahead: the retry schedule holds on any date.
+ANY_DAY = pytest.mark.parametrize("ahead", [timedelta(0), timedelta(days=365)], ids=["today", "a-year-ahead"])
+
+
+@ANY_DAY
+def test_a_receiver_down_then_back_gets_every_event_once_per_id(store, ahead):
     """Port closed, then 503s, then up: every event id gets exactly one 2xx; the retries
     follow the schedule (5 s, then 5 min, ...) on the injected clock."""
-    user, clock = cli_user(), Clock()
+    user = cli_user()
     port = free_port()
     ep, _ = webhooks.add_endpoint(store, user, f"http://127.0.0.1:{port}/hooks")
     ids = [webhooks.send_test(store, user, ep.endpoint_id) for _ in range(5)]
+    clock = Clock(ahead)  # after the events: their first attempt is due now
     d = Dispatcher(store, clock=clock)
     # 1: nobody listens
     out = d.run_once()
@@ -130,11 +138,13 @@ def test_a_receiver_down_then_back_gets_every_event_once_per_id(store):
     assert sorted(a["status_code"] for a in attempts if a["status_code"]) == [200] * 5 + [503] * 5
 
 
-def test_after_the_last_retry_a_delivery_is_failed_and_retry_now_sends_it_again(store):
-    user, clock = cli_user(), Clock()
+@ANY_DAY
+def test_after_the_last_retry_a_delivery_is_failed_and_retry_now_sends_it_again(store, ahead):
+    user = cli_user()
     with Receiver(answer=lambda n: 500 if n <= 3 else 200) as rx:
         ep, _ = webhooks.add_endpoint(store, user, rx.url)
         eid = webhooks.send_test(store, user, ep.endpoint_id)
+        clock = Clock(ahead)
         d = Dispatcher(store, clock=clock, schedule=(5, 60))
         for wait in (0, 5, 60):
             clock.advance(wait)
@@ -144,8 +154,7 @@ def test_after_the_last_retry_a_delivery_is_failed_and_retry_now_sends_it_again(
         clock.advance(10 ** 6)
         assert d.run_once() == []  # failed is final until a person retries it
         assert webhooks.deliveries(store, user, status="failed")[0]["event_id"] == eid
-        webhooks.retry(store, user, eid, ep.endpoint_id)
-        clock.now = utcnow() + timedelta(seconds=1)
+        webhooks.retry(store, user, eid, ep.endpoint_id)  # due at once: stamped with the real now
         assert [o.delivered for o in d.run_once()] == [True]
         assert _delivery(store, eid)["status"] == "delivered" and rx.successes[eid] == 1
 
