@@ -38,13 +38,14 @@ def test_figures_are_not_warmed_under_apptest():
     assert [m.value for m in at.markdown] == ["served=False"]
 
 
-def test_a_warm_up_step_waits_while_a_page_renders():
+def test_a_warm_up_step_waits_while_a_page_renders(monkeypatch):
     import threading
 
+    monkeypatch.setattr(warm, "IDLE_WAIT_S", 600.0)  # the step goes because it is woken, not by timing out
     done = threading.Event()
     with warm.page_running():
         t = threading.Thread(target=lambda: (warm._when_idle(), done.set()))
         t.start()
         assert not done.wait(0.3)  # a page is rendering: the step waits
-    assert done.wait(5)  # the page is done: the step goes
+    assert done.wait(60)  # the page is done: the step goes (a generous bound, far below IDLE_WAIT_S)
     t.join()
