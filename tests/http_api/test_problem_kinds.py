@@ -35,12 +35,12 @@ def test_every_error_class_of_the_studio_reads_as_a_documented_kind():
 
 
 def test_a_problems_type_resolves_to_its_description_without_a_token(api):
-    r = httpx.get(f"{api}/versions")  # no token: a problem document
+    r = httpx.get(f"{api}/versions", timeout=60)  # no token: a problem document
     assert r.status_code == 401
     kind_url = httpx.URL(api).join(r.json()["type"])  # relative: resolved against the API's URL
     assert r.json()["type"] == TYPE_BASE + "token-refused"
-    d = httpx.get(kind_url)
+    d = httpx.get(kind_url, timeout=60)
     assert d.status_code == 200 and d.json() == {"type": r.json()["type"], "kind": "token-refused",
                                                  "description": KINDS["token-refused"]}
-    missing = httpx.get(f"{api}/problems/no-such-kind", headers=auth(None))
+    missing = httpx.get(f"{api}/problems/no-such-kind", headers=auth(None), timeout=60)
     assert missing.status_code == 404 and missing.json()["type"] == TYPE_BASE + "not-found"

@@ -73,48 +73,50 @@ def test_an_upload_over_the_limit_is_413_naming_the_limit_and_the_variable(demo_
 
 def test_a_missing_field_is_422_naming_it(demo_store, api, tokens, tmp_path):
     f = run_file(tmp_path, ["q001"])
-    r = httpx.post(f"{api}/runs", headers=auth(tokens["engineer"]), files={"file": (f.name, f.read_bytes())})
+    r = httpx.post(f"{api}/runs", headers=auth(tokens["engineer"]), files={"file": (f.name, f.read_bytes())},
+                   timeout=60)
     assert r.status_code == 422 and "system" in r.json()["detail"]
-    r = httpx.get(f"{api}/pool", params={"k": "ten"}, headers=auth(tokens["engineer"]))
+    r = httpx.get(f"{api}/pool", params={"k": "ten"}, headers=auth(tokens["engineer"]), timeout=60)
     assert r.status_code == 422 and r.json()["detail"].startswith("The request's k:")
 
 
 def test_version_files_are_served_as_frozen_and_only_those(demo_store, api, tokens):
     freeze(demo_store, "golden.v1")
     h = auth(tokens["engineer"])
-    m = httpx.get(f"{api}/versions/golden.v1", headers=h).json()
+    m = httpx.get(f"{api}/versions/golden.v1", headers=h, timeout=60).json()
     assert m["files"]
     for name, meta in m["files"].items():
-        r = httpx.get(f"{api}/versions/golden.v1/files/{name}", headers=h)
+        r = httpx.get(f"{api}/versions/golden.v1/files/{name}", headers=h, timeout=60)
         assert r.status_code == 200
         assert hashlib.sha256(r.content).hexdigest() == meta["sha256"] == r.headers["x-golden-sha256"]
-    assert json.loads(httpx.get(f"{api}/versions/golden.v1/files/manifest.json", headers=h).content)["files"] == m["files"]
+    assert json.loads(httpx.get(f"{api}/versions/golden.v1/files/manifest.json", headers=h,
+                                timeout=60).content)["files"] == m["files"]
     # a file in the folder that the manifest does not list, and ways out of the folder: all 404
     from annotator.versioning import versions_dir
 
     (versions_dir(demo_store) / "golden.v1" / "extra.txt").write_text("not frozen")
     (versions_dir(demo_store) / "secret.txt").write_text("outside")
     for probe in ("extra.txt", "..%2Fsecret.txt", "%2e%2e%2Fsecret.txt", "%2Fetc%2Fpasswd"):
-        r = httpx.get(f"{api}/versions/golden.v1/files/{probe}", headers=h)
+        r = httpx.get(f"{api}/versions/golden.v1/files/{probe}", headers=h, timeout=60)
         assert r.status_code == 404, (probe, r.status_code)
         assert "outside" not in r.text and "not frozen" not in r.text
-    r = httpx.get(f"{api}/versions/..%2F..%2Fetc/files/passwd", headers=h)
+    r = httpx.get(f"{api}/versions/..%2F..%2Fetc/files/passwd", headers=h, timeout=60)
     assert r.status_code in (404, 422) and r.headers["content-type"] == "application/problem+json"
-    r = httpx.get(f"{api}/versions/nope", headers=h)
+    r = httpx.get(f"{api}/versions/nope", headers=h, timeout=60)
     assert r.status_code == 404 and "nope" in r.json()["detail"]
 
 
 def test_freezing_a_taken_name_is_409_with_the_clis_sentence(demo_store, api, tokens):
     h = auth(tokens["engineer"])
-    assert httpx.post(f"{api}/versions", json={"name": "v1"}, headers=h).status_code == 201
+    assert httpx.post(f"{api}/versions", json={"name": "v1"}, headers=h, timeout=60).status_code == 201
     r = httpx.post(f"{api}/versions", json={"name": "v1"}, headers=h, timeout=60)
     assert r.status_code == 409 and "v1" in r.json()["detail"]
 
 
 def test_every_answered_request_is_audited_with_its_status(demo_store, api, tokens):
-    httpx.get(f"{api}/me", headers=auth(tokens["engineer"]))
-    httpx.get(f"{api}/agreement", headers=auth(tokens["engineer"]))  # 403
-    httpx.get(f"{api}/me", headers=auth("gst_nope"))  # 401
+    httpx.get(f"{api}/me", headers=auth(tokens["engineer"]), timeout=60)
+    httpx.get(f"{api}/agreement", headers=auth(tokens["engineer"]), timeout=60)  # 403
+    httpx.get(f"{api}/me", headers=auth("gst_nope"), timeout=60)  # 401
     info = next(t for t in api_tokens.list_tokens(demo_store, LOCAL_USER) if t.name == "t-engineer")
     expected = {(info.token_id, "GET", "/api/v1/me", 200, "ok", "127.0.0.1"),
                 (info.token_id, "GET", "/api/v1/agreement", 403, "denied", "127.0.0.1"),
@@ -155,7 +157,8 @@ def test_transcripts_answers_and_queries_refused_midway_leave_the_store_unchange
     h = auth(tokens["engineer"])
     for endpoint, path, data in (("/transcripts", t, {}), ("/answers", answers, {"system": "bm25"}),
                                  ("/queries", queries, {})):
-        r = httpx.post(f"{api}{endpoint}", headers=h, files={"file": (path.name, path.read_bytes())}, data=data)
+        r = httpx.post(f"{api}{endpoint}", headers=h, files={"file": (path.name, path.read_bytes())}, data=data,
+                       timeout=60)
         assert r.status_code == 422, (endpoint, r.status_code, r.text)
         assert path.name in r.json()["detail"] or any(path.name in p for p in r.json().get("problems", [])), r.text
         assert _without_audit(table_snapshot(demo_store)) == before, endpoint
