@@ -6,6 +6,9 @@ Refresh (L3); the Agreement tab tells one week of figures in a sentence (M10).""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from annotator import context, demo, identity
@@ -99,13 +102,15 @@ def test_the_first_admin_is_told_to_sign_in_and_the_sign_in_page_has_no_lone_ref
     assert not [b for b in at.sidebar.button if b.label == "Refresh"]
 
 
-def test_one_week_of_agreement_is_told_in_a_sentence_not_an_empty_chart(monkeypatch):
+@pytest.mark.parametrize("ahead", [timedelta(0), timedelta(days=365)], ids=["today", "a-year-ahead"])
+def test_one_week_of_agreement_is_told_in_a_sentence_not_an_empty_chart(monkeypatch, ahead):
     from golden_store.db.store import utcnow
     from golden_store.live import adjudication as adjudication_rows, judging as judging_rows
 
     # The demo's grades are stamped "now" over the (long) load: pinned to one instant, the real
-    # now (no fixed date), so a load that runs across Monday 00:00 UTC still falls in one week.
-    now = utcnow()
+    # now (no fixed date; and a year ahead), so a load that runs across Monday 00:00 UTC still
+    # falls in one week.
+    now = utcnow() + ahead
     for module in (judging_rows, adjudication_rows):
         monkeypatch.setattr(module, "utcnow", lambda: now)
     store = context.get_store()
