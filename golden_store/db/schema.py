@@ -1212,6 +1212,24 @@ _V23 = (
     )""",
 )
 
+# v24 (issue 36, item 6): a recorded number carries the definitions that made it, so two
+# evaluations scored under different rules cannot compare as a system change. Per row (the same
+# for every row of a trial; the trials of one evaluation share them): run_level, 'document'
+# (a TREC run against the version's qrels) or 'passage' (a JSONL run labeled through a hit
+# rule); hit_rule, the passage run's hit rule (NULL for a document run); run_depth, the most
+# results any scored question had in the run as scored; label_judge_models and
+# label_rubric_shas, with labels 'human+judge', the sorted distinct models and rubric shas of
+# the judge labels the scoring used (', '-joined; '' when it used none; NULL with human labels).
+# Not judge_model / rubric_sha, which name the model that judged a --judged *measure*. Rows
+# recorded before this have run_level NULL: their definitions were not recorded.
+_V24 = (
+    "ALTER TABLE eval_results ADD COLUMN run_level VARCHAR",
+    "ALTER TABLE eval_results ADD COLUMN hit_rule VARCHAR",
+    "ALTER TABLE eval_results ADD COLUMN run_depth INTEGER",
+    "ALTER TABLE eval_results ADD COLUMN label_judge_models VARCHAR",
+    "ALTER TABLE eval_results ADD COLUMN label_rubric_shas VARCHAR",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1251,6 +1269,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(23, "the studio in a team's pipeline: api_tokens and api_token_uses (HTTP API); webhook_endpoints, "
                   "webhook_events, webhook_deliveries, webhook_attempts (a durable outbox); judgment_imports",
               _V23),
+    Migration(24, "eval_results.run_level, hit_rule, run_depth, label_judge_models, label_rubric_shas: the "
+                  "definitions a recorded number was scored under (hit rule, depth, the judge labels used)", _V24),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 23. Migrations (golden_store/db/schema.py):
+-- Schema version 24. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -24,6 +24,7 @@
 --   V21: the cascade at work: calibrations.scale/pass_cut/rubric_text; judge_jobs, judge_job_events, judge_label_events (the judge's labels, never a person's) and judge_item_state; eval_results.labels (human or human+judge)
 --   V22: transcript_review_events: verdict 'no_failure' (a reviewer confirms an answer the judge passed)
 --   V23: the studio in a team's pipeline: api_tokens and api_token_uses (HTTP API); webhook_endpoints, webhook_events, webhook_deliveries, webhook_attempts (a durable outbox); judgment_imports
+--   V24: eval_results.run_level, hit_rule, run_depth, label_judge_models, label_rubric_shas: the definitions a recorded number was scored under (hit rule, depth, the judge labels used)
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -177,30 +178,35 @@ CREATE TABLE documents (
     imported_by      VARCHAR NOT NULL
 );
 
--- eval_results: V2, altered in V15, V21
+-- eval_results: V2, altered in V15, V21, V24
 CREATE TABLE eval_results (
-    evaluation_id   VARCHAR,
-    ts              TIMESTAMP NOT NULL,
-    "system"        VARCHAR,
-    git_sha         VARCHAR,
-    dataset_version VARCHAR NOT NULL,
-    corpus_digest   VARCHAR,
-    config_sha      VARCHAR,
-    judge_model     VARCHAR,
-    rubric_sha      VARCHAR,
-    metric_impl_sha VARCHAR NOT NULL,
-    query_id        VARCHAR,
-    stratum         VARCHAR,
-    trial           INTEGER,
-    metric          VARCHAR,
-    "value"         DOUBLE NOT NULL,
-    judged_fraction DOUBLE,
-    latency_ms      INTEGER,
-    tokens_in       INTEGER,
-    tokens_out      INTEGER,
-    cost_usd        DOUBLE,
-    trace_id        VARCHAR,
-    labels          VARCHAR,
+    evaluation_id      VARCHAR,
+    ts                 TIMESTAMP NOT NULL,
+    "system"           VARCHAR,
+    git_sha            VARCHAR,
+    dataset_version    VARCHAR NOT NULL,
+    corpus_digest      VARCHAR,
+    config_sha         VARCHAR,
+    judge_model        VARCHAR,
+    rubric_sha         VARCHAR,
+    metric_impl_sha    VARCHAR NOT NULL,
+    query_id           VARCHAR,
+    stratum            VARCHAR,
+    trial              INTEGER,
+    metric             VARCHAR,
+    "value"            DOUBLE NOT NULL,
+    judged_fraction    DOUBLE,
+    latency_ms         INTEGER,
+    tokens_in          INTEGER,
+    tokens_out         INTEGER,
+    cost_usd           DOUBLE,
+    trace_id           VARCHAR,
+    labels             VARCHAR,
+    run_level          VARCHAR,
+    hit_rule           VARCHAR,
+    run_depth          INTEGER,
+    label_judge_models VARCHAR,
+    label_rubric_shas  VARCHAR,
     PRIMARY KEY(evaluation_id, query_id, metric, trial)
 );
 

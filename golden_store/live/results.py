@@ -24,6 +24,64 @@ from golden_store.scoring.impl_sha import metric_impl_sha, scorer_sources  # noq
 LABEL_SETS = ("human", "human+judge")
 # a row's label set: NULL in rows recorded before eval_results.labels existed, which were human
 LABELS_OF_ROW = "coalesce(labels, 'human')"
+RUN_LEVELS = ("document", "passage")
+# the definitions a number was scored under (schema 24), recorded with every row; run_level NULL:
+# recorded before they were kept (see record_evaluation)
+DEFINITION_COLUMNS = ("run_level", "hit_rule", "run_depth", "label_judge_models", "label_rubric_shas")
+
+
+def run_depth(run: pd.DataFrame, query_ids: Iterable[str], *, max_docs: int | None = None) -> int:
+    """The retrieval depth of a run as scored: the most results any of ``query_ids`` (the
+    scored questions) has in ``run`` (one row per ranked result, column ``query_id``), capped
+    at ``max_docs`` (trec_eval's ``-M``) when given. Rows of questions that were not scored
+    (not in the labels, another tier) do not count; 0 when no scored question has a result."""
+    keep = pd.Index(pd.unique(pd.Series(list(query_ids), dtype=object)))
+    counts = run["query_id"].astype(str).value_counts()
+    counts = counts[counts.index.isin(keep)]
+    depth = int(counts.max()) if len(counts) else 0
+    return min(depth, int(max_docs)) if max_docs is not None else depth
+
+
+def scored_definitions(res, run: pd.DataFrame) -> dict:
+    """:func:`record_evaluation`'s definition keywords for a frozen-version scoring (the
+    ``EvalResult`` of ``golden_store.scoring.evaluate``) and the run frame it scored: the run
+    level and hit rule (a passage run's result carries one), the depth (:func:`run_depth`
+    over the scored questions) and, with ``human+judge`` labels, the models and rubric shas of
+    the judge labels used."""
+    rule = res.definitions.get("hit_rule")
+    out: dict = {"run_level": "passage" if rule else "document", "hit_rule": rule or None,
+                 "run_depth": run_depth(run, res.per_query.index)}
+    if (res.labels or "human") != "human":
+        j = res.judge_labels or {}
+        out["label_judge_models"] = list(j.get("models", []))
+        out["label_rubric_shas"] = list(j.get("rubric_shas", []))
+    return out
+
+
+def _check_definitions(labels: str, run_level: str | None, hit_rule: str | None, depth: int | None,
+                       judge_models: list[str] | None, rubric_shas: list[str] | None) -> None:
+    if run_level is None:
+        if any(v is not None for v in (hit_rule, depth, judge_models, rubric_shas)):
+            raise ValidationError("A hit rule, depth or label judge was given without the run level ('document' or "
+                                  "'passage'): record the definitions together (scored_definitions).")
+        return
+    if run_level not in RUN_LEVELS:
+        raise ValidationError(f"Unknown run level {run_level!r}: a run is a 'document' run (TREC) or a 'passage' "
+                              f"run (JSONL).")
+    if (run_level == "passage") != bool(hit_rule):
+        raise ValidationError("A passage run is scored through a hit rule and a document run through none: give "
+                              "hit_rule exactly when run_level is 'passage'.")
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
+        raise ValidationError(f"run_depth is the most results a scored question had in the run, a whole number "
+                              f">= 0 (got {depth!r}).")
+    judged = labels != "human"
+    if judged != (judge_models is not None and rubric_shas is not None):
+        raise ValidationError("label_judge_models and label_rubric_shas name the judge labels a human+judge "
+                              "scoring used (an empty list when it used none); human labels have none.")
+
+
+def _joined(values: Iterable[str] | None) -> str | None:
+    return None if values is None else ", ".join(sorted({str(v) for v in values}))
 
 
 def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame, *, dataset_version: str,
@@ -31,7 +89,10 @@ def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame,
                config_sha: str | None = None, system: str | None = None, git_sha: str | None = None,
                trial: int = 0, judged_fraction: Mapping[str, float] | pd.Series | None = None,
                judge_model: str | None = None, rubric_sha: str | None = None,
-               judged_metrics: Iterable[str] = (), replace: bool = False, labels: str = "human") -> int:
+               judged_metrics: Iterable[str] = (), replace: bool = False, labels: str = "human",
+               run_level: str | None = None, hit_rule: str | None = None, run_depth: int | None = None,
+               label_judge_models: Iterable[str] | None = None,
+               label_rubric_shas: Iterable[str] | None = None) -> int:
     """Store ``per_query`` (index query_id, one column per metric) as rows of evaluation ``evaluation_id``,
     trial ``trial``, each row with its provenance (METHODOLOGY §14.3-14.4): ``git_sha``,
     ``config_sha``, ``metric_impl_sha`` (this code's), ``judged_fraction`` (the run's Judged@k of
@@ -45,10 +106,25 @@ def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame,
 
     ``labels``: which labels of the version the numbers are on, ``human`` or ``human+judge``
     (issue 27), kept in ``eval_results.labels`` (NULL in rows recorded before: human). The
-    trials of one evaluation share it."""
+    trials of one evaluation share it.
+
+    The definitions the numbers were scored under (issue 36; :func:`scored_definitions` makes
+    them from a scoring), kept with every row so two evaluations can be checked comparable:
+    ``run_level`` ``document`` (TREC) or ``passage`` (JSONL); ``hit_rule``, a passage run's
+    (None for a document run); ``run_depth`` (:func:`run_depth`); with ``human+judge`` labels,
+    ``label_judge_models`` and ``label_rubric_shas``, the judge labels' models and rubric shas
+    (kept sorted, ', '-joined; '' when none was used). Not ``judge_model``/``rubric_sha``: those
+    name the judge of a *measure* (``judged_metrics``). Without ``run_level`` none is recorded
+    (NULL: "not recorded"). A trial of an evaluation whose other trials recorded them must
+    record the same."""
     if labels not in LABEL_SETS:
         raise ValidationError(f"Unknown label set {labels!r}: an evaluation is scored on {' or '.join(LABEL_SETS)} "
                               f"labels.")
+    judge_models = None if label_judge_models is None else list(label_judge_models)
+    label_rubrics = None if label_rubric_shas is None else list(label_rubric_shas)
+    _check_definitions(labels, run_level, hit_rule, run_depth, judge_models, label_rubrics)
+    definitions = (run_level, hit_rule or None, None if run_depth is None else int(run_depth), _joined(judge_models),
+                   _joined(label_rubrics))
     if not evaluation_id.strip():
         raise ValidationError("An evaluation needs an id (e.g. bm25-2026-12-02).")
     if system is not None:
@@ -82,9 +158,9 @@ def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame,
                     f"Record a repeat as another trial (--trial K), use a new evaluation id, or replace this trial "
                     f"with --replace.")
         others = cur.execute(
-            f"SELECT DISTINCT dataset_version, system, {LABELS_OF_ROW} FROM eval_results WHERE evaluation_id = ? "
-            "AND trial <> ?", [evaluation_id, trial]).fetchall()
-        for ds, sy, lb in others:
+            f"SELECT DISTINCT dataset_version, system, {LABELS_OF_ROW}, {', '.join(DEFINITION_COLUMNS)} "
+            "FROM eval_results WHERE evaluation_id = ? AND trial <> ?", [evaluation_id, trial]).fetchall()
+        for ds, sy, lb, *defs in others:
             if ds != dataset_version or (sy or None) != (system or None):
                 raise ValidationError(
                     f"Evaluation {evaluation_id!r} has trials of dataset version {ds!r}, system {sy!r}; trial {trial} "
@@ -94,17 +170,23 @@ def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame,
                 raise ValidationError(
                     f"Evaluation {evaluation_id!r} has trials scored on {lb} labels; trial {trial} is on {labels} "
                     f"labels. Trials are repeats of one evaluation: use a new evaluation id.")
+            if defs[0] is not None and run_level is not None and tuple(defs) != definitions:
+                theirs, ours = (", ".join(f"{c} {v!r}" for c, v in zip(DEFINITION_COLUMNS, d) if v is not None)
+                                for d in (defs, definitions))
+                raise ValidationError(
+                    f"Evaluation {evaluation_id!r} has trials scored with {theirs}; trial {trial} with {ours}. "
+                    f"Trials are repeats of one evaluation: use a new evaluation id.")
         if replace:
             cur.execute("DELETE FROM eval_results WHERE evaluation_id = ? AND trial = ?", [evaluation_id, trial])
         cur.register("_res", long)
         cur.execute(
             "INSERT INTO eval_results (evaluation_id, ts, system, git_sha, dataset_version, corpus_digest, config_sha,"
             " judge_model, rubric_sha, metric_impl_sha, query_id, stratum, trial, metric, value, judged_fraction,"
-            " labels)"
+            " labels, run_level, hit_rule, run_depth, label_judge_models, label_rubric_shas)"
             " SELECT ?, ?, ?, ?, ?, ?, ?, CASE WHEN judged THEN ? END, CASE WHEN judged THEN ? END, ?, query_id, stratum,"
-            " ?, metric, value, judged_fraction, ? FROM _res",
+            " ?, metric, value, judged_fraction, ?, ?, ?, CAST(? AS INTEGER), ?, ? FROM _res",
             [evaluation_id, now, system, git_sha, dataset_version, corpus_digest, config_sha, judge_model, rubric_sha,
-             impl, trial, labels])
+             impl, trial, labels, *definitions])
         cur.unregister("_res")
         webhooks.emit_tx(cur, webhooks.new_event_id(), "evaluation.recorded", {
             "evaluation_id": evaluation_id, "version": dataset_version, "system": system, "trial": trial,
@@ -158,7 +240,11 @@ def list_evaluations(store: Store) -> pd.DataFrame:
 
 
 def evaluation_frame(store: Store, evaluation_id: str) -> pd.DataFrame:
-    """Per (query, metric) mean over trials, with stratum and the evaluation's provenance."""
+    """Per (query, metric) mean over trials, with stratum and the evaluation's provenance, and
+    the definitions it was scored under (:data:`DEFINITION_COLUMNS`, the same on every row;
+    ``run_depth`` a nullable integer). They are NULL when not recorded: in rows recorded before
+    schema 24, and for the whole evaluation when such trials sit beside trials that recorded
+    them (one value could not stand for all of its trials)."""
     df = store.df(
         "SELECT query_id, any_value(stratum) AS stratum, metric, avg(value) AS value,"
         " any_value(dataset_version) AS dataset_version, any_value(metric_impl_sha) AS metric_impl_sha,"
@@ -166,6 +252,11 @@ def evaluation_frame(store: Store, evaluation_id: str) -> pd.DataFrame:
         " FROM eval_results WHERE evaluation_id = ? GROUP BY query_id, metric", [evaluation_id])
     if df.empty:
         raise NotFoundError(f"No recorded evaluation {evaluation_id!r}; record one with golden score ... --record EVALUATION_ID.")
+    kinds = store.read(f"SELECT DISTINCT {', '.join(DEFINITION_COLUMNS)} FROM eval_results WHERE evaluation_id = ?",
+                       [evaluation_id])
+    one = kinds[0] if len(kinds) == 1 else (None,) * len(DEFINITION_COLUMNS)
+    for col, value in zip(DEFINITION_COLUMNS, one):
+        df[col] = pd.Series([value] * len(df), index=df.index, dtype="Int64" if col == "run_depth" else object)
     return df
 
 
