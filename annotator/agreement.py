@@ -18,7 +18,7 @@ from golden_store.core.errors import ValidationError
 from golden_store.scoring import agreement_report as report
 from golden_store.scoring import agreement_counts as counts
 from golden_store.scoring.agreement import (BINARY_THRESHOLD, GRADES, kappa_bootstrap_ci_counts,
-                                           per_class_from_confusion, reading)
+                                           per_class_from_confusion)
 from golden_store.db.store import Store
 
 
@@ -47,15 +47,7 @@ class Agreement:
     def pair_table(self) -> pd.DataFrame:
         """One row per pair. Each reading names the κ it reads: unweighted (the methodology's
         bar), linear and quadratic (near misses weigh less; usually higher)."""
-        rows = []
-        for p in self.group.pairs:
-            row = p.as_row()
-            row.pop("reading_graded", None)
-            row["reading_unweighted"] = reading(p.kappa_unweighted)
-            row["reading_linear"] = reading(p.kappa_linear)
-            row["reading_quadratic"] = reading(p.kappa_quadratic)
-            rows.append(row)
-        return pd.DataFrame(rows)
+        return pd.DataFrame([p.as_row() for p in self.group.pairs])
 
     def _cm(self, a: str, b: str) -> np.ndarray:
         """a's grades (rows) against b's (columns) on the items both graded."""
@@ -75,7 +67,7 @@ class Agreement:
         t = BINARY_THRESHOLD
         bcm = np.array([[cm[:t, :t].sum(), cm[:t, t:].sum()], [cm[t:, :t].sum(), cm[t:, t:].sum()]])
         return {"kappa_binary": kappa_bootstrap_ci_counts(bcm, n_boot=n_boot, seed=seed),
-                "kappa_graded": kappa_bootstrap_ci_counts(cm, "linear", n_boot=n_boot, seed=seed)}
+                "kappa_linear": kappa_bootstrap_ci_counts(cm, "linear", n_boot=n_boot, seed=seed)}
 
     def pair_per_class(self, a: str, b: str) -> dict:
         return per_class_from_confusion(self._cm(a, b), list(GRADES))

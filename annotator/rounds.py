@@ -119,7 +119,7 @@ def split_check(store: Store, user: User) -> dict:
     if check is None:
         return {"round_id": None, "bar": in_force.as_dict(), "cleared": False, "graded_measure": None,
                 "text": "no calibration round has two annotators' grades on the same items yet."}
-    keys = ("n_units", "n_annotators", "kappa_binary", "kappa_unweighted", "kappa_graded", "kappa_quadratic",
+    keys = ("n_units", "n_annotators", "kappa_binary", "kappa_unweighted", "kappa_linear", "kappa_quadratic",
             "alpha_ordinal")
     return {"round_id": round_id, "bar": in_force.as_dict(), **check.as_dict(),
             "text": f"round {round_id}: {check.text}",

@@ -135,13 +135,13 @@ def over_time_chart(over_time: pd.DataFrame) -> None:
     """κ by week of the latest label: a line once there are two weeks; with one week, its
     figures in a sentence (a line needs two points: one week drew an empty frame)."""
     if len(over_time) >= 2:
-        trend = over_time.set_index("period")[["kappa_binary", "kappa_graded"]]
+        trend = over_time.set_index("period")[["kappa_binary", "kappa_linear"]]
         st.line_chart(trend, y_label="κ", x_label="week of the latest label")
     elif len(over_time) == 1:
         row = over_time.iloc[0]
         week = row["period"].strftime("%Y-%m-%d") if hasattr(row["period"], "strftime") else str(row["period"])
         st.caption(f"All doubly graded items so far fall in one week (the week of {md_escape(week)}): κ binary "
-                   f"{fmt(row['kappa_binary'])}, κ linear {fmt(row['kappa_graded'])}. The trend line appears "
+                   f"{fmt(row['kappa_binary'])}, κ linear {fmt(row['kappa_linear'])}. The trend line appears "
                    "once a second week has labels.")
 
 
@@ -163,7 +163,7 @@ def agreement_tab() -> None:
         c[0].metric("κ binary (grade ≥ 2)", fmt(g.kappa_binary), help=f"bar {bar_in_force.binary_threshold:g}")
         c[1].metric("κ graded", fmt(g.kappa_unweighted),
                     help="unweighted on the 0-3 grades: METHODOLOGY §3.7's κ, the one its bar is set on")
-        c[2].metric("κ linear", fmt(g.kappa_graded), help="graded, linear weights: a near miss counts part-agreed")
+        c[2].metric("κ linear", fmt(g.kappa_linear), help="graded, linear weights: a near miss counts part-agreed")
         c[3].metric("κ quadratic", fmt(g.kappa_quadratic), help="graded, quadratic weights")
         c[4].metric("α ordinal", fmt(g.alpha_ordinal))
         c[5].metric("raw agreement", fmt(g.raw))
@@ -171,8 +171,8 @@ def agreement_tab() -> None:
         (st.success if verdict.cleared else st.warning)(
             f"{g.n_units} items graded by two or more of {len(g.annotators)} annotators. "
             f"Binary κ {fmt(g.kappa_binary)}: {reading(g.kappa_binary)}; graded κ unweighted "
-            f"{fmt(g.kappa_unweighted)}: {reading(g.kappa_unweighted)}, linear {fmt(g.kappa_graded)}: "
-            f"{reading(g.kappa_graded)}. Against the bar: {verdict.text}")
+            f"{fmt(g.kappa_unweighted)}: {reading(g.kappa_unweighted)}, linear {fmt(g.kappa_linear)}: "
+            f"{reading(g.kappa_linear)}. Against the bar: {verdict.text}")
 
         st.subheader("Pairs", anchor=False)
         st.caption("Each reading names the κ it reads: the unweighted κ counts every disagreement alike (the "
@@ -188,7 +188,7 @@ def agreement_tab() -> None:
         st.caption(f"{md_escape(a)} × {md_escape(b)}, {g.pairs[pair].n} items: κ binary "
                    f"{fmt(g.pairs[pair].kappa_binary)} (95% bootstrap CI {fmt(ci['kappa_binary'][0])} to "
                    f"{fmt(ci['kappa_binary'][1])}), κ linear {fmt(g.pairs[pair].kappa_linear)} "
-                   f"({fmt(ci['kappa_graded'][0])} to {fmt(ci['kappa_graded'][1])}): a small round gives a wide interval.")
+                   f"({fmt(ci['kappa_linear'][0])} to {fmt(ci['kappa_linear'][1])}): a small round gives a wide interval.")
         cm = rep.pair_confusion(a, b)
         long = cm.reset_index(names="row").melt("row", var_name="col", value_name="items")
         heat = alt.Chart(long).mark_rect().encode(

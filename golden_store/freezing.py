@@ -33,7 +33,7 @@ from golden_store.versions.qrels import EVIDENCE_GRADE, QRELS_RULE
 from golden_store.core.judgment_formats import IMPORTED_ACTOR_SQL
 from golden_store.db.schema import SCHEMA_VERSION
 from golden_store.live.agreement_data import aggregates_tx
-from golden_store.scoring import agreement_counts, agreement_report
+from golden_store.scoring import agreement_counts
 from golden_store.core.paths import local_versions_dir
 from golden_store.db.store import Store, utcnow, versions_dir_for
 from golden_store.versions.frozen import (
@@ -603,6 +603,12 @@ def _agreement_facts(cur: Cursor, engine: str) -> dict[str, Any]:
     measures the instrument, not the gold), and every round with its own figures. Null
     when nothing was labelled twice - never invented.
 
+    Each κ is named for what it is: ``kappa_unweighted`` (the one METHODOLOGY §3.7's 0.6 bar
+    is set on), ``kappa_linear``, ``kappa_quadratic``. Versions frozen before issue 36 carry
+    the linear κ as ``kappa_graded``: a pipeline reading that name against the 0.6 bar passed
+    rounds the studio said were below it, so new manifests no longer write it
+    (``agreement_report.kappa_linear`` reads either).
+
     From the confusion and per-unit grade counts aggregated in SQL, as the Agreement page
     does (``agreement_counts``: the same figures as the per-label report): reading every
     current grade into a frame was 3.6 s and 840 MB of a freeze at 5.7 M grade events."""
@@ -622,8 +628,8 @@ def _agreement_facts(cur: Cursor, engine: str) -> dict[str, Any]:
                         "overlap": overlap,
                         "seed": seed, "n_items": n_items, "created_at": created_at.isoformat() + "Z",
                         "n_units_double": fig.get("n_units", 0), "kappa_binary": fig.get("kappa_binary"),
-                        "kappa_unweighted": fig.get("kappa_unweighted"),
-                        "kappa_graded": fig.get("kappa_graded"), "alpha_ordinal": fig.get("alpha_ordinal"),
+                        "kappa_unweighted": fig.get("kappa_unweighted"), "kappa_linear": fig.get("kappa_linear"),
+                        "kappa_quadratic": fig.get("kappa_quadratic"), "alpha_ordinal": fig.get("alpha_ordinal"),
                         **({"bar_check_at_split": json.loads(bar_check)} if bar_check else {}),
                         **({"bar_override": bar_override} if bar_override else {})})
     bar, chosen = agreement_bar.current_tx(cur)
@@ -631,8 +637,8 @@ def _agreement_facts(cur: Cursor, engine: str) -> dict[str, Any]:
     return {
         "kappa_binary": whole["kappa_binary"],
         "kappa_unweighted": whole["kappa_unweighted"],
-        "kappa_graded": whole["kappa_graded"],
-        "kappa_graded_weights": agreement_report.GRADED_WEIGHTS,
+        "kappa_linear": whole["kappa_linear"],
+        "kappa_quadratic": whole["kappa_quadratic"],
         "alpha_ordinal": whole["alpha_ordinal"],
         "agreement_bar": {**bar.as_dict(), **chosen,
                           "cleared": check.cleared if check else None,

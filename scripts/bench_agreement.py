@@ -482,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{stats['adjudicated']} adjudicated, {stats['evidence_spans']} evidence spans); "
                   f"nproc {os.cpu_count()}, Python {platform.python_version()}, DuckDB {duckdb.__version__}")
             print(f"report: {r['pairs']} pairs over {r['n_units']} units, kappa binary {r['kappa_binary']}, "
-                  f"graded {r['kappa_graded']}, alpha ordinal {r['alpha_ordinal']}; {r['strata']} strata, "
+                  f"linear {r['kappa_linear']}, alpha ordinal {r['alpha_ordinal']}; {r['strata']} strata, "
                   f"{r['rounds']} rounds, {r['weeks']} weeks")
             hdr = f"{'operation':<44}{'median s':>10}{'min s':>9}{'max s':>9}{'share':>8}"
             print(hdr)

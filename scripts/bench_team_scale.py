@@ -277,7 +277,7 @@ def child_measure(a: argparse.Namespace) -> dict:
         "queries": ov["queries"], "pool_items": ov["judging"]["pool_items"], "pool_graded": ov["judging"]["pool_graded"],
         "double_graded": ov["judging"]["double_graded"], "pending": ov["judging"]["pending"], "problems": len(problems),
         "n_units": g.n_units, "annotators": len(g.annotators), "pairs": len(g.pairs),
-        **{k: round(float(getattr(g, k)), 10) for k in ("kappa_binary", "kappa_graded", "kappa_quadratic", "raw",
+        **{k: round(float(getattr(g, k)), 10) for k in ("kappa_binary", "kappa_linear", "kappa_quadratic", "raw",
                                                         "alpha_ordinal", "alpha_nominal_binary")},
         "per_stratum_units": int(rep.per_stratum["n_units"].sum()) if len(rep.per_stratum) else 0,
         "per_round_units": int(rep.per_round["n_units"].sum()) if len(rep.per_round) else 0,

@@ -270,7 +270,7 @@ def child_agree(a: argparse.Namespace) -> dict:
         cold = time.perf_counter() - t
         g = rep.group
         figures = {"n_units": int(g.n_units), "annotators": len(g.annotators), "pairs": len(g.pairs),
-                   **{k: round(float(getattr(g, k)), 10) for k in ("kappa_binary", "kappa_graded",
+                   **{k: round(float(getattr(g, k)), 10) for k in ("kappa_binary", "kappa_linear",
                                                                    "kappa_quadratic", "alpha_ordinal")}}
         times, saved = [], 0
         queue = judging.next_items(store, ann, judging.QUEUE_AHEAD)
@@ -340,6 +340,7 @@ def child_judge(a: argparse.Namespace) -> dict:
 def child_freeze(a: argparse.Namespace) -> dict:
     from annotator import identity, versioning
     from golden_store.db.store import Store
+    from golden_store.scoring.agreement_report import kappa_linear
 
     store = Store.open(a.db, create=False)
     try:
@@ -356,7 +357,7 @@ def child_freeze(a: argparse.Namespace) -> dict:
         store.close()
     frozen = {k: int(m[k]) for k in live}
     return {"seconds": secs, "frozen": frozen, "store": live, "data_digest": m["data_digest"],
-            "kappa_graded": m.get("kappa_graded")}
+            "kappa_linear": kappa_linear(m)}  # a manifest frozen before issue 36 names it kappa_graded
 
 
 # ---- parent -----------------------------------------------------------------------------------------

@@ -41,8 +41,8 @@ def test_bench_team_store_runs_on_both_engines(pg_cluster, tmp_path):
         assert r["freeze_counts"]["n_queries"] == report["stores"]["freeze"]["queries"], engine
         assert r["freeze_counts"]["n_judgments"] == report["stores"]["freeze"]["final_grades"], engine
     assert report["agreement_figures_equal"]
-    assert report["duckdb"]["agreement_figures"]["kappa_graded"] == report["postgresql"]["agreement_figures"][
-        "kappa_graded"]
+    assert report["duckdb"]["agreement_figures"]["kappa_linear"] == report["postgresql"]["agreement_figures"][
+        "kappa_linear"]
     assert report["freeze_data_digest_equal"]
     # the databases the script made on the given server are gone
     import psycopg

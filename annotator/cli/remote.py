@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from annotator.cli.common import _print_json
+from annotator.cli.common import GATE_EXIT, _print_json
 from golden_store.core.errors import GoldenError
+from golden_store.scoring.agreement_report import kappa_linear
 
 Remote = Callable[[argparse.Namespace, Any], int]
 
@@ -145,6 +146,11 @@ def pool_status(args: argparse.Namespace, studio: Any) -> int:
               f"{e['queries_below_threshold']}/{e['queries']} queries below {rep['threshold']}{extra}")
     if not rep["runs"]:
         print("No runs imported yet.")
+    else:
+        from annotator.runs_import import pool_ap_note
+
+        if "ap_queries" in rep:  # a server from before issue 36 does not say it
+            print(f"# {pool_ap_note(rep)}", file=sys.stderr)
     return 0
 
 
@@ -160,10 +166,12 @@ def agreement(args: argparse.Namespace, studio: Any) -> int:
     def f(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.3f}"
 
+    # a server from before issue 36 names the linear κ "kappa_graded" (and its reading "reading_graded")
+    linear, linear_reading = kappa_linear(rep), rep.get("reading_linear", rep.get("reading_graded"))
     print(f"{rep['n_units']} items graded by 2+ of {len(rep['annotators'])} annotators")
     print(f"kappa binary {f(rep['kappa_binary'])} ({rep['reading_binary']})  "
           f"kappa graded unweighted {f(rep['kappa_unweighted'])} ({rep['reading_unweighted']})  "
-          f"linear {f(rep['kappa_graded'])} ({rep['reading_graded']})  "
+          f"linear {f(linear)} ({linear_reading})  "
           f"quadratic {f(rep['kappa_quadratic'])}  "
           f"alpha ordinal {f(rep['alpha_ordinal'])}  raw {f(rep['raw_agreement'])}")
     print(f"bar ({rep['bar'].get('describe', '')}): {rep['bar']['text']}")
@@ -184,15 +192,16 @@ def evaluations(args: argparse.Namespace, studio: Any) -> int:
 def compare(args: argparse.Namespace, studio: Any) -> int:
     _refuse_options(args, "compare", "held_out_only", "tier", "by", "since")
     c = studio.compare(args.a, args.b, measures=args.measure, min_meaningful=args.min_meaningful,
-                       correction=args.correction)
+                       correction=args.correction, min_n=args.min_n)
     if args.json:
-        _print_json({k: v for k, v in c.items() if k not in ("text", "gate")})
+        _print_json({k: v for k, v in c.items() if k != "text"})
     else:
         print(c["text"])
         print(f"labels: {args.a} {c['labels'][args.a]}; {args.b} {c['labels'][args.b]}")
+        print(f"gate: {c['gate']}")
         for n in c["notes"]:
             print(f"warning: {n}", file=sys.stderr)
-    return 1 if c["gate"] == "FAIL" else 0
+    return GATE_EXIT[c["gate"]]
 
 
 HANDLERS: dict[str, Remote] = {

@@ -104,7 +104,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     print(f"{summary['n_units']} items graded by 2+ of {len(summary['annotators'])} annotators")
     print(f"kappa binary {f(summary['kappa_binary'])} ({summary['reading_binary']})  "
           f"kappa graded unweighted {f(summary['kappa_unweighted'])} ({summary['reading_unweighted']})  "
-          f"linear {f(summary['kappa_graded'])} ({summary['reading_graded']})  "
+          f"linear {f(summary['kappa_linear'])} ({summary['reading_linear']})  "
           f"quadratic {f(summary['kappa_quadratic'])}  "
           f"alpha ordinal {f(summary['alpha_ordinal'])}  raw {f(summary['raw_agreement'])}")
     print(f"bar ({bar.describe()}): {check.text}")

@@ -269,7 +269,8 @@ class PairAgreement:
         return {"annotator_a": self.a, "annotator_b": self.b, "n_items": self.n, "raw_agreement": self.raw,
                 "kappa_binary": float(self.kappa_binary), "kappa_unweighted": float(self.kappa_unweighted),
                 "kappa_linear": float(self.kappa_linear), "kappa_quadratic": float(self.kappa_quadratic),
-                "reading_binary": reading(self.kappa_binary), "reading_graded": reading(self.kappa_quadratic)}
+                "reading_binary": reading(self.kappa_binary), "reading_unweighted": reading(self.kappa_unweighted),
+                "reading_linear": reading(self.kappa_linear), "reading_quadratic": reading(self.kappa_quadratic)}
 
 
 def grade_matrix(units: Sequence[Any], raters: Sequence[str], grades: Sequence[int]) -> tuple[np.ndarray, list, list]:

@@ -66,7 +66,7 @@ def group_of_cells(cms: np.ndarray, names: list[str], units: pd.DataFrame, actor
     raw_n = sum(p.raw * p.n for p in ps)
     return GroupAgreement(
         n_units=len(units), annotators=names, pairs=ps,
-        kappa_binary=pooled(ps, "kappa_binary"), kappa_graded=pooled(ps, "kappa_linear"),
+        kappa_binary=pooled(ps, "kappa_binary"), kappa_linear=pooled(ps, "kappa_linear"),
         kappa_quadratic=pooled(ps, "kappa_quadratic"), kappa_unweighted=pooled(ps, "kappa_unweighted"),
         raw=raw_n / sum(p.n for p in ps),
         alpha_ordinal=float(krippendorff_alpha_counts(vc, "ordinal", GRADES)),
@@ -146,7 +146,7 @@ def drift(gold: pd.DataFrame) -> pd.DataFrame:
             "annotator": actor, "n_units": n, "n_adjudicated": n_adj,
             "raw_vs_gold": float(np.trace(cm)) / n if n else math.nan,
             "kappa_binary_vs_gold": float(kappa_from_confusion(bcm)),
-            "kappa_graded_vs_gold": float(kappa_from_confusion(cm, GRADED_WEIGHTS)),
+            "kappa_linear_vs_gold": float(kappa_from_confusion(cm, GRADED_WEIGHTS)),
             "raw_on_adjudicated": float(np.trace(_confusion(adj, "grade", "gold"))) / n_adj if n_adj else math.nan,
         })
     return pd.DataFrame(out)

@@ -31,8 +31,15 @@ from golden_store.scoring.agreement import (
     spans_agree,
 )
 
-# The graded κ a manifest carries: linear weights (stricter than quadratic on 0-3 grades).
+# The weights of the per-annotator κ against the gold (``drift``): linear, a near miss part-agreed.
 GRADED_WEIGHTS = "linear"
+
+
+def kappa_linear(figures: Mapping[str, Any]) -> Any:
+    """The linear-weighted κ of a summary or manifest: ``kappa_linear``, or ``kappa_graded``
+    in what was written before issue 36 (manifests and split checks frozen then carry the
+    linear κ under that ambiguous name; versions are immutable, so readers take both)."""
+    return figures["kappa_linear"] if "kappa_linear" in figures else figures.get("kappa_graded")
 
 
 @dataclass
@@ -43,7 +50,7 @@ class GroupAgreement:
     annotators: list[str]
     pairs: list[PairAgreement]
     kappa_binary: float
-    kappa_graded: float  # linear weights (GRADED_WEIGHTS): what manifests have carried as "graded"
+    kappa_linear: float  # graded, linear weights (manifests before issue 36 called it "kappa_graded")
     kappa_quadratic: float
     raw: float
     alpha_ordinal: float
@@ -58,20 +65,20 @@ class GroupAgreement:
 
         return {"n_units": self.n_units, "annotators": self.annotators, "n_annotators": len(self.annotators),
                 "kappa_binary": num(self.kappa_binary), "kappa_unweighted": num(self.kappa_unweighted),
-                "kappa_graded": num(self.kappa_graded), "kappa_quadratic": num(self.kappa_quadratic),
+                "kappa_linear": num(self.kappa_linear), "kappa_quadratic": num(self.kappa_quadratic),
                 "raw_agreement": num(self.raw), "alpha_ordinal": num(self.alpha_ordinal),
                 "alpha_nominal_binary": num(self.alpha_nominal_binary),
                 "reading_binary": reading(self.kappa_binary), "reading_unweighted": reading(self.kappa_unweighted),
-                "reading_graded": reading(self.kappa_graded)}
+                "reading_linear": reading(self.kappa_linear)}
 
 
 # The graded measures a lead may put the bar on, with their usual thresholds and their names in
-# a summary (``kappa_graded`` is the linear κ). §3.7 sets the bar on Cohen's κ as its own code
+# a summary. §3.7 sets the bar on Cohen's κ as its own code
 # computes it: unweighted, 0.6 on 4-grade relevance. Weighted κ forgives near misses (the demo's
 # first round: 0.558 unweighted, 0.787 linear), so choosing it is a recorded decision, not a default.
 GRADED_MEASURES: dict[str, tuple[str, float, str]] = {
     "kappa_unweighted": ("kappa_unweighted", KAPPA_BAR_GRADED, "κ graded (unweighted, METHODOLOGY §3.7)"),
-    "kappa_linear": ("kappa_graded", KAPPA_BAR_GRADED, "κ graded (linear weights)"),
+    "kappa_linear": ("kappa_linear", KAPPA_BAR_GRADED, "κ graded (linear weights)"),
     "kappa_quadratic": ("kappa_quadratic", KAPPA_BAR_GRADED, "κ graded (quadratic weights)"),
     "alpha_ordinal": ("alpha_ordinal", ALPHA_BAR_ORDINAL, "Krippendorff's α (ordinal)"),
 }
@@ -144,7 +151,7 @@ class AgreementBar:
         key, _, label = GRADED_MEASURES[measure]
 
         def value(k: str) -> float | None:
-            v = figures.get(k)
+            v = kappa_linear(figures) if k == "kappa_linear" else figures.get(k)
             return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
         kb, kg = value("kappa_binary"), value(key)
@@ -185,7 +192,7 @@ def group(rows: pd.DataFrame) -> GroupAgreement:
     raw_n = sum(p.raw * p.n for p in pairs)
     return GroupAgreement(
         n_units=len(units), annotators=raters, pairs=pairs,
-        kappa_binary=pooled(pairs, "kappa_binary"), kappa_graded=pooled(pairs, "kappa_linear"),
+        kappa_binary=pooled(pairs, "kappa_binary"), kappa_linear=pooled(pairs, "kappa_linear"),
         kappa_quadratic=pooled(pairs, "kappa_quadratic"), kappa_unweighted=pooled(pairs, "kappa_unweighted"),
         raw=raw_n / sum(p.n for p in pairs),
         alpha_ordinal=float(krippendorff_alpha(m, "ordinal", value_domain=GRADES)),
@@ -237,7 +244,7 @@ def drift(rows: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
             "raw_vs_gold": raw_agreement(list(part["grade"]), list(part["gold"])),
             "kappa_binary_vs_gold": float(cohens_kappa(list(part["grade"] >= BINARY_THRESHOLD),
                                                        list(part["gold"] >= BINARY_THRESHOLD), labels=[False, True])),
-            "kappa_graded_vs_gold": float(cohens_kappa(list(part["grade"]), list(part["gold"]), GRADED_WEIGHTS,
+            "kappa_linear_vs_gold": float(cohens_kappa(list(part["grade"]), list(part["gold"]), GRADED_WEIGHTS,
                                                        labels=list(GRADES))),
             "raw_on_adjudicated": raw_agreement(list(adj["grade"]), list(adj["gold"])) if len(adj) else math.nan,
         })

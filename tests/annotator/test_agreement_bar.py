@@ -48,7 +48,7 @@ def test_the_demo_round_is_below_the_methodologys_bar_though_its_linear_kappa_wo
     unweighted, linear = cohen_kappa_score(a, b, labels=[0, 1, 2, 3]), cohen_kappa_score(a, b, weights="linear",
                                                                                          labels=[0, 1, 2, 3])
     assert out["kappa_unweighted"] == pytest.approx(unweighted, abs=1e-4) and round(unweighted, 3) == 0.558
-    assert out["kappa_graded"] == pytest.approx(linear, abs=1e-4) and round(linear, 3) == 0.787
+    assert out["kappa_linear"] == pytest.approx(linear, abs=1e-4) and round(linear, 3) == 0.787
     assert out["bar"]["graded_measure"] == "kappa_unweighted" and out["bar"]["cleared"] is False
     text = run(tmp_path, "agreement").stdout
     assert "0.558 < 0.6: below the bar" in text and "bar cleared" not in text
@@ -74,7 +74,7 @@ def test_the_demo_round_is_below_the_methodologys_bar_though_its_linear_kappa_wo
     assert r.returncode == 0, r.stderr
     manifest = json.loads((tmp_path / "versions" / "demo.v1" / "manifest.json").read_text())
     assert manifest["kappa_unweighted"] == pytest.approx(unweighted, abs=1e-4)
-    assert manifest["kappa_graded"] == pytest.approx(linear, abs=1e-4)
+    assert manifest["kappa_linear"] == pytest.approx(linear, abs=1e-4) and "kappa_graded" not in manifest
     bar = manifest["agreement_bar"]
     assert bar["graded_measure"] == "kappa_linear" and bar["graded_threshold"] == 0.6
     assert bar["note"] == "near misses are fine here" and bar["methodology_default"] is False

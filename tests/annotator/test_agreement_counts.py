@@ -87,7 +87,7 @@ def test_counts_equal_the_per_label_report(store, seed, round_id):
     g = rep.group
     assert g.n_units == old.n_units and g.annotators == old.annotators
     assert [p.as_row() for p in g.pairs] == [p.as_row() for p in old.pairs]
-    for f in ("kappa_binary", "kappa_graded", "kappa_quadratic", "raw", "alpha_ordinal", "alpha_nominal_binary"):
+    for f in ("kappa_binary", "kappa_linear", "kappa_quadratic", "raw", "alpha_ordinal", "alpha_nominal_binary"):
         assert _same(getattr(g, f), getattr(old, f)), f
     _frames_equal(rep.per_stratum, report.by(rows, "stratum"))
     _frames_equal(rep.per_round, report.by(rows, "round_id"))
@@ -117,7 +117,7 @@ def test_intervals_from_counts_match_item_resampling(store):
     wide = rep.rows.pivot_table(index="unit", columns="actor", values="grade", aggfunc="first")[[p.a, p.b]].dropna()
     ref = kappa_bootstrap_ci(list(wide[p.a].astype(int)), list(wide[p.b].astype(int)), "linear",
                              labels=list(GRADES), n_boot=2000)
-    got = rep.pair_intervals(p.a, p.b, n_boot=2000)["kappa_graded"]
+    got = rep.pair_intervals(p.a, p.b, n_boot=2000)["kappa_linear"]
     assert got[0] == pytest.approx(ref[0], abs=0.03) and got[1] == pytest.approx(ref[1], abs=0.03)
 
 
@@ -156,7 +156,7 @@ def test_a_freezes_agreement_figures_equal_the_per_label_report(store, seed):
     rows = agreement_data.grade_rows(store)
     whole = report.group(rows).summary()
     assert whole["n_units"] > 0 and m["n_items_double_annotated"] == whole["n_units"]
-    for f in ("kappa_binary", "kappa_graded", "alpha_ordinal"):
+    for f in ("kappa_binary", "kappa_linear", "alpha_ordinal"):
         assert m[f] == whole[f], f
     per_round = {r["round_id"]: r for r in report.by(rows, "round_id").to_dict("records")}
     frozen = {r["round_id"]: r for r in m["rounds"]}
@@ -164,5 +164,5 @@ def test_a_freezes_agreement_figures_equal_the_per_label_report(store, seed):
     for rid in ("r1", "r2"):
         fig = per_round[rid]
         assert frozen[rid]["n_units_double"] == fig["n_units"] > 0
-        for f in ("kappa_binary", "kappa_graded", "alpha_ordinal"):
+        for f in ("kappa_binary", "kappa_linear", "alpha_ordinal"):
             assert frozen[rid][f] == (None if fig[f] is None or math.isnan(fig[f]) else fig[f]), (rid, f)

@@ -211,10 +211,10 @@ def test_disagreements_reach_the_queue_and_decisions_settle_them(pooled, tmp_pat
     a, b = [3, 3, 3, 3, 3], [0, 0, 3, 3, 3]
     assert m2["n_items_double_annotated"] == 5
     assert m2["kappa_binary"] == pytest.approx(cohen_kappa_score([x >= 2 for x in a], [x >= 2 for x in b]), abs=1e-4)
-    assert m2["kappa_graded"] == pytest.approx(
+    assert m2["kappa_linear"] == pytest.approx(
         cohen_kappa_score(a, b, weights="linear", labels=[0, 1, 2, 3]), abs=1e-4)
     assert m2["rounds"][0]["kappa_binary"] == m2["kappa_binary"] and m2["rounds"][0]["n_units_double"] == 5
-    assert m2["kappa_graded_weights"] == "linear"
+    assert "kappa_graded" not in m2 and "kappa_graded_weights" not in m2
 
 
 def _grade_queue_n(s, user, n, grade_of) -> list:
@@ -240,14 +240,14 @@ def test_agreement_figures_match_scikit_learn(pooled):
     b = [b_grades[k] for k in graded_a]
     assert rep.group.n_units == 12
     assert rep.group.kappa_binary == pytest.approx(cohen_kappa_score([x >= 2 for x in a], [x >= 2 for x in b]))
-    assert rep.group.kappa_graded == pytest.approx(cohen_kappa_score(a, b, weights="linear", labels=[0, 1, 2, 3]))
+    assert rep.group.kappa_linear == pytest.approx(cohen_kappa_score(a, b, weights="linear", labels=[0, 1, 2, 3]))
     table = rep.pair_table()
     assert list(table[["annotator_a", "annotator_b", "n_items"]].iloc[0]) == ["ann", "bob", 12]
     cm = rep.pair_confusion("ann", "bob")
     assert int(cm.values.sum()) == 12 and int(cm.values.trace()) == sum(x == y for x, y in zip(a, b))
     ci = rep.pair_intervals("ann", "bob", n_boot=400, seed=1)
-    lo, hi = ci["kappa_graded"]
-    assert lo <= rep.group.kappa_graded <= hi and hi - lo > 0.05  # 12 items: a wide interval
+    lo, hi = ci["kappa_linear"]
+    assert lo <= rep.group.kappa_linear <= hi and hi - lo > 0.05  # 12 items: a wide interval
     assert list(rep.per_round["round_id"]) == ["r1"]
     assert rep.per_stratum["n_units"].sum() == 12
     assert rep.distributions.loc["ann", 2] == pytest.approx(pattern_a.count(2) / 12)

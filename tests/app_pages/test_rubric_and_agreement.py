@@ -141,10 +141,10 @@ def test_the_headline_and_the_pairs_table_read_the_same_kappa():
     rep = agreement.compute(store, lead)
     row = rep.pair_table().iloc[0]
     assert reading(row["kappa_linear"]) != reading(row["kappa_quadratic"])  # the case the issue saw
-    assert row["reading_linear"] == reading(rep.group.kappa_graded) and "reading_graded" not in row
+    assert row["reading_linear"] == reading(rep.group.kappa_linear) and "reading_graded" not in row
     at = app_as("lead")
     at.switch_page("app_pages/agreement.py").run()
     assert not at.exception
     headline = next(plain(x.value) for x in [*at.success, *at.warning] if "annotators." in x.value)
-    assert f"linear {rep.group.kappa_graded:.3f}: {row['reading_linear']}" in headline
+    assert f"linear {rep.group.kappa_linear:.3f}: {row['reading_linear']}" in headline
     assert f"graded κ unweighted {rep.group.kappa_unweighted:.3f}: {row['reading_unweighted']}" in headline

@@ -122,7 +122,7 @@ def test_same_events_same_agreement_and_data_digest(tmp_path, pg_store):
         fp = freezing.freeze(pg_store, "v1", actor="t", versions_dir=tmp_path / "vp")
     assert fp.manifest["data_digest"] == fd.manifest["data_digest"]
     assert fd.manifest["files"]["judge_labels.parquet"]["rows"] == 2
-    for key in ("n_queries", "n_spans", "n_judgments", "kappa_binary", "kappa_graded", "annotators", "label_counts",
+    for key in ("n_queries", "n_spans", "n_judgments", "kappa_binary", "kappa_linear", "annotators", "label_counts",
                 "judge_labels"):
         if key in fd.manifest:
             assert fp.manifest[key] == fd.manifest[key], key
@@ -242,7 +242,7 @@ def test_agreement_aggregates_are_equal_to_the_last_bit_on_both_engines(tmp_path
         assert len(agreement_data.aggregates(duck).units) > 0
         cache.clear()
         gd, gp = agreement.compute(duck, cli_user()).group, agreement.compute(pg_store, cli_user()).group
-        for k in ("kappa_binary", "kappa_graded", "kappa_quadratic", "alpha_ordinal", "n_units"):
+        for k in ("kappa_binary", "kappa_linear", "kappa_quadratic", "alpha_ordinal", "n_units"):
             assert getattr(gd, k) == getattr(gp, k), k
 
 

@@ -42,7 +42,7 @@ def test_freeze_writes_manifest_and_parquet(demo_store, tmp_path):
     assert m["rubric"]["version"] == 1 and len(m["rubric"]["sha256"]) == 64
     assert m["generator"] == {"kind": "human", "model": None, "prompt_sha": None}
     # facts the store does not have yet are null, never invented
-    assert m["kappa_binary"] is None and m["kappa_graded"] is None and m["pool_graded_at_10"] is None
+    assert m["kappa_binary"] is None and m["kappa_linear"] is None and m["pool_graded_at_10"] is None
     assert m["corpus_commit"] is None
     assert m["corpus_digest"].startswith("sha256:") and m["content_digest"] == versions.manifest_digest(m)
     from golden_store.db.schema import SCHEMA_VERSION
