@@ -66,7 +66,8 @@ _DEFS: list[MeasureDef] = [
                "average precision{in_k}, relevant = grade >= {rel}, divided by the number of relevant documents",
                cutoff="optional", trec="map", trec_cut="map_cut_{k}"),
     MeasureDef("RR", "reciprocal_rank", "trec_eval recip_rank (ir_measures RR@k for a cutoff)",
-               "1/rank of the first relevant document{in_k} (relevant = grade >= {rel}), 0 if none",
+               "1/rank of the first relevant document{in_k} (relevant = grade >= {rel}), 0 if none; its mean over "
+               "queries is the MRR (MRR and MRR@k are read as RR and RR@k, ir_measures' names)",
                cutoff="optional", trec="recip_rank"),
     MeasureDef("nDCG", "ndcg", "trec_eval ndcg / ndcg_cut_k (dcg='exp-log2': Burges' 2^g - 1)",
                "normalized DCG{in_k}; gain = {gain_text}, discount 1/log2(rank+1); ideal from all judged grades of "
@@ -168,7 +169,11 @@ _DEFS: list[MeasureDef] = [
                cutoff="required", rel=None, uses_rel=False, trec="unj_{k}"),
 ]
 REGISTRY: dict[str, MeasureDef] = {d.name: d for d in _DEFS}
-_BY_LOWER = {d.name.lower(): d for d in _DEFS}
+# Other names people give a measure, read as ir_measures reads them (``ir_measures.parse_measure
+# ("MRR@10")`` is ``RR@10``): accepted wherever a measure name is taken, reported under the
+# canonical name, whose definition mentions the alias.
+ALIASES: dict[str, str] = {"MRR": "RR"}
+_BY_LOWER = {**{d.name.lower(): d for d in _DEFS}, **{a.lower(): REGISTRY[n] for a, n in ALIASES.items()}}
 
 
 @dataclass(frozen=True)
@@ -340,7 +345,7 @@ def _value(kind: str, raw: str, text: str, key: str) -> Any:
 
 
 def _names_help() -> str:
-    return ("use ir_measures names (nDCG@10, nDCG(dcg='exp-log2')@10, AP, AP@k, RR, P@k, R@k, Success@k, Bpref, "
+    return ("use ir_measures names (nDCG@10, nDCG(dcg='exp-log2')@10, AP, AP@k, RR (or MRR), P@k, R@k, Success@k, Bpref, "
             "Judged@k, Rprec, SetP, SetR, SetF, SetAP, NumQ, NumRet, NumRel, IPrec@0.1, infAP, ERR@k, RBP(p=0.8); "
             "add rel=2 in parentheses for a binary threshold), the trec_eval measures ir_measures lacks (gm_map, "
             "gm_bpref, Rprec_mult@0.2, 11pt_avg, relative_P@k, utility, binG, G, ndcg_rel, Rndcg, rbp_resid, "
@@ -362,7 +367,7 @@ def _parse_ir(text: str, rel: int | None, exact: bool = True) -> Measure | None:
     m = _SYNTAX.match(text or "")
     if not m:
         return None
-    d = REGISTRY.get(m["name"]) if exact else _BY_LOWER.get(m["name"].lower())
+    d = REGISTRY.get(ALIASES.get(m["name"], m["name"])) if exact else _BY_LOWER.get(m["name"].lower())
     if d is None:
         return None
     k: int | float | None = None
