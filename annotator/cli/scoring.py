@@ -97,6 +97,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"# {labels_line(res.labels, res.judge_labels)}", file=sys.stderr)
     if res.definitions.get("hit_rule"):
         print(f"# passage run: hit rule {res.definitions['hit_rule']} ({_HIT_RULE_NOTE})", file=sys.stderr)
+    if res.definitions.get("_units"):  # which labels a passage run's numbers used (a document grade is one unit)
+        print(f"# {res.definitions['_units']}", file=sys.stderr)
     _print_scoring_notes(res)
     return 0
 

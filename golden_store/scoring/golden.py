@@ -6,6 +6,11 @@
   documents) and optionally ``passage_id``: its passages get labels from the stored spans
   through the hit rule (the manifest's unless ``hit_rule`` is given), so any chunker can be
   scored without re-labeling. A labeled query none of whose passages hit a span scores 0.
+  A grade on a whole document (pooled document-run results, TREC/BEIR judgment imports) is
+  ONE unit, not one per chunk: it is credited to the run's best-ranked chunk of that
+  document whatever the hit rule, and adds nothing where finer labels of the query in the
+  document reach its grade (:mod:`golden_store.scoring.passage_units`; issue 36). Which
+  labels the numbers used is the ``_units`` definition.
 * Unanswerable (negative) queries (``answerable = false``) have no relevant passage:
   retrieval measures are undefined for them (METHODOLOGY §3.4, §8.1) and they are left out
   on both paths, even when pooling gave them judged-0 passages (which put them in the
@@ -34,6 +39,7 @@ import pandas as pd
 from golden_store.core.errors import ValidationError
 from golden_store.scoring.health import JUDGED_DEFINITION, judged_health
 from golden_store.scoring.measures import Measure, parse_measures
+from golden_store.scoring.passage_units import unit_qrels
 from golden_store.scoring.stats import bootstrap_ci
 from golden_store.scoring.trec import EvalResult, evaluate_trec
 from golden_store.scoring.trec_files import run_frame
@@ -58,6 +64,16 @@ def judge_labels_used(golden_set, query_ids: set[str]) -> dict:
             **{key: sorted({str(x) for x in jl[col].dropna()})
                for key, col in (("models", "model"), ("rubric_shas", "rubric_sha"),
                                 ("calibration_ids", "calibration_id"), ("jobs", "job_id"))}}
+
+
+def _units_definition(n: dict[str, int], rule: str) -> str:
+    """The ``_units`` definition of a passage-run scoring: which labels its numbers used and
+    how a grade on a whole document counts (one unit, issue 36)."""
+    judge = f", {n['judge']} judge passage grade(s)" if n["judge"] else ""
+    return (f"passage run: {n['evidence']} evidence span(s), {n['passage']} passage grade(s){judge} (each hits "
+            f"chunks through the hit rule {rule}), {n['documents']} document grade(s) (each one unit: the run's "
+            f"best-ranked chunk of the document, whatever the hit rule; its other chunks count as judged "
+            f"non-relevant; {n['subsumed']} more subsumed by finer labels in the same document)")
 
 
 def _passage_frame(run) -> pd.DataFrame | None:
@@ -111,10 +127,15 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
             raise ValidationError(f"passage run: {len(bad)} passage(s) with end <= start or start < 0, e.g. "
                                   f"{bad.iloc[0].to_dict()}")
         chunks = passages[["passage_id", "doc_id", "start", "end"]].drop_duplicates("passage_id")
-        cq = (golden_set.chunk_qrels(chunks.itertuples(index=False, name=None), hit_rule, labels=labels)
-              if with_judge else golden_set.chunk_qrels(chunks.itertuples(index=False, name=None), hit_rule))
+        # span-level labels reach chunks through the hit rule; a grade on a whole document is
+        # one unit, credited to the document's best-ranked chunk (passage_units)
+        cq = golden_set.chunk_qrels(chunks.itertuples(index=False, name=None), hit_rule, labels=labels,
+                                    span_level_only=True)
+        split = golden_set.passage_labels(labels=labels)
         used_rule = cq.hit_rule
-        qrels = {q: dict(cq.get(q, {})) or {NO_HIT: 0} for q in labeled}
+        units = unit_qrels(cq, split.documents, split.subsumed, passages, labeled)
+        qrels = {q: units[q] or {NO_HIT: 0} for q in labeled}
+        units_line = _units_definition(split.counts(labeled), used_rule)
         run_df = passages.rename(columns={"doc_id": "source_doc", "passage_id": "doc_id"})[["query_id", "doc_id", "score"]]
     if not qrels:
         raise ValidationError("The version has no labeled queries to score against.")
@@ -152,6 +173,7 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
         res.definitions["_labels"] = "human: people's labels only (evidence spans grade 3, final human grades)"
     if used_rule:
         res.definitions["hit_rule"] = used_rule
+        res.definitions["_units"] = units_line
     if scope:
         res.definitions["_scope"] = scope
     from golden_store.scoring.impl_sha import metric_impl_sha

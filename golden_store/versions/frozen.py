@@ -48,7 +48,8 @@ from golden_store.core.digests import corpus_digest, sha256_text
 from golden_store.core.errors import NotFoundError, ValidationError, VerificationError
 from golden_store.core.paths import default_db_path, is_versions_url, local_versions_dir, versions_dir_for
 from golden_store.versions import signing
-from golden_store.versions.chunk_labels import ChunkQrels, chunk_qrels, parse_hit_rule
+from golden_store.versions.chunk_labels import (
+    EVIDENCE, JUDGE, PASSAGE, ChunkQrels, PassageLabels, chunk_qrels, parse_hit_rule, split_document_grades)
 from golden_store.versions.qrels import EVIDENCE_GRADE, derive_qrels
 
 if TYPE_CHECKING:
@@ -534,26 +535,58 @@ class FrozenVersion:
                     docs[d] = max(docs.get(d, int(g)), int(g))
         return out
 
+    @cached_property
+    def doc_lengths(self) -> dict[str, int]:
+        """{doc_id: length of the raw text in characters}: a grade whose span is (0, length)
+        is a grade on the whole document (see :meth:`passage_labels`)."""
+        d = self._tables["documents.parquet"]
+        return {doc: len(raw) for doc, raw in zip(d["doc_id"], d["raw_text"]) if raw is not None}
+
+    def passage_labels(self, *, include_judgments: bool = True, labels: str = HUMAN) -> PassageLabels:
+        """This version's labels split for scoring a passage run (issue 36): span-level labels
+        (evidence spans grade 3; judged passages that are not the whole document, with
+        ``include_judgments``; with ``labels='human+judge'`` also such judge labels of
+        passages no person graded) and document-level grades (a judgment or judge label whose
+        span is the whole raw document, as pooled document-run results and TREC/BEIR judgment
+        imports are stored), each one unit unless the query's finer labels in that document
+        subsume it (:func:`~golden_store.versions.chunk_labels.split_document_grades`)."""
+        rows = self._label_rows(include_judgments, labels)
+        return split_document_grades(rows, self.doc_lengths)
+
     def chunk_qrels(self, chunks, hit_rule: str | None = None, *, include_judgments: bool = True,
-                    labels: str = HUMAN) -> ChunkQrels:
+                    labels: str = HUMAN, span_level_only: bool = False) -> ChunkQrels:
         """Relevance of any chunker's chunks, derived from this version's spans.
 
         ``chunks``: iterable of (chunk_id, doc_id, start, end) in raw character offsets of
         the frozen documents. Evidence spans count as grade 3; judged passages (with
         ``include_judgments``) as their grade, and with ``labels='human+judge'`` also the
         judge's grade of passages no person graded. ``hit_rule`` defaults to the manifest's;
-        the rule used is on the result (``.hit_rule``)."""
+        the rule used is on the result (``.hit_rule``).
+
+        ``span_level_only``: leave out the grades on whole documents (:meth:`passage_labels`):
+        as spans they would make every chunk of the document relevant, N units for one grade;
+        the scorer (``golden_store.scoring.golden.evaluate``) counts each as one unit itself.
+        Without it every label is a span, as before issue 36."""
         check_labels(labels)
         rule = parse_hit_rule(hit_rule or self.manifest.get("hit_rule") or DEFAULT_HIT_RULE)
-        rows = [(s.query_id, s.doc_id, int(s.start), int(s.end), EVIDENCE_GRADE)
+        rows = self._label_rows(include_judgments, labels)
+        kept = split_document_grades(rows, self.doc_lengths).spans if span_level_only else rows
+        return chunk_qrels([r[:5] for r in kept], chunks, rule)
+
+    def _label_rows(self, include_judgments: bool, labels: str) -> list[tuple[str, str, int, int, int, str]]:
+        """Every label a passage run can be scored on, as (query_id, doc_id, start, end, grade,
+        kind): evidence spans (grade 3), people's final grades (``include_judgments``), and
+        with ``labels='human+judge'`` the judge's grades of passages no person graded."""
+        check_labels(labels)
+        rows = [(s.query_id, s.doc_id, int(s.start), int(s.end), EVIDENCE_GRADE, EVIDENCE)
                 for s in self._tables["spans.parquet"].itertuples(index=False)]
         if include_judgments:
-            rows += [(j.query_id, j.doc_id, int(j.start), int(j.end), int(j.grade))
+            rows += [(j.query_id, j.doc_id, int(j.start), int(j.end), int(j.grade), PASSAGE)
                      for j in self._tables["judgments.parquet"].itertuples(index=False)]
             if labels == HUMAN_JUDGE:
-                rows += [(j.query_id, j.doc_id, int(j.start), int(j.end), int(j.grade))
+                rows += [(j.query_id, j.doc_id, int(j.start), int(j.end), int(j.grade), JUDGE)
                          for j in self.judge_only_labels().itertuples(index=False)]
-        return chunk_qrels(rows, chunks, rule)
+        return rows
 
     @property
     def strata(self) -> dict[str, str]:
