@@ -76,7 +76,15 @@ def cmd_score(args: argparse.Namespace) -> int:
             raise GoldenError("A passage run (JSONL) is scored against a frozen version: --version NAME (its "
                               "passages get labels from the version's spans through the hit rule).")
 
-        res = evaluate_trec(args.qrels, args.run, args.measure, rel=args.level, **trec_opts)
+        from golden_store.versions.qrels import qrels_level
+
+        # one rule on both paths: binary measures count grade >= the qrels' level (a version's
+        # is 2; an exported qrels file's is written beside it; else -l N or trec_eval's 1)
+        level, level_from, level_notes = qrels_level(args.qrels, args.level)
+        res = evaluate_trec(args.qrels, args.run, args.measure, rel=level, **trec_opts)
+        res.definitions["_relevance"] += f" (level {level}: {level_from})"
+        for note in level_notes:
+            print(f"warning: {note}", file=sys.stderr)
         res.judged = judged_health(args.qrels, args.run, max_docs=args.max_docs)
     if args.record:
         _record_scoring(args, res, gs)
@@ -91,6 +99,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         ci = f"  [{res.ci95[m][0]:.4f}, {res.ci95[m][1]:.4f}]" if m in res.ci95 else ""
         print(f"{m}\tall\t{res.mean[m]:.4f}{ci}")
     print(f"# {res.n_queries} queries; {res.definitions['_queries']}", file=sys.stderr)
+    print(f"# relevance: {res.definitions['_relevance']}", file=sys.stderr)
     if res.definitions.get("_scope"):
         print(f"# {res.definitions['_scope']}", file=sys.stderr)
     if res.labels is not None:
@@ -370,7 +379,8 @@ def register(sub: Any, add: Any) -> None:
     """This group's parsers, beside its handlers (``add``: a command with the global options)."""
     sc = add("score", cmd_score, "score a TREC run against qrels or a frozen version, or a JSONL passage run "
                                  "against a frozen version (chunk labels from its spans)")
-    sc.add_argument("--qrels", help="TREC qrels file (qid 0 docid grade)")
+    sc.add_argument("--qrels", help="TREC qrels file (qid 0 docid grade) or BEIR qrels TSV (query-id, corpus-id, "
+                                    "score, with the header)")
     sc.add_argument("--version", help="a frozen version (its derived qrels)")
     sc.add_argument("--run", required=True, help="TREC run file (qid Q0 docid rank score tag), or a JSONL passage "
                                                  "run (needs --version): query_id, rank or score, doc_id, and start/end "
@@ -385,7 +395,8 @@ def register(sub: Any, add: Any) -> None:
                          "infAP, ERR@10, RBP(p=0.8), ...) or trec_eval name (map, P.5,10, ndcg_cut_10, all_trec); "
                          "repeatable")
     sc.add_argument("-l", "--level", type=int, metavar="N",
-                    help="trec_eval -l: a grade of N or more is relevant, for measures that do not say rel= (default 1)")
+                    help="trec_eval -l: a grade of N or more is relevant, for measures that do not say rel= (default: "
+                         "the level golden export wrote beside the qrels file, NAME.scoring.json, else 1)")
     sc.add_argument("-M", "--max-docs", type=int, metavar="N",
                     help="trec_eval -M: only the first N documents of each ranking count")
     sc.add_argument("-J", "--judged-only", action="store_true",

@@ -130,6 +130,21 @@ class ParsedJudgments:
         return len(self.grades)
 
 
+BEIR_HEADER = ("query-id", "corpus-id", "score")
+
+
+def is_beir_header(line: str) -> bool:
+    """Whether ``line`` is a BEIR qrels header (``query-id<TAB>corpus-id<TAB>score``; ``_``
+    for ``-`` and any letter case read too). One test for every reader of BEIR qrels: the
+    judgments import here and ``golden score --qrels`` (:mod:`golden_store.scoring.trec_files`)."""
+    return tuple(p.strip().lower().replace("_", "-") for p in line.strip("\r\n").split("\t")) == BEIR_HEADER
+
+
+# The export writes a small JSON file beside each qrels file saying how to score it
+# (golden_store.versions.qrels); its format tag, so an import given it by mistake can say so.
+QRELS_SIDECAR_FORMAT = "golden-studio/qrels-scoring@1"
+
+
 def detect_format(name: str, text: str) -> str:
     """``labelstudio`` (JSON), ``beir`` (tab-separated, or a ``query-id`` header) or ``trec``
     (four fields), told from the first line that is not blank or a comment."""
@@ -138,6 +153,10 @@ def detect_format(name: str, text: str) -> str:
         if not s or s.startswith("#"):
             continue
         if s.startswith(("[", "{")):
+            if QRELS_SIDECAR_FORMAT in text[:4096]:
+                raise ValidationError(f"{name}: this is the scoring note an export writes beside its qrels (how to "
+                                      "score them), not judgments; import the qrels file itself (qrels.txt, "
+                                      "qrels/test.tsv).")
             return "labelstudio"
         if "\t" in s or s.lower().startswith("query-id") or s.lower().startswith("query_id"):
             return "beir"
@@ -232,7 +251,7 @@ def parse_beir(name: str, text: str, mapping: dict[str, int] | None = None) -> P
         parts = [p.strip() for p in s.split("\t")]
         if not header_seen:
             header_seen = True
-            if [p.lower().replace("_", "-") for p in parts] != ["query-id", "corpus-id", "score"]:
+            if not is_beir_header(s):
                 raise ValidationError(f"{name} line {lineno}: a BEIR qrels file starts with the header "
                                       f"'query-id<TAB>corpus-id<TAB>score', got {shown(s)}; add the header (or pass "
                                       "--format trec for a TREC qrels file).")

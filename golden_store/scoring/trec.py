@@ -152,6 +152,9 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | N
                                "(trec_eval -c); run queries without judgments are ignored")
     definitions["_ties"] = "score descending, then document id descending (trec_eval)"
     definitions["_pool"] = "a grade below 0 means in the pool but not judged (trec_eval)"
+    # the level is said on every result: -m AP means grade >= 1 here unless rel is given
+    definitions["_relevance"] = (f"binary measures count grade >= {1 if rel is None else rel} unless the measure "
+                                 f"says rel=...; nDCG uses the grades")
     if aggregates:
         definitions["_aggregate"] = ("the overall value is the mean over queries, except: " +
                                      "; ".join(f"{k}: {'sum' if v == 'sum' else 'geometric mean'}"

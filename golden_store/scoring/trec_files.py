@@ -128,6 +128,10 @@ def _read_table(path: Path, kind: tuple):
         head = fh.read(4)
     if not head:
         raise ValidationError(f"{path}: the file is empty.")
+    if what == "qrels":
+        header = _beir_header_end(path)
+        if header is not None:
+            return _read_beir(path, header)
     table = None
     if not head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00")):
         table = _arrow_read(str(path), names, value, value_type)  # the common case: straight from the file
@@ -142,6 +146,88 @@ def _read_table(path: Path, kind: tuple):
     if table.num_rows == 0:
         raise ValidationError(f"{path}: the file has no {what} lines.")
     return table
+
+
+# BEIR qrels (``qrels/test.tsv``): a header ``query-id<TAB>corpus-id<TAB>score``, then one
+# judgment per line, tab-separated. ``golden judgments import`` reads them, and the BEIR export
+# writes them, so ``golden score --qrels`` reads them too (told by the header, as the import
+# tells them: golden_store.core.judgment_formats.is_beir_header). Grades keep trec_eval's
+# meaning (a negative grade: in the pool, not judged); they are not mapped to the studio's 0-3.
+_BEIR_EXAMPLE = "q1<TAB>doc7<TAB>2"
+
+
+def _beir_header_end(path: Path) -> int | None:
+    """The byte offset just after a BEIR header when the file's first non-blank line is one
+    (None: a TREC qrels file)."""
+    from golden_store.core.judgment_formats import is_beir_header
+
+    offset = 0
+    with path.open("rb") as fh:
+        for raw in fh:
+            line = raw.decode("utf-8-sig" if offset == 0 else "utf-8", errors="replace")
+            offset += len(raw)
+            if line.strip():
+                return offset if is_beir_header(line) else None
+    return None
+
+
+def _read_beir(path: Path, start: int):
+    """The qrels table of a BEIR TSV (``start``: the byte after its header): Arrow's parser
+    when every line is clean, else every line looked at and the first bad one named."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    data = path.read_bytes()[start:]
+    table = None
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(data), memory_pool=_read_pool(),
+            read_options=pcsv.ReadOptions(column_names=["query_id", "doc_id", "grade"]),
+            parse_options=pcsv.ParseOptions(delimiter="\t", quote_char=False, double_quote=False, escape_char=False,
+                                            ignore_empty_lines=True),
+            convert_options=pcsv.ConvertOptions(
+                column_types={"query_id": pa.dictionary(pa.int32(), pa.string()), "doc_id": pa.string(),
+                              "grade": pa.int64()},
+                strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        table = None
+    if table is None or not _usable(table, "grade") or any(
+            not d or d != d.strip() for d in table["doc_id"].to_pylist()):
+        table = _read_beir_careful(path, path.read_bytes()[:start].count(b"\n"))
+    if table.num_rows == 0:
+        raise ValidationError(f"{path}: the BEIR qrels file holds only its header, no judgments.")
+    return table
+
+
+def _read_beir_careful(path: Path, header_lines: int):
+    """Line by line: the first bad line of a BEIR qrels file named (``header_lines``: the
+    lines up to and including the header, skipped)."""
+    import pyarrow as pa
+
+    from golden_store.core.textin import read_text
+
+    text = read_text(path)  # a bad byte is named with its line and column here
+    qs: list[str] = []
+    ds: list[str] = []
+    gs: list[int] = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if lineno <= header_lines or not line.strip():
+            continue
+        f = [x.strip() for x in line.rstrip("\r").split("\t")]
+        if len(f) != 3 or not f[0] or not f[1]:
+            raise ValidationError(f"{path} line {lineno}: not a BEIR qrels line: expected 3 tab-separated fields "
+                                  f"like {_BEIR_EXAMPLE!r} (query-id, corpus-id, score), got {shown(line.strip())}.")
+        try:
+            g = float(f[2])
+        except ValueError:
+            g = float("nan")
+        if not np.isfinite(g) or g != round(g):
+            raise ValidationError(f"{path} line {lineno}: score {shown(f[2])} is not an integer grade.")
+        qs.append(f[0])
+        ds.append(f[1])
+        gs.append(int(g))
+    return pa.table({"query_id": pa.array(qs, pa.string()).dictionary_encode(), "doc_id": pa.array(ds, pa.string()),
+                     "grade": pa.array(gs, pa.int64())})
 
 
 def _read_careful(path: Path, kind: tuple, value: str):
@@ -224,8 +310,9 @@ def _frame(table, value: str) -> pd.DataFrame:
 
 
 def read_qrels(path: str | Path) -> pd.DataFrame:
-    """TREC qrels ``qid iter docid grade`` -> DataFrame(query_id, doc_id, grade). A grade
-    below 0 means "in the pool, not judged" (trec_eval)."""
+    """TREC qrels ``qid iter docid grade`` (or BEIR's TSV with its ``query-id corpus-id
+    score`` header) -> DataFrame(query_id, doc_id, grade). A grade below 0 means "in the
+    pool, not judged" (trec_eval)."""
     return _frame(_read_table(Path(path), _QRELS), "grade")
 
 

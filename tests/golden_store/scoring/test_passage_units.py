@@ -19,6 +19,7 @@ q1        D graded 3 (qrels)                          one unit, whatever the chu
 q2        E graded 3 (qrels), evidence E[200:224)     subsumed by the evidence: adds no unit
 q3        D graded 3 (qrels), a person: D[0:50) = 1   the doc grade is higher: it stands as a unit
 q4        D graded 2 (qrels), evidence E[200:224)     D not retrieved: a missed unit, virtual id
+q5        the judge only: D graded 3, E[0:50) 2       human+judge: the judge's whole-D grade too
 ========  ==========================================  =============================================
 """
 
@@ -38,9 +39,11 @@ from golden_store.freezing import freeze
 from golden_store.live import queries
 from golden_store.live.documents import import_paths
 from golden_store.live.evidence import EvidenceSpan, append_evidence
+from golden_store.live.judge_labels import JudgeLabel
 from golden_store.live.judging import record
 from golden_store.scoring import evaluate
 from golden_store.versions import load_version
+from tests.golden_store.test_judge_labels_frozen import judge
 
 TOKENS = 84
 DOCS = {d: " ".join(f"{d.lower()}{i:03d}" for i in range(TOKENS)) for d in "DEF"}
@@ -58,7 +61,7 @@ def version(store, tmp_path, monkeypatch):
     if "lexical" not in queries.known_strata(store):
         queries.add_stratum(store, "lexical", "words in common", actor="eng")
     qfile = "".join(json.dumps({"id": q, "text": f"question {q}", "stratum": "lexical"}) + "\n"
-                    for q in ("q1", "q2", "q3", "q4")).encode()
+                    for q in ("q1", "q2", "q3", "q4", "q5")).encode()
     queries.import_queries(store, queries.parse_query_file("q.jsonl", qfile, queries.known_strata(store)),
                            actor="eng")
     admin = identity.create_user(store, None, "admin", ["admin"], password="0123456789ab")
@@ -70,6 +73,9 @@ def version(store, tmp_path, monkeypatch):
     append_evidence(store, [EvidenceSpan(q, f"ev-{q}", DOCS["E"][s:e], "E", s, e, s, e, "exact", 100.0)
                             for q in ("q2", "q4")], actor="ann")
     record(store, "ann1", "q3", "D", 0, 50, op="grade", grade=1)
+    judge(store, [JudgeLabel("q5", "D", 0, L, outcome="labeled", route="judge", grade=3, p_fail=0.1, p_used=0.1),
+                  JudgeLabel("q5", "E", 0, 50, outcome="labeled", route="judge", grade=2, p_fail=0.1, p_used=0.1)],
+          model="judge-a", rubric="a" * 64, calibration="cal-1")
     freeze(store, "v1", actor="eng")
     v = load_version("v1")
     # the frozen labels are what the table above says (else every number below is off)
@@ -187,6 +193,19 @@ def test_an_unretrieved_document_is_a_missed_unit_under_an_id_no_passage_has(ver
     assert scored(version, impostor, "q4") == got
 
 
+def test_a_judge_grade_on_a_whole_document_is_one_unit_too(version):
+    """q5 has only the judge's labels: all of D graded 3 and E[0:50) graded 2. With
+    human+judge D is one unit (its best-ranked chunk) and E's passage reaches E's chunk 0
+    through the hit rule; with people's labels only q5 is not scored at all."""
+    d, e, f = chunks("D", 7), chunks("E", 7), chunks("F", 7)
+    r = run("q5", [f[0], d[2], e[0], d[1]])
+    got = scored(version, r, "q5", labels="human+judge")
+    hand = {"D#2": 3, "E#0": 2, "D#1": 0}
+    assert got[R10] == reference(hand, r, "recall_10") == 1.0
+    assert got[NDCG10] == pytest.approx(reference(hand, r, "ndcg_cut_10"))
+    assert "q5" not in evaluate(version, r, ["R@10"], n_boot=10).per_query.index
+
+
 def test_the_credited_chunk_is_the_scorer_s_first_among_tied_scores(version):
     """Two chunks of D with the same score: the scorer ranks ties by id descending (trec_eval),
     so "D-b" is first although the run lists "D-a" first; D's unit goes to "D-b" and nDCG@10
@@ -206,6 +225,10 @@ def test_the_result_says_which_labels_the_numbers_used(version):
     assert units.startswith("passage run: 2 evidence span(s), 1 passage grade(s)")
     assert "3 document grade(s) (each one unit" in units and "whatever the hit rule" in units
     assert "1 more subsumed by finer labels in the same document" in units
+    # with the judge's labels: its passage grade and its grade on all of D (one more unit)
+    both = evaluate(version, run("q1", [d[0]]), ["R@10"], n_boot=10, labels="human+judge").definitions["_units"]
+    assert both.startswith("passage run: 2 evidence span(s), 1 passage grade(s), 1 judge passage grade(s)")
+    assert "4 document grade(s) (each one unit" in both and "1 more subsumed" in both
     # a document run has no units line: its qrels are the documents' grades, unchanged
     doc_run = pd.DataFrame([("q1", "D", 1.0)], columns=["query_id", "doc_id", "score"])
     assert "_units" not in evaluate(version, doc_run, ["R@10"], n_boot=10).definitions
