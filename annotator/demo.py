@@ -195,8 +195,10 @@ def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
     for system, fname, fmt in DEMO_RUNS:
         if fmt != "trec":
             continue
-        res = evaluate(gs, read_run(DEMO_DIR / "runs" / fname), list(DEMO_MEASURES))
+        run = read_run(DEMO_DIR / "runs" / fname)
+        res = evaluate(gs, run, list(DEMO_MEASURES))
         results.record_evaluation(store, f"{system}@{frozen.name}", res.per_query, dataset_version=frozen.name,
                            strata=gs.strata, corpus_digest=gs.manifest.get("corpus_digest"), system=system,
-                           judged_fraction=res.judged.per_query if res.judged is not None else None)
+                           judged_fraction=res.judged.per_query if res.judged is not None else None,
+                           **results.scored_definitions(res, run))
     return out

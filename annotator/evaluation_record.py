@@ -38,7 +38,7 @@ def score_and_record(store: Store, user: User, *, evaluation_id: str, version: s
     require(user, Permission.IMPORT_RUNS)
     if not measures:
         raise GoldenError("Name at least one measure to record (e.g. nDCG@10).")
-    from golden_store.live.results import record_evaluation
+    from golden_store.live.results import record_evaluation, scored_definitions
     from golden_store.scoring import evaluate, read_run
     from golden_store.versions import load_version
 
@@ -55,11 +55,12 @@ def score_and_record(store: Store, user: User, *, evaluation_id: str, version: s
     else:
         if hit_rule:
             raise GoldenError("hit_rule applies to a passage run (JSONL); a TREC run names whole documents.")
-        res = evaluate(gs, read_run(run_path), measures, labels=labels)
+        run = read_run(run_path)
+        res = evaluate(gs, run, measures, labels=labels)
     n = record_evaluation(store, evaluation_id, res.per_query, dataset_version=version, strata=gs.strata,
                           corpus_digest=gs.manifest.get("corpus_digest"), config_sha=config_sha, system=system,
                           git_sha=git_sha, trial=trial,
                           judged_fraction=res.judged.per_query if res.judged is not None else None,
-                          replace=replace, labels=res.labels or "human")
+                          replace=replace, labels=res.labels or "human", **scored_definitions(res, run))
     return Recorded(evaluation_id, trial, n, res.n_queries, {m: float(res.mean[m]) for m in res.measures},
                     res.labels or "human")

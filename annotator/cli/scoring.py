@@ -63,12 +63,13 @@ def cmd_score(args: argparse.Namespace) -> int:
 
         only = tier_options(gs, args.tier)  # --tier: only that tier's questions, said in the output
         if _run_format(args) == "jsonl":  # passages: chunk labels derived from the version's spans (hit rule)
-            res = evaluate(gs, _passage_run(gs, args.run), args.measure, hit_rule=args.hit_rule,
-                           labels=args.labels, **only)
+            run = _passage_run(gs, args.run)
+            res = evaluate(gs, run, args.measure, hit_rule=args.hit_rule, labels=args.labels, **only)
         elif args.hit_rule:
             raise GoldenError("--hit-rule applies to a passage run (JSONL); a TREC run names whole documents.")
         else:
-            res = evaluate(gs, read_run(args.run), args.measure, labels=args.labels, **only)
+            run = read_run(args.run)
+            res = evaluate(gs, run, args.measure, labels=args.labels, **only)
     else:
         from golden_store.scoring.health import judged_health
 
@@ -87,7 +88,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             print(f"warning: {note}", file=sys.stderr)
         res.judged = judged_health(args.qrels, args.run, max_docs=args.max_docs)
     if args.record:
-        _record_scoring(args, res, gs)
+        _record_scoring(args, res, gs, run)
     if args.json:
         _print_json(res.as_dict(per_query=args.per_query))
         return 0
@@ -255,12 +256,14 @@ def _check_record_options(args: argparse.Namespace) -> None:
         raise GoldenError(f"--trial is a whole number >= 0 (got {args.trial}).")
 
 
-def _record_scoring(args: argparse.Namespace, res: Any, gs: Any) -> None:
+def _record_scoring(args: argparse.Namespace, res: Any, gs: Any, run: Any) -> None:
     """``golden score --record``: the per-query rows with their provenance (METHODOLOGY §14.3,
-    §14.4): the run's Judged@10 per query, git sha, config sha, trial and, for the measures
-    named with --judged, the judge model and rubric sha. All or nothing."""
+    §14.4): the run's Judged@10 per query, git sha, config sha, trial, for the measures
+    named with --judged the judge model and rubric sha, and the definitions the numbers were
+    scored under (run level, hit rule, depth of ``run`` as scored, the judge labels' models and
+    rubric shas: ``scored_definitions``). All or nothing."""
     from annotator import provenance
-    from golden_store.live.results import record_evaluation
+    from golden_store.live.results import record_evaluation, scored_definitions
     from golden_store.scoring.measures import parse_measures
 
     notes = []
@@ -292,7 +295,7 @@ def _record_scoring(args: argparse.Namespace, res: Any, gs: Any) -> None:
                           system=args.system, git_sha=git_sha, trial=trial,
                           judged_fraction=res.judged.per_query if res.judged is not None else None,
                           judge_model=judge_model, rubric_sha=rubric_sha, judged_metrics=judged,
-                          replace=args.replace, labels=res.labels or "human")
+                          replace=args.replace, labels=res.labels or "human", **scored_definitions(res, run))
     for note in notes:
         if note:
             print(f"# {note}", file=sys.stderr)
