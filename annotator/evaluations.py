@@ -15,7 +15,7 @@ import pandas as pd
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store.live import results
-from golden_store.scoring.compare import compare_runs
+from golden_store.scoring.compare import compare_runs, verdict_text
 from golden_store.scoring.health import JUDGED_K, JUDGED_THRESHOLD
 from golden_store.scoring.types import Comparison
 from golden_store.db.store import Store
@@ -125,7 +125,7 @@ def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics:
     ``options`` go to ``compare_runs`` as they are: the one call, for its newer switches."""
     require(user, Permission.VIEW_RESULTS)
     a, b = results.evaluation_frame(store, baseline), results.evaluation_frame(store, candidate)
-    c = compare_runs(a, b, metrics=metrics, min_meaningful=min_meaningful, **options)
+    c = compare_runs(a, b, metrics=metrics, min_meaningful=min_meaningful, names=(baseline, candidate), **options)
     notes = []
     labels = {baseline: _labels_of(a), candidate: _labels_of(b)}
     if labels[baseline] != labels[candidate]:
@@ -143,7 +143,16 @@ def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics:
     c["judged"] = judged  # type: ignore[typeddict-unknown-key]
     c["labels"] = labels  # type: ignore[typeddict-unknown-key]
     c["labels_differ"] = labels[baseline] != labels[candidate]  # type: ignore[typeddict-unknown-key]
+    c["gate"] = gate(c)  # type: ignore[typeddict-unknown-key]
     return c
+
+
+def gate(c: Comparison) -> str:
+    """The comparison's gate, one word for CI: FAIL when any compared metric's overall verdict
+    fails, WARN when none fails and one warns, PASS otherwise. ``golden compare`` exits 1 on
+    FAIL and 0 on PASS or WARN; a comparison that cannot be made raises instead (exit 2)."""
+    overall = [e["verdict"] for e in c["metrics"].values()]
+    return "FAIL" if "FAIL" in overall else "WARN" if "WARN" in overall else "PASS"
 
 
 def labels_line(c: Comparison) -> str:
@@ -172,6 +181,9 @@ def gate_rule(c: Comparison) -> str:
     if corr:
         rule += (f" p-values are corrected with {corr['name']} over the {corr['comparisons']} comparisons shown "
                  f"(every metric, overall and per stratum).")
+    if "min_n" in c:
+        rule += (f" A cell of fewer than {c['min_n']} questions has no verdict (too few); under {c['small_n']} "
+                 f"questions p is the sign-flip test's, not the bootstrap's.")
     return rule
 
 
@@ -183,9 +195,10 @@ def comparison_table(c: Comparison) -> pd.DataFrame:
     rows = []
 
     def add(metric: str, cohort: str | None, stratum: str, f: dict) -> None:
-        row = {"metric": metric, "cohort": cohort, "stratum": stratum, "verdict": f["verdict"], "delta": f["delta"],
-               "ci95 low": f["ci95"][0], "ci95 high": f["ci95"][1], "p": f["p"], "p_adj": f.get("p_adj"),
-               "wins": f["wins"], "losses": f["losses"], "ties": f["ties"], "n": f["n"]}
+        ci = f["ci95"] or (None, None)  # a "too few" cell has no interval and no p
+        row = {"metric": metric, "cohort": cohort, "stratum": stratum, "verdict": verdict_text(f), "delta": f["delta"],
+               "ci95 low": ci[0], "ci95 high": ci[1], "p": f["p"], "p_adj": f.get("p_adj"),
+               "test": f.get("test"), "wins": f["wins"], "losses": f["losses"], "ties": f["ties"], "n": f["n"]}
         rows.append(row)
 
     for m, e in c["metrics"].items():
@@ -194,8 +207,8 @@ def comparison_table(c: Comparison) -> pd.DataFrame:
         for cohort, ce in (e.get("cohorts") or {}).items():
             for stratum, f in [(OVERALL, ce), *ce["strata"].items()]:
                 add(m, cohort, stratum, f)
-    cols = ["metric", "cohort", "stratum", "verdict", "delta", "ci95 low", "ci95 high", "p", "p_adj", "wins",
-            "losses", "ties", "n"]
+    cols = ["metric", "cohort", "stratum", "verdict", "delta", "ci95 low", "ci95 high", "p", "p_adj", "test",
+            "wins", "losses", "ties", "n"]
     if not cohorts:
         cols.remove("cohort")
     if not any(r["p_adj"] is not None for r in rows):

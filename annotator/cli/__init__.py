@@ -1,5 +1,6 @@
 """The ``golden`` command line. Errors go to stderr, one clear message, exit status 1
-(2 for usage errors); ``--json`` prints data for scripts.
+(2 for usage errors, and for any error of a command that gates: ``compare`` and ``verify``
+exit 0 pass, 1 fail, 2 could not run); ``--json`` prints data for scripts.
 
 A package by command group: each module holds its commands' handlers and, beside them, a
 ``register(sub, add)`` that adds their parsers; :mod:`annotator.cli.common` holds what they
@@ -85,7 +86,7 @@ def _main(argv: list[str] | None) -> int:
         return int(args.func(args) or 0)
     except GoldenError as exc:
         print(f"golden: {exc}", file=sys.stderr)
-        return 1
+        return int(getattr(args, "error_exit", 1))  # a gating command: 2, could not run (annotator.cli.common)
     except KeyboardInterrupt:
         print("golden: interrupted", file=sys.stderr)
         return 130

@@ -16,6 +16,14 @@ if TYPE_CHECKING:
     from golden_store.db.store import Store
 
 
+# Exit codes of the commands that gate (compare, verify), the same for each, as diff and grep
+# do: 0 the check passed (a WARN passes), 1 it failed, 2 it could not be run at all (an
+# unknown evaluation or version, a measure neither recorded, nothing in common). A CI step
+# can then tell a regression from a broken job. Other commands exit 1 on any error.
+PASSED, FAILED, COULD_NOT_RUN = 0, 1, 2
+GATE_EXIT = {"PASS": PASSED, "WARN": PASSED, "FAIL": FAILED}
+
+
 class _OnFirstUse:
     """A module imported when one of its names is first used. Each command loads only what
     it needs: ``golden score`` runs on numpy and Arrow without DuckDB, pandas or the store,

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from annotator.cli.common import _print_json, _store, _vdir, identity
+from annotator.cli.common import COULD_NOT_RUN, GATE_EXIT, _print_json, _store, _vdir, identity
 from golden_store.core.errors import GoldenError
+from golden_store.scoring.cells import MIN_CELL_N
 
 
 _SCORING_NUMPY = {
@@ -326,7 +327,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                                    tier=args.tier, by=args.by, since=args.since)
     # the Results page's function: the same verdict, interval and notes (re-baseline, judged@10)
     c = evaluations.compare(store, identity.cli_user(), args.a, args.b, metrics=args.measure,
-                            min_meaningful=args.min_meaningful, correction=args.correction, **options)
+                            min_meaningful=args.min_meaningful, correction=args.correction, min_n=args.min_n,
+                            **options)
     if scope:
         c["scope"] = scope  # type: ignore[typeddict-unknown-key]
     if args.json:
@@ -334,10 +336,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         print(format_comparison(c, args.a, args.b))
         print(f"labels: {args.a} {c['labels'][args.a]}; {args.b} {c['labels'][args.b]}")  # type: ignore[typeddict-item]
+        print(f"gate: {c['gate']}")  # type: ignore[typeddict-item]
         for n in c["notes"]:
             print(f"warning: {n}", file=sys.stderr)
-    verdicts = [e["verdict"] for e in c["metrics"].values()]
-    return 1 if "FAIL" in verdicts else 0
+    return GATE_EXIT[c["gate"]]  # type: ignore[typeddict-item]
 
 
 def cmd_results_export(args: argparse.Namespace) -> int:
@@ -442,11 +444,17 @@ def register(sub: Any, add: Any) -> None:
     ck.add_argument("--format", choices=["jsonl"], help="read every RUN as JSONL (default: told by .jsonl)")
     ck.add_argument("--per-query", action="store_true", help="also print each question's figures")
     cp = add("compare", cmd_compare, "paired comparison of two recorded evaluations, per stratum, with the gate "
-                                     "verdict (exit 1 on FAIL)")
+                                     "verdict (exit 0 PASS or WARN, 1 FAIL, 2 could not compare)")
+    cp.set_defaults(error_exit=COULD_NOT_RUN)
     cp.add_argument("a", help="baseline evaluation id")
     cp.add_argument("b", help="candidate evaluation id")
     cp.add_argument("-m", "--measure", action="append", help="only these metrics")
-    cp.add_argument("--min-meaningful", type=float, default=0.02)
+    cp.add_argument("--min-meaningful", type=float, default=0.02,
+                    help="a credible drop at least this large fails the gate; a smaller one warns (default 0.02)")
+    cp.add_argument("--min-n", type=int, default=MIN_CELL_N, metavar="N",
+                    help=f"a cell (overall, stratum, cohort) needs at least N paired questions for a verdict; "
+                         f"smaller ones say 'too few' (default {MIN_CELL_N}: the smallest n at which an exact "
+                         f"sign-flip test can reach p < 0.05)")
     cp.add_argument("--correction", choices=["bh", "bonferroni", "none"], default="bh",
                     help="multiple-comparison correction over every verdict (metric x overall, each stratum, each "
                          "cohort): bh Benjamini-Hochberg (default), bonferroni, none")

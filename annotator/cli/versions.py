@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from annotator.cli.common import _live_corpus_digest, _print_json, _Progress, _store, _vdir, identity, versioning
+from annotator.cli.common import (
+    COULD_NOT_RUN, _live_corpus_digest, _print_json, _Progress, _store, _vdir, identity, versioning)
 
 
 def cmd_freeze(args: argparse.Namespace) -> int:
@@ -157,7 +158,9 @@ def register(sub: Any, add: Any) -> None:
                     help="remove what interrupted freezes left (temporary folders; in object storage, uploads "
                          "without a manifest untouched for 30 minutes)")
     v = add("verify", cmd_verify, "re-hash a version and re-check it against its corpus; with no NAME, "
-                                   "check the live store's labels against the current corpus")
+                                   "check the live store's labels against the current corpus (exit 0 OK, 1 failed "
+                                   "verification, 2 could not verify)")
+    v.set_defaults(error_exit=COULD_NOT_RUN)
     v.add_argument("name", nargs="?")
     v.add_argument("--key", metavar="PUBKEY",
                    help="trusted public key (the .pub file or its ed25519:... text): the version must be signed "

@@ -5,6 +5,10 @@
   the null; wins / losses / ties. Resampling runs in chunks so that 10,000 queries x
   10,000 resamples never allocate a 10^8 matrix at once. Results depend only on
   (scores, n_boot, seed).
+* :func:`sign_flip_p` - the paired randomization (sign-flip) test: exact over every sign
+  pattern of the non-zero differences when there are few of them, else sampled. Small cells
+  of a comparison take their p from it, because a bootstrap of a handful of equal deltas
+  resamples the same mean every time and reads that as p = 0.
 * :func:`mde_paired` / :func:`n_for_mde` - power calculation for paired designs.
 * :func:`gate` - fail only on a regression that is both credible and large enough.
 * :func:`benjamini_hochberg` - false-discovery control for sweeps.
@@ -69,6 +73,45 @@ def paired_bootstrap(a, b, n_boot: int = 10_000, seed: int = 0, *, level: float 
     p = float((np.abs(boots - obs) >= abs(obs)).mean()) if obs != 0 else 1.0
     return BootstrapResult(obs, (float(lo), float(hi)), p, int(d.size), int((d > 0).sum()), int((d < 0).sum()),
                            int((d == 0).sum()), n_boot, seed, level)
+
+
+EXACT_SIGN_FLIP_MAX = 20  # non-zero deltas up to which every sign pattern is enumerated (2^20 patterns)
+
+
+def sign_flip_p(d, n_resamples: int = 10_000, seed: int = 0) -> tuple[float, str]:
+    """Two-sided p of the paired randomization test on the differences ``d``: under the null
+    the sign of each difference is a coin flip, so p is the share of sign patterns whose mean
+    is at least as far from 0 as the observed one. Zero differences cannot change sign and
+    are left as they are (they still count in the mean's denominator, which then cancels).
+
+    With at most :data:`EXACT_SIGN_FLIP_MAX` non-zero differences every pattern is counted
+    (``"exact"``); above that ``n_resamples`` random patterns at ``seed`` are drawn and the
+    observed pattern is counted as one of them (``(hits + 1) / (n + 1)``, never 0:
+    ``"sampled"``). Returns (p, how). Five of five questions losing by the same amount give
+    2 / 32 = 0.0625, as the exact sign test does; one question gives 1.0."""
+    d = np.asarray(d, dtype=float)
+    nz = d[d != 0]
+    k = nz.size
+    if k == 0:
+        return 1.0, "exact"
+    obs = abs(nz.sum())
+    tol = 1e-12 * max(1.0, float(np.abs(nz).sum()))  # float sums of the same values in another order
+    if k <= EXACT_SIGN_FLIP_MAX:
+        hits = 0
+        step = 1 << min(k, 16)  # patterns per block: at most 65,536 x k values at once
+        for first in range(0, 1 << k, step):
+            codes = np.arange(first, first + step, dtype=np.int64)
+            signs = 1 - 2 * ((codes[:, None] >> np.arange(k)) & 1)
+            hits += int((np.abs(signs @ nz) >= obs - tol).sum())
+        return hits / float(1 << k), "exact"
+    rng = np.random.default_rng(seed)
+    hits = 0
+    rows = max(1, _CHUNK_ELEMENTS // k)
+    for start in range(0, n_resamples, rows):
+        b = min(rows, n_resamples - start)
+        signs = rng.integers(0, 2, size=(b, k), dtype=np.int8) * 2 - 1
+        hits += int((np.abs(signs @ nz) >= obs - tol).sum())
+    return (hits + 1) / (n_resamples + 1), "sampled"
 
 
 def bootstrap_ci(values, n_boot: int = 10_000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:

@@ -179,11 +179,15 @@ class Comparison(TypedDict):
     ``strata`` (stratum -> the same figures), and with cohorts ``cohorts`` (cohort -> the same
     figures and its ``strata``). Every verdict also carries ``p_adj`` (its p after the
     correction) and ``significant``; ``correction`` says which correction over how many
-    comparisons (method, name, alpha, comparisons); ``cohort_by`` names the cohorts."""
+    comparisons (method, name, alpha, comparisons, too_few); ``cohort_by`` names the cohorts.
+    A cell under ``min_n`` questions has verdict "too few", no ``ci95`` and no ``p``; cells under
+    ``small_n`` take p from the sign-flip test (``test`` names the test of each cell)."""
 
     metrics: dict[str, dict[str, Any]]
     min_meaningful: float
     n_boot: int
     seed: int
     correction: dict[str, Any]
+    min_n: int
+    small_n: int
     cohort_by: NotRequired[str]

@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from annotator.identity import User
 from golden_store.db.store import Store
+from golden_store.scoring.cells import MIN_CELL_N
 from http_api.auth import caller
 from http_api.shapes import jsonable
 from http_api.store import store
@@ -81,12 +82,15 @@ async def record_evaluation(s: TheStore, user: Caller, file: Annotated[UploadFil
             summary="Paired comparison of two recorded evaluations with the gate verdict (golden compare)")
 def compare(s: TheStore, user: Caller, baseline: str, candidate: str,
             measure: Annotated[list[str] | None, Query()] = None, min_meaningful: float = 0.02,
-            correction: Literal["bh", "bonferroni", "none"] = "bh") -> dict[str, Any]:
+            correction: Literal["bh", "bonferroni", "none"] = "bh",
+            min_n: Annotated[int, Query(ge=1, description="paired questions a cell needs for a verdict; smaller "
+                                                           "cells say 'too few'")] = MIN_CELL_N) -> dict[str, Any]:
+    """``gate`` is PASS, WARN or FAIL (the overall verdicts). A comparison that compares
+    nothing (a measure not recorded by both, no question in common, fewer than ``min_n``
+    paired questions) is a 422 problem, never a PASS."""
     from annotator import evaluations as evaluations_
     from golden_store.scoring.compare import format_comparison
 
     c = evaluations_.compare(s, user, baseline, candidate, metrics=measure, min_meaningful=min_meaningful,
-                             correction=correction)
-    verdicts = {m: e["verdict"] for m, e in c["metrics"].items()}
-    return {**jsonable(c), "gate": "FAIL" if "FAIL" in verdicts.values() else "PASS",
-            "text": format_comparison(dict(c), baseline, candidate)}
+                             correction=correction, min_n=min_n)
+    return {**jsonable(c), "text": format_comparison(dict(c), baseline, candidate)}

@@ -78,8 +78,8 @@ def test_errors_are_one_message_on_stderr_and_leave_the_store_alone(tmp_path):
     assert json.loads(r.stdout) == []
     r = run(tmp_path, "corpus", "import", str(d / "a.txt"), "--json")
     assert json.loads(r.stdout)["added"] == ["a"]  # nothing of the failed import stayed behind
-    r = run(tmp_path, "verify", "nope")
-    assert r.returncode == 1 and "No frozen version 'nope'" in r.stderr
+    r = run(tmp_path, "verify", "nope")  # verify gates: 2 = could not verify
+    assert r.returncode == 2 and "No frozen version 'nope'" in r.stderr
     r = run(tmp_path, "export", "nope", "--format", "xml", "--out", "x")
     assert r.returncode == 2  # argparse usage error
 

@@ -71,7 +71,7 @@ def test_compare_remotely_gives_the_gate_verdict_and_exit_status(demo_store, rem
     code, out, _ = _run(capsys, "--server", remote, "--json", "compare", "base", "cand")
     assert json.loads(out)["metrics"]["nDCG@10"]["verdict"]
     code, _, err = _run(capsys, "--server", remote, "compare", "base", "cand", "--tier", "smoke")
-    assert code == 1 and "--tier has no remote form" in err
+    assert code == 2 and "--tier has no remote form" in err  # compare: 2 = could not compare
 
 
 def test_refusals_and_commands_without_a_remote_form(demo_store, remote, tokens, tmp_path, capsys, monkeypatch):  # noqa: F811

@@ -49,7 +49,9 @@ def test_held_out_only_pairs_only_the_held_out_questions(demo_store, demo_v1, ca
     rc, out, _ = golden(capsys, "compare", "base", "tuned", "--json")
     e = json.loads(out)["metrics"]["R@10"]
     assert rc == 0 and e["n"] == 40 and e["delta"] == pytest.approx(36 / 40) and e["significant"]
-    rc, out, _ = golden(capsys, "compare", "base", "tuned", "--held-out-only", "--json")
+    rc, _, err = golden(capsys, "compare", "base", "tuned", "--held-out-only")
+    assert rc == 2 and "share only 4 question(s) for R@10, fewer than the 6 a verdict needs" in err
+    rc, out, _ = golden(capsys, "compare", "base", "tuned", "--held-out-only", "--min-n", "1", "--json")
     c = json.loads(out)
     e = c["metrics"]["R@10"]
     assert rc == 0 and e["n"] == 4 and e["delta"] == 0.0 and e["ties"] == 4 and not e["significant"]
@@ -58,7 +60,7 @@ def test_held_out_only_pairs_only_the_held_out_questions(demo_store, demo_v1, ca
                           "the other 36 are left out"]
     # overall + the held-out questions' strata, all corrected together
     assert c["correction"]["method"] == "bh" and c["correction"]["comparisons"] == 1 + len(e["strata"])
-    rc, out, _ = golden(capsys, "compare", "base", "tuned", "--held-out-only")
+    rc, out, _ = golden(capsys, "compare", "base", "tuned", "--held-out-only", "--min-n", "1")
     assert "scope: held-out questions only: 4 of" in out and "correction: Benjamini-Hochberg over" in out
     assert "R@10: PASS  delta +0.0000" in out
 
@@ -68,9 +70,9 @@ def test_a_version_the_evaluation_names_must_exist(demo_store, demo_v1, capsys):
     _record(demo_store, "a", {"q001": 0.0}, "v9", strata)
     _record(demo_store, "b", {"q001": 1.0}, "v9", strata)
     rc, _, err = golden(capsys, "compare", "a", "b", "--by", "source")
-    assert rc == 1 and "frozen version the evaluation was scored on ('v9')" in err
+    assert rc == 2 and "frozen version the evaluation was scored on ('v9')" in err  # 2: could not compare
     rc, _, err = golden(capsys, "compare", "a", "b", "--by", "source", "--since", "2026-02-01")
-    assert rc == 1 and "--since splits by creation date" in err
+    assert rc == 2 and "--since splits by creation date" in err
 
 
 def test_cohorts_by_source_and_by_date_measure_flywheel_items_apart(demo_store, demo_v1, capsys):
@@ -91,9 +93,14 @@ def test_cohorts_by_source_and_by_date_measure_flywheel_items_apart(demo_store, 
     pl = e["cohorts"]["production_log"]
     assert pl["n"] == n_prod and pl["losses"] == n_prod and pl["verdict"] == "FAIL"
     assert e["cohorts"]["expert"]["verdict"] == "PASS" and e["cohorts"]["expert"]["delta"] == 0.0
-    n_strata = len(e["strata"])
-    per_cohort = sum(1 + len(ce["strata"]) for ce in e["cohorts"].values())
-    assert c["correction"]["comparisons"] == 1 + n_strata + per_cohort
+    # every cell with a verdict is one corrected comparison; cells under 6 questions are "too few"
+    cells = [e, *e["strata"].values()]
+    for ce in e["cohorts"].values():
+        cells += [ce, *ce["strata"].values()]
+    tested = [x for x in cells if x["verdict"] != "too few"]
+    assert all(x["n"] >= 6 for x in tested) and all(x["n"] < 6 and x["p"] is None for x in cells if x not in tested)
+    assert c["correction"]["comparisons"] == len(tested)
+    assert c["correction"]["too_few"] == len(cells) - len(tested) > 0
     assert c["scope"][-1].startswith("cohorts by source (the question's source in v1)")
     # by creation month: the demo's questions are from January to March 2026
     rc, out, _ = golden(capsys, "compare", "base", "cand", "--by", "date", "--json")
@@ -141,3 +148,28 @@ def test_the_worked_example_of_section_13_through_the_cli(store, capsys, wins, l
     assert json.loads(golden(capsys, "compare", "old", "new", "--json")[1])["metrics"]["R@10"]["ci95"] == e["ci95"]
     rc, out, _ = golden(capsys, "compare", "old", "new")
     assert f"W/L/T {wins}/{losses}/{200 - wins - losses}" in out and f"delta {delta:+.4f}" in out
+
+
+def test_a_gate_that_compares_nothing_cannot_pass_exit_codes_0_1_2(demo_store, demo_v1, capsys):
+    """Issue 36, item 1: a typo in a measure passed the gate (exit 0, 'over 0 comparisons').
+    Exit 0 pass or warn, 1 FAIL, 2 could not compare; --json carries the API's gate field."""
+    q = demo_v1
+    strata = dict(zip(q["query_id"], q["stratum"]))
+    _record(demo_store, "base", {qid: 1.0 for qid in q["query_id"]}, "v1", strata)
+    _record(demo_store, "same", {qid: 1.0 for qid in q["query_id"]}, "v1", strata)
+    _record(demo_store, "worse", {qid: 0.0 for qid in q["query_id"]}, "v1", strata)
+    for argv, why in (
+        (["-m", "bogus"], "Cannot compare bogus: not recorded by both evaluations (base recorded R@10; same recorded"),
+        (["-m", "R@10", "-m", "nDCG@10"], "Cannot compare nDCG@10"),
+        (["--min-n", "100"], "fewer than the 100 a verdict needs"),
+    ):
+        rc, out, err = golden(capsys, "compare", "base", "same", *argv)
+        assert rc == 2 and why in err and out == "", argv
+    rc, _, err = golden(capsys, "compare", "base", "nope")
+    assert rc == 2 and "nope" in err
+    rc, out, _ = golden(capsys, "compare", "base", "same", "--json")
+    assert rc == 0 and json.loads(out)["gate"] == "PASS"
+    rc, out, _ = golden(capsys, "compare", "base", "worse", "--json")
+    assert rc == 1 and json.loads(out)["gate"] == "FAIL"
+    rc, out, _ = golden(capsys, "compare", "base", "worse")
+    assert rc == 1 and out.rstrip().endswith("gate: FAIL")

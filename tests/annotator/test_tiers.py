@@ -158,11 +158,18 @@ def test_freeze_carries_the_tier_and_score_and_compare_restrict_to_it(demo_store
     for name, vals in (("base", base), ("cand", cand)):
         record_evaluation(demo_store, name, pd.DataFrame({"R@10": vals}).rename_axis("query_id"),
                           dataset_version="v1", strata=strata)
-    rc, out, _ = golden(capsys, "compare", "base", "cand", "--tier", "smoke", "--json")
+    # 4 questions a tier: too few for a verdict (exit 2, could not compare) unless the minimum is lowered
+    rc, _, err = golden(capsys, "compare", "base", "cand", "--tier", "smoke")
+    assert rc == 2 and "share only 4 question(s) for R@10" in err
+    rc, out, _ = golden(capsys, "compare", "base", "cand", "--tier", "smoke", "--min-n", "1", "--json")
     c = json.loads(out)
     assert rc == 0 and c["metrics"]["R@10"]["n"] == 4 and c["metrics"]["R@10"]["verdict"] == "PASS"
     assert c["scope"] == ["tier smoke only: 4 of 40 questions are tier smoke in v1; the other 36 are left out"]
-    rc, out, _ = golden(capsys, "compare", "base", "cand", "--tier", "release")
-    assert rc == 1 and "scope: tier release only: 4 of 40" in out and "R@10: FAIL" in out
+    # 4 of 4 release questions lose: the exact sign-flip p is 2 / 2^4 = 0.125, not the bootstrap's 0: no FAIL
+    rc, out, _ = golden(capsys, "compare", "base", "cand", "--tier", "release", "--min-n", "1", "--json")
+    e = json.loads(out)["metrics"]["R@10"]
+    assert rc == 0 and e["losses"] == 4 and e["p"] == 2 / 2 ** 4 and e["verdict"] == "PASS"
+    rc, out, _ = golden(capsys, "compare", "base", "cand", "--tier", "release", "--min-n", "1")
+    assert "scope: tier release only: 4 of 40" in out and "R@10: PASS" in out and "sign-flip (exact)" in out
     rc, out, _ = golden(capsys, "compare", "base", "cand", "--tier", "release", "--held-out-only")
-    assert rc == 1  # no release question is held out in the demo: nothing to pair
+    assert rc == 2  # no release question is held out in the demo: nothing to pair

@@ -46,8 +46,16 @@ def test_record_list_and_compare_evaluations(demo_store, api, tokens, tmp_path):
             assert rec["rows"] > 0 and rec["evaluation_id"] == e
         assert {r["evaluation"] for r in studio.evaluations()} == {"base", "cand"}
         c = studio.compare("base", "cand")
-        assert c["gate"] in ("PASS", "FAIL") and "nDCG@10" in c["metrics"]
-        assert c["metrics"]["nDCG@10"]["verdict"]
+        assert c["gate"] == "PASS" and "nDCG@10" in c["metrics"]  # the same run twice
+        assert c["metrics"]["nDCG@10"]["verdict"] == "PASS"
+        # a typo in a measure, or one neither recorded, is a refusal, never a PASS (issue 36, item 1)
+        for typo in ("bogus", "nDCG@100"):
+            with pytest.raises(StudioError) as e:
+                studio.compare("base", "cand", measures=[typo])
+            assert e.value.status == 422 and f"Cannot compare {typo}: not recorded by both evaluations" in str(e.value)
+        with pytest.raises(StudioError) as e:
+            studio.compare("base", "cand", min_n=200)
+        assert e.value.status == 422 and "fewer than the 200 a verdict needs" in str(e.value)
         with pytest.raises(StudioError) as e:
             studio.record_evaluation("base", "v1", run, ["nDCG@10"])  # recorded already
         assert e.value.status in (409, 422, 400) and "base" in str(e.value)

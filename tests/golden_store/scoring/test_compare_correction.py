@@ -92,8 +92,12 @@ def test_cohorts_are_compared_apart_and_counted_in_the_correction():
     assert e["cohorts"]["flywheel"]["n"] == 120 and e["cohorts"]["flywheel"]["verdict"] == "FAIL"
     assert e["cohorts"]["expert"]["n"] == 60 * 7 - 1 and e["cohorts"]["?"]["n"] == 1
     assert set(e["cohorts"]["flywheel"]["strata"]) == {"s7", "s8"}
-    # overall + 9 strata, then per cohort overall + its strata: expert 1 + 7, flywheel 1 + 2, ? 1 + 1
-    assert c["correction"]["comparisons"] == 10 + 8 + 3 + 2
+    # the one-question cohort '?' and its stratum get no verdict and no p (too few), and are not corrected
+    for cell in (e["cohorts"]["?"], e["cohorts"]["?"]["strata"]["s0"]):
+        assert cell["verdict"] == "too few" and cell["p"] is None and cell["ci95"] is None and cell["n"] == 1
+    # overall + 9 strata, then per cohort overall + its strata: expert 1 + 7, flywheel 1 + 2 (? 1 + 1 too few)
+    assert c["correction"]["comparisons"] == 10 + 8 + 3 and c["correction"]["too_few"] == 2
+    assert "source ?: too few (n = 1)" in format_comparison(c, "A", "B")
     assert "source flywheel: FAIL" in format_comparison(c, "A", "B")
     assert "cohorts" not in compare_runs(a, b)["metrics"]["R@10"]  # only when asked for
 
