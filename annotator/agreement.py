@@ -18,7 +18,7 @@ from golden_store.core.errors import ValidationError
 from golden_store.scoring import agreement_report as report
 from golden_store.scoring import agreement_counts as counts
 from golden_store.scoring.agreement import (BINARY_THRESHOLD, GRADES, kappa_bootstrap_ci_counts,
-                                           per_class_from_confusion)
+                                           per_class_from_confusion, reading)
 from golden_store.db.store import Store
 
 
@@ -93,6 +93,59 @@ def _compute(store: Store, round_id: str | None) -> Agreement:
         evidence=report.evidence(agreement_data.evidence_rows(store), rounds=evidence_rounds.round_spans(store)),
         cells=cms, names=names, store=store, round_id=round_id,
     )
+
+
+# ---- which labels the Agreement tab reads -------------------------------------------------------
+
+POOLED = "all rounds pooled"  # the scope of every current label: every round and grades outside rounds
+
+
+@dataclass(frozen=True)
+class Scopes:
+    """The Agreement tab's choices: each round newest first, then :data:`POOLED`. It opens on
+    the newest round of graded items (issue 36, 7c: it opened pooled, κ 0.489 "moderate", while
+    the newest round's pair stood at -0.235); pooled when there is none."""
+
+    options: list[str]
+    default: str
+    newest: str | None  # the newest round of graded items
+    kinds: dict[str, str]  # round id -> "grade" | "evidence"
+
+    def name(self, scope: str) -> str:
+        """How the page names a scope: "Round r3 (newest)", "Round r2", "Round r4 (evidence)",
+        "All rounds pooled"."""
+        if scope == POOLED:
+            return "All rounds pooled"
+        tag = " (newest)" if scope == self.newest else " (evidence)" if self.kinds.get(scope) == "evidence" else ""
+        return f"Round {scope}{tag}"
+
+
+def scopes(store: Store, user: User) -> Scopes:
+    """The scopes the Agreement tab offers, and the one it opens on (see :class:`Scopes`)."""
+    from annotator import rounds as rounds_flow
+
+    existing = rounds_flow.list_rounds(store, user)  # oldest first
+    kinds = {r["round_id"]: r.get("item_kind") or "grade" for r in existing}
+    ids = [r["round_id"] for r in reversed(existing)]
+    newest = next((rid for rid in ids if kinds[rid] == "grade"), None)
+    return Scopes([*ids, POOLED], newest if newest is not None else POOLED, newest, kinds)
+
+
+def round_of(scope: str) -> str | None:
+    """The ``round_id`` :func:`compute` takes for a scope (None: every label)."""
+    return None if scope == POOLED else scope
+
+
+def headline(group: report.GroupAgreement, check: report.BarCheck, scope_name: str) -> str:
+    """The Agreement tab's one sentence: the scope first ("Round r3 (newest): ..."), its κ,
+    how many items, and the bar's verdict on them. Plain text (the page escapes it)."""
+    def fmt(x: float) -> str:
+        return "n/a" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.3f}"
+
+    return (f"{scope_name}: binary κ {fmt(group.kappa_binary)}: {reading(group.kappa_binary)}; graded κ "
+            f"unweighted {fmt(group.kappa_unweighted)}: {reading(group.kappa_unweighted)}, linear "
+            f"{fmt(group.kappa_linear)}: {reading(group.kappa_linear)}. {group.n_units} items graded by two or "
+            f"more of {len(group.annotators)} annotators. Against the bar: {check.text}")
 
 
 # ---- the bar (§3.7) ----------------------------------------------------------------------------

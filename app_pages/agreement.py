@@ -13,7 +13,6 @@ import streamlit as st
 from annotator import agreement, evidence_rounds, rounds
 from annotator.roles import Permission
 from app_pages._shared import attempt, clear_form, flash, form_key, md_escape, require_page, show_flash, store
-from golden_store.scoring.agreement import reading
 from golden_store.scoring.agreement_report import GRADED_MEASURES
 
 user = require_page(Permission.RUN_ROUNDS)
@@ -149,14 +148,18 @@ def over_time_chart(over_time: pd.DataFrame) -> None:
 def agreement_tab() -> None:
     """The Agreement tab, redrawn every :data:`LIVE_SECONDS` on its own (a fragment: the
     Rounds tab's forms are not rerun under the lead's hands)."""
-    round_ids = [r["round_id"] for r in rounds.list_rounds(s, user)]
-    scope = st.selectbox("Labels", ["all labels", *round_ids], key="agree_scope",
-                         format_func=lambda r: r if r == "all labels" else f"round {r}")
+    # opens on the newest round; "all rounds pooled" stays a choice (issue 36, 7c)
+    choices = agreement.scopes(s, user)
+    scope = st.selectbox("Labels", choices.options, index=choices.options.index(choices.default),
+                         key="agree_scope", format_func=choices.name)
     # cached per store generation: a tick with no new label costs one small query
-    rep = agreement.compute(s, user, None if scope == "all labels" else scope)
+    rep = agreement.compute(s, user, agreement.round_of(scope))
     g = rep.group
     if not g.n_units:
-        st.info("No item has been graded by two annotators yet. Start a calibration round (Rounds tab).")
+        st.info("No item has been graded by two annotators yet. Start a calibration round (Rounds tab)."
+                if scope == agreement.POOLED else
+                f"{md_escape(choices.name(scope))}: No item has been graded by two annotators in this round yet. "
+                "Choose \"All rounds pooled\" above for every label so far.")
     else:
         bar_in_force, _ = agreement.bar(s, user)
         c = st.columns(6)
@@ -168,11 +171,7 @@ def agreement_tab() -> None:
         c[4].metric("α ordinal", fmt(g.alpha_ordinal))
         c[5].metric("raw agreement", fmt(g.raw))
         verdict = bar_in_force.check(g.summary())
-        (st.success if verdict.cleared else st.warning)(
-            f"{g.n_units} items graded by two or more of {len(g.annotators)} annotators. "
-            f"Binary κ {fmt(g.kappa_binary)}: {reading(g.kappa_binary)}; graded κ unweighted "
-            f"{fmt(g.kappa_unweighted)}: {reading(g.kappa_unweighted)}, linear {fmt(g.kappa_linear)}: "
-            f"{reading(g.kappa_linear)}. Against the bar: {verdict.text}")
+        (st.success if verdict.cleared else st.warning)(md_escape(agreement.headline(g, verdict, choices.name(scope))))
 
         st.subheader("Pairs", anchor=False)
         st.caption("Each reading names the κ it reads: the unweighted κ counts every disagreement alike (the "

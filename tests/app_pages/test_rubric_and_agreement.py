@@ -145,6 +145,6 @@ def test_the_headline_and_the_pairs_table_read_the_same_kappa():
     at = app_as("lead")
     at.switch_page("app_pages/agreement.py").run()
     assert not at.exception
-    headline = next(plain(x.value) for x in [*at.success, *at.warning] if "annotators." in x.value)
+    headline = next(plain(x.value) for x in [*at.success, *at.warning] if "annotators." in plain(x.value))
     assert f"linear {rep.group.kappa_linear:.3f}: {row['reading_linear']}" in headline
     assert f"graded κ unweighted {rep.group.kappa_unweighted:.3f}: {row['reading_unweighted']}" in headline
