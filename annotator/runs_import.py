@@ -111,6 +111,20 @@ def pool_status(store: Store, user: User, k: int = 10) -> dict:
     return copy.deepcopy(cache.cached(store, "pool_status", (k,), lambda: runs.pool_status(store, k=k)))
 
 
+def pool_ap_note(status: dict) -> str | None:
+    """The sentence that goes with pool status' AP and Bpref (CLI, Runs & pool page): which
+    grades count as relevant, over how many questions, and which unanswerable questions
+    were left out (as ``golden score`` leaves them out). None before any run is imported."""
+    if not status.get("runs"):
+        return None
+    lvl = status.get("relevance_level", 2)
+    neg = status.get("left_out", {}).get("unanswerable", [])
+    shown = ", ".join(neg[:10]) + (", ..." if len(neg) > 10 else "")
+    return (f"AP and Bpref: relevant = final human grade >= {lvl} (as golden score --version), mean over "
+            f"{status.get('ap_queries', 0)} answerable question(s) with a final grade; {len(neg)} unanswerable "
+            f"question(s) left out (retrieval measures are undefined for them){': ' + shown if neg else ''}")
+
+
 def may_see_coverage(user: User | None) -> bool:
     """Whether ``user`` may see per-run coverage and which runs pooled an item."""
     return user is not None and (user.can(Permission.RUN_ROUNDS) or user.can(Permission.IMPORT_RUNS))

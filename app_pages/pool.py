@@ -114,6 +114,8 @@ rows = [{"run": name, "queries": e["queries"], "graded@10": round(e["graded_at_1
          "queries < 0.8": e["queries_below_threshold"], "AP (grade>=2)": e.get("ap"), "Bpref (grade>=2)": e.get("bpref")}
         for name, e in status["runs"].items()]
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+if ap_note := runs_import.pool_ap_note(status):
+    st.caption(md_escape(ap_note + "."))
 judged = judgments_import.pool_judged_counts(s, user)
 if judged["by_import"]:  # judgments a team already had (golden judgments import): counted, not queued for people
     st.caption(f"Pool items judged by people: {judged['by_people']}; by imported judgments: {judged['by_import']} "

@@ -78,6 +78,7 @@ def cmd_pool_status(args: argparse.Namespace) -> int:
     else:
         print("# graded@k: share of a run's top k pooled passages a person has graded (the pool's progress); "
               "golden score's Judged@10 also counts evidence", file=sys.stderr)
+        print(f"# {runs_import.pool_ap_note(rep)}", file=sys.stderr)
     return 0
 
 

@@ -400,6 +400,9 @@ def _build_step(cur: Cursor, chosen: list[str], depth: int, lo: str, hi: str, no
     return int(n_new), int(n_new) - int(n_judged), [(r[0], float(r[1]), int(r[2])) for r in per_run]
 
 
+POOL_RELEVANCE_LEVEL = 2  # pool status' AP and Bpref: relevant = final grade >= 2, as golden score --version
+
+
 def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
     """Coverage of every active (not retired) run by the human grades (METHODOLOGY §3.6): graded@10
     and graded@k per run, the queries below ``threshold`` flagged, and Bpref beside AP (both
@@ -416,21 +419,31 @@ def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
       and counts); it is the scorer's Judged@k over
       the pooled passages with the human grades as the labels: an evidence span does not count
       (the pool's grading progress; ``golden score``'s Judged@10 is a scoring's label coverage);
-    - AP and Bpref (relevant = final grade >= 2): averaged over every query with a final
-      grade (the qrels); a query the run left out scores 0. Per query, from the run's rows
+    - AP and Bpref (relevant = final grade >= 2, ``relevance_level`` in the result: the level
+      ``golden score --version`` uses): averaged over every answerable query with a final
+      grade (the qrels); a query the run left out scores 0. Unanswerable queries
+      (answerable = false) are left out of both means, as ``golden score`` leaves them out
+      (retrieval measures are undefined for them; issue 36 item 5: their judged-0 passages
+      made each a 0 in the mean), and listed in ``left_out["unanswerable"]``; ``ap_queries``
+      is how many the means are over. Per query, from the run's rows
       that carry a final grade, in rank order: AP sums (relevant up to here) / position over
       the relevant rows, divided by the query's relevant count; Bpref sums 1 - min(judged
       non-relevant above, R) / min(R, N) over the relevant rows (1 with none above),
       divided by R. A passage a run repeats for a query counts at its first position."""
-    out: dict = {"k": k, "threshold": threshold, "runs": {}}
+    out: dict = {"k": k, "threshold": threshold, "relevance_level": POOL_RELEVANCE_LEVEL, "ap_queries": 0,
+                 "left_out": {"unanswerable": []}, "runs": {}}
     systems = active_systems(store)  # a retired run is kept in the history, not in the coverage list
     if not systems:
         return out
     with store.cursor() as cur:
         judged_q = sorted(r[0] for r in cur.execute(
             "SELECT DISTINCT query_id FROM grade_item_state WHERE n_graded > 0").fetchall())
-        gold_q = sorted(r[0] for r in cur.execute("SELECT DISTINCT query_id FROM final_grades").fetchall())
+        gold = cur.execute("SELECT DISTINCT f.query_id, coalesce(NOT q.answerable, false) FROM final_grades f "
+                           "LEFT JOIN queries q USING (query_id)").fetchall()
         per = cur.execute(_POOL_STATUS_SQL, [systems, k, k]).df()
+    gold_q = sorted(q for q, negative in gold if not negative)
+    out["left_out"]["unanswerable"] = sorted(q for q, negative in gold if negative)
+    out["ap_queries"] = len(gold_q)
     # per run, vectorized: a Python loop over 100 k (run, query) rows was a third of the call
     judged_idx = pd.Index(judged_q)
     gold_n = len(gold_q)
@@ -462,8 +475,8 @@ def pool_status(store: Store, *, k: int = 10, threshold: float = 0.8) -> dict:
 # item carries any grade, and its final grade (final_grades' rule - the lead's decision, else
 # the value every current grade agrees on - read in one join of the two state tables instead
 # of two joins, one of them on the view's UNION); then per (system, query) the judged@k counts
-# and the AP / Bpref of the query (NULL where the query has no final grade). A row's position
-# is its rank: store_run, the one writer of run_results, numbers each query's results 1..n
+# and the AP / Bpref of the query (NULL where the query has no final grade or is unanswerable).
+# A row's position is its rank: store_run, the one writer of run_results, numbers each query's results 1..n
 # in ranking order (a window numbering them again cost a third of this query).
 _POOL_STATUS_SQL = """
 WITH r AS (
@@ -485,7 +498,9 @@ cov AS (
 q AS (
     SELECT query_id, sum(CASE WHEN grade >= 2 THEN 1 ELSE 0 END) AS n_rel,
            sum(CASE WHEN grade >= 0 AND grade < 2 THEN 1 ELSE 0 END) AS n_non
-    FROM final_grades GROUP BY query_id),
+    FROM final_grades
+    WHERE query_id NOT IN (SELECT query_id FROM queries WHERE NOT answerable)
+    GROUP BY query_id),
 h AS (
     SELECT system, query_id, min(pos) AS pos, min(grade) AS grade
     FROM x WHERE grade IS NOT NULL GROUP BY system, query_id, doc_id, start, "end"),

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from annotator import context, demo, identity
 from tests.app_pages.test_app_roles import app_as
 from tests.conftest import plain, table_snapshot
@@ -149,3 +151,28 @@ def test_pool_items_are_paged_and_filtered_on_the_page(tmp_path):
     at.text_input(key="pool_q_prefix").input("zz").run()
     assert not at.exception
     assert "No pool item matches these filters." in [c.value for c in at.caption]
+
+
+def test_coverage_ap_and_bpref_leave_unanswerable_questions_out():
+    """Issue 36 item 5: the Coverage table's AP and Bpref are pytrec_eval's (level 2) on the
+    final human grades of the answerable questions, and the page says q005, the demo's
+    unanswerable question with a final grade, was left out (it was averaged in as a 0:
+    bm25 0.917 / 0.917)."""
+    from tests.golden_store.test_pool_status_sql import pytrec_pool_reference
+
+    store = context.get_store()
+    admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
+    identity.create_user(store, admin, "lead", ["lead"], password=PASSWORD)
+    demo.load_demo(store, admin, workflows=True)
+    at = _pool_page("lead")
+    table = next(d.value for d in at.dataframe if "AP (grade>=2)" in d.value.columns).set_index("run")
+    assert list(table.index) == ["bm25", "dense", "hybrid"]
+    for system in table.index:
+        ap, bpref, over = pytrec_pool_reference(store, system)
+        assert table.loc[system, "AP (grade>=2)"] == pytest.approx(ap, abs=1e-12), system
+        assert table.loc[system, "Bpref (grade>=2)"] == pytest.approx(bpref, abs=1e-12), system
+    assert table.loc["bm25", "AP (grade>=2)"] == pytest.approx(1.0)
+    # the page escapes the sentence (it holds query ids); word joiners keep ">=" from becoming a glyph
+    note = next(plain(c.value).replace("\u2060", "") for c in at.caption if "AP and Bpref" in plain(c.value))
+    assert "final human grade >= 2" in note and f"mean over {len(over)} answerable question(s)" in note
+    assert "1 unanswerable question(s) left out" in note and "q005" in note
