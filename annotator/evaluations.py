@@ -14,6 +14,7 @@ import pandas as pd
 
 from annotator.identity import User, require
 from annotator.roles import Permission
+from golden_store.core.errors import ValidationError
 from golden_store.live import results
 from golden_store.scoring.compare import compare_runs, verdict_text
 from golden_store.scoring.health import JUDGED_K, JUDGED_THRESHOLD
@@ -114,19 +115,42 @@ def _judged_of(store: Store, evaluation_id: str) -> float | None:
     return float(row["judged_fraction"].iloc[0])
 
 
+# a definition that makes two evaluations' numbers different quantities: a comparison across
+# it is refused unless asked for (the same run under two hit rules read as +0.107 R@10, PASS).
+# A different depth stays a warning: how many results a system returns is part of the system.
+_REFUSED_DIFFERENCES = ("hit rule differs:",)
+
+
 def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics: list[str] | None = None,
-            min_meaningful: float = 0.02, **options: Any) -> Comparison:
+            min_meaningful: float = 0.02, allow_different_definitions: bool = False, **options: Any) -> Comparison:
     """The paired comparison of two recorded evaluations (``compare_runs``: per metric and per
     stratum, delta = candidate - baseline with its 95% bootstrap interval and the gate verdict),
     plus ``notes`` (different label sets: human vs human+judge; different dataset versions; a
     changed metric_impl_sha: re-baseline; an under-judged evaluation), ``labels`` (evaluation
     -> the labels it was scored on), ``labels_differ`` and ``judged`` (evaluation -> mean judged fraction of all its
     rows, or None when not recorded).
-    ``options`` go to ``compare_runs`` as they are: the one call, for its newer switches."""
+    ``options`` go to ``compare_runs`` as they are: the one call, for its newer switches.
+
+    Two evaluations scored under a different hit rule (as recorded with their rows,
+    :func:`annotator.comparability.differences`) measured different things: the comparison is
+    refused (:class:`ValidationError`, naming both values) unless
+    ``allow_different_definitions``. Every other difference (retrieval depth, the label
+    judge) and a definition one of them was recorded without ("not known to match") is a
+    note, so history recorded before definitions were kept can still be compared."""
+    from annotator.comparability import differences
+
     require(user, Permission.VIEW_RESULTS)
     a, b = results.evaluation_frame(store, baseline), results.evaluation_frame(store, candidate)
     c = compare_runs(a, b, metrics=metrics, min_meaningful=min_meaningful, names=(baseline, candidate), **options)
-    notes = []
+    definitions = differences(baseline, a, candidate, b, metrics=list(c["metrics"]))
+    refused = [d for d in definitions if d.startswith(_REFUSED_DIFFERENCES)]
+    if refused and not allow_different_definitions:
+        raise ValidationError(f"{baseline} and {candidate} were scored under different definitions, so their delta "
+                              f"would measure the change of definition, not of the system: {'; '.join(refused)}. "
+                              f"Score both the same way (golden score --hit-rule, the same run depth), or compare "
+                              f"anyway with --allow-different-definitions.")
+    notes = [f"{d} - the delta mixes that change with the system's" for d in definitions
+             if not d.startswith("label set")]  # the label set has its own sentence below
     labels = {baseline: _labels_of(a), candidate: _labels_of(b)}
     if labels[baseline] != labels[candidate]:
         notes.append(f"the evaluations were scored on different label sets ({baseline}: {labels[baseline]}, "

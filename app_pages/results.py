@@ -62,7 +62,11 @@ if baseline == candidate:
     st.info("Pick two different evaluations.")
     st.stop()
 
-comparison = attempt(lambda: evaluations.compare(s, user, baseline, candidate, min_meaningful=min_meaningful))
+across = st.checkbox("Compare even across different hit rules", key="res_across_definitions",
+                     help="two evaluations scored under different hit rules measured different things: their delta "
+                          "is the rule's, not the system's, so the comparison is refused unless you ask for it")
+comparison = attempt(lambda: evaluations.compare(s, user, baseline, candidate, min_meaningful=min_meaningful,
+                                                 allow_different_definitions=across))
 if comparison is None:
     st.stop()
 st.markdown(f"**{md_escape(candidate)}** against **{md_escape(baseline)}**, paired on the queries both scored: "

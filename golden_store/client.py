@@ -209,14 +209,18 @@ class Studio:
             "fmt": fmt, "hit_rule": hit_rule}))
 
     def compare(self, baseline: str, candidate: str, measures: Iterable[str] | None = None,
-                min_meaningful: float = 0.02, correction: str = "bh", min_n: int | None = None) -> dict[str, Any]:
+                min_meaningful: float = 0.02, correction: str = "bh", min_n: int | None = None,
+                allow_different_definitions: bool = False) -> dict[str, Any]:
         """The paired comparison with the gate verdict (``gate``: PASS, WARN or FAIL), as
         ``golden compare``. A comparison that compares nothing (a measure not recorded by both
         evaluations, no question in common, too few questions) raises :class:`StudioError`
         (HTTP 422): it is never a PASS. ``min_n``: paired questions a cell needs for a verdict
-        (the server's default when None)."""
+        (the server's default when None). Two evaluations scored under different hit rules are
+        refused too, unless ``allow_different_definitions``."""
         params: dict[str, Any] = {"baseline": baseline, "candidate": candidate, "min_meaningful": min_meaningful,
                                   "correction": correction}
+        if allow_different_definitions:
+            params["allow_different_definitions"] = True
         if min_n is not None:
             params["min_n"] = min_n
         if measures:

@@ -192,7 +192,8 @@ def evaluations(args: argparse.Namespace, studio: Any) -> int:
 def compare(args: argparse.Namespace, studio: Any) -> int:
     _refuse_options(args, "compare", "held_out_only", "tier", "by", "since")
     c = studio.compare(args.a, args.b, measures=args.measure, min_meaningful=args.min_meaningful,
-                       correction=args.correction, min_n=args.min_n)
+                       correction=args.correction, min_n=args.min_n,
+                       allow_different_definitions=args.allow_different_definitions)
     if args.json:
         _print_json({k: v for k, v in c.items() if k != "text"})
     else:

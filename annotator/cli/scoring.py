@@ -328,7 +328,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     # the Results page's function: the same verdict, interval and notes (re-baseline, judged@10)
     c = evaluations.compare(store, identity.cli_user(), args.a, args.b, metrics=args.measure,
                             min_meaningful=args.min_meaningful, correction=args.correction, min_n=args.min_n,
-                            **options)
+                            allow_different_definitions=args.allow_different_definitions, **options)
     if scope:
         c["scope"] = scope  # type: ignore[typeddict-unknown-key]
     if args.json:
@@ -455,6 +455,9 @@ def register(sub: Any, add: Any) -> None:
                     help=f"a cell (overall, stratum, cohort) needs at least N paired questions for a verdict; "
                          f"smaller ones say 'too few' (default {MIN_CELL_N}: the smallest n at which an exact "
                          f"sign-flip test can reach p < 0.05)")
+    cp.add_argument("--allow-different-definitions", action="store_true",
+                    help="compare even when the two were scored under different hit rules (refused otherwise: the "
+                         "delta would be the rule's, not the system's); the difference is then a warning")
     cp.add_argument("--correction", choices=["bh", "bonferroni", "none"], default="bh",
                     help="multiple-comparison correction over every verdict (metric x overall, each stratum, each "
                          "cohort): bh Benjamini-Hochberg (default), bonferroni, none")

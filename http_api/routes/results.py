@@ -84,13 +84,16 @@ def compare(s: TheStore, user: Caller, baseline: str, candidate: str,
             measure: Annotated[list[str] | None, Query()] = None, min_meaningful: float = 0.02,
             correction: Literal["bh", "bonferroni", "none"] = "bh",
             min_n: Annotated[int, Query(ge=1, description="paired questions a cell needs for a verdict; smaller "
-                                                           "cells say 'too few'")] = MIN_CELL_N) -> dict[str, Any]:
+                                                           "cells say 'too few'")] = MIN_CELL_N,
+            allow_different_definitions: bool = False) -> dict[str, Any]:
     """``gate`` is PASS, WARN or FAIL (the overall verdicts). A comparison that compares
     nothing (a measure not recorded by both, no question in common, fewer than ``min_n``
-    paired questions) is a 422 problem, never a PASS."""
+    paired questions) is a 422 problem, never a PASS; so are two evaluations scored under
+    different hit rules unless ``allow_different_definitions``."""
     from annotator import evaluations as evaluations_
     from golden_store.scoring.compare import format_comparison
 
     c = evaluations_.compare(s, user, baseline, candidate, metrics=measure, min_meaningful=min_meaningful,
-                             correction=correction, min_n=min_n)
+                             correction=correction, min_n=min_n,
+                             allow_different_definitions=allow_different_definitions)
     return {**jsonable(c), "text": format_comparison(dict(c), baseline, candidate)}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -173,3 +174,24 @@ def test_a_gate_that_compares_nothing_cannot_pass_exit_codes_0_1_2(demo_store, d
     assert rc == 1 and json.loads(out)["gate"] == "FAIL"
     rc, out, _ = golden(capsys, "compare", "base", "worse")
     assert rc == 1 and out.rstrip().endswith("gate: FAIL")
+
+
+def test_the_same_run_under_two_hit_rules_is_refused_not_a_pass(demo_store, capsys):
+    """Issue 36, item 6: the demo's dense passage run recorded under any_overlap and under
+    contains_span compared as a system improvement ("PASS", +0.107 R@10 before the fix).
+    The hit rule travels with the rows, and compare refuses across it unless told to."""
+    dense = str(Path(__file__).resolve().parents[2] / "annotator" / "demo_data" / "runs" / "dense.jsonl")
+    freeze(demo_store, "demo.v0", actor="eng")
+    for rule, name in (("any_overlap", "d-any"), ("contains_span", "d-cs")):
+        rc, _, err = golden(capsys, "score", "--version", "demo.v0", "--run", dense, "-m", "R@10", "--hit-rule", rule,
+                            "--record", name, "--system", "dense")
+        assert rc == 0, err
+    rc, out, err = golden(capsys, "compare", "d-any", "d-cs")
+    assert rc == 2 and out == ""
+    assert "hit rule differs: d-any any_overlap, d-cs contains_span" in err and "--allow-different-definitions" in err
+    rc, out, err = golden(capsys, "compare", "d-any", "d-cs", "--allow-different-definitions", "--json")
+    c = json.loads(out)
+    assert rc in (0, 1) and c["gate"] in ("PASS", "WARN", "FAIL")
+    assert any(n.startswith("hit rule differs: d-any any_overlap, d-cs contains_span") for n in c["notes"])
+    rc, out, _ = golden(capsys, "compare", "d-any", "d-any")  # one rule: compared as before
+    assert rc == 0 and "gate: PASS" in out
