@@ -594,7 +594,8 @@ def analyze(df: pd.DataFrame, *, seed: int = 0, fit_share: float = 0.5, recalibr
                                              out.band["low"], out.band["high"])
         out.checks = cal.fit_checks(isotonic_y=out.isotonic.y if out.isotonic else None, band=out.band,
                                     band_report=out.band_report, max_missed_bad=max_missed_bad,
-                                    max_false_fail=max_false_fail, cascade=out.cascade)
+                                    max_false_fail=max_false_fail, cascade=out.cascade,
+                                    p_fit=p_used[pf], p_report=p_used[pr])
     lengths = df["length"].notna().to_numpy() if "length" in df else np.zeros(len(df), bool)
     if has_p.all():
         score: np.ndarray | None = df["judge_p"].to_numpy(dtype=float)

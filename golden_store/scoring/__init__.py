@@ -40,7 +40,7 @@ _export("agreement", "Kappa", "PairAgreement", "ALPHA_BAR_ORDINAL", "KAPPA_BAR_B
         "per_class", "per_class_from_confusion", "pooled", "raw_agreement", "reading", "span_overlap", "spans_agree")
 _export("agreement_report", "AgreementBar", "BarCheck", "EvidenceAgreement", "GroupAgreement", "clears_bar")
 _export("calibration", "FAIL", "INSUFFICIENT", "IsotonicMap", "KAPPA_GATE", "PASS", "Check", "at_cut", "auc",
-        "band_decisions", "cascade_report", "fit_checks", "fit_isotonic", "inverted_message", "graded_report", "judge_report", "length_bias", "pick_band",
+        "band_decisions", "band_zone", "cascade_report", "fit_checks", "fit_isotonic", "inverted_message", "graded_report", "judge_report", "length_bias", "pick_band",
         "position_bias", "reliability")
 _export("chunking", "budget_card")
 _export("compare", "compare_runs", "format_comparison")

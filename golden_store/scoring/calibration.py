@@ -28,6 +28,7 @@ from golden_store.scoring.types import (Band, CascadeReport, GradedReport, Judge
                                         Reliability)
 
 PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient"
+ESCALATE = "escalate"  # in the band: in pool grading, people label it (cascade.route)
 KAPPA_GATE = 0.7  # §11.1 step 4
 
 # The scales a calibration can be on, and their grades (ordered: weighted κ weighs by position).
@@ -231,14 +232,18 @@ SAME_CUT = 1e-6  # band thresholds closer than this are one cut (pick_band nudge
 
 def fit_checks(*, isotonic_y: Sequence[float] | None, band: Mapping[str, float] | None,
                band_report: Mapping[str, Any] | None, max_missed_bad: float, max_false_fail: float,
-               cascade: Mapping[str, Any] | None = None) -> list[Check]:
+               cascade: Mapping[str, Any] | None = None, p_fit: Sequence[float] | None = None,
+               p_report: Sequence[float] | None = None) -> list[Check]:
     """Every check a calibration's fit must pass before a page may call it a success, each
     with the measured value against what it should be (METHODOLOGY §11.8):
 
     - the isotonic map is not a constant (a constant ranks nothing; its ECE of ~0 is the
       constant equalling the FAIL share, not calibration);
     - the band's two thresholds do not coincide (auto-PASS at p ≤ t and auto-FAIL at p ≥ t
-      leaves no band to escalate);
+      leaves no band to escalate). When they are a hair apart, the items between them still
+      go to people in pool grading (an isotonic plateau sits there): the message counts them
+      on each split (``p_fit``, ``p_report``: the p used, after the isotonic map) with
+      :func:`band_zone`, the rule pool grading routes by, so it never disagrees with routing;
     - the band does not escalate every report-split item (the first tier would decide nothing);
     - on the REPORT split (rule 2), the share of bad items auto-passed and of good items
       auto-failed are within the targets the band was fitted for;
@@ -260,9 +265,8 @@ def fit_checks(*, isotonic_y: Sequence[float] | None, band: Mapping[str, float] 
         one_cut = high - low < SAME_CUT
         degenerate |= one_cut
         out.append(Check("band_two_thresholds", not one_cut, "warning",
-                         f"The band is one cut, not a band: auto-PASS at p ≤ {low:.3f} and auto-FAIL at p ≥ "
-                         f"{high:.3f}. Nothing between them goes to the LLM judge; the fit split gives no room "
-                         "for a band at these targets." if one_cut else
+                         _one_cut_message(low, high, band, band_report, p_fit, p_report, isotonic_y is not None)
+                         if one_cut else
                          f"The band has two thresholds ({low:.3f} < {high:.3f})."))
     if band_report is not None:
         esc = float(band_report.get("escalation_rate", math.nan))
@@ -308,6 +312,48 @@ def fit_checks(*, isotonic_y: Sequence[float] | None, band: Mapping[str, float] 
     return out
 
 
+def _one_cut_message(low: float, high: float, band: Mapping[str, Any], band_report: Mapping[str, Any] | None,
+                     p_fit: Sequence[float] | None, p_report: Sequence[float] | None, plateau: bool) -> str:
+    """What a one-cut band really does on each split: how many items fall between the two
+    thresholds (:func:`band_zone`: pool grading sends them to people) and how many keep the
+    judge's label (auto-PASS / auto-FAIL)."""
+    apart = "" if high == low else f" ({low:.10f} and {high:.10f}, {high - low:.1g} apart)"
+    head = f"The band is one cut, not a band: auto-PASS at p ≤ {low:.3f} and auto-FAIL at p ≥ {high:.3f}{apart}."
+    splits: list[str] = []
+    between: list[float] = []
+    n_between = 0
+    for name, p in (("fit", p_fit), ("report", p_report)):
+        if p is None:
+            continue
+        pa = np.asarray(p, dtype=float)
+        d = band_decisions(pa, low, high)
+        k, n = int(np.sum(d == ESCALATE)), len(d)
+        n_between += k
+        between += pa[d == ESCALATE].tolist()
+        share = f"{k / n:.1%}" if n else "n/a"
+        splits.append(f"{name} split {k} of {n} ({share}) to people, {n - k} keep the judge's label "
+                      f"({int(np.sum(d == PASS))} auto-PASS, {int(np.sum(d == FAIL))} auto-FAIL)")
+    if not splits:  # no p given: the escalation rates the band and its report carry (same rule)
+        rates = [(name, r) for name, r in (("fit", band.get("escalation_rate")),
+                                           ("report", (band_report or {}).get("escalation_rate")))
+                 if r is not None and not math.isnan(float(r))]
+        if not rates or all(float(r) == 0 for _, r in rates):
+            return (head + " Nothing lies between them: the judge's label stands for every item, none goes to "
+                    "people; the fit split gives no room for a band at these targets.")
+        return (head + " Between them, " + " and ".join(f"{float(r):.1%} of the {name} split" for name, r in rates)
+                + " go to people in pool grading; the judge's label stands for the rest.")
+    if not n_between:
+        return (head + " Nothing lies between them: " + "; ".join(splits)
+                + ". The fit split gives no room for a band at these targets.")
+    if any(math.isnan(x) for x in between):
+        at = "some without a p"
+    elif max(between) == min(between):
+        at = f"all at p = {between[0]:.3f}" + (", a plateau of the isotonic map" if plateau else "")
+    else:
+        at = f"p from {min(between):.3f} to {max(between):.3f}"
+    return head + f" Items between them ({at}) go to people in pool grading: " + "; ".join(splits) + "."
+
+
 # ---- splits and the cascade band -----------------------------------------------------------------
 
 
@@ -343,14 +389,25 @@ def pick_band(p: Sequence[float], y: Sequence[int], max_missed_bad: float = 0.02
     high = float(good[k_good]) + 1e-9 if len(good) else 0.0
     if low >= high:
         low = high = (low + high) / 2
-    escalated = float(np.mean((pa > low) & (pa < high))) if len(pa) else math.nan
+    escalated = float(np.mean(band_decisions(pa, low, high) == ESCALATE)) if len(pa) else math.nan
     return {"low": low, "high": high, "escalation_rate": escalated}
 
 
+def band_zone(p: float, low: float, high: float) -> str:
+    """Where one p(FAIL) falls in a band: PASS (p ≤ low), FAIL (p ≥ high), else ESCALATE (in
+    between, or no number). The one rule every reader of a band applies: pool grading's
+    routing (``cascade.route``), :func:`band_decisions`, :func:`pick_band`'s escalation rate
+    and the fit's checks, so what a check says goes to people is what pool grading sends."""
+    if p <= low:
+        return PASS
+    if p >= high:
+        return FAIL
+    return ESCALATE
+
+
 def band_decisions(p: Sequence[float], low: float, high: float) -> np.ndarray:
-    """'pass' / 'fail' / 'escalate' per item for a band."""
-    pa = np.asarray(p, dtype=float)
-    return np.where(pa <= low, PASS, np.where(pa >= high, FAIL, "escalate"))
+    """'pass' / 'fail' / 'escalate' per item for a band (:func:`band_zone` of each p)."""
+    return np.array([band_zone(float(x), low, high) for x in np.asarray(p, dtype=float).ravel()], dtype="<U8")
 
 
 def _as_binary(labels: Sequence[Any]) -> list[str]:

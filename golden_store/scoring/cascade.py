@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from golden_store.scoring.calibration import FAIL, KAPPA_GATE, PASS, judge_report
+from golden_store.scoring.calibration import FAIL, KAPPA_GATE, PASS, band_zone, judge_report
 
 LABELED, ESCALATED, REFUSED, ERROR = "labeled", "escalated", "refused", "error"
 JUDGE, HUMAN, SAMPLE = "judge", "human", "sample"  # who labels the item in the end
@@ -44,13 +44,14 @@ def route(p_used: float | None, grade: int | None, *, low: float, high: float, c
         return Decision(ESCALATED, "the judge gave no probability")
     if grade is None:
         return Decision(ESCALATED, "the judge could not tell (insufficient)")
-    if p_used <= low:
+    zone = band_zone(p_used, low, high)  # the rule the calibration's checks count by
+    if zone == PASS:
         if grade < cut:
             return Decision(ESCALATED, f"grade {grade} is a fail but p(FAIL) {p_used:.2f} is in the pass zone")
         if not quote_ok:
             return Decision(ESCALATED, "the supporting quote is not verbatim in the passage")
         return Decision(LABELED, f"p(FAIL) {p_used:.2f} ≤ {low:.2f}: the judge's pass")
-    if p_used >= high:
+    if zone == FAIL:
         if grade >= cut:
             return Decision(ESCALATED, f"grade {grade} is a pass but p(FAIL) {p_used:.2f} is in the fail zone")
         return Decision(LABELED, f"p(FAIL) {p_used:.2f} ≥ {high:.2f}: the judge's fail")
