@@ -103,8 +103,10 @@ for start in range(0, len(items), per_row):
                            f"{e['only_in_b']} only in the candidate")
 
 st.subheader("Per stratum", anchor=False)
-st.caption("Per metric, one row over all its paired queries (stratum \"(all)\") and one per stratum, the gate "
-           "applied to that stratum's queries alone: a small stratum has a wide interval.")
+st.caption(f"Per metric, one row over all its paired queries (stratum \"(all)\") and one per stratum, the gate "
+           f"applied to that stratum's queries alone: a small stratum has a wide interval, one under "
+           f"{comparison['min_n']} questions has no verdict (too few), and under {comparison['small_n']} the p is "
+           f"the exact sign-flip test's (column test).")
 rows = evaluations.comparison_table(comparison)
 VERDICT_STYLE = {"FAIL": "color: #b71c1c; font-weight: 600", "WARN": "color: #8a5a00; font-weight: 600"}
 FORMATS = {"delta": "{:+.4f}", "ci95 low": "{:+.4f}", "ci95 high": "{:+.4f}", "p": "{:.4f}", "p_adj": "{:.4f}"}

@@ -196,3 +196,32 @@ def test_the_labels_an_evaluation_was_scored_on_are_listed_and_a_mix_is_warned(r
     csv = evaluations.comparison_csv(evaluations.compare(recorded, identity.get_user(recorded, "lead"), "base",
                                                          "judged"), "base", "judged").decode()
     assert "baseline labels,candidate labels" in csv.splitlines()[0] and ",human,human+judge," in csv
+
+
+def test_a_tiny_stratum_says_too_few_on_the_page_as_in_the_cli(store):
+    """Issue 36, item 2: a one-question stratum that lost got "FAIL p 0.0000" in the page's
+    per-stratum table; now it says "too few (n = 1)" with no p, and a 5-of-5 losing stratum
+    (with the minimum lowered) would get the exact sign-flip p 2/32 - here the default hides it."""
+    qids = [f"q{i:02d}" for i in range(31)]
+    strata = {q: ("lone" if i == 0 else "many") for i, q in enumerate(qids)}
+    base = pd.DataFrame({"R@10": 1.0}, index=pd.Index(qids, name="query_id"))
+    cand = base.copy()
+    cand.loc["q00", "R@10"] = 0.0  # the one question of stratum 'lone' loses everything
+    record_evaluation(store, "base", base, dataset_version="v1", strata=strata)
+    record_evaluation(store, "cand", cand, dataset_version="v1", strata=strata)
+    at = _compare(app_as_local(), "base", "cand")
+    table = at.dataframe[-1].value.set_index("stratum")
+    lone = table.loc["lone"]
+    assert lone["verdict"] == "too few (n = 1)" and pd.isna(lone["p"]) and pd.isna(lone["ci95 low"])
+    assert table.loc["many", "test"] == "paired bootstrap" and table.loc["many", "n"] == 30
+    assert not [e for e in at.error if "FAIL" in plain(e.value)]
+    assert "too few" in " ".join(c.value for c in at.caption)
+
+
+def app_as_local() -> AppTest:
+    """The page in single-user local mode (no accounts: the local user is admin)."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    return at
