@@ -14,7 +14,6 @@ from typing import Any
 
 from annotator.cli.common import GATE_EXIT, _print_json
 from golden_store.core.errors import GoldenError
-from golden_store.scoring.agreement_report import kappa_linear
 
 Remote = Callable[[argparse.Namespace, Any], int]
 
@@ -165,6 +164,8 @@ def agreement(args: argparse.Namespace, studio: Any) -> int:
 
     def f(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.3f}"
+
+    from golden_store.scoring.agreement_report import kappa_linear  # here: pandas only for this command
 
     # a server from before issue 36 names the linear κ "kappa_graded" (and its reading "reading_graded")
     linear, linear_reading = kappa_linear(rep), rep.get("reading_linear", rep.get("reading_graded"))

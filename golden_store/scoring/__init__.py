@@ -54,7 +54,7 @@ _export("measures", "REGISTRY", "Measure", "MeasureDef", "parse_measure", "parse
 _export("retrieval", "average_precision", "bpref", "judged_at_k", "ndcg_at_k", "precision_at_k", "recall_at_k",
         "reciprocal_rank", "success_at_k")
 _export("stats", "BootstrapResult", "adjust_pvalues", "benjamini_hochberg", "bootstrap_ci", "gate", "mde_paired", "n_for_mde",
-        "paired_bootstrap")
+        "paired_bootstrap", "sign_flip_p")
 _export("tokens", "Chunking", "DocTokens", "chunking_report", "precision_omega", "retrieve_at_budget", "take_at_budget",
         "token_metrics", "version_chunking_report")
 _export("trec", "EvalResult", "evaluate_trec", "read_qrels", "read_run")
