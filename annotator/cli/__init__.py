@@ -22,7 +22,7 @@ from annotator.cli import remote
 from annotator.cli.common import context
 from annotator.cli.scoring import _numpy_for_scoring
 from annotator.cli.serve import DEFAULT_PORT, SERVER_OPTIONS, _serve_location, server_flags
-from golden_store.core.errors import GoldenError
+from golden_store.core.errors import GoldenError, VerificationError
 
 __all__ = ["DEFAULT_PORT", "SERVER_OPTIONS", "_numpy_for_scoring", "_serve_location", "build_parser", "main",
            "server_flags"]
@@ -86,6 +86,8 @@ def _main(argv: list[str] | None) -> int:
         return int(args.func(args) or 0)
     except GoldenError as exc:
         print(f"golden: {exc}", file=sys.stderr)
+        if isinstance(exc, VerificationError):  # the check ran and the version failed it: 1, not "could not run"
+            return 1
         return int(getattr(args, "error_exit", 1))  # a gating command: 2, could not run (annotator.cli.common)
     except KeyboardInterrupt:
         print("golden: interrupted", file=sys.stderr)
