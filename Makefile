@@ -39,7 +39,7 @@ PYTEST_ARGS ?=
 check: $(TSTAMP)
 	$(VENV)/bin/ruff check annotator golden_store app_pages scripts tests app.py
 	$(VENV)/bin/mypy
-	GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest -q -m "$(CHECK_MARKERS)" -n 2 $(PYTEST_ARGS)
+	GOLDEN_DIFF_EXAMPLES=$${GOLDEN_DIFF_EXAMPLES:-15} GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest -q -m "$(CHECK_MARKERS)" -n 2 $(PYTEST_ARGS)
 
 ## make test: install the test dependencies and run the whole suite on DuckDB (with the tests
 ## that start their own PostgreSQL), then the tests that open a store again on PostgreSQL
@@ -50,7 +50,7 @@ check: $(TSTAMP)
 ## slowest tests, so the next slow one is seen the day it lands; TEST_ARGS adds pytest options.
 TEST_ARGS ?= --durations=25
 test: $(TSTAMP) browser postgres
-	GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest $(TEST_ARGS)
+	GOLDEN_DIFF_EXAMPLES=$${GOLDEN_DIFF_EXAMPLES:-100} GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest $(TEST_ARGS)
 	@why="$$($(PY) -m tests.pg)"; \
 	if [ -z "$$why" ]; then \
 	  echo "== the tests that open a store again, on PostgreSQL (GOLDEN_TEST_ENGINE=postgresql)"; \

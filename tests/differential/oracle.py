@@ -189,7 +189,7 @@ def sign_flip_p_scipy(d: np.ndarray, n_resamples: float = np.inf, seed: int = 1)
     """scipy's paired randomization (sign-flip) test, two-sided, on the non-zero differences."""
     nz = np.asarray(d, dtype=float)
     nz = nz[nz != 0]
-    if nz.size == 0:
+    if nz.size <= 1:  # no difference, or one: both of its sign patterns are as far from 0 (scipy needs 2)
         return 1.0
     res = scipy.stats.permutation_test((nz,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples",
                                        alternative="two-sided", n_resamples=n_resamples,

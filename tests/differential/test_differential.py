@@ -68,3 +68,16 @@ def test_every_number_equals_its_oracle(migrated_template, tmp_path_factory):
         shutil.rmtree(root, ignore_errors=True)
 
     run()
+
+
+def test_the_oracles_share_no_code_with_the_studio():
+    """oracle.py imports the standard library and the reference tools only, never the studio."""
+    import ast
+    import sys
+    from pathlib import Path
+
+    tree = ast.parse((Path(__file__).parent / "oracle.py").read_text())
+    roots = {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    roots |= {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    allowed = {"numpy", "scipy", "pytrec_eval", "ir_measures", "pandas", "pyarrow", "__future__"}
+    assert roots - allowed <= set(sys.stdlib_module_names), roots - allowed

@@ -74,7 +74,7 @@ def token_span(draw, n_tokens: int, max_len: int | None = None) -> tuple[int, in
 
 
 @st.composite
-def worlds(draw, max_questions: int = 40) -> World:
+def worlds(draw, max_questions: int = 40, share_neg: float | None = None) -> World:
     n_docs = draw(st.integers(2, 6))
     names = [chr(ord("A") + i) for i in range(n_docs)]
     docs = {d: tokens(d, draw(st.integers(12, 40))) for d in names}
@@ -84,7 +84,8 @@ def worlds(draw, max_questions: int = 40) -> World:
     while sum(sizes) > max_questions:
         i = sizes.index(max(sizes))
         sizes[i] -= 1
-    share_neg = draw(st.sampled_from([0.0, 0.15, 0.4]))
+    if share_neg is None:
+        share_neg = draw(st.sampled_from([0.0, 0.15, 0.4]))
     queries = []
     for si, size in enumerate(sizes):
         for j in range(size):
