@@ -18,6 +18,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 import pytest  # noqa: E402
 
+# the differential harness's summary line (tests/differential/summary.py), on the controller too
+from tests.differential.summary import (  # noqa: E402,F401
+    pytest_sessionfinish, pytest_terminal_summary, pytest_testnodedown)
+
 from annotator import context  # noqa: E402
 from annotator.demo import load_demo  # noqa: E402
 from annotator.identity import cli_user  # noqa: E402

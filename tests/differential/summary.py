@@ -1,5 +1,7 @@
 """The differential harness's line in the terminal summary: how many stores it generated and
-how many numbers disagreed with their oracle (summed over xdist workers)."""
+how many numbers disagreed with their oracle (summed over xdist workers). The hooks are
+imported by tests/conftest.py: a conftest in this folder is not loaded by the xdist
+controller of a whole-suite run (make check, make test), so its summary would never print."""
 
 from __future__ import annotations
 
