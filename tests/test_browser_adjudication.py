@@ -82,6 +82,9 @@ CAPTION_RE = re.compile(r"^(q\d+) · passage from (\S+) \[(\d+):(\d+)\]")
 
 Item = tuple[str, str, int, int]  # query_id, doc_id, start, end
 
+# the Agreement tab before two people graded an item (it names the round since issue 36, 7c)
+NO_PAIR_YET = re.compile("No item has been graded by two annotators")
+
 
 def _add_user(tmp_path: Path, name: str) -> None:
     """``golden users add NAME --role R --password-stdin`` (``_cli`` feeds no stdin)."""
@@ -219,7 +222,7 @@ def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, 
     _sign_in(page, "lead")
     _nav(page, "Agreement")
     expect(main.get_by_role("heading", name="Agreement")).to_be_visible()
-    expect(main.get_by_text("No item has been graded by two annotators yet")).to_be_visible()
+    expect(main.get_by_text(NO_PAIR_YET)).to_be_visible()
     expect(_metric(page, KAPPA_BINARY)).to_have_count(0)
     _sign_out(page)
 
@@ -250,7 +253,7 @@ def test_two_annotators_disagree_and_the_lead_adjudicates(round_server: Server, 
     expect(main.get_by_role("heading", name="Agreement")).to_be_visible()
     expect(_metric(page, KAPPA_BINARY)).to_have_text(kappa_text)
     expect(main.get_by_text("5 items graded by two or more of 2 annotators")).to_be_visible()
-    expect(main.get_by_text("No item has been graded by two annotators yet")).to_have_count(0)
+    expect(main.get_by_text(NO_PAIR_YET)).to_have_count(0)
     _idle(page)
     before = _drift_table(page)
     assert {a: (r["n_units"], r["n_adjudicated"]) for a, r in before.items()} == {
