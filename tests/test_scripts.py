@@ -292,3 +292,11 @@ def test_bench_team_load_quick_stores_each_key_once_on_the_item_painted(tmp_path
                            "WHERE op = 'grade' GROUP BY actor ORDER BY actor").fetchall()
     assert rows == [("ann00", 10, 10), ("ann01", 10, 10)]
     assert set(report["aims"]["new"].values()) == {None}  # no aim's cell in a quick run
+
+
+def test_bench_compare_runs_and_counts_the_too_few_cells():
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_compare.py"), "--queries", "120", "--metrics", "2",
+                          "--reps", "1", "--json"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    rep = json.loads(out.stdout)
+    assert rep["queries"] == 120 and rep["comparisons"] > 0 and rep["too_few"] > 0 and rep["median_s"] > 0

@@ -205,7 +205,7 @@ def format_comparison(c: dict, a: str, b: str) -> str:
     if "min_n" in c:
         lines.append(f"cells: under {c['min_n']} questions 'too few' (no verdict, not corrected"
                      f"{'; ' + str(corr['too_few']) + ' such cell(s)' if corr and corr.get('too_few') else ''}); "
-                     f"under {c['small_n']} questions p is the sign-flip test's (exact up to 20 non-zero deltas)")
+                     f"under {c['small_n']} questions p is the sign-flip test's (exact: every sign pattern)")
     for note in c.get("scope", []):
         lines.append(f"scope: {note}")
 

@@ -99,12 +99,19 @@ def test_small_cells_use_the_sign_flip_and_large_ones_the_bootstrap():
     small, large = e["strata"]["small"], e["strata"]["large"]
     assert small["test"].startswith("sign-flip") and large["test"] == "paired bootstrap"
     d = np.array([cand[q] - base[q] for q in qids if strata[q] == "small"])
-    nonzero = int((d != 0).sum())
-    if small["test"] == "sign-flip (exact)":
-        assert nonzero <= 20 and small["p"] == pytest.approx(_scipy_sign_flip(d))
-    else:  # sampled: a Monte Carlo estimate of the same exact p
-        exact = _scipy_sign_flip(d) if nonzero <= 22 else None
-        assert exact is None or abs(small["p"] - exact) < 0.03
+    assert small["test"] == "sign-flip (exact)" and small["p"] == pytest.approx(_scipy_sign_flip(d))
+
+
+def test_the_exact_count_by_halves_equals_scipy_for_many_nonzero_deltas():
+    rng = np.random.default_rng(11)
+    d = rng.choice([-0.3, -0.1, 0.2, 0.5], size=17)  # 2^17 patterns: scipy enumerates, the studio meets in the middle
+    p, how = sign_flip_p(d)
+    assert how == "exact" and p == pytest.approx(_scipy_sign_flip(d))
+    big = rng.normal(size=40)  # above 30 non-zero deltas: sampled, near the exact value
+    p_big, how_big = sign_flip_p(big, n_resamples=20_000, seed=1)
+    ref = stats.permutation_test((big,), np.mean, permutation_type="samples", n_resamples=50_000,
+                                 alternative="two-sided", random_state=2).pvalue
+    assert how_big == "sampled" and abs(p_big - ref) < 0.03
 
 
 def _pair(metrics_a: list[str], metrics_b: list[str], n: int = 10) -> tuple[pd.DataFrame, pd.DataFrame]:
