@@ -277,8 +277,9 @@ def child_measure(a: argparse.Namespace) -> dict:
         "queries": ov["queries"], "pool_items": ov["judging"]["pool_items"], "pool_graded": ov["judging"]["pool_graded"],
         "double_graded": ov["judging"]["double_graded"], "pending": ov["judging"]["pending"], "problems": len(problems),
         "n_units": g.n_units, "annotators": len(g.annotators), "pairs": len(g.pairs),
-        **{k: round(float(getattr(g, k)), 10) for k in ("kappa_binary", "kappa_linear", "kappa_quadratic", "raw",
-                                                        "alpha_ordinal", "alpha_nominal_binary")},
+        # a baseline from before issue 36 calls the linear kappa kappa_graded
+        **{k: round(float(getattr(g, k) if hasattr(g, k) else getattr(g, "kappa_graded")), 10)
+           for k in ("kappa_binary", "kappa_linear", "kappa_quadratic", "raw", "alpha_ordinal", "alpha_nominal_binary")},
         "per_stratum_units": int(rep.per_stratum["n_units"].sum()) if len(rep.per_stratum) else 0,
         "per_round_units": int(rep.per_round["n_units"].sum()) if len(rep.per_round) else 0,
         "weeks": len(rep.over_time),
@@ -286,6 +287,7 @@ def child_measure(a: argparse.Namespace) -> dict:
         "pool_ap": {s: round(v.get("ap", 0.0), 10) for s, v in results["pool"]["runs"].items()},
         "adjudication": list(results["adjudication"]),
     }
+    out["pool_relevance_level"] = results["pool"].get("relevance_level")  # None before issue 36's pool rule
     out["serving_peak_mib"] = mib(_maxrss_kib())
     if a.freeze:
         t = time.perf_counter()
@@ -788,7 +790,13 @@ def main(argv: list[str] | None = None) -> int:
             if b.get("freeze_s") and n.get("freeze_s"):
                 out["ratios"]["freeze"] = round(n["freeze_s"] / b["freeze_s"], 4)
             out["ratios"]["cli_pool_status"] = round(n["cli_pool_status_s"] / b["cli_pool_status_s"], 4)
-            out["figures_equal"] = b["figures"] == n["figures"]
+            # pool AP changed its definition in issue 36 (unanswerable questions left out): a
+            # baseline from before it gives another number by design, so it is compared only
+            # when the baseline already carries the new definition (its pool says its level)
+            same_pool_rule = b.get("pool_relevance_level") == n.get("pool_relevance_level")
+            differ = {k for k in set(b["figures"]) | set(n["figures"]) if b["figures"].get(k) != n["figures"].get(k)}
+            out["figures_equal"] = not (differ - ({"pool_ap"} if not same_pool_rule else set()))
+            out["figures_differing_by_definition"] = sorted(differ & ({"pool_ap"} if not same_pool_rule else set()))
             if "browser" in b and "browser" in n:
                 bb, nb = b["browser"], n["browser"]
                 for p, v in nb["pages"].items():
