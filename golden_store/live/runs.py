@@ -153,6 +153,28 @@ def _named_unknown(df: pd.DataFrame, col: str, ids: list[str], lines: RunLines, 
     return out
 
 
+def _repeated_documents(df: pd.DataFrame, lines: RunLines, label: str) -> list[str]:
+    """One problem per line that lists a document its query already listed (the first
+    :data:`NAMED_IDS`, then a count): a run ranks each document once per query, ``golden
+    score`` and trec_eval refuse such a run, and stored it would put one document at two
+    ranks in the pool and its coverage (probe U4)."""
+    again = df.duplicated(["query_id", "doc_id"], keep=False).to_numpy()
+    if not again.any():
+        return []
+    out: list[str] = []
+    dup = df[again]
+    for (q, d), g in dup.groupby(["query_id", "doc_id"], sort=True):
+        at = sorted(lines.line_of([int(r) for r in g["_row"]]).values())
+        out.append(f"{label} line {at[1]}: query {shown(q)} lists document {shown(d)} again (first on line {at[0]}); "
+                   f"a run ranks each document once per query (golden score and trec_eval refuse it too)")
+        if len(out) == NAMED_IDS:
+            break
+    n_pairs = int(dup.groupby(["query_id", "doc_id"]).ngroups)
+    if n_pairs > NAMED_IDS:
+        out.append(f"{label}: ... and {n_pairs - NAMED_IDS} more repeated (query, document) pair(s)")
+    return out
+
+
 def _some(ids: list[str]) -> str:
     """A few ids for a one-line summary."""
     return ", ".join(shown(i) for i in ids[:5]) + (", ..." if len(ids) > 5 else "")
@@ -185,12 +207,15 @@ def _parse_trec(p: Path, label: str, system: str, sha: str, queries: set[str], d
     problems = list(lines.bad_lines)
     problems += _named_unknown(df, "query_id", unknown_q, lines, label, "query id", "the store's queries")
     problems += _named_unknown(df, "doc_id", unknown_d, lines, label, "doc id", "the corpus")
+    repeats = _repeated_documents(df, lines, label)
+    problems += repeats
     if problems:
         parts = ([f"{len(lines.bad_lines)} bad line(s)"] if lines.bad_lines else []) + \
                 ([f"{len(unknown_q)} unknown query id(s) ({_some(unknown_q)})"] if unknown_q else []) + \
-                ([f"{len(unknown_d)} unknown doc id(s) ({_some(unknown_d)})"] if unknown_d else [])
+                ([f"{len(unknown_d)} unknown doc id(s) ({_some(unknown_d)})"] if unknown_d else []) + \
+                ([f"a document listed twice for one query ({len(repeats)} line(s) named)"] if repeats else [])
         reason = f"Run import refused: {'; '.join(parts)}; nothing was imported."
-        if not lines.bad_lines:  # only unknown ids: the options would let the rest through
+        if not lines.bad_lines and not repeats:  # only unknown ids: the options would let the rest through
             opts = (["--skip-unknown"] if unknown_q else []) + (["--skip-unknown-docs"] if unknown_d else [])
             advice = {("--skip-unknown",): SKIP_ADVICE,
                       ("--skip-unknown-docs",): SKIP_DOCS_ADVICE}.get(tuple(opts), SKIP_BOTH_ADVICE)

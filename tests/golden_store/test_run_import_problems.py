@@ -114,3 +114,22 @@ def test_jsonl_runs_skip_unknown_doc_ids_too(demo_store, tmp_path):
     assert err.value.option == "--skip-unknown-docs" and err.value.problems == [f"{p} line 2: unknown doc id 'ghost'"]
     rep = runs_import.import_run_file(demo_store, ENG, p, "j", skip_unknown_docs=True)
     assert (rep.n_results, rep.skipped_doc_lines, rep.skipped_docs) == (1, 1, ("ghost",))
+
+
+def test_a_run_listing_a_document_twice_for_a_query_is_refused_at_import(demo_store, tmp_path):
+    """Probe U4 (issue 37, item 7): the importer stored q001's document at ranks 1 and 2,
+    though golden score and trec_eval refuse such a run; now it is refused with the file and
+    both lines, nothing imported (no option lets it through)."""
+    p = tmp_path / "dup.trec"
+    p.write_text("q001 Q0 vpn-troubleshooting 1 16.8 x\n"
+                 "q002 Q0 remote-work 1 5.0 x\n"
+                 "q001 Q0 vpn-troubleshooting 2 3.0 x\n")
+    before = table_snapshot(demo_store)
+    with pytest.raises(ValidationError) as err:
+        runs_import.import_run_file(demo_store, ENG, p, "s_dup", skip_unknown=True, skip_unknown_docs=True)
+    exc = err.value
+    assert not isinstance(exc, OptionRequiredError)
+    assert "a document listed twice for one query" in exc.summary and "nothing was imported" in exc.summary
+    assert exc.problems == [f"{p} line 3: query 'q001' lists document 'vpn-troubleshooting' again (first on line 1); "
+                            "a run ranks each document once per query (golden score and trec_eval refuse it too)"]
+    assert table_snapshot(demo_store) == before
