@@ -13,7 +13,7 @@ from typing import Any
 from annotator import versioning
 from annotator.identity import User, require
 from annotator.roles import Permission
-from golden_store.core.errors import GoldenError
+from golden_store.core.errors import GoldenError, ValidationError
 from golden_store.db.store import Store
 
 
@@ -41,7 +41,15 @@ def score_and_record(store: Store, user: User, *, evaluation_id: str, version: s
     from golden_store.live.results import record_evaluation, scored_definitions
     from golden_store.scoring import evaluate, read_run
     from golden_store.versions import load_version
+    from golden_store.versions.frozen import validate_name
 
+    # a name of this studio's versions only: a URL or path (file://, s3://) would score against
+    # any folder or bucket the server can read, with its credentials (probe E1)
+    try:
+        validate_name(version)
+    except GoldenError:
+        raise ValidationError(f"version {version!r}: give the name of one of this studio's frozen versions (as "
+                          f"golden versions lists it, e.g. golden.v3), not a path or URL.") from None
     gs = load_version(version, versioning.versions_dir(store))
     label = name or str(run_path)
     fmt = fmt or ("jsonl" if label.lower().endswith(".jsonl") else "trec")

@@ -93,3 +93,19 @@ def test_the_url_and_token_come_from_the_environment(demo_store, api, tokens, mo
     monkeypatch.setenv("GOLDEN_SERVER", api)
     monkeypatch.setenv("GOLDEN_TOKEN", tokens["lead"])
     assert Studio().me()["token"] == "t-lead"
+
+
+def test_the_api_scores_only_against_the_studios_own_versions(demo_store, api, tokens, tmp_path):  # noqa: F811
+    """Probe E1 (issue 37, item 7): POST /evaluations took any URL as ``version``
+    (file:///.../versions/demo.v0 was loaded and recorded, s3://... opened with the server's
+    credentials). Only a name of the studio's versions is taken: 422, nothing recorded."""
+    run = run_file(tmp_path, [f"q{i:03d}" for i in range(1, 11)])
+    with Studio(api, tokens["engineer"]) as studio:
+        studio.freeze("v1")
+        folder = versions_dir(demo_store) / "v1"
+        for bad in (folder.as_uri(), str(folder), "s3://team/versions/v1", "memory://x/v1", "v1/../v1"):
+            with pytest.raises(StudioError) as e:
+                studio.record_evaluation("ev-url", bad, run, ["nDCG@10"])
+            assert e.value.status == 422 and "give the name of one of this studio's frozen versions" in str(e.value)
+        assert "ev-url" not in {r["evaluation"] for r in studio.evaluations()}
+        assert studio.record_evaluation("ev-name", "v1", run, ["nDCG@10"])["evaluation_id"] == "ev-name"
