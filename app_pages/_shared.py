@@ -26,8 +26,7 @@ T = TypeVar("T")
 # Every ASCII punctuation character: CommonMark lets a backslash escape each of them, and
 # escaped they start no syntax at all, neither Markdown (emphasis, links, HTML, entities,
 # lists, tables, headings) nor Streamlit's own: directives (:red[...], :small[...]),
-# :material/icon: (rewritten before parsing), $math$. (A bare URL or e-mail address is still
-# made a link, to exactly the text shown: left so, as a copied URL must stay a URL.)
+# :material/icon: (rewritten before parsing), $math$. Not the autolinker (below).
 _MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
 # Streamlit also rewrites the *parsed* text, where escapes are already gone: ``:name:``
 # shortcodes (emoji, :streamlit:, :material_x: icons) and ``->``, ``--``, ``>=`` ... between
@@ -35,11 +34,14 @@ _MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
 # (U+2060) goes inside each such sequence: it shows nothing and breaks the match.
 _SHORTCODE = re.compile(r":(?=[\w+-]+:)")
 _TYPOGRAPHIC = re.compile(r"(?:(?<=\s)|^)([<>~-])(?=(?:->|[->=])(?:\s|$))")
-# A bare URL stays a link to exactly its text, but one that runs into markup without a space
-# (an HTML attribute: ``<a href="https://x.org">anchor</a>``) was linked to
-# ``https://x.org">anchor</a`` (issue 29, L6): the autolinker also works on the parsed text and
-# takes everything up to the next space. A word joiner after its scheme keeps such a URL text.
-_URL_INTO_MARKUP = re.compile(r"(?i)(https?:(?=//)|www(?=\.))(?=\S*[\"'<>])")
+# The autolinker works on the parsed text, where no backslash reaches: a bare URL or e-mail
+# address in a corpus document became a clickable link in front of annotators (probe I2, issue
+# 37), and one running into markup was linked to ``https://x.org">anchor</a`` (issue 29, L6).
+# A word joiner after the scheme (``https:``, ``www``) and before an address's ``@`` keeps
+# each one text; copying from the app drops the joiners (:func:`clean_copy`), so a copied URL
+# is still the URL.
+_URL_INTO_MARKUP = re.compile(r"(?i)(https?:(?=//)|ftp:(?=//)|www(?=\.))")
+_EMAIL_AT = re.compile(r"(?<=[\w.+-])@(?=[\w-]+\.)")
 WORD_JOINER = "\u2060"
 
 
@@ -51,6 +53,7 @@ def md_escape(text: object) -> str:
     only way to break Streamlit's rewrites of the parsed text (backslashes are gone by then);
     they show nothing, and copying from the app leaves them out (:func:`clean_copy`)."""
     s = _URL_INTO_MARKUP.sub(r"\1" + WORD_JOINER, str(text))
+    s = _EMAIL_AT.sub(WORD_JOINER + "@", s)
     s = _SHORTCODE.sub(":" + WORD_JOINER, s)
     s = _TYPOGRAPHIC.sub(r"\1" + WORD_JOINER, s)
     return _MD_PUNCT.sub(r"\\\1", s)
