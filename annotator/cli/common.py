@@ -24,6 +24,13 @@ PASSED, FAILED, COULD_NOT_RUN = 0, 1, 2
 GATE_EXIT = {"PASS": PASSED, "WARN": PASSED, "FAIL": FAILED}
 
 
+# What the OK line of `golden verify` adds when no signature was checked (probe V4): the
+# manifest's own figures cannot be re-derived from the version's files, so an edit of them
+# that recomputes the digest passes every hash; only a signature protects them.
+UNSIGNED_NOTE = ("; no signature checked, so the manifest's own figures (agreement, pool coverage, label counts) "
+                 "are not verified: sign versions with golden freeze --sign and verify with --key")
+
+
 class _OnFirstUse:
     """A module imported when one of its names is first used. Each command loads only what
     it needs: ``golden score`` runs on numpy and Arrow without DuckDB, pandas or the store,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from annotator.cli.common import GATE_EXIT, _print_json
+from annotator.cli.common import GATE_EXIT, UNSIGNED_NOTE, _print_json
 from golden_store.core.errors import GoldenError
 
 Remote = Callable[[argparse.Namespace, Any], int]
@@ -122,7 +122,7 @@ def verify(args: argparse.Namespace, studio: Any) -> int:
         _print_json(rep)
     elif rep["ok"]:
         checked = ", ".join(f"{n} {k}" for k, n in rep["checked"].items() if k != "signature")
-        print(f"{rep['name']}: OK (all file hashes match; re-checked {checked})")
+        print(f"{rep['name']}: OK (all file hashes match; re-checked {checked}{UNSIGNED_NOTE})")
     else:
         print(f"{rep['name']}: FAILED verification", file=sys.stderr)
         for p in rep["problems"]:

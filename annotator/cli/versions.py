@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from annotator.cli.common import (
-    COULD_NOT_RUN, _live_corpus_digest, _print_json, _Progress, _store, _vdir, identity, versioning)
+    COULD_NOT_RUN, UNSIGNED_NOTE, _live_corpus_digest, _print_json, _Progress, _store, _vdir, identity, versioning)
 
 
 def cmd_freeze(args: argparse.Namespace) -> int:
@@ -99,7 +99,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print(f"warning: {w}", file=sys.stderr)
         if rep.ok:
             checked = ", ".join(f"{n} {k}" for k, n in rep.checked.items() if k != "signature")
-            signed = "; signature by the verify key checked" if rep.checked.get("signature") else ""
+            signed = "; signature by the verify key checked" if rep.checked.get("signature") else UNSIGNED_NOTE
             print(f"{rep.name}: OK (all file hashes match; re-checked {checked}{signed})")
         else:
             print(f"{rep.name}: FAILED verification", file=sys.stderr)
