@@ -5,7 +5,9 @@ stack trace. The status comes from the error's class, so a new error kind is map
 from __future__ import annotations
 
 import logging
+import re
 from http import HTTPStatus
+from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
 
@@ -124,7 +126,30 @@ async def golden_problem(request: Request, exc: Exception) -> JSONResponse:
     problems = getattr(exc, "problems", None)
     if problems:
         extra["problems"] = list(problems)
-    return problem(status, str(exc), instance=request.url.path, kind=_kind(exc), headers=headers, **extra)
+    return problem(status, redact_locations(str(exc)), instance=request.url.path, kind=_kind(exc), headers=headers,
+                   **extra)
+
+
+# A folder of the server or a bucket URL in a sentence (probe A7, issue 37): "No frozen version
+# 's1' in /srv/studio/versions", "appeared at s3://team/versions/race.v1". The CLI says where;
+# an HTTP client needs only the name, and the server's layout is not its business.
+_LOCATION = re.compile(r"(?:\b(?:s3|gs|file|memory)://[^\s'\"(),]+|(?<![\w.:/])/[^\s'\"(),]+)")
+HIDDEN_LOCATION = "the server's versions location"
+
+
+def redact_locations(detail: str) -> str:
+    """``detail`` with every object-storage URL, and every absolute path that is (or is in) a
+    folder of this server, replaced by :data:`HIDDEN_LOCATION`; route paths such as
+    /api/v1/runs, which are no folder here, stay."""
+    def hide(m: re.Match[str]) -> str:
+        token = m.group(0).rstrip(".;:")
+        tail = m.group(0)[len(token):]
+        if "://" in token:
+            return HIDDEN_LOCATION + tail
+        p = Path(token)
+        return HIDDEN_LOCATION + tail if len(p.parts) > 2 and (p.exists() or p.parent.exists()) else m.group(0)
+
+    return _LOCATION.sub(hide, detail)
 
 
 async def _validation(request: Request, exc: Exception) -> JSONResponse:

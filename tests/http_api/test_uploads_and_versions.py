@@ -104,6 +104,10 @@ def test_version_files_are_served_as_frozen_and_only_those(demo_store, api, toke
     assert r.status_code in (404, 422) and r.headers["content-type"] == "application/problem+json"
     r = httpx.get(f"{api}/versions/nope", headers=h, timeout=60)
     assert r.status_code == 404 and "nope" in r.json()["detail"]
+    # probe A7: the body names the version, never the server's folder (the CLI may say it)
+    where = str(versions_dir(demo_store).resolve())
+    assert where not in r.text and str(versions_dir(demo_store)) not in r.text
+    assert "the server's versions location" in r.json()["detail"]
 
 
 def test_freezing_a_taken_name_is_409_with_the_clis_sentence(demo_store, api, tokens):
