@@ -7,14 +7,23 @@ after the lease, never a loss), POSTs each body with the Standard Webhooks heade
 logs the attempt. 2xx is delivered; anything else (a status, a timeout, a refused
 connection, a redirect: never followed) is retried on the Standard Webhooks / Svix schedule,
 then marked failed. It runs as a thread of the serving process (:class:`Worker`, started by
-``annotator.background``) or in the foreground (``golden webhooks deliver``)."""
+``annotator.background``) or in the foreground (``golden webhooks deliver``).
+
+Each send has a whole-request deadline (``timeout``: connect, request, status line and
+headers; the answer's body is not read), not httpx's per-read timeout, which a receiver that
+trickles its answer never trips (issue 37, probe W4): at the deadline the socket is shut
+down, and a send not yet connected never starts. The sends of one claim run in parallel, so a
+slow endpoint holds another's delivery for one deadline at most, and the lease is more than
+twice the deadline and checked before each send starts: a claim never lapses while its send
+can still be on the wire, so a second dispatcher never sends the same delivery at once."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -27,8 +36,8 @@ from golden_store.live import webhooks as rows
 # Standard Webhooks / Svix: after the first attempt fails, retry after 5 s, 5 min, 30 min, 2 h,
 # 5 h, 10 h and 10 h; then the delivery is failed (a person can "retry now" from the page).
 SCHEDULE: tuple[float, ...] = (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)
-TIMEOUT_S = 15.0
-LEASE_S = 60.0  # longer than a send can take (the timeout), so a live dispatcher's claim never lapses
+TIMEOUT_S = 15.0  # the whole-request deadline of one send
+LEASE_S = 60.0  # over twice the deadline: a claim outlives every send started under it, with margin
 POLL_S = 1.0
 MAX_ERROR = 300
 
@@ -53,13 +62,65 @@ def parse_schedule(text: str) -> tuple[float, ...]:
     return out
 
 
+class _DeadlinePassed(Exception):
+    """Raised from the request's trace hook once the send's deadline has passed."""
+
+
+class _Deadline:
+    """One send's whole-request deadline, enforced from outside the request: httpcore's trace
+    hook hands over the socket once connected, a timer shuts it down at the deadline (a
+    blocked read returns at once), and every later step of the request raises, so nothing
+    is sent after the deadline (not even by a send whose name lookup or connect was slow)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> "_Deadline":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def trace(self, name: str, info: dict) -> None:
+        with self._lock:
+            stream = info.get("return_value") if name == "connection.connect_tcp.complete" else None
+            if stream is not None:
+                self._sock = stream.get_extra_info("socket")
+            if self.expired:
+                if stream is not None:
+                    stream.close()
+                raise _DeadlinePassed()
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sock = self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # closed already: the send ended as the deadline came
+                pass
+
+
 class Dispatcher:
     """Sends due deliveries. ``clock`` and ``schedule`` are injectable so tests need not wait
-    for backoff; ``lease`` is how long a claimed delivery is left alone."""
+    for backoff; ``timeout`` is one send's whole-request deadline; ``lease`` is how long a
+    claimed delivery is left alone (over twice the deadline); ``workers`` caps the sends of
+    one claim in flight at once (default: all of them)."""
 
     def __init__(self, store: Store, *, clock: Callable[[], datetime] = utcnow,
                  schedule: Sequence[float] = SCHEDULE, timeout: float = TIMEOUT_S, lease: float = LEASE_S,
-                 batch: int = 20, workers: int = 4) -> None:
+                 batch: int = 20, workers: int | None = None) -> None:
+        if not timeout > 0:
+            raise ValueError(f"The send deadline ({timeout:g} s) must be more than 0 s.")
+        if not lease > 2 * timeout:
+            raise ValueError(f"The lease ({lease:g} s) must be more than twice the send deadline ({timeout:g} s): "
+                             "a claim that ran out mid-send would let another dispatcher send the same delivery.")
         self.store = store
         self.clock = clock
         self.schedule = tuple(schedule)
@@ -67,7 +128,9 @@ class Dispatcher:
         self.lease = timedelta(seconds=lease)
         self.batch = batch
         self.workers = workers
-        self._client = httpx.Client(follow_redirects=False, timeout=timeout)
+        # a new connection per send (no keep-alive): the deadline needs the socket of each send
+        self._client = httpx.Client(follow_redirects=False, timeout=timeout,
+                                    limits=httpx.Limits(max_keepalive_connections=0))
 
     def close(self) -> None:
         self._client.close()
@@ -78,29 +141,45 @@ class Dispatcher:
         due = rows.next_due(self.store)  # a read first: an idle poll opens no write transaction
         if due is None or due > now:
             return []
+        claimed_at = time.monotonic()  # before the claim: the lease is counted from no later than here
         claimed = rows.claim_due(self.store, now=now, lease=self.lease, limit=self.batch)
         if not claimed:
             return []
-        if len(claimed) == 1 or self.workers <= 1:
-            return [self._deliver(c) for c in claimed]
-        with ThreadPoolExecutor(max_workers=min(self.workers, len(claimed))) as pool:
-            return list(pool.map(self._deliver, claimed))
+        until = now + self.lease
+        pool = ThreadPoolExecutor(max_workers=min(self.workers or len(claimed), len(claimed)),
+                                  thread_name_prefix="webhook-send")
+        futures = [pool.submit(self._deliver, c, claimed_at, now, until) for c in claimed]
+        # every send ends by its deadline; a send still running at the lease's end (a name
+        # lookup that hangs) is left to end by itself: it can no longer send, and records itself
+        done, _ = wait(futures, timeout=self.lease.total_seconds())
+        pool.shutdown(wait=False)
+        return [out for f in futures if f in done and (out := f.result()) is not None]
 
-    def _deliver(self, c: dict) -> Outcome:
+    def _deliver(self, c: dict, claimed_at: float, claimed_now: datetime, until: datetime) -> Outcome | None:
+        if time.monotonic() - claimed_at + 2 * self.timeout > self.lease.total_seconds():
+            # too late in the claim to send within it (sends queued behind others): give it back
+            rows.release_claim(self.store, event_id=c["event_id"], endpoint_id=c["endpoint_id"], until=until,
+                               due=claimed_now)
+            return None
         body = c["payload"].encode("utf-8")
         headers = standard_webhooks.headers(c["secret"], c["event_id"], int(time.time()), body)
         status: int | None = None
         error: str | None = None
         t0 = time.perf_counter()
-        try:
-            resp = self._client.post(c["url"], content=body, headers=headers)
-            status = resp.status_code
-            if not 200 <= status < 300:
-                error = f"HTTP {status}" + (" (redirects are not followed)" if 300 <= status < 400 else "")
-        except httpx.TimeoutException:
-            error = f"no answer within {self.timeout:g} s"
-        except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {str(exc) or 'request failed'}"[:MAX_ERROR]
+        with _Deadline(self.timeout) as deadline:
+            try:
+                # the status line and headers decide; the answer's body is not read
+                with self._client.stream("POST", c["url"], content=body, headers=headers,
+                                         extensions={"trace": deadline.trace}) as resp:
+                    status = resp.status_code
+                if not 200 <= status < 300:
+                    error = f"HTTP {status}" + (" (redirects are not followed)" if 300 <= status < 400 else "")
+            except (httpx.TimeoutException, _DeadlinePassed):
+                error = f"no answer within {self.timeout:g} s"
+            except httpx.HTTPError as exc:
+                error = f"{type(exc).__name__}: {str(exc) or 'request failed'}"[:MAX_ERROR]
+            if deadline.expired and status is None:
+                error = f"no answer within {self.timeout:g} s"  # the read the deadline cut short
         duration_ms = (time.perf_counter() - t0) * 1000
         delivered = error is None
         done = c["attempts"] + 1  # attempts made, this one included

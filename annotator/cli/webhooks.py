@@ -75,6 +75,12 @@ def cmd_deliver(args: argparse.Namespace) -> int:
             from golden_store.core.errors import ValidationError
 
             raise ValidationError(str(exc)) from None
+    try:
+        delivery.Dispatcher(store, **kwargs).close()  # a lease too short for the deadline: one sentence
+    except ValueError as exc:
+        from golden_store.core.errors import ValidationError
+
+        raise ValidationError(f"--lease / --timeout: {exc}") from None
     if not args.loop:
         d = delivery.Dispatcher(store, **kwargs)
         try:
@@ -122,7 +128,9 @@ def register(sub: Any, add: Any) -> None:
     mode.add_argument("--loop", action="store_true", help="keep delivering until stopped (SIGTERM / Ctrl-C)")
     wv.add_argument("--poll", type=float, default=1.0, help="seconds between polls (--loop)")
     wv.add_argument("--lease", type=float, default=60.0,
-                    help="seconds a claimed delivery is left alone; after a crash it is retried after this")
-    wv.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for a receiver's answer")
+                    help="seconds a claimed delivery is left alone (more than twice --timeout); after a crash "
+                         "it is retried after this")
+    wv.add_argument("--timeout", type=float, default=15.0,
+                    help="seconds one send may take in all (connect, request, the receiver's status and headers)")
     wv.add_argument("--schedule", help="retry delays in seconds, comma-separated (default: 5,300,1800,7200,"
                                        "18000,36000,36000)")

@@ -192,6 +192,16 @@ def claim_due(store: Store, *, now: datetime, lease: timedelta, limit: int = 20)
     return store.write(run, bookkeeping=True)
 
 
+def release_claim(store: Store, *, event_id: str, endpoint_id: str, until: datetime, due: datetime) -> None:
+    """Give back a claimed delivery its dispatcher will not send (it could not finish within
+    the lease): due at ``due`` again, but only while the claim is still this one (its
+    ``next_attempt_at`` is ``until``), so a claim taken since by another dispatcher is left alone."""
+    store.write(lambda cur: cur.execute(
+        "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND endpoint_id = ? "
+        "AND status = 'pending' AND next_attempt_at = ?", [due, event_id, endpoint_id, until]), bookkeeping=True)
+    _notify()
+
+
 def record_attempt(store: Store, *, event_id: str, endpoint_id: str, status_code: int | None, error: str | None,
                    duration_ms: float, at: datetime, delivered: bool, next_attempt_at: datetime | None) -> None:
     """Log one attempt and move its delivery on: delivered, failed (``next_attempt_at`` None:

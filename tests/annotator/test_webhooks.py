@@ -5,6 +5,7 @@ on the Svix schedule (an injected clock: no sleeping for backoff), the delivery 
 from __future__ import annotations
 
 import json
+import threading
 from datetime import datetime, timedelta
 
 import pytest
@@ -208,3 +209,64 @@ def test_an_event_in_a_rolled_back_transaction_is_never_sent(store):
         store.write(change_then_fail)
     assert rows.events(store) == [] and rows.deliveries(store) == []
     assert ep.enabled
+
+
+def test_a_trickling_receiver_is_cut_at_the_deadline_while_another_endpoint_is_delivered(store):
+    """Probe W4 (issue 37): httpx's timeout is per read, so a receiver that trickles its answer
+    (here one byte every 0.5 s, 19 s in all) held a send, and every delivery behind it, for as
+    long as it liked. The send now has a whole-request deadline (1 s): it ends with a timeout
+    error after the deadline, the receiver sees the hang-up before its answer is out, and a
+    second endpoint's delivery in the same run is delivered while the first still trickles."""
+    user = cli_user()
+    with Receiver(answer=lambda n: "trickle") as slow, \
+            Receiver(answer=lambda n: 200 if slow.trickling.wait(60) else 500) as ok:
+        slow_ep, _ = webhooks.add_endpoint(store, user, slow.url)
+        ok_ep, _ = webhooks.add_endpoint(store, user, ok.url)
+        webhooks.send_test(store, user, slow_ep.endpoint_id)
+        ok_id = webhooks.send_test(store, user, ok_ep.endpoint_id)
+        out = {o.endpoint_id: o for o in Dispatcher(store, timeout=1, lease=10, schedule=(60,)).run_once()}
+        assert out[ok_ep.endpoint_id].delivered and ok.successes[ok_id] == 1  # answered while the other trickled
+        cut = out[slow_ep.endpoint_id]
+        assert (cut.delivered, cut.status_code, cut.error) == (False, None, "no answer within 1 s")
+        assert slow.wait_for(lambda: len(slow.trickled) == 1)
+        written, whole = slow.trickled[0]
+        assert not whole and written < len(slow.trickle_answer)  # the client hung up mid-answer
+        (attempt,) = [a for a in rows.attempts(store) if a["endpoint_id"] == slow_ep.endpoint_id]
+        assert attempt["duration_ms"] >= 1000 and attempt["error"] == "no answer within 1 s"  # not before it
+    with pytest.raises(ValueError, match="more than twice the send deadline"):
+        Dispatcher(store, timeout=15, lease=30)  # a lease that could run out mid-send is refused
+
+
+def test_two_dispatchers_racing_one_due_delivery_send_it_once(store):
+    """Probe W4 (issue 37): with two dispatchers, a lease that ran out while a trickling send
+    was still in progress let the second claim and send the same delivery at once. Both
+    dispatchers (real clock, lease 8 s, deadline 1 s, no retries) poll until the delivery is
+    settled: the receiver gets exactly one request, never two of one webhook-id at once."""
+    user = cli_user()
+    with Receiver(answer=lambda n: "trickle") as rx:
+        ep, _ = webhooks.add_endpoint(store, user, rx.url)
+        eid = webhooks.send_test(store, user, ep.endpoint_id)
+        settled = threading.Event()
+        outcomes: list = []
+
+        def race(d: Dispatcher) -> None:
+            try:
+                while not settled.is_set():
+                    outcomes.extend(d.run_once())
+                    if _delivery(store, eid)["status"] != "pending":
+                        settled.set()
+                    settled.wait(0.05)  # pace of the polling loop, not a synchronisation
+            finally:
+                d.close()
+
+        threads = [threading.Thread(target=race, args=(Dispatcher(store, timeout=1, lease=8, schedule=()),))
+                   for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert settled.is_set()
+        assert len(rx.requests) == 1 and rx.most_at_once[eid] == 1
+        assert [(o.event_id, o.delivered) for o in outcomes] == [(eid, False)]
+    row = _delivery(store, eid)
+    assert (row["status"], row["attempts"]) == ("failed", 1) and len(rows.attempts(store)) == 1

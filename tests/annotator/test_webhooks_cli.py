@@ -76,3 +76,14 @@ def test_two_dispatchers_on_postgresql_never_send_one_delivery_twice(pg_store):
         assert dict(rx.successes) == {i: 1 for i in ids}
     assert {d["status"] for d in rows.deliveries(pg_store)} == {"delivered"}
     assert len(rows.attempts(pg_store, limit=1000)) == 30
+
+
+def test_deliver_refuses_a_lease_not_over_twice_the_deadline(capsys, golden_db):
+    """Issue 37, probe W4: a lease that can run out while a send is still on the wire lets a
+    second dispatcher send the same delivery at once; `deliver` refuses such a pair with one
+    sentence (the probe's --lease 1 beside the 15 s deadline), and takes a longer lease."""
+    assert _golden(capsys, golden_db, "init")[0] == 0
+    code, _, err = _golden(capsys, golden_db, "webhooks", "deliver", "--once", "--lease", "1")
+    assert code != 0 and "more than twice the send deadline (15 s)" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = _golden(capsys, golden_db, "webhooks", "deliver", "--once", "--lease", "31")
+    assert code == 0 and "0 delivery attempt(s)" in out

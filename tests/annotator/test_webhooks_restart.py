@@ -17,7 +17,7 @@ from tests.annotator.webhook_receiver import Receiver
 
 def _deliver(db: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "annotator.cli", "--db", db, "webhooks", "deliver", "--loop",
-                             "--lease", "1", "--poll", "0.1", "--schedule", "0,0,0,0,0"],
+                             "--lease", "2", "--timeout", "0.9", "--poll", "0.1", "--schedule", "0,0,0,0,0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

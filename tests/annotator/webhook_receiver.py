@@ -1,6 +1,9 @@
 """A real webhook receiver on loopback for the webhook tests: a ThreadingHTTPServer in a
 thread that records every request (headers and body), answers with what ``answer`` says
-(a status, or "hold": block on ``release`` first), and counts 2xx answers per webhook-id."""
+(a status, or "hold": block on ``release`` first, or "trickle": write a 200 answer one byte
+every ``trickle_every`` seconds, from its status line on, until it is all sent or the client
+hangs up), and counts 2xx answers per webhook-id and the requests of each webhook-id in
+progress at once (``most_at_once``)."""
 
 from __future__ import annotations
 
@@ -26,16 +29,49 @@ class Receiver:
         self.release = threading.Event()  # what a "hold" answer waits for
         self.holding = threading.Event()  # set while a request is held
         self.changed = threading.Condition()
+        self.trickle_every = 0.5
+        self.trickle_answer = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"  # 38 bytes: 19 s at 0.5 s
+        self.trickling = threading.Event()  # set once a trickled answer has begun
+        self.trickled: list[tuple[int, bool]] = []  # per trickled answer: (bytes written, all of it sent)
+        self.in_progress: Counter[str] = Counter()
+        self.most_at_once: Counter[str] = Counter()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                wid = headers.get("webhook-id", "")
                 with outer.changed:
                     outer.requests.append((headers, body))
                     n = len(outer.requests)
-                what = outer.answer(n)
+                    outer.in_progress[wid] += 1
+                    outer.most_at_once[wid] = max(outer.most_at_once[wid], outer.in_progress[wid])
+                try:
+                    self._answer(n, headers, outer.answer(n))
+                finally:
+                    with outer.changed:
+                        outer.in_progress[wid] -= 1
+                        outer.changed.notify_all()
+
+            def _answer(self, n: int, headers: dict[str, str], what: int | str) -> None:
+                if what == "trickle":
+                    self.close_connection = True
+                    written = 0
+                    stopped = threading.Event()  # never set: its wait is the pace between bytes
+                    outer.trickling.set()
+                    try:
+                        for byte in outer.trickle_answer:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            written += 1
+                            stopped.wait(outer.trickle_every)
+                    except OSError:  # the client hung up
+                        pass
+                    with outer.changed:
+                        outer.trickled.append((written, written == len(outer.trickle_answer)))
+                        outer.changed.notify_all()
+                    return
                 if what == "hold":
                     outer.holding.set()
                     outer.release.wait(30)
