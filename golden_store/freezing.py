@@ -355,7 +355,8 @@ def freeze(
     ``versions_dir`` (default ``GOLDEN_VERSIONS``) may be a URL (``s3://bucket/prefix``): the
     version is then written and checked in a local temporary folder exactly as for a folder,
     and published by :meth:`golden_store.versions.storage.RemoteVersions.publish` (data files
-    first, ``manifest.json`` last: the commit point)."""
+    first under a prefix of this freeze's own, ``manifest.json`` last and create-only: the
+    commit point; a freeze that loses the name to another at that moment is refused)."""
     validate_name(name)
     rule = parse_hit_rule(hit_rule)
     where = versions_dir if versions_dir else versions_dir_for(store.path)

@@ -337,10 +337,11 @@ def _summary(p: Path) -> dict[str, Any]:
 def _remote_summary(loc: RemoteVersions, name: str, files: Mapping[str, Any]) -> dict[str, Any]:
     """:func:`_summary` of a version in object storage (``files``: its folder's listing)."""
     try:
-        m = _parse_manifest(loc.read_bytes(name, "manifest.json"), loc.where(name))
+        data = loc.read_bytes(name, "manifest.json")
+        m = _parse_manifest(data, loc.where(name))
     except VerificationError as exc:
         return {"name": name, "error": "; ".join(exc.problems) or str(exc)}
-    return _summary_row(name, m, signing.SIGNATURE_FILE in files)
+    return _summary_row(name, m, signing.SIGNATURE_FILE in loc.layout(dict(files), data))
 
 
 def _summary_row(name: str, m: Mapping[str, Any], signed: bool) -> dict[str, Any]:
@@ -635,14 +636,18 @@ def _parse_manifest(data: bytes, where: Path | str) -> dict[str, Any]:
     return m
 
 
-def _remote_copy(loc: RemoteVersions, name: str, dest: Path | None) -> tuple[Path, dict[str, Any]]:
+def _remote_copy(loc: RemoteVersions, name: str, dest: Path | None, *, refetch: bool = False
+                 ) -> tuple[Path, dict[str, Any]]:
     """A local copy of version ``name`` from object storage, and its manifest, for the
     folder checks to run on: into ``dest`` (a fresh folder: every file downloaded, for
     :func:`verify`), or with ``dest`` None into the cache folder named by the sha256 of this
     manifest's bytes (data files already there are reused: the checks re-hash them against
     this manifest before anything reads them, so a stale or tampered cache is caught like a
-    tampered version). Only published versions load: files without a manifest are an
-    interrupted publish."""
+    tampered version). The files are those the manifest's bytes name
+    (:meth:`~golden_store.versions.storage.RemoteVersions.layout`): a freeze that raced this one
+    for the name left none of its files among them. Only published versions load: files
+    without a manifest are an interrupted publish. With ``refetch`` the cache folder's data
+    files are downloaded again whatever their size."""
     from golden_store.versions import storage
 
     validate_name(name)
@@ -658,7 +663,7 @@ def _remote_copy(loc: RemoteVersions, name: str, dest: Path | None) -> tuple[Pat
     data = loc.read_bytes(name, storage.MANIFEST)
     manifest = _parse_manifest(data, loc.where(name))
     folder = dest if dest is not None else storage.cache_root() / hashlib.sha256(data).hexdigest()
-    storage.sync_copy(loc, name, folder, files, manifest=data, reuse=dest is None)
+    storage.sync_copy(loc, name, folder, files, manifest=data, reuse=dest is None and not refetch)
     return folder, manifest
 
 
@@ -769,7 +774,9 @@ def load_version(name: str, versions_dir: Path | str | None = None, *, check: bo
 
     ``name`` may be a URL naming the location too (``s3://bucket/prefix/golden.v3``); a version
     in object storage is copied into the local cache (``GOLDEN_VERSIONS_CACHE``) and the same
-    checks run on that copy, the bytes then read (:func:`_remote_copy`)."""
+    checks run on that copy, the bytes then read (:func:`_remote_copy`). A cached copy that
+    fails them is fetched again once and checked again before anything is refused (issue 37,
+    V12: a damaged cache file, of the remote size, blocked a good version for good)."""
     name, versions_dir = split_version_url(name, versions_dir)
     loc = _where(versions_dir)
     if isinstance(loc, Path):
@@ -779,6 +786,9 @@ def load_version(name: str, versions_dir: Path | str | None = None, *, check: bo
         path, manifest = _remote_copy(loc, name, None)
     if check:
         problems = _check_files(path, manifest, name, verify_key=signing.resolve_verify_key(verify_key))
+        if problems and not isinstance(loc, Path):
+            path, manifest = _remote_copy(loc, name, None, refetch=True)
+            problems = _check_files(path, manifest, name, verify_key=signing.resolve_verify_key(verify_key))
         if problems:
             raise VerificationError(f"Version {name!r} failed its integrity check; run `golden verify {name}`:", problems)
     return FrozenVersion(name, path, deep_freeze(manifest))

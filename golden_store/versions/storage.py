@@ -1,13 +1,26 @@
 """Frozen versions in object storage: ``GOLDEN_VERSIONS=s3://bucket/prefix`` (or any pyarrow or
 fsspec filesystem URL: ``gs://``, ``file://``, ``memory://``, ...).
 
-The layout is the folder layout, one "folder" per version: ``<prefix>/<name>/manifest.json``
-beside the data files. An object store has no rename, so a freeze is published in an order
-that makes it atomic for readers: the freeze is written and checked in a local folder as
-always (digests, signature), every data file (and ``signature.json``) is uploaded, and
-``manifest.json`` goes LAST. The manifest's PUT is the commit point: listing and loading see
-only names that have a manifest, so a half-published freeze is invisible, and a leftover
-without a manifest is swept once it is stale (:meth:`RemoteVersions.sweep_partial`).
+Layout, one "folder" per version: ``<prefix>/<name>/manifest.json``, and the data files (and
+``signature.json``) under ``<prefix>/<name>/<sha256 of the manifest's bytes>/``. An object
+store has no rename, so a freeze is published in an order that makes it atomic: the freeze is
+written and checked in a local folder as always (digests, signature), its files are uploaded
+under that key prefix, which belongs to this freeze alone (issue 37, V9: two freezes racing for
+one name once published one's ``queries.parquet`` under the other's manifest), and
+``manifest.json`` goes LAST, created only if absent. The manifest's PUT is the commit point:
+listing and loading see only names that have a manifest, a reader takes the data files from
+the prefix the manifest's bytes name, so whichever freeze wins, its manifest and its files go
+together; a leftover without a manifest is swept once it is stale
+(:meth:`RemoteVersions.sweep_partial`). Versions published before issue 37 keep their files
+directly under ``<name>/`` and load and verify as before (:meth:`RemoteVersions.layout`).
+
+Create-only: on ``s3://`` the manifest is PUT with ``If-None-Match: *`` (through boto3; S3,
+MinIO and moto refuse the second writer with 412), so exactly one of two racing freezes is
+told "Frozen" and the other that the name was taken and nothing of it was published under it.
+Other filesystems (``gs://``, fsspec's) offer pyarrow no create-only write: there the manifest
+is checked for, written and read back, which keeps every published version whole (its files
+are its own) but two freezes racing within that window may both be told they won; keep one
+freezer per name there.
 
 Credentials come only from the environment and the standard configuration of the driver
 (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/``AWS_PROFILE``/``AWS_ENDPOINT_URL``, instance
@@ -19,6 +32,7 @@ Folders keep their own code path in :mod:`golden_store.versions.frozen` and
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -153,14 +167,15 @@ class RemoteVersions:
         return self._guard(what, ls)
 
     def scan(self) -> dict[str, dict[str, Any]]:
-        """{version name: {file name: FileInfo}} for every folder directly under the prefix
-        (names starting with '.' skipped), from one recursive listing."""
+        """{version name: {path under the name: FileInfo}} for every folder directly under the
+        prefix (names starting with '.' skipped), from one recursive listing. A data file of
+        the current layout is ``<manifest sha256>/<file>``."""
         infos = self._listing(self.root, True, "listing the versions")
         out: dict[str, dict[str, Any]] = {}
         base = len(self.root) + 1 if self.root else 0
         for info in infos:
             rel = info.path[base:].strip("/")
-            parts = rel.split("/")
+            parts = rel.split("/", 1)
             if len(parts) != 2 or parts[0].startswith(".") or info.type != pafs.FileType.File:
                 continue
             out.setdefault(parts[0], {})[parts[1]] = info
@@ -173,9 +188,25 @@ class RemoteVersions:
         return [name for _, name in sorted(keyed, reverse=True)]
 
     def files(self, name: str) -> dict[str, Any]:
-        """{file name: FileInfo} of one version's folder (empty when nothing is there)."""
-        infos = self._listing(self._path(name), False, f"listing {name}")
-        return {i.base_name: i for i in infos if i.type == pafs.FileType.File}
+        """{path under the name: FileInfo} of everything under one version's folder, the
+        per-freeze prefixes included (empty when nothing is there)."""
+        base = len(self._path(name)) + 1
+        infos = self._listing(self._path(name), True, f"listing {name}")
+        return {i.path[base:].strip("/"): i for i in infos if i.type == pafs.FileType.File}
+
+    @staticmethod
+    def layout(files: dict[str, Any], manifest: bytes) -> dict[str, str]:
+        """{local file name: path under the version's name} of the files that make up the
+        version whose manifest has these bytes: those under the prefix the manifest's sha256
+        names, plus any other file directly beside the manifest (none is expected: the checks
+        then report it as unlisted). A version published before issue 37 has no such prefix:
+        its files are the ones beside the manifest. Other freezes' prefixes (a loser's, an
+        interrupted one's) are never part of it."""
+        prefix = attempt_prefix(manifest) + "/"
+        out = {rel: rel for rel in files if "/" not in rel and rel != MANIFEST}
+        out.update({rel[len(prefix):]: rel for rel in files
+                    if rel.startswith(prefix) and "/" not in rel[len(prefix):]})
+        return out
 
     def exists(self, name: str) -> bool:
         """Whether version ``name`` is published (its manifest is there)."""
@@ -185,14 +216,15 @@ class RemoteVersions:
     # ---- reading ------------------------------------------------------------------------------
 
     def read_bytes(self, name: str, file: str) -> bytes:
+        """One file's bytes (``file`` may be a path under the name: ``<prefix>/<file>``)."""
         def read() -> bytes:
             with self.fs.open_input_stream(self._path(name, file)) as fh:
                 return bytes(fh.read())
         return self._guard(f"reading {name}/{file}", read)
 
     def download(self, name: str, file: str, dest: Path) -> None:
-        """Copy one file to ``dest`` (written beside it first and renamed: a reader of ``dest``
-        never sees half a file)."""
+        """Copy one file (a path under the name) to ``dest`` (written beside it first and
+        renamed: a reader of ``dest`` never sees half a file)."""
         part = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}.part")
 
         def copy() -> None:
@@ -224,54 +256,98 @@ class RemoteVersions:
             self.delete(name)
 
     def publish(self, name: str, folder: Path, files: list[str]) -> None:
-        """Upload ``files`` from ``folder`` to ``<prefix>/<name>/``, then ``manifest.json``
-        last (the commit point). On a failure the files uploaded so far are removed (best
-        effort; what is left has no manifest, is never listed and is swept when stale). A failed
-        upload is closed, not aborted (pyarrow's streams have no abort): for a large file an S3
-        multipart upload may complete with the parts sent so far, as an object under a name with
-        no manifest, which is what this removes."""
+        """Upload ``files`` from ``folder`` to ``<prefix>/<name>/<sha256 of its manifest>/``,
+        then ``manifest.json`` last (the commit point), created only if no manifest is there
+        (:meth:`_create_manifest`). A freeze that loses the name to another is refused with
+        :class:`VersionExistsError` and its own prefix removed: nothing of it is published under
+        the name, and the winner's files (under the winner's prefix) were never touched. On a
+        failure the files uploaded so far are removed (best effort; what is left has no manifest,
+        is never listed and is swept when stale). A failed upload is closed, not aborted
+        (pyarrow's streams have no abort): for a large file an S3 multipart upload may complete
+        with the parts sent so far, as an object no manifest names, which is what this removes."""
         self.check_free(name)
+        manifest = (folder / MANIFEST).read_bytes()
+        prefix = attempt_prefix(manifest)
         if self.fs.type_name not in ("s3", "gcs"):  # a filesystem with real folders needs one
-            self._guard(f"creating {name}/", lambda: self.fs.create_dir(self._path(name), recursive=True))
+            self._guard(f"creating {name}/", lambda: self.fs.create_dir(self._path(name, prefix), recursive=True))
         uploaded: list[str] = []
         try:
-            for fname in [*files, MANIFEST]:
-                if fname == MANIFEST and self.exists(name):  # another freeze won the name meanwhile
-                    raise VersionExistsError(
-                        f"Version {name!r} appeared at {self.where(name)} while publishing; nothing was "
-                        f"overwritten.")
-                self._upload(folder / fname, name, fname)
-                uploaded.append(fname)
-        except VersionExistsError:
-            raise  # the files under the name may now be the winner's: never remove them
+            for fname in files:
+                self._upload(folder / fname, name, fname, f"{prefix}/{fname}")
+                uploaded.append(f"{prefix}/{fname}")
+            won = self._create_manifest(name, manifest)
         except BaseException:
-            if MANIFEST not in uploaded:
-                self._remove(name, uploaded)
+            self._remove(name, uploaded)
             raise
-        # No conditional PUT in pyarrow (S3's If-None-Match): two publishers of one name racing
-        # past the check above both PUT a manifest; the one whose manifest is not the last
-        # written learns it here instead of reporting success.
-        if self.read_bytes(name, MANIFEST) != (folder / MANIFEST).read_bytes():
+        if not won:
+            try:
+                theirs = self.read_bytes(name, MANIFEST)
+            except VersionsStorageError:
+                theirs = b""
+            if attempt_prefix(theirs) != prefix:  # identical manifests share the prefix: keep it
+                self._remove(name, uploaded)
             raise VersionExistsError(
-                f"Version {name!r} was published at {self.where(name)} by another freeze at the same time; "
-                f"this freeze's manifest was overwritten. Run `golden verify {name}` and freeze under a new name.")
+                f"Version {name!r} was taken at {self.where(name)} by another freeze publishing at the same time; "
+                f"nothing of this freeze was published under that name. Freeze again under a new name "
+                f"(e.g. {name}-2).")
 
-    def _upload(self, local: Path, name: str, fname: str) -> None:
+    def _create_manifest(self, name: str, manifest: bytes) -> bool:
+        """PUT ``<name>/manifest.json`` only if it is absent; False when another freeze's is
+        there. On S3 a conditional PUT (``If-None-Match: *``, through boto3, as pyarrow's S3
+        client cannot send it): the store decides, atomically. Elsewhere (no create-only write
+        in pyarrow) a check, the PUT and a read-back: every published version still has its
+        own files, but two freezes racing inside that window may both be told they won."""
+        if self.url.startswith("s3://"):
+            return self._guard(f"uploading {name}/{MANIFEST}", lambda: self._s3_put_if_absent(name, manifest))
+        if self.exists(name):
+            return False
+        self._guard(f"uploading {name}/{MANIFEST}", lambda: self._put_bytes(self._path(name, MANIFEST), manifest))
+        return self.read_bytes(name, MANIFEST) == manifest
+
+    def _s3_put_if_absent(self, name: str, body: bytes) -> bool:
+        import boto3
+        from botocore.exceptions import ClientError
+
+        bucket, _, key = self._path(name, MANIFEST).partition("/")
+        # a session per call: boto3's default session is not safe to make clients from in threads
+        client = boto3.session.Session().client("s3", region_name=getattr(self.fs, "region", None) or None)
+        try:
+            client.put_object(Bucket=bucket, Key=key, Body=body, IfNoneMatch="*",
+                              ContentType="application/json")
+        except ClientError as exc:
+            err = exc.response.get("Error", {})
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if err.get("Code") in ("PreconditionFailed", "ConditionalRequestConflict") or status in (409, 412):
+                return False
+            raise OSError(f"{err.get('Code') or status}: {err.get('Message') or exc}") from None
+        return True
+
+    def _put_bytes(self, path: str, body: bytes) -> None:
+        with self.fs.open_output_stream(path) as out:
+            out.write(body)
+
+    def _upload(self, local: Path, name: str, fname: str, rel: str | None = None) -> None:
         def put() -> None:
-            with local.open("rb") as src, self.fs.open_output_stream(self._path(name, fname)) as out:
+            with local.open("rb") as src, self.fs.open_output_stream(self._path(name, rel or fname)) as out:
                 while chunk := src.read(_CHUNK):
                     out.write(chunk)
         self._guard(f"uploading {name}/{fname}", put)
 
     def _remove(self, name: str, files: list[str]) -> None:
-        """Delete ``files`` of ``name`` (best effort), then the folder if nothing is left in it:
+        """Delete ``files`` (paths under ``name``; best effort), then the folder if nothing is
+        left in it:
         pyarrow's S3 client leaves an empty ``name/`` marker object after deleting a folder's
         last file, and a name with no files should leave no trace."""
         try:
             for fname in files:
                 self.fs.delete_file(self._path(name, fname))
-            if not self.files(name):
+            left = self.files(name)
+            if not left:
                 self.fs.delete_dir(self._path(name))
+                return
+            for sub in sorted({f.rsplit("/", 1)[0] for f in files if "/" in f}):  # a freeze's emptied prefix
+                if not any(rel.startswith(sub + "/") for rel in left):
+                    self.fs.delete_dir(self._path(name, sub))
         except (OSError, pa.ArrowException, VersionsStorageError):
             pass
 
@@ -304,6 +380,13 @@ class RemoteVersions:
         return sorted(removed)
 
 
+def attempt_prefix(manifest: bytes) -> str:
+    """The key prefix (under the version's name) of the freeze whose manifest has these bytes:
+    their sha256. Every freeze's manifest differs (``built_at``, the content's digests), so no
+    other freeze writes there; a reader computes it from the manifest it read."""
+    return hashlib.sha256(manifest).hexdigest()
+
+
 def cache_root() -> Path:
     """Where loaded versions are kept locally: ``GOLDEN_VERSIONS_CACHE``, else
     ``$XDG_CACHE_HOME/golden-studio/versions`` (``~/.cache/...``)."""
@@ -316,15 +399,18 @@ def cache_root() -> Path:
 
 def sync_copy(loc: RemoteVersions, name: str, dest: Path, remote_files: dict[str, Any], *, manifest: bytes,
               reuse: bool) -> None:
-    """Make ``dest`` hold what ``<prefix>/<name>/`` holds: every file of the remote folder
-    (listed or not: an unlisted one is then reported by the checks), none it lacks (a missing
-    file is then reported). With ``reuse`` a data file already in ``dest`` with the remote
-    size is kept: the checks re-hash it against the manifest before anything reads it.
-    ``manifest`` is written as given (the bytes the caller parsed, not a second read that
-    could differ); ``signature.json`` is always fetched afresh."""
+    """Make ``dest`` hold the version whose manifest is ``manifest``: every file of it in the
+    store (:meth:`RemoteVersions.layout` of ``remote_files``, the name's listing; an unlisted one
+    is then reported by the checks), none it lacks (a missing file is then reported). With
+    ``reuse`` a data file already in ``dest`` with the remote size is kept: the checks re-hash
+    it against the manifest before anything reads it (and a copy that fails is fetched again:
+    :func:`golden_store.versions.frozen.load_version`). ``manifest`` is written as given (the
+    bytes the caller parsed, not a second read that could differ); ``signature.json`` is always
+    fetched afresh."""
+    wanted = RemoteVersions.layout(remote_files, manifest)
     dest.mkdir(parents=True, exist_ok=True)
     for p in dest.iterdir():
-        if p.name not in remote_files and not p.name.startswith("."):
+        if p.name not in wanted and p.name != MANIFEST and not p.name.startswith("."):
             if p.is_dir():
                 shutil.rmtree(p, ignore_errors=True)
             else:
@@ -332,11 +418,11 @@ def sync_copy(loc: RemoteVersions, name: str, dest: Path, remote_files: dict[str
     part = dest / f".{MANIFEST}.{uuid.uuid4().hex[:8]}.part"
     part.write_bytes(manifest)
     os.replace(part, dest / MANIFEST)
-    for fname, info in sorted(remote_files.items()):
+    for fname, rel in sorted(wanted.items()):
         if "/" in fname or fname in (".", "..", MANIFEST) or fname.startswith("."):
             continue
         local = dest / fname
         fresh = fname == "signature.json"
-        if reuse and not fresh and local.is_file() and local.stat().st_size == info.size:
+        if reuse and not fresh and local.is_file() and local.stat().st_size == remote_files[rel].size:
             continue
-        loc.download(name, fname, local)
+        loc.download(name, rel, local)

@@ -8,8 +8,11 @@ version; digests and signatures are those of a local freeze of the same store.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
+import threading
 import subprocess
 import sys
 import uuid
@@ -47,6 +50,14 @@ def _s3_objects(s3_server, url: str) -> dict[str, bytes]:
     return out
 
 
+def _key(s3_server, url: str, name: str, fname: str) -> str:
+    """Where a published version's file is, under its name: ``manifest.json`` beside the
+    prefix its manifest's sha256 names (issue 37), the data files under it."""
+    if fname == "manifest.json":
+        return f"{name}/{fname}"
+    return f"{name}/{hashlib.sha256(_s3_objects(s3_server, url)[f'{name}/manifest.json']).hexdigest()}/{fname}"
+
+
 def _put(s3_server, url: str, key: str, body: bytes) -> None:
     bucket, _, prefix = url.removeprefix("s3://").partition("/")
     s3_server.client().put_object(Bucket=bucket, Key=f"{prefix}/{key}", Body=body)
@@ -70,9 +81,10 @@ def test_freeze_list_and_load_in_a_fresh_process_score_as_the_local_version(demo
     assert remote.path == f"{s3_versions}/golden.v1"
 
     stored = _s3_objects(s3_server, s3_versions)
-    assert sorted(stored) == sorted(f"golden.v1/{f}" for f in (*DATA, "manifest.json", "signature.json"))
+    keys = {fname: _key(s3_server, s3_versions, "golden.v1", fname) for fname in (*DATA, "manifest.json", "signature.json")}
+    assert sorted(stored) == sorted(keys.values())
     for fname in (*DATA, "manifest.json", "signature.json"):
-        assert stored[f"golden.v1/{fname}"] == (Path(local.path) / fname).read_bytes(), fname
+        assert stored[keys[fname]] == (Path(local.path) / fname).read_bytes(), fname
     assert remote.manifest["content_digest"] == local.manifest["content_digest"]
 
     rows = list_versions(s3_versions)
@@ -229,7 +241,8 @@ def test_a_publisher_killed_midway_leaves_an_invisible_partial_that_is_swept(dem
         freeze(demo_store, "golden.v1", actor="eng", versions_dir=s3_versions)
     monkeypatch.setattr(storage, "open_location", _real_open_location)
     left = _s3_objects(s3_server, s3_versions)
-    assert sorted(left) == ["golden.v1/documents.parquet", "golden.v1/queries.parquet", "golden.v1/spans.parquet"]
+    assert sorted(k.rsplit("/", 1)[1] for k in left) == ["documents.parquet", "queries.parquet", "spans.parquet"]
+    assert len({k.rsplit("/", 1)[0] for k in left}) == 1  # under the freeze's own prefix of golden.v1/
     assert list_versions(s3_versions) == [] and version_names(s3_versions) == []
     with pytest.raises(VerificationError, match="incomplete") as err:
         load_version(f"{s3_versions}/golden.v1")
@@ -253,26 +266,39 @@ def test_an_existing_name_is_refused_and_left_unchanged(demo_store, s3_server, s
 
 def test_verify_and_load_detect_a_tampered_remote_file(demo_store, s3_server, s3_versions):
     """A data file rewritten in the bucket: verify re-hashes the remote files and names it;
-    load_version refuses even with the untampered copy in its cache; a tampered cache is
-    caught too."""
+    load_version refuses even with the untampered copy in its cache."""
     freeze(demo_store, "golden.v1", actor="eng", versions_dir=s3_versions)
     url = f"{s3_versions}/golden.v1"
-    good = load_version(url)
+    load_version(url)
     assert verify(url).ok
-    queries = _s3_objects(s3_server, s3_versions)["golden.v1/queries.parquet"]
-    _put(s3_server, s3_versions, "golden.v1/queries.parquet", queries + b"\0")
+    key = _key(s3_server, s3_versions, "golden.v1", "queries.parquet")
+    queries = _s3_objects(s3_server, s3_versions)[key]
+    _put(s3_server, s3_versions, key, queries + b"\0")
     rep = verify("golden.v1", s3_versions)
     assert not rep.ok and any(p.startswith("queries.parquet: sha256") for p in rep.problems), rep.problems
     with pytest.raises(VerificationError, match="failed its integrity check") as err:
         load_version(url)
     assert any(p.startswith("queries.parquet: sha256") for p in err.value.problems)
-    # the bucket put right, the cached copy tampered instead
-    _put(s3_server, s3_versions, "golden.v1/queries.parquet", queries)
-    cached = Path(good.path) / "documents.parquet"
-    cached.write_bytes(cached.read_bytes()[:-1] + b"\1")
-    with pytest.raises(VerificationError) as err:
-        load_version(url)
-    assert any(p.startswith("documents.parquet: sha256") for p in err.value.problems)
+
+
+def test_a_damaged_cache_copy_is_fetched_again_not_a_dead_end(demo_store, s3_server, s3_versions):
+    """Issue 37, V12: a byte flipped in the local cache copy (same size, so a size check keeps
+    it) of a good version in the bucket: loading detects the digest mismatch, fetches the file
+    again and loads, and the cache holds the bucket's bytes again (a damaged file in the bucket
+    itself is still refused: test_verify_and_load_detect_a_tampered_remote_file)."""
+    freeze(demo_store, "golden.v1", actor="eng", versions_dir=s3_versions)
+    url = f"{s3_versions}/golden.v1"
+    good = load_version(url)
+    qrels = good.qrels()
+    stored = _s3_objects(s3_server, s3_versions)
+    cached = Path(good.path) / "judgments.parquet"
+    damaged = bytearray(cached.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    cached.write_bytes(bytes(damaged))
+    again = load_version(url)
+    assert again.path == good.path and again.qrels() == qrels
+    assert cached.read_bytes() == stored[_key(s3_server, s3_versions, "golden.v1", "judgments.parquet")]
+    assert load_version(url).manifest["data_digest"] == good.manifest["data_digest"]
 
 
 def test_an_unlisted_file_in_the_bucket_is_reported(demo_store, s3_server, s3_versions):
@@ -387,3 +413,105 @@ def test_the_versions_page_lists_verifies_and_freezes_into_s3(demo_store, s3_ver
     assert not at.exception and any("Frozen golden.v2" in s.value.replace("\\", "") for s in at.success)
     # newest first (S3 times are whole seconds: on a tie the name descending decides, the same order)
     assert version_names(s3_versions) == ["golden.v2", "golden.v1"]
+
+
+class _MeetingHandler(_DroppingHandler):
+    """The real S3 filesystem, except that a freeze's first upload waits until the other freeze
+    of its pair has reached its own first upload: both have passed the check that the name is
+    free, as two freezes started in the same instant do (probe V9, 1 pair in 8). No upload fails."""
+
+    def __init__(self, fs: Any, meet: threading.Barrier) -> None:
+        super().__init__(fs, fail_at=0)
+        self.meet = meet
+
+    def get_type_name(self) -> str:
+        return "meeting"
+
+    def open_output_stream(self, path: str, metadata: Any) -> Any:
+        if self.uploads == 0:
+            self.meet.wait(timeout=60)
+        return super().open_output_stream(path, metadata)
+
+
+def test_racing_freezes_of_one_name_publish_one_whole_version_and_tell_the_loser(
+        demo_store, s3_server, s3_versions, _duckdb_templates, tmp_path, monkeypatch):
+    """Issue 37, V9: 12 pairs of freezes of one name, with different content (the second store
+    has one more question), into one bucket, each pair past the name check together. For every
+    name: exactly one freeze is told "Frozen"; the other is refused with a sentence saying the
+    name was taken and nothing of it was published there; the published version verifies and is
+    the winner's (its note and question count); under the name there is nothing but the
+    winner's manifest and files. Before the fix the loser's data files replaced the winner's
+    (verify failed) and both could be told they won."""
+    from golden_store.db.store import Store
+    from golden_store.live import queries
+
+    other_db = tmp_path / "other" / "golden.duckdb"
+    other_db.parent.mkdir()
+    shutil.copyfile(_duckdb_templates["demo"], other_db)
+    other = Store.open(other_db)
+    recs = queries.parse_query_file(
+        "extra.csv", b"id,text,stratum\nq-extra,how long is the notice period for a contractor?,paraphrase\n",
+        queries.known_strata(other))
+    queries.import_queries(other, recs, actor="eng")
+    meeting: dict[str, threading.Barrier] = {}
+
+    def open_location(url: str, filesystem: Any = None) -> storage.RemoteVersions:
+        loc = _real_open_location(url)
+        return storage.RemoteVersions(loc.url, pafs.PyFileSystem(_MeetingHandler(loc.fs, meeting["pair"])), loc.root)
+
+    monkeypatch.setattr(storage, "open_location", open_location)
+    try:
+        for i in range(12):
+            name = f"race.v{i:02d}"
+            meeting["pair"] = threading.Barrier(2)
+            outcome: dict[str, Any] = {}
+
+            def run(label: str, store: Any, name: str = name, outcome: dict[str, Any] = outcome) -> None:
+                try:
+                    outcome[label] = freeze(store, name, actor="eng", note=label, versions_dir=s3_versions)
+                except VersionExistsError as exc:
+                    outcome[label] = exc
+            threads = [threading.Thread(target=run, args=(label, store))
+                       for label, store in (("first", demo_store), ("second", other))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=120)
+            assert sorted(outcome) == ["first", "second"], outcome
+            won = [label for label, res in outcome.items() if isinstance(res, freezing.FreezeResult)]
+            assert len(won) == 1, (name, outcome)
+            lost = "second" if won == ["first"] else "first"
+            message = str(outcome[lost])
+            assert f"Version {name!r} was taken at {s3_versions}/{name} by another freeze" in message, message
+            assert "nothing of this freeze was published under that name" in message
+
+            rep = verify(name, s3_versions)
+            assert rep.ok, (name, rep.problems)
+            loaded = load_version(f"{s3_versions}/{name}")
+            winner = outcome[won[0]].manifest
+            assert loaded.manifest["note"] == won[0] and loaded.manifest["data_digest"] == winner["data_digest"]
+            assert len(loaded.queries) == winner["n_queries"] == (41 if won == ["second"] else 40)
+            stored = _s3_objects(s3_server, f"{s3_versions}/{name}")
+            prefix = hashlib.sha256(stored["manifest.json"]).hexdigest()
+            assert sorted(stored) == sorted(["manifest.json", *(f"{prefix}/{f}" for f in DATA)])
+    finally:
+        other.close()
+
+
+def test_a_version_published_before_the_per_freeze_prefix_still_lists_loads_and_verifies(
+        demo_store, s3_server, s3_versions, tmp_path, monkeypatch):
+    """A version published by an older studio has its files beside the manifest
+    (``<name>/queries.parquet``, no per-freeze prefix): it is listed as signed, loads with the
+    verify key set and verifies; a file tampered there is still caught."""
+    _, pub, _ = signing.keygen(tmp_path / "team.key")
+    key = signing.load_private_key(tmp_path / "team.key")
+    local = freeze(demo_store, "old.v1", actor="eng", versions_dir=tmp_path / "local", signing_key=key)
+    for fname in (*DATA, "signature.json", "manifest.json"):
+        _put(s3_server, s3_versions, f"old.v1/{fname}", (Path(local.path) / fname).read_bytes())
+    assert [(r["name"], r["signed"], r["error"]) for r in list_versions(s3_versions)] == [("old.v1", True, None)]
+    monkeypatch.setenv("GOLDEN_VERIFY_KEY", str(pub))
+    url = f"{s3_versions}/old.v1"
+    assert load_version(url).qrels() == load_version("old.v1", tmp_path / "local").qrels()
+    assert verify(url).ok
+    _put(s3_server, s3_versions, "old.v1/spans.parquet", (Path(local.path) / "spans.parquet").read_bytes() + b"\0")
+    assert any(p.startswith("spans.parquet: sha256") for p in verify(url).problems)
