@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +32,26 @@ def aws_env(endpoint: str) -> dict[str, str]:
             "AWS_SHARED_CREDENTIALS_FILE": os.devnull, "AWS_CONFIG_FILE": os.devnull}
 
 
+def _atomic_puts() -> None:
+    """moto checks a PutObject's ``If-None-Match: *`` and then stores the object, two steps
+    another request's thread can run between; S3 and MinIO decide a create-only PUT atomically.
+    One lock around moto's PutObject makes this server do the same (issue 37: the freeze race
+    test counts on the store, not luck, refusing the second manifest)."""
+    from moto.s3.responses import S3Response
+
+    if getattr(S3Response.put_object, "_atomic", False):
+        return
+    original = S3Response.put_object
+    lock = threading.Lock()
+
+    def put_object(self: Any) -> Any:
+        with lock:
+            return original(self)
+
+    put_object._atomic = True  # type: ignore[attr-defined]
+    S3Response.put_object = put_object  # type: ignore[method-assign]
+
+
 class S3Server:
     """A started moto server: ``endpoint`` (http://127.0.0.1:PORT) and ``make_bucket``."""
 
@@ -39,6 +60,7 @@ class S3Server:
 
         from moto.server import ThreadedMotoServer
 
+        _atomic_puts()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request in test output
         self._server: Any = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._server.start()
