@@ -71,6 +71,24 @@ def scale_of(df: pd.DataFrame) -> str:
     return str(df["scale"].iloc[0]) if "scale" in df and len(df) else "binary"
 
 
+REQUIRED_COLUMNS = ("item_id", "human_label")
+JUDGE_COLUMNS = ("judge_label", "judge_p", "text")
+
+
+def _check_columns(name: str, columns: list[str], where: str) -> None:
+    """One sentence for a file that lacks a needed column, not one per line (a 150-line file
+    without human_label said it 150 times; a TREC file uploaded here said "no items")."""
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if not missing and any(c in columns for c in JUDGE_COLUMNS):
+        return
+    if not missing:
+        missing = ["judge_label or judge_p (or question and text, to run a Claude judge)"]
+    shown_cols = ", ".join(textin.shown(c, 40) for c in columns[:8]) + (", ..." if len(columns) > 8 else "")
+    raise ValidationError(f"{name}: {where} lacks {', '.join(missing)} (it has: {shown_cols or 'nothing'}). A "
+                          f"calibration file is a CSV with a header row, or JSONL, with columns item_id, human_label "
+                          f"and judge_label and/or judge_p.")
+
+
 def load_upload(name: str, data: bytes) -> pd.DataFrame:
     """Read a calibration file: CSV or JSONL with ``item_id, human_label`` and
     ``judge_label`` and/or ``judge_p`` (the judge's probability of FAIL: high = bad),
@@ -82,6 +100,8 @@ def load_upload(name: str, data: bytes) -> pd.DataFrame:
     problems: list[str] = []
     if name.lower().endswith((".jsonl", ".json")):
         rows = [(line, obj) for line, obj in iter_objects(name, text, problems)]
+        if rows and not problems:
+            _check_columns(name, sorted(set().union(*(set(obj) for _, obj in rows))), "any line's fields")
     else:
         if not text.strip():
             raise ValidationError(f"{name}: the file is empty (expected a header row: item_id, human_label, "
@@ -90,6 +110,7 @@ def load_upload(name: str, data: bytes) -> pd.DataFrame:
             frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
             raise ValidationError(f"{name}: not a readable CSV ({textin.shown(str(exc), 200)}).") from None
+        _check_columns(name, [str(c) for c in frame.columns], "the header (line 1)")
         rows = [(i + 2, rec) for i, rec in enumerate(frame.to_dict("records"))]  # line 1 is the header
     # which scale: every human label a grade (graded) or every one pass/fail (binary)
     binary_lines = [line for line, obj in rows if not _blank(obj.get("human_label"))

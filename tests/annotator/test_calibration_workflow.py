@@ -195,3 +195,19 @@ def test_calibrating_the_judge_is_its_own_permission(demo_store):
     with pytest.raises(PermissionDenied, match="may not calibrate the LLM judge"):
         calibration.saved(demo_store, engineer)
     assert calibration.saved(demo_store, User("lea", "Lea", frozenset({Role.LEAD}))) == []
+
+
+def test_a_missing_column_is_one_sentence_and_a_wrong_format_says_what_it_read():
+    """Issue 37, item 10 (the newcomer): a 150-line CSV without human_label gave 150 copies of
+    "human_label is missing", and a TREC line uploaded as a calibration CSV said "no items"."""
+    rows = "item_id,judge_label\n" + "".join(f"i{i},pass\n" for i in range(150))
+    with pytest.raises(ValidationError) as e:
+        calibration.load_upload("calib_missing_human.csv", rows.encode())
+    assert str(e.value).startswith("calib_missing_human.csv: the header (line 1) lacks human_label")
+    assert not e.value.problems  # one sentence, not 150 lines
+    with pytest.raises(ValidationError) as e:
+        calibration.load_upload("calib_wrongformat.csv", b"q001 Q0 pension 1 3.0 sys\nq002 Q0 remote-work 1 2.0 sys\n")
+    assert "lacks item_id, human_label (it has: 'q001 Q0 pension 1 3.0 sys')" in str(e.value)
+    assert "no items" not in str(e.value)
+    with pytest.raises(ValidationError, match=r"lacks human_label \(it has: 'item_id', 'judge_p'\)"):
+        calibration.load_upload("c.jsonl", b'{"item_id": "a", "judge_p": 0.2}\n{"item_id": "b", "judge_p": 0.9}\n')
