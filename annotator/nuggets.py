@@ -210,11 +210,15 @@ def _eligible(store: Store, query_id: str, include_judged: bool,
         raise NotFoundError(f"Query {query_id!r} is not in the store.")
     # contamination (§3.8): refused before anything is built or sent
     llm.refuse_held_out(bool(q.held_out), query_id)
+    guard = guard or HeldOut.of(store)
+    if query_id in guard.ids:  # held out once: its text may already be a test item somewhere (issue 37)
+        raise llm.LLMRefused(f"{query_id} was held out once, and held-out questions are never sent to a hosted "
+                             "model, even after the flag is cleared (§3.8). Write its nuggets by hand.")
     ps = passages(store, query_id, include_judged, user)
     if not ps:
         raise ValidationError(f"{query_id} has no evidence to draft from: add evidence quotes (Evidence page) or "
                               "judge pooled passages first, or write its nuggets by hand.")
-    if hit := (guard or HeldOut.of(store)).text_in(q.text, *(p.text for p in ps)):
+    if hit := guard.text_in(q.text, *(p.text for p in ps)):
         raise llm.LLMRefused(f"{query_id}: its question or evidence contains the text of held-out question {hit}, "
                              "and held-out questions are never sent to a hosted model (§3.8). Write its nuggets by "
                              "hand.")

@@ -8,16 +8,30 @@ from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store.live import queries
 from golden_store.live.queries import QueryRecord
+from golden_store.core.errors import ValidationError
 from golden_store.db.store import Store
 
 
-def import_file(store: Store, user: User, name: str, data: bytes, *, update: bool = False) -> dict:
+def import_file(store: Store, user: User, name: str, data: bytes, *, update: bool = False,
+                unhold_reason: str | None = None) -> dict:
+    """Import a query file. An import that would clear a question's held-out flag is refused,
+    naming each such question, unless ``unhold_reason`` is given by a lead or admin
+    (UNHOLD_QUERIES): a pipeline re-importing from a source without the flag must not open a
+    test question to the hosted model unnoticed (issue 37, H3). The permission is checked
+    whenever a reason is given, so an engineer's token learns at once that the option is not
+    theirs."""
     require(user, Permission.EDIT_QUERIES)
+    if unhold_reason is not None:
+        require(user, Permission.UNHOLD_QUERIES)
+        if not unhold_reason.strip():
+            raise ValidationError("Query import refused: the un-hold reason is empty; say why these questions leave "
+                                  "the held-out set (nothing was imported).")
     records = queries.parse_query_file(name, data, queries.known_strata(store))
-    return queries.import_queries(store, records, actor=user.username, update=update)
+    return queries.import_queries(store, records, actor=user.username, update=update, unhold_reason=unhold_reason)
 
 
-def import_path(store: Store, user: User, path: str | Path, *, update: bool = False) -> dict:
+def import_path(store: Store, user: User, path: str | Path, *, update: bool = False,
+                unhold_reason: str | None = None) -> dict:
     from golden_store.core import textin
     from golden_store.core.errors import ValidationError
 
@@ -26,7 +40,7 @@ def import_path(store: Store, user: User, path: str | Path, *, update: bool = Fa
         data = textin.read_file(p)
     except ValidationError as exc:
         raise ValidationError(f"Query import refused: {exc}") from None
-    return import_file(store, user, str(p), data, update=update)
+    return import_file(store, user, str(p), data, update=update, unhold_reason=unhold_reason)
 
 
 def add_query(store: Store, user: User, record: QueryRecord) -> None:

@@ -48,6 +48,8 @@ class Permission(str, Enum):
     MANAGE_WEBHOOKS = "manage webhooks"
     # judgments people already have (TREC qrels, BEIR, Label Studio), imported as attributed grade events
     IMPORT_JUDGMENTS = "import existing relevance judgments"
+    # taking a question out of the held-out set (issue 37): a lead's explicit decision, with a reason
+    UNHOLD_QUERIES = "take questions out of the held-out set"
 
 
 ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
@@ -56,7 +58,7 @@ ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
         Permission.VIEW_STORE, Permission.LABEL, Permission.ADJUDICATE, Permission.EDIT_RUBRIC,
         Permission.RUN_ROUNDS, Permission.CALIBRATE_JUDGE, Permission.EDIT_QUERIES, Permission.MANAGE_STRATA,
         Permission.VIEW_VERSIONS, Permission.VIEW_RESULTS, Permission.RETIRE_RUNS, Permission.MARK_OUTCOMES,
-        Permission.GRADE_POOL_BY_JUDGE, Permission.IMPORT_JUDGMENTS,
+        Permission.GRADE_POOL_BY_JUDGE, Permission.IMPORT_JUDGMENTS, Permission.UNHOLD_QUERIES,
     }),
     Role.ENGINEER: frozenset({
         Permission.VIEW_STORE, Permission.EDIT_QUERIES, Permission.IMPORT_CORPUS,

@@ -115,8 +115,8 @@ class Studio:
     def import_answers(self, path: str | Path, system: str, replace: bool = False) -> dict[str, Any]:
         return dict(self._upload(path, "/answers", {"system": system, "replace": replace}))
 
-    def import_queries(self, path: str | Path, update: bool = False) -> dict[str, Any]:
-        return dict(self._upload(path, "/queries", {"update": update}))
+    def import_queries(self, path: str | Path, update: bool = False, unhold_reason: str | None = None) -> dict[str, Any]:
+        return dict(self._upload(path, "/queries", {"update": update, "unhold_reason": unhold_reason}))
 
     def versions(self) -> list[dict[str, Any]]:
         return list(self._json("GET", "/versions"))

@@ -22,9 +22,11 @@ def cmd_corpus_import(args: argparse.Namespace) -> int:
 
 
 def cmd_queries_import(args: argparse.Namespace) -> int:
-    res = query_editing.import_path(_store(args, create=True), identity.cli_user(), args.file, update=args.update)
+    res = query_editing.import_path(_store(args, create=True), identity.cli_user(), args.file, update=args.update,
+                                    unhold_reason=args.unhold)
     _print_json(res) if args.json else print(
         f"Queries: {res['added']} added, {res['updated']} updated, {res['unchanged']} unchanged."
+        + (f" Taken out of the held-out set: {', '.join(res['unheld'])}." if res.get("unheld") else "")
     )
     return 0
 
@@ -100,6 +102,9 @@ def register(sub: Any, add: Any) -> None:
     qi = add("import", cmd_queries_import, "import queries from CSV or JSONL", q)
     qi.add_argument("file")
     qi.add_argument("--update", action="store_true", help="record new revisions for existing ids")
+    qi.add_argument("--unhold", metavar="REASON", default=None,
+                    help="allow the file to take questions out of the held-out set (a lead's decision; the "
+                         "reason is recorded with each such revision); without it such an import is refused")
     qd = add("draft", cmd_queries_draft, "propose questions about one document with Claude (cost estimate first; "
                                          "documents holding a held-out question are never sent)", q)
     qd.add_argument("doc_id")

@@ -84,7 +84,7 @@ def answers_import(args: argparse.Namespace, studio: Any) -> int:
 
 
 def queries_import(args: argparse.Namespace, studio: Any) -> int:
-    rep = studio.import_queries(args.file, update=args.update)
+    rep = studio.import_queries(args.file, update=args.update, unhold_reason=args.unhold)
     _print_json({k: v for k, v in rep.items() if k != "summary"}) if args.json else print(rep["summary"])
     return 0
 

@@ -1230,6 +1230,15 @@ _V24 = (
     "ALTER TABLE eval_results ADD COLUMN label_rubric_shas VARCHAR",
 )
 
+# v25 (issue 37, item 3): why a revision was made, when the change needs a reason. Taking a
+# question out of the held-out set is a lead's explicit decision (``golden queries import
+# --unhold REASON``, the API's ``unhold_reason``): the reason is kept on the revision that
+# clears the flag, beside who made it and when. NULL: no reason was asked for. Not in the
+# queries view: it explains one change, it is not a property of the question.
+_V25 = (
+    "ALTER TABLE query_revisions ADD COLUMN change_reason VARCHAR",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1271,6 +1280,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _V23),
     Migration(24, "eval_results.run_level, hit_rule, run_depth, label_judge_models, label_rubric_shas: the "
                   "definitions a recorded number was scored under (hit rule, depth, the judge labels used)", _V24),
+    Migration(25, "query_revisions.change_reason: the reason a lead gave for taking a question out of the "
+                  "held-out set", _V25),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 24. Migrations (golden_store/db/schema.py):
+-- Schema version 25. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -25,6 +25,7 @@
 --   V22: transcript_review_events: verdict 'no_failure' (a reviewer confirms an answer the judge passed)
 --   V23: the studio in a team's pipeline: api_tokens and api_token_uses (HTTP API); webhook_endpoints, webhook_events, webhook_deliveries, webhook_attempts (a durable outbox); judgment_imports
 --   V24: eval_results.run_level, hit_rule, run_depth, label_judge_models, label_rubric_shas: the definitions a recorded number was scored under (hit rule, depth, the judge labels used)
+--   V25: query_revisions.change_reason: the reason a lead gave for taking a question out of the held-out set
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -503,7 +504,7 @@ CREATE TABLE pool_sources (
     rank     INTEGER NOT NULL
 );
 
--- query_revisions: V1, altered in V20
+-- query_revisions: V1, altered in V20, V25
 CREATE TABLE query_revisions (
     event_id             BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
     query_id             VARCHAR NOT NULL,
@@ -519,7 +520,8 @@ CREATE TABLE query_revisions (
     generator_prompt_sha VARCHAR,
     actor                VARCHAR NOT NULL,
     created_at           TIMESTAMP NOT NULL,
-    tier                 VARCHAR
+    tier                 VARCHAR,
+    change_reason        VARCHAR
 );
 
 -- round_assignments: V4

@@ -224,26 +224,44 @@ def add_stratum(store: Store, name: str, description: str, *, actor: str) -> Non
 
 _INSERT_REVISION = (
     "INSERT INTO query_revisions (query_id, text, stratum, answerable, source, created_date,"
-    " held_out, notes, retired, generator_model, generator_prompt_sha, actor, created_at, tier)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " held_out, notes, retired, generator_model, generator_prompt_sha, actor, created_at, tier, change_reason)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+# The longest reason kept with a revision (a sentence or two, not a document).
+MAX_CHANGE_REASON_CHARS = 500
 
 
-def _revision_row(r: QueryRecord, actor: str, retired: bool = False) -> list:
+def _revision_row(r: QueryRecord, actor: str, retired: bool = False, reason: str | None = None) -> list:
     return [r.query_id, r.text, r.stratum, r.answerable, r.source, r.created_date, r.held_out,
-            r.notes, retired, r.generator_model, r.generator_prompt_sha, actor, utcnow(), r.tier]
+            r.notes, retired, r.generator_model, r.generator_prompt_sha, actor, utcnow(), r.tier, reason]
 
 
-def import_queries(store: Store, records: Sequence[QueryRecord], *, actor: str, update: bool = False) -> dict:
+def import_queries(store: Store, records: Sequence[QueryRecord], *, actor: str, update: bool = False,
+                   unhold_reason: str | None = None) -> dict:
     """Append the records as revisions, all or nothing. Ids already in the store are an error
-    unless ``update``; identical records are skipped (no empty revisions)."""
-    return store.write(lambda cur: import_queries_tx(cur, records, actor=actor, update=update))
+    unless ``update``; identical records are skipped (no empty revisions). Records that would
+    take a question out of the held-out set are an error unless ``unhold_reason`` is given
+    (the caller checks who may give it)."""
+    return store.write(lambda cur: import_queries_tx(cur, records, actor=actor, update=update,
+                                                     unhold_reason=unhold_reason))
 
 
 def import_queries_tx(
-    cur: Cursor, records: Sequence[QueryRecord], *, actor: str, update: bool = False
+    cur: Cursor, records: Sequence[QueryRecord], *, actor: str, update: bool = False,
+    unhold_reason: str | None = None,
 ) -> dict:
-    """:func:`import_queries` inside a caller's transaction."""
+    """:func:`import_queries` inside a caller's transaction. The result's ``unheld``, present
+    when any, lists the ids whose held-out flag this import cleared (each revision carries
+    ``unhold_reason`` as its ``change_reason``).
+
+    Why un-holding is refused by default (issue 37, H3): a pipeline re-importing its questions
+    from a source without the flag (``held_out`` present but false) cleared it on every
+    held-out question and answered "1 updated"; nobody decided it. The refusal names every
+    such question so the person can see what the file would do."""
+    reason = (unhold_reason or "").strip() or None
+    if reason is not None and len(reason) > MAX_CHANGE_REASON_CHARS:
+        raise ValidationError(f"Query import refused: the un-hold reason has {len(reason)} characters; keep it to "
+                              f"{MAX_CHANGE_REASON_CHARS} (nothing was imported).")
     current = {
         row[0]: row[1:]
         for row in cur.execute(
@@ -273,11 +291,21 @@ def import_queries_tx(
             f"nothing was imported. Re-run with --update to record new revisions.",
             [f"id {r.query_id!r} exists" for r in changed[:50]],
         )
+    held = fields.index("held_out")
+    unheld = sorted(r.query_id for r in changed if current[r.query_id][held] and not r.held_out)
+    if unheld and reason is None:
+        raise ValidationError(
+            f"Query import refused: it would take {len(unheld)} question(s) out of the held-out set "
+            f"({', '.join(unheld)}); nothing was imported. Un-holding is a lead's decision: keep held_out true "
+            "in the file, or re-run as a lead with --unhold REASON (API: the unhold_reason field).",
+            [f"id {qid!r}: held_out true -> false" for qid in unheld],
+        )
     new = [r for r in records if r.query_id not in current]
-    rows = [_revision_row(r, actor) for r in new + changed]
+    rows = [_revision_row(r, actor, reason=reason if r.query_id in unheld else None) for r in new + changed]
     if rows:
         cur.executemany(_INSERT_REVISION, rows)
-    return {"added": len(new), "updated": len(changed), "unchanged": len(existing) - len(changed)}
+    out: dict = {"added": len(new), "updated": len(changed), "unchanged": len(existing) - len(changed)}
+    return {**out, "unheld": unheld} if unheld else out  # said only when it happened (a lead's decision)
 
 
 def save_query(store: Store, record: QueryRecord, *, actor: str, must_exist: bool | None = None) -> None:
@@ -333,19 +361,19 @@ def list_queries(store: Store):
 
 
 def held_out_texts(store: Store) -> list[tuple[str, str]]:
-    """(query_id, text) for every wording ever given to a question that is held out now,
-    retired ones included: none of them may reach a hosted model (METHODOLOGY §3.8)."""
+    """(query_id, text) for every wording ever given to a question that is or ever was held
+    out, retired ones included: none of them may reach a hosted model (METHODOLOGY §3.8). Ever,
+    not now: a held-out question once sent cannot be un-sent, so clearing the flag (issue 37,
+    H3) does not make its text sendable."""
     return store.read(
-        "WITH latest AS (SELECT query_id, held_out, row_number() OVER (PARTITION BY query_id ORDER BY event_id DESC) "
-        "AS rn FROM query_revisions) "
-        "SELECT DISTINCT r.query_id, r.text FROM query_revisions r JOIN latest l USING (query_id) "
-        "WHERE l.rn = 1 AND l.held_out ORDER BY 1, 2")
+        "SELECT DISTINCT query_id, text FROM query_revisions "
+        "WHERE query_id IN (SELECT query_id FROM query_revisions WHERE held_out) ORDER BY 1, 2")
 
 
 def query_history(store: Store, query_id: str):
     return store.df(
         "SELECT event_id AS revision, text, stratum, answerable, source, created_date, held_out, "
-        "notes, retired, actor, created_at FROM query_revisions WHERE query_id = ? ORDER BY event_id",
+        "notes, retired, actor, created_at, change_reason FROM query_revisions WHERE query_id = ? ORDER BY event_id",
         [query_id],
     )
 

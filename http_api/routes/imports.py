@@ -71,7 +71,13 @@ async def import_answers(s: TheStore, user: Caller, file: Annotated[UploadFile, 
 
 @router.post("/queries", status_code=201, summary="Import queries from CSV or JSONL (all or nothing)")
 async def import_queries(s: TheStore, user: Caller, file: Annotated[UploadFile, File()],
-                         update: Annotated[bool, Form()] = False) -> dict[str, Any]:
+                         update: Annotated[bool, Form()] = False,
+                         unhold_reason: Annotated[str | None, Form()] = None) -> dict[str, Any]:
+    """An import that would clear a question's held_out flag is refused (422), naming each such
+    question, unless unhold_reason is given by a lead or admin token (an engineer's is refused,
+    403); the reason is recorded with each such revision. Un-holding is a lead's decision: a
+    pipeline re-importing from a source without the flag must not open test questions to a
+    hosted model unnoticed."""
     from annotator import query_editing
     from golden_store.core import textin
     from golden_store.core.errors import ValidationError
@@ -82,8 +88,10 @@ async def import_queries(s: TheStore, user: Caller, file: Annotated[UploadFile, 
                 data = textin.read_file(path, name)
             except ValidationError as exc:
                 raise ValidationError(f"Query import refused: {exc}") from None
-            res = query_editing.import_file(s, user, name, data, update=update)
+            res = query_editing.import_file(s, user, name, data, update=update, unhold_reason=unhold_reason)
         return {**res, "summary": f"Queries: {res['added']} added, {res['updated']} updated, "
-                                  f"{res['unchanged']} unchanged."}
+                                  f"{res['unchanged']} unchanged."
+                                  + (f" Taken out of the held-out set: {', '.join(res['unheld'])}."
+                                     if res.get("unheld") else "")}
 
     return await run_in_threadpool(run)

@@ -138,7 +138,7 @@ def test_a_held_out_id_is_found_inside_item_ids_whatever_their_parts_hold():
     """Issue 16: system names (and transcript run or query ids) may hold '|' now, so the
     held-out check matches a query id as a '|'-delimited run of an item id, not one part of
     a split: a '|' beside it or inside it must not hide it, and a longer id is not it."""
-    guard = HeldOut(frozenset({"q018", "pl|7"}), ())
+    guard = HeldOut(frozenset({"q018", "pl|7"}))
     assert guard.id_in("rag|v2|q018|n1") == "q018"  # a piped system name before it
     assert guard.id_in("q018|learning-budget|0|10") == "q018"
     assert guard.id_in(" q018 ") == "q018"
