@@ -21,7 +21,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from annotator.identity import User, require
@@ -29,6 +29,7 @@ from annotator.roles import Permission, PermissionDenied, parse_roles
 from golden_store.core.errors import GoldenError, NotFoundError, ValidationError
 from golden_store.db.store import Store, utcnow
 from golden_store.live import api_tokens as rows
+from golden_store.live import users
 
 PREFIX = "gst_"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -144,7 +145,27 @@ def authenticate(store: Store, secret: str | None) -> tuple[TokenInfo, User]:
     if info.state == "expired":
         raise TokenRefused(f"The API token {info.name!r} expired; ask an admin for a new one.", outcome="expired",
                            token_id=info.token_id)
+    info = _as_creator_now(store, info)
     return info, token_user(info)
+
+
+def _as_creator_now(store: Store, info: TokenInfo) -> TokenInfo:
+    """``info`` with only the roles its creator's account still has (issue 37, A4). Disabling
+    an account or taking its roles revokes or narrows its tokens in the same transaction
+    (``golden_store.live.users.update_user``); this check, on every request, also covers
+    tokens made before that rule, and an account changed outside the studio's own calls. A
+    creator with no account row (``local``, ``cli:...``) is left as it is: it has every role."""
+    creator = users.get_user_row(store, info.created_by)
+    if creator is None:
+        return info
+    if creator["disabled"]:
+        raise TokenRefused(f"The API token {info.name!r} was revoked: the account that made it is disabled; ask an "
+                           "admin for a new one.", outcome="revoked", token_id=info.token_id)
+    kept = tuple(r for r in info.roles if r in set(creator["roles"]))
+    if not kept:
+        raise TokenRefused(f"The API token {info.name!r} was revoked: the account that made it no longer holds any "
+                           "of its roles; ask an admin for a new one.", outcome="revoked", token_id=info.token_id)
+    return info if kept == info.roles else replace(info, roles=kept)
 
 
 # ---- the sign-in throttle -------------------------------------------------------------------

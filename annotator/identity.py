@@ -331,13 +331,42 @@ def create_user(
     return User(username, name, role_set)
 
 
-def set_roles(store: Store, actor: User, username: str, roles: list[str]) -> None:
+@dataclass(frozen=True)
+class TokensFollowed:
+    """What an account change did to the live API tokens the account created (issue 37, A4):
+    a token never holds more than its creator does now, so disabling revokes them all and
+    taking a role takes it from them too (a token left with no role is revoked). Reported so
+    the admin knows which pipelines just lost access."""
+
+    username: str
+    revoked: int
+    narrowed: int
+
+    def sentence(self) -> str:
+        def n(k: int) -> str:
+            return f"{k} API token{'' if k == 1 else 's'}"
+
+        if not self.revoked and not self.narrowed:
+            return f"No live API token created by {self.username} needed changing."
+        parts = []
+        if self.revoked:
+            parts.append(f"{n(self.revoked)} created by {self.username} revoked")
+        if self.narrowed:
+            parts.append(f"{n(self.narrowed)} created by {self.username} narrowed to the roles "
+                         f"{self.username} still has")
+        return "; ".join(parts) + " (create new ones for pipelines that still need them)."
+
+
+def set_roles(store: Store, actor: User, username: str, roles: list[str]) -> TokensFollowed:
+    """Give ``username`` exactly ``roles``. Tokens it created lose, in the same transaction,
+    every role it no longer has (see :class:`TokensFollowed`)."""
     require(actor, Permission.MANAGE_USERS)
     role_set = parse_roles(roles)
     if username == actor.username and Role.ADMIN not in role_set:
         raise ValidationError("You cannot remove your own admin role; ask another admin.")
-    users.update_user(store, username, actor=actor.username, roles=sorted(r.value for r in role_set),
-                          keep_admin=_KEEP_ADMIN)
+    revoked, narrowed = users.update_user(store, username, actor=actor.username,
+                                          roles=sorted(r.value for r in role_set), keep_admin=_KEEP_ADMIN)
+    return TokensFollowed(username, revoked, narrowed)
 
 
 def set_password(store: Store, actor: User, username: str, password: str) -> None:
@@ -353,17 +382,20 @@ _KEEP_ADMIN = ("That would leave no enabled admin account. With no enabled accou
                "accounts: add or enable another admin first.")
 
 
-def set_disabled(store: Store, actor: User, username: str, disabled: bool) -> None:
+def set_disabled(store: Store, actor: User, username: str, disabled: bool) -> TokensFollowed:
     """Disable or enable an account. The last enabled admin (so also the last enabled
     account) cannot be disabled: disabling every account must not silently switch the
-    studio back to single-user mode."""
+    studio back to single-user mode. Disabling revokes, in the same transaction, the live
+    API tokens the account created (a person who leaves takes their tokens' access with
+    them); enabling it again does not bring them back."""
     require(actor, Permission.MANAGE_USERS)
     if username == actor.username and disabled:
         raise ValidationError("You cannot disable your own account.")
-    users.update_user(store, username, actor=actor.username, disabled=disabled,
-                          keep_admin=_KEEP_ADMIN if disabled else None)
+    revoked, narrowed = users.update_user(store, username, actor=actor.username, disabled=disabled,
+                                          keep_admin=_KEEP_ADMIN if disabled else None)
     if disabled:
         sign_in_sessions.revoke_all(store, username)
+    return TokensFollowed(username, revoked, narrowed)
 
 
 def list_users(store: Store, actor: User) -> list[dict]:
@@ -384,6 +416,7 @@ __all__ = [
     "PermissionDenied",
     "SignInThrottle",
     "SignInThrottled",
+    "TokensFollowed",
     "User",
     "auth_mode",
     "authenticate",

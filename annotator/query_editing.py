@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from annotator.identity import User, require
@@ -43,14 +44,45 @@ def import_path(store: Store, user: User, path: str | Path, *, update: bool = Fa
     return import_file(store, user, str(p), data, update=update, unhold_reason=unhold_reason)
 
 
+def _refuse_answerable_negative(record: QueryRecord) -> None:
+    """The negative stratum *means* "the corpus does not answer it" (METHODOLOGY; freezing and
+    scoring read it so), so an answerable question there is a contradiction. Refused with how
+    to do it, rather than done by guessing: which stratum the question belongs in is a
+    person's call (moving it silently to some other stratum would change a label nobody
+    chose), and storing it unanswerable while the form said "Saved" dropped the person's
+    answer without a word (issue 37 item 8)."""
+    if record.stratum == "negative" and record.answerable:
+        raise ValidationError(
+            f"{record.query_id} is in the negative stratum, which means the corpus does not answer it, so it "
+            "cannot be answerable there: to mark it answerable, choose the stratum it belongs in, in this same edit; "
+            "to keep it negative, untick Answerable (nothing was saved).")
+
+
 def add_query(store: Store, user: User, record: QueryRecord) -> None:
     require(user, Permission.EDIT_QUERIES)
+    _refuse_answerable_negative(record)
     queries.save_query(store, record, actor=user.username, must_exist=False)
 
 
-def edit_query(store: Store, user: User, record: QueryRecord) -> None:
+def edit_query(store: Store, user: User, record: QueryRecord) -> bool:
+    """Record ``record`` as a new revision; False (and nothing written) when it equals the
+    stored question, so "Saved a new revision" is said only of one that was saved. A form
+    that does not know the question's generator provenance (model, prompt sha) keeps the
+    stored one: an edit of the wording does not make a synthetic question hand-written."""
     require(user, Permission.EDIT_QUERIES)
+    _refuse_answerable_negative(record)
+    stored = queries.get_query(store, record.query_id)
+    if stored is not None:
+        if record.generator_model is None and record.generator_prompt_sha is None:
+            record = replace(record, generator_model=stored.generator_model,
+                             generator_prompt_sha=stored.generator_prompt_sha)
+        if record.tier is None:
+            record = replace(record, tier=stored.tier)
+        if record == stored and (record.generator_model, record.generator_prompt_sha) == (
+                stored.generator_model, stored.generator_prompt_sha):
+            return False
     queries.save_query(store, record, actor=user.username, must_exist=True)
+    return True
 
 
 def retire_query(store: Store, user: User, query_id: str) -> None:

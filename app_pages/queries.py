@@ -58,8 +58,9 @@ def query_form(key: str, rec: QueryRecord | None) -> QueryRecord | None:
         held_out = c5.checkbox("Held out (never sent to a hosted model)", value=rec.held_out if rec else False)
         notes = st.text_input("Notes", value=rec.notes if rec else "")
         if st.form_submit_button("Save", type="primary"):
-            return QueryRecord(qid.strip(), text.strip(), stratum, answerable and stratum != "negative",
-                               source, created, held_out, notes)
+            # as ticked: an answerable question in the negative stratum is refused with a sentence
+            # by the annotator layer (issue 37 item 8), never stored unanswerable under a "Saved"
+            return QueryRecord(qid.strip(), text.strip(), stratum, answerable, source, created, held_out, notes)
     return None
 
 
@@ -81,8 +82,10 @@ if can_edit:
             new = query_form(f"q_edit_{qid}", current)
             if new:
                 new = replace(new, query_id=qid)
-                if succeeded(lambda: query_editing.edit_query(s, user, new)):
-                    flash(f"Saved a new revision of {qid}.")
+                saved = attempt(lambda: query_editing.edit_query(s, user, new))
+                if saved is not None:
+                    flash(f"Saved a new revision of {qid}." if saved
+                          else f"Nothing changed in {qid}: no new revision was written.")
                     st.rerun()
             if st.button("Retire this query", key="q_retire") and succeeded(
                 lambda: query_editing.retire_query(s, user, qid)

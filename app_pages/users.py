@@ -50,17 +50,17 @@ if rows:
     row = next(r for r in rows if r["username"] == pick)
     new_roles = st.multiselect("Roles", ROLES, default=list(row["roles"]), key=f"u_roles_{pick}")
     c1, c2, c3 = st.columns(3)
-    if c1.button("Save roles", key="u_save_roles") and succeeded(
-        lambda: identity.set_roles(s, user, pick, new_roles)
-    ):
+    if c1.button("Save roles", key="u_save_roles") and (
+            followed := attempt(lambda: identity.set_roles(s, user, pick, new_roles))):
+        flash(f"Roles of {pick} saved: {', '.join(sorted(new_roles))}. {followed.sentence()}")
         st.rerun()
     pw = c2.text_input("New password", type="password", key=f"u_pw_{pick}")
     if c2.button("Set password", key="u_set_pw") and succeeded(lambda: identity.set_password(s, user, pick, pw)):
         st.success("Password changed.")
     label = "Enable" if row["disabled"] else "Disable"
-    if c3.button(label, key="u_toggle") and succeeded(
-        lambda: identity.set_disabled(s, user, pick, not row["disabled"])
-    ):
+    if c3.button(label, key="u_toggle") and (
+            followed := attempt(lambda: identity.set_disabled(s, user, pick, not row["disabled"]))):
+        flash(f"{pick} disabled. {followed.sentence()}" if not row["disabled"] else f"{pick} enabled.")
         st.rerun()
 
 

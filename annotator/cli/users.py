@@ -1,4 +1,4 @@
-"""User accounts: users add, users list."""
+"""User accounts: users add, list, roles, disable, enable."""
 
 from __future__ import annotations
 
@@ -32,6 +32,27 @@ def cmd_users_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_users_roles(args: argparse.Namespace) -> int:
+    """Says what the change did to the API tokens the account created: a pipeline that just
+    lost a role should be traced to this command, not found out by a 403 at night."""
+    followed = identity.set_roles(_store(args), identity.cli_user(), args.username, args.role)
+    print(f"Roles of {args.username} set to {', '.join(sorted(set(args.role)))}. {followed.sentence()}")
+    return 0
+
+
+def cmd_users_disable(args: argparse.Namespace) -> int:
+    """Disables the account and reports the API tokens it created that were revoked with it."""
+    followed = identity.set_disabled(_store(args), identity.cli_user(), args.username, True)
+    print(f"{args.username} disabled (signed out everywhere). {followed.sentence()}")
+    return 0
+
+
+def cmd_users_enable(args: argparse.Namespace) -> int:
+    identity.set_disabled(_store(args), identity.cli_user(), args.username, False)
+    print(f"{args.username} enabled (API tokens revoked when it was disabled stay revoked).")
+    return 0
+
+
 # ---- parsers ---------------------------------------------------------------------------------
 
 
@@ -46,3 +67,11 @@ def register(sub: Any, add: Any) -> None:
     ua.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
     ua.add_argument("--no-password", action="store_true", help="no password (OIDC sign-in only)")
     add("list", cmd_users_list, "list accounts", u)
+    ur = add("roles", cmd_users_roles, "set an account's roles (its API tokens lose the roles it loses)", u)
+    ur.add_argument("username")
+    ur.add_argument("--role", action="append", required=True,
+                    choices=["annotator", "lead", "engineer", "reviewer", "admin"])
+    ud = add("disable", cmd_users_disable, "disable an account (revokes the API tokens it created)", u)
+    ud.add_argument("username")
+    ue = add("enable", cmd_users_enable, "enable a disabled account", u)
+    ue.add_argument("username")

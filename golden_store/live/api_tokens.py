@@ -54,6 +54,30 @@ def revoke(store: Store, token_id_or_name: str, *, actor: str) -> dict:
     return rows[0]
 
 
+def follow_creator_tx(cur: Cursor, creator: str, roles_left: list[str] | None, *, actor: str,
+                      now: datetime) -> tuple[int, int]:
+    """Inside the transaction that changes account ``creator``: make the live tokens it created
+    hold no role it no longer has (issue 37, A4). ``roles_left`` None (the account is disabled)
+    revokes every one; otherwise each keeps only the roles in ``roles_left``, and one left with
+    none is revoked. Called by the account change itself, so no request can pass between the
+    change and the tokens following it. Returns (revoked, narrowed)."""
+    live = cur.execute("SELECT token_id, roles FROM api_tokens WHERE created_by = ? AND revoked_at IS NULL "
+                       "ORDER BY token_id", [creator]).fetchall()
+    keep = set(roles_left or ())
+    revoked = narrowed = 0
+    for token_id, roles in live:
+        held = [r for r in str(roles).split(",") if r]
+        kept = [r for r in held if r in keep]
+        if not kept:
+            cur.execute("UPDATE api_tokens SET revoked_at = ?, revoked_by = ? WHERE token_id = ?",
+                        [now, actor, token_id])
+            revoked += 1
+        elif len(kept) < len(held):
+            cur.execute("UPDATE api_tokens SET roles = ? WHERE token_id = ?", [",".join(sorted(kept)), token_id])
+            narrowed += 1
+    return revoked, narrowed
+
+
 def record_uses(store: Store, uses: list[tuple]) -> None:
     """Append audit rows ``(token_id, client, method, path, status, outcome, created_at)`` and
     move each used token's ``last_used_at`` forward, in one transaction."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from golden_store.db.cursor import Cursor
+from golden_store.live import api_tokens
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.db.store import Store, utcnow
 
@@ -67,19 +68,25 @@ def role_events(store: Store, username: str | None = None) -> list[dict]:
 
 def update_user(store: Store, username: str, *, actor: str, roles: list[str] | None = None,
                 password_hash: str | None = None, disabled: bool | None = None,
-                keep_admin: str | None = None) -> None:
+                keep_admin: str | None = None) -> tuple[int, int]:
     """Change one account (``actor`` is who changes it: a role change is recorded as their
     event). With ``keep_admin`` (the message to refuse with), the change is refused if
     afterwards no enabled account has the admin role: checked inside the same transaction,
-    so two admins disabling each other at once cannot both succeed."""
+    so two admins disabling each other at once cannot both succeed.
 
-    def run(cur: Cursor) -> None:
+    Disabling the account revokes the live API tokens it created, and taking roles from it
+    takes them from those tokens (a token left with no role is revoked), in this same
+    transaction: a token never holds more than its creator does now (issue 37, A4).
+    Returns the tokens (revoked, narrowed)."""
+
+    def run(cur: Cursor) -> tuple[int, int]:
         row = cur.execute("SELECT roles FROM users WHERE username = ?", [username]).fetchone()
         if row is None:
             raise NotFoundError(f"No user {username!r}.")
+        now = utcnow()
         if roles is not None:
             cur.execute("UPDATE users SET roles = ? WHERE username = ?", [roles, username])
-            _role_events_tx(cur, username, list(row[0]), roles, actor=actor, now=utcnow())
+            _role_events_tx(cur, username, list(row[0]), roles, actor=actor, now=now)
         if password_hash is not None:
             cur.execute("UPDATE users SET password_hash = ? WHERE username = ?", [password_hash, username])
         if disabled is not None:
@@ -87,5 +94,10 @@ def update_user(store: Store, username: str, *, actor: str, roles: list[str] | N
         if keep_admin and not any("admin" in r for (r,) in cur.execute(
                 "SELECT roles FROM users WHERE NOT disabled").fetchall()):
             raise ValidationError(keep_admin)
+        if disabled:
+            return api_tokens.follow_creator_tx(cur, username, None, actor=actor, now=now)
+        if roles is not None:
+            return api_tokens.follow_creator_tx(cur, username, list(roles), actor=actor, now=now)
+        return 0, 0
 
-    store.write(run)
+    return store.write(run)

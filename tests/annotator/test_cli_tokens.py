@@ -87,3 +87,29 @@ def test_errors_are_one_sentence_and_exit_1(initialized, capsys):
 def test_an_empty_list_says_how_to_make_a_token(initialized, capsys):
     assert "golden tokens create NAME --role engineer" in golden(capsys, "tokens", "list")[1]
     assert "No use recorded of any API token." in golden(capsys, "tokens", "uses")[1]
+
+
+def test_users_roles_and_disable_say_what_happened_to_the_accounts_tokens(initialized, capsys):
+    """Issue 37 A4: `golden users roles / disable` take the account's roles from its tokens
+    (revoking those left with none) and say how many, so a pipeline's 401/403 has a cause."""
+    from annotator import identity
+
+    root = identity.create_user(s(), None, "root", ["admin"], password="0123456789")
+    boss = identity.create_user(s(), root, "boss", ["admin", "engineer"], password="0123456789")
+    _, pipe = api_tokens.create_token(s(), boss, "pipe", ["admin", "engineer"])
+    api_tokens.create_token(s(), boss, "adm", ["admin"])
+    code, out, err = golden(capsys, "users", "roles", "boss", "--role", "engineer")
+    assert code == 0, err
+    assert out.strip() == ("Roles of boss set to engineer. 1 API token created by boss revoked; 1 API token created "
+                           "by boss narrowed to the roles boss still has (create new ones for pipelines that still "
+                           "need them).")
+    assert [r.value for r in api_tokens.authenticate(s(), pipe)[1].roles] == ["engineer"]
+    code, out, err = golden(capsys, "users", "disable", "boss")
+    assert code == 0, err
+    assert out.startswith("boss disabled (signed out everywhere). 1 API token created by boss revoked")
+    with pytest.raises(api_tokens.TokenRefused, match="was revoked"):
+        api_tokens.authenticate(s(), pipe)
+    code, out, _ = golden(capsys, "users", "disable", "boss")
+    assert code == 0 and "No live API token created by boss needed changing." in out
+    code, out, _ = golden(capsys, "users", "enable", "boss")
+    assert code == 0 and "stay revoked" in out

@@ -121,3 +121,27 @@ def test_a_non_admin_never_sees_the_section_and_is_refused_by_the_annotator_laye
                  lambda: api_tokens.token_uses(store, user)):
         with pytest.raises(PermissionDenied, match=f"{who} .*may not create and revoke API tokens"):
             call()
+
+
+def test_disabling_or_taking_a_role_says_how_many_of_the_accounts_tokens_were_revoked_or_narrowed(people):
+    """Issue 37 A4: the admin sees at once which pipelines lost access, and the tokens did."""
+    store, admin = people
+    boss = identity.create_user(store, admin, "boss", ["admin", "engineer"], password=PASSWORD)
+    api_tokens.create_token(store, boss, "pipe", ["admin", "engineer"])
+    _, adm = api_tokens.create_token(store, boss, "adm", ["admin"])
+    at = _page("root")
+    at.selectbox(key="u_pick").set_value("boss").run()
+    at.multiselect(key="u_roles_boss").set_value(["engineer"]).run()
+    at.button(key="u_save_roles").click().run()
+    assert not at.exception and not at.error
+    said = " ".join(plain(s.value) for s in at.success)
+    assert ("1 API token created by boss revoked; 1 API token created by boss narrowed to the roles boss still "
+            "has") in said
+    states = at.dataframe[1].value.set_index("name")
+    assert states.loc["pipe", "roles"] == "engineer" and states.loc["adm", "state"] == "revoked"
+    at.button(key="u_toggle").click().run()
+    assert not at.exception and not at.error
+    assert "boss disabled. 1 API token created by boss revoked" in " ".join(plain(s.value) for s in at.success)
+    assert at.dataframe[1].value.set_index("name").loc["pipe", "state"] == "revoked"
+    with pytest.raises(api_tokens.TokenRefused, match="was revoked"):
+        api_tokens.authenticate(store, adm)

@@ -79,3 +79,29 @@ def test_an_unknown_outcome_is_refused_by_the_schema(store):
     with pytest.raises(Exception, match="(?i)check|constraint"):  # the engine's own error: a bug, not input
         rows.record_uses(store, [(None, "c", "GET", "/", 200, "fine", utcnow())])
     assert store.read("SELECT * FROM api_token_uses") == []
+
+
+def test_an_account_change_revokes_or_narrows_its_tokens_in_the_same_transaction(any_store):
+    """Issue 37 A4: disabling or taking roles makes the account's live tokens follow, in the
+    transaction of the account change; a refused change (the last admin) leaves them as
+    they were, and another creator's tokens are never touched."""
+    from golden_store.live import users
+
+    users.insert_user(any_store, "root", "Root", ["admin"], None, "setup")
+    users.insert_user(any_store, "boss", "Boss", ["admin", "engineer", "lead"], None, "root")
+    _add(any_store, "tok_a", "both")  # lead, engineer
+    rows.insert_token(any_store, token_id="tok_b", name="adm", token_hash="hash-tok_b", roles=["admin"],
+                      created_by="boss", expires_at=None)
+    rows.insert_token(any_store, token_id="tok_c", name="roots", token_hash="hash-tok_c", roles=["admin"],
+                      created_by="root", expires_at=None)
+    assert users.update_user(any_store, "boss", actor="root", roles=["engineer"]) == (1, 1)
+    by_id = {r["token_id"]: r for r in rows.list_token_rows(any_store)}
+    assert by_id["tok_a"]["roles"] == "engineer" and by_id["tok_a"]["revoked_at"] is None
+    assert by_id["tok_b"]["revoked_at"] is not None and by_id["tok_b"]["revoked_by"] == "root"
+    assert by_id["tok_c"]["revoked_at"] is None and by_id["tok_c"]["roles"] == "admin"
+    before = table_snapshot(any_store)
+    with pytest.raises(ValidationError):
+        users.update_user(any_store, "root", actor="boss", disabled=True, keep_admin="no admin left")
+    assert table_snapshot(any_store) == before
+    assert users.update_user(any_store, "boss", actor="root", disabled=True) == (1, 0)
+    assert all(r["revoked_at"] is not None for r in rows.list_token_rows(any_store) if r["token_id"] != "tok_c")
