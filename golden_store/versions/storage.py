@@ -54,6 +54,7 @@ ENV = "GOLDEN_VERSIONS"
 CACHE_ENV = "GOLDEN_VERSIONS_CACHE"
 STALE_PARTIAL_S = 30 * 60  # a name without a manifest, untouched this long, is an interrupted publish
 _CHUNK = 1 << 20
+_ATTEMPT_RE = re.compile(r"^[0-9a-f]{64}$")  # a freeze's prefix under its name (attempt_prefix)
 
 T = TypeVar("T")
 
@@ -371,11 +372,26 @@ class RemoteVersions:
 
     def sweep_partial(self, *, max_age_s: float = STALE_PARTIAL_S) -> list[str]:
         """Remove the leftovers of interrupted publishes (names with files but no manifest,
-        untouched for ``max_age_s``); a publish still running is left alone. Returns the names."""
+        untouched for ``max_age_s``); a publish still running is left alone. Under a published
+        name, a freeze's prefix its manifest does not name (one that lost the name and died
+        before removing its files) is removed the same way once stale; the version's own files
+        are never touched. Returns the names."""
         removed = []
         for name, files in self.scan().items():
-            if MANIFEST not in files and self._is_stale(files, max_age_s):
-                self._remove(name, sorted(files))
+            if MANIFEST not in files:
+                if self._is_stale(files, max_age_s):
+                    self._remove(name, sorted(files))
+                    removed.append(name)
+                continue
+            own = attempt_prefix(self.read_bytes(name, MANIFEST))
+            others: dict[str, dict[str, Any]] = {}
+            for rel, info in files.items():
+                head, sep, _ = rel.partition("/")
+                if sep and head != own and _ATTEMPT_RE.match(head):
+                    others.setdefault(head, {})[rel] = info
+            stale = [rel for group in others.values() if self._is_stale(group, max_age_s) for rel in group]
+            if stale:
+                self._remove(name, sorted(stale))
                 removed.append(name)
         return sorted(removed)
 

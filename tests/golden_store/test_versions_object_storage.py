@@ -515,3 +515,21 @@ def test_a_version_published_before_the_per_freeze_prefix_still_lists_loads_and_
     assert verify(url).ok
     _put(s3_server, s3_versions, "old.v1/spans.parquet", (Path(local.path) / "spans.parquet").read_bytes() + b"\0")
     assert any(p.startswith("spans.parquet: sha256") for p in verify(url).problems)
+
+
+def test_a_dead_losers_files_under_a_published_name_are_swept_once_stale(demo_store, s3_server, s3_versions):
+    """A freeze that lost the name and died before removing its files leaves them under a
+    prefix the published manifest does not name: loading and verify ignore them, a fresh one is
+    kept (its freeze may still be cleaning up), a stale one is swept, and the version's own files
+    stay and verify."""
+    freeze(demo_store, "golden.v1", actor="eng", versions_dir=s3_versions)
+    before = _s3_objects(s3_server, s3_versions)
+    loser = "0" * 64
+    _put(s3_server, s3_versions, f"golden.v1/{loser}/queries.parquet", b"PAR1 the loser's")
+    assert verify(f"{s3_versions}/golden.v1").ok
+    loc = storage.open_location(s3_versions)
+    assert loc.sweep_partial() == []
+    assert f"golden.v1/{loser}/queries.parquet" in _s3_objects(s3_server, s3_versions)
+    assert loc.sweep_partial(max_age_s=0) == ["golden.v1"]
+    assert _s3_objects(s3_server, s3_versions) == before
+    assert verify(f"{s3_versions}/golden.v1").ok and loc.sweep_partial(max_age_s=0) == []
