@@ -86,7 +86,7 @@ def _explain(url: str, what: str, exc: BaseException) -> VersionsStorageError:
             f"{ENV}={shown}: the object store refused the credentials ({what}); set AWS_ACCESS_KEY_ID and "
             f"AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) for an account that may read and write it.")
     if any(w in text for w in ("NETWORK_CONNECTION", "Couldn't connect", "Connection refused", "curlCode",
-                               "Could not resolve", "Timeout was reached")):
+                               "Could not resolve", "Could not connect", "Timeout was reached")):
         return VersionsStorageError(
             f"{ENV}={shown}: the object store could not be reached ({what}); check the URL and "
             f"AWS_ENDPOINT_URL, and that the service is up.")
@@ -307,11 +307,11 @@ class RemoteVersions:
 
     def _s3_put_if_absent(self, name: str, body: bytes) -> bool:
         import boto3
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import BotoCoreError, ClientError
 
         bucket, _, key = self._path(name, MANIFEST).partition("/")
         # a session per call: boto3's default session is not safe to make clients from in threads
-        client = boto3.session.Session().client("s3", region_name=getattr(self.fs, "region", None) or None)
+        client = boto3.session.Session().client("s3", **_boto3_options(self.fs))
         try:
             client.put_object(Bucket=bucket, Key=key, Body=body, IfNoneMatch="*",
                               ContentType="application/json")
@@ -321,6 +321,8 @@ class RemoteVersions:
             if err.get("Code") in ("PreconditionFailed", "ConditionalRequestConflict") or status in (409, 412):
                 return False
             raise OSError(f"{err.get('Code') or status}: {err.get('Message') or exc}") from None
+        except BotoCoreError as exc:  # no endpoint, no credentials, ...: said in one sentence by _explain
+            raise OSError(str(exc)) from None
         return True
 
     def _put_bytes(self, path: str, body: bytes) -> None:
@@ -394,6 +396,30 @@ class RemoteVersions:
                 self._remove(name, sorted(stale))
                 removed.append(name)
         return sorted(removed)
+
+
+def _boto3_options(fs: Any) -> dict[str, str]:
+    """What the URL told pyarrow's S3 client beyond the environment (``?endpoint_override=``,
+    ``scheme``, ``region``, ``key:secret@``), for the boto3 client that sends the create-only
+    PUT to the same store with the same identity; the environment and AWS configuration supply
+    the rest, as they do for pyarrow."""
+    try:
+        kw = fs.__reduce__()[1][0] if isinstance(fs, pafs.S3FileSystem) else {}
+    except (AttributeError, IndexError, TypeError):
+        kw = {}
+    if not isinstance(kw, dict):
+        return {}
+    out: dict[str, str] = {}
+    if kw.get("region"):
+        out["region_name"] = str(kw["region"])
+    endpoint = str(kw.get("endpoint_override") or "")
+    if endpoint:
+        out["endpoint_url"] = endpoint if "://" in endpoint else f"{kw.get('scheme') or 'https'}://{endpoint}"
+    if kw.get("access_key") and kw.get("secret_key"):
+        out["aws_access_key_id"], out["aws_secret_access_key"] = str(kw["access_key"]), str(kw["secret_key"])
+        if kw.get("session_token"):
+            out["aws_session_token"] = str(kw["session_token"])
+    return out
 
 
 def attempt_prefix(manifest: bytes) -> str:

@@ -533,3 +533,18 @@ def test_a_dead_losers_files_under_a_published_name_are_swept_once_stale(demo_st
     assert loc.sweep_partial(max_age_s=0) == ["golden.v1"]
     assert _s3_objects(s3_server, s3_versions) == before
     assert verify(f"{s3_versions}/golden.v1").ok and loc.sweep_partial(max_age_s=0) == []
+
+
+def test_an_endpoint_named_in_the_url_takes_the_create_only_put_too(demo_store, s3_server, s3_versions, monkeypatch):
+    """GOLDEN_VERSIONS=s3://bucket/prefix?endpoint_override=HOST:PORT&scheme=http with no
+    AWS_ENDPOINT_URL in the environment: the manifest's conditional PUT goes to that endpoint
+    (where the data files went), so the freeze publishes and a second freeze of the name is refused."""
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    host = s3_server.endpoint.removeprefix("http://")
+    url = f"{s3_versions}?endpoint_override={host}&scheme=http"
+    freeze(demo_store, "golden.v1", actor="eng", versions_dir=url)
+    stored = _s3_objects(s3_server, s3_versions)
+    assert "golden.v1/manifest.json" in stored and len(stored) == len(DATA) + 1
+    assert verify("golden.v1", url).ok
+    with pytest.raises(VersionExistsError, match="already exists"):
+        freeze(demo_store, "golden.v1", actor="eng", versions_dir=url)
