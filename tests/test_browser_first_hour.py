@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
 from tests.conftest import module_store
@@ -325,15 +326,15 @@ def _number(page: Page, label: str, value: str) -> None:
     want = re.compile(rf"^{re.escape(value)}(\.0*)?0*$")
     for attempt in range(3):
         idle(page)
-        expect(box).to_have_count(1)
-        box.fill(value)
-        page.keyboard.press("Enter")  # to the focused input: the locator may briefly match a stale copy
-        page.wait_for_timeout(300)  # the rerun the Enter starts, before waiting for it to end
-        idle(page)
         try:
+            expect(box).to_have_count(1)
+            box.fill(value)  # a rerun starting now can put a stale copy beside it: strict mode refuses the fill
+            page.keyboard.press("Enter")  # to the focused input: the locator may briefly match a stale copy
+            page.wait_for_timeout(300)  # the rerun the Enter starts, before waiting for it to end
+            idle(page)
             expect(box).to_have_value(want, timeout=3_000)
             return
-        except AssertionError:
+        except (AssertionError, PlaywrightError):
             if attempt == 2:
                 raise
 
