@@ -50,7 +50,7 @@ check: $(TSTAMP)
 ## slowest tests, so the next slow one is seen the day it lands; TEST_ARGS adds pytest options.
 TEST_ARGS ?= --durations=25
 test: $(TSTAMP) browser postgres
-	GOLDEN_DIFF_EXAMPLES=$${GOLDEN_DIFF_EXAMPLES:-100} GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest $(TEST_ARGS)
+	GOLDEN_DIFF_EXAMPLES=$${GOLDEN_DIFF_EXAMPLES:-40} GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest $(TEST_ARGS)
 	@why="$$($(PY) -m tests.pg)"; \
 	if [ -z "$$why" ]; then \
 	  echo "== the tests that open a store again, on PostgreSQL (GOLDEN_TEST_ENGINE=postgresql)"; \

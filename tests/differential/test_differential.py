@@ -25,7 +25,7 @@ documents, passage runs over several chunkers. On it (``tests/differential/harne
 rounds workflow's assignment and blind grading steps per item; tests/golden_store/
 test_manifest_kappa_names.py and the Agreement page tests hold them against sklearn.)
 
-Budget: GOLDEN_DIFF_EXAMPLES stores (default 15; ``make test`` sets 100). The number of
+Budget: GOLDEN_DIFF_EXAMPLES stores (default 15; ``make test`` sets 40). The number of
 stores generated is in the terminal summary.
 """
 
