@@ -64,14 +64,26 @@ def add_query(store: Store, user: User, record: QueryRecord) -> None:
     queries.save_query(store, record, actor=user.username, must_exist=False)
 
 
-def edit_query(store: Store, user: User, record: QueryRecord) -> bool:
+def edit_query(store: Store, user: User, record: QueryRecord, *, unhold_reason: str | None = None) -> bool:
     """Record ``record`` as a new revision; False (and nothing written) when it equals the
     stored question, so "Saved a new revision" is said only of one that was saved. A form
     that does not know the question's generator provenance (model, prompt sha) keeps the
-    stored one: an edit of the wording does not make a synthetic question hand-written."""
+    stored one: an edit of the wording does not make a synthetic question hand-written.
+
+    Unticking "held out" is a lead's decision with a reason, as on import (issue 37, item 3):
+    without ``unhold_reason`` it is refused with the way to do it, and only UNHOLD_QUERIES
+    (leads, admins) may give one; the reason is recorded with the revision."""
     require(user, Permission.EDIT_QUERIES)
     _refuse_answerable_negative(record)
     stored = queries.get_query(store, record.query_id)
+    reason = None
+    if stored is not None and stored.held_out and not record.held_out:
+        if not (unhold_reason or "").strip():
+            raise ValidationError(f"{record.query_id} is held out: taking it out of the held-out set is a lead's "
+                                  f"decision with a reason. Write why in 'Reason to take it out of the held-out "
+                                  f"set' and save again; nothing was saved.")
+        require(user, Permission.UNHOLD_QUERIES)
+        reason = unhold_reason.strip()  # type: ignore[union-attr]
     if stored is not None:
         if record.generator_model is None and record.generator_prompt_sha is None:
             record = replace(record, generator_model=stored.generator_model,
@@ -81,7 +93,7 @@ def edit_query(store: Store, user: User, record: QueryRecord) -> bool:
         if record == stored and (record.generator_model, record.generator_prompt_sha) == (
                 stored.generator_model, stored.generator_prompt_sha):
             return False
-    queries.save_query(store, record, actor=user.username, must_exist=True)
+    queries.save_query(store, record, actor=user.username, must_exist=True, reason=reason)
     return True
 
 

@@ -57,6 +57,9 @@ def query_form(key: str, rec: QueryRecord | None) -> QueryRecord | None:
                                  help="Untick for 'no answer in corpus' (the negative stratum).")
         held_out = c5.checkbox("Held out (never sent to a hosted model)", value=rec.held_out if rec else False)
         notes = st.text_input("Notes", value=rec.notes if rec else "")
+        if rec is not None and rec.held_out:
+            st.text_input("Reason to take it out of the held-out set", key=f"{key}_unhold",
+                          help="Unticking 'Held out' is a lead's decision; the reason is recorded with the revision.")
         if st.form_submit_button("Save", type="primary"):
             # as ticked: an answerable question in the negative stratum is refused with a sentence
             # by the annotator layer (issue 37 item 8), never stored unanswerable under a "Saved"
@@ -82,7 +85,8 @@ if can_edit:
             new = query_form(f"q_edit_{qid}", current)
             if new:
                 new = replace(new, query_id=qid)
-                saved = attempt(lambda: query_editing.edit_query(s, user, new))
+                reason = st.session_state.get(f"q_edit_{qid}_unhold") or None
+                saved = attempt(lambda: query_editing.edit_query(s, user, new, unhold_reason=reason))
                 if saved is not None:
                     flash(f"Saved a new revision of {qid}." if saved
                           else f"Nothing changed in {qid}: no new revision was written.")

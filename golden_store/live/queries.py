@@ -308,8 +308,10 @@ def import_queries_tx(
     return {**out, "unheld": unheld} if unheld else out  # said only when it happened (a lead's decision)
 
 
-def save_query(store: Store, record: QueryRecord, *, actor: str, must_exist: bool | None = None) -> None:
-    """Add (``must_exist=False``), edit (``True``) or upsert (``None``) one query as a revision."""
+def save_query(store: Store, record: QueryRecord, *, actor: str, must_exist: bool | None = None,
+               reason: str | None = None) -> None:
+    """Add (``must_exist=False``), edit (``True``) or upsert (``None``) one query as a revision;
+    ``reason`` is recorded with it (why a question left the held-out set)."""
     strata = known_strata(store)
     problems: list[str] = []
     validate_record(
@@ -329,7 +331,7 @@ def save_query(store: Store, record: QueryRecord, *, actor: str, must_exist: boo
         if exists and record.tier is None:  # an edit that does not say a tier keeps the stored one
             rec = replace(record, tier=cur.execute("SELECT tier FROM queries WHERE query_id = ?",
                                                    [record.query_id]).fetchone()[0])
-        cur.execute(_INSERT_REVISION, _revision_row(rec, actor))
+        cur.execute(_INSERT_REVISION, _revision_row(rec, actor, reason=reason))
 
     store.write(run)
 

@@ -83,3 +83,42 @@ def test_an_edit_keeps_a_synthetic_questions_generator_provenance(accounts):  # 
     got = get_query(store, "q001")
     assert got.notes == "wording checked"
     assert (got.generator_model, got.generator_prompt_sha) == ("claude-x", "abc123")
+
+
+def _held_out_id(store) -> str:
+    (qid,) = store.read_one("SELECT min(query_id) FROM queries WHERE held_out")
+    assert qid is not None
+    return qid
+
+
+def test_unticking_held_out_needs_a_leads_reason_and_records_it(accounts):  # noqa: F811
+    """Issue 37, item 3 on the page: Queries -> Edit cleared a question's held-out flag with
+    no reason and said "Saved". Now it is refused (nothing saved) until a reason is given, only
+    a lead may give one, and the reason is recorded with the revision."""
+    store = context.get_store()
+    qid = _held_out_id(store)
+    revisions = len(query_history(store, qid))
+    at = _edit(qid)
+    _in_edit_form(at.checkbox, "Held out").uncheck()
+    _in_edit_form(at.button, "Save").click().run()
+    assert not at.exception and not any("Saved" in plain(s.value) for s in at.success)
+    (err,) = [plain(e.value) for e in at.error]
+    assert f"{qid} is held out" in err and "Reason to take it out of the held-out set" in err
+    assert len(query_history(store, qid)) == revisions and get_query(store, qid).held_out is True
+    # an engineer may edit questions but not un-hold them, even with a reason
+    eng = app_as("engineer").switch_page(PAGE).run()
+    eng.selectbox(key="q_edit_pick").set_value(qid).run()
+    [c for c in eng.checkbox if c.label.startswith("Held out")][-1].uncheck()
+    eng.text_input(key=f"q_edit_{qid}_unhold").input("the engineer thinks so")
+    [b for b in eng.button if b.label == "Save"][-1].click().run()
+    assert get_query(store, qid).held_out is True and not any("Saved" in plain(s.value) for s in eng.success)
+    # the lead, with a reason: saved, and the reason is in the history
+    at = _edit(qid)
+    _in_edit_form(at.checkbox, "Held out").uncheck()
+    at.text_input(key=f"q_edit_{qid}_unhold").input("leaked in a blog post; replaced by q901")
+    _in_edit_form(at.button, "Save").click().run()
+    assert not at.exception and not at.error
+    assert get_query(store, qid).held_out is False
+    (reason,) = store.read_one("SELECT change_reason FROM query_revisions WHERE query_id = ? ORDER BY event_id DESC "
+                               "LIMIT 1", [qid])
+    assert reason == "leaked in a blog post; replaced by q901"
