@@ -61,23 +61,9 @@ def test_pool_status_equals_the_scorer_passes(store, k):
 
 
 def _trec_eval_ap_bpref(store, system: str) -> tuple[float, float]:
-    """AP and Bpref (grade >= 2) of a run by pytrec_eval (trec_eval's C code), averaged over
-    every answerable query with a final grade (a query the run left out scores 0: trec_eval
-    -c); unanswerable queries are left out, as golden score leaves them out."""
-    import pytrec_eval
-
-    key = "doc_id || ':' || start || '-' || \"end\""
-    negatives = {r[0] for r in store.read("SELECT query_id FROM queries WHERE NOT answerable")}
-    qrels: dict = {}
-    for q, d, g in store.read(f"SELECT query_id, {key}, grade FROM final_grades"):
-        if q not in negatives:
-            qrels.setdefault(q, {})[d] = int(g)
-    run: dict = {}
-    for q, d, r in store.read(f"SELECT query_id, {key}, rank FROM run_results WHERE system = ?", [system]):
-        if q in qrels:
-            run.setdefault(q, {})[d] = -float(r)
-    per = pytrec_eval.RelevanceEvaluator(qrels, {"map", "bpref"}, relevance_level=2).evaluate(run)
-    return (sum(v["map"] for v in per.values()) / len(qrels), sum(v["bpref"] for v in per.values()) / len(qrels))
+    """AP and Bpref of a run by pytrec_eval (:func:`pytrec_pool_reference`, defined below)."""
+    ap, bpref, _ = pytrec_pool_reference(store, system)
+    return ap, bpref
 
 
 @pytest.mark.parametrize("seed", [3, 11])
