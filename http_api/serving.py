@@ -11,7 +11,7 @@ import time
 
 import uvicorn
 
-from annotator import background, context
+from annotator import api_tokens, background, context
 from golden_store.db.store import Store
 from http_api.app import create_app
 
@@ -30,6 +30,7 @@ class ThreadedServer:
     def __init__(self, store_location: str | None, host: str = "127.0.0.1", port: int = 0, *,
                  store: Store | None = None) -> None:
         self.server = uvicorn.Server(config(store_location, host, port, store))
+        self.store = store
         self.thread = threading.Thread(target=self.server.run, name="golden-api", daemon=True)
 
     def start(self, timeout_s: float = 30.0) -> ThreadedServer:
@@ -46,8 +47,13 @@ class ThreadedServer:
         return int(self.server.servers[0].sockets[0].getsockname()[1])
 
     def stop(self) -> None:
+        """Stop serving and write the token audit buffered for the given store (waiting for a
+        flush the audit thread has begun): the caller closes that store next, and closing a
+        DuckDB connection a flush is still writing through fails with "connection is busy"."""
         self.server.should_exit = True
         self.thread.join(timeout=10)
+        if self.store is not None:
+            api_tokens.flush_audit(self.store)
 
 
 def run_api(store_location: str | None, host: str, port: int) -> int:

@@ -62,3 +62,27 @@ def test_a_token_from_before_the_rule_is_held_to_its_creators_account_on_every_r
         store.write(lambda cur: cur.execute("UPDATE users SET disabled = TRUE WHERE username = 'boss'"))
         r = c.get("/me")
         assert r.status_code == 401 and "account that made it is disabled" in r.json()["detail"]
+
+
+def test_stopping_the_server_writes_its_buffered_token_audit_before_the_store_is_closed(store):
+    """The CI failure of 2026-12-07: the audit thread was still writing a batch through the
+    server's store when the caller closed it ("connection is busy"). ``stop`` now leaves
+    nothing waiting for that store, so closing it next races nothing."""
+    import os
+
+    from golden_store.db.store import Store
+    from http_api.serving import ThreadedServer
+
+    root, boss = _people(store)
+    _, secret = api_tokens.create_token(store, boss, "audited", ["engineer"])
+    own = Store.open(os.environ["GOLDEN_DB"])
+    server = ThreadedServer(os.environ["GOLDEN_DB"], store=own).start()
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{server.port}/api/v1", headers=auth(secret), timeout=60) as c:
+            for _ in range(3):
+                assert c.get("/me").status_code == 200
+    finally:
+        server.stop()
+    assert api_tokens.AUDIT.waiting(own) == 0
+    own.close()
+    assert len(api_tokens.token_uses(store, root, "audited")) == 3
