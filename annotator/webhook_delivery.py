@@ -15,20 +15,29 @@ trickles its answer never trips (issue 37, probe W4): at the deadline the socket
 down, and a send not yet connected never starts. The sends of one claim run in parallel, so a
 slow endpoint holds another's delivery for one deadline at most, and the lease is more than
 twice the deadline and checked before each send starts: a claim never lapses while its send
-can still be on the wire, so a second dispatcher never sends the same delivery at once."""
+can still be on the wire, so a second dispatcher never sends the same delivery at once.
+
+Each send resolves the receiver's name once, checks every address it gives, and connects to
+a checked address (:class:`_CheckedBackend`; ``annotator.webhook_urls``, issue 37, probe W5):
+a loopback, private or link-local address is refused unless ``GOLDEN_WEBHOOK_ALLOW_PRIVATE=1``,
+and the delivery is failed at once with that reason (no retries: they would be refused too).
+Errors are logged with the URL's secrets masked (probe W7)."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
+import typing
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import httpcore
 import httpx
 
+from annotator import webhook_urls
 from golden_store.core import standard_webhooks
 from golden_store.db.store import Store, utcnow
 from golden_store.live import webhooks as rows
@@ -107,6 +116,42 @@ class _Deadline:
                 pass
 
 
+class _CheckedBackend(httpcore.SyncBackend):
+    """httpcore's network backend, resolving the receiver's name itself: one lookup, every
+    address checked (``webhook_urls.refuse_blocked``: raises ``AddressRefused``), then a
+    connection to a checked address (tried in the resolver's order). The name is never
+    looked up again for the connect, so what was checked is what is connected to (no DNS
+    rebinding between the two). TLS still verifies the certificate against the URL's name
+    (httpcore passes the origin's host as ``server_hostname``, not the address)."""
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
+        try:
+            addresses = webhook_urls.resolve(host, port)
+        except (OSError, UnicodeError, ValueError) as exc:  # the name does not resolve: retried, as a refused connect
+            raise httpcore.ConnectError(f"{host}: {exc}") from exc
+        webhook_urls.refuse_blocked(host, addresses)
+        failed: httpcore.ConnectError | None = None
+        for ip in addresses:
+            try:
+                return super().connect_tcp(str(ip), port, timeout, local_address, socket_options)
+            except httpcore.ConnectError as exc:
+                failed = exc
+        raise failed or httpcore.ConnectError(f"{host}: no address")
+
+
+def _client(timeout: float) -> httpx.Client:
+    """The dispatcher's client: a new connection per send (no keep-alive: the deadline needs
+    the socket of each send), made by :class:`_CheckedBackend`; redirects not followed; no
+    proxy or ``.netrc`` from the environment (``trust_env=False``: through a proxy the address
+    checked would be the proxy's). The transport's pool is replaced by one with the checked
+    backend (httpx's ``HTTPTransport`` takes no backend; ``handle_request`` uses ``_pool``)."""
+    transport = httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
+    transport._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), max_keepalive_connections=0,
+                                              network_backend=_CheckedBackend())
+    return httpx.Client(transport=transport, follow_redirects=False, timeout=timeout, trust_env=False)
+
+
 class Dispatcher:
     """Sends due deliveries. ``clock`` and ``schedule`` are injectable so tests need not wait
     for backoff; ``timeout`` is one send's whole-request deadline; ``lease`` is how long a
@@ -128,9 +173,7 @@ class Dispatcher:
         self.lease = timedelta(seconds=lease)
         self.batch = batch
         self.workers = workers
-        # a new connection per send (no keep-alive): the deadline needs the socket of each send
-        self._client = httpx.Client(follow_redirects=False, timeout=timeout,
-                                    limits=httpx.Limits(max_keepalive_connections=0))
+        self._client = _client(timeout)
 
     def close(self) -> None:
         self._client.close()
@@ -165,6 +208,7 @@ class Dispatcher:
         headers = standard_webhooks.headers(c["secret"], c["event_id"], int(time.time()), body)
         status: int | None = None
         error: str | None = None
+        refused = False
         t0 = time.perf_counter()
         with _Deadline(self.timeout) as deadline:
             try:
@@ -174,18 +218,21 @@ class Dispatcher:
                     status = resp.status_code
                 if not 200 <= status < 300:
                     error = f"HTTP {status}" + (" (redirects are not followed)" if 300 <= status < 400 else "")
+            except webhook_urls.AddressRefused as exc:  # nothing was sent, not even a connect
+                error, refused = f"refused: {exc}"[:MAX_ERROR], True
             except (httpx.TimeoutException, _DeadlinePassed):
                 error = f"no answer within {self.timeout:g} s"
             except httpx.HTTPError as exc:
-                error = f"{type(exc).__name__}: {str(exc) or 'request failed'}"[:MAX_ERROR]
-            if deadline.expired and status is None:
+                text = webhook_urls.scrub(str(exc), c["url"]) or "request failed"
+                error = f"{type(exc).__name__}: {text}"[:MAX_ERROR]
+            if deadline.expired and status is None and not refused:
                 error = f"no answer within {self.timeout:g} s"  # the read the deadline cut short
         duration_ms = (time.perf_counter() - t0) * 1000
         delivered = error is None
         done = c["attempts"] + 1  # attempts made, this one included
         now = self.clock()
         next_at = None
-        if not delivered and done <= len(self.schedule):
+        if not delivered and not refused and done <= len(self.schedule):
             next_at = now + timedelta(seconds=self.schedule[done - 1])
         rows.record_attempt(self.store, event_id=c["event_id"], endpoint_id=c["endpoint_id"], status_code=status,
                             error=error, duration_ms=duration_ms, at=now, delivered=delivered,

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from annotator import webhook_urls
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store.core import standard_webhooks
@@ -52,17 +53,33 @@ class Endpoint:
 
 
 def _endpoint(r: dict) -> Endpoint:
-    return Endpoint(r["endpoint_id"], r["url"], tuple(t for t in r["event_types"].split(",") if t),
+    """An endpoint as this layer hands it out: its URL masked (``webhook_urls.mask_url``), so
+    no page, command or log shows a credential the URL carries; only the dispatcher reads
+    the URL itself, from the store."""
+    return Endpoint(r["endpoint_id"], webhook_urls.mask_url(r["url"]),
+                    tuple(t for t in r["event_types"].split(",") if t),
                     r["description"], r["created_by"], r["created_at"], r["disabled_at"])
 
 
 def check_url(url: str) -> str:
-    """Only http(s) URLs with a host: anything else is refused before it is stored."""
+    """Only http(s) URLs with a host and a valid port, to a public address unless the operator
+    allows private ones (``webhook_urls.check_destination``): anything else is refused
+    before it is stored, with the URL quoted masked."""
     u = (url or "").strip()
-    parts = urlsplit(u)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValidationError(f"Webhook URL {url!r}: give an http:// or https:// URL with a host, "
-                              f"e.g. https://ci.example.com/hooks/golden.")
+    try:
+        parts = urlsplit(u)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # "http://[::1/": a bracket left open
+        ok = False
+    if not ok:
+        raise ValidationError(f"Webhook URL {webhook_urls.mask_url(url)!r}: give an http:// or https:// URL with a "
+                              f"host, e.g. https://ci.example.com/hooks/golden.")
+    try:
+        parts.port
+    except ValueError:
+        raise ValidationError(f"Webhook URL {webhook_urls.mask_url(u)!r}: its port is not a number from 0 to "
+                              f"65535.") from None
+    webhook_urls.check_destination(u)
     return u
 
 
@@ -102,11 +119,12 @@ def disable_endpoint(store: Store, user: User, endpoint_id: str) -> Endpoint:
 
 def deliveries(store: Store, user: User, *, endpoint_id: str | None = None, status: str | None = None,
                limit: int = 200) -> list[dict]:
-    """The delivery log (newest first)."""
+    """The delivery log (newest first); each row's endpoint URL masked."""
     require(user, Permission.MANAGE_WEBHOOKS)
     if status is not None and status not in ("pending", "delivered", "failed"):
         raise ValidationError(f"--status {status!r}: use pending, delivered or failed.")
-    return rows.deliveries(store, endpoint_id=endpoint_id, status=status, limit=limit)
+    return [{**r, "url": webhook_urls.mask_url(r["url"])}
+            for r in rows.deliveries(store, endpoint_id=endpoint_id, status=status, limit=limit)]
 
 
 def attempts(store: Store, user: User, *, endpoint_id: str | None = None, limit: int = 200) -> list[dict]:

@@ -34,7 +34,10 @@ else:
 
 with st.form(form_key("webhook_add")):
     st.subheader("Add an endpoint", anchor=False)
-    url = st.text_input("URL (http:// or https://)")
+    url = st.text_input("URL (http:// or https://)",
+                        help="A public address: loopback and private ones are refused unless the server's operator "
+                             "sets GOLDEN_WEBHOOK_ALLOW_PRIVATE=1. A password or query values in the URL are sent, "
+                             "and shown masked (***).")
     kinds = st.multiselect("Events (none: every event)", list(webhooks.EVENT_TYPES))
     description = st.text_input("Description")
     if st.form_submit_button("Add endpoint", type="primary"):

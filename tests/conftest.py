@@ -142,6 +142,7 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/app_pages/test_users_tokens.py",
     "tests/app_pages/test_webhooks_page.py",  # issue 28 (webhooks)
     "tests/annotator/test_webhooks_cli.py::test_the_webhooks_commands",
+    "tests/annotator/test_webhook_urls.py::test_the_cli_never_shows_a_credential_in_a_url_and_the_receiver_still_gets_it",
     "tests/annotator/test_judgments_import.py::test_the_cli_imports_lists_and_retracts",  # issue 28 (judg)
     "tests/app_pages/test_judgments_pool_page.py",  # issue 28 (judg)
     "tests/http_api/test_serve_both.py",  # `golden serve` opens GOLDEN_DB's store (a subprocess)
@@ -289,6 +290,14 @@ def pytest_collection_modifyitems(config, items) -> None:
         items[:] = keep
 
 
+@pytest.fixture
+def allow_private_webhooks(monkeypatch):
+    """``GOLDEN_WEBHOOK_ALLOW_PRIVATE=1``: the webhook tests' receivers listen on 127.0.0.1, an
+    address webhooks are refused by default (issue 37, probe W5). Set in the environment, so a
+    ``golden webhooks deliver`` subprocess and an AppTest page see it too."""
+    monkeypatch.setenv("GOLDEN_WEBHOOK_ALLOW_PRIVATE", "1")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(request, tmp_path, monkeypatch):
     """Every test gets its own store and versions dir; nothing leaks between tests.
@@ -302,7 +311,9 @@ def _isolated_env(request, tmp_path, monkeypatch):
     (mark it in ``_OPENS_STORE``)."""
     monkeypatch.delenv("GOLDEN_VERSIONS", raising=False)
     # a developer's shell may point golden at a server (GOLDEN_SERVER: every command goes remote)
-    for var in ("GOLDEN_SERVER", "GOLDEN_TOKEN", "GOLDEN_VERSIONS_CACHE", "GOLDEN_API_PORT"):
+    # GOLDEN_WEBHOOK_ALLOW_PRIVATE: webhooks to loopback are refused unless a test asks (allow_private_webhooks)
+    for var in ("GOLDEN_SERVER", "GOLDEN_TOKEN", "GOLDEN_VERSIONS_CACHE", "GOLDEN_API_PORT",
+                "GOLDEN_WEBHOOK_ALLOW_PRIVATE"):
         monkeypatch.delenv(var, raising=False)
     if "annotator.api_tokens" in sys.modules:  # the process's token throttle: one test's guesses are not the next's
         sys.modules["annotator.api_tokens"].THROTTLE._fails.clear()

@@ -109,7 +109,8 @@ def register(sub: Any, add: Any) -> None:
 
     w = sub.add_parser("webhooks", help="webhook endpoints and their delivery log").add_subparsers(
         dest="webhooks_cmd", required=True, metavar="CMD")
-    wa = add("add", cmd_add, "register an http(s) endpoint; prints its signing secret once", w)
+    wa = add("add", cmd_add, "register an http(s) endpoint (public addresses only, unless "
+                             "GOLDEN_WEBHOOK_ALLOW_PRIVATE=1); prints its signing secret once", w)
     wa.add_argument("url")
     wa.add_argument("--event", action="append", choices=EVENT_TYPES, help="an event to send (repeat; default: all)")
     wa.add_argument("--description")

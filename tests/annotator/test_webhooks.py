@@ -49,7 +49,7 @@ def test_a_secret_is_whsec_and_base64_of_at_least_24_bytes():
     assert s != standard_webhooks.new_secret()
 
 
-def test_signatures_verify_with_the_standardwebhooks_package(store):
+def test_signatures_verify_with_the_standardwebhooks_package(allow_private_webhooks, store):
     user = cli_user()
     with Receiver() as rx:
         ep, secret = webhooks.add_endpoint(store, user, rx.url)
@@ -103,7 +103,7 @@ ANY_DAY = pytest.mark.parametrize("ahead", [timedelta(0), timedelta(days=365)], 
 
 
 @ANY_DAY
-def test_a_receiver_down_then_back_gets_every_event_once_per_id(store, ahead):
+def test_a_receiver_down_then_back_gets_every_event_once_per_id(allow_private_webhooks, store, ahead):
     """Port closed, then 503s, then up: every event id gets exactly one 2xx; the retries
     follow the schedule (5 s, then 5 min, ...) on the injected clock."""
     user = cli_user()
@@ -140,7 +140,7 @@ def test_a_receiver_down_then_back_gets_every_event_once_per_id(store, ahead):
 
 
 @ANY_DAY
-def test_after_the_last_retry_a_delivery_is_failed_and_retry_now_sends_it_again(store, ahead):
+def test_after_the_last_retry_a_delivery_is_failed_and_retry_now_sends_it_again(allow_private_webhooks, store, ahead):
     user = cli_user()
     with Receiver(answer=lambda n: 500 if n <= 3 else 200) as rx:
         ep, _ = webhooks.add_endpoint(store, user, rx.url)
@@ -160,7 +160,7 @@ def test_after_the_last_retry_a_delivery_is_failed_and_retry_now_sends_it_again(
         assert _delivery(store, eid)["status"] == "delivered" and rx.successes[eid] == 1
 
 
-def test_redirects_are_not_followed_and_a_timeout_is_an_error(store):
+def test_redirects_are_not_followed_and_a_timeout_is_an_error(allow_private_webhooks, store):
     user = cli_user()
     with Receiver(answer=lambda n: 302 if n == 1 else "hold") as rx:
         ep, _ = webhooks.add_endpoint(store, user, rx.url)
@@ -173,7 +173,7 @@ def test_redirects_are_not_followed_and_a_timeout_is_an_error(store):
         assert not o.delivered and o.status_code is None and "no answer within" in o.error
 
 
-def test_a_disabled_endpoint_gets_nothing_more(store):
+def test_a_disabled_endpoint_gets_nothing_more(allow_private_webhooks, store):
     user = cli_user()
     with Receiver() as rx:
         ep, _ = webhooks.add_endpoint(store, user, rx.url, ["evaluation.recorded"])
@@ -211,7 +211,7 @@ def test_an_event_in_a_rolled_back_transaction_is_never_sent(store):
     assert ep.enabled
 
 
-def test_a_trickling_receiver_is_cut_at_the_deadline_while_another_endpoint_is_delivered(store):
+def test_a_trickling_receiver_is_cut_at_the_deadline_while_another_endpoint_is_delivered(allow_private_webhooks, store):
     """Probe W4 (issue 37): httpx's timeout is per read, so a receiver that trickles its answer
     (here one byte every 0.5 s, 19 s in all) held a send, and every delivery behind it, for as
     long as it liked. The send now has a whole-request deadline (1 s): it ends with a timeout
@@ -237,7 +237,7 @@ def test_a_trickling_receiver_is_cut_at_the_deadline_while_another_endpoint_is_d
         Dispatcher(store, timeout=15, lease=30)  # a lease that could run out mid-send is refused
 
 
-def test_two_dispatchers_racing_one_due_delivery_send_it_once(store):
+def test_two_dispatchers_racing_one_due_delivery_send_it_once(allow_private_webhooks, store):
     """Probe W4 (issue 37): with two dispatchers, a lease that ran out while a trickling send
     was still in progress let the second claim and send the same delivery at once. Both
     dispatchers (real clock, lease 8 s, deadline 1 s, no retries) poll until the delivery is

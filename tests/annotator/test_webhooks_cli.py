@@ -25,7 +25,7 @@ def _golden(capsys, db, *args) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
-def test_the_webhooks_commands(capsys, golden_db):
+def test_the_webhooks_commands(allow_private_webhooks, capsys, golden_db):
     assert _golden(capsys, golden_db, "init")[0] == 0
     with Receiver(answer=lambda n: 200 if n == 1 else 500) as rx:
         code, out, _ = _golden(capsys, golden_db, "webhooks", "add", rx.url, "--event", "version.frozen",
@@ -53,7 +53,7 @@ def test_the_webhooks_commands(capsys, golden_db):
     assert code != 0 and "give an http:// or https:// URL" in err and len(err.strip().splitlines()) == 1
 
 
-def test_two_dispatchers_on_postgresql_never_send_one_delivery_twice(pg_store):
+def test_two_dispatchers_on_postgresql_never_send_one_delivery_twice(allow_private_webhooks, pg_store):
     with Receiver() as rx:
         ep, _ = webhooks.add_endpoint(pg_store, cli_user(), rx.url)
         ids = [webhooks.send_test(pg_store, cli_user(), ep.endpoint_id) for _ in range(30)]

@@ -153,7 +153,7 @@ def test_evaluation_recorded_with_its_means_and_a_refused_record_emits_nothing(s
                                   "labels": "human", "means": {"ndcg@10": 0.75, "recall@100": 0.5}}
 
 
-def test_a_slow_receiver_does_not_block_a_labeler(pooled):
+def test_a_slow_receiver_does_not_block_a_labeler(allow_private_webhooks, pooled):
     """The delivery worker is stuck in a request the receiver holds; a grade written through
     the labeling surface returns meanwhile (ordering by events, no timing)."""
     s, u = pooled

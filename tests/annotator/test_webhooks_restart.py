@@ -21,7 +21,7 @@ def _deliver(db: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_a_dispatcher_killed_mid_send_loses_nothing(store, golden_db):
+def test_a_dispatcher_killed_mid_send_loses_nothing(allow_private_webhooks, store, golden_db):
     with Receiver(answer=lambda n: "hold" if n == 1 else 200) as rx:
         ep, _ = webhooks.add_endpoint(store, cli_user(), rx.url)
         ids = [webhooks.send_test(store, cli_user(), ep.endpoint_id) for _ in range(4)]

@@ -1,7 +1,7 @@
 """The Webhooks page (issue 28): add an endpoint (its secret shown once, and it signs what the
 receiver gets), send a test event, the delivery log with status codes and errors, retry a
 failed delivery, disable; roles without MANAGE_WEBHOOKS neither see it nor get past the
-annotator layer."""
+annotator layer; a credential in a URL is never on the page (issue 37, probe W7)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _add(at, url: str, description: str = ""):
     return at
 
 
-def test_add_send_a_test_event_and_read_the_delivery_log():
+def test_add_send_a_test_event_and_read_the_delivery_log(allow_private_webhooks):
     with Receiver() as rx:
         at = _add(_page(), rx.url, "ci")
         (code,) = at.code
@@ -59,7 +59,7 @@ def test_add_send_a_test_event_and_read_the_delivery_log():
         assert list(tries["status code"]) == [200]
 
 
-def test_a_failed_delivery_shows_its_error_and_retry_now_makes_it_due():
+def test_a_failed_delivery_shows_its_error_and_retry_now_makes_it_due(allow_private_webhooks):
     with Receiver(answer=lambda n: 503) as rx:
         at = _add(_page(), rx.url)
         next(b for b in at.button if b.label == "Send test event").click().run()
@@ -98,3 +98,40 @@ def test_a_role_without_webhooks_neither_sees_the_page_nor_passes_the_annotator_
     at = signed_in(AppTest.from_file(str(Path(APP).parent / PAGE), default_timeout=60), role).run()
     assert any("do not have access" in e.value for e in at.error)
     assert not at.dataframe and not at.text_input
+
+
+def _page_text(at: AppTest) -> str:
+    """Everything the page shows: every element's message (dataframes, select options,
+    alerts, code) and each table's cells."""
+    parts: list[str] = []
+
+    def walk(node) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            parts.append(str(proto))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    parts += [df.value.to_csv() for df in at.dataframe]
+    return "\n".join(parts)
+
+
+def test_the_page_never_shows_a_credential_in_a_url(allow_private_webhooks):
+    with Receiver(answer=lambda n: 503) as rx:
+        url = rx.url.replace("http://", "http://ciuser:s3cr3tPASS@") + "?token=abc123"
+        at = _page()
+        next(t for t in at.text_input if t.label.startswith("URL")).input(url)
+        next(b for b in at.button if b.label == "Add endpoint").click().run()
+        assert not at.exception
+        next(b for b in at.button if b.label == "Send test event").click().run()
+        Dispatcher(context.get_store(), schedule=()).run_until_idle()
+        at.run()
+        assert list(at.dataframe[0].value["url"]) == [rx.url.replace("http://", "http://ciuser:***@") + "?token=***"]
+        assert list(at.dataframe[1].value["status"]) == ["failed"]  # the log and the attempts are on the page too
+        text = _page_text(at)
+        assert "ciuser:***@" in text and "s3cr3tPASS" not in text and "abc123" not in text
+        # a refused URL's message quotes it masked
+        next(t for t in at.text_input if t.label.startswith("URL")).input("ftp://u:s3cr3tPASS@h/?token=abc123")
+        next(b for b in at.button if b.label == "Add endpoint").click().run()
+        assert at.error and "s3cr3tPASS" not in _page_text(at) and "abc123" not in _page_text(at)
