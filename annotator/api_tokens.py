@@ -1,9 +1,12 @@
 """HTTP API tokens: created by an admin for a pipeline, shown once, stored as a hash,
 scoped by role, revocable, optionally expiring (issue 28).
 
-A token acts as the user ``token:NAME`` with the token's roles, so everything it does goes
-through the same role checks and is attributed like any other actor. A token's roles are
-never more than its creator's. The secret is ``gst_`` + 32 random bytes (URL-safe base64):
+A token acts as the user ``token:NAME#ID`` (its name and its id, :func:`actor_of`) with the
+token's roles, so everything it does goes through the same role checks and is attributed like
+any other actor. The id is in it because a revoked token's name may be given to a new one
+(probe A8): ``frozen_by``, an event's actor or a label then still says which of the two acted.
+A token never holds a permission its creator lacks (:func:`grantable_roles`: an admin may
+give any role, admin included). The secret is ``gst_`` + 32 random bytes (URL-safe base64):
 long enough that only its SHA-256 needs storing (no salt or slow hash: it is not a password
 a person chose), and its prefix makes a leaked one easy to find by secret scanners.
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import logging
+import os
 import re
 import secrets
 import threading
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from annotator.identity import User, require
-from annotator.roles import Permission, PermissionDenied, parse_roles
+from annotator.roles import Permission, PermissionDenied, grantable_roles, parse_roles
 from golden_store.core.errors import GoldenError, NotFoundError, ValidationError
 from golden_store.db.store import Store, utcnow
 from golden_store.live import api_tokens as rows
@@ -98,11 +102,14 @@ def create_token(store: Store, user: User, name: str, roles: Iterable[str], *,
                               "starting with a letter or digit.")
     roles = list(roles)
     if not roles:
-        raise ValidationError(f"Token {name!r}: give it at least one role (--role engineer, for a CI job).")
+        # said by the Users page and by the CLI (where --role is required, so never reached): no flag in it
+        raise ValidationError(f"Token {name!r}: give it at least one role (engineer, for a CI job).")
     wanted = parse_roles(roles)
-    beyond = sorted(r.value for r in wanted - user.roles)
+    allowed = set(grantable_roles(user.roles))
+    beyond = sorted(r.value for r in wanted if r.value not in allowed)
     if beyond:
-        raise PermissionDenied(f"{user.username} may not give a token the role(s) {', '.join(beyond)} they do not hold.")
+        raise PermissionDenied(f"{user.username} may not give a token the role(s) {', '.join(beyond)}: a token "
+                               "never holds a permission its creator lacks.")
     secret = PREFIX + secrets.token_urlsafe(32)
     token_id = "tok_" + secrets.token_hex(6)
     expires_at = utcnow() + expires_in if expires_in is not None else None
@@ -124,9 +131,28 @@ def revoke_token(store: Store, user: User, token_id_or_name: str) -> TokenInfo:
     return _info(rows.revoke(store, token_id_or_name, actor=user.username))
 
 
+ACTOR_PREFIX = "token:"
+
+
+def actor_of(info: TokenInfo) -> str:
+    """The actor a token's requests are attributed to: ``token:NAME#ID`` (``token:ci#tok_1a2b3c4d5e6f``).
+    No account name can be one (``identity`` refuses ':' and '#' in a username)."""
+    return f"{ACTOR_PREFIX}{info.name}#{info.token_id}"
+
+
+def parse_actor(actor: str | None) -> tuple[str, str | None] | None:
+    """``(name, token_id)`` of a token's actor string; ``token_id`` is None for ``token:NAME``,
+    what a token was attributed as before the id was added (studio 0.6 and earlier). None for
+    an actor that is not a token (a person, ``local``, ``cli:...``, an import source)."""
+    if not actor or not actor.startswith(ACTOR_PREFIX):
+        return None
+    name, sep, token_id = actor.removeprefix(ACTOR_PREFIX).partition("#")
+    return name, (token_id if sep and token_id else None)
+
+
 def token_user(info: TokenInfo) -> User:
-    """The user a token acts as: ``token:NAME`` with the token's roles."""
-    return User(f"token:{info.name}", f"API token {info.name}", parse_roles(list(info.roles)))
+    """The user a token acts as: ``token:NAME#ID`` (:func:`actor_of`) with the token's roles."""
+    return User(actor_of(info), f"API token {info.name} ({info.token_id})", parse_roles(list(info.roles)))
 
 
 def authenticate(store: Store, secret: str | None) -> tuple[TokenInfo, User]:
@@ -150,8 +176,9 @@ def authenticate(store: Store, secret: str | None) -> tuple[TokenInfo, User]:
 
 
 def _as_creator_now(store: Store, info: TokenInfo) -> TokenInfo:
-    """``info`` with only the roles its creator's account still has (issue 37, A4). Disabling
-    an account or taking its roles revokes or narrows its tokens in the same transaction
+    """``info`` with only the roles its creator's account may still give (issue 37, A4;
+    :func:`grantable_roles`: an admin creator keeps every role of its tokens). Disabling an
+    account or taking its roles revokes or narrows its tokens in the same transaction
     (``golden_store.live.users.update_user``); this check, on every request, also covers
     tokens made before that rule, and an account changed outside the studio's own calls. A
     creator with no account row (``local``, ``cli:...``) is left as it is: it has every role."""
@@ -161,7 +188,8 @@ def _as_creator_now(store: Store, info: TokenInfo) -> TokenInfo:
     if creator["disabled"]:
         raise TokenRefused(f"The API token {info.name!r} was revoked: the account that made it is disabled; ask an "
                            "admin for a new one.", outcome="revoked", token_id=info.token_id)
-    kept = tuple(r for r in info.roles if r in set(creator["roles"]))
+    allowed = set(grantable_roles(creator["roles"]))
+    kept = tuple(r for r in info.roles if r in allowed)
     if not kept:
         raise TokenRefused(f"The API token {info.name!r} was revoked: the account that made it no longer holds any "
                            "of its roles; ask an admin for a new one.", outcome="revoked", token_id=info.token_id)
@@ -247,6 +275,105 @@ def _client_key(store: Store, client: str) -> str:
 _log = logging.getLogger(__name__)
 Use = tuple  # (token_id, client, method, path, status, outcome, created_at): one api_token_uses row
 
+REFUSED_DAYS_ENV = "GOLDEN_TOKEN_AUDIT_REFUSED_DAYS"
+REFUSED_MAX_ROWS_ENV = "GOLDEN_TOKEN_AUDIT_REFUSED_MAX_ROWS"
+ANSWERED_DAYS_ENV = "GOLDEN_TOKEN_AUDIT_ANSWERED_DAYS"
+DEFAULT_REFUSED_DAYS = 30
+DEFAULT_REFUSED_MAX_ROWS = 100_000
+DEFAULT_ANSWERED_DAYS = 400
+
+
+@dataclass(frozen=True)
+class AuditRetention:
+    """How long the audit (``api_token_uses``) keeps its rows, and how many refusals at most
+    (probe A9: anonymous requests grew it without limit, 1,300 rows in 1.6 s).
+
+    Two kinds of row, kept differently, because they answer different questions:
+
+    - **Answered requests of a live token** (outcome ``ok``, or ``denied``: a 403): what each
+      pipeline did, and with which credential. Kept ``answered_days`` (default 400: a yearly
+      review reads the whole of the last year, with a month's margin; 0 keeps them for good)
+      and never capped by number. This is what an incident review reads ("what did the
+      leaked token do since March?"), so nothing a stranger does may push it out: a cap
+      shared with refusals would let anyone erase it with anonymous requests, and a cap of
+      its own would let a leaked token erase its earlier requests by making many new ones.
+      Its growth is bounded by what an admin granted: every row is a request of a token an
+      admin made and can revoke.
+    - **Refusals** (no token, an unknown secret, a revoked or expired token, a throttled
+      address: outcomes ``unknown``, ``revoked``, ``expired``, ``throttled``): anyone who
+      reaches the port makes these, as fast as the network allows. Kept ``refused_days``
+      (default 30: long enough to look into last month's guessing or a stale pipeline, and
+      client addresses are not kept longer than that serves; 0: no limit by age) and at most
+      ``refused_max_rows`` (default 100,000, some 20 MB), the newest kept. A flood therefore
+      pushes out older refusals, never an answered request; whenever the cap removes rows a
+      warning is logged saying how many and the time they span, so the server's log keeps
+      that it happened, and the newest refusals (the flood itself) stay in the table. A
+      revoked or expired token's refusals are refusals too, though they name the token:
+      whoever holds an old secret can send it as often as a stranger sends none.
+
+    Applied in the transaction that writes the audit (:class:`UseAudit`: a batch, or a refused
+    secret written at once), never in one of its own, and only now and then, so it costs a
+    request nothing and a write almost always nothing: the deletes by age run in the first
+    write of each minute (``UseAudit.prune_every_s``; a row past its days goes within a minute
+    of the next write, not on a timer of its own), and find only what aged out, through the
+    index on (outcome, created_at) (schema 26). The cap counts the refusals, so it is checked
+    once per ``slack`` refusals written (1% of the cap; a process's first write checks too)
+    and then cuts to ``refused_max_rows - slack + 1``: one process never leaves more than the
+    cap. Each serving process counts its own writes, so with P of them (PostgreSQL) the table
+    may hold up to (P - 1) x slack more for a while. ``scripts/bench_token_audit.py`` times
+    each step.
+
+    Set by environment, read at each write and checked when the API starts
+    (:func:`audit_retention`): ``GOLDEN_TOKEN_AUDIT_REFUSED_DAYS``,
+    ``GOLDEN_TOKEN_AUDIT_REFUSED_MAX_ROWS``, ``GOLDEN_TOKEN_AUDIT_ANSWERED_DAYS``. ``now`` (the
+    wall clock the ages are counted from) is injected by tests."""
+
+    refused_days: int = DEFAULT_REFUSED_DAYS
+    refused_max_rows: int = DEFAULT_REFUSED_MAX_ROWS
+    answered_days: int = DEFAULT_ANSWERED_DAYS
+    now: Callable[[], datetime] = utcnow
+
+    @property
+    def slack(self) -> int:
+        """Refusals written between two checks of the cap."""
+        return max(1, self.refused_max_rows // 100)
+
+    def prune(self, *, age: bool, cap: bool) -> rows.Prune | None:
+        """What one audit write removes: with ``age``, the rows past their days; with ``cap``,
+        the refusals over the cap (each: that check is due). None: nothing to do."""
+        if not age and not cap:
+            return None
+        now = self.now()
+        return rows.Prune(
+            refused_before=now - timedelta(days=self.refused_days) if age and self.refused_days else None,
+            answered_before=now - timedelta(days=self.answered_days) if age and self.answered_days else None,
+            refused_keep=self.refused_max_rows - self.slack + 1 if cap else None)
+
+
+def _env_count(env: str, default: int, *, least: int, unit: str) -> int:
+    raw = os.environ.get(env, "").strip()
+    if not raw:
+        return default
+    try:
+        n = int(raw)
+    except ValueError:
+        n = least - 1
+    if n < least:
+        raise GoldenError(f"{env}={raw!r}: give a whole number of {unit}, {least} or more (default {default}).")
+    return n
+
+
+def audit_retention(*, now: Callable[[], datetime] = utcnow) -> AuditRetention:
+    """The retention the environment sets (:class:`AuditRetention`; a default where a variable
+    is unset). A value that is not a whole number in range is an error naming the variable:
+    the API checks it when it starts, so a typo is said then, not discovered after a month."""
+    return AuditRetention(
+        refused_days=_env_count(REFUSED_DAYS_ENV, DEFAULT_REFUSED_DAYS, least=0, unit="days (0: no limit by age)"),
+        refused_max_rows=_env_count(REFUSED_MAX_ROWS_ENV, DEFAULT_REFUSED_MAX_ROWS, least=1, unit="rows"),
+        answered_days=_env_count(ANSWERED_DAYS_ENV, DEFAULT_ANSWERED_DAYS, least=0,
+                                 unit="days (0: kept for good)"),
+        now=now)
+
 
 class UseAudit:
     """Audit rows waiting to be written, flushed in one transaction per store when
@@ -264,14 +391,25 @@ class UseAudit:
     requests. A refused token is not buffered (:func:`authenticate_request` writes it at
     once): that is what an admin looks for after an incident. (A request with no token, and
     one answered 429, are: see there why.) Call :func:`flush_audit` on shutdown before the
-    store is closed; the exit hook finds a closed store too late."""
+    store is closed; the exit hook finds a closed store too late.
+
+    Each write also removes what :class:`AuditRetention` no longer keeps (``retention``; None:
+    the environment's, read at each write), in the same transaction."""
 
     def __init__(self, *, max_rows: int = 500, max_delay_s: float = 1.0, background: bool = True,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, retention: AuditRetention | None = None,
+                 prune_every_s: float = 60.0) -> None:
         self.max_rows = max_rows
         self.max_delay_s = max_delay_s
         self.background = background
         self.clock = clock
+        self.retention = retention
+        self.prune_every_s = prune_every_s
+        # per store: refusals written since its cap was last checked, and when (``clock``) its
+        # rows were last pruned by age; a process's first write to a store does both
+        self._since_cap: dict[int, int] = {}
+        self._aged_at: dict[int, float] = {}
+        self._bad_env = False
         self._pending: dict[int, tuple[Store, list[Use]]] = {}
         self._oldest: float | None = None
         self._lock = threading.Lock()
@@ -314,12 +452,51 @@ class UseAudit:
             written = 0
             for target, uses in batches:
                 try:
-                    rows.record_uses(target, uses)
+                    self._write(target, uses)
                     written += len(uses)
                 except Exception as exc:  # never let the audit break a request or the exit
                     _log.warning("API token audit: %d use(s) not written to %s: %s",
                                  len(uses), target.location(), type(exc).__name__)
             return written
+
+    def write_now(self, store: Store, use: Use) -> None:
+        """Write one row at once, not through the buffer (a refused secret: what an admin looks
+        for after an incident), pruning as a batch does. Raises if the store cannot take it."""
+        self._write(store, [use])
+
+    def _retention(self) -> AuditRetention:
+        if self.retention is not None:
+            return self.retention
+        try:
+            return audit_retention()
+        except GoldenError as exc:  # checked when the API starts; changed since: said once, defaults used
+            if not self._bad_env:
+                self._bad_env = True
+                _log.warning("API token audit: %s The defaults are used.", exc)
+            return AuditRetention()
+
+    def _write(self, store: Store, uses: list[Use]) -> None:
+        """Write ``uses`` and prune (:class:`AuditRetention`) in one transaction."""
+        retention = self._retention()
+        refusals = sum(1 for u in uses if u[5] not in rows.ANSWERED)
+        key, now = id(store), self.clock()
+        with self._lock:
+            since = self._since_cap.get(key, retention.slack) + refusals
+            cap = since >= retention.slack
+            self._since_cap[key] = 0 if cap else since
+            age = key not in self._aged_at or now - self._aged_at[key] >= self.prune_every_s
+            if age:
+                self._aged_at[key] = now
+        pruned = rows.record_uses(store, uses, prune=retention.prune(age=age, cap=cap))
+        if pruned.capped:
+            _log.warning("API token audit: %d refused request(s) written from %s to %s UTC removed from %s to keep "
+                         "at most %d refusals (%s): many refused requests pushed them out.", pruned.capped,
+                         f"{pruned.capped_from:%Y-%m-%d %H:%M:%S}", f"{pruned.capped_to:%Y-%m-%d %H:%M:%S}",
+                         store.location(), retention.refused_max_rows, REFUSED_MAX_ROWS_ENV)
+        if pruned.refused_aged or pruned.answered_aged:
+            _log.info("API token audit: %d refusal(s) older than %d days and %d answered request(s) older than %s "
+                      "days removed from %s.", pruned.refused_aged, retention.refused_days, pruned.answered_aged,
+                      retention.answered_days, store.location())
 
     def _run(self) -> None:
         while True:
@@ -380,7 +557,7 @@ def authenticate_request(store: Store, secret: str | None, *, client: str, metho
         else:
             if exc.outcome == "unknown":
                 throttle.failed(key)
-            rows.record_uses(store, [use])
+            audit.write_now(store, use)
         raise
     return found
 

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from annotator.roles import Permission, PermissionDenied, Role, parse_roles, permissions_of
+from annotator.roles import Permission, PermissionDenied, Role, grantable_roles, parse_roles, permissions_of
 from golden_store.live import sign_in_sessions
 from golden_store.live import users
 from golden_store.core.errors import GoldenError, ValidationError
@@ -359,13 +359,15 @@ class TokensFollowed:
 
 def set_roles(store: Store, actor: User, username: str, roles: list[str]) -> TokensFollowed:
     """Give ``username`` exactly ``roles``. Tokens it created lose, in the same transaction,
-    every role it no longer has (see :class:`TokensFollowed`)."""
+    every role it may no longer give (:func:`annotator.roles.grantable_roles`: an admin keeps
+    all; see :class:`TokensFollowed`)."""
     require(actor, Permission.MANAGE_USERS)
     role_set = parse_roles(roles)
     if username == actor.username and Role.ADMIN not in role_set:
         raise ValidationError("You cannot remove your own admin role; ask another admin.")
     revoked, narrowed = users.update_user(store, username, actor=actor.username,
-                                          roles=sorted(r.value for r in role_set), keep_admin=_KEEP_ADMIN)
+                                          roles=sorted(r.value for r in role_set), keep_admin=_KEEP_ADMIN,
+                                          token_roles=grantable_roles(role_set))
     return TokensFollowed(username, revoked, narrowed)
 
 

@@ -3,6 +3,7 @@ hiding pages in the UI is a convenience, this is the enforcement."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
 
 from golden_store.core.errors import GoldenError
@@ -69,6 +70,20 @@ ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
     Role.REVIEWER: frozenset({Permission.VIEW_STORE, Permission.REVIEW, Permission.MARK_OUTCOMES}),
     Role.ADMIN: frozenset(Permission),
 }
+
+
+def grantable_roles(roles: Iterable[Role | str]) -> list[str]:
+    """The roles an account holding ``roles`` may give a token, in :class:`Role` order: each
+    role all of whose permissions the account has. So a token never holds a permission its
+    creator lacks, and an admin (every permission) may give any role, admin included: an
+    admin-only account makes an engineer token for CI without taking the engineer role
+    itself, which is the least privilege a pipeline needs (issue 37, item 10). Compared by
+    permission, not by role name: a role name the creator holds is one way to hold its
+    permissions, and admin is the other. The same rule decides what a token keeps when its
+    creator's roles change (``api_tokens._as_creator_now``, ``identity.set_roles``)."""
+    names = {r.value if isinstance(r, Role) else str(r).strip().lower() for r in roles}
+    held = permissions_of({r for r in Role if r.value in names})  # a name no role has grants nothing
+    return [r.value for r in Role if ROLE_PERMISSIONS[r] <= held]
 
 
 class PermissionDenied(GoldenError):

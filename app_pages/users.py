@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from annotator import api_tokens, identity
-from annotator.roles import Permission, Role
+from annotator.roles import Permission, Role, grantable_roles
 from app_pages._shared import (attempt, clear_form, flash, form_key, md_escape, oidc_configured, require_page,
                                show_flash, store, succeeded)
 
@@ -69,8 +69,9 @@ EXPIRY = {"30 days": timedelta(days=30), "90 days": timedelta(days=90), "1 year"
 if user.can(Permission.MANAGE_API_TOKENS):
     st.divider()
     st.subheader("API tokens", anchor=False)
-    st.caption("For pipelines and CI calling the HTTP API. A token acts as token:NAME with the roles given here "
-               "(never more than your own); only its hash is stored.")
+    st.caption("For pipelines and CI calling the HTTP API. A token acts as token:NAME#ID with the roles given "
+               "here, and never holds a permission you lack (an admin may give any role; engineer suits a CI job). "
+               "Only its hash is stored.")
     created = st.session_state.pop("tok_created", None)  # shown on this run only: a rerun forgets it
     if created:
         st.warning(f"Copy the secret of {md_escape(created[0])} now: it will not be shown again (only its hash "
@@ -80,21 +81,31 @@ if user.can(Permission.MANAGE_API_TOKENS):
     if tokens:
         st.dataframe(pd.DataFrame([{
             "name": t.name, "id": t.token_id, "roles": ", ".join(t.roles), "state": t.state, "created by": t.created_by,
-            "created": t.created_at, "expires": t.expires_at, "last used": t.last_used_at} for t in tokens]),
+            "created": t.created_at, "expires": t.expires_at, "last used": t.last_used_at,
+            "acts as": api_tokens.actor_of(t)} for t in tokens]),
             hide_index=True, width="stretch")
-    with st.form(form_key("tok_create")):
-        c1, c2, c3 = st.columns([2, 2, 1])
-        tok_name = c1.text_input("Token name (what it is for, e.g. ci-nightly)")
-        mine = [r.value for r in Role if r in user.roles]
-        tok_roles = c2.multiselect("Roles (at most your own)", mine, default=["engineer"] if "engineer" in mine else [])
-        expiry = c3.selectbox("Expires after", list(EXPIRY), index=1)
-        if st.form_submit_button("Create token"):
-            made = attempt(lambda: api_tokens.create_token(s, user, tok_name, tok_roles,
-                                                           expires_in=EXPIRY[str(expiry)]))
-            if made:
-                st.session_state["tok_created"] = (made[0].name, made[1])
-                clear_form("tok_create")
-                st.rerun()
+    # the roles this account may give: each role whose every permission it holds, so an admin-only
+    # account is offered all five (issue 37, item 10: it was offered its own role names only)
+    grantable = grantable_roles(user.roles)
+    if not grantable:
+        st.info("Your account holds no role a token could be given, so you cannot create one. Ask an admin to "
+                "give your account the role the token needs (Change an account, above), then come back here.")
+    else:
+        with st.form(form_key("tok_create")):
+            c1, c2, c3 = st.columns([2, 2, 1])
+            tok_name = c1.text_input("Token name (what it is for, e.g. ci-nightly)")
+            tok_roles = c2.multiselect("Token roles (what it may do; engineer for a CI job)", grantable,
+                                       default=["engineer"] if "engineer" in grantable else [])
+            expiry = c3.selectbox("Expires after", list(EXPIRY), index=1)
+            if st.form_submit_button("Create token"):
+                if not tok_roles:
+                    st.error("Choose at least one role under Token roles: engineer, for a CI job that "
+                             "imports runs and freezes versions.")
+                elif made := attempt(lambda: api_tokens.create_token(s, user, tok_name, tok_roles,
+                                                                     expires_in=EXPIRY[str(expiry)])):
+                    st.session_state["tok_created"] = (made[0].name, made[1])
+                    clear_form("tok_create")
+                    st.rerun()
     live = [t.name for t in tokens if t.state == "live"]
     if live:
         c1, c2 = st.columns([2, 3])
@@ -107,7 +118,10 @@ if user.can(Permission.MANAGE_API_TOKENS):
     st.markdown("**Recent uses** (newest first; refused tokens too)")
     uses = api_tokens.token_uses(s, user, limit=50)
     if uses:
-        st.dataframe(pd.DataFrame([{**u, "name": u["name"] or "(no token matched)"} for u in uses]).drop(
-            columns=["event_id", "token_id"]), hide_index=True, width="stretch")
+        # the id beside the name: a revoked token's name may be given to a new one (probe A8)
+        st.dataframe(pd.DataFrame([{
+            "created_at": u["created_at"], "name": u["name"] or "(no token matched)", "id": u["token_id"] or "",
+            "client": u["client"], "method": u["method"], "path": u["path"], "status": u["status"],
+            "outcome": u["outcome"]} for u in uses]), hide_index=True, width="stretch")
     else:
         st.caption("No use recorded yet.")

@@ -7,6 +7,7 @@ import os
 
 from fastapi import FastAPI
 
+from annotator import api_tokens
 from golden_store.db.store import Store
 from http_api import auth, problems, uploads
 from http_api.routes import imports, meta, results, surface, versions
@@ -30,6 +31,7 @@ def create_app(store_location: str | None = None, *, store: Store | None = None)
     import golden_store
     from golden_store.core.paths import default_db_path
 
+    api_tokens.audit_retention()  # a bad GOLDEN_TOKEN_AUDIT_* setting is said now, not found a month later
     app = FastAPI(title="Golden-set studio API", version=golden_store.__version__, description=DESCRIPTION,
                   openapi_url=f"{PREFIX}/openapi.json", docs_url=f"{PREFIX}/docs", redoc_url=None)
     app.state.store_location = store_location or os.environ.get("GOLDEN_DB") or str(default_db_path())

@@ -26,13 +26,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="the port was not asked for (the app's + 1): if taken, serve the app alone, with a warning")
     a = p.parse_args(ours)
 
-    from annotator import background, context, label_channel
+    from annotator import api_tokens, background, context, label_channel
     from http_api.serving import ThreadedServer
 
     from golden_store.core.errors import GoldenError
 
     location = os.environ.get("GOLDEN_DB")
     try:
+        api_tokens.audit_retention()  # a bad GOLDEN_TOKEN_AUDIT_* setting: one sentence, before anything starts
         workers = background.start(context.get_store(location))
     except GoldenError as exc:  # e.g. another process holds the DuckDB file
         print(f"golden: {exc}", file=sys.stderr)

@@ -27,7 +27,8 @@ def _when(at: datetime | None, empty: str = "-") -> str:
 
 
 def _row(t: Any) -> dict[str, Any]:
-    return {"token_id": t.token_id, "name": t.name, "roles": list(t.roles), "state": t.state,
+    return {"token_id": t.token_id, "name": t.name, "actor": _api_tokens().actor_of(t), "roles": list(t.roles),
+            "state": t.state,
             "created_by": t.created_by, "created_at": t.created_at, "expires_at": t.expires_at,
             "revoked_at": t.revoked_at, "last_used_at": t.last_used_at}
 
@@ -83,10 +84,11 @@ def cmd_tokens_uses(args: argparse.Namespace) -> int:
     if not uses:
         print("No use recorded" + (f" of {args.token}." if args.token else " of any API token."))
         return 0
-    print(f"{'WHEN (UTC)':<19} {'TOKEN':<20} {'CLIENT':<16} {'STATUS':<6} {'OUTCOME':<9} REQUEST")
+    # the id beside the name: a revoked token's name may be given to a new one (probe A8)
+    print(f"{'WHEN (UTC)':<19} {'TOKEN':<20} {'ID':<17} {'CLIENT':<16} {'STATUS':<6} {'OUTCOME':<9} REQUEST")
     for u in uses:
-        print(f"{u['created_at']:%Y-%m-%d %H:%M:%S} {u['name'] or '(none matched)':<20} {u['client'] or '-':<16} "
-              f"{u['status']:<6} {u['outcome']:<9} {u['method']} {u['path']}")
+        print(f"{u['created_at']:%Y-%m-%d %H:%M:%S} {u['name'] or '(none matched)':<20} {u['token_id'] or '-':<17} "
+              f"{u['client'] or '-':<16} {u['status']:<6} {u['outcome']:<9} {u['method']} {u['path']}")
     return 0
 
 
@@ -100,7 +102,7 @@ def register(sub: Any, add: Any) -> None:
     tc = add("create", cmd_tokens_create, "create an API token and print its secret once", t)
     tc.add_argument("name", help="what the token is for, e.g. ci-nightly (unique among live tokens)")
     tc.add_argument("--role", action="append", required=True, choices=ROLES,
-                    help="a role the token acts with (repeat for several)")
+                    help="a role the token acts with (repeat for several; engineer for a CI job)")
     tc.add_argument("--expires", metavar="DURATION", help="e.g. 30d, 12h, 90m (default: never)")
     add("list", cmd_tokens_list, "list API tokens: state, roles, expiry, last use (never a secret)", t)
     tr = add("revoke", cmd_tokens_revoke, "revoke an API token (it stays listed as revoked)", t)

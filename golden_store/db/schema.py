@@ -1239,6 +1239,17 @@ _V25 = (
     "ALTER TABLE query_revisions ADD COLUMN change_reason VARCHAR",
 )
 
+# v26 (issue 37, probe A9): the API token audit keeps refusals a number of days and at most N
+# of them, and a live token's answered requests a (longer) number of days
+# (annotator.api_tokens.AuditRetention), pruned in the transaction that writes the audit. The
+# index on (outcome, created_at) lets each kind's delete by age find only the rows that aged
+# out, and the cap count the refusals, without reading the table: on PostgreSQL a whole-table
+# read in a SERIALIZABLE transaction also locks the whole table against other writers' audit
+# rows. (DuckDB skips row groups by their min/max created_at either way.)
+_V26 = (
+    "CREATE INDEX api_token_uses_outcome_created_at ON api_token_uses (outcome, created_at)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1282,6 +1293,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "definitions a recorded number was scored under (hit rule, depth, the judge labels used)", _V24),
     Migration(25, "query_revisions.change_reason: the reason a lead gave for taking a question out of the "
                   "held-out set", _V25),
+    Migration(26, "api_token_uses_outcome_created_at: an index for the token audit's retention (refusals and "
+                  "answered requests pruned by age, refusals capped)", _V26),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

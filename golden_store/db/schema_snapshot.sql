@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 25. Migrations (golden_store/db/schema.py):
+-- Schema version 26. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -26,6 +26,7 @@
 --   V23: the studio in a team's pipeline: api_tokens and api_token_uses (HTTP API); webhook_endpoints, webhook_events, webhook_deliveries, webhook_attempts (a durable outbox); judgment_imports
 --   V24: eval_results.run_level, hit_rule, run_depth, label_judge_models, label_rubric_shas: the definitions a recorded number was scored under (hit rule, depth, the judge labels used)
 --   V25: query_revisions.change_reason: the reason a lead gave for taking a question out of the held-out set
+--   V26: api_token_uses_outcome_created_at: an index for the token audit's retention (refusals and answered requests pruned by age, refusals capped)
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -893,3 +894,7 @@ WHERE EXISTS (SELECT 1 FROM queries q WHERE q.query_id = a.query_id)
 -- frozen_evidence: V9, first defined in V8
 CREATE VIEW frozen_evidence AS
 SELECT * FROM current_evidence ANTI JOIN unsettled_evidence_questions USING (query_id);
+
+-- ---- indexes ----------------------------------------------------------------------
+
+CREATE INDEX api_token_uses_outcome_created_at ON api_token_uses(outcome, created_at);

@@ -68,7 +68,7 @@ def role_events(store: Store, username: str | None = None) -> list[dict]:
 
 def update_user(store: Store, username: str, *, actor: str, roles: list[str] | None = None,
                 password_hash: str | None = None, disabled: bool | None = None,
-                keep_admin: str | None = None) -> tuple[int, int]:
+                keep_admin: str | None = None, token_roles: list[str] | None = None) -> tuple[int, int]:
     """Change one account (``actor`` is who changes it: a role change is recorded as their
     event). With ``keep_admin`` (the message to refuse with), the change is refused if
     afterwards no enabled account has the admin role: checked inside the same transaction,
@@ -77,6 +77,8 @@ def update_user(store: Store, username: str, *, actor: str, roles: list[str] | N
     Disabling the account revokes the live API tokens it created, and taking roles from it
     takes them from those tokens (a token left with no role is revoked), in this same
     transaction: a token never holds more than its creator does now (issue 37, A4).
+    ``token_roles``: the roles the account may still give a token after a role change (the
+    annotator layer's rule: an admin may give any role); by default ``roles`` themselves.
     Returns the tokens (revoked, narrowed)."""
 
     def run(cur: Cursor) -> tuple[int, int]:
@@ -97,7 +99,8 @@ def update_user(store: Store, username: str, *, actor: str, roles: list[str] | N
         if disabled:
             return api_tokens.follow_creator_tx(cur, username, None, actor=actor, now=now)
         if roles is not None:
-            return api_tokens.follow_creator_tx(cur, username, list(roles), actor=actor, now=now)
+            kept = list(roles) if token_roles is None else list(token_roles)
+            return api_tokens.follow_creator_tx(cur, username, kept, actor=actor, now=now)
         return 0, 0
 
     return store.write(run)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from annotator import api_tokens
 from annotator.identity import User
 from golden_store.db.store import Store
 from http_api.auth import caller
@@ -25,8 +26,9 @@ class Health(BaseModel):
 
 
 class Me(BaseModel):
-    token: str
-    username: str
+    token: str = Field(description="The token's name")
+    token_id: str = Field(description="The token's id (a revoked token's name may be reused; its id never is)")
+    username: str = Field(description="The actor its requests are attributed to: token:NAME#ID")
     roles: list[str]
 
 
@@ -40,8 +42,8 @@ def health(s: Annotated[Store, Depends(store)]) -> Health:
 
 @router.get("/me", response_model=Me, summary="The token's name and roles", responses=responses(401, 429))
 def me(user: Annotated[User, Depends(caller)]) -> Me:
-    return Me(token=user.username.removeprefix("token:"), username=user.username,
-              roles=sorted(r.value for r in user.roles))
+    name, token_id = api_tokens.parse_actor(user.username) or (user.username, None)
+    return Me(token=name, token_id=token_id or "", username=user.username, roles=sorted(r.value for r in user.roles))
 
 
 class ProblemKind(BaseModel):

@@ -6,6 +6,7 @@ never sees the section, and the annotator layer refuses them whatever the page s
 from __future__ import annotations
 
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -47,8 +48,8 @@ def test_a_created_tokens_secret_is_shown_once_and_not_after_a_rerun(people):
     store, _ = people
     at = _page("root")
     assert "API tokens" in [h.value for h in at.subheader]
-    roles = _by_label(at.multiselect, "Roles (at most your own)")
-    assert roles.options == ["engineer", "admin"] and roles.value == ["engineer"]
+    roles = _by_label(at.multiselect, "Token roles")  # an admin may give any role (issue 37, item 10)
+    assert roles.options == ["annotator", "lead", "engineer", "reviewer", "admin"] and roles.value == ["engineer"]
     _by_label(at.text_input, "Token name").input("ci-nightly")
     _by_label(at.selectbox, "Expires after").set_value("30 days")
     _by_label(at.button, "Create token").click().run()
@@ -57,7 +58,8 @@ def test_a_created_tokens_secret_is_shown_once_and_not_after_a_rerun(people):
     assert [c.value for c in at.code] == [f"export GOLDEN_TOKEN={secret}"]
     assert any("will not be shown again" in plain(w.value) for w in at.warning)
     info, user = api_tokens.authenticate(store, secret)
-    assert info.name == "ci-nightly" and user.username == "token:ci-nightly" and info.expires_at is not None
+    assert info.name == "ci-nightly" and user.username == f"token:ci-nightly#{info.token_id}"
+    assert info.expires_at is not None
     listed = at.dataframe[1].value.set_index("name")  # [0]: the accounts
     assert listed.loc["ci-nightly", "state"] == "live" and listed.loc["ci-nightly", "roles"] == "engineer"
     at.run()
@@ -145,3 +147,80 @@ def test_disabling_or_taking_a_role_says_how_many_of_the_accounts_tokens_were_re
     assert at.dataframe[1].value.set_index("name").loc["pipe", "state"] == "revoked"
     with pytest.raises(api_tokens.TokenRefused, match="was revoked"):
         api_tokens.authenticate(store, adm)
+
+
+# ---- issue 37, item 10: an admin-only account makes tokens from the page --------------------
+
+
+@pytest.fixture
+def admin_only():
+    """The newcomer's setup: the first account holds the admin role and nothing else."""
+    store = context.get_store()
+    return store, identity.create_user(store, None, "root", ["admin"], password=PASSWORD)
+
+
+def _token_roles(at):
+    """The roles box of the token form (by its form, not its label, which item 10 changed)."""
+    (found,) = [m for m in at.multiselect if str(m.form_id).startswith("tok_create")]
+    return found
+
+
+def _said(at) -> str:
+    return " ".join(plain(e.value) for e in [*at.error, *at.warning, *at.info, *at.success, *at.caption])
+
+
+def test_an_admin_only_account_creates_an_engineer_token_from_the_page_and_sees_its_secret_once(admin_only):
+    """The newcomer was offered no role (only "admin" was there, none chosen) and told to pass
+    --role: an admin holds every permission, so every role is offered, engineer chosen."""
+    store, _ = admin_only
+    at = _page("root")
+    roles = _token_roles(at)
+    assert roles.options == ["annotator", "lead", "engineer", "reviewer", "admin"] and roles.value == ["engineer"]
+    _by_label(at.text_input, "Token name").input("ci")
+    _by_label(at.button, "Create token").click().run()
+    assert not at.exception and not at.error
+    (secret,) = _secrets_shown(at)
+    info, user = api_tokens.authenticate(store, secret)
+    assert info.name == "ci" and info.roles == ("engineer",) and info.created_by == "root"
+    assert user.username == f"token:ci#{info.token_id}"
+    at.run()
+    assert not at.exception and _secrets_shown(at) == []  # shown once
+    listed = at.dataframe[1].value.set_index("name")
+    assert listed.loc["ci", "roles"] == "engineer" and listed.loc["ci", "acts as"] == f"token:ci#{info.token_id}"
+    # the token keeps its role while its admin-only creator stays an admin
+    assert api_tokens.authenticate(store, secret)[0].roles == ("engineer",)
+
+
+def test_an_admin_only_account_may_give_a_token_the_admin_role(admin_only):
+    store, _ = admin_only
+    at = _page("root")
+    _by_label(at.text_input, "Token name").input("ops")
+    _token_roles(at).set_value(["admin"])
+    _by_label(at.button, "Create token").click().run()
+    assert not at.exception and not at.error
+    (secret,) = _secrets_shown(at)
+    assert api_tokens.authenticate(store, secret)[0].roles == ("admin",)
+
+
+def test_a_token_with_no_role_is_refused_in_the_apps_words_with_no_cli_flag(admin_only):
+    store, _ = admin_only
+    at = _page("root")
+    _by_label(at.text_input, "Token name").input("ci")
+    _token_roles(at).set_value([])
+    _by_label(at.button, "Create token").click().run()
+    assert not at.exception
+    (said,) = [plain(e.value) for e in at.error]
+    assert "Choose at least one role under Token roles" in said and "--" not in said and "golden " not in said
+    assert _secrets_shown(at) == [] and store.read("SELECT * FROM api_tokens") == []
+
+
+def test_an_account_that_may_give_no_role_is_told_what_to_do_in_the_app(admin_only):
+    """Nobody who may manage tokens holds no grantable role today (only admins manage them, and
+    an admin may give any role); should that change, the page says what to do, not a flag."""
+    with patch("annotator.roles.grantable_roles", return_value=[]):
+        at = _page("root")
+    assert not at.exception
+    said = _said(at)
+    assert "holds no role a token could be given" in said and "Change an account" in said
+    assert "--" not in said and "golden tokens" not in said
+    assert not [b for b in at.button if b.label == "Create token"]
