@@ -33,7 +33,7 @@ from annotator.transcript_sampling import DEFAULT_PASS_SHARE, Candidate, sample_
 from golden_store.live import documents
 from golden_store.live import label_receipts, queries
 from golden_store.live import transcripts
-from golden_store.core.errors import ValidationError
+from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.core.jsonl import iter_objects
 from golden_store.db.store import Store
 
@@ -230,6 +230,74 @@ def review(store: Store, user: User, item_id: str, verdict: str, failure_class: 
     transcripts.record_verdict(store, item_id, verdict, failure_class, note, actor=user.username)
 
 
+def verdict_label(verdict: str | None, failure_class: str | None = None) -> str:
+    """A verdict as the review keys name it ("system failure: retrieval miss", "no failure",
+    "grader failure", "ambiguous"); "" for none."""
+    if not verdict:
+        return ""
+    if verdict == "system_failure":
+        return "system failure" + (f": {failure_class.replace('_', ' ')}" if failure_class else "")
+    if verdict == transcripts.WITHDRAWN:
+        return "withdrawn (undone)"
+    return verdict.replace("_", " ")
+
+
+# The verdicts a reviewer can correct to, as (verdict, failure class), in the keys' order.
+VERDICT_CHOICES = tuple((action, value) for _, action, value, _ in KEYS)
+
+
+def correct_verdict(store: Store, user: User, item_id: str, verdict: str, failure_class: str | None = None,
+                    reason: str = "", *, expected_event: int | None = None) -> int:
+    """A reviewer changes their own verdict on a transcript of their samples, after the
+    sample (issue 37 item 10: a wrong verdict that agrees with the judge was stuck). The new
+    verdict is a new review event that supersedes the current one (the old one stays in the
+    history, :func:`verdict_history`), with ``reason`` as its note: the reviewer has seen the
+    judge's verdict by now, so the change says why. Refused, with nothing written, when the
+    transcript is not in the reviewer's draws, has no current verdict (never reviewed, or
+    undone: it is back in the review queue), its verdict is another reviewer's (a lead settles
+    that on Adjudication), the verdict is the current one, or (``expected_event``: the review
+    event the page showed) the verdict changed since the page showed it. Returns the new
+    event's id."""
+    require(user, Permission.REVIEW)
+    if verdict not in transcripts.VERDICTS:
+        raise ValidationError(f"A review verdict is one of {', '.join(transcripts.VERDICTS)}, not {verdict!r}.")
+    if verdict != "system_failure":
+        failure_class = None
+    elif failure_class not in transcripts.FAILURE_CLASSES:
+        raise ValidationError(f"A system failure needs its class: one of {', '.join(transcripts.FAILURE_CLASSES)}.")
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError("Not changed: say why you change the verdict (it is kept with the new one).")
+
+    def tx(cur: Cursor) -> int:
+        state = transcripts.review_state_tx(cur, item_id, user.username)
+        if state is None:
+            raise NotFoundError(f"No transcript {item_id!r}.")
+        if not state["in_draws"]:
+            raise ValidationError(f"Not changed: {item_id} is not in your samples.")
+        if state["verdict"] is None:
+            raise ValidationError(f"Not changed: {item_id} has no verdict now (never given, or undone); review it "
+                                  "from your sample at the top of the page.")
+        if state["actor"] != user.username:
+            raise ValidationError(f"Not changed: the verdict on {item_id} is {state['actor']}'s, not yours; a lead "
+                                  "settles it on the Adjudication page.")
+        if expected_event is not None and state["event_id"] != expected_event:
+            raise ValidationError(f"Not changed: the verdict on {item_id} changed since the page showed it (now "
+                                  f"{verdict_label(state['verdict'], state['failure_class'])}); look again.")
+        if (state["verdict"], state["failure_class"]) == (verdict, failure_class):
+            raise ValidationError(f"Not changed: {verdict_label(verdict, failure_class)} is already your verdict "
+                                  f"on {item_id}.")
+        return transcripts.review_tx(cur, item_id, verdict, failure_class, reason, user.username)
+
+    return store.write(tx)
+
+
+def verdict_history(store: Store, user: User, item_id: str) -> list[dict]:
+    """Every review event of one transcript, oldest first: verdicts, corrections, undos."""
+    require(user, Permission.REVIEW)
+    return transcripts.verdict_history(store, item_id)
+
+
 # ---- the keyed review surface ------------------------------------------------------------------
 
 
@@ -370,26 +438,49 @@ def judge_check(store: Store, user: User) -> list[dict]:
 # ---- the flywheel -------------------------------------------------------------------------------
 
 
-def add_to_golden_set(store: Store, user: User, item_id: str, stratum: str | None = None) -> str:
+NEGATIVE_STRATUM = "negative"  # the stratum of questions the corpus does not answer (as on Queries)
+
+
+def add_to_golden_set(store: Store, user: User, item_id: str, stratum: str | None = None, *,
+                      answerable: bool | None, reason: str = "") -> str:
     """Turn a reviewed system failure on a question the golden set lacks into a new query:
     source = the transcript's source, date = today, the stratum chosen (else the record's),
-    a note naming the run. It then waits in the evidence queue like any new question."""
+    a note naming the run. It then waits in the evidence queue like any new question.
+
+    Whether the corpus answers the question is the reviewer's call, asked every time
+    (``answerable``; None is refused): production-log questions are often unanswerable, and
+    storing one as answerable made its judged-0 passages count against every system (issue
+    37 item 10). An unanswerable question carries it as the queries do: ``answerable`` false,
+    the negative stratum unless another is chosen, and ``reason`` (required: what the corpus
+    lacks) first in its notes. An answerable question in the negative stratum is refused, as
+    on Queries -> Edit."""
     require(user, Permission.REVIEW)
+    if answerable is None:
+        raise ValidationError("Not added: say whether the corpus answers the question (answerable or not).")
+    reason = (reason or "").strip()
+    if not answerable and not reason:
+        raise ValidationError("Not added: say why the corpus does not answer it (what it lacks); it is kept in the "
+                              "question's notes.")
     t = transcripts.get(store, item_id)
     if t["verdict"] != "system_failure":
         raise ValidationError(f"{item_id}: only a transcript reviewed as a system failure is added to the golden set.")
     if t["in_golden_set"]:
         raise ValidationError(f"{t['query_id']} is already in the golden set.")
-    chosen = stratum or (t["stratum"] if t["stratum"] != "unassigned" else None)
+    default = NEGATIVE_STRATUM if not answerable else (t["stratum"] if t["stratum"] != "unassigned" else None)
+    chosen = stratum or default
     if not chosen:
         raise ValidationError("Choose the stratum of the new question.")
+    if answerable and chosen == NEGATIVE_STRATUM:
+        raise ValidationError("Not added: the negative stratum means the corpus does not answer the question; choose "
+                              "the stratum it belongs in, or say it is not answerable.")
     qid = t["query_id"]
     if not queries.id_is_valid(qid) or queries.id_ever_used(store, qid):
         # a same-named (or retired) query must not come back with another question's labels
         qid = "fw-" + hashlib.sha256(item_id.encode()).hexdigest()[:10]
-    rec = queries.QueryRecord(qid, t["question"], chosen, True, t["source"], date.today(), False,
-                              f"added from transcript {item_id} ({t['failure_class']}) by {user.username}; "
-                              f"trace {t['trace_id'] or '-'}")
+    origin = (f"added from transcript {item_id} ({t['failure_class']}) by {user.username}; "
+              f"trace {t['trace_id'] or '-'}")
+    notes = origin if answerable else f"Not answerable from the corpus: {reason} ({origin})"
+    rec = queries.QueryRecord(qid, t["question"], chosen, answerable, t["source"], date.today(), False, notes)
     queries.save_query(store, rec, actor=user.username, must_exist=False)
     return qid
 

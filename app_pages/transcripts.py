@@ -141,23 +141,90 @@ if missing:
         pick = st.selectbox("Transcript", list(missing), key="tr_add_pick",
                             format_func=lambda i: f"{i} · {missing[i]['question'][:80]}")
         t = missing[pick]
+        # asked every time, no default, per transcript (a keyed answer would carry over to the next one):
+        # production-log questions are often unanswerable (issue 37 item 10)
+        _ANSWERS = {True: "Yes: the corpus answers it", False: "No: the corpus does not answer it"}
+        answerable = st.radio("Does the corpus answer this question?", list(_ANSWERS), index=None, horizontal=True,
+                              key=f"tr_add_answerable_{pick}", format_func=lambda a: _ANSWERS[a],
+                              help="A question the corpus does not answer is stored unanswerable (answerable = "
+                                   "false, the negative stratum by default, the reason in its notes), as on the "
+                                   "Queries page: scores leave it out, and a system should decline it.")
         strata = sorted(transcripts.strata(s, user))
-        cur = t["stratum"] if t["stratum"] in strata else None
-        stratum = st.selectbox("Stratum", strata, index=strata.index(cur) if cur else 0, key="tr_add_stratum")
+        reason = ""
+        if answerable is False:
+            reason = st.text_input("Why not: what the corpus lacks (required, kept in the question's notes)",
+                                   key=f"tr_add_reason_{pick}", max_chars=500)
+            cur = transcripts.NEGATIVE_STRATUM if transcripts.NEGATIVE_STRATUM in strata else None
+        else:
+            cur = t["stratum"] if t["stratum"] in strata and t["stratum"] != transcripts.NEGATIVE_STRATUM else None
+            if answerable:  # the negative stratum means unanswerable: not offered for an answerable question
+                strata = [x for x in strata if x != transcripts.NEGATIVE_STRATUM]
+        # one stratum box per answer, so each starts at its own default (negative for an unanswerable question)
+        stratum = st.selectbox("Stratum", strata, index=strata.index(cur) if cur in strata else 0,
+                               key=f"tr_add_stratum_{pick}_{answerable}")
         if st.button("Add to the golden set", key="tr_add"):
-            qid = attempt(lambda: transcripts.add_to_golden_set(s, user, t["item_id"], stratum))
+            qid = attempt(lambda: transcripts.add_to_golden_set(s, user, t["item_id"], stratum, answerable=answerable,
+                                                                reason=reason))
             if qid:
-                flash(f"Added {qid} ({t['source']}, dated today): it waits in the evidence queue.")
+                flash(f"Added {qid} ({t['source']}, dated today, answerable, stratum {stratum}): it waits in the "
+                      "evidence queue." if answerable else
+                      f"Added {qid} ({t['source']}, dated today, stratum {stratum}) as not answerable from the corpus, "
+                      "with your reason in its notes: it takes no evidence quotes, and retrieval scores leave it out.")
                 st.rerun()
+
+
+
+def corrected(r: dict) -> str:
+    """'' when the verdict replaced none; else the verdict it replaced."""
+    return transcripts.verdict_label(r["previous_verdict"], r["previous_class"])
+
 
 my_reviews = transcripts.my_reviewed(s, user)
 if my_reviews:
     with st.expander(f"Reviewed in my samples ({len(my_reviews)})"):
         st.caption("Your verdicts, and now what the judge said: *judge passed*, its verdict and justification; "
-                   "*against judge* marks a verdict that contradicts it (it waits in the lead's Adjudication).")
+                   "*against judge* marks a verdict that contradicts it (it waits in the lead's Adjudication). "
+                   "*corrected* names the verdict a change replaced (the old one stays in the history).")
+
         st.dataframe(pd.DataFrame([{
-            "transcript": r["item_id"], "your verdict": r["verdict"], "judge passed": r["passed"],
+            "transcript": r["item_id"], "your verdict": r["verdict"], "class": r["failure_class"],
+            "corrected": f"yes, was {corrected(r)}" if corrected(r) else "", "judge passed": r["passed"],
             "judge verdict": r["judge_verdict"], "against judge": r["against_judge"],
-            "judge justification": r["judge_justification"], "class": r["failure_class"], "note": r["review_note"],
+            "judge justification": r["judge_justification"], "note": r["review_note"],
             "stratum": r["stratum"]} for r in my_reviews]), hide_index=True, width="stretch",
             key="tr_my_reviews")
+
+    mine = {r["item_id"]: r for r in my_reviews if r["reviewer"] == user.username}
+    if mine:
+        # open again after a change (the rerun's message above it re-creates it): the result is in it
+        with st.expander(f"Change one of my verdicts ({len(mine)})", expanded=st.session_state.pop("_tr_fixed", False)):
+            st.caption("A verdict you gave can be changed after the sample, with a reason: the new verdict "
+                       "supersedes it, the old one stays in the history below.")
+            # labelled by what does not change (a label that did stayed on screen after a change)
+            fix = st.selectbox("Verdict to change", list(mine), key="tr_fix_pick",
+                               format_func=lambda i: f"{i} · {mine[i]['question'][:80]}")
+            r = mine[fix]
+            n = st.session_state.get("_tr_fix_n", 0)  # a new form after each change: its fields start empty
+            now = transcripts.verdict_label(r["verdict"], r["failure_class"])
+            st.markdown(f"Your verdict now: **{md_escape(now)}**"
+                        + (f" (corrected; it replaced *{md_escape(corrected(r))}*)" if corrected(r) else ""))
+            choices = [c for c in transcripts.VERDICT_CHOICES if c != (r["verdict"], r["failure_class"])]
+            new = st.selectbox("New verdict", choices, key=f"tr_fix_verdict_{fix}_{n}",
+                               format_func=lambda c: transcripts.verdict_label(*c))
+            why = st.text_input("Why you change it (required, kept with the new verdict)", key=f"tr_fix_why_{fix}_{n}",
+                                max_chars=500)
+            if st.button("Change my verdict", key="tr_fix_save"):
+                did = attempt(lambda: transcripts.correct_verdict(s, user, fix, new[0], new[1], why,
+                                                                  expected_event=r["review_event_id"]))
+                if did is not None:
+                    flash(f"Changed your verdict on {fix} from {now} to {transcripts.verdict_label(*new)} (a new "
+                          "verdict; the old one stays in the history).")
+                    st.session_state["_tr_fixed"] = True
+                    st.session_state["_tr_fix_n"] = n + 1
+                    st.rerun()
+            st.caption("Its verdicts so far, oldest first (a change adds one; none is overwritten):")
+            st.dataframe(pd.DataFrame([{
+                "when": h["created_at"], "who": h["actor"],
+                "verdict": transcripts.verdict_label(h["verdict"], h["failure_class"]), "note": h["note"] or ""}
+                for h in transcripts.verdict_history(s, user, fix)]), hide_index=True, width="stretch",
+                key="tr_fix_history")

@@ -380,6 +380,7 @@ def test_item9_an_earlier_sample_stays_reachable(studio: Server, page: Page, tmp
 
     pick = main.get_by_test_id("stSelectbox").filter(has_text="Transcript").get_by_role("combobox")
     pick_option(page, pick, "first-hour|q901", re.compile(r"^first-hour\|q901\|0 · "))
+    main.get_by_text("Yes: the corpus answers it", exact=True).click()  # asked every time (issue 37 item 10)
     main.get_by_role("button", name="Add to the golden set").click()
     expect(_alert(page, re.compile(r"^Added q901 \(production_log"))).to_be_visible()
     _shot(page, "21_transcripts_added", _alert(page, "Added q901"))
@@ -421,6 +422,41 @@ def test_item10_the_judges_passes_are_read_blind(studio: Server, page: Page) -> 
         assert (rows[item]["your verdict"], rows[item]["judge passed"], rows[item]["judge verdict"]) == (
             "no_failure", "true", "pass"), rows[item]
     _shot(page, "23_transcripts_judge_after_verdict", box)
+
+
+def test_issue37_a_reviewer_changes_a_verdict_after_the_sample(studio: Server, page: Page) -> None:
+    """Issue 37 item 10 (newcomer walkthrough, reviewer 1): after item 10 every verdict is
+    given and the sample is done. *Change one of my verdicts* changes the "no failure" on q040
+    to ambiguous with a reason; the page says so, the reviewed table marks it corrected and from
+    what, and the history below the form lists both verdicts."""
+    from tests.test_browser_adjudication import _grid
+
+    main = _main(page)
+    _go(page, "Transcripts")
+    item = "nightly-2026-03-20|q040|0"
+    box = main.get_by_test_id("stExpander").filter(has_text="Change one of my verdicts")
+    box.locator("summary").first.click()
+    pick = box.get_by_test_id("stSelectbox").filter(has_text="Verdict to change").get_by_role("combobox")
+    pick_option(page, pick, "q040", re.compile(rf"^{re.escape(item)} · "))
+    expect(box.get_by_text("Your verdict now: no failure", exact=True)).to_be_visible()
+    new = box.get_by_test_id("stSelectbox").filter(has_text="New verdict").get_by_role("combobox")
+    pick_option(page, new, "ambiguous")
+    why = box.get_by_label("Why you change it (required, kept with the new verdict)")
+    why.fill("The handbook is not clear on this one.")
+    why.press("Enter")
+    idle(page)
+    box.get_by_role("button", name="Change my verdict").click()
+    expect(_alert(page, f"Changed your verdict on {item} from no failure to ambiguous")).to_be_visible()
+    expect(box.get_by_text("Your verdict now: ambiguous (corrected; it replaced no failure)")).to_be_visible()
+    history = _grid(box.get_by_test_id("stDataFrame"))
+    assert [r["verdict"] for r in history] == ["no failure", "ambiguous"], history
+    expect(box.get_by_label("Why you change it (required, kept with the new verdict)")).to_have_value("")
+    _shot(page, "24_transcripts_verdict_changed", box)
+    reviewed = main.get_by_test_id("stExpander").filter(has_text="Reviewed in my samples (9)")
+    if reviewed.locator("details").first.get_attribute("open") is None:
+        reviewed.locator("summary").first.click()
+    rows = {r["transcript"]: r for r in _grid(reviewed.get_by_test_id("stDataFrame"))}
+    assert (rows[item]["your verdict"], rows[item]["corrected"]) == ("ambiguous", "yes, was no failure"), rows[item]
 
 
 def test_item8_display_name_over_the_limit_is_refused(studio: Server, page: Page) -> None:

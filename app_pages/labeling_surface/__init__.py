@@ -22,8 +22,17 @@ holds>}``; a batch with no labels is a request for more items (its queue ran low
 DOM attributes on the surface's root (``.gs-root``), for tests and benchmarks:
 
 * ``data-uid``: the item painted now (its key as JSON), empty when none is;
-* ``data-saved`` / ``data-refused``: labels acknowledged as saved / refused in this page;
+* ``data-saved`` / ``data-refused``: labels acknowledged as saved / refused in this page (its
+  own and those it sent for another tab or an earlier visit: an outbox it adopted);
+* ``data-saved-here``: of the saved ones, those made in this page: the status line's "Saved"
+  (issue 37 item 10; the adopted ones are said apart, "N more saved from another tab or an
+  earlier visit");
 * ``data-pending``: labels made and not acknowledged yet (kept in the outbox);
+* ``data-connection``: ``ok``, or why pending labels are not saved: ``offline`` (the browser
+  says so), ``unreachable`` (the page lost its connection), ``no-answer`` (no answer for 8 s);
+  then a sentence under the status line (``.gs-notice``) says what that means;
+* ``data-rate``: the labels/hour figure shown, empty while there is none (``labelRate`` in
+  surface.js: only once 10 labels span 2 minutes; the pace over the last 15 minutes);
 * ``data-state``: ``labeling`` (an item is on screen), ``browsing`` (looking back at one's
   own label), ``loading`` (the queue ran empty while the pool is not exhausted: a key then
   labels nothing and says so), ``empty`` (nothing left to label);

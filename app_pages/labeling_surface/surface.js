@@ -26,12 +26,73 @@ const RELOAD_AFTER_MS = 5000; // back from a lost connection and still no answer
 const MAX_SEND = 200;
 const DIRECT_TIMEOUT_MS = 20000; // a channel request not answered by then: the page path takes over
 const MAX_REFUSALS = 3;     // passes refused in one page load before the channel is left for it
+// The labels/hour figure (issue 37 item 10: "10372 labeled/hour" after a 2-second burst said
+// nothing). It is the pace over the last RATE_WINDOW_MS (or since the session's first label, if
+// that is later), shown only once that stretch is at least RATE_MIN_SPAN_MS long and holds at
+// least RATE_MIN_LABELS labels: before that there is no figure at all. See labelRate.
+export const RATE_WINDOW_MS = 15 * 60 * 1000;
+export const RATE_MIN_SPAN_MS = 2 * 60 * 1000;
+export const RATE_MIN_LABELS = 10;
+// Labels waiting this long for an answer while the browser is online and the page connected:
+// the status says the server has not answered (a busy or stuck server), not just "pending".
+export const NO_ANSWER_MS = 8000;
 const BUILTIN_KEYS = [
   ["Backspace / z", "undo your last label"],
   ["\u2190 / \u2192", "back / forward through your labels of this session"],
   ["?", "show or hide this list"],
   ["Esc", "leave the note field (keys work again)"],
 ];
+
+// The labeling pace: `times` are when each label counted was made (ms, the clock's), `now` the
+// clock's reading. Returns null while there is no meaningful window (fewer than RATE_MIN_LABELS
+// labels, or less than RATE_MIN_SPAN_MS of work), else {perHour, minutes, labels}: labels made in
+// the window over its length. A window that starts at the session's first label counts the
+// intervals after it (n - 1 labels over the time since it), so a burst is not a pace.
+export function labelRate(times, now) {
+  const valid = (Array.isArray(times) ? times : []).filter((t) => typeof t === "number" && t <= now);
+  if (!valid.length) return null;
+  const first = valid.reduce((a, b) => (b < a ? b : a));
+  const since = now - RATE_WINDOW_MS;
+  const from = Math.max(first, since);
+  const span = now - from;
+  const inWindow = valid.filter((t) => (from === first ? t >= first : t > since)).length;
+  const counted = from === first ? inWindow - 1 : inWindow;
+  if (inWindow < RATE_MIN_LABELS || span < RATE_MIN_SPAN_MS) return null;
+  return { perHour: Math.round(counted * 3600000 / span), minutes: Math.round(span / 60000), labels: inWindow };
+}
+
+// Why labels are still pending, if anything is wrong: "offline" (the browser says it has no
+// network), "unreachable" (the page lost its connection to the server), "no-answer" (labels
+// have waited NO_ANSWER_MS with no answer), else null (they are on their way).
+export function pendingTrouble({ pending, online, connected, waitingMs }) {
+  if (!pending) return null;
+  if (online === false) return "offline";
+  if (connected === false) return "unreachable";
+  if (typeof waitingMs === "number" && waitingMs >= NO_ANSWER_MS) return "no-answer";
+  return null;
+}
+
+// What "pending N" means when something is wrong, in one sentence (issue 37 item 10: offline, the
+// status said only "pending 5"). `stored`: the outbox is in the browser's storage (it survives
+// closing the tab), else only in this tab's memory. "" when there is nothing to say.
+export function pendingNotice({ pending, trouble, waitingMs, stored }) {
+  if (!pending || !trouble) return "";
+  const what = pending === 1 ? "1 label is not saved yet" : `${pending} labels are not saved yet`;
+  const why = trouble === "offline" ? "this browser is offline, so the server cannot be reached"
+    : trouble === "unreachable" ? "the server cannot be reached (the page lost its connection)"
+      : `the server has not answered for ${Math.round((waitingMs || 0) / 1000)} s`;
+  const [They, they, them] = pending === 1 ? ["It is", "it is", "it"] : ["They are", "they are", "them"];
+  const kept = stored
+    ? `${They} kept in this browser and sent as soon as the server answers; if you close this tab, ${they} sent `
+      + "the next time you open this page in this browser."
+    : `${They} kept in this tab only (this browser does not let the page store ${them}) and sent as soon as the `
+      + "server answers: do not close this tab until then.";
+  return `${what}: ${why}. ${kept}`;
+}
+
+function setText(node, text) {  // only when it changes: the status is an aria-live region
+  if (node.textContent !== text) node.textContent = text;
+}
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -77,10 +138,14 @@ class Surface {
     this.current = null;       // the card on screen
     this.history = [];         // {card, label, status} of this session, oldest first
     this.browse = null;        // index into history while looking back, else null
-    this.saved = 0;
+    this.saved = 0;          // labels acknowledged as saved in this page, its own and adopted ones (data-saved)
+    this.savedHere = 0;      // ... of them made in this tab: the status line's "Saved"
+    this.mine = new Set();   // ids of the labels made in this tab (an adopted outbox's are not)
     this.refused = 0;
+    this.clock = () => Date.now();  // the rate's clock (a test may set its own)
+    this.waitingSince = null; // the outbox has waited for an answer since (null: nothing waits)
+    this.stored = true;       // the outbox reaches the browser's storage (false: this tab's memory only)
     this.message = "";
-    this.started = null;
     this.lastSend = 0;
     this.inflight = false; // a send Python has not answered yet: the next waits for it
     this.seq = 0;
@@ -130,6 +195,7 @@ class Surface {
     if (this.adopt()) this.paint();
     this.resendIfDue();
     this.watchConnection();
+    this.paintStatus();  // the pace and the connection notice change with time alone
   }
 
   // A server that restarted does not know this page's fragment: Streamlit drops the sends
@@ -140,6 +206,7 @@ class Surface {
   watchConnection() {
     const w = document.querySelector('[data-testid="stStatusWidget"]');
     const down = !!(w && /connect/i.test(w.textContent || ""));
+    this.serverDown = down;
     if (down) { this.wasDown = true; this.upSince = 0; return; }
     if (!this.wasDown || this.reloading) return;
     if (!this.upSince) this.upSince = Date.now();
@@ -192,10 +259,13 @@ class Surface {
   persist(closing = false) {
     const key = this.prefix() + this.tab;
     this.lastBeat = Date.now();
+    if (this.outbox.length && this.waitingSince === null) this.waitingSince = Date.now();
+    if (!this.outbox.length) this.waitingSince = null;
     try {
       if (!this.outbox.length) window.localStorage.removeItem(key);
       else window.localStorage.setItem(key, JSON.stringify({ at: closing ? 0 : Date.now(), labels: this.outbox }));
-    } catch (e) { /* storage full or disabled: labels still live in memory */ }
+      this.stored = true;
+    } catch (e) { this.stored = false; /* storage full or disabled: labels still live in memory */ }
   }
   take(labels) {
     const have = new Set(this.outbox.map((l) => l.id));
@@ -356,10 +426,12 @@ class Surface {
     if (i < 0) return;
     if (ack.status === "held") {
       this.message = ack.message;
+      this.waitingSince = Date.now();  // the server answered (it holds the label): not a connection problem
       return;
     }
     const label = this.outbox[i];
     this.outbox.splice(i, 1);
+    this.waitingSince = this.outbox.length ? Date.now() : null;  // an answer came: the rest waits from now
     this.persist();
     const h = this.history.find((x) => x.label.id === ack.label_id);
     if (ack.status === "refused") {
@@ -369,6 +441,7 @@ class Surface {
       if (label.action !== "undo") this.doneHere.delete(label.uid);
     } else {
       this.saved += 1;
+      if (this.mine.has(label.id)) this.savedHere += 1;  // an adopted label is another tab's or visit's
       if (h && h.status !== "undone") h.status = "saved";  // an undo pressed before this ack stands
     }
   }
@@ -470,16 +543,17 @@ class Surface {
     };
     this.note.value = "";
     this.message = "";  // a new label: the last action's status line no longer applies
+    this.mine.add(label.id);
     this.outbox.push(label);
     this.persist();
     this.tell("labeled", card.uid);
     this.elsewhere.delete(card.uid);  // labeled here now
-    if (!this.started) this.started = Date.now();
+    const at = this.clock();
     if (this.browse !== null) {
-      this.history[this.browse] = { card, label, status: "pending" };
+      this.history[this.browse] = { card, label, status: "pending", at };
       this.browse = null;
     } else {
-      this.history.push({ card, label, status: "pending" });
+      this.history.push({ card, label, status: "pending", at });
       this.doneHere.add(card.uid);
       this.current = this.queue.shift() || null;
     }
@@ -494,6 +568,7 @@ class Surface {
       const label = { id: newId(), by: this.actor, uid: h.card.uid, item: h.card.item, digest: h.card.digest,
         action: "undo", target: h.label.id, note: "" };
       h.status = "undone";
+      this.mine.add(label.id);
       this.doneHere.delete(h.card.uid);
       this.tell("undone", h.card.uid);
       this.outbox.push(label);
@@ -548,11 +623,17 @@ class Surface {
     this.status = el("div", "gs-status");
     this.status.setAttribute("role", "status");
     this.status.setAttribute("aria-live", "polite");
+    this.notice = el("div", "gs-notice gs-warn");  // what pending labels wait for, when something is wrong
+    this.notice.hidden = true;
     this.counter = el("div", "gs-counter");
+    this.counter.title = `labeled/hour: your pace over the last ${RATE_WINDOW_MS / 60000} minutes, shown once `
+      + `${RATE_MIN_LABELS} labels span ${RATE_MIN_SPAN_MS / 60000} minutes or more (skips and undone labels `
+      + "do not count)";
     this.overlay = el("div", "gs-overlay");
     this.overlay.hidden = true;
     this.head.append(this.title, this.meta);
-    r.append(this.head, this.banner, this.body, this.noteRow, this.legend, this.status, this.counter, this.overlay);
+    r.append(this.head, this.banner, this.body, this.noteRow, this.legend, this.status, this.notice, this.counter,
+      this.overlay);
   }
 
   buildFields(specs) {
@@ -656,23 +737,37 @@ class Surface {
     const pending = this.outbox.length;
     this.root.dataset.pending = String(pending);
     this.root.dataset.saved = String(this.saved);
+    this.root.dataset.savedHere = String(this.savedHere);
     this.root.dataset.refused = String(this.refused);
     this.root.dataset.unused = String(this.unused);
-    const parts = [`Saved ${this.saved}`, `pending ${pending}`, `refused ${this.refused}`];
-    this.status.textContent = parts.join(" \u00b7 ") + (this.message ? ` \u2014 ${this.message}` : "");
+    // "Saved" is this tab's own labels; labels it sent for another tab or an earlier visit (an
+    // adopted outbox: they share the browser's storage) are counted apart (issue 37 item 10)
+    const others = this.saved - this.savedHere;
+    const parts = [`Saved ${this.savedHere}`, `pending ${pending}`, `refused ${this.refused}`];
+    if (others > 0) parts.push(`${others} more saved from another tab or an earlier visit`);
+    setText(this.status, parts.join(" \u00b7 ") + (this.message ? ` \u2014 ${this.message}` : ""));
     this.status.className = "gs-status" + (this.message && this.message.startsWith("Not ") ? " gs-warn" : "");
+    const now = Date.now();
+    const waitingMs = this.waitingSince === null ? 0 : now - this.waitingSince;
+    const trouble = pendingTrouble({ pending, online: window.navigator.onLine, connected: !this.serverDown,
+      waitingMs });
+    this.root.dataset.connection = trouble || "ok";
+    const notice = pendingNotice({ pending, trouble, waitingMs, stored: this.stored });
+    setText(this.notice, notice);
+    this.notice.hidden = !notice;
     const kept = this.history.filter((h) => h.status !== "undone" && h.status !== "refused");
     const skipped = kept.filter((h) => h.label.action === "skip").length;
-    const n = kept.length - skipped;  // a skip labels nothing (issue 29 L5)
-    const hours = this.started ? (Date.now() - this.started) / 3600000 : 0;
-    const rate = hours > 0 && n > 1 ? Math.round(n / hours) : null;
+    const counted = kept.filter((h) => h.label.action !== "skip");  // a skip labels nothing (issue 29 L5)
+    const n = counted.length;
+    const rate = labelRate(counted.map((h) => h.at), this.clock());
+    this.root.dataset.rate = rate ? String(rate.perHour) : "";
     let left = "";
     if (this.progress && typeof this.progress.total === "number") {
       const remaining = Math.max(0, this.progress.total - this.progress.done - pending);
       left = ` \u00b7 ${remaining} left of ${this.progress.total}`;
     }
-    this.counter.textContent = `This session: ${n} labeled` + (skipped ? ` \u00b7 ${skipped} skipped` : "")
-      + (rate ? ` \u00b7 ${rate} labeled/hour` : "") + left;
+    setText(this.counter, `This session: ${n} labeled` + (skipped ? ` \u00b7 ${skipped} skipped` : "")
+      + (rate ? ` \u00b7 ${rate.perHour} labeled/hour over the last ${rate.minutes} min` : "") + left);
   }
 
   paintOverlay() {

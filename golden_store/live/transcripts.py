@@ -147,7 +147,7 @@ def _with_review(where: str = "TRUE") -> str:
         "t.source, t.question, coalesce(q.stratum, t.stratum, 'unassigned') AS stratum, t.passed, t.failure_type, "
         "t.metrics, t.retrieved, t.answer, t.judge_verdict, t.judge_justification, t.trace_id, "
         "q.query_id IS NOT NULL AS in_golden_set, v.verdict, v.failure_class, "
-        "v.note AS review_note, v.actor AS reviewer, v.created_at AS reviewed_at "
+        "v.note AS review_note, v.actor AS reviewer, v.created_at AS reviewed_at, v.event_id AS review_event_id "
         "FROM transcripts t LEFT JOIN queries q USING (query_id) "
         "LEFT JOIN current_transcript_reviews v "
         "ON v.evaluation_id = t.evaluation_id AND v.query_id = t.query_id AND v.trial = t.trial "
@@ -261,12 +261,53 @@ def latest_verdict_event_tx(cur: Cursor, item_id: str) -> int | None:
                        "AND trial = ?", list(key)).fetchone()[0]
 
 
+# Each review event with the one it superseded (NULLs for the first, or after a withdrawal):
+# a verdict whose predecessor is a verdict (not a withdrawal) corrected it.
+_SUPERSEDED = ("SELECT event_id, lag(verdict) OVER w AS previous_verdict, lag(failure_class) OVER w AS previous_class, "
+               "count(*) FILTER (WHERE verdict <> 'withdrawn') OVER w AS verdicts_so_far "
+               "FROM transcript_review_events WINDOW w AS (PARTITION BY evaluation_id, query_id, trial ORDER BY event_id)")
+
+
 def reviewed_in_draws(store: Store, actor: str) -> list[dict]:
+    """The transcripts of ``actor``'s draws that have a current verdict, with what the judge
+    said, whether the verdict contradicts it, and whether it corrected an earlier verdict
+    (``previous_verdict``/``previous_class``: the verdict it replaced, NULL when it replaced
+    none or a withdrawal; ``verdicts``: how many verdicts the transcript has had, this one
+    included)."""
     return _keyed(store.read_dicts(
-        "SELECT t.evaluation_id, t.query_id, t.trial, t.stratum, t.verdict, t.failure_class, t.reviewer, "
-        "t.review_note, t.passed, t.judge_verdict, t.judge_justification, "
-        f"{_AGAINST} AS against_judge "
-        f"FROM ({_with_review()}) t WHERE t.verdict IS NOT NULL AND {_IN_DRAWS_OF}" + _ORDER, [actor]))
+        "SELECT t.evaluation_id, t.query_id, t.trial, t.stratum, t.question, t.verdict, t.failure_class, t.reviewer, "
+        "t.review_note, t.reviewed_at, t.review_event_id, t.passed, t.judge_verdict, t.judge_justification, "
+        f"{_AGAINST} AS against_judge, "
+        "CASE WHEN p.previous_verdict <> 'withdrawn' THEN p.previous_verdict END AS previous_verdict, "
+        "CASE WHEN p.previous_verdict <> 'withdrawn' THEN p.previous_class END AS previous_class, "
+        "p.verdicts_so_far AS verdicts "
+        f"FROM ({_with_review()}) t LEFT JOIN ({_SUPERSEDED}) p ON p.event_id = t.review_event_id "
+        f"WHERE t.verdict IS NOT NULL AND {_IN_DRAWS_OF}" + _ORDER, [actor]))
+
+
+def verdict_history(store: Store, item_id: str) -> list[dict]:
+    """Every review event of one transcript, oldest first (verdicts, withdrawals): nothing is
+    overwritten, a correction is a new event."""
+    return store.read_dicts(
+        "SELECT event_id, verdict, failure_class, note, actor, created_at FROM transcript_review_events "
+        "WHERE evaluation_id = ? AND query_id = ? AND trial = ? ORDER BY event_id", list(parse_item_key(item_id)))
+
+
+def review_state_tx(cur: Cursor, item_id: str, actor: str) -> dict | None:
+    """Inside a transaction: the transcript's current review (``event_id``, ``verdict``,
+    ``failure_class``, ``actor``; all None when unreviewed or withdrawn) and whether it is in
+    ``actor``'s draws (``in_draws``); None when there is no such transcript."""
+    try:
+        key = parse_item_key(item_id)
+    except NotFoundError:
+        return None
+    row = cur.execute(
+        "SELECT t.evaluation_id, v.event_id, v.verdict, v.failure_class, v.actor, " + _IN_DRAWS_OF + " "
+        "FROM transcripts t LEFT JOIN current_transcript_reviews v ON v.evaluation_id = t.evaluation_id "
+        "AND v.query_id = t.query_id AND v.trial = t.trial WHERE " + _KEY_IS, [actor, *key]).fetchone()
+    if row is None:
+        return None
+    return {"event_id": row[1], "verdict": row[2], "failure_class": row[3], "actor": row[4], "in_draws": bool(row[5])}
 
 
 def draw_progress(store: Store, actor: str) -> tuple[int, int]:

@@ -146,10 +146,10 @@ def test_review_flow_grader_failure_to_adjudication_and_flywheel(demo_store, tmp
     assert set(again) == {f"run-7|{x}|0" for x in ("q001", "q002", "q003", "q004", "pl-1")} - reviewed
     # flywheel: a production-log system failure becomes a golden question in the evidence queue
     with pytest.raises(ValidationError, match="only a transcript reviewed as a system failure"):
-        transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0")
+        transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0", answerable=True)
     transcripts.review(demo_store, REVIEWER, "run-7|pl-1|0", "system_failure", "incomplete")
     day_before = date.today()
-    qid = transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0")
+    qid = transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0", answerable=True)
     day_after = date.today()  # the call dates the question itself: bracketed, as midnight may pass meanwhile
     assert qid == "pl-1"
     row = demo_store.read_one("SELECT text, stratum, source, created_date, answerable, notes FROM queries "
@@ -160,7 +160,7 @@ def test_review_flow_grader_failure_to_adjudication_and_flywheel(demo_store, tmp
     queue = evidence_authoring.queue(demo_store, LOCAL_USER)
     assert "pl-1" in set(queue[queue["quotes"] == 0]["query_id"])
     with pytest.raises(ValidationError, match="already in the golden set"):
-        transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0")
+        transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0", answerable=True)
     # summary per stratum
     summ = {r["stratum"]: r for r in transcripts.summary(demo_store, REVIEWER)}
     lex = summ[demo_store.read_one("SELECT stratum FROM queries WHERE query_id = 'q001'")[0]]
@@ -261,7 +261,7 @@ def test_ids_holding_the_separator_round_trip_through_review(demo_store, tmp_pat
     transcripts.review(demo_store, REVIEWER, last, "system_failure", "retrieval_miss")
     reviewed = {x["item_id"]: x["verdict"] for x in transcripts.my_reviewed(demo_store, REVIEWER)}
     assert reviewed == {last: "system_failure"}
-    qid = transcripts.add_to_golden_set(demo_store, REVIEWER, last, "paraphrase")
+    qid = transcripts.add_to_golden_set(demo_store, REVIEWER, last, "paraphrase", answerable=True)
     assert qid.startswith("fw-")  # 'pl-2\\' is not a valid query id
     # a string that is not a key names nothing
     with pytest.raises(NotFoundError):
@@ -277,7 +277,7 @@ def test_retired_ids_never_come_back(demo_store, tmp_path):
     transcripts.import_file(demo_store, ENGINEER, _write(tmp_path, [
         _record("old-1", source="production_log", stratum="paraphrase", question="a new question")]))
     transcripts.review(demo_store, REVIEWER, "run-7|old-1|0", "system_failure", "retrieval_miss")
-    qid = transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|old-1|0")
+    qid = transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|old-1|0", answerable=True)
     assert qid.startswith("fw-") and queries.get_query(demo_store, qid).text == "a new question"
 
 
