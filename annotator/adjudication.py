@@ -79,6 +79,19 @@ def decide(store: Store, user: User, d: Dispute, grade: int, rationale: str,
     return store.write(tx)
 
 
+def decide_item_tx(cur: Cursor, user: User, query_id: str, doc_id: str, start: int, end: int, grade: int,
+                   rationale: str) -> int:
+    """A lead's final grade on one item, disputed or not, inside the caller's transaction: the
+    same ``adjudicate`` event with its rationale and ``adjudication.decided`` webhook as a
+    decision on the queue. The Freeze conflicts page re-grades through it (issue 37 item 9):
+    a passage one annotator graded as answering an unanswerable question is no disagreement,
+    so the queue never offers it. Returns the event id."""
+    require(user, Permission.ADJUDICATE)
+    event_id = adjudication.decide_tx(cur, user.username, query_id, doc_id, start, end, grade, rationale)[0]
+    _emit_decided(cur, user, query_id, doc_id, start, end, grade, rationale, None)
+    return event_id
+
+
 def _emit_decided(cur: Cursor, user: User, q: str, d: str, s: int, e: int, grade: int, rationale: str,
                   clarification: str | None) -> None:
     """``adjudication.decided``, in the decision's transaction."""

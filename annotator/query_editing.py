@@ -9,7 +9,7 @@ from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store.live import queries
 from golden_store.live.queries import QueryRecord
-from golden_store.core.errors import ValidationError
+from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.db.store import Store
 
 
@@ -95,6 +95,45 @@ def edit_query(store: Store, user: User, record: QueryRecord, *, unhold_reason: 
             return False
     queries.save_query(store, record, actor=user.username, must_exist=True, reason=reason)
     return True
+
+
+def change_reason(reason: str | None, refused: str) -> str:
+    """``reason`` stripped, or a ValidationError that starts with ``refused`` when it is empty
+    or longer than a revision keeps (a sentence or two)."""
+    text = (reason or "").strip()
+    if not text:
+        raise ValidationError(f"{refused}: write the reason; it is recorded with the change, beside who made it "
+                              "and when (nothing was saved).")
+    if len(text) > queries.MAX_CHANGE_REASON_CHARS:
+        raise ValidationError(f"{refused}: the reason has {len(text)} characters; keep it to "
+                              f"{queries.MAX_CHANGE_REASON_CHARS} (nothing was saved).")
+    return text
+
+
+def mark_answerable(store: Store, user: User, query_id: str, reason: str | None, *,
+                    stratum: str | None = None) -> QueryRecord:
+    """Mark a question answerable from the corpus, with the reason recorded on the new
+    revision (``change_reason``): the Freeze conflicts page's fix when people's grades or
+    quotes show that the corpus answers a question marked unanswerable (issue 37 item 9).
+    A question of the negative stratum also needs the stratum it belongs in (``stratum``):
+    answerable there is a contradiction (:func:`_refuse_answerable_negative`). Refused, with
+    nothing saved, without EDIT_QUERIES, without a reason, or when it is answerable already.
+    Returns the new revision."""
+    require(user, Permission.EDIT_QUERIES)
+    text = change_reason(reason, f"{query_id} was not marked answerable")
+    rec = queries.get_query(store, query_id)
+    if rec is None:
+        raise NotFoundError(f"No query with id {query_id!r}.")
+    if rec.answerable:
+        raise ValidationError(f"{query_id} is already answerable from the corpus; nothing was saved.")
+    new = replace(rec, answerable=True, stratum=(stratum or rec.stratum))
+    if new.stratum == "negative":
+        raise ValidationError(
+            f"{query_id} is in the negative stratum, which means the corpus does not answer it: choose the stratum "
+            "it belongs in to mark it answerable (nothing was saved).")
+    _refuse_answerable_negative(new)
+    queries.save_query(store, new, actor=user.username, must_exist=True, reason=text)
+    return new
 
 
 def retire_query(store: Store, user: User, query_id: str) -> None:

@@ -129,6 +129,9 @@ _SECTIONS: tuple[tuple[str, tuple[tuple[Permission | tuple[Permission, ...] | No
                # reviewers mark answers' outcomes in its Scores section (abstention, §10.5)
                ((Permission.LABEL, Permission.MARK_OUTCOMES), "nuggets.py", "Nuggets", ":material/checklist:"))),
     ("Review", ((Permission.ADJUDICATE, "adjudication.py", "Adjudication", ":material/balance:"),
+                # what refuses a freeze, with the fixes (issue 37 item 9): leads fix, engineers freeze
+                ((Permission.ADJUDICATE, Permission.FREEZE), "freeze_conflicts.py", "Freeze conflicts",
+                 ":material/rule:"),
                 (Permission.RUN_ROUNDS, "agreement.py", "Agreement", ":material/handshake:"),
                 (Permission.CALIBRATE_JUDGE, "calibration.py", "Judge calibration", ":material/tune:"),
                 (Permission.GRADE_POOL_BY_JUDGE, "pool_grading.py", "Judge the pool", ":material/smart_toy:"),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from annotator import versioning
+from annotator import freeze_conflicts, versioning
 from annotator.roles import Permission
 from golden_store.live.documents import store_corpus_digest
 from golden_store.versions import format_diff
@@ -23,6 +23,21 @@ st.title("Versions")
 vdir = versioning.versions_dir(s)
 st.caption(f"Frozen versions live in {md_escape(vdir)}. A frozen version never changes.")
 
+CONFLICTS_PAGE = str(Path(__file__).with_name("freeze_conflicts.py"))
+
+
+def conflicts_link(n: int) -> None:
+    """What refuses a freeze now, and the page that lists each conflict with its fixes."""
+    st.warning(f"{n} conflict(s) refuse a freeze now. See Review → Freeze conflicts: each is listed there with "
+               "its fixes.")
+    st.page_link(CONFLICTS_PAGE, label="Open Freeze conflicts", icon=":material/rule:")
+
+
+if freeze_conflicts.may_see(user):
+    blocking = attempt(lambda: freeze_conflicts.count(s, user))
+    if blocking:
+        conflicts_link(blocking)
+
 if user.can(Permission.FREEZE):
     with st.form("freeze"):
         st.subheader("Freeze the live store", anchor=False)
@@ -32,6 +47,10 @@ if user.can(Permission.FREEZE):
         if st.form_submit_button("Freeze", type="primary"):
             res = attempt(lambda: versioning.freeze(s, user, name.strip(), note=note,
                                                     progress=progress_callback("Freezing")))
+            if res is None and (refused := attempt(lambda: freeze_conflicts.count(s, user))):
+                # the refusal's way out, at the refusal (the line above may predate this freeze)
+                st.page_link(CONFLICTS_PAGE, label=f"Open Freeze conflicts ({refused} to fix)",
+                             icon=":material/rule:")
             if res:
                 st.success(f"Frozen {md_escape(res.name)}: data_digest `{res.manifest['data_digest']}`")
                 st.caption("data_digest identifies the content (labels and corpus): two freezes of the same "

@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 
@@ -209,23 +209,53 @@ def whole_table_plans(store: Store, cur: Any) -> None:
         cur.execute_native("SET LOCAL enable_nestloop = off")
 
 
-def broken_labels(cur: Cursor, evidence_view: str = "frozen_evidence", *,
-                  viewer: str | None = None) -> list[str]:
-    """Labels that no longer sit on the current corpus, one sentence each naming the query
-    and the quote. Freezing refuses while any exist (among the quotes it would freeze); the
-    live check looks at every current quote, unsettled evidence-round ones included.
+# Where a person fixes what refuses a freeze: the app's page listing every conflict with its
+# fixes (app_pages/freeze_conflicts.py, in the Review menu), named in each refusal so the CLI,
+# the API and the Versions page all point to it (issue 37 item 9).
+CONFLICTS_PAGE = "Freeze conflicts page (Review → Freeze conflicts in the app)"
 
-    With ``viewer`` (an annotator's username) only problems about labels that person may see
-    are listed: on an unsettled evidence-round question only their own quotes, and only
-    grades they gave themselves; a colleague's quote text or grade is blind until a lead
-    settles (issue 18). ``None`` lists everything (leads, engineers, freezing)."""
+# The kinds of :class:`Blocker`, in the order a freeze checks them.
+BROKEN_QUOTE = "broken_quote"              # a quote no longer on the corpus
+GRADE_OFF_DOCUMENT = "grade_off_document"  # a final grade on a passage its document no longer holds
+STALE_GRADE = "stale_grade"                # a grade or a lead's decision made on an earlier text
+ANSWERED_UNANSWERABLE = "answered_unanswerable"  # an unanswerable question with a final grade of 2+
+QUOTED_UNANSWERABLE = "quoted_unanswerable"      # an unanswerable question with an evidence quote
+NO_QUERIES = "no_queries"
+NO_DOCUMENTS = "no_documents"
+BROKEN_KINDS = (BROKEN_QUOTE, GRADE_OFF_DOCUMENT, STALE_GRADE)
+UNANSWERABLE_KINDS = (ANSWERED_UNANSWERABLE, QUOTED_UNANSWERABLE)
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """One thing that refuses a freeze now, with what names it: the question, the passage or
+    the quote, and (for a grade) who it is by. ``sentence`` is the problem as the refusal words
+    it. Made by :func:`freeze_blockers`, which is the freeze's own check."""
+
+    kind: str
+    sentence: str
+    query_id: str | None = None
+    query_text: str | None = None
+    doc_id: str | None = None
+    start: int | None = None
+    end: int | None = None
+    evidence_id: str | None = None
+    quote: str | None = None
+    grade: int | None = None  # the final grade (answered_unanswerable; qrels' evidence grade for a quote)
+    who: str | None = None    # the grade's author(s) or decider, the quote's author
+    adjudication: bool = False  # stale_grade: the grade is a lead's decision
+
+
+def broken_label_blockers(cur: Cursor, evidence_view: str = "frozen_evidence", *,
+                          viewer: str | None = None) -> list[Blocker]:
+    """:func:`broken_labels` as :class:`Blocker` records (same order, same sentences)."""
     if evidence_view not in ("frozen_evidence", "current_evidence"):
         raise ValueError(evidence_view)
     if viewer is not None and evidence_view != "current_evidence":
         raise ValueError("viewer applies to the live check (current_evidence) only")
     from golden_store.live.drift import stale_grades_tx
 
-    problems: list[str] = []
+    problems: list[Blocker] = []
     blind = ("" if viewer is None else
              " AND (e.author = $viewer OR e.query_id NOT IN (SELECT query_id FROM unsettled_evidence_questions))")
     # Only the quotes that may have a problem come back (with their document's text): a quote
@@ -239,46 +269,64 @@ def broken_labels(cur: Cursor, evidence_view: str = "frozen_evidence", *,
                  "OR substring(d.raw_text, e.start + 1, e.\"end\" - e.start) = e.quote), FALSE)")
     ev = cur.execute(
         "SELECT e.query_id, e.evidence_id, e.doc_id, e.start, e.\"end\", e.quote, e.match_kind, "
-        "e.doc_sha256 IS NOT NULL AND e.doc_sha256 <> d.canonical_sha256 AS stale, d.raw_text "
-        f"FROM {evidence_view} e SEMI JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id) "
+        "e.doc_sha256 IS NOT NULL AND e.doc_sha256 <> d.canonical_sha256 AS stale, d.raw_text, q.text, e.author "
+        f"FROM {evidence_view} e JOIN queries q USING (query_id) LEFT JOIN documents d USING (doc_id) "
         f"WHERE NOT {sure_fine}{blind}",
         {"viewer": viewer} if viewer is not None else None,
     ).fetchall()
-    for qid, eid, doc, start, end, quote, kind, stale, raw in ev:
+    for qid, eid, doc, start, end, quote, kind, stale, raw, qtext, author in ev:
         where = f"query {qid} evidence {eid} ({short_repr(quote)})"
         if raw is None:
-            problems.append(f"{where}: document {doc!r} is not in the corpus")
+            sentence = f"{where}: document {doc!r} is not in the corpus"
         elif stale:
-            problems.append(
-                f"{where}: was placed on an earlier text of {doc!r} and could not be re-placed; "
-                f"edit or retract the quote"
-            )
+            sentence = (f"{where}: was placed on an earlier text of {doc!r} and could not be re-placed; "
+                        f"edit or retract the quote")
         elif why := span_problem(raw, start, end, quote, kind):
-            problems.append(f"{where}: {why} in {doc!r}")
+            sentence = f"{where}: {why} in {doc!r}"
+        else:
+            continue
+        problems.append(Blocker(BROKEN_QUOTE, sentence, qid, qtext, doc, start, end, eid, quote, EVIDENCE_GRADE,
+                                author))
     own = ("" if viewer is None else
            " SEMI JOIN (SELECT query_id, doc_id, start, \"end\" FROM current_grades WHERE actor = $viewer) m "
            "USING (query_id, doc_id, start, \"end\")")
     # only the judgments off their document come back; each document's length is taken once
     rows = cur.execute(
-        "SELECT j.query_id, j.doc_id, j.start, j.\"end\", d.n FROM final_grades j "
-        f"SEMI JOIN queries q USING (query_id){own} "
+        "SELECT j.query_id, j.doc_id, j.start, j.\"end\", d.n, q.text, CAST(j.grade AS INTEGER), j.decided_by "
+        f"FROM final_grades j JOIN queries q USING (query_id){own} "
         "LEFT JOIN (SELECT doc_id, length(raw_text) AS n FROM documents) d USING (doc_id) "
         "WHERE d.n IS NULL OR NOT (0 <= j.start AND j.start < j.\"end\" AND j.\"end\" <= d.n)",
         {"viewer": viewer} if viewer is not None else None,
     ).fetchall()
-    for qid, doc, start, end, n in rows:
+    for qid, doc, start, end, n, qtext, grade, who in rows:
         if n is None:
-            problems.append(f"query {qid} judgment: document {doc!r} is not in the corpus")
+            sentence = f"query {qid} judgment: document {doc!r} is not in the corpus"
         elif not 0 <= start < end <= n:
-            problems.append(f"query {qid} judgment: passage [{start}, {end}) is outside document {doc!r}")
-    for qid, doc, start, end, actor in stale_grades_tx(cur):
+            sentence = f"query {qid} judgment: passage [{start}, {end}) is outside document {doc!r}"
+        else:
+            continue
+        problems.append(Blocker(GRADE_OFF_DOCUMENT, sentence, qid, qtext, doc, start, end, grade=grade, who=who))
+    for qid, doc, start, end, actor, qtext, decision in stale_grades_tx(cur):
         if viewer is not None and actor != viewer:
             continue
-        problems.append(
-            f"query {qid} judgment by {actor} of {doc}[{start}:{end}]: made on an earlier text of the "
-            f"document; re-judge the passage"
-        )
+        problems.append(Blocker(
+            STALE_GRADE, f"query {qid} judgment by {actor} of {doc}[{start}:{end}]: made on an earlier text of the "
+                         f"document; re-judge the passage", qid, qtext, doc, start, end, who=actor,
+            adjudication=bool(decision)))
     return problems
+
+
+def broken_labels(cur: Cursor, evidence_view: str = "frozen_evidence", *,
+                  viewer: str | None = None) -> list[str]:
+    """Labels that no longer sit on the current corpus, one sentence each naming the query
+    and the quote. Freezing refuses while any exist (among the quotes it would freeze); the
+    live check looks at every current quote, unsettled evidence-round ones included.
+
+    With ``viewer`` (an annotator's username) only problems about labels that person may see
+    are listed: on an unsettled evidence-round question only their own quotes, and only
+    grades they gave themselves; a colleague's quote text or grade is blind until a lead
+    settles (issue 18). ``None`` lists everything (leads, engineers, freezing)."""
+    return [b.sentence for b in broken_label_blockers(cur, evidence_view, viewer=viewer)]
 
 
 # The lowest grade that says a passage answers its question (0-3: irrelevant / related but not
@@ -289,35 +337,118 @@ ANSWERING_GRADE = 2
 _NAMED_CONFLICTS = 10
 
 
+def unanswerable_blockers(cur: Cursor) -> list[Blocker]:
+    """Each answer an unanswerable question carries (a final human grade of
+    :data:`ANSWERING_GRADE` or more, or an evidence quote), one :class:`Blocker` per passage
+    or quote, by question then place."""
+    rows = cur.execute(
+        "SELECT q.query_id, q.text, x.doc_id, x.start, x.\"end\", x.grade, x.who, x.evidence_id, x.quote "
+        "FROM queries q JOIN ("
+        " SELECT query_id, doc_id, start, \"end\", CAST(grade AS INTEGER) AS grade, decided_by AS who,"
+        " CAST(NULL AS VARCHAR) AS evidence_id, CAST(NULL AS VARCHAR) AS quote"
+        " FROM final_grades WHERE grade >= ?"
+        " UNION ALL SELECT query_id, doc_id, start, \"end\", CAST(? AS INTEGER) AS grade, actor AS who, evidence_id,"
+        " quote FROM frozen_evidence) x USING (query_id) "
+        "WHERE NOT q.answerable ORDER BY q.query_id, x.doc_id, x.start, x.\"end\", x.evidence_id NULLS FIRST",
+        [ANSWERING_GRADE, EVIDENCE_GRADE]).fetchall()
+    out = []
+    for qid, text, doc, start, end, grade, who, eid, quote in rows:
+        if eid is None:
+            sentence = (f"query {qid} is marked unanswerable but passage {doc} [{start}, {end}) is graded {grade} "
+                        f"(answers it) by {who}")
+            out.append(Blocker(ANSWERED_UNANSWERABLE, sentence, qid, text, doc, start, end, grade=grade, who=who))
+        else:
+            sentence = (f"query {qid} is marked unanswerable but evidence {eid} ({short_repr(quote)}) in {doc} "
+                        f"[{start}, {end}) quotes an answer, by {who}")
+            out.append(Blocker(QUOTED_UNANSWERABLE, sentence, qid, text, doc, start, end, eid, quote, grade, who))
+    return out
+
+
+def unanswerable_sentences(blockers: list[Blocker]) -> list[str]:
+    """One sentence per unanswerable question among ``blockers``, naming its passages and
+    where to fix them."""
+    by_q: dict[str, list[Blocker]] = {}
+    for b in blockers:
+        if b.kind in UNANSWERABLE_KINDS:
+            by_q.setdefault(str(b.query_id), []).append(b)
+    out = []
+    for qid, hits in by_q.items():
+        named = "; ".join(f"{b.doc_id} [{b.start}, {b.end}) grade {b.grade} by {b.who}"
+                          for b in hits[:_NAMED_CONFLICTS])
+        more = f"; and {len(hits) - _NAMED_CONFLICTS} more" if len(hits) > _NAMED_CONFLICTS else ""
+        out.append(f"query {qid} ({short_repr(hits[0].query_text)}) is marked unanswerable but {len(hits)} passage(s) "
+                   f"answer it: {named}{more}. Fix it on the {CONFLICTS_PAGE}: a lead re-grades each passage (1 = "
+                   "related, not answering) or retracts it, or, if the corpus does answer the question, marks it "
+                   "answerable with a reason")
+    return out
+
+
 def unanswerable_conflicts(cur: Cursor) -> list[str]:
     """Questions marked unanswerable (answerable = false) that carry an answer all the same:
     a final human grade of :data:`ANSWERING_GRADE` or more, or an evidence quote (qrels
     grade 3). One sentence per question naming the passages and what to do. Such a question
     would be scored in the negative stratum with relevant qrels, and abstention counted
     wrong for declining it (issue 29, M11); freezing refuses while any exist."""
-    rows = cur.execute(
-        "SELECT q.query_id, q.text, x.doc_id, x.start, x.\"end\", x.grade, x.who FROM queries q JOIN ("
-        " SELECT query_id, doc_id, start, \"end\", CAST(grade AS INTEGER) AS grade, decided_by AS who"
-        " FROM final_grades WHERE grade >= ?"
-        " UNION ALL SELECT query_id, doc_id, start, \"end\", CAST(? AS INTEGER) AS grade, actor AS who"
-        " FROM frozen_evidence) x USING (query_id) "
-        "WHERE NOT q.answerable ORDER BY q.query_id, x.doc_id, x.start, x.\"end\"",
-        [ANSWERING_GRADE, EVIDENCE_GRADE]).fetchall()
-    texts: dict[str, str] = {}
-    by_q: dict[str, list[tuple]] = {}
-    for qid, text, doc, start, end, grade, who in rows:
-        texts[qid] = text
-        by_q.setdefault(qid, []).append((doc, start, end, grade, who))
-    out = []
-    for qid, hits in by_q.items():
-        text = texts[qid]
-        named = "; ".join(f"{doc} [{start}, {end}) grade {grade} by {who}"
-                          for doc, start, end, grade, who in hits[:_NAMED_CONFLICTS])
-        more = f"; and {len(hits) - _NAMED_CONFLICTS} more" if len(hits) > _NAMED_CONFLICTS else ""
-        out.append(f"query {qid} ({short_repr(text)}) is marked unanswerable but {len(hits)} passage(s) answer it: "
-                   f"{named}{more}. Regrade them (1 = related, not answering; a lead can adjudicate) or retract "
-                   "the quotes, or, if the corpus does answer it, mark the question answerable (Queries page)")
+    return unanswerable_sentences(unanswerable_blockers(cur))
+
+
+def freeze_blockers(cur: Cursor) -> list[Blocker]:
+    """Everything that refuses a freeze of the live store now, in the order the freeze checks
+    it: labels off the corpus (:func:`broken_label_blockers` over the quotes a freeze would
+    keep), answers to unanswerable questions (:func:`unanswerable_blockers`), then an empty
+    store. :func:`freeze` refuses on exactly this list (:func:`refuse_on`), and the app's
+    Freeze conflicts page lists it with each fix, so the two cannot disagree."""
+    out = broken_label_blockers(cur) + unanswerable_blockers(cur)
+    if cur.execute("SELECT count(*) FROM queries").fetchone()[0] == 0:
+        out.append(Blocker(NO_QUERIES, "the store has no queries; import queries first (Queries page, or "
+                                       "golden queries import)"))
+    if cur.execute("SELECT count(*) FROM documents").fetchone()[0] == 0:
+        out.append(Blocker(NO_DOCUMENTS, "the store has no corpus; import documents first (Corpus page, or "
+                                         "golden corpus import)"))
     return out
+
+
+def refuse_on(blockers: list[Blocker]) -> None:
+    """Raise the freeze's refusal for the first kind of problem among ``blockers`` (labels off
+    the corpus, then answered unanswerable questions, then an empty store), every problem of
+    that kind listed and the place to fix them named; nothing when the list is empty."""
+    broken = [b.sentence for b in blockers if b.kind in BROKEN_KINDS]
+    if broken:
+        raise ValidationError(
+            f"Freeze refused: {len(broken)} label(s) no longer resolve on the corpus. Fix or retract them first: "
+            f"the {CONFLICTS_PAGE} lists each with its fixes.",
+            broken,
+        )
+    conflicts = unanswerable_sentences(blockers)
+    if conflicts:
+        raise ValidationError(
+            f"Freeze refused: {len(conflicts)} question(s) marked unanswerable have passages graded as "
+            f"answering them (grade {ANSWERING_GRADE} or more, or evidence). Fix them first: the {CONFLICTS_PAGE} "
+            f"lists each with its fixes.",
+            conflicts,
+        )
+    kinds = {b.kind for b in blockers}
+    if NO_QUERIES in kinds:
+        raise ValidationError("Freeze refused: the store has no queries. Import queries first.")
+    if NO_DOCUMENTS in kinds:
+        raise ValidationError("Freeze refused: the store has no corpus. Import documents first.")
+
+
+def live_blockers(store: Store) -> list[Blocker]:
+    """:func:`freeze_blockers` in one read transaction (one snapshot, planned as the freeze
+    plans it): what a freeze would refuse now."""
+    with store.cursor() as cur:
+        if store.engine != "postgresql":
+            return freeze_blockers(cur)
+        from golden_store.db.postgres import PgCursor
+
+        pg = cast(PgCursor, cur)
+        pg.begin()  # SET LOCAL (whole_table_plans) lasts for this transaction only
+        try:
+            whole_table_plans(store, pg)
+            return freeze_blockers(pg)
+        finally:
+            pg.rollback()
 
 
 def live_label_problems(store: Store, viewer: str | None = None) -> list[str]:
@@ -347,7 +478,8 @@ def freeze(
 ) -> FreezeResult:
     """Write the live store's current state as version ``name``. Refuses an existing name,
     an empty store, labels that no longer resolve on the corpus, and questions marked
-    unanswerable that carry answering grades (:func:`unanswerable_conflicts`). ``hit_rule`` is the
+    unanswerable that carry answering grades (:func:`unanswerable_conflicts`): exactly
+    :func:`freeze_blockers`, the list the app's Freeze conflicts page shows. ``hit_rule`` is the
     default rule for deriving chunk labels from this version's spans (manifest field).
     ``signing_key`` (an Ed25519 private key, :func:`golden_store.versions.signing.load_private_key`)
     adds ``signature.json``, written before the version appears.
@@ -386,25 +518,7 @@ def freeze(
             # two processes freezing one name take turns (the folder rename decides who wins).
             store.lock(cur, f"golden_store.freeze:{name}")
             whole_table_plans(store, cur)
-            problems = broken_labels(cur)
-            if problems:
-                raise ValidationError(
-                    f"Freeze refused: {len(problems)} label(s) no longer resolve on the corpus. "
-                    f"Fix or retract them first.",
-                    problems,
-                )
-            conflicts = unanswerable_conflicts(cur)
-            if conflicts:
-                raise ValidationError(
-                    f"Freeze refused: {len(conflicts)} question(s) marked unanswerable have passages graded as "
-                    f"answering them (grade {ANSWERING_GRADE} or more, or evidence). Fix them first.",
-                    conflicts,
-                )
-            n_q = cur.execute("SELECT count(*) FROM queries").fetchone()[0]
-            if n_q == 0:
-                raise ValidationError("Freeze refused: the store has no queries. Import queries first.")
-            if cur.execute("SELECT count(*) FROM documents").fetchone()[0] == 0:
-                raise ValidationError("Freeze refused: the store has no corpus. Import documents first.")
+            refuse_on(freeze_blockers(cur))
             for i, (fname, sql) in enumerate(_TABLE_SQL.items()):
                 if progress:
                     progress(i, steps, f"writing {fname}")

@@ -61,6 +61,7 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/app_pages/test_nuggets_blind_history_form.py",  # issue 29 M6/M7/M8 (AppTest)
     "tests/app_pages/test_versions_diff_nuggets.py",  # issue 29 M12 (AppTest)
     "tests/app_pages/test_queries_edit.py",  # issue 37 item 8 (AppTest)
+    "tests/app_pages/test_freeze_conflicts_page.py",  # issue 37 item 9 (AppTest)
     "tests/annotator/test_agreement_bar.py::test_a_split_below_the_bar_goes_ahead_only_with_a_recorded_reason",
     "tests/annotator/test_cli.py::test_answers_score_reproduces_start_here_step_8",
     "tests/annotator/test_cli.py::test_demo_freeze_verify_export_diff_flow",

@@ -120,3 +120,42 @@ def history(store: Store, limit: int = 200, offset: int = 0) -> list[dict]:
 
 def count_pending(store: Store) -> int:
     return int(store.read_one("SELECT count(*) FROM pending_grades SEMI JOIN queries USING (query_id)")[0])
+
+
+# ---- every label that decides an item (the Freeze conflicts page, issue 37 item 9) ---------------
+
+# Each annotator's current grade and the latest lead decision on items, with whether each was
+# made on an earlier text of its document (``stale``); ``{where}`` picks the items.
+_ITEM_LABELS = (
+    "SELECT x.query_id, x.doc_id, x.start, x.\"end\", x.kind, x.actor, CAST(x.grade AS INTEGER) AS grade, x.note, "
+    "x.created_at, x.event_id, coalesce(x.doc_sha256 IS NOT NULL AND x.doc_sha256 <> d.canonical_sha256, FALSE) "
+    "AS stale FROM ("
+    " SELECT query_id, doc_id, start, \"end\", 'grade' AS kind, actor, grade, note, created_at, event_id, doc_sha256"
+    " FROM current_grades WHERE {where}"
+    " UNION ALL"
+    " SELECT query_id, doc_id, start, \"end\", 'decision' AS kind, actor, grade, note, created_at, event_id, doc_sha256"
+    " FROM adjudication_state WHERE {where}"
+    ") x LEFT JOIN documents d USING (doc_id) ORDER BY x.query_id, x.doc_id, x.start, x.\"end\", x.kind DESC, x.actor")
+_LABEL_COLUMNS = ("query_id", "doc_id", "start", "end", "kind", "actor", "grade", "note", "created_at", "event_id",
+                  "stale")
+
+
+def item_labels_tx(cur: Cursor, query_id: str, doc_id: str, start: int, end: int) -> list[dict]:
+    """Every label that decides one item now, inside the caller's transaction: each
+    annotator's current grade (``kind`` 'grade', by annotator) then the latest lead decision
+    (``kind`` 'decision'), each with actor, grade, note, time, event id and ``stale``."""
+    where = "query_id = ? AND doc_id = ? AND start = ? AND \"end\" = ?"
+    rows = cur.execute(_ITEM_LABELS.format(where=where), [query_id, doc_id, start, end] * 2).fetchall()
+    return [dict(zip(_LABEL_COLUMNS, r)) for r in rows]
+
+
+def labels_on_questions(store: Store, query_ids: list[str]) -> dict[tuple, list[dict]]:
+    """:func:`item_labels_tx` for every graded item of ``query_ids`` in one read, by item
+    (query_id, doc_id, start, end)."""
+    ids = sorted(set(query_ids))
+    out: dict[tuple, list[dict]] = {}
+    if not ids:
+        return out
+    for row in store.read_dicts(_ITEM_LABELS.format(where="query_id IN (SELECT unnest(?))"), [ids, ids]):
+        out.setdefault((row["query_id"], row["doc_id"], row["start"], row["end"]), []).append(row)
+    return out

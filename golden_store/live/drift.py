@@ -93,13 +93,26 @@ def reresolve_tx(cur: Cursor, *, threshold: float = DEFAULT_THRESHOLD,
 
 
 def stale_grades_tx(cur: Cursor) -> list[tuple]:
-    """Grades (and adjudications) made on an earlier text of their document."""
+    """Grades and lead decisions made on an earlier text of their document that still count:
+    (query_id, doc_id, start, end, actor, question text, is a lead's decision).
+
+    What counts is what decides the item's final grade: its latest lead decision
+    (``adjudication_state``; an earlier decision a later one replaced decides nothing, so it
+    no longer refuses a freeze once the lead decided again on the current text), and each
+    annotator's current grade unless a lead's decision made on the current text settles the
+    item (the final grade is then the lead's; issue 37 item 9: re-grading on the Freeze
+    conflicts page is how a lead clears a grade someone else made on an earlier text, which
+    only its author could otherwise retract)."""
+    settled = ("EXISTS (SELECT 1 FROM adjudication_state a JOIN documents ad USING (doc_id) WHERE "
+               "a.query_id = c.query_id AND a.doc_id = c.doc_id AND a.start = c.start AND a.\"end\" = c.\"end\" "
+               "AND (a.doc_sha256 IS NULL OR a.doc_sha256 = ad.canonical_sha256))")
     return cur.execute(
-        "SELECT g.query_id, g.doc_id, g.start, g.\"end\", g.actor FROM ("
-        " SELECT query_id, doc_id, start, \"end\", doc_sha256, actor FROM current_grades"
+        "SELECT g.query_id, g.doc_id, g.start, g.\"end\", g.actor, q.text, g.decision FROM ("
+        " SELECT query_id, doc_id, start, \"end\", doc_sha256, actor, FALSE AS decision FROM current_grades c"
+        f" WHERE NOT {settled}"
         " UNION ALL"
-        " SELECT query_id, doc_id, start, \"end\", doc_sha256, actor FROM grade_events WHERE op = 'adjudicate'"
-        ") g SEMI JOIN queries q USING (query_id) JOIN documents d USING (doc_id)"
+        " SELECT query_id, doc_id, start, \"end\", doc_sha256, actor, TRUE AS decision FROM adjudication_state"
+        ") g JOIN queries q USING (query_id) JOIN documents d USING (doc_id)"
         " WHERE g.doc_sha256 IS NOT NULL AND g.doc_sha256 <> d.canonical_sha256"
-        " ORDER BY 1, 2, 3"
+        " ORDER BY 1, 2, 3, 4, 7, 5"
     ).fetchall()

@@ -83,11 +83,15 @@ def evidence_queue(store: Store):
 
 
 def evidence_counts(store: Store, *, settled_only: bool = False) -> dict[str, int]:
-    """Quotes and quoted questions; ``settled_only`` leaves out unsettled evidence-round
-    questions (what an annotator may count without learning what a colleague quoted)."""
+    """Quotes, and answerable questions with a quote (Home's "n / answerable" bar: a quote on
+    a question marked unanswerable, which the freeze refuses, counted there took the bar past 1
+    and Home failed to render; issue 37 item 9); ``settled_only`` leaves out unsettled
+    evidence-round questions (what an annotator may count without learning what a colleague
+    quoted)."""
     view = "frozen_evidence" if settled_only else "current_evidence"
     n_spans, n_queries = store.read_one(
-        f"SELECT count(*), count(DISTINCT query_id) FROM {view} SEMI JOIN queries USING (query_id)"
+        f"SELECT count(*), count(DISTINCT e.query_id) FILTER (WHERE q.answerable) FROM {view} e "
+        "JOIN queries q USING (query_id)"
     )
     return {"spans": int(n_spans), "queries_with_evidence": int(n_queries)}
 

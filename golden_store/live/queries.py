@@ -355,6 +355,17 @@ def get_query(store: Store, query_id: str) -> QueryRecord | None:
     return QueryRecord(*row[:8], generator_model=row[8], generator_prompt_sha=row[9], tier=row[10])
 
 
+def get_queries(store: Store, query_ids: Sequence[str]) -> dict[str, QueryRecord]:
+    """:func:`get_query` of several questions in one read (ids not in the live set left out)."""
+    ids = sorted(set(query_ids))
+    if not ids:
+        return {}
+    rows = store.read(
+        "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "
+        "generator_model, generator_prompt_sha, tier FROM queries WHERE query_id IN (SELECT unnest(?))", [ids])
+    return {r[0]: QueryRecord(*r[:8], generator_model=r[8], generator_prompt_sha=r[9], tier=r[10]) for r in rows}
+
+
 def list_queries(store: Store):
     return store.df(
         "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "

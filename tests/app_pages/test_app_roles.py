@@ -33,14 +33,15 @@ PAGES = {
     "agreement": "app_pages/agreement.py",
     "pool_grading": "app_pages/pool_grading.py",
     "webhooks": "app_pages/webhooks.py",
+    "freeze_conflicts": "app_pages/freeze_conflicts.py",
 }
 VISIBLE = {
     "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets"},
     "reviewer": {"home", "corpus", "queries", "transcripts", "nuggets"},  # nuggets: Scores only (outcomes)
     "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "results", "pool",
-             "adjudication", "agreement", "calibration", "pool_grading"},
+             "adjudication", "agreement", "calibration", "pool_grading", "freeze_conflicts"},
     "engineer": {"home", "corpus", "queries", "versions", "power", "results", "pool", "transcripts", "pool_grading",
-                 "webhooks"},
+                 "webhooks", "freeze_conflicts"},
     "admin": set(PAGES),
 }
 PASSWORD = "0123456789"

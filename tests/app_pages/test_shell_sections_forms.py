@@ -17,7 +17,7 @@ TITLES = {"home": "Home", "corpus": "Corpus", "queries": "Queries", "evidence": 
           "versions": "Versions", "power": "Power", "results": "Results", "pool": "Runs & pool", "users": "Users",
           "adjudication": "Adjudication", "nuggets": "Nuggets", "calibration": "Judge calibration",
           "transcripts": "Transcripts", "agreement": "Agreement",
-          "pool_grading": "Judge the pool", "webhooks": "Webhooks"}
+          "pool_grading": "Judge the pool", "webhooks": "Webhooks", "freeze_conflicts": "Freeze conflicts"}
 
 
 @pytest.mark.parametrize("role", sorted(VISIBLE))
@@ -30,7 +30,8 @@ def test_sections_group_the_pages_a_role_may_open(role):
     assert list(titles) == [s for s in order if s in titles]
     if role == "admin":
         assert titles == {"": ["Home"], "Label": ["Evidence", "Judge", "Nuggets"],
-                          "Review": ["Adjudication", "Agreement", "Judge calibration", "Judge the pool", "Transcripts"],
+                          "Review": ["Adjudication", "Freeze conflicts", "Agreement", "Judge calibration",
+                                     "Judge the pool", "Transcripts"],
                           "Data": ["Corpus", "Queries"], "Engineer": ["Runs & pool", "Versions", "Power", "Results", "Webhooks"],
                           "Admin": ["Users"]}
     assert set(PAGES) == set(TITLES)

@@ -43,7 +43,7 @@ def _reference(cur, viewer: str | None) -> list[str]:
             out.append(f"query {qid} judgment: document {doc!r} is not in the corpus")
         elif not 0 <= start < end <= n:
             out.append(f"query {qid} judgment: passage [{start}, {end}) is outside document {doc!r}")
-    for qid, doc, start, end, actor in stale_grades_tx(cur):
+    for qid, doc, start, end, actor, _text, _decision in stale_grades_tx(cur):
         if viewer is None or actor == viewer:
             out.append(f"query {qid} judgment by {actor} of {doc}[{start}:{end}]: made on an earlier text of the "
                        f"document; re-judge the passage")

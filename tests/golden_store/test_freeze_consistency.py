@@ -37,9 +37,11 @@ def test_a_freeze_refuses_an_unanswerable_question_with_answering_grades(demo_st
                                   "answering them")
     assert exc.problems == [
         "query q005 (\"What is the CEO's annual salary?\") is marked unanswerable but 2 passage(s) answer it: "
-        "annual-leave [0, 40) grade 3 by ann; health-insurance [5, 50) grade 2 by ann,bob. Regrade them "
-        "(1 = related, not answering; a lead can adjudicate) or retract the quotes, or, if the corpus does answer "
-        "it, mark the question answerable (Queries page)"]
+        "annual-leave [0, 40) grade 3 by ann; health-insurance [5, 50) grade 2 by ann,bob. Fix it on the Freeze "
+        "conflicts page (Review → Freeze conflicts in the app): a lead re-grades each passage (1 = related, not "
+        "answering) or retracts it, or, if the corpus does answer the question, marks it answerable with a reason"]
+    # the refusal itself names the place to go (issue 37 item 9)
+    assert "Freeze conflicts page (Review → Freeze conflicts in the app) lists each with its fixes" in exc.summary
     assert not (tmp_path / "versions" / "v1").exists()
     # a lead settles it: adjudicated down to "related", the freeze goes through
     _grade(demo_store, "q005", "annual-leave", 0, 40, 1, "lead", op="adjudicate")
