@@ -28,7 +28,8 @@ from golden_store.live import agreement_bar, calibrations
 from golden_store.versions import signing
 from golden_store.versions.chunk_labels import parse_hit_rule
 from golden_store.core.digests import corpus_digest
-from golden_store.core.errors import ValidationError, VersionExistsError
+from golden_store.core import disk
+from golden_store.core.errors import DiskFullError, ValidationError, VersionExistsError
 from golden_store.versions.qrels import EVIDENCE_GRADE, QRELS_RULE
 from golden_store.core.judgment_formats import IMPORTED_ACTOR_SQL
 from golden_store.db.schema import SCHEMA_VERSION
@@ -510,7 +511,13 @@ def freeze(
             )
         vdir.mkdir(parents=True, exist_ok=True)
         sweep_temp_folders(vdir)
-    tmp = new_temp_folder(vdir, name)
+    try:
+        tmp = new_temp_folder(vdir, name)
+    except OSError as exc:
+        full = _out_of_room(exc, name, vdir, remote is not None)
+        if full is None:
+            raise
+        raise full from exc
     steps = len(_TABLE_SQL) + 3
     try:
         def snapshot(cur: Cursor) -> dict[str, Any]:
@@ -585,11 +592,36 @@ def freeze(
         if progress:
             progress(steps, steps, "done")
         return FreezeResult(name, target, deep_freeze(manifest))
+    except Exception as exc:
+        full = _out_of_room(exc, name, vdir, remote is not None)
+        if full is None:
+            raise
+        raise full from exc
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
         if remote is not None:
             shutil.rmtree(vdir, ignore_errors=True)
+
+
+def _out_of_room(exc: BaseException, name: str, vdir: Path, remote: bool) -> DiskFullError | None:
+    """A freeze's write that found no room in the folder it builds the version in, as one
+    sentence (probe F2: a raw ``OSError: [Errno 28]`` traceback): the versions folder, or for
+    object storage the local temporary folder the version is built in before its upload. The
+    partial files are removed by the caller. None for any other error, and for the store's own
+    disk (``Store`` has said that in its words)."""
+    if isinstance(exc, DiskFullError) and exc.path is not None and not Path(exc.path).is_relative_to(vdir):
+        return None
+    code = disk.no_room_errno(exc)
+    if code is None:
+        return None
+    outcome = f"no version {name!r} was written and its partial files were removed"
+    if remote:
+        return disk.no_room(code, what="the temporary folder a version is built in before its upload",
+                            path=vdir.parent, outcome=outcome,
+                            elsewhere="point TMPDIR at a folder on a disk with room")
+    return disk.no_room(code, what="the versions folder", path=vdir, outcome=outcome,
+                        elsewhere="point GOLDEN_VERSIONS at a folder on a disk with room")
 
 
 def _manifest_facts(cur: Cursor, engine: str) -> dict[str, Any]:

@@ -38,6 +38,10 @@ KINDS: dict[str, str] = {
     "verification": "A frozen version failed its integrity checks (digests, spans, signature).",
     "store-locked": "The store is in use by another process; retry later.",
     "store-schema": "The store's schema is not the one this server expects; migrate it (golden init).",
+    "store-unavailable": "The store's database server is unreachable (stopped, restarting or not taking "
+                         "connections); retry after Retry-After seconds: the studio reconnects by itself.",
+    "disk-full": "The server had no room to write what the request needed (its disk is full, a quota or a "
+                 "file-size limit was reached); nothing was kept of the request: its operator must make room.",
     "permission-denied": "The token's roles do not allow the action; an admin can create a token with a role "
                          "that does.",
     "token-refused": "The token is missing, unknown, revoked or expired (401), or the address sent too many "
@@ -61,6 +65,8 @@ STATUS_OF: tuple[tuple[type[Exception], int], ...] = (
     (errors.VerificationError, 409),
     (errors.StoreLockedError, 503),
     (errors.StoreSchemaError, 503),
+    (errors.StoreUnavailableError, 503),
+    (errors.DiskFullError, 507),
     (PermissionDenied, 403),
     (errors.GoldenError, 400),
 )
@@ -120,13 +126,15 @@ async def golden_problem(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, TokenRefused) and status == 401:
         headers = {"WWW-Authenticate": 'Bearer realm="golden"'}
     retry = getattr(exc, "retry_after_s", getattr(exc, "retry_after", None))
-    if status == 429 and retry is not None:
+    if status in (429, 503) and retry is not None:  # too many refusals; the database unreachable
         headers = {"Retry-After": str(max(1, int(float(retry) + 0.999)))}
     extra: dict[str, Any] = {}
     problems = getattr(exc, "problems", None)
     if problems:
         extra["problems"] = list(problems)
-    return problem(status, redact_locations(str(exc)), instance=request.url.path, kind=_kind(exc), headers=headers,
+    # a full disk's sentence names the server's file; its ``public`` one says the same without it
+    detail = exc.public if isinstance(exc, errors.DiskFullError) else str(exc)
+    return problem(status, redact_locations(detail), instance=request.url.path, kind=_kind(exc), headers=headers,
                    **extra)
 
 

@@ -33,7 +33,7 @@ ENGINE = os.environ.get("GOLDEN_TEST_ENGINE", "duckdb")
 if ENGINE not in ("duckdb", "postgresql"):
     raise pytest.UsageError(f"GOLDEN_TEST_ENGINE={ENGINE!r}: use 'duckdb' (the default) or 'postgresql'")
 # fixtures that already put a test on PostgreSQL (run in the DuckDB pass, so not again)
-_PG_FIXTURES = {"pg_cluster", "pg_url", "pg_store", "any_store"}
+_PG_FIXTURES = {"pg_cluster", "pg_url", "pg_store", "any_store", "pg_own_cluster"}
 
 
 def pytest_report_header(config) -> str:
@@ -474,6 +474,24 @@ def pg_store(pg_cluster, tmp_path, monkeypatch) -> Store:
     pg_cluster.drop_database(url)
 
 
+@pytest.fixture
+def pg_own_cluster():
+    """A throwaway cluster of this test's own, which it may stop and start
+    (``tests.pg.stop_server`` / ``start_server``: PostgreSQL down, probe P2) without failing
+    the tests that share the session's; skipped as ``pg_cluster`` is without PostgreSQL."""
+    from tests import pg
+
+    why = pg.unavailable()
+    if why:
+        pytest.skip(pg.HOW.format(why=why))
+    cluster = pg.start_cluster()
+    try:
+        yield cluster
+    finally:
+        context.close_all()
+        pg.stop_cluster(cluster)
+
+
 @pytest.fixture(params=["duckdb", "postgresql"])
 def any_store(request, tmp_path) -> Store:
     """The same test on both engines: a fresh DuckDB store, then a fresh PostgreSQL one."""
@@ -550,3 +568,9 @@ _SLOW += (
     "tests/annotator/test_label_queue.py::test_on_a_real_store_incremental_progress_equals_the_exact_count",
 )
 _SLOW += ("tests/test_measure_label_path.py",)  # builds a store and runs the script in a subprocess
+# issue 37 item 7 (probes F1/F2/P2): `golden` subprocesses on a small tmpfs; a PostgreSQL cluster of
+# the test's own stopped and started
+_SLOW += (
+    "tests/annotator/test_disk_full.py",
+    "tests/http_api/test_store_failures.py::test_postgresql_down_answers_503_naming_the_server_and_200_once_it_is_back",
+)

@@ -109,16 +109,33 @@ def start_cluster() -> Cluster:
     run = dict(check=True, capture_output=True, text=True, cwd="/")
     subprocess.run(_as_server_user([str(bindir / "initdb"), "-D", str(data), "-U", "golden", "--auth=trust",
                                     "-E", "UTF8", "--locale=C", "--no-sync"]), **run)
-    port = _free_port()
-    opts = (f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off -c synchronous_commit=off "
+    cluster = Cluster(root=root, port=_free_port(), bindir=bindir)
+    start_server(cluster)
+    return cluster
+
+
+def start_server(cluster: Cluster) -> None:
+    """``pg_ctl start`` on the cluster's port (waiting until it takes connections): at
+    :func:`start_cluster`, and again after :func:`stop_server`."""
+    root = cluster.root
+    opts = (f"-c listen_addresses=127.0.0.1 -p {cluster.port} -k {root} -c fsync=off -c synchronous_commit=off "
             f"-c full_page_writes=off -c max_connections=200 -c shared_buffers=64MB")
     try:
-        subprocess.run(_as_server_user([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "log"),
-                                        "-o", opts, "-w", "-t", "60", "start"]), **run)
+        subprocess.run(_as_server_user([str(cluster.bindir / "pg_ctl"), "-D", str(root / "data"), "-l",
+                                        str(root / "log"), "-o", opts, "-w", "-t", "60", "start"]),
+                       check=True, capture_output=True, text=True, cwd="/")
     except subprocess.CalledProcessError as exc:
         log = (root / "log").read_text() if (root / "log").exists() else ""
         raise RuntimeError(f"pg_ctl start failed: {exc.stderr}\n{log}") from None
-    return Cluster(root=root, port=port, bindir=bindir)
+
+
+def stop_server(cluster: Cluster) -> None:
+    """``pg_ctl stop -m fast`` (what an operator's restart does: every session is ended with
+    AdminShutdown), keeping the cluster's files for :func:`start_server`. For a test's own
+    cluster (``pg_own_cluster``): stopping the session's would fail the other tests."""
+    subprocess.run(_as_server_user([str(cluster.bindir / "pg_ctl"), "-D", str(cluster.root / "data"),
+                                    "-m", "fast", "-w", "-t", "60", "stop"]),
+                   check=True, capture_output=True, text=True, cwd="/")
 
 
 def stop_cluster(cluster: Cluster) -> None:

@@ -63,3 +63,30 @@ class VerificationError(GoldenError):
     def __init__(self, summary: str, problems: list[str]) -> None:
         self.problems = problems
         super().__init__("\n".join([summary, *(f"  - {p}" for p in problems)]))
+
+
+class StoreUnavailableError(GoldenError):
+    """The store's database server cannot be reached (PostgreSQL stopped, restarting or not
+    taking connections). The sentence names the server as HOST:PORT, never the URL (it may
+    hold a password). ``retry_after``: seconds a client should wait before trying again (the
+    HTTP API's ``Retry-After``); the store reconnects by itself once the server answers."""
+
+    retry_after = 5
+
+
+class DiskFullError(GoldenError):
+    """No room to write a file the operation needed: the disk holding it is full, its quota
+    is used up, or the process's file-size limit was reached (``golden_store.core.disk``).
+    ``str()`` names the file or folder; :attr:`public` is the same sentence without it, for
+    the HTTP API, which does not show a client the server's folders. ``path``: that file or
+    folder; ``what``: what it is, in words ("the store's write-ahead log"); ``saved``: the
+    operation's change was committed all the same (DuckDB: the commit was durable, folding it
+    into the file found no room), so there is nothing to retry."""
+
+    def __init__(self, sentence: str, *, public: str | None = None, path: str | None = None,
+                 what: str | None = None, saved: bool = False) -> None:
+        self.public = public or sentence
+        self.path = path
+        self.what = what
+        self.saved = saved
+        super().__init__(sentence)

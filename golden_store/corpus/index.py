@@ -20,6 +20,7 @@ commits; an uncommitted tantivy writer is discarded).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -30,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tantivy
+
+from golden_store.core import disk
 
 FORMAT = 2  # 2: the raw text is stored too
 META = "golden-index.json"
@@ -273,19 +276,46 @@ def _writer(index: tantivy.Index) -> tantivy.IndexWriter:
     return index.writer(heap_size=_HEAP, num_threads=max(1, min(4, os.cpu_count() or 1)))
 
 
+def _why(exc: BaseException, path: Path) -> BaseException:
+    """tantivy's writer threads die without saying why ("An index writer was killed ... io::Error
+    most likely"): on a disk left with almost no room that is the cause, said as the
+    ``OSError(ENOSPC)`` it was, naming the index folder (``golden_store.core.disk``); else ``exc``."""
+    if isinstance(exc, ValueError) and disk.nearly_full(path):
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    return exc
+
+
+def _discard(writer: tantivy.IndexWriter) -> None:
+    """Roll ``writer`` back and delete the segment files it wrote: tantivy leaves them on disk
+    until its next commit asks for a clean-up (probe F1: each import a full disk refused left
+    ~8 MB of segments until the next good one)."""
+    try:
+        writer.rollback()
+        writer.garbage_collect_files()
+    except (ValueError, OSError):  # a writer killed by a full disk: the next commit collects its files
+        pass
+
+
 def build(path: Path, docs: Iterable[tuple[str, str, str]], last_event: int, *,
           total: int = 0, progress: Progress | None = None) -> CorpusSearchIndex:
     """A new index of ``(doc_id, canonical_text, raw_text)`` in ``path`` (replacing what is there)."""
     index = _tantivy(path, create=True)
     writer = _writer(index)
     n = 0
-    for doc_id, text, raw in docs:
-        writer.add_document(_document(doc_id, text, raw))
-        n += 1
-        if progress and n % 2000 == 0:
-            progress(n, total)
-    writer.commit()
-    writer.wait_merging_threads()
+    try:
+        for doc_id, text, raw in docs:
+            writer.add_document(_document(doc_id, text, raw))
+            n += 1
+            if progress and n % 2000 == 0:
+                progress(n, total)
+        writer.commit()
+        writer.wait_merging_threads()
+    except BaseException as exc:  # no meta written: the next open builds it again
+        why = _why(exc, path)
+        _discard(writer)
+        if why is not exc:
+            raise why from exc
+        raise
     index.reload()
     _write_meta(path, last_event, n)
     if progress:
@@ -307,8 +337,11 @@ def apply(ix: CorpusSearchIndex, changed: Iterable[tuple[str, str | None, str | 
             n += 1
         writer.commit()
         writer.wait_merging_threads()
-    except BaseException:
-        writer.rollback()
+    except BaseException as exc:
+        why = _why(exc, ix.path)
+        _discard(writer)
+        if why is not exc:
+            raise why from exc
         raise
     index.reload()
     _write_meta(ix.path, last_event, ix.n_docs)
@@ -363,24 +396,36 @@ class PendingUpdate:
         self.n = 0
 
     def put(self, doc_id: str, canonical: str, raw: str, replacing: bool) -> None:
-        if self._writer is None:
-            self._writer = _writer(self.ix._index)
-        if replacing:
-            self._writer.delete_documents_by_term("doc_id", doc_id)
-        self._writer.add_document(_document(doc_id, canonical, raw))
+        try:
+            if self._writer is None:
+                self._writer = _writer(self.ix._index)
+            if replacing:
+                self._writer.delete_documents_by_term("doc_id", doc_id)
+            self._writer.add_document(_document(doc_id, canonical, raw))
+        except ValueError as exc:
+            why = _why(exc, self.ix.path)
+            if why is exc:
+                raise
+            raise why from exc
         self.n += 1
 
     def commit(self, last_event: int) -> None:
-        if self._writer is not None:
-            self._writer.commit()
-            self._writer.wait_merging_threads()
-            self.ix._index.reload()
-        _write_meta(self.ix.path, last_event, self.ix.n_docs)
+        try:
+            if self._writer is not None:
+                self._writer.commit()
+                self._writer.wait_merging_threads()
+                self.ix._index.reload()
+            _write_meta(self.ix.path, last_event, self.ix.n_docs)
+        except ValueError as exc:
+            why = _why(exc, self.ix.path)
+            if why is exc:
+                raise
+            raise why from exc
         self.ix.last_event = last_event
 
     def rollback(self) -> None:
         if self._writer is not None:
-            self._writer.rollback()
+            _discard(self._writer)
             self._writer = None
 
 

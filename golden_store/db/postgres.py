@@ -20,17 +20,22 @@ returned, as a DuckDB cursor (its own connection) would.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import select
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.adapt import Loader
 
+from golden_store.core import disk
+from golden_store.core.errors import GoldenError, StoreUnavailableError
 from golden_store.core.paths import is_postgres_url  # noqa: F401 - re-exported (callers that hold a URL)
 from golden_store.db.dialect import POSTGRES_PRELUDE, is_noop_on_postgres, to_postgres
 
@@ -59,6 +64,60 @@ def display_url(url: str) -> str:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
     return parts._replace(netloc=netloc).geturl()
+
+
+def server_address(url: str) -> str:
+    """``HOST:PORT`` of the server ``url`` names (libpq's defaults: PGHOST/PGPORT, else
+    localhost:5432): what a message may say of a store without its URL, which can hold a password."""
+    parts = urlsplit(normalize_url(url))
+    query = parse_qs(parts.query)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or (query.get("host") or [""])[0] or os.environ.get("PGHOST") or "localhost"
+    port_text = str(port or (query.get("port") or [""])[0] or os.environ.get("PGPORT") or 5432)
+    return f"[{host}]:{port_text}" if ":" in host else f"{host}:{port_text}"
+
+
+# SQLSTATEs of a server that went away or takes no connections now: admin_shutdown (pg_ctl stop),
+# crash_shutdown, cannot_connect_now (starting up, shutting down, in recovery); class 08 is the
+# connection exceptions
+_GONE = frozenset({"57P01", "57P02", "57P03"})
+# a refused connection carries no SQLSTATE, only libpq's text; these FATALs are the server saying "not now"
+_NOT_NOW = ("the database system is shutting down", "the database system is starting up",
+            "the database system is in recovery mode", "the database system is not yet accepting connections",
+            "the database system is not accepting connections")
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server cannot be reached or is not taking connections (stopped,
+    restarting, the network), as opposed to one that answered and refused (no such database
+    or role, a wrong password), a conflict (40001, an OperationalError too) or a bad statement."""
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = exc.sqlstate
+    if state is not None:
+        return state in _GONE or state.startswith("08")
+    text = str(exc)
+    if "FATAL:" in text:  # the server answered: only "not now" is unavailability
+        return any(s in text for s in _NOT_NOW)
+    return True  # connection refused, no route, timeout, the server closed the connection
+
+
+def failure(exc: BaseException, url: str) -> GoldenError | None:
+    """A psycopg error a person can act on, as the studio's one sentence (``Store._failure``):
+    the server unreachable (:class:`StoreUnavailableError`, naming HOST:PORT only), or out of
+    disk (SQLSTATE 53100); None for anything else."""
+    if unreachable(exc):
+        return StoreUnavailableError(
+            f"The database at {server_address(url)} is unreachable (PostgreSQL is stopped, restarting or not "
+            "taking connections); retry once it is running again (the studio reconnects by itself).")
+    if isinstance(exc, pg_errors.DiskFull):
+        return disk.no_room(errno.ENOSPC, what=f"the database of the PostgreSQL server at {server_address(url)}",
+                            path=None, outcome="nothing was written and the store is as it was",
+                            elsewhere="ask its administrator for room")
+    return None
 
 
 class _NumberLoader(Loader):
@@ -96,8 +155,9 @@ class PgDatabase:
                 raise psycopg.InterfaceError("the store is closed")
             while self._idle:
                 conn = self._idle.pop()
-                if not conn.closed:
+                if not _stale(conn):
                     return conn
+                conn.close()
         return self._connect()
 
     def _release(self, conn: psycopg.Connection, *, had_temp: bool = False) -> None:
@@ -145,6 +205,21 @@ class PgDatabase:
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+
+
+def _stale(conn: psycopg.Connection) -> bool:
+    """An idle connection not worth handing out: closed, broken, or one the server has spoken
+    on since it was put back. An idle autocommit connection (no LISTEN here) receives nothing
+    unless the server is ending it (``pg_ctl stop``: a FATAL, then the socket closes), so a
+    readable socket means a dead connection; without this check each pooled connection failed
+    one request after a server restart (probe P2). Costs a poll, no round trip."""
+    if conn.closed or conn.broken:
+        return True
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 class PgCursor:

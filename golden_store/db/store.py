@@ -18,6 +18,7 @@ failures, since there several processes write at once.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import re
@@ -33,7 +34,8 @@ import duckdb
 
 from golden_store.db.cursor import Cursor
 from golden_store.db.dialect import EVENT_SEQ_LAST_VALUE, SEQUENCES_LAST_VALUES
-from golden_store.core.errors import StoreLockedError, StoreSchemaError
+from golden_store.core import disk
+from golden_store.core.errors import GoldenError, StoreLockedError, StoreSchemaError
 from golden_store.core.paths import DEFAULT_DB, default_db_path, is_postgres_url, versions_dir_for  # noqa: F401 - re-exported
 from golden_store.db.schema import BUILTIN_STRATA, MIGRATIONS, SCHEMA_VERSION, WRITE_SEQ_VERSION
 
@@ -41,8 +43,60 @@ if TYPE_CHECKING:
     from golden_store.db.postgres import PgCursor
 
 T = TypeVar("T")
+_log = logging.getLogger("golden_store")
 
 _LOCK_PID = re.compile(r"held in (?P<prog>\S+) \(PID (?P<pid>\d+)\)")
+# the file a DuckDB I/O error names: Could not write file "/x/golden.duckdb.wal": No space left on device
+# (in an async write's JSON the quotes come escaped: \"...\")
+_DUCKDB_FILE = re.compile(r'file \\?"(?P<path>[^"\\]+)\\?"')
+
+
+def duckdb_failure(exc: BaseException, store_path: Path, *, reopened: bool = False) -> GoldenError | None:
+    """A DuckDB error a person can act on, as one sentence: a write that found no room (the
+    disk holding the store, its write-ahead log or its spill folder is full). None for any
+    other error.
+
+    DuckDB rolls the transaction back, so every table is as it was. What it keeps of the
+    attempt (measured with DuckDB 1.x on a tmpfs, issue 37 F1): an empty ``.wal`` (removed by
+    the next open), and, when the rows went into the file ahead of the commit (an insert of
+    more than a row group, ~120,000 rows), the file at the size they grew it to: the rows are
+    free blocks, reused by the next writes, and the file is cut back at the next checkpoint
+    that writes something, which needs room for a few KB of log; neither CHECKPOINT nor
+    FORCE CHECKPOINT with nothing to write shrinks it. The sentence says so in that case.
+
+    A commit can also be durable (in the ``.wal``) and only the checkpoint that follows it
+    find no room: DuckDB then raises "COMMIT succeeded and is durable, but the autocheckpoint
+    failed" and invalidates the database (every later statement fails until it is opened
+    again; ``reopened``: :meth:`Store._reopen_invalidated` did). The sentence then says the
+    change was saved, and a statement refused by the invalidated database that it was not run."""
+    code = disk.no_room_errno(exc)
+    if code is None:
+        return None
+    text = str(exc)
+    m = _DUCKDB_FILE.search(text)
+    path = Path(m["path"]) if m else store_path
+    elsewhere = "move the store to a disk with room and point GOLDEN_DB (or --db) at it"
+    again = "the store was opened again" if reopened else "restart the studio to open the store again"
+    if "has been invalidated" in text:  # a statement after the fatal error (whose text it quotes)
+        return disk.no_room(code, what="the store", path=store_path, elsewhere=elsewhere,
+                            outcome=f"DuckDB closed it after a write found no room, so this was not run; {again}")
+    if "COMMIT succeeded" in text:
+        return disk.no_room(code, what="the store", path=store_path, elsewhere=elsewhere, saved=True,
+                            outcome="the change was saved all the same (in its write-ahead log, folded into the "
+                                    f"file at a later write) and {again}")
+    outcome = "nothing was written and the store is as it was"
+    if path == store_path:
+        what = "the store"
+        outcome += (", though its file keeps the room the refused rows took until its next change (which needs a "
+                    "little free space)")
+    elif path.name == store_path.name + ".wal":
+        what = "the store's write-ahead log"
+    elif path.parent.name == store_path.name + ".tmp" or path.parent.name.endswith(".tmp"):
+        what = "DuckDB's spill folder beside the store"
+    else:
+        what = "a file the store was writing"
+    return disk.no_room(code, what=what, path=path, outcome=outcome,
+                        elsewhere="move the store to a disk with room and point GOLDEN_DB (or --db) at it")
 
 
 def utcnow() -> datetime:
@@ -67,6 +121,7 @@ class Store:
         else:
             self._errors, self._conflicts = (duckdb.Error,), (duckdb.TransactionException,)
         self._write_lock = threading.RLock()
+        self._reopen_lock = threading.Lock()
         self._closed = False
         self._commits = 0  # committed write transactions of this handle
         # every write takes a value from write_seq once the store has it (after migrating)
@@ -95,6 +150,9 @@ class Store:
             con = duckdb.connect(str(p))
         except duckdb.IOException as exc:
             msg = str(exc)
+            full = duckdb_failure(exc, p)
+            if full is not None:
+                raise full from None
             if "lock" in msg.lower():
                 m = _LOCK_PID.search(msg)
                 who = f" (PID {m['pid']}, {Path(m['prog']).name})" if m else ""
@@ -127,6 +185,9 @@ class Store:
         try:
             db = postgres.open_database(url)
         except postgres.ERRORS as exc:
+            failure = postgres.failure(exc, url)
+            if failure is not None:  # the server is down or not taking connections (probe P2)
+                raise failure from None
             raise StoreSchemaError(
                 f"Cannot open the PostgreSQL store {postgres.display_url(url)}: {str(exc).strip()}") from None
         parts = urlsplit(url)
@@ -139,6 +200,55 @@ class Store:
             db.close()
             raise
         return store
+
+    def _failure(self, exc: BaseException) -> GoldenError | None:
+        """``exc`` (a driver error) as the studio's one sentence when a person can act on it:
+        the database server unreachable (:class:`StoreUnavailableError`), no room to write
+        (:class:`DiskFullError`); None for anything else (a bug, a constraint: raised as it is)."""
+        if self.engine == "postgresql":
+            from golden_store.db import postgres
+
+            return postgres.failure(exc, self.url or "")
+        reopened = isinstance(exc, duckdb.FatalException) and self._reopen_invalidated()
+        return duckdb_failure(exc, self.path, reopened=reopened)
+
+    def _reopen_invalidated(self) -> bool:
+        """Open the DuckDB file again when a fatal error invalidated the database (a commit
+        made durable whose checkpoint found no room): until then every statement of this
+        process fails. The ``.wal`` is replayed, so nothing committed is lost, and an app or API
+        process carries on without a restart. True when the store answers again."""
+        with self._reopen_lock:
+            try:
+                probe = self._con.cursor()
+                try:
+                    probe.execute("SELECT 1")
+                    return True  # another thread has reopened it, or it was not invalidated
+                finally:
+                    probe.close()
+            except duckdb.Error:
+                pass
+            try:  # first: connecting while this process holds the invalidated database gets it back
+                self._con.close()
+            except duckdb.Error:
+                pass
+            try:
+                self._con = duckdb.connect(str(self.path))
+            except duckdb.Error:
+                return False
+            return True
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        """Driver errors raised in the block, translated by :meth:`_failure` (issue 37, probes
+        F1/F2/P2): the CLI prints the sentence, the app shows it, the HTTP API answers 503/507
+        with it (http_api/problems.py maps these classes and imports no driver)."""
+        try:
+            yield
+        except self._errors as exc:
+            err = self._failure(exc)
+            if err is None:
+                raise
+            raise err from exc
 
     def location(self) -> str:
         """Where the store is, for people: the file, or the URL without its password."""
@@ -161,16 +271,13 @@ class Store:
 
     # ---- migrations ----------------------------------------------------------------------------
     def schema_version(self) -> int:
-        cur = self._con.cursor()
-        try:
+        with self.cursor() as cur:
             exists = cur.execute(
                 "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
             ).fetchone()[0]
             if not exists:
                 return 0
             return int(cur.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0])
-        finally:
-            cur.close()
 
     def _migrate(self) -> None:
         current = self.schema_version()
@@ -242,12 +349,14 @@ class Store:
     # ---- operations ------------------------------------------------------------------------------
     @contextmanager
     def cursor(self) -> Iterator[Cursor]:
-        """A fresh cursor for one read operation."""
-        cur = self._con.cursor()
-        try:
-            yield cur
-        finally:
-            cur.close()
+        """A fresh cursor for one read operation. A driver error in the block that a person can
+        act on comes out as the studio's sentence (:meth:`_translated`)."""
+        with self._translated():
+            cur = self._con.cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
 
     def read(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[tuple]:
         """Run one parameterized read and return all rows."""
@@ -277,6 +386,23 @@ class Store:
         if self.engine == "postgresql":
             cur.advisory_lock(key)
 
+    def _commit(self, cur: Any) -> bool:
+        """Commit; False when DuckDB made the commit durable but the checkpoint it ran after it
+        found no room ("COMMIT succeeded and is durable, but the autocheckpoint failed"): the
+        change is saved (in the ``.wal``), so the write succeeded, and the database DuckDB then
+        invalidated is opened again (:meth:`_reopen_invalidated`). Saying it failed would make a
+        caller retry, or a page say "not saved", over a saved change."""
+        try:
+            cur.commit()
+            return True
+        except duckdb.FatalException as exc:
+            if "COMMIT succeeded" not in str(exc):
+                raise
+            _log.warning("%s: a commit was saved in the write-ahead log, but folding it into the file failed (%s); "
+                         "the store is opened again", self.path, exc)
+            self._reopen_invalidated()
+            return False
+
     def _bump_after_commit(self, cur: Any) -> None:
         """Move the generation once more, after the commit. The value taken inside the
         transaction is visible to every process at once (sequences are not transactional),
@@ -297,7 +423,7 @@ class Store:
         inside a SERIALIZABLE transaction would wait with a snapshot from before the wait).
         DuckDB needs none: one process, writes serialized by :meth:`write`."""
         if self.engine == "postgresql":
-            with self._con.session_lock(key):
+            with self._translated(), self._con.session_lock(key):
                 yield
         else:
             yield
@@ -330,6 +456,9 @@ class Store:
         processes write too, a serialization failure or deadlock is such a conflict and
         ``fn`` runs again from the start, so it must not have effects outside the store.
 
+        A driver error a person can act on (no room to write, the database server gone) comes
+        out as one sentence (:meth:`_translated`) and is not retried.
+
         ``bookkeeping=True``: the write touches only what no cached page figure reads (a
         sign-in session, a rubric banner seen), so it leaves :meth:`generation` where it was;
         otherwise every sign-in would throw away every cached aggregate (issue 19).
@@ -337,7 +466,7 @@ class Store:
         if retries is None:
             retries = 5 if self.engine == "duckdb" else 12
         delay = 0.02
-        with self._write_lock:
+        with self._write_lock, self._translated():  # a full disk, a server gone: one sentence, not retried
             for attempt in range(retries + 1):
                 cur = self._con.cursor()
                 try:
@@ -347,8 +476,7 @@ class Store:
                         moves = self._counts_writes and not bookkeeping
                         if moves:
                             cur.execute("SELECT nextval('write_seq')")  # the generation moves (see generation())
-                        cur.commit()
-                        if moves:
+                        if self._commit(cur) and moves:
                             self._bump_after_commit(cur)
                         if not bookkeeping:
                             self._commits += 1
@@ -359,8 +487,8 @@ class Store:
                         except self._errors:
                             pass
                         raise
-                except self._conflicts:
-                    if attempt == retries:
+                except self._conflicts as exc:
+                    if attempt == retries or self._failure(exc) is not None:  # DuckDB says a full disk as a conflict
                         raise
                     time.sleep(delay * (0.5 + random.random()))
                     delay = min(delay * 2, 0.5)

@@ -6,6 +6,7 @@ and the reads (stats, texts, the persisted search index). Reading and preparing 
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING
 from golden_store.db.cursor import Cursor
 from golden_store.core import textin
 from golden_store.core.digests import corpus_digest
-from golden_store.core.errors import ValidationError
+from golden_store.core import disk
+from golden_store.core.errors import DiskFullError, ValidationError
 from golden_store.corpus.sources import (  # noqa: F401  (Progress, PreparedDocument: re-exported)
     PreparedDocument, Progress, _batches, _iter_paths, _Preparer, _refused,
 )
@@ -88,27 +90,60 @@ def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: l
     # commit first, and an app server bringing its search index up to that id would never
     # see the earlier import's documents (the index follows event ids). Serialized, the
     # committed ids are always a prefix of the ids handed out.
-    with store.exclusive(CORPUS_IMPORT_LOCK):
-        index = search_index(store)  # current before the import: re-resolution searches it
-        before = index.last_event
-        with corpus_index.updating(index) as pending:
-            def written(docs: list[PreparedDocument], replaced: set[str]) -> None:
-                for d in docs:
-                    pending.put(d.doc_id, d.canonical_text, d.raw_text, d.doc_id in replaced)
+    committed = False
+    try:
+        with store.exclusive(CORPUS_IMPORT_LOCK):
+            index = search_index(store)  # current before the import: re-resolution searches it
+            before = index.last_event
+            with corpus_index.updating(index) as pending:
+                def written(docs: list[PreparedDocument], replaced: set[str]) -> None:
+                    for d in docs:
+                        pending.put(d.doc_id, d.canonical_text, d.raw_text, d.doc_id in replaced)
 
-            with bulk_load_settings(store):
-                report = store.write(lambda cur: import_documents_tx(cur, batches, actor=actor, replace=replace,
-                                                                     problems=problems, index=index,
-                                                                     on_write=written),
-                                     retries=0)
-            with store.cursor() as cur:
-                last = last_corpus_event(cur)
-                ours = len(report.added) + len(report.replaced)
-                others = int(cur.execute("SELECT count(*) FROM corpus_events WHERE event_id > ?",
-                                         [before]).fetchone()[0])
-            # events this import did not feed (another writer's) make the next open apply them all
-            pending.commit(last if others == ours else before)
+                with bulk_load_settings(store):
+                    report = store.write(lambda cur: import_documents_tx(cur, batches, actor=actor, replace=replace,
+                                                                         problems=problems, index=index,
+                                                                         on_write=written),
+                                         retries=0)
+                committed = True
+                with store.cursor() as cur:
+                    last = last_corpus_event(cur)
+                    ours = len(report.added) + len(report.replaced)
+                    others = int(cur.execute("SELECT count(*) FROM corpus_events WHERE event_id > ?",
+                                             [before]).fetchone()[0])
+                # events this import did not feed (another writer's) make the next open apply them all
+                pending.commit(last if others == ours else before)
+    except Exception as exc:
+        full = _out_of_room(exc, store, committed=committed)
+        if full is None:
+            raise
+        raise full from exc
     return report
+
+
+def _out_of_room(exc: BaseException, store: Store, *, committed: bool) -> DiskFullError | None:
+    """An import's write that found no room outside the store, as one sentence (probe F1): the
+    search index beside the store, or the temporary folder the documents are staged in (what
+    else raises a bare "No space left on device" here). The store's own disk was said by
+    ``Store`` (None here), as is any other error."""
+    from golden_store.corpus import index as corpus_index
+
+    if isinstance(exc, DiskFullError):
+        return None
+    code = disk.no_room_errno(exc)
+    if code is None:
+        return None
+    where = corpus_index.index_dir(store.path)
+    named = getattr(exc, "filename", None)
+    if named and Path(named).is_relative_to(where):
+        what, path = "the corpus search index beside the store", where
+        elsewhere = "move the store and its .index folder to a disk with room and point GOLDEN_DB (or --db) at it"
+    else:
+        what, path = "the temporary folder an import is staged in", Path(tempfile.gettempdir())
+        elsewhere = "point TMPDIR at a folder on a disk with room"
+    outcome = ("the documents were imported but the search index is behind (it catches up the next time the "
+               "store is opened with room)" if committed else "nothing was imported and the store is as it was")
+    return disk.no_room(code, what=what, path=path, outcome=outcome, elsewhere=elsewhere)
 
 
 def import_documents_tx(

@@ -411,7 +411,12 @@ def new_temp_folder(versions_dir: Path, name: str) -> Path:
     tmp = versions_dir / f"{TEMP_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     # who is freezing: a later sweep removes this folder once that process is gone
-    (tmp / OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}), encoding="utf-8")
+    try:
+        (tmp / OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}),
+                                      encoding="utf-8")
+    except BaseException:  # a full disk (probe F2): no folder left behind for a sweep to find in 30 minutes
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return tmp
 
 
