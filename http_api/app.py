@@ -37,10 +37,12 @@ def create_app(store_location: str | None = None, *, store: Store | None = None)
     app.state.store_location = store_location or os.environ.get("GOLDEN_DB") or str(default_db_path())
     app.state.store = store
     problems.install(app)
-    app.include_router(meta.router, prefix=PREFIX)
+    # 503 (the store's database unreachable) and 507 (no room on the disk) can come from any
+    # route that touches the store: documented so a generated client knows them
+    app.include_router(meta.router, prefix=PREFIX, responses=problems.responses(503))
     app.include_router(surface.router)  # the labeling surface's own path, outside /api/v1 (its pass is its credential)
     for r in (imports.router, versions.router, results.router):
-        app.include_router(r, prefix=PREFIX, responses=problems.responses(401, 403, 404, 409, 413, 422, 429))
+        app.include_router(r, prefix=PREFIX, responses=problems.responses(401, 403, 404, 409, 413, 422, 429, 503, 507))
     # the last added is outermost: the token is checked before a byte of the body is read,
     # and a refusal for size is audited like any answer
     app.add_middleware(uploads.UploadLimit)

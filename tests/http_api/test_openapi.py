@@ -21,3 +21,13 @@ def test_the_schema_documents_every_endpoint_and_the_bearer_scheme():
     assert doc["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
     assert "security" not in paths["/api/v1/health"]["get"]  # the probe needs no token
     assert paths["/api/v1/me"]["get"]["security"] == [{"HTTPBearer": []}]
+
+
+def test_the_schema_documents_the_store_unavailable_and_disk_full_answers():
+    """Issue 37 (P2, F1/F2): a generated client learns that any route touching the store may
+    answer 503 (database unreachable) and a writing one 507 (no room), as problem documents."""
+    paths = json.loads(render())["paths"]
+    assert "503" in paths["/api/v1/health"]["get"]["responses"]
+    for status in ("503", "507"):
+        answer = paths["/api/v1/versions"]["post"]["responses"][status]
+        assert answer["content"]["application/problem+json"]["schema"] == {"$ref": "#/components/schemas/Problem"}
