@@ -24,6 +24,24 @@ PAGE = 20  # conflicts shown at once (a corpus change can make hundreds)
 listed = attempt(lambda: fc.conflicts(s, user))
 if listed is None:
     st.stop()
+everything: list[fc.Conflict] = listed  # every conflict now, on every page of the list
+
+# The conflicts this tab showed last time. One gone since, and not by a fix pressed here, was
+# settled elsewhere (another tab, another lead): a fix pressed on its stale form is not applied
+# (the form is gone with it), and the page says so rather than dropping the click in silence.
+SEEN = "fc_seen"
+settled_elsewhere = set(st.session_state.get(SEEN, ())) - {c.key for c in listed}
+st.session_state[SEEN] = [c.key for c in listed]
+if settled_elsewhere:
+    st.info(f"{len(settled_elsewhere)} conflict(s) shown here before were settled meanwhile, in another tab or by "
+            "another person; a fix pressed on one of them was not applied. The list is as it stands now.")
+
+
+def fixed_here(*keys: str) -> None:
+    """A fix pressed on this page settled these: not 'settled elsewhere' on the next run."""
+    st.session_state[SEEN] = [k for k in st.session_state.get(SEEN, ()) if k not in keys]
+
+
 if not listed:
     st.success("Nothing refuses a freeze: the freeze can proceed.")
     if user.can(Permission.FREEZE):
@@ -69,16 +87,19 @@ def show_fix(c: fc.Conflict, fix: fc.Fix) -> None:
     if fix.name == fc.REGRADE:
         pressed, reason, grade = reason_and_submit(form, "Re-grade", grades=fix.grades)
         if pressed and (said := attempt(lambda: fc.regrade(s, user, c, int(grade or 0), reason))):
+            fixed_here(c.key)
             flash(said)
             st.rerun()
     elif fix.name == fc.RETRACT_GRADE:
         pressed, reason, _ = reason_and_submit(form, "Retract the grade")
         if pressed and (said := attempt(lambda: fc.retract_grade(s, user, c, reason))):
+            fixed_here(c.key)
             flash(said)
             st.rerun()
     elif fix.name == fc.RETRACT_QUOTE:
         pressed, reason, _ = reason_and_submit(form, "Retract the quote")
         if pressed and (said := attempt(lambda: fc.retract_quote(s, user, c, reason))):
+            fixed_here(c.key)
             flash(said)
             st.rerun()
 
@@ -98,6 +119,7 @@ def mark_answerable_form(qid: str, stratum: str | None, fix: fc.Fix) -> None:
         reason = st.text_input("Reason (required; recorded with the revision)", key=f"{form}_reason")
         pressed = st.form_submit_button("Mark answerable")
     if pressed and (said := attempt(lambda: fc.mark_answerable(s, user, qid, reason, stratum=new_stratum))):
+        fixed_here(*(c.key for c in everything if c.query_id == qid))
         flash(said)
         st.rerun()
 

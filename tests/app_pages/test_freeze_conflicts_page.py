@@ -133,6 +133,7 @@ def test_each_fix_on_the_page_then_the_freeze_goes_through(accounts):  # noqa: F
     text = _texts(at)
     assert "Marked q019 answerable (stratum lexical)" in text
     assert "Nothing refuses a freeze: the freeze can proceed." in text
+    assert "settled meanwhile" not in text  # every one of them was settled here, by this page's own fixes
     rec = get_query(store, "q019")
     assert rec.answerable and rec.stratum == "lexical"
     assert store.read_one("SELECT actor, change_reason FROM query_revisions WHERE query_id = 'q019' "
@@ -148,3 +149,23 @@ def test_each_fix_on_the_page_then_the_freeze_goes_through(accounts):  # noqa: F
     assert not at.exception and not at.error
     assert any("Frozen golden.v1" in plain(s.value) for s in at.success)
     assert (versions_dir_for(store.path) / "golden.v1" / "manifest.json").exists()
+
+
+def test_a_conflict_settled_in_another_tab_is_said_not_dropped_in_silence(accounts):  # noqa: F811
+    """Two tabs (found in Chromium): a lead settles a conflict in one; the other, still showing
+    its form, is told on its next run that it was settled meanwhile and that a fix pressed on
+    it was not applied, instead of the click vanishing with the form."""
+    store = context.get_store()
+    _conflicts(store)
+    tab = app_as("lead").switch_page(PAGE).run()
+    assert "4 conflict(s) refuse a freeze" in _texts(tab) and "settled meanwhile" not in _texts(tab)
+    lead = get_user(store, "lead")
+    other = next(c for c in fc.conflicts(store, lead) if c.query_id == "q005" and c.doc_id == "annual-leave")
+    fc.regrade(store, lead, other, 1, "settled in the other tab")
+    tab.run()
+    assert not tab.exception
+    text = _texts(tab)
+    assert "1 conflict(s) shown here before were settled meanwhile" in text and "was not applied" in text
+    assert "3 conflict(s) refuse a freeze" in text
+    tab.run()  # said once: the tab has seen the list as it stands now
+    assert "settled meanwhile" not in _texts(tab)
