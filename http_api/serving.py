@@ -5,6 +5,7 @@ Streamlit app (``golden serve``: one process owns the DuckDB file). Background w
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import threading
 import time
@@ -56,10 +57,23 @@ class ThreadedServer:
             api_tokens.flush_audit(self.store)
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def run_api(store_location: str | None, host: str, port: int) -> int:
-    """``golden api``: the API alone, in the foreground, until interrupted."""
+    """``golden api``: the API alone, in the foreground, until interrupted.
+
+    Why the SIGTERM handler: uvicorn shuts down gracefully on SIGTERM and then raises the
+    signal again under the handler it found. Under the default one the process ends there,
+    before the ``finally`` below, so the token audit's last batch (up to a second of answered
+    requests) was never written. Under this one the re-raised signal is a ``SystemExit``
+    (status 143, as a SIGTERM'd process reports), the ``finally`` runs, and the batch is written
+    before the store closes."""
     store = context.get_store(store_location, create=True)
     workers = background.start(store)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         uvicorn.Server(config(store_location, host, port)).run()
     finally:

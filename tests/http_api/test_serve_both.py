@@ -70,11 +70,43 @@ def test_golden_api_serves_the_api_alone_until_stopped(tmp_path):
         assert json.loads(api)["status"] == "ok"
         assert _get(f"http://127.0.0.1:{port}/api/v1/openapi.json") is not None
         os.kill(proc.pid, signal.SIGTERM)
-        assert proc.wait(timeout=60) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once shut down
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM  # uvicorn re-raises the signal once shut down
         assert not _listening(port)
     finally:
         proc.kill()
         proc.wait(timeout=30)
+
+
+def test_golden_api_stopped_by_sigterm_writes_the_audit_of_the_requests_it_answered(tmp_path):
+    """Probe X1 (found re-running issue 37's probes): uvicorn re-raised SIGTERM under the
+    default handler once shut down, which ended the process before `golden api` wrote the token
+    audit's last batch (about a second of answered requests): three requests, SIGTERM at once,
+    no audit row. Now every answered request is in the audit after the stop."""
+    from annotator import api_tokens
+    from annotator.identity import LOCAL_USER
+    from golden_store.db.store import Store
+
+    with Store.open(os.environ["GOLDEN_DB"]) as s:
+        _, secret = api_tokens.create_token(s, LOCAL_USER, "x1", ["engineer"])
+    port = _free_port()
+    proc = subprocess.Popen([str(GOLDEN), "api", "--port", str(port)], env=dict(os.environ), cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and not _get(f"http://127.0.0.1:{port}/api/v1/health"):
+            time.sleep(0.2)
+        for _ in range(3):
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/me", headers={"Authorization": f"Bearer {secret}"})
+            assert json.loads(urllib.request.urlopen(req, timeout=30).read())["token"] == "x1"
+        os.kill(proc.pid, signal.SIGTERM)  # at once: well inside the audit's one-second batch
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    with Store.open(os.environ["GOLDEN_DB"]) as s:
+        (n,) = s.read_one("SELECT count(*) FROM api_token_uses u JOIN api_tokens t ON t.token_id = u.token_id "
+                          "WHERE t.name = 'x1' AND u.path LIKE '%/me'")
+    assert n == 3
 
 
 def _serve_argv(monkeypatch, *args: str) -> list[str]:
