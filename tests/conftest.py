@@ -83,6 +83,7 @@ _OPENS_STORE: tuple[str, ...] = (
     "tests/annotator/test_import_rules.py::test_every_importer_accepts_a_bom",
     "tests/annotator/test_import_rules.py::test_every_importer_names_the_line_of_a_bad_byte",
     "tests/annotator/test_import_rules.py::test_every_importer_refuses_non_finite_numbers",
+    "tests/annotator/test_import_rules.py::test_every_importer_refuses_a_key_named_twice_in_one_line",  # issue 37 U5
     "tests/annotator/test_import_rules.py::test_jsonl_run_checks_every_line_before_placing_any_passage",
     "tests/annotator/test_import_rules.py::test_out_of_range_integers_are_refused_not_crashed",
     "tests/annotator/test_import_rules.py::test_query_jsonl_nan_text_and_infinity_id_are_refused",

@@ -1,7 +1,7 @@
 """Reading JSON Lines input the way every importer here must: each bad line is reported
 with its file and line number, and reading goes on so one error message lists them all.
-The numbers rule of :mod:`golden_store.core.textin` applies (no NaN, Infinity or overflowing
-numbers), and a leading byte-order mark is dropped."""
+The rule of :mod:`golden_store.core.textin` applies (no NaN, Infinity or overflowing numbers, no
+key named twice in one object), and a leading byte-order mark is dropped."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def iter_objects(name: str, text: str, problems: list[str], *, first_line: int =
         except json.JSONDecodeError as exc:
             problems.append(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})")
             continue
-        except textin.NumberError as exc:
+        except textin.InputRuleError as exc:  # a number out of the rule, a key named twice
             problems.append(f"{where}: {exc}")
             continue
         except RecursionError:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from golden_store.core.errors import ValidationError
+from golden_store.core import textin
 from golden_store.core.textin import shown
 
 FORMATS = ("trec", "beir", "labelstudio")
@@ -315,10 +316,12 @@ def parse_labelstudio(name: str, text: str, mapping: dict[str, int] | None = Non
     mapping = mapping or {}
     f = fields or LabelStudioFields()
     try:
-        tasks = json.loads(text)
+        tasks = json.loads(text, object_pairs_hook=textin.unique_keys)
     except json.JSONDecodeError as exc:
         raise ValidationError(f"{name} line {exc.lineno}: not valid JSON ({exc.msg}); export the project again as "
                               "JSON.") from None
+    except textin.DuplicateKeyError as exc:
+        raise ValidationError(f"{name}: {exc}.") from None
     if isinstance(tasks, dict):
         tasks = [tasks]
     if not isinstance(tasks, list):

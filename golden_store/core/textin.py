@@ -132,8 +132,29 @@ def _line_col(data: bytes | str, pos: int) -> tuple[int, int]:
 # ---- numbers --------------------------------------------------------------------------------
 
 
-class NumberError(ValueError):
+class InputRuleError(ValueError):
+    """JSON the importers' rule refuses though a JSON parser would take it (raised while
+    parsing): the sentence says what, the caller adds the file and line."""
+
+
+class NumberError(InputRuleError):
     """A number the rule refuses (raised while parsing one JSON line)."""
+
+
+class DuplicateKeyError(InputRuleError):
+    """An object naming one key twice. JSON parsers keep the last value in silence, so
+    ``{"query_id": "q002", "query_id": "q003"}`` would be stored as q003 while a reader of the
+    file (or another tool keeping the first) sees q002: refused instead (probe U5)."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for ``json.loads``: the object, refusing a key named twice."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(f"the key {shown(key)} appears twice in one object; keep one")
+        out[key] = value
+    return out
 
 
 def _refuse_constant(token: str) -> Any:
@@ -155,9 +176,10 @@ def _bounded_int(token: str) -> int:
 
 def loads(line: str) -> Any:
     """``json.loads`` by the rule: NaN/Infinity, overflowing floats and huge integers raise
-    :class:`NumberError`; too deep nesting raises ``RecursionError``; bad syntax
-    ``json.JSONDecodeError``."""
-    return json.loads(line, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int)
+    :class:`NumberError`, a key named twice in one object :class:`DuplicateKeyError`; too deep
+    nesting raises ``RecursionError``; bad syntax ``json.JSONDecodeError``."""
+    return json.loads(line, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int,
+                      object_pairs_hook=unique_keys)
 
 
 def finite(value: Any) -> bool:

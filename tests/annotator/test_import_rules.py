@@ -192,6 +192,27 @@ def test_every_importer_refuses_non_finite_numbers(project, kind, token):
     refused(f, *args(f), line=2, says=token)
 
 
+@pytest.mark.parametrize("kind", list(IMPORTS))
+def test_every_importer_refuses_a_key_named_twice_in_one_line(project, kind):
+    """Probe U5 (found re-running issue 37's probes): `{"query_id": "q002", "query_id": "q003"}`
+    was imported as q003, the last value a JSON parser keeps in silence, while a person reading
+    the file (or a tool keeping the first) sees q002. Refused, naming the line and the key."""
+    args, suffix = IMPORTS[kind]
+    f = project / f"dup{suffix}"
+    good = json.dumps(GOOD[kind])
+    key = next(iter(GOOD[kind]))
+    bad = "{" + json.dumps(key) + ': "other", ' + good[1:]
+    f.write_text(good + "\n" + bad + "\n")
+    refused(f, *args(f), line=2, says=f"the key '{key}' appears twice in one object")
+
+
+def test_a_label_studio_export_with_a_key_named_twice_is_refused():
+    from golden_store.core.judgment_formats import parse_labelstudio
+
+    with pytest.raises(ValidationError, match="ls.json: the key 'id' appears twice in one object"):
+        parse_labelstudio("ls.json", '[{"id": 1, "id": 2, "data": {}, "annotations": []}]')
+
+
 def test_query_jsonl_nan_text_and_infinity_id_are_refused(project):
     f = project / "q.jsonl"
     f.write_text('{"id": "q5", "text": NaN, "stratum": "lexical"}\n{"id": Infinity, "text": "x", "stratum": "lexical"}\n'
