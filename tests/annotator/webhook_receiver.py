@@ -77,6 +77,11 @@ class Receiver:
                     outer.release.wait(30)
                     what = 200
                 status = int(what)
+                if 200 <= status < 300:  # counted before the answer leaves: a sender that has read the
+                    with outer.changed:  # 200 (and a test that asserts right after it) sees the count
+                        outer.successes[headers.get("webhook-id", "")] += 1
+                        outer.answered.append((n, headers.get("webhook-id", "")))
+                        outer.changed.notify_all()
                 if status in (301, 302, 307, 308):
                     self.send_response(status)
                     self.send_header("location", f"http://127.0.0.1:{outer.port}/elsewhere")
@@ -84,11 +89,6 @@ class Receiver:
                     self.send_response(status)
                 self.send_header("content-length", "0")
                 self.end_headers()
-                if 200 <= status < 300:
-                    with outer.changed:
-                        outer.successes[headers.get("webhook-id", "")] += 1
-                        outer.answered.append((n, headers.get("webhook-id", "")))
-                        outer.changed.notify_all()
 
             def log_message(self, *args: object) -> None:
                 pass
