@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import read_store, store_location, Server, _browser_page, _serve, idle, pick_option
+from tests.test_browser import (read_store, store_location, Server, _browser_page, _serve, fill_committed, idle,
+                                 pick_option)
 
 SHOTS = Path("/tmp")
 
@@ -133,19 +134,7 @@ def test_everyday_ux_in_the_browser(full_demo_server: Server, full_demo_page: Pa
     idle(page)  # opening a keyed expander reruns the page; an open list would be redrawn under the click
     combo = retire.get_by_test_id("stSelectbox").filter(has_text="Run to retire").get_by_role("combobox")
     pick_option(page, combo, "browser-run")
-    why = retire.get_by_label("Why (kept in the history)")
-    for attempt in range(3):  # the rerun the pick started can redraw the box empty after the fill (seen under load)
-        idle(page)
-        why.fill("a test run")
-        why.press("Enter")
-        page.wait_for_timeout(300)  # the rerun the Enter starts, before waiting for it to end
-        idle(page)
-        try:
-            expect(why).to_have_value("a test run", timeout=3_000)
-            break
-        except AssertionError:
-            if attempt == 2:
-                raise
+    fill_committed(page, retire.get_by_label("Why (kept in the history)"), "a test run")
     page.get_by_role("button", name="Retire run", exact=True).click()
     expect(_alert(page, "Retired run browser-run")).to_be_visible()
     _shot(page, "runs")

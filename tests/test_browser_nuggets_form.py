@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import Server, _browser_page, _serve, idle, pick_option, read_store, store_location
+from tests.test_browser import (Server, _browser_page, _serve, fill_committed, idle, pick_option, read_store,
+                                 store_location)
 
 Q3 = [("Under five years: one month", "must give one month of notice"),
       ("Five years or more: two months", "must give two months"),
@@ -64,12 +65,8 @@ def test_nuggets_added_in_a_row_keep_their_order_history_and_diff(demo_server: S
         expect(text).to_have_value("")
         expect(quote).to_have_value("")
         expect(position).to_have_value(str(k))
-        text.fill(nugget)
-        text.press("Enter")
-        idle(page)
-        quote.fill(supporting)
-        quote.press("Enter")
-        idle(page)
+        fill_committed(page, text, nugget)
+        fill_committed(page, quote, supporting)
         box.get_by_role("button", name="Add nugget").click()
         expect(page.get_by_test_id("stAlert").filter(has_text="Saved: 1 added, 0 edited.")).to_be_visible()
     idle(page)
