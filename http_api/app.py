@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 
+from typing import Any
+
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 
 from annotator import api_tokens
 from golden_store.db.store import Store
@@ -33,7 +36,8 @@ def create_app(store_location: str | None = None, *, store: Store | None = None)
 
     api_tokens.audit_retention()  # a bad GOLDEN_TOKEN_AUDIT_* setting is said now, not found a month later
     app = FastAPI(title="Golden-set studio API", version=golden_store.__version__, description=DESCRIPTION,
-                  openapi_url=f"{PREFIX}/openapi.json", docs_url=f"{PREFIX}/docs", redoc_url=None)
+                  openapi_url=f"{PREFIX}/openapi.json", docs_url=f"{PREFIX}/docs", redoc_url=None,
+                  generate_unique_id_function=operation_id)
     app.state.store_location = store_location or os.environ.get("GOLDEN_DB") or str(default_db_path())
     app.state.store = store
     problems.install(app)
@@ -47,4 +51,25 @@ def create_app(store_location: str | None = None, *, store: Store | None = None)
     # and a refusal for size is audited like any answer
     app.add_middleware(uploads.UploadLimit)
     app.add_middleware(auth.TokenAuth)
+    app.openapi = lambda: _with_binary_files(FastAPI.openapi(app))  # type: ignore[method-assign]
     return app
+
+
+def operation_id(route: APIRoute) -> str:
+    """A route's ``operationId`` is its function's name (``import_run``, ``list_versions``,
+    ``freeze_version``): what a generated client names its methods, instead of FastAPI's
+    ``import_run_api_v1_runs_post``. Unique because the functions' names are (tested)."""
+    return route.name
+
+
+def _with_binary_files(schema: dict[str, Any]) -> dict[str, Any]:
+    """Mark every uploaded file field ``format: binary`` beside FastAPI's
+    ``contentMediaType``. Why: OpenAPI 3.1 says a file with ``contentMediaType`` alone, and
+    openapi-python-client and several TypeScript generators read only the older ``format:
+    binary``; without it they send each upload as a string and every upload endpoint answers
+    422. (Done once: FastAPI caches the schema it returns.)"""
+    for component in schema.get("components", {}).get("schemas", {}).values():
+        for prop in component.get("properties", {}).values():
+            if prop.get("type") == "string" and prop.get("contentMediaType") == "application/octet-stream":
+                prop.setdefault("format", "binary")
+    return schema

@@ -33,7 +33,7 @@ class Me(BaseModel):
 
 
 @router.get("/health", response_model=Health, summary="Is the API up, on which store engine and schema")
-def health(s: Annotated[Store, Depends(store)]) -> Health:
+def get_health(s: Annotated[Store, Depends(store)]) -> Health:
     import golden_store
 
     return Health(status="ok", studio_version=golden_store.__version__, schema_version=s.schema_version(),
@@ -41,7 +41,7 @@ def health(s: Annotated[Store, Depends(store)]) -> Health:
 
 
 @router.get("/me", response_model=Me, summary="The token's name and roles", responses=responses(401, 429))
-def me(user: Annotated[User, Depends(caller)]) -> Me:
+def get_me(user: Annotated[User, Depends(caller)]) -> Me:
     name, token_id = api_tokens.parse_actor(user.username) or (user.username, None)
     return Me(token=name, token_id=token_id or "", username=user.username, roles=sorted(r.value for r in user.roles))
 
@@ -54,7 +54,7 @@ class ProblemKind(BaseModel):
 
 @router.get("/problems/{kind}", response_model=ProblemKind, responses=responses(404),
             summary="What a problem document's type means (its type is a reference to this)")
-def problem_kind(kind: str) -> ProblemKind:
+def get_problem_kind(kind: str) -> ProblemKind:
     if kind not in KINDS:
         raise NotFoundError(f"No problem kind {kind!r}; the kinds are {', '.join(sorted(KINDS))}.")
     return ProblemKind(type=TYPE_BASE + kind, kind=kind, description=KINDS[kind])

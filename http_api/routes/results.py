@@ -24,14 +24,14 @@ TheStore = Annotated[Store, Depends(store)]
 
 
 @router.get("/pool", summary="Grading coverage per run (graded@10, graded@k, AP vs Bpref)")
-def pool_status(s: TheStore, user: Caller, k: Annotated[int, Query(ge=1, le=1000)] = 10) -> dict[str, Any]:
+def get_pool_status(s: TheStore, user: Caller, k: Annotated[int, Query(ge=1, le=1000)] = 10) -> dict[str, Any]:
     from annotator import runs_import
 
     return jsonable(runs_import.pool_status(s, user, k))  # type: ignore[no-any-return]
 
 
 @router.get("/agreement", summary="Inter-annotator agreement on the grades, with the bar in force")
-def agreement(s: TheStore, user: Caller, round_id: str | None = None) -> dict[str, Any]:
+def get_agreement(s: TheStore, user: Caller, round_id: str | None = None) -> dict[str, Any]:
     from annotator import agreement as agreement_
 
     rep = agreement_.compute(s, user, round_id)
@@ -44,7 +44,7 @@ def agreement(s: TheStore, user: Caller, round_id: str | None = None) -> dict[st
 
 
 @router.get("/evaluations", summary="Recorded evaluations, newest first, with each metric's mean")
-def evaluations(s: TheStore, user: Caller) -> list[dict[str, Any]]:
+def list_evaluations(s: TheStore, user: Caller) -> list[dict[str, Any]]:
     from annotator import evaluations as evaluations_
 
     return jsonable(evaluations_.recorded(s, user))  # type: ignore[no-any-return]
@@ -80,7 +80,7 @@ async def record_evaluation(s: TheStore, user: Caller, file: Annotated[UploadFil
 
 @router.get("/evaluations/compare",
             summary="Paired comparison of two recorded evaluations with the gate verdict (golden compare)")
-def compare(s: TheStore, user: Caller, baseline: str, candidate: str,
+def compare_evaluations(s: TheStore, user: Caller, baseline: str, candidate: str,
             measure: Annotated[list[str] | None, Query()] = None, min_meaningful: float = 0.02,
             correction: Literal["bh", "bonferroni", "none"] = "bh",
             min_n: Annotated[int, Query(ge=1, description="paired questions a cell needs for a verdict; smaller "

@@ -43,13 +43,13 @@ def list_versions(user: Caller, vdir: VersionsDir) -> list[dict[str, Any]]:
 
 
 @router.get("/versions/{name}", summary="A version's manifest (files with their sha256, digests, counts)")
-def manifest(name: str, user: Caller, vdir: VersionsDir) -> dict[str, Any]:
+def get_manifest(name: str, user: Caller, vdir: VersionsDir) -> dict[str, Any]:
     return jsonable(versioning.manifest(user, vdir, name))  # type: ignore[no-any-return]
 
 
 @router.get("/versions/{name}/files/{file}", response_class=FileResponse,
             summary="One file of a version, as frozen (only files its manifest lists)")
-def version_file(name: str, file: str, user: Caller, vdir: VersionsDir) -> FileResponse:
+def get_version_file(name: str, file: str, user: Caller, vdir: VersionsDir) -> FileResponse:
     folder, m = versioning.version_folder(user, vdir, name)  # object storage: the checked local copy
     listed = dict(m.get("files") or {})
     allowed = {*listed, "manifest.json"} | ({SIGNATURE_FILE} if (folder / SIGNATURE_FILE).is_file() else set())
@@ -63,7 +63,7 @@ def version_file(name: str, file: str, user: Caller, vdir: VersionsDir) -> FileR
 
 
 @router.post("/versions", status_code=201, summary="Freeze the live store into a new immutable version")
-async def freeze(body: FreezeRequest, s: TheStore, user: Caller) -> dict[str, Any]:
+async def freeze_version(body: FreezeRequest, s: TheStore, user: Caller) -> dict[str, Any]:
     def run() -> dict[str, Any]:
         res = versioning.freeze(s, user, body.name, note=body.note, hit_rule=body.hit_rule)
         m = res.manifest
@@ -74,7 +74,7 @@ async def freeze(body: FreezeRequest, s: TheStore, user: Caller) -> dict[str, An
 
 
 @router.get("/versions/{name}/verify", summary="Re-hash a version and re-check it against its corpus")
-async def verify(name: str, s: TheStore, user: Caller, vdir: VersionsDir) -> dict[str, Any]:
+async def verify_version(name: str, s: TheStore, user: Caller, vdir: VersionsDir) -> dict[str, Any]:
     from golden_store.live.documents import store_corpus_digest
 
     def run() -> dict[str, Any]:

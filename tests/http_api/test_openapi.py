@@ -31,3 +31,24 @@ def test_the_schema_documents_the_store_unavailable_and_disk_full_answers():
     for status in ("503", "507"):
         answer = paths["/api/v1/versions"]["post"]["responses"][status]
         assert answer["content"]["application/problem+json"]["schema"] == {"$ref": "#/components/schemas/Problem"}
+
+
+def test_operation_ids_are_the_routes_names_and_unique():
+    """Issue 38 item 3: a generated client names its methods by ``operationId``; FastAPI's
+    default (``import_run_api_v1_runs_post``) made them unreadable."""
+    ops = [op for path in json.loads(render())["paths"].values() for op in path.values()]
+    ids = [op["operationId"] for op in ops]
+    assert len(ids) == len(set(ids))
+    assert {"import_run", "list_versions", "freeze_version", "get_version_file", "compare_evaluations"} <= set(ids)
+    assert not [i for i in ids if "api_v1" in i]
+
+
+def test_every_uploaded_file_field_is_format_binary():
+    """Issue 38 item 3: FastAPI marks a file only ``contentMediaType`` (OpenAPI 3.1);
+    openapi-python-client and several TypeScript generators need ``format: binary``, else they
+    send the upload as a string and every upload endpoint answers 422."""
+    schemas = json.loads(render())["components"]["schemas"]
+    files = [(name, field, prop) for name, s in schemas.items() for field, prop in s.get("properties", {}).items()
+             if prop.get("contentMediaType") == "application/octet-stream"]
+    assert len(files) == 5  # runs, transcripts, answers, queries, evaluations
+    assert all(prop.get("format") == "binary" for _, _, prop in files), files
