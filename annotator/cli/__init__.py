@@ -32,6 +32,13 @@ GROUPS = (store_admin, corpus, versions, spans, scoring, runs_pool, judgments, r
           tokens, webhooks, serve, api)
 
 
+def _studio_version() -> str:
+    """The installed studio's version (pyproject's, through golden_store.__version__)."""
+    import golden_store
+
+    return golden_store.__version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS,
@@ -47,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="golden", parents=[common],
         description="Golden-set curation studio: corpus, queries, frozen versions, exports.",
     )
+    p.add_argument("--version", action="version", version=f"golden-studio {_studio_version()}",
+                   help="print the studio's version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, fn, help_: str, parser=sub) -> argparse.ArgumentParser:

@@ -17,6 +17,9 @@ delivery = _OnFirstUse("annotator.webhook_delivery")
 def cmd_add(args: argparse.Namespace) -> int:
     ep, secret = webhooks.add_endpoint(_store(args), identity.cli_user(), args.url, args.event or None,
                                        args.description)
+    if args.json:  # a pipeline that adds its own endpoint keeps the secret from stdout
+        _print_json({**ep.__dict__, "enabled": ep.enabled, "secret": secret})
+        return 0
     print(f"Webhook endpoint {ep.endpoint_id} added: {ep.url} ({', '.join(ep.event_types)}).")
     print(f"Signing secret (shown once; the receiver verifies webhook-signature with it): {secret}")
     return 0

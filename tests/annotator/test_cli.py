@@ -365,3 +365,17 @@ def test_answers_score_reproduces_start_here_step_8(tmp_path):
     # an unknown system is an error, not an empty report
     nope = run(tmp_path, "answers", "score", "--system", "nope")
     assert nope.returncode == 1 and "nope" in nope.stderr
+
+
+def test_golden_version_prints_the_packages_version(capsys):
+    """Issue 38 item 4: `golden --version`, as every CLI has; the number is pyproject's (the
+    one source of the version), read here with tomllib, not through the studio's code."""
+    import tomllib
+
+    from annotator.cli import main
+
+    want = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]["version"]
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"golden-studio {want}"

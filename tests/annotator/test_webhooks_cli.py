@@ -87,3 +87,17 @@ def test_deliver_refuses_a_lease_not_over_twice_the_deadline(capsys, golden_db):
     assert code != 0 and "more than twice the send deadline (15 s)" in err and len(err.strip().splitlines()) == 1
     code, out, _ = _golden(capsys, golden_db, "webhooks", "deliver", "--once", "--lease", "31")
     assert code == 0 and "0 delivery attempt(s)" in out
+
+
+def test_webhooks_add_honours_json(capsys, golden_db):
+    """Issue 38 item 4: `webhooks add --json` printed prose; a pipeline adding its own endpoint
+    parses the id and the (once-shown) signing secret from JSON."""
+    assert _golden(capsys, golden_db, "init")[0] == 0
+    code, out, _ = _golden(capsys, golden_db, "--json", "webhooks", "add", "https://93.184.216.34/hooks",
+                           "--event", "version.frozen")
+    assert code == 0
+    added = json.loads(out)
+    assert added["endpoint_id"].startswith("ep_") and added["secret"].startswith("whsec_")
+    assert added["url"] == "https://93.184.216.34/hooks" and added["event_types"] == ["version.frozen"]
+    listed = json.loads(_golden(capsys, golden_db, "--json", "webhooks", "list")[1])
+    assert [e["endpoint_id"] for e in listed] == [added["endpoint_id"]] and "secret" not in listed[0]
