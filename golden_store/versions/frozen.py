@@ -57,7 +57,8 @@ if TYPE_CHECKING:
 
 FORMAT = "golden-studio/frozen-version@1"
 DEFAULT_HIT_RULE = "any_overlap"
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"  # a version's name (the API's schema states it too)
+_NAME_RE = re.compile(NAME_PATTERN)
 
 # The data files of a version (one Parquet file per table), in the order a freeze writes them;
 # golden_store.freezing holds the SELECT that makes each one.
@@ -241,12 +242,19 @@ def _where(versions_dir: Path | str | None) -> Path | RemoteVersions:
 
 
 def split_version_url(name: str, versions_dir: Path | str | None = None) -> tuple[str, Path | str | None]:
-    """(name, location) for ``load_version("s3://bucket/prefix/golden.v3")``: a URL names both;
-    a plain name keeps ``versions_dir``."""
+    """(name, location) for ``load_version("s3://bucket/prefix/golden.v3")``: a URL names both,
+    and so does a folder path (``versions/golden.v3``, ``/data/golden.v3``, ``./golden.v3``: it
+    holds a path separator or starts with ``.`` or ``~``), as ``file://`` does, because that is
+    what an engineer holding a copied version folder types (issue 38). A plain name keeps
+    ``versions_dir``. Whoever takes names from others (the HTTP API, a recorded evaluation)
+    checks :func:`validate_name` first, so a path there never reaches this."""
     if is_versions_url(name):
         base, _, last = name.rstrip("/").rpartition("/")
         if "://" in base and not base.endswith(":/"):
             return last, base
+    elif "/" in name or os.sep in name or name.startswith((".", "~")):
+        folder = Path(name).expanduser().absolute()  # a relative path means where it was asked from
+        return folder.name, folder.parent
     return name, versions_dir
 
 

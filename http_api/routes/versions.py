@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
+from fastapi import Path as PathParam
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
@@ -19,6 +20,7 @@ from annotator.identity import User
 from golden_store.core.errors import NotFoundError
 from golden_store.db.store import Store
 from golden_store.versions import thaw
+from golden_store.versions.frozen import NAME_PATTERN
 from http_api.auth import caller
 from http_api.shapes import jsonable
 from http_api.store import store, versions_dir
@@ -28,6 +30,9 @@ router = APIRouter(tags=["versions"])
 Caller = Annotated[User, Depends(caller)]
 TheStore = Annotated[Store, Depends(store)]
 VersionsDir = Annotated[Path | str, Depends(versions_dir)]
+# a version's name, never a path: checked before anything is opened (a folder path would open
+# a folder outside the versions location: probe A6), and stated in the schema
+VersionName = Annotated[str, PathParam(pattern=NAME_PATTERN, description="a version's name, e.g. golden.v3")]
 SIGNATURE_FILE = "signature.json"  # golden_store.versions.signing.SIGNATURE_FILE (checked by a test)
 
 
@@ -43,13 +48,13 @@ def list_versions(user: Caller, vdir: VersionsDir) -> list[dict[str, Any]]:
 
 
 @router.get("/versions/{name}", summary="A version's manifest (files with their sha256, digests, counts)")
-def get_manifest(name: str, user: Caller, vdir: VersionsDir) -> dict[str, Any]:
+def get_manifest(name: VersionName, user: Caller, vdir: VersionsDir) -> dict[str, Any]:
     return jsonable(versioning.manifest(user, vdir, name))  # type: ignore[no-any-return]
 
 
 @router.get("/versions/{name}/files/{file}", response_class=FileResponse,
             summary="One file of a version, as frozen (only files its manifest lists)")
-def get_version_file(name: str, file: str, user: Caller, vdir: VersionsDir) -> FileResponse:
+def get_version_file(name: VersionName, file: str, user: Caller, vdir: VersionsDir) -> FileResponse:
     folder, m = versioning.version_folder(user, vdir, name)  # object storage: the checked local copy
     listed = dict(m.get("files") or {})
     allowed = {*listed, "manifest.json"} | ({SIGNATURE_FILE} if (folder / SIGNATURE_FILE).is_file() else set())
@@ -74,7 +79,7 @@ async def freeze_version(body: FreezeRequest, s: TheStore, user: Caller) -> dict
 
 
 @router.get("/versions/{name}/verify", summary="Re-hash a version and re-check it against its corpus")
-async def verify_version(name: str, s: TheStore, user: Caller, vdir: VersionsDir) -> dict[str, Any]:
+async def verify_version(name: VersionName, s: TheStore, user: Caller, vdir: VersionsDir) -> dict[str, Any]:
     from golden_store.live.documents import store_corpus_digest
 
     def run() -> dict[str, Any]:

@@ -188,3 +188,30 @@ def test_concurrent_requests_share_the_store(demo_store, api, tokens):
     while demo_store.read("SELECT count(*) FROM api_token_uses WHERE status = 200")[0][0] < 64:
         assert time.monotonic() < deadline, "a request was answered but never audited"
         time.sleep(0.05)
+
+
+def test_a_version_folder_path_loads_in_python_but_the_api_takes_names_only(demo_store, api, tokens, tmp_path,
+                                                                              monkeypatch):
+    """Issue 38 item 4: `load_version("some/folder/golden.v1")` (or ./golden.v1) opens a copied
+    version folder, as `file://` did. The API must not: a name from a request that is a path
+    would open a folder outside the versions location (probe A6), so its routes take names only
+    (422), even where a real version folder sits at the path asked for."""
+    import shutil
+
+    from annotator.versioning import versions_dir
+    from golden_store.versions import load_version
+
+    freeze(demo_store, "golden.v1")
+    outside = tmp_path / "outside" / "golden.v1"  # a copy keeps its name (a renamed one fails its checks)
+    shutil.copytree(versions_dir(demo_store) / "golden.v1", outside)
+    assert load_version(str(outside)).manifest["dataset_version"] == "golden.v1"
+    monkeypatch.chdir(outside.parent)
+    assert load_version("./golden.v1").path == outside.parent / "golden.v1"
+    monkeypatch.chdir(versions_dir(demo_store))  # the server's cwd: ../outside/golden.v1 would reach the copy
+    rel = "..%2F" * len(versions_dir(demo_store).relative_to(tmp_path).parts) + "outside%2Fgolden.v1"
+    h = auth(tokens["engineer"])
+    for probe in (rel, str(outside).replace("/", "%2F"), "~%2Fgolden.v1", ".golden.v1"):
+        for path in (f"/versions/{probe}", f"/versions/{probe}/files/manifest.json", f"/versions/{probe}/verify"):
+            r = httpx.get(f"{api}{path}", headers=h, timeout=60)
+            assert r.status_code in (404, 422), (path, r.status_code)
+            assert "dataset_version" not in r.text
