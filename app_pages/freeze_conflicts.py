@@ -84,24 +84,16 @@ def show_fix(c: fc.Conflict, fix: fc.Fix) -> None:
         return
     st.markdown(f"**{md_escape(fix.title)}** · records {md_escape(fix.records)}")
     form = f"fc_{c.key}_{fix.name}"
-    if fix.name == fc.REGRADE:
-        pressed, reason, grade = reason_and_submit(form, "Re-grade", grades=fix.grades)
-        if pressed and (said := attempt(lambda: fc.regrade(s, user, c, int(grade or 0), reason))):
-            fixed_here(c.key)
-            flash(said)
-            st.rerun()
-    elif fix.name == fc.RETRACT_GRADE:
-        pressed, reason, _ = reason_and_submit(form, "Retract the grade")
-        if pressed and (said := attempt(lambda: fc.retract_grade(s, user, c, reason))):
-            fixed_here(c.key)
-            flash(said)
-            st.rerun()
-    elif fix.name == fc.RETRACT_QUOTE:
-        pressed, reason, _ = reason_and_submit(form, "Retract the quote")
-        if pressed and (said := attempt(lambda: fc.retract_quote(s, user, c, reason))):
-            fixed_here(c.key)
-            flash(said)
-            st.rerun()
+    button, apply = {
+        fc.REGRADE: ("Re-grade", lambda reason, grade: fc.regrade(s, user, c, int(grade or 0), reason)),
+        fc.RETRACT_GRADE: ("Retract the grade", lambda reason, _: fc.retract_grade(s, user, c, reason)),
+        fc.RETRACT_QUOTE: ("Retract the quote", lambda reason, _: fc.retract_quote(s, user, c, reason)),
+    }[fix.name]
+    pressed, reason, grade = reason_and_submit(form, button, grades=fix.grades if fix.name == fc.REGRADE else ())
+    if pressed and (said := attempt(lambda: apply(reason, grade))):
+        fixed_here(c.key)
+        flash(said)
+        st.rerun()
 
 
 def mark_answerable_form(qid: str, stratum: str | None, fix: fc.Fix) -> None:
