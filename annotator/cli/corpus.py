@@ -21,6 +21,20 @@ def cmd_corpus_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_beir(args: argparse.Namespace) -> int:
+    """``golden import-beir DIR``: a BEIR folder (corpus, queries, qrels of one split) in one
+    command, checked whole before anything is written (annotator/beir_import.py says why one
+    command rather than the three per-file ones)."""
+    from annotator import beir_import
+
+    rep = beir_import.import_beir(
+        _store(args, create=True), identity.cli_user(), args.dir, split=args.split, stratum=args.stratum,
+        grade_map=args.map, source=args.source, name=args.name, update=args.update, replace=args.replace,
+        skip_unknown=args.skip_unknown, again=args.again, progress=_Progress("importing corpus (bytes read)"))
+    _print_json(rep.as_dict()) if args.json else print(rep.summary())
+    return 0
+
+
 def cmd_queries_import(args: argparse.Namespace) -> int:
     res = query_editing.import_path(_store(args, create=True), identity.cli_user(), args.file, update=args.update,
                                     unhold_reason=args.unhold)
@@ -97,6 +111,25 @@ def register(sub: Any, add: Any) -> None:
     ci = add("import", cmd_corpus_import, "import .txt/.md/.html/.jsonl documents (files or folders)", c)
     ci.add_argument("paths", nargs="+", metavar="PATH")
     ci.add_argument("--replace", action="store_true", help="allow changing documents that already exist")
+
+    b = add("import-beir", cmd_import_beir, "import a BEIR dataset folder (corpus.jsonl, queries.jsonl, "
+                                            "qrels/SPLIT.tsv) whole: documents, queries and its qrels as imported "
+                                            "judgments; checked before anything is written; again: nothing changes")
+    b.add_argument("dir", metavar="DIR")
+    b.add_argument("--split", default="test", help="which qrels/SPLIT.tsv to import (default test)")
+    b.add_argument("--stratum", default=None,
+                   help="the stratum of questions the file gives none (default 'imported', created if missing)")
+    b.add_argument("--map", default=None,
+                   help="what the qrels grades mean on the studio's 0-3 scale (relevant = grade >= 2), e.g. '1=3' "
+                        "for a 0/1 dataset; needed when the grades stop below 3 (the studio's own export needs none)")
+    b.add_argument("--name", default=None, help="the dataset's name (default: the folder's)")
+    b.add_argument("--source", default=None,
+                   help="who judged: the qrels read as assessor:NAME (default import:DATASET SPLIT)")
+    b.add_argument("--update", action="store_true", help="record new revisions of questions already in the store")
+    b.add_argument("--replace", action="store_true", help="allow changing documents that already exist")
+    b.add_argument("--skip-unknown", action="store_true",
+                   help="leave out qrels rows naming a query or document the dataset does not hold (counted)")
+    b.add_argument("--again", action="store_true", help="import qrels imported before once more")
 
     q = sub.add_parser("queries", help="query commands").add_subparsers(dest="queries_cmd", required=True, metavar="CMD")
     qi = add("import", cmd_queries_import, "import queries from CSV or JSONL", q)

@@ -152,9 +152,14 @@ def expand_paths(paths: Sequence[str | Path]) -> tuple[list[Path], list[str]]:
 
 
 def _jsonl_document(name: str, lineno: int, obj: dict, problems: list[str]) -> SourceDocument | None:
-    doc_id, body, title = obj.get("doc_id"), obj.get("text"), obj.get("title")
+    """One JSONL line as a document: ``doc_id`` (or BEIR's ``_id``, the field's most common
+    corpus layout, which ``golden export --format beir`` writes too), ``text``, ``title``. An
+    empty title is no title (BEIR writes "" for a document without one)."""
+    key = "doc_id" if "doc_id" in obj or "_id" not in obj else "_id"
+    doc_id, body, title = obj.get(key), obj.get("text"), obj.get("title")
     if not isinstance(doc_id, str) or not doc_id.strip():
-        problems.append(f"{name} line {lineno}: field 'doc_id' is missing or not a non-empty string")
+        problems.append(f"{name} line {lineno}: field {key!r} is missing or not a non-empty string"
+                        + (" (a BEIR corpus names it '_id')" if key == "doc_id" else ""))
         return None
     if not isinstance(body, str):
         problems.append(f"{name} line {lineno}: field 'text' is missing or not a string")
@@ -162,7 +167,7 @@ def _jsonl_document(name: str, lineno: int, obj: dict, problems: list[str]) -> S
     if title is not None and not isinstance(title, str):
         problems.append(f"{name} line {lineno}: field 'title' must be a string")
         return None
-    return SourceDocument(doc_id.strip(), body, f"{name}:{lineno}", "jsonl", title)
+    return SourceDocument(doc_id.strip(), body, f"{name}:{lineno}", "jsonl", title or None)
 
 
 def read_source(name: str, data: bytes, problems: list[str]) -> list[SourceDocument]:

@@ -209,6 +209,21 @@ def store_import(store: Store, placed: PlacedJudgments, *, actor: str, source: s
     return store.write(tx)
 
 
+def known_ids(store: Store) -> tuple[set[str], set[str]]:
+    """The store's query ids and document ids: what a dataset import's qrels may name besides
+    the dataset's own."""
+    return ({r[0] for r in store.read("SELECT query_id FROM queries")},
+            {r[0] for r in store.read("SELECT doc_id FROM documents")})
+
+
+def prior_import(store: Store, file_sha256: str) -> str | None:
+    """The first import of a file with this digest, or None: how a dataset import tells that
+    its qrels are in already (re-importing a dataset changes nothing)."""
+    row = store.read_one("SELECT import_id FROM judgment_imports WHERE file_sha256 = ? ORDER BY created_at LIMIT 1",
+                         [file_sha256])
+    return None if row is None else str(row[0])
+
+
 def _write_events(cur: Cursor, rows: pd.DataFrame, *, op: str, actor: str, note: str, now: Any) -> None:
     """Grade (or retract) events for ``rows`` (query_id, doc_id, start, end[, grade]; one item
     each) by ``actor``, through the grade log's batch writer (``grade_state.append_bulk_tx``)."""

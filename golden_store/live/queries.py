@@ -68,7 +68,7 @@ def _parse_bool(value: object, field: str, where: str, problems: list[str], defa
 def validate_record(obj: dict, where: str, strata: set[str], problems: list[str], today: date) -> QueryRecord | None:
     """Check one input row; append every problem (with ``where``) and return None if any."""
     n_before = len(problems)
-    qid = obj.get("id", obj.get("query_id"))
+    qid = obj.get("id", obj.get("query_id", obj.get("_id")))  # _id: BEIR's queries.jsonl
     qid = str(qid).strip() if qid is not None else ""
     if not qid:
         problems.append(f"{where}: field 'id' is missing")
@@ -119,16 +119,28 @@ def validate_record(obj: dict, where: str, strata: set[str], problems: list[str]
     return QueryRecord(qid, text, stratum, answerable, source, created, held_out, notes, given, tier=tier or None)
 
 
+def with_metadata(obj: dict) -> dict:
+    """A JSONL query with its ``metadata`` object's flags read as fields (the form BEIR's
+    ``queries.jsonl`` keeps them in, and ``golden export --format beir`` writes): a field the
+    line itself gives wins."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return obj
+    extra = {k: meta[k] for k in ("stratum", "answerable", "held_out", "tier", "source", "notes")
+             if k in meta and obj.get(k) is None}
+    return {**obj, **extra} if extra else obj
+
+
 def _json_types_ok(obj: dict, where: str, problems: list[str]) -> bool:
     """A JSONL query's fields are text (an id may be an integer; flags may be true/false):
     a number or list where text belongs is refused, never turned into text like "nan"."""
     ok = True
-    for key in ("id", "query_id", "text", "stratum", "source", "date", "created_date", "notes", "tier",
+    for key in ("id", "query_id", "_id", "text", "stratum", "source", "date", "created_date", "notes", "tier",
                 "answerable", "held_out"):
         value = obj.get(key)
         if value is None or isinstance(value, str):
             continue
-        if key in ("id", "query_id") and isinstance(value, int) and not isinstance(value, bool):
+        if key in ("id", "query_id", "_id") and isinstance(value, int) and not isinstance(value, bool):
             continue
         if key in ("answerable", "held_out") and (isinstance(value, bool) or value in (0, 1)):
             continue
@@ -150,6 +162,7 @@ def parse_query_file(name: str, data: bytes, strata: set[str], today: date | Non
     suffix = Path(name).suffix.lower()
     if suffix == ".jsonl":
         for lineno, obj in iter_objects(name, text, problems):
+            obj = with_metadata(obj)
             if _json_types_ok(obj, f"{name} line {lineno}", problems):
                 rows.append((f"{name} line {lineno}", obj))
     elif suffix == ".csv":
@@ -195,6 +208,11 @@ def parse_query_file(name: str, data: bytes, strata: set[str], today: date | Non
     if problems:
         raise ValidationError(f"Query import refused: {len(problems)} problem(s); nothing was imported.", problems)
     return records
+
+
+def stored_strata(store: Store) -> dict[str, str]:
+    """Each current question's stratum, by id."""
+    return dict(store.read("SELECT query_id, stratum FROM queries"))
 
 
 def known_strata(store: Store) -> set[str]:

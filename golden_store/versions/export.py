@@ -135,7 +135,9 @@ def _beir(v: FrozenVersion, out: Path) -> list[str]:
     docs = v.documents
     _write_lines(
         out / "corpus.jsonl",
-        [_json({"_id": d.doc_id, "title": d.title or "", "text": d.raw_text}) for d in docs.itertuples(index=False)],
+        # a missing title reads as NaN from the frozen file, which is not JSON (its corpus.jsonl did not read back)
+        [_json({"_id": d.doc_id, "title": d.title if isinstance(d.title, str) else "", "text": d.raw_text})
+         for d in docs.itertuples(index=False)],
     )
     _write_lines(
         out / "queries.jsonl",
