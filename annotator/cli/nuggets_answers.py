@@ -93,7 +93,7 @@ def cmd_answers_score(args: argparse.Namespace) -> int:
     if not reports:
         print("No system answers yet: import them with `golden answers import FILE --system NAME`.")
         return 0
-    print(f"Abstention per system (METHODOLOGY 10.5). Intervals: 95% percentile bootstrap over questions, resampled "
+    print(f"Abstention per system (methodology §10.5). Intervals: 95% percentile bootstrap over questions, resampled "
           f"within answerable and within unanswerable (n_boot {args.n_boot}, seed {args.seed}).")
     what = {
         "abstention_recall": "unanswerable questions it declined (1 - fabrication rate)",
@@ -149,7 +149,7 @@ def register(sub: Any, add: Any) -> None:
     ne.add_argument("--out", required=True)
     nsc = add("scores", cmd_nuggets_scores, "V_strict / V / A_strict / A per system from the assigned answers", nu)
     nsc.add_argument("--no-vital", choices=["methodology", "nuggetizer"], default="methodology",
-                     help="a question with no vital nugget: V undefined and left out (methodology, METHODOLOGY "
+                     help="a question with no vital nugget: V undefined and left out (methodology, §"
                           "10.9; default) or V = 0 (castorini's nuggetizer)")
     an = sub.add_parser("answers", help="system answers").add_subparsers(dest="answers_cmd", required=True,
                                                                          metavar="CMD")
@@ -158,7 +158,7 @@ def register(sub: Any, add: Any) -> None:
     ai.add_argument("--system", required=True, help="the system's name (no spaces)")
     ai.add_argument("--replace", action="store_true")
     asc = add("score", cmd_answers_score, "abstention precision / recall, over-refusal and refusal rate per system, "
-                                          "with bootstrap intervals (METHODOLOGY 10.5)", an)
+                                          "with bootstrap intervals (methodology §10.5)", an)
     asc.add_argument("--system", help="only this system")
     asc.add_argument("--n-boot", type=int, default=10_000, help="bootstrap resamples (default 10000)")
     asc.add_argument("--seed", type=int, default=0)

@@ -60,7 +60,7 @@ def cmd_rounds_bar(args: argparse.Namespace) -> int:
         _print_json({**bar.as_dict(), **chosen})
         return 0
     who = (f"chosen by {chosen['chosen_by']} at {chosen['chosen_at']}" + (f": {chosen['note']}" if chosen["note"] else "")
-           if chosen["chosen_by"] else "the methodology's default (METHODOLOGY §3.7)")
+           if chosen["chosen_by"] else "the methodology's default (§3.7)")
     print(f"Agreement bar: {bar.describe()} - {who}")
     return 0
 
@@ -140,7 +140,7 @@ def register(sub: Any, add: Any) -> None:
     add("list", cmd_rounds_list, "list rounds and their progress", ro)
     rb = add("bar", cmd_rounds_bar, "show the agreement bar in force, or choose the figure it reads (recorded)", ro)
     rb.add_argument("--measure", choices=["kappa_unweighted", "kappa_linear", "kappa_quadratic", "alpha_ordinal"],
-                    help="graded figure the bar reads (default kappa_unweighted, METHODOLOGY §3.7; alpha_ordinal "
+                    help="graded figure the bar reads (default kappa_unweighted, methodology §3.7; alpha_ordinal "
                          "is for rounds of three or more annotators)")
     rb.add_argument("--threshold", type=float, help="graded threshold (default 0.6 for kappa, 0.667 for alpha)")
     rb.add_argument("--note", help="why (required when moving off the methodology's bar)")

@@ -156,7 +156,7 @@ def _passage_run(gs: Any, path: str, *, purpose: str = "scored") -> Any:
 
 
 _CHUNKING_DEFINITIONS = {
-    "budget": "passages are taken in rank order until the next one would overflow the budget (k floats, METHODOLOGY "
+    "budget": "passages are taken in rank order until the next one would overflow the budget (k floats, methodology "
               "§5.1): a chunker with larger chunks gets fewer of them",
     "recall": "|E ∩ R| / |E|: share of the question's evidence-span tokens (E) among the tokens taken (R)",
     "precision": "|E ∩ R| / |R|, R counted with repeats (overlapping passages pay for the same token twice)",
@@ -425,7 +425,7 @@ def register(sub: Any, add: Any) -> None:
     sc.add_argument("--git-sha", help="the code's git commit to record (default: git rev-parse HEAD of the current "
                                       "directory's checkout; none outside a checkout, said on stderr)")
     sc.add_argument("--trial", type=int, metavar="K",
-                    help="record this scoring as repeat K (default 0) of the evaluation id (METHODOLOGY §10.8; see "
+                    help="record this scoring as repeat K (default 0) of the evaluation id (methodology §10.8; see "
                          "golden results trials)")
     sc.add_argument("--replace", action="store_true",
                     help="replace the rows of an already recorded (evaluation id, trial) (refused otherwise)")
@@ -435,7 +435,7 @@ def register(sub: Any, add: Any) -> None:
     sc.add_argument("--judge-model", help="judge model id of the --judged measures (default: the version's judge "
                                           "calibration when it names exactly one)")
     sc.add_argument("--rubric-sha", help="sha of the judge's rubric (default: from the version's judge calibration)")
-    ck = add("chunking", cmd_chunking, "the chunking report card (METHODOLOGY 5.4) of chunkers' JSONL passage runs "
+    ck = add("chunking", cmd_chunking, "the chunking report card (methodology §5.4) of chunkers' JSONL passage runs "
                                        "at a fixed token budget: recall, precision, Precision_Omega, IoU, mean +- SD")
     ck.add_argument("runs", nargs="+", metavar="RUN", help="JSONL passage run, one per chunker")
     ck.add_argument("--version", required=True, help="a frozen version (its evidence spans are the excerpts)")
@@ -473,7 +473,7 @@ def register(sub: Any, add: Any) -> None:
                                                                             metavar="CMD")
     rx = add("export", cmd_results_export, "export eval_results to Parquet", rs)
     rx.add_argument("--out", required=True)
-    rt = add("trials", cmd_results_trials, "repeats of one recorded evaluation (METHODOLOGY §10.8): pass@1 averaged "
+    rt = add("trials", cmd_results_trials, "repeats of one recorded evaluation (methodology §10.8): pass@1 averaged "
                                            "over trials, pass^k (all k trials pass), per-item variance", rs)
     rt.add_argument("evaluation_id")
     rt.add_argument("--pass-threshold", type=float, default=1.0, metavar="T",
