@@ -1,4 +1,4 @@
-"""Cost you can see (METHODOLOGY §11.7), the pages' side: a button that would call Claude
+"""Cost you can see (methodology §11.7: docs/methodology.md, LLM cost), the pages' side: a button that would call Claude
 first shows the job's estimate, and only "Confirm: spend ≈ $X" sends anything; afterwards the
 real usage is shown. The estimate is kept with the choices it was made for (question, scope,
 batch): change one and it is gone, so a confirmation always confirms what was shown."""

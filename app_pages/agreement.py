@@ -1,4 +1,4 @@
-"""Agreement: live κ and α between annotators (METHODOLOGY §3.7), against the bar, by pair,
+"""Agreement: live κ and α between annotators (methodology §3.7: docs/methodology.md, agreement), against the bar, by pair,
 stratum, round and week, each annotator against the gold; and the rounds that produce them
 (calibration on a shared sample, then the split with a permanent overlap)."""
 
@@ -78,7 +78,7 @@ with tab_rounds:
 
     bar_in_force, bar_chosen = agreement.bar(s, user)
     with st.expander(f"Agreement bar: {bar_in_force.describe()}", expanded=False):
-        st.caption("METHODOLOGY §3.7 sets the bar on Cohen's κ as its own code computes it: unweighted, ≥ 0.7 on "
+        st.caption("The methodology (§3.7; docs/methodology.md) sets the bar on Cohen's κ as its own code computes it: unweighted, ≥ 0.7 on "
                    "binary and ≥ 0.6 on 4-grade relevance. A lead may read the graded bar on a weighted κ, or on "
                    "ordinal α ≥ 0.667 for rounds of three or more annotators; the choice, who made it and why "
                    "go into every version frozen under it.")
@@ -165,7 +165,7 @@ def agreement_tab() -> None:
         c = st.columns(6)
         c[0].metric("κ binary (grade ≥ 2)", fmt(g.kappa_binary), help=f"bar {bar_in_force.binary_threshold:g}")
         c[1].metric("κ graded", fmt(g.kappa_unweighted),
-                    help="unweighted on the 0-3 grades: METHODOLOGY §3.7's κ, the one its bar is set on")
+                    help="unweighted on the 0-3 grades: the methodology's κ (§3.7), the one its bar is set on")
         c[2].metric("κ linear", fmt(g.kappa_linear), help="graded, linear weights: a near miss counts part-agreed")
         c[3].metric("κ quadratic", fmt(g.kappa_quadratic), help="graded, quadratic weights")
         c[4].metric("α ordinal", fmt(g.alpha_ordinal))

@@ -1,4 +1,4 @@
-"""Judge calibration (METHODOLOGY §11): a calibration set and a judge's outputs → the judge
+"""Judge calibration (methodology §11: docs/methodology.md, judge calibration): a calibration set and a judge's outputs → the judge
 report against humans, reliability and isotonic recalibration, the cascade band fitted on
 one split and reported on the other, bias diagnostics; saved pinned to the judge."""
 
@@ -90,7 +90,7 @@ else:
     st.caption(f"{'Graded 0-3' if scale == 'graded' else 'Nugget support (none 0 / partial 1 / support 2)'} set: "
                f"{len(df)} items.")
 if len(df) < pool_grading.MIN_CALIBRATION_ITEMS:
-    st.warning(f"{len(df)} items: METHODOLOGY §11.1 asks for 100-200, hard and ambiguous ones included. The figures "
+    st.warning(f"{len(df)} items: the methodology (§11.1) asks for 100-200, hard and ambiguous ones included. The figures "
                f"below are shown, but a calibration on fewer than {pool_grading.MIN_CALIBRATION_ITEMS} items does not "
                "clear the gate for grading the pool (Judge the pool asks for a reason to go ahead).")
 

@@ -1,5 +1,5 @@
 """Nuggets: draft a question's atomic facts with Claude (or write them), edit, approve; assign
-them to system answers (keys 1/2/3) and read V_strict / V / A_strict / A (METHODOLOGY §10.9)."""
+them to system answers (keys 1/2/3) and read V_strict / V / A_strict / A (methodology §10.9: docs/methodology.md, nuggets)."""
 
 from __future__ import annotations
 

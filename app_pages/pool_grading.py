@@ -1,5 +1,5 @@
 """Judge the pool: a calibrated judge grades the pool's ungraded items, its band goes to the
-experts' Judge queue, and a standing human sample watches it (METHODOLOGY §11.1, §11.8)."""
+experts' Judge queue, and a standing human sample watches it (methodology §11.1, §11.8: docs/methodology.md, the cascade)."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ with st.expander("Start a job", expanded=not status["jobs"], key="pg_start_box")
                        help="auto: direct calls up to 20 items, the Batch API (half price, up to 24 h) above.")
         limit = b.number_input("At most this many items (0: all)", min_value=0, value=0, step=50, key="pg_limit")
         share = d.slider("Standing human sample", 0.0, 0.5, 0.10, 0.01, format="%.2f", key="pg_share",
-                         help="Share of the judge-labeled items also sent to people, blind (METHODOLOGY §11.1 step 6: "
+                         help="Share of the judge-labeled items also sent to people, blind (the methodology's §11.1 step 6: "
                               "5-10% forever).")
         if st.button("Estimate", key="pg_estimate"):
             st.session_state["pg_plan"] = attempt(lambda: pool_grading.plan(
@@ -142,7 +142,7 @@ st.subheader("The standing human sample")
 rep = pool_grading.sample_report(s, user)
 st.caption(f"{rep['sampled_items']} judge-labeled passage(s) went to people blind to the judge; "
            f"{rep['graded_by_people']} graded by them so far. Judge against people at the pass/fail cut "
-           "(METHODOLOGY §11.1): κ and FAIL-class recall, per job (the judge over time).")
+           "(the methodology's §11.1): κ and FAIL-class recall, per job (the judge over time).")
 for flag in rep["flags"]:
     st.warning(md_escape(f"Re-validate the judge: {flag}"))
 o = rep["overall"]

@@ -1,4 +1,4 @@
-"""Power: the minimum detectable effect versus the number of queries (METHODOLOGY §3.3)."""
+"""Power: the minimum detectable effect versus the number of queries (methodology §3.3: docs/methodology.md, power)."""
 
 from __future__ import annotations
 

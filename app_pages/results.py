@@ -1,4 +1,4 @@
-"""Results: the recorded evaluations with their judged@10 health (METHODOLOGY §3.6), and the
+"""Results: the recorded evaluations with their judged@10 health (methodology §3.6: docs/methodology.md, Judged@k), and the
 paired comparison of two with the gate verdict per metric (§13, §14), the same one
 `golden compare` prints (annotator.evaluations.compare)."""
 

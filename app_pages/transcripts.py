@@ -1,7 +1,7 @@
 """Transcripts: draw a stratified sample of failures and a share of the judge's passes, read
 each transcript blind to the judge, say whose failure it was (keys 1-6 system failure classes,
 n no failure, g grader, a ambiguous), then see what the judge said; feed failures back into the
-golden set (METHODOLOGY §12.5, §15.4); the judge check per evaluation: passes and failures
+golden set (methodology §12.5, §15.4: docs/methodology.md, the judge check); the judge check per evaluation: passes and failures
 confirmed and overturned by reviewers (§11.1, Case 3)."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def judge_check_section() -> None:
         "false-fail rate [95% CI]": rate(r, "fail")} for r in rows]), hide_index=True, width="stretch",
         key="tr_judge_check")
     st.caption("A judged pass a reviewer says failed (a system failure or a grader failure) is a judge false pass "
-               "(METHODOLOGY Case 3), one they say is right (no failure) confirms it; a judged failure reviewed as "
+               "(the methodology's Case 3), one they say is right (no failure) confirms it; a judged failure reviewed as "
                "no failure or a grader failure is a false fail, as a system failure it is confirmed. Each transcript "
                "counts once, by its latest verdict; withdrawn verdicts do not count; ambiguous ones are reviewed "
                "and left out of the rates. Rates are overturned / (confirmed + overturned) with the Wilson 95% "
