@@ -9,12 +9,16 @@ Modes, decided per request by :func:`auth_mode`:
 * ``accounts`` - local accounts with scrypt password hashes.
 
 The CLI acts as ``cli:<os user>`` with every role: whoever can open the DuckDB file can
-change it anyway, so a role check there would be theatre.
+change it anyway, so a role check there would be theatre. A command sent to a running studio
+through its API (``golden --server``) acts as the token's account instead (:func:`acting_as`),
+and every role check applies.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
 import getpass
 import hashlib
 import hmac
@@ -23,7 +27,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from annotator.roles import Permission, PermissionDenied, Role, grantable_roles, parse_roles, permissions_of
@@ -54,7 +58,32 @@ class User:
 LOCAL_USER = User("local", "Local user", frozenset(Role))
 
 
+_acting: contextvars.ContextVar[User | None] = contextvars.ContextVar("golden_acting_user", default=None)
+
+
+@contextlib.contextmanager
+def acting_as(user: object | None) -> Iterator[None]:
+    """While the block runs, :func:`cli_user` is ``user`` (a CLI command run for an API token,
+    in the serving process: it must act as the token's account, with its roles). None changes
+    nothing. A context variable, so the server's other requests are not affected."""
+    if user is None:
+        yield
+        return
+    if not isinstance(user, User):
+        raise TypeError("acting_as takes a User")
+    token = _acting.set(user)
+    try:
+        yield
+    finally:
+        _acting.reset(token)
+
+
 def cli_user() -> User:
+    """Who a ``golden`` command acts as: the OS user with every role, or, for a command run on
+    an API caller's behalf (:func:`acting_as`), that caller."""
+    acting = _acting.get()
+    if acting is not None:
+        return acting
     try:
         who = getpass.getuser()
     except Exception:  # no login name in some containers

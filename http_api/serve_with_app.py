@@ -3,7 +3,8 @@ owns a DuckDB store file. ``golden serve`` execs ``python -m http_api.serve_with
 signal to it reaches this process, as it reached Streamlit before): the API runs in a
 daemon thread (uvicorn), background work starts, then Streamlit's own CLI runs in the main
 thread with the arguments ``golden serve`` gives it (``python -m streamlit`` run in-process). When Streamlit stops, the process ends
-and the API thread with it.
+and the API thread with it. The process also opens the command channel (:mod:`http_api.local_channel`):
+``golden`` commands run on this machine against the same DuckDB store are run here.
 
     python -m http_api.serve_with_app --api-host H --api-port P -- run app.py --server.port ...
 """
@@ -21,12 +22,14 @@ def main(argv: list[str] | None = None) -> int:
     ours, streamlit_args = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
     p = argparse.ArgumentParser(prog="python -m http_api.serve_with_app")
     p.add_argument("--api-host", default="127.0.0.1")
-    p.add_argument("--api-port", type=int, required=True)
+    p.add_argument("--api-port", type=int, default=0)
+    p.add_argument("--no-api", action="store_true", help="serve the app without the HTTP API")
     p.add_argument("--api-port-is-default", action="store_true",
                    help="the port was not asked for (the app's + 1): if taken, serve the app alone, with a warning")
     a = p.parse_args(ours)
 
     from annotator import api_tokens, background, context, label_channel
+    from http_api import local_channel
     from http_api.serving import ThreadedServer
 
     from golden_store.core.errors import GoldenError
@@ -39,29 +42,35 @@ def main(argv: list[str] | None = None) -> int:
         print(f"golden: {exc}", file=sys.stderr)
         return 1
     server: ThreadedServer | None = None
-    try:
-        server = ThreadedServer(location, a.api_host, a.api_port).start()
-        label_channel.advertise(server.port)  # the app's labeling surfaces post their labels here
-        print(f"golden serve: API at http://{a.api_host}:{server.port}/api/v1 (docs at /api/v1/docs)",
-              file=sys.stderr)
-    except RuntimeError:
-        if not a.api_port_is_default:  # asked for: not serving it is an error
-            background.stop(workers)
-            print(f"golden: the API could not listen on {a.api_host}:{a.api_port} (in use?); pick another with "
-                  f"--api-port, or serve the app alone with --no-api.", file=sys.stderr)
-            return 1
-        print(f"golden serve: warning: the API could not listen on {a.api_host}:{a.api_port} (in use?), so the app "
-              f"is served without it; choose its port with --api-port.", file=sys.stderr)
+    if not a.no_api:
+        try:
+            server = ThreadedServer(location, a.api_host, a.api_port).start()
+            label_channel.advertise(server.port)  # the app's labeling surfaces post their labels here
+            print(f"golden serve: API at http://{a.api_host}:{server.port}/api/v1 (docs at /api/v1/docs)",
+                  file=sys.stderr)
+        except RuntimeError:
+            if not a.api_port_is_default:  # asked for: not serving it is an error
+                background.stop(workers)
+                print(f"golden: the API could not listen on {a.api_host}:{a.api_port} (in use?); pick another "
+                      f"with --api-port, or serve the app alone with --no-api.", file=sys.stderr)
+                return 1
+            print(f"golden serve: warning: the API could not listen on {a.api_host}:{a.api_port} (in use?), so the "
+                  f"app is served without it; choose its port with --api-port.", file=sys.stderr)
+    api_url = f"http://{a.api_host}:{server.port}/api/v1" if server is not None else None
+    channel = local_channel.start_for(location, api_url)  # `golden` commands on this machine run here
     # `python -m streamlit ...` run in this process (runpy, as the interpreter runs -m): the
     # API layer never uses Streamlit itself (tests/test_layering.py), it hands over the main thread
     sys.argv = ["streamlit", *streamlit_args]
     try:
         runpy.run_module("streamlit", run_name="__main__", alter_sys=True)
     finally:
+        if channel is not None:
+            channel.stop()
         background.stop(workers)
         if server is not None:
             server.stop()
     return 0
+
 
 
 if __name__ == "__main__":

@@ -69,14 +69,22 @@ def run_api(store_location: str | None, host: str, port: int) -> int:
     before the ``finally`` below, so the token audit's last batch (up to a second of answered
     requests) was never written. Under this one the re-raised signal is a ``SystemExit``
     (status 143, as a SIGTERM'd process reports), the ``finally`` runs, and the batch is written
-    before the store closes."""
+    before the store closes.
+
+    On a DuckDB store the command channel opens too: ``golden`` commands run on this machine
+    against the store are run by this process (:mod:`http_api.local_channel`)."""
+    from http_api import local_channel
+
     store = context.get_store(store_location, create=True)
     workers = background.start(store)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    channel = local_channel.start_for(store_location, f"http://{host}:{port}/api/v1")
     try:
         uvicorn.Server(config(store_location, host, port)).run()
     finally:
+        if channel is not None:
+            channel.stop()
         background.stop(workers)
         context.close_all()
     return 0

@@ -18,7 +18,7 @@ import sys
 from annotator.cli import (
     api, corpus, judgments, nuggets_answers, rounds, runs_pool, scoring, serve, spans, store_admin, tokens,
     transcripts, users, versions, webhooks)
-from annotator.cli import remote
+from annotator.cli import channel, remote, through_studio
 from annotator.cli.common import context
 from annotator.cli.scoring import _numpy_for_scoring
 from annotator.cli.serve import DEFAULT_PORT, SERVER_OPTIONS, _serve_location, server_flags
@@ -85,13 +85,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.db = getattr(args, "db", None)
     args.json = getattr(args, "json", False)
     server = remote.server_of(args)
     try:
         if server:  # --server / GOLDEN_SERVER: the command runs on the studio's API (annotator/cli/remote.py)
-            return remote.run(args, server)
+            return remote.run(args, server, argv)
+        serving = through_studio.find(args.db) if channel.needs_store(args) else None
+        if serving is not None:  # a running studio holds this DuckDB store: the command runs there
+            return through_studio.run(argv, args, serving)
         return int(args.func(args) or 0)
     except GoldenError as exc:
         print(f"golden: {exc}", file=sys.stderr)

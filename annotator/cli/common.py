@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import contextvars
 import importlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,14 +86,43 @@ class _Progress:
         sys.stderr.flush()
 
 
+_served: contextvars.ContextVar[Store | None] = contextvars.ContextVar("golden_served_store", default=None)
+_caller_cwd: contextvars.ContextVar[Path | None] = contextvars.ContextVar("golden_caller_cwd", default=None)
+
+
+@contextlib.contextmanager
+def serving(store: Store, caller_cwd: Path | None = None) -> Iterator[None]:
+    """While the block runs, commands use ``store``: a command run inside the process that
+    serves it (:mod:`annotator.cli.channel`) uses that process's open handle, whatever the
+    caller's ``--db`` said, and that store's versions folder. ``caller_cwd``: the folder the
+    person ran the command in (the git checkout ``score --record`` pins), not the studio's."""
+    token, cwd_token = _served.set(store), _caller_cwd.set(caller_cwd)
+    try:
+        yield
+    finally:
+        _served.reset(token)
+        _caller_cwd.reset(cwd_token)
+
+
+def caller_cwd() -> Path:
+    """The folder the command was run in: the caller's, also when the studio runs it for them."""
+    return _caller_cwd.get() or Path.cwd()
+
+
 def _store(args: argparse.Namespace, *, create: bool = False) -> Store:
     """The live store. Only commands that bring data in may create it."""
+    served = _served.get()
+    if served is not None:
+        return served
     return context.get_store(args.db, create=create)
 
 
 def _vdir(args: argparse.Namespace) -> Path | str:
     """Versions folder (or the object-storage URL in GOLDEN_VERSIONS): frozen versions are plain
     files, readable while the app holds the store."""
+    served = _served.get()
+    if served is not None:
+        return versioning.versions_dir(served)
     return versions_dir_for(Path(args.db) if args.db else default_db_path())
 
 

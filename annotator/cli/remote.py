@@ -35,17 +35,71 @@ def _token(args: argparse.Namespace) -> str | None:
     return os.environ.get("GOLDEN_TOKEN", "").strip() or None
 
 
-def run(args: argparse.Namespace, server: str) -> int:
-    """Run ``args``' command on ``server``, or refuse one that has no remote form."""
+def run(args: argparse.Namespace, server: str, argv: list[str] | None = None) -> int:
+    """Run ``args``' command on ``server``: through its typed route when it has one, else
+    through ``POST /commands`` (the same command run by the studio, its output and exit status
+    sent back), or refuse one that does not use the store (it runs where its files are)."""
+    from annotator.cli import channel
+
     handler = HANDLERS.get(args.func.__name__)
-    if handler is None:
-        name = " ".join(w for w in (args.command, *(getattr(args, k, None) for k in _SUBCOMMANDS)) if w)
-        raise GoldenError(f"golden {name} has no remote form: run it on the studio's machine, without --server "
-                          f"(and with GOLDEN_SERVER unset).")
+    if handler is None and not channel.needs_store(args):
+        raise GoldenError(f"{channel.command_name(args)} does not use the studio's store, so it has no remote "
+                          f"form: run it where its files are, without --server (and with GOLDEN_SERVER unset).")
     from golden_store.client import Studio
 
     with Studio(server, _token(args)) as studio:
+        if handler is None:
+            return through_command_route(args, argv or [], studio)
         return handler(args, studio)
+
+
+def through_command_route(args: argparse.Namespace, argv: list[str], studio: Any) -> int:
+    """``argv`` sent to the studio's ``POST /commands``: the files it reads uploaded, the files
+    it writes brought back and written here, its output printed, its exit status returned."""
+    import base64
+
+    from annotator.cli import channel
+
+    inputs, outputs = channel.file_arguments(args)
+    names = {p: f"@upload:{i}" for i, p in enumerate(dict.fromkeys(inputs))}
+    names.update({p: f"@output:{i}:{Path(p).name}" for i, p in enumerate(dict.fromkeys(outputs))})
+    sent = channel.substitute_paths(_without_client_options(argv), names)
+    stdin = sys.stdin.readline() if getattr(args, "password_stdin", False) else ""
+    res = studio.run_command(sent, uploads=list(dict.fromkeys(inputs)), stdin=stdin)
+    sys.stdout.write(_named(res["stdout"], names))
+    sys.stderr.write(_named(res["stderr"], names))
+    for path, placeholder in names.items():
+        if placeholder in res.get("outputs", {}):
+            Path(path).write_bytes(base64.b64decode(res["outputs"][placeholder]))
+    return int(res["exit_code"])
+
+
+def _named(text: str, names: dict[str, str]) -> str:
+    """The studio's output with each placeholder back as the path the person typed."""
+    for path, placeholder in sorted(names.items(), key=lambda kv: -len(kv[1])):
+        text = text.replace(placeholder, path)
+    return text
+
+
+_CLIENT_OPTIONS = ("--server", "--token-file", "--db")
+
+
+def _without_client_options(argv: list[str]) -> list[str]:
+    """``argv`` as the studio should parse it: the options that say how to reach the studio
+    (``--server``, ``--token-file``, ``--db``) left out."""
+    out: list[str] = []
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+            continue
+        if token in _CLIENT_OPTIONS:
+            skip = True
+            continue
+        if token.split("=", 1)[0] in _CLIENT_OPTIONS and "=" in token:
+            continue
+        out.append(token)
+    return out
 
 
 _SUBCOMMANDS = ("runs_cmd", "transcripts_cmd", "answers_cmd", "queries_cmd", "pool_cmd", "results_cmd",

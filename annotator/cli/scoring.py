@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from annotator.cli.common import COULD_NOT_RUN, GATE_EXIT, _print_json, _store, _vdir, identity
+from annotator.cli.common import COULD_NOT_RUN, GATE_EXIT, _print_json, _store, _vdir, caller_cwd, identity
 from golden_store.core.errors import GoldenError
 from golden_store.scoring.cells import MIN_CELL_N
 
@@ -270,7 +270,7 @@ def _record_scoring(args: argparse.Namespace, res: Any, gs: Any, run: Any) -> No
     notes = []
     git_sha = args.git_sha
     if git_sha is None:
-        git_sha, note = provenance.git_head(Path.cwd())
+        git_sha, note = provenance.git_head(caller_cwd())
         notes.append(note)
     config_sha = provenance.file_sha256(args.config) if args.config else args.config_sha
     judged = []

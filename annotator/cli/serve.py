@@ -122,7 +122,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     The HTTP API (issue 28) is served by the same process, on --api-port (default the app's
     port + 1): a DuckDB file has one owner. The process exec'd is then
     ``python -m http_api.serve_with_app`` (the API in a thread, Streamlit's CLI in the main
-    thread); ``--no-api`` execs Streamlit alone, as before."""
+    thread); ``--no-api`` leaves the API out. Either way the process opens the command channel
+    for ``golden`` commands run on this machine against the same DuckDB store
+    (:mod:`http_api.local_channel`)."""
     entry = _app_entry()
     if entry is None or not entry.exists():
         raise GoldenError("The app is not installed (package app_pages is missing); reinstall with pip install -e .")
@@ -132,8 +134,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     env = dict(os.environ, GOLDEN_DB=db)
     streamlit_args = ["run", str(entry), "--server.port", str(port), "--server.address", host,
                       "--server.headless", "true", "--browser.gatherUsageStats", "false", *server_flags()]
-    if getattr(args, "no_api", False):
-        cmd = [sys.executable, "-m", "streamlit", *streamlit_args]
+    if getattr(args, "no_api", False):  # still through serve_with_app: it opens the command channel
+        cmd = [sys.executable, "-m", "http_api.serve_with_app", "--no-api", "--", *streamlit_args]
     else:
         api_port = _api_port(getattr(args, "api_port", None), 0)
         default = api_port == 0  # not asked for: the app's port + 1, and the app alone if that is taken

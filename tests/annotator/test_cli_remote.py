@@ -76,9 +76,11 @@ def test_compare_remotely_gives_the_gate_verdict_and_exit_status(demo_store, rem
 
 def test_refusals_and_commands_without_a_remote_form(demo_store, remote, tokens, tmp_path, capsys, monkeypatch):  # noqa: F811
     code, _, err = _run(capsys, "--server", remote, "init")
-    assert code == 1 and err.startswith("golden: golden init has no remote form") and err.count("\n") == 1
-    code, _, err = _run(capsys, "--server", remote, "runs", "retire", "x", "--reason", "y")
-    assert code == 1 and "golden runs retire has no remote form" in err
+    assert code == 1 and err.startswith("golden: init does not use the studio's store, so it has no remote form")
+    assert err.count("\n") == 1
+    # every command that uses the store has a remote form (issue 38 item 1): the studio runs it, same output
+    local = _run(capsys, "runs", "retire", "x", "--reason", "y")
+    assert local[0] == 1 and _run(capsys, "--server", remote, "runs", "retire", "x", "--reason", "y") == local
     monkeypatch.setenv("GOLDEN_TOKEN", tokens["annotator"])
     code, _, err = _run(capsys, "--server", remote, "freeze", "v9")
     assert code == 1 and "may not freeze a version" in err

@@ -133,8 +133,8 @@ def test_serve_puts_the_api_beside_the_app_unless_told_not_to(monkeypatch):
     assert argv[argv.index("--api-port") + 1] == "9000" and "--api-port-is-default" not in argv
     monkeypatch.setenv("GOLDEN_API_PORT", "9100")
     assert _serve_argv(monkeypatch)[5:7] == ["--api-port", "9100"]
-    argv = _serve_argv(monkeypatch, "--no-api")
-    assert argv[1:4] == ["-m", "streamlit", "run"] and "http_api.serve_with_app" not in argv
+    argv = _serve_argv(monkeypatch, "--no-api")  # no API, but the command channel still opens in that process
+    assert argv[1:4] == ["-m", "http_api.serve_with_app", "--no-api"] and "--api-port" not in argv
 
 
 def test_an_api_port_asked_for_and_taken_is_an_error_naming_it(tmp_path):
