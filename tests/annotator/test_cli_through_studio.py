@@ -76,6 +76,7 @@ def _same(text: str, db: str, twin: str) -> str:
     """Output with the store's own folder named alike for the served store and its twin."""
     text = text.replace(str(Path(twin).parent), "<DIR>").replace(str(Path(db).parent), "<DIR>")
     text = re.sub(r"(\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?", "<TIME>", text)
+    text = re.sub(r"\b[0-9a-f]{12}\b", "<SHA>", text)  # a version's content digest covers its freeze time
     return re.sub(r" +", " ", text)  # a table's columns are as wide as their widest time
 
 
