@@ -300,6 +300,20 @@ def allow_private_webhooks(monkeypatch):
     monkeypatch.setenv("GOLDEN_WEBHOOK_ALLOW_PRIVATE", "1")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_data_dir(tmp_path_factory):
+    """GOLDEN_DATA_DIR (a PostgreSQL store's corpus index) in a temp dir for the whole session,
+    so servers started by module-wide fixtures never write into the developer's
+    ``~/.local/share/golden-studio``; each test gets its own in ``_isolated_env``."""
+    old = os.environ.get("GOLDEN_DATA_DIR")
+    os.environ["GOLDEN_DATA_DIR"] = str(tmp_path_factory.mktemp("golden-data"))
+    yield
+    if old is None:
+        os.environ.pop("GOLDEN_DATA_DIR", None)
+    else:
+        os.environ["GOLDEN_DATA_DIR"] = old
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(request, tmp_path, monkeypatch):
     """Every test gets its own store and versions dir; nothing leaks between tests.
@@ -308,10 +322,11 @@ def _isolated_env(request, tmp_path, monkeypatch):
     PostgreSQL (``GOLDEN_TEST_ENGINE=postgresql``), for a test marked ``store``: GOLDEN_DB is
     the URL of a new database copied from the migrated template (or the demo template, for
     ``demo_store``), and the working directory is ``tmp_path`` (a PostgreSQL store keeps its
-    local files, corpus index and versions, there). A test not marked ``store`` gets no
-    database: GOLDEN_DB names the DuckDB file, and the test fails if it creates that file
-    (mark it in ``_OPENS_STORE``)."""
+    versions there; its corpus index goes to GOLDEN_DATA_DIR, ``tmp_path/golden-data``, as in
+    every test). A test not marked ``store`` gets no database: GOLDEN_DB names the DuckDB
+    file, and the test fails if it creates that file (mark it in ``_OPENS_STORE``)."""
     monkeypatch.delenv("GOLDEN_VERSIONS", raising=False)
+    monkeypatch.setenv("GOLDEN_DATA_DIR", str(tmp_path / "golden-data"))  # a PostgreSQL store's corpus index
     # a developer's shell may point golden at a server (GOLDEN_SERVER: every command goes remote)
     # GOLDEN_WEBHOOK_ALLOW_PRIVATE: webhooks to loopback are refused unless a test asks (allow_private_webhooks)
     for var in ("GOLDEN_SERVER", "GOLDEN_TOKEN", "GOLDEN_VERSIONS_CACHE", "GOLDEN_API_PORT",

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from annotator.cli.serve import _api_port, _served_host, _serve_location
+from golden_store.core.paths import describe_data_dir
 
 DEFAULT_API_PORT = 8600
 
@@ -18,6 +19,7 @@ def cmd_api(args: argparse.Namespace) -> int:
     db = _serve_location(args.db)
     host = _served_host(args.host, db, "API")
     port = _api_port(args.port, DEFAULT_API_PORT)
+    print(describe_data_dir(db), flush=True)  # where the corpus index lives; refuses an unwritable data dir
     # by name: annotator never imports the HTTP layer statically (tests/test_layering.py)
     serving = importlib.import_module("http_api.serving")
     print(f"golden api: http://{host}:{port}/api/v1 (docs at /api/v1/docs)", flush=True)

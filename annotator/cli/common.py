@@ -7,11 +7,11 @@ import contextlib
 import contextvars
 import importlib
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from annotator.cli.progress import TerminalProgress
 from golden_store.core.errors import GoldenError
 from golden_store.core.paths import default_db_path, versions_dir_for
 
@@ -68,22 +68,10 @@ def _print_json(obj: Any) -> None:
     print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 
 
-class _Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.tty = sys.stderr.isatty()
-
-    def __call__(self, done: int, total: int, *_: object) -> None:
-        if not self.tty or total <= 0:
-            return
-        width = 30
-        filled = int(width * done / total)
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+# The CLI's progress callback for long jobs (``progress(done, total[, phase])``): a line per
+# phase with units, rate and time left on a terminal's stderr, nothing otherwise
+# (annotator/cli/progress.py; rich is imported only once a bar is drawn).
+_Progress = TerminalProgress
 
 
 _served: contextvars.ContextVar[Store | None] = contextvars.ContextVar("golden_served_store", default=None)

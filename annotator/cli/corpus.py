@@ -11,7 +11,7 @@ from annotator.cli.common import _print_json, _Progress, _store, corpus_import, 
 
 def cmd_corpus_import(args: argparse.Namespace) -> int:
     rep = corpus_import.import_paths(
-        _store(args, create=True), identity.cli_user(), args.paths, replace=args.replace, progress=_Progress("importing (bytes read)")
+        _store(args, create=True), identity.cli_user(), args.paths, replace=args.replace, progress=_Progress("corpus import")
     )
     if args.json:
         _print_json({"added": rep.added, "replaced": rep.replaced, "unchanged": rep.unchanged,

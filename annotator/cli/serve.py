@@ -11,7 +11,7 @@ from typing import Any
 
 from annotator.cli.common import context
 from golden_store.core.errors import GoldenError
-from golden_store.core.paths import default_db_path
+from golden_store.core.paths import default_db_path, describe_data_dir
 
 
 def _app_entry() -> Path | None:
@@ -131,6 +131,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     db = _serve_location(args.db)
     host = _served_host(args.host, db, "app")
     port = _serve_port(args.port)
+    print(describe_data_dir(db), flush=True)  # where the corpus index lives; refuses an unwritable data dir
     env = dict(os.environ, GOLDEN_DB=db)
     streamlit_args = ["run", str(entry), "--server.port", str(port), "--server.address", host,
                       "--server.headless", "true", "--browser.gatherUsageStats", "false", *server_flags()]

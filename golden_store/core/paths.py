@@ -1,4 +1,5 @@
-"""Where the studio's files live: the store file and the frozen versions beside it.
+"""Where the studio's files live: the store file and the frozen versions beside it, and the
+data directory (``GOLDEN_DATA_DIR``) for what a PostgreSQL store keeps on this machine.
 
 No database import: the frozen-version format (``golden_store.versions``) resolves its
 folder from here without loading the live store. ``golden_store.db.store`` re-exports these.
@@ -8,9 +9,13 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 
+from golden_store.core.errors import GoldenError
+
 DEFAULT_DB = "golden.duckdb"
+DATA_DIR_ENV = "GOLDEN_DATA_DIR"
 
 
 def is_postgres_url(value: object) -> bool:
@@ -70,3 +75,59 @@ def versions_dir_for(db_path: Path | str) -> VersionsDir:
     if is_postgres_url(db_path):
         return Path.cwd() / "versions"
     return Path(db_path).resolve().parent / "versions"
+
+
+# ---- the data directory -----------------------------------------------------------------------
+
+
+class DataDirError(GoldenError):
+    """The data directory cannot be created or written; the sentence names it and the setting."""
+
+
+def data_dir() -> Path:
+    """Where this user's studio keeps local files a PostgreSQL store needs on this machine (its
+    corpus search index): ``GOLDEN_DATA_DIR``, else ``$XDG_DATA_HOME/golden-studio``, else
+    ``~/.local/share/golden-studio`` (the XDG base-directory default; a relative
+    ``XDG_DATA_HOME`` is ignored, as the specification says).
+
+    Why not the working directory, as before: a CLI run from a repository left a
+    ``HOST_PORT_DB.postgresql.index/`` folder among its files, and every server and CI runner
+    started elsewhere built its own copy (issue 38, item 4). A DuckDB store keeps its index
+    beside its file, so it needs none of this."""
+    given = os.environ.get(DATA_DIR_ENV, "").strip()
+    if given:
+        return Path(given).expanduser().absolute()
+    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
+    return base / "golden-studio"
+
+
+def writable_data_dir() -> Path:
+    """:func:`data_dir`, created if missing and checked by writing a file in it, so that a
+    folder this user cannot write is said in one sentence (naming the folder and the setting
+    to change) before anything is built there, not as a traceback from the index."""
+    where = data_dir()
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise DataDirError(
+            f"The data directory {where} cannot be written ({why.lower()}): set {DATA_DIR_ENV} to a folder "
+            f"this user can write (it holds a PostgreSQL store's corpus search index)."
+        ) from None
+    return where
+
+
+def describe_data_dir(db: str | os.PathLike[str] | None = None) -> str:
+    """The start-up line of ``golden serve`` / ``golden api``: where the store ``db`` (default
+    ``GOLDEN_DB``) keeps its corpus search index on this machine. For a PostgreSQL store that
+    is the data directory, checked writable here (:class:`DataDirError` otherwise), so a
+    server refuses to start rather than fail at its first search."""
+    location = db if db is not None else default_db_path()
+    if is_postgres_url(location):
+        return (f"golden: data directory {writable_data_dir()} (the corpus search index; "
+                f"set {DATA_DIR_ENV} to move it)")
+    store = Path(location).absolute()
+    return f"golden: corpus search index beside the store, in {store.with_name(store.name + '.index')}"

@@ -1,5 +1,6 @@
 """The persisted corpus index: a tantivy index in a folder beside the store file
-(``<store>.index/``), so that no process reads the whole corpus to answer a quote or a search.
+(``<store>.index/``; for a PostgreSQL store, in the data directory, see :func:`index_dir_for`),
+so that no process reads the whole corpus to answer a quote or a search.
 
 Why tantivy (DESIGN "Corpus index"): it is an on-disk inverted index with positions and
 BM25 that opens in milliseconds (memory-mapped segments), indexes in Rust on every core and
@@ -33,6 +34,7 @@ from pathlib import Path
 import tantivy
 
 from golden_store.core import disk
+from golden_store.core.paths import writable_data_dir
 
 FORMAT = 2  # 2: the raw text is stored too
 META = "golden-index.json"
@@ -67,8 +69,25 @@ def _document(doc_id: str, canonical: str, raw: str) -> tantivy.Document:
 
 
 def index_dir(store_path: str | os.PathLike[str]) -> Path:
+    """The index folder beside a DuckDB store file: ``<store>.index``."""
     p = Path(store_path)
     return p.with_name(p.name + ".index")
+
+
+INDEXES = "corpus-index"  # the data directory's folder of PostgreSQL stores' indexes
+
+
+def index_dir_for(store_path: Path, url: str | None) -> Path:
+    """Where the index of the store at ``store_path`` lives (a ``Store``'s ``path`` and ``url``;
+    ``url`` None for a DuckDB file). A DuckDB store: beside its file (:func:`index_dir`),
+    moving with it. A PostgreSQL store has no file of its own on this machine: under the
+    data directory (``GOLDEN_DATA_DIR``, default ``~/.local/share/golden-studio``), one folder
+    per server and database (``corpus-index/HOST_PORT_DB.postgresql.index``), never the
+    directory the process happened to start in. An unwritable data directory is a
+    ``DataDirError`` naming it and the setting."""
+    if url is None:
+        return index_dir(store_path)
+    return writable_data_dir() / INDEXES / (Path(store_path).name + ".index")
 
 
 # How a document met a search (best first): the query's words as typed, adjacent and in

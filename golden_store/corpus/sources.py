@@ -21,11 +21,14 @@ from golden_store.core.canonical import canonical_text
 from golden_store.core.digests import sha256_text
 from golden_store.core.errors import ValidationError
 from golden_store.core.jsonl import iter_objects
+from golden_store.core.progress import BYTES, Phase
+from golden_store.core.progress import Progress as Progress  # re-exported: the corpus code's callback type
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".jsonl")
 _DOC_ID_RE = re.compile(r"^[^\s\x00-\x1f\x7f]{1,200}$")
 
-Progress = Callable[[int, int], None]
+# Reading and canonicalizing are one streamed pass over the files, counted in bytes read.
+READING = Phase("reading and canonicalizing files", BYTES)
 
 
 @dataclass(frozen=True)
@@ -336,7 +339,7 @@ def _iter_paths(paths: Sequence[str | Path], problems: list[str],
         nonlocal done
         done += n
         if progress:
-            progress(done, total)
+            progress(done, total, READING)
 
     for f, size in zip(files, sizes):
         if f.suffix.lower() == ".jsonl":

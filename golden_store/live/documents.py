@@ -17,6 +17,8 @@ from golden_store.core import textin
 from golden_store.core.digests import corpus_digest
 from golden_store.core import disk
 from golden_store.core.errors import DiskFullError, ValidationError
+from golden_store.core.progress import Phase, in_phase
+from golden_store.core.progress import report as tell
 from golden_store.corpus.sources import (  # noqa: F401  (Progress, PreparedDocument: re-exported)
     PreparedDocument, Progress, _batches, _iter_paths, _Preparer, _refused,
 )
@@ -27,6 +29,13 @@ from golden_store.live.drift import DriftReport, reresolve_tx
 if TYPE_CHECKING:
     from golden_store.corpus.index import CorpusSearchIndex
 
+# The steps of a corpus import after the files are read (``sources.READING``), each told to
+# ``progress`` so that no step of a long import passes in silence (issue 38, item 4): the
+# search index brought up to date first (built, when it is missing), the documents written
+# to the store and committed, then the index's new segments committed.
+OPENING_INDEX = Phase("bringing the search index up to date", "documents")
+WRITING = Phase("writing documents to the store", "documents")
+INDEXING = Phase("indexing documents for search", "documents")
 
 
 @dataclass
@@ -71,14 +80,14 @@ def import_paths(store: Store, paths: Sequence[str | Path], *, actor: str, repla
     rolls the whole import back."""
     problems: list[str] = []
     batches = _batches(_iter_paths(paths, problems, progress), _Preparer(problems))
-    return _import(store, batches, problems, actor=actor, replace=replace)
+    return _import(store, batches, problems, actor=actor, replace=replace, progress=progress)
 
 
 CORPUS_IMPORT_LOCK = "golden_store.corpus_import"
 
 
 def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: list[str], *,
-            actor: str, replace: bool) -> ImportReport:
+            actor: str, replace: bool, progress: Progress | None = None) -> ImportReport:
     """One transaction in the store; the persisted index is fed batch by batch while it runs
     (tantivy indexes on its own threads meanwhile) and committed right after the store
     commits, or rolled back with it. A crash in between is repaired on the next open
@@ -93,7 +102,8 @@ def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: l
     committed = False
     try:
         with store.exclusive(CORPUS_IMPORT_LOCK):
-            index = search_index(store)  # current before the import: re-resolution searches it
+            # current before the import: re-resolution searches it
+            index = search_index(store, in_phase(progress, OPENING_INDEX))
             before = index.last_event
             with corpus_index.updating(index) as pending:
                 def written(docs: list[PreparedDocument], replaced: set[str]) -> None:
@@ -103,16 +113,20 @@ def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: l
                 with bulk_load_settings(store):
                     report = store.write(lambda cur: import_documents_tx(cur, batches, actor=actor, replace=replace,
                                                                          problems=problems, index=index,
-                                                                         on_write=written),
+                                                                         on_write=written, progress=progress),
                                          retries=0)
                 committed = True
+                n_written = len(report.added) + len(report.replaced)
+                tell(progress, n_written, n_written, WRITING)
                 with store.cursor() as cur:
                     last = last_corpus_event(cur)
                     ours = len(report.added) + len(report.replaced)
                     others = int(cur.execute("SELECT count(*) FROM corpus_events WHERE event_id > ?",
                                              [before]).fetchone()[0])
                 # events this import did not feed (another writer's) make the next open apply them all
+                tell(progress, 0, pending.n, INDEXING)
                 pending.commit(last if others == ours else before)
+                tell(progress, pending.n, pending.n, INDEXING)
     except Exception as exc:
         full = _out_of_room(exc, store, committed=committed)
         if full is None:
@@ -133,11 +147,15 @@ def _out_of_room(exc: BaseException, store: Store, *, committed: bool) -> DiskFu
     code = disk.no_room_errno(exc)
     if code is None:
         return None
-    where = corpus_index.index_dir(store.path)
+    where = corpus_index.index_dir_for(store.path, store.url)
     named = getattr(exc, "filename", None)
     if named and Path(named).is_relative_to(where):
-        what, path = "the corpus search index beside the store", where
-        elsewhere = "move the store and its .index folder to a disk with room and point GOLDEN_DB (or --db) at it"
+        if store.url is None:
+            what, path = "the corpus search index beside the store", where
+            elsewhere = "move the store and its .index folder to a disk with room and point GOLDEN_DB (or --db) at it"
+        else:
+            what, path = "the corpus search index in the data directory", where
+            elsewhere = "point GOLDEN_DATA_DIR at a folder on a disk with room"
     else:
         what, path = "the temporary folder an import is staged in", Path(tempfile.gettempdir())
         elsewhere = "point TMPDIR at a folder on a disk with room"
@@ -150,11 +168,14 @@ def import_documents_tx(
     cur: Cursor, docs: Sequence[PreparedDocument] | Iterable[list[PreparedDocument]], *,
     actor: str, replace: bool = False, problems: list[str] | None = None, index: "CorpusSearchIndex | None" = None,
     on_write: Callable[[list[PreparedDocument], set[str]], None] | None = None,
+    progress: Progress | None = None,
 ) -> ImportReport:
     """:func:`import_documents` inside a caller's transaction. ``docs`` is a sequence of
     documents or an iterable of batches of them; ``problems`` collects what the reader finds
     while the batches stream (any one refuses the import at the end); ``on_write(docs,
-    replaced ids)`` is told each batch of documents written."""
+    replaced ids)`` is told each batch of documents written; ``progress`` is told when the
+    staged documents start being written (:data:`WRITING`, 0 of them: one statement writes
+    them all, and the caller says when its commit is done)."""
     problems = problems if problems is not None else []
     batches = [list(docs)] if isinstance(docs, Sequence) and (not docs or isinstance(docs[0], PreparedDocument)) \
         else docs
@@ -171,6 +192,7 @@ def import_documents_tx(
             if on_write is not None and written[0]:
                 on_write(*written)
         if not problems and not (conflicts and not replace):
+            tell(progress, 0, staging.rows, WRITING)
             staging.insert(cur, actor=actor, now=now)
     if problems:
         raise _refused(problems)
@@ -302,5 +324,5 @@ def search_index(store: Store, progress: Progress | None = None) -> "CorpusSearc
                     yield from batch
         return total, rows()
 
-    return corpus_index.ensure(corpus_index.index_dir(store.path), last, changed_since, everything,
+    return corpus_index.ensure(corpus_index.index_dir_for(store.path, store.url), last, changed_since, everything,
                                progress=progress)

@@ -70,7 +70,7 @@ def test_the_persisted_resolver_answers_as_the_in_memory_one(generated, tmp_path
 
 def _store(tmp_path: Path) -> Store:
     """This test's store (GOLDEN_DB: a DuckDB file in ``tmp_path``, or a PostgreSQL database
-    with its local files in ``tmp_path``, the working directory)."""
+    with its search index under GOLDEN_DATA_DIR, in ``tmp_path``)."""
     return Store.open(os.environ["GOLDEN_DB"])
 
 
@@ -90,7 +90,7 @@ def test_the_index_follows_imports_and_replacements(tmp_path):
         assert search_indexed(ix, "zeppelin") == []
         assert [h.doc_id for h in search_indexed(ix, "airship")] == ["a"]
         assert ix.texts(["a"]) == {"a": "The airship hangar opens at ten."}
-        assert json.loads((corpus_index.index_dir(store.path) / corpus_index.META).read_text())[
+        assert json.loads((corpus_index.index_dir_for(store.path, store.url) / corpus_index.META).read_text())[
             "last_corpus_event"] == documents.last_corpus_event(store._con.cursor())
 
 
@@ -121,7 +121,7 @@ def test_an_import_committed_without_its_index_update_is_repaired_on_open(tmp_pa
         documents.search_index(store)
         docs = sources.load_sources([("b.txt", b"Parking permits are renewed in January.")])
         store.write(lambda cur: documents.import_documents_tx(cur, docs, actor="eng"))  # no index update
-        corpus_index.forget(corpus_index.index_dir(store.path))
+        corpus_index.forget(corpus_index.index_dir_for(store.path, store.url))
         ix = documents.search_index(store)
         assert ix.n_docs == 2 and [h.doc_id for h in search_indexed(ix, "parking permits")] == ["b"]
 
@@ -129,7 +129,7 @@ def test_an_import_committed_without_its_index_update_is_repaired_on_open(tmp_pa
 def test_a_missing_or_foreign_index_is_rebuilt(tmp_path):
     with _store(tmp_path) as store:
         _import(store, {"a": "The zeppelin hangar opens at nine.", "b": "Badges are collected at reception."})
-        path = corpus_index.index_dir(store.path)
+        path = corpus_index.index_dir_for(store.path, store.url)
         documents.search_index(store)
         corpus_index.forget(path)
         (path / corpus_index.META).write_text('{"format": 0}')

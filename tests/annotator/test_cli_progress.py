@@ -1,0 +1,110 @@
+"""Progress of long jobs (issue 38, item 4): a real `golden corpus import` in a pseudo-terminal
+names every phase with its units, rate and time left; with stderr not a terminal (a script, a
+pipe, CI) it writes nothing there."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+GOLDEN = Path(sys.executable).parent / "golden"
+_STYLE = re.compile(r"\x1b\[[0-9;]*m")                                  # colours: dropped
+_MOVE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")      # redraws: a line break
+
+
+def _corpus(root: Path, n: int = 60) -> Path:
+    """``n`` Markdown documents of ~8 KB each, generated (no dependence on files in the repo)."""
+    folder = root / "corpus"
+    folder.mkdir()
+    for i in range(n):
+        words = " ".join(f"word{(i * 7 + k) % 997}" for k in range(1200))
+        (folder / f"doc{i:03d}.md").write_text(f"# Document {i}\n\n{words}.\n", "utf-8")
+    return folder
+
+
+def _env(golden_db: str) -> dict[str, str]:
+    env = dict(os.environ, GOLDEN_DB=golden_db, TERM="xterm-256color", COLUMNS="200")
+    env.pop("NO_COLOR", None)
+    return env
+
+
+def _run_in_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    """``golden ARGS`` with stderr on a pseudo-terminal (as a person's shell gives it) and
+    stdout on a pipe; returns (exit code, stdout, what the terminal showed, escapes removed)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([str(GOLDEN), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=slave, env=env, cwd=cwd)
+    os.close(slave)
+    shown = bytearray()
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal's last writer
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    code = proc.wait(timeout=300)
+    return code, out, _MOVE.sub("\n", _STYLE.sub("", shown.decode("utf-8", "replace")))
+
+
+def test_corpus_import_on_a_terminal_shows_every_phase_with_units_rate_and_time_left(tmp_path, golden_db):
+    corpus = _corpus(tmp_path)
+    code, out, shown = _run_in_a_terminal(["corpus", "import", str(corpus)], _env(golden_db), tmp_path)
+    assert code == 0, shown
+    assert "60 added" in out
+    lines = [ln.strip() for ln in shown.splitlines() if ln.strip()]
+
+    def last_line_of(phase: str) -> str:
+        mine = [ln for ln in lines if phase in ln]
+        assert mine, f"no progress line for {phase!r} in:\n{shown}"
+        return mine[-1]
+
+    reading = last_line_of("corpus import: reading and canonicalizing files")
+    assert re.search(r"\d+(\.\d+)?/\d+(\.\d+)? (kB|MB)", reading), reading  # bytes, in units people read
+    assert re.search(r"(kB|MB|bytes)/s", reading), reading                  # a rate
+    assert "done in 0:00:" in reading, reading                              # the time it took
+    for phase in ("writing documents to the store", "indexing documents for search"):
+        line = last_line_of(f"corpus import: {phase}")
+        assert "60/60 documents" in line and "documents/s" in line and "done in" in line, line
+    # while a phase runs its line says the time left (eta), even if this small import is quick
+    assert re.search(r"elapsed, eta (\d+:\d\d:\d\d|-:--:--)", shown), shown
+    # the phases come in the order they run: nothing silent between the bar and the summary
+    order = [shown.rfind(p) for p in ("reading and canonicalizing", "writing documents", "indexing documents")]
+    assert order == sorted(order), order
+
+
+def test_nothing_is_written_to_stderr_that_is_not_a_terminal(tmp_path, golden_db):
+    corpus = _corpus(tmp_path, n=10)
+    r = subprocess.run([str(GOLDEN), "corpus", "import", str(corpus)], capture_output=True, text=True,
+                       env=_env(golden_db), cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "10 added" in r.stdout
+    assert r.stderr == ""
+    # a script reading --json: stdout is the JSON alone, stderr stays empty
+    (tmp_path / "more").mkdir()
+    corpus2 = _corpus(tmp_path / "more", n=5)
+    r = subprocess.run([str(GOLDEN), "corpus", "import", str(corpus2), "--json"], capture_output=True, text=True,
+                       env=_env(golden_db), cwd=tmp_path, timeout=300)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert json.loads(r.stdout)
+
+
+def test_library_code_never_imports_a_progress_display():
+    """golden_store reports through ``golden_store.core.progress`` callbacks; what draws them
+    (rich, here) is the caller's: a script or server using the store needs no terminal library."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "golden_store"
+    for f in sorted(root.rglob("*.py")):
+        tree = ast.parse(f.read_text("utf-8"))
+        names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        assert not names & {"rich", "tqdm", "streamlit"}, f
