@@ -30,7 +30,7 @@ def cmd_import_beir(args: argparse.Namespace) -> int:
     rep = beir_import.import_beir(
         _store(args, create=True), identity.cli_user(), args.dir, split=args.split, stratum=args.stratum,
         grade_map=args.map, source=args.source, name=args.name, update=args.update, replace=args.replace,
-        skip_unknown=args.skip_unknown, again=args.again, progress=_Progress("importing corpus (bytes read)"))
+        skip_unknown=args.skip_unknown, again=args.again, progress=_Progress("BEIR import"))
     _print_json(rep.as_dict()) if args.json else print(rep.summary())
     return 0
 

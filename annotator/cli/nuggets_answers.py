@@ -26,7 +26,7 @@ def cmd_nuggets_draft(args: argparse.Namespace) -> int:
     plan = nuggets.plan(store, user, targets, batch=args.batch)
     if not spend.confirm(args, plan):
         return 1
-    outs = nuggets.draft_many(store, user, targets, batch=args.batch, progress=_Progress("drafting"))
+    outs = nuggets.draft_many(store, user, targets, batch=args.batch, progress=_Progress("drafting", "questions"))
     summary = nuggets.summarize(outs)
     if args.json:
         _print_json({**summary, "estimate": {"lines": plan.lines(), "usd": plan.usd, "caches": plan.estimate.caches},

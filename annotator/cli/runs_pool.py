@@ -15,7 +15,7 @@ def cmd_runs_import(args: argparse.Namespace) -> int:
 
     rep = runs_import.import_run_file(_store(args), identity.cli_user(), args.file, args.system, args.format,
                                       replace=args.replace, skip_unknown=args.skip_unknown,
-                                      skip_unknown_docs=args.skip_unknown_docs, progress=_Progress("placing passages"))
+                                      skip_unknown_docs=args.skip_unknown_docs, progress=_Progress("placing passages", "passages"))
     print(rep.summary())
     return 0
 
@@ -99,7 +99,7 @@ def cmd_pool_judge(args: argparse.Namespace) -> int:
         return 1
     job_id = pool_grading.start(store, user, plan, override=args.override, seed=args.seed, limit=args.limit)
     print(f"Job {job_id} started (golden pool judge-pause {job_id} from another terminal pauses it between chunks).")
-    summary = pool_grading.run(store, user, job_id, progress=_Progress("judging"))
+    summary = pool_grading.run(store, user, job_id, progress=_Progress("judging", "pool items"))
     print("\n".join(summary.lines()))
     return 0
 
@@ -107,7 +107,7 @@ def cmd_pool_judge(args: argparse.Namespace) -> int:
 def cmd_pool_judge_resume(args: argparse.Namespace) -> int:
     from annotator import pool_grading
 
-    summary = pool_grading.run(_store(args), identity.cli_user(), args.job, progress=_Progress("judging"))
+    summary = pool_grading.run(_store(args), identity.cli_user(), args.job, progress=_Progress("judging", "pool items"))
     print("\n".join(summary.lines()))
     return 0
 

@@ -20,7 +20,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     full = not args.small
-    res = demo.load_demo(_store(args, create=True), identity.cli_user(), _Progress("reading demo corpus"),
+    res = demo.load_demo(_store(args, create=True), identity.cli_user(), _Progress("demo"),
                          workflows=full)
     if args.json:
         _print_json(res)

@@ -14,7 +14,7 @@ def cmd_transcripts_import(args: argparse.Namespace) -> int:
 
     read_text(args.file)  # the importers' one text rule, with the line of a bad byte, before the import reads it
 
-    n = transcripts.import_file(_store(args), identity.cli_user(), args.file, progress=_Progress("transcripts"))
+    n = transcripts.import_file(_store(args), identity.cli_user(), args.file, progress=_Progress("reading transcripts", "transcripts"))
     print(f"Imported {n} transcript(s).")
     return 0
 

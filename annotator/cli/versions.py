@@ -15,10 +15,10 @@ def cmd_freeze(args: argparse.Namespace) -> int:
         from annotator import signing
 
         res = signing.freeze_signed(_store(args), identity.cli_user(), args.name, args.sign, note=args.note or "",
-                                    hit_rule=args.hit_rule, progress=_Progress("freezing"))
+                                    hit_rule=args.hit_rule, progress=_Progress("freezing", "steps"))
     else:
         res = versioning.freeze(_store(args), identity.cli_user(), args.name, note=args.note or "",
-                                hit_rule=args.hit_rule, progress=_Progress("freezing"))
+                                hit_rule=args.hit_rule, progress=_Progress("freezing", "steps"))
     m = res.manifest
     if args.json:
         from golden_store.versions import thaw

@@ -97,6 +97,15 @@ def test_nothing_is_written_to_stderr_that_is_not_a_terminal(tmp_path, golden_db
     assert json.loads(r.stdout)
 
 
+def test_a_freeze_on_a_terminal_counts_its_steps_with_rate_and_time(tmp_path, golden_db):
+    env = _env(golden_db)
+    assert _run_in_a_terminal(["demo", "--small"], env, tmp_path)[0] == 0
+    code, out, shown = _run_in_a_terminal(["freeze", "v1"], env, tmp_path)
+    assert code == 0 and "Frozen v1" in out, shown
+    done = [ln for ln in shown.splitlines() if ln.strip().startswith("freezing") and "done in" in ln]
+    assert done and re.search(r"(\d+)/\1 steps .*steps/s", done[-1]), shown
+
+
 def test_library_code_never_imports_a_progress_display():
     """golden_store reports through ``golden_store.core.progress`` callbacks; what draws them
     (rich, here) is the caller's: a script or server using the store needs no terminal library."""
