@@ -46,7 +46,7 @@ def judged_warning(evaluation_id: str, judged: float | None) -> str | None:
     if judged_status(judged) != "suspect":
         return None
     return (f"{evaluation_id}: {JUDGED_COLUMN} is {judged:.3f}, below {JUDGED_THRESHOLD}: its numbers are suspect - "
-            f"unjudged results count as non-relevant; {_JUDGE_MORE} (METHODOLOGY §3.6)")
+            f"unjudged results count as non-relevant; {_JUDGE_MORE} (methodology §3.6)")
 
 
 def recorded(store: Store, user: User) -> pd.DataFrame:
@@ -89,7 +89,7 @@ def health_warning(table: pd.DataFrame) -> str | None:
         return None
     named = ", ".join(f"{e} {j:.3f}" for e, j in low)
     return (f"{len(low)} evaluation(s) with {JUDGED_COLUMN} below {JUDGED_THRESHOLD}: {named}. Their numbers are "
-            f"suspect - unjudged results count as non-relevant; {_JUDGE_MORE} (METHODOLOGY §3.6)")
+            f"suspect - unjudged results count as non-relevant; {_JUDGE_MORE} (methodology §3.6)")
 
 
 def judged_line(c: Comparison) -> str | None:
@@ -98,7 +98,7 @@ def judged_line(c: Comparison) -> str | None:
     if not low:
         return None
     named = ", ".join(f"{e} ({JUDGED_COLUMN} {j:.3f})" for e, j in low)
-    return f"Under-judged: {named}. The deltas below are suspect (METHODOLOGY §3.6)."
+    return f"Under-judged: {named}. The deltas below are suspect (methodology §3.6)."
 
 
 def other_notes(c: Comparison) -> list[str]:

@@ -105,7 +105,7 @@ def refuse_held_out(held_out: bool, item: str) -> None:
     if held_out:
         raise LLMRefused(
             f"{item} is held out: held-out questions are never sent to a hosted model (contamination, "
-            f"METHODOLOGY §3.8). Author it by hand."
+            f"methodology §3.8). Author it by hand."
         )
 
 

@@ -88,7 +88,7 @@ def estimate(purpose: str, *, model: str, n_items: int, prefix_chars: int, item_
         caches, note = False, f"Caching: unknown minimum cacheable prefix for {model}; estimated without caching."
     elif prefix < floor:
         caches, note = False, (f"Caching will not apply: the cached prefix is ≈{prefix:,} tokens and {model} caches "
-                               f"prefixes of {floor:,}+ tokens (METHODOLOGY §11.5); every call pays the full input.")
+                               f"prefixes of {floor:,}+ tokens (methodology §11.5); every call pays the full input.")
     else:
         caches, note = True, (f"Caching applies: the ≈{prefix:,}-token prefix is over {model}'s minimum of "
                               f"{floor:,}; it is written once, then read at 0.1x.")

@@ -74,10 +74,10 @@ def gate_shortfall(cal_row: dict[str, Any]) -> str | None:
     the gate, or a calibration set under the 100 items §11.1 asks for."""
     k, n = gate_kappa(cal_row), calibration_size(cal_row)
     if math.isnan(k) or k < cal.KAPPA_GATE:
-        return (f"its judge has κ {k:.2f} against people, under the gate {cal.KAPPA_GATE} (METHODOLOGY §11.1 step 4: "
+        return (f"its judge has κ {k:.2f} against people, under the gate {cal.KAPPA_GATE} (methodology §11.1 step 4: "
                 "below it a judge labels noise)")
     if n < MIN_CALIBRATION_ITEMS:
-        return (f"its κ {k:.2f} was measured on {n} item(s), under the {MIN_CALIBRATION_ITEMS} METHODOLOGY §11.1 "
+        return (f"its κ {k:.2f} was measured on {n} item(s), under the {MIN_CALIBRATION_ITEMS} the methodology's §11.1 "
                 "step 1 asks for: too few to show the judge may gate")
     return None
 
@@ -100,7 +100,7 @@ def problems(cal_row: dict[str, Any], model: str) -> list[str]:
                    "keep the error rates it promises. Calibrate again (more items, or targets the judge can meet).")
     if cal_row["judge_model"] != model:
         out.append(f"Calibration {cid} is of judge {cal_row['judge_model']}; this studio's judge is {model} "
-                   "(GOLDEN_LLM_MODEL). A new model is a new judge: calibrate it first (METHODOLOGY §11.6).")
+                   "(GOLDEN_LLM_MODEL). A new model is a new judge: calibrate it first (methodology §11.6).")
     return out
 
 
