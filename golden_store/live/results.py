@@ -138,7 +138,7 @@ def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame,
         raise ValidationError(f"Metric(s) said to be judged by a model are not among the scored ones: {', '.join(unknown)}.")
     if judged_metrics and not (judge_model and rubric_sha):
         raise ValidationError(f"{', '.join(sorted(judged_metrics))} is judged by a model: record its judge model id and "
-                              f"rubric sha with it (METHODOLOGY §14.3), or the number cannot be re-baselined.")
+                              f"rubric sha with it (methodology §14.3), or the number cannot be re-baselined.")
     if (judge_model or rubric_sha) and not judged_metrics:
         raise ValidationError("A judge model or rubric sha was given but no metric is judged by a model: name the "
                               "judged metrics (deterministic metrics keep judge_model and rubric_sha NULL).")
