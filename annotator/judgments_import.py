@@ -1,6 +1,8 @@
-"""Bringing in judgments people already have (issue 28): TREC qrels, BEIR qrels TSV and Label
-Studio JSON exports, as grades by their source, so the pool counts them and people are asked
-to judge only what nobody judged.
+"""Bringing in judgments people already have (issue 28): TREC qrels, BEIR qrels TSV, Label
+Studio JSON and JSON-MIN exports, Prodigy ``db-out`` JSONL and Argilla v2 records (issue 38,
+:mod:`golden_store.core.judgment_tools`), as grades by their source, so the pool counts them
+and people are asked to judge only what nobody judged. A JSON or JSON Lines file is told by
+the tool that wrote its records; one no reader fits is refused naming what it is.
 
 Leads, engineers and admins (``Permission.IMPORT_JUDGMENTS``). All or nothing: the file is
 read, parsed and placed on the store's queries and corpus whole

@@ -1,5 +1,6 @@
 """`golden judgments` commands (issue 28): import judgments people already have (TREC qrels,
-BEIR qrels TSV, Label Studio JSON), list the imports, retract one."""
+BEIR qrels TSV, Label Studio JSON or JSON-MIN, Prodigy db-out, Argilla v2 records; issue 38),
+list the imports, retract one."""
 
 from __future__ import annotations
 
@@ -47,15 +48,24 @@ def cmd_judgments_retract(args: argparse.Namespace) -> int:
     return 0
 
 
+def judgments_formats() -> tuple[str, ...]:
+    """The formats ``--format`` takes (the readers' own list; cheap: no store, no pandas)."""
+    from golden_store.core.judgment_formats import FORMATS
+
+    return FORMATS
+
+
 def register(sub: Any, add: Any) -> None:
     """This group's parsers, beside its handlers (``add``: a command with the global options)."""
-    jg = sub.add_parser("judgments", help="judgments people already have (qrels, Label Studio)").add_subparsers(
+    jg = sub.add_parser("judgments", help="judgments people already have (qrels, Label Studio, Prodigy, Argilla)").add_subparsers(
         dest="judgments_cmd", required=True, metavar="CMD")
-    ji = add("import", cmd_judgments_import, "import TREC qrels, BEIR qrels TSV or a Label Studio JSON export as "
-                                             "grades by their source (all or nothing)", jg)
+    ji = add("import", cmd_judgments_import, "import TREC qrels, BEIR qrels TSV, a Label Studio JSON or JSON-MIN "
+                                             "export, Prodigy db-out JSONL or Argilla v2 records as grades by their "
+                                             "source (all or nothing)", jg)
     ji.add_argument("file")
-    ji.add_argument("--format", choices=["trec", "beir", "labelstudio"], default=None,
-                    help="default: told from the file (JSON: Label Studio; tab-separated with a header: BEIR)")
+    ji.add_argument("--format", choices=list(judgments_formats()), default=None,
+                    help="default: told from the file (JSON / JSON Lines: by the tool that wrote its records; "
+                         "tab-separated with a header: BEIR)")
     ji.add_argument("--source", "--assessor", dest="source", default=None,
                     help="who judged: the grades read as assessor:NAME (default import:FILE)")
     ji.add_argument("--map", default=None,
@@ -66,12 +76,14 @@ def register(sub: Any, add: Any) -> None:
                     help="leave out judgments for query or doc ids the store does not know (counted in the report) "
                          "instead of refusing the file")
     ji.add_argument("--again", action="store_true", help="import a file whose digest was imported before")
-    ls = ji.add_argument_group("Label Studio")
+    ls = ji.add_argument_group("Label Studio, Prodigy, Argilla")
     ls.add_argument("--query-field", default="query", help="the task data key of the query text (default query)")
-    ls.add_argument("--passage-field", default="passage", help="the task data key of the passage (default passage)")
+    ls.add_argument("--passage-field", default="passage",
+                    help="the task data key of the passage (default passage; Prodigy: else text)")
     ls.add_argument("--query-id-field", default="query_id", help="the task data key of the query id, if any")
     ls.add_argument("--doc-id-field", default="doc_id", help="the task data key of the document id, if any")
-    ls.add_argument("--from-name", default=None, help="the control holding the grade, when a task has several")
+    ls.add_argument("--from-name", default=None,
+                    help="the control (Label Studio) or question (Argilla) holding the grade, when there are several")
     add("list", cmd_judgments_list, "list judgment imports (written, still standing)", jg)
     jr = add("retract", cmd_judgments_retract, "withdraw an import's grades (retract events; history kept)", jg)
     jr.add_argument("import_id")

@@ -1,5 +1,6 @@
 """Reading judgments people already have: TREC qrels, BEIR qrels TSV and Label Studio JSON
-exports (issue 28). Pure: text in, rows out, no store; placing the rows on the store's queries
+exports (issue 28); Label Studio JSON-MIN, Prodigy and Argilla exports are read by
+:mod:`golden_store.core.judgment_tools` (issue 38). Pure: text in, rows out, no store; placing the rows on the store's queries
 and corpus is :mod:`golden_store.live.judgment_imports`.
 
 Why a module of its own: each format has its own way to be wrong (a qrels line with three
@@ -33,7 +34,9 @@ from golden_store.core.errors import ValidationError
 from golden_store.core import textin
 from golden_store.core.textin import shown
 
-FORMATS = ("trec", "beir", "labelstudio")
+FORMATS = ("trec", "beir", "labelstudio", "labelstudio-min", "prodigy", "argilla")
+# Formats whose rows carry a passage (placed on the corpus by the quote resolver), not a doc id.
+PASSAGE_FORMATS = ("labelstudio", "labelstudio-min", "prodigy", "argilla")
 IMPORT_PREFIX = "import:"
 ASSESSOR_PREFIX = "assessor:"
 ACTOR_PREFIXES = (IMPORT_PREFIX, ASSESSOR_PREFIX)
@@ -118,6 +121,7 @@ class ParsedJudgments:
     passages: list[str | None] = field(default_factory=list)
     negative: int = 0    # lines with a negative grade left out (TREC: not judged / junk)
     unlabeled: int = 0   # Label Studio tasks without a (non-cancelled) annotation
+    unit: str = ""       # what a ref counts: line, task or record ("": told from the format)
 
     def where(self, i: int) -> str:
         """Row ``i``'s place in the file, for a message."""
@@ -125,7 +129,8 @@ class ParsedJudgments:
 
     def at(self, ref: Any) -> str:
         """The place in the file of a row whose ref is ``ref``: ``FILE line N`` or ``FILE task ID``."""
-        return f"{self.name} task {ref}" if self.fmt == "labelstudio" else f"{self.name} line {ref}"
+        unit = self.unit or ("task" if self.fmt in ("labelstudio", "labelstudio-min") else "line")
+        return f"{self.name} {unit} {ref}"
 
     def __len__(self) -> int:
         return len(self.grades)
@@ -147,8 +152,10 @@ QRELS_SIDECAR_FORMAT = "golden-studio/qrels-scoring@1"
 
 
 def detect_format(name: str, text: str) -> str:
-    """``labelstudio`` (JSON), ``beir`` (tab-separated, or a ``query-id`` header) or ``trec``
-    (four fields), told from the first line that is not blank or a comment."""
+    """``beir`` (tab-separated, or a ``query-id`` header) or ``trec`` (four fields), told from
+    the first line that is not blank or a comment; a JSON or JSON Lines file by the tool that
+    wrote its records (:func:`golden_store.core.judgment_tools.detect`: Label Studio JSON or
+    JSON-MIN, Prodigy, Argilla, or a refusal naming what it saw)."""
     for lineno, line in enumerate(text.split("\n"), start=1):
         s = line.strip()
         if not s or s.startswith("#"):
@@ -158,14 +165,16 @@ def detect_format(name: str, text: str) -> str:
                 raise ValidationError(f"{name}: this is the scoring note an export writes beside its qrels (how to "
                                       "score them), not judgments; import the qrels file itself (qrels.txt, "
                                       "qrels/test.tsv).")
-            return "labelstudio"
+            from golden_store.core import judgment_tools
+
+            return judgment_tools.detect(name, text)
         if "\t" in s or s.lower().startswith("query-id") or s.lower().startswith("query_id"):
             return "beir"
         if len(s.split()) == 4:
             return "trec"
         raise ValidationError(f"{name} line {lineno}: cannot tell the judgments' format: expected a TREC qrels line "
-                              f"'qid 0 docno grade', a BEIR TSV line 'query-id<TAB>corpus-id<TAB>score' or a Label "
-                              f"Studio JSON export, got {shown(s)}; pass --format.")
+                              f"'qid 0 docno grade', a BEIR TSV line 'query-id<TAB>corpus-id<TAB>score' or a JSON "
+                              f"export of Label Studio, Prodigy or Argilla, got {shown(s)}; pass --format.")
     raise ValidationError(f"{name}: the file holds no judgments (it is empty or only comments).")
 
 
@@ -318,12 +327,23 @@ def parse_labelstudio(name: str, text: str, mapping: dict[str, int] | None = Non
     try:
         tasks = json.loads(text, object_pairs_hook=textin.unique_keys)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":  # a second JSON value: JSON Lines, valid, but not this export
+            raise ValidationError(f"{name}: this is a JSON Lines file (one record per line), not a Label Studio JSON "
+                                  "export; leave out --format and its format is told from its records (Prodigy "
+                                  "db-out and Argilla records are read).") from None
         raise ValidationError(f"{name} line {exc.lineno}: not valid JSON ({exc.msg}); export the project again as "
                               "JSON.") from None
     except textin.DuplicateKeyError as exc:
         raise ValidationError(f"{name}: {exc}.") from None
     if isinstance(tasks, dict):
         tasks = [tasks]
+    from golden_store.core.judgment_tools import kind_of
+
+    other = kind_of(tasks[0]) if isinstance(tasks, list) and tasks else None
+    if other not in (None, "labelstudio"):
+        raise ValidationError(f"{name}: this is {'Label Studio JSON-MIN' if other == 'labelstudio-min' else other} "
+                              f"export, not Label Studio's JSON export; pass --format {other} (or leave --format "
+                              "out).")
     if not isinstance(tasks, list):
         raise ValidationError(f"{name}: a Label Studio export is a JSON list of tasks, got {type(tasks).__name__}.")
     out = ParsedJudgments(name, "labelstudio")
@@ -413,4 +433,8 @@ def parse(name: str, text: str, fmt: str | None, mapping: dict[str, int] | None 
         return parse_beir(name, text, mapping)
     if fmt == "labelstudio":
         return parse_labelstudio(name, text, mapping, fields)
+    if fmt in ("labelstudio-min", "prodigy", "argilla"):
+        from golden_store.core import judgment_tools
+
+        return judgment_tools.PARSERS[fmt](name, text, mapping, fields)
     raise ValidationError(f"Unknown judgments format {shown(fmt)}; use one of {', '.join(FORMATS)}.")

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from golden_store.core.errors import NotFoundError, OptionRequiredError, ValidationError
-from golden_store.core.judgment_formats import IMPORTED_ACTOR_SQL, ParsedJudgments
+from golden_store.core.judgment_formats import IMPORTED_ACTOR_SQL, PASSAGE_FORMATS, ParsedJudgments
 from golden_store.core.textin import shown
 from golden_store.db.cursor import Cursor
 from golden_store.db.store import Store, utcnow
@@ -82,7 +82,7 @@ def place(store: Store, parsed: ParsedJudgments, *, skip_unknown: bool = False,
     queries = {r[0]: r[1] for r in store.read("SELECT query_id, text FROM queries")}
     docs = dict(store.read("SELECT doc_id, length(raw_text) FROM documents"))
     problems: list[str] = []
-    if parsed.fmt == "labelstudio":
+    if parsed.fmt in PASSAGE_FORMATS:
         df = _place_passages(parsed, queries, set(docs), resolver, problems)
     else:
         df = pd.DataFrame({"query_id": pd.Series(parsed.query_ids, dtype=object),
