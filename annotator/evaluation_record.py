@@ -62,7 +62,8 @@ def score_and_record(store: Store, user: User, *, evaluation_id: str, version: s
         res = evaluate(gs, run, measures, hit_rule=hit_rule, labels=labels)
     else:
         if hit_rule:
-            raise GoldenError("hit_rule applies to a passage run (JSONL); a TREC run names whole documents.")
+            raise ValidationError("hit_rule applies to a passage run (JSONL); a TREC run names whole documents: "
+                                  "leave hit_rule out, or send the run as JSONL passages.")
         run = read_run(run_path)
         res = evaluate(gs, run, measures, labels=labels)
     n = record_evaluation(store, evaluation_id, res.per_query, dataset_version=version, strata=gs.strata,

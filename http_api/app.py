@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 
 from typing import Any
@@ -26,6 +27,11 @@ the same one sentence the CLI prints. Uploads are limited to `GOLDEN_API_MAX_UPL
 (default 512) and are all or nothing."""
 
 
+# what a route that touches the store may answer; 400: the studio refused the request for a
+# reason of no narrower kind (problem kind "golden"; schemathesis met one on POST /evaluations)
+ROUTE_ERRORS = (400, 401, 403, 404, 409, 413, 422, 429, 503, 507)
+
+
 def create_app(store_location: str | None = None, *, store: Store | None = None) -> FastAPI:
     """The API on ``store_location`` (default ``GOLDEN_DB``, else ./golden.duckdb), through
     the process's shared handle (``annotator.context``: one per store per process, shared
@@ -46,12 +52,12 @@ def create_app(store_location: str | None = None, *, store: Store | None = None)
     app.include_router(meta.router, prefix=PREFIX, responses=problems.responses(503))
     app.include_router(surface.router)  # the labeling surface's own path, outside /api/v1 (its pass is its credential)
     for r in (imports.router, versions.router, results.router, commands.router):
-        app.include_router(r, prefix=PREFIX, responses=problems.responses(401, 403, 404, 409, 413, 422, 429, 503, 507))
+        app.include_router(r, prefix=PREFIX, responses=problems.responses(*ROUTE_ERRORS))
     # the last added is outermost: the token is checked before a byte of the body is read,
     # and a refusal for size is audited like any answer
     app.add_middleware(uploads.UploadLimit)
     app.add_middleware(auth.TokenAuth)
-    app.openapi = lambda: _with_binary_files(FastAPI.openapi(app))  # type: ignore[method-assign]
+    app.openapi = lambda: _finished(FastAPI.openapi(app))  # type: ignore[method-assign]
     return app
 
 
@@ -60,6 +66,11 @@ def operation_id(route: APIRoute) -> str:
     ``freeze_version``): what a generated client names its methods, instead of FastAPI's
     ``import_run_api_v1_runs_post``. Unique because the functions' names are (tested)."""
     return route.name
+
+
+def _finished(schema: dict[str, Any]) -> dict[str, Any]:
+    """FastAPI's schema, made to say what the server does (each step says why)."""
+    return _with_method_not_allowed(_without_null_form_fields(_with_binary_files(schema)))
 
 
 def _with_binary_files(schema: dict[str, Any]) -> dict[str, Any]:
@@ -72,4 +83,41 @@ def _with_binary_files(schema: dict[str, Any]) -> dict[str, Any]:
         for prop in component.get("properties", {}).values():
             if prop.get("type") == "string" and prop.get("contentMediaType") == "application/octet-stream":
                 prop.setdefault("format", "binary")
+    return schema
+
+
+def _without_null_form_fields(schema: dict[str, Any]) -> dict[str, Any]:
+    """An optional form field of an upload is a value or no field at all: a form cannot send
+    null, so FastAPI's ``anyOf: [..., {type: null}]`` for ``str | None`` invited clients (and
+    schemathesis) to send the text "null", which ``fmt`` then refused with 422. The field's
+    own type is kept; not being in ``required`` already says it may be left out."""
+    forms = {op["requestBody"]["content"]["multipart/form-data"]["schema"]["$ref"].rsplit("/", 1)[-1]
+             for item in schema.get("paths", {}).values() for op in item.values()
+             if "multipart/form-data" in op.get("requestBody", {}).get("content", {})}
+    for name in forms:
+        for prop in schema["components"]["schemas"][name].get("properties", {}).values():
+            kept = [s for s in prop.get("anyOf", ()) if s != {"type": "null"}]
+            if "anyOf" in prop and len(kept) == 1:
+                del prop["anyOf"]
+                prop.update(kept[0])
+                if prop.get("default", ...) is None:
+                    del prop["default"]
+    return schema
+
+
+METHOD_NOT_ALLOWED = {
+    "description": "Method Not Allowed: the path does not take the request's method; Allow lists those it takes",
+    "headers": {"Allow": {"description": "every method the path takes, e.g. GET, POST",
+                          "schema": {"type": "string"}}},
+    "content": {problems.MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+}
+
+
+def _with_method_not_allowed(schema: dict[str, Any]) -> dict[str, Any]:
+    """Every operation documents the 405 its path answers to another method, with the
+    ``Allow`` header that lists every method the path takes (problems.allowed_methods), so a
+    client or a conformance tool can rely on the header. Answers in the order of their status."""
+    for item in schema.get("paths", {}).values():
+        for op in item.values():
+            op["responses"] = dict(sorted({"405": copy.deepcopy(METHOD_NOT_ALLOWED), **op["responses"]}.items()))
     return schema

@@ -16,6 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from annotator.api_tokens import TokenRefused
 from annotator.roles import PermissionDenied
@@ -160,6 +161,10 @@ def redact_locations(detail: str) -> str:
     return _LOCATION.sub(hide, detail)
 
 
+# A form sends an empty field as no field (FastAPI reads "" as missing): "required" says both
+MISSING = "required, and may not be empty"
+
+
 async def _validation(request: Request, exc: Exception) -> JSONResponse:
     """A request that does not fit the endpoint: name the field and what it needs."""
     assert isinstance(exc, RequestValidationError)
@@ -167,20 +172,45 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
     for e in exc.errors():
         loc = [str(x) for x in e.get("loc", ()) if x not in ("body", "query", "path", "header")]
         field = ".".join(loc) or "request"
-        parts.append(f"{field}: {e.get('msg', 'invalid')}")
+        parts.append(f"{field}: {MISSING if e.get('type') == 'missing' else e.get('msg', 'invalid')}")
     detail = "The request's " + "; ".join(parts) + "." if parts else "The request is not valid."
     return problem(422, detail, instance=request.url.path, kind="request-validation")
+
+
+# FastAPI's answer to a body it cannot decode (not UTF-8, a broken multipart): a 400 the schema
+# does not document; it is a request that does not fit the endpoint, as invalid JSON is (422)
+_UNREADABLE_BODY = "There was an error parsing the body"
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app takes on this request's path. Why not Starlette's
+    ``Allow``: it names the methods of the first route whose path matched, and ``/versions``
+    (GET) and ``/versions`` (POST) are two routes, so a 405 said ``Allow: GET`` alone
+    (RFC 9110 §15.5.6: the header lists what the resource supports)."""
+    def takes(method: str) -> bool:
+        scope = {**request.scope, "method": method}
+        return any(route.matches(scope)[0] == Match.FULL for route in request.app.router.routes)
+
+    return [m for m in METHODS if takes(m)]
 
 
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
+    headers = dict(exc.headers or {})
+    if exc.status_code == 400 and detail == _UNREADABLE_BODY:
+        detail = ("The request's body could not be read: send UTF-8 JSON, or multipart/form-data for an upload; "
+                  "see /api/v1/docs.")
+        return problem(422, detail, instance=request.url.path, kind="request-validation")
     if exc.status_code == 404 and detail == "Not Found":
         detail = f"There is no endpoint {request.method} {request.url.path}; see /api/v1/docs."
     elif exc.status_code == 405:
-        detail = f"{request.method} is not allowed on {request.url.path}; see /api/v1/docs."
+        allow = allowed_methods(request)
+        headers["Allow"] = ", ".join(allow)
+        detail = f"{request.method} is not allowed on {request.url.path}; it takes {', '.join(allow)}."
     kind = "upload-too-large" if exc.status_code == 413 else None
-    return problem(exc.status_code, detail, instance=request.url.path, kind=kind, headers=exc.headers)
+    return problem(exc.status_code, detail, instance=request.url.path, kind=kind, headers=headers or None)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

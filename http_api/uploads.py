@@ -96,6 +96,28 @@ def saved(upload: UploadFile, fallback: str) -> Iterator[tuple[Path, str]]:
         upload.file.seek(0)
         with path.open("wb") as out:
             shutil.copyfileobj(upload.file, out, _CHUNK)
-        yield path, name
+        try:
+            yield path, name
+        except GoldenError as exc:
+            _name_the_upload(exc, {str(path): name, str(folder): "the upload"})
+            raise
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _name_the_upload(exc: GoldenError, names: dict[str, str]) -> None:
+    """Say the upload's own name where an importer's sentence named its temporary copy
+    ("/tmp/golden-upload-x1/run.trec line 1: ..."): the caller never saw that path, and it
+    is the server's (the folder is gone when the answer is made, so the problem handler's
+    redaction cannot recognise it)."""
+    def renamed(text: str) -> str:
+        for temp, shown in names.items():
+            text = text.replace(temp, shown)
+        return text
+
+    exc.args = tuple(renamed(a) if isinstance(a, str) else a for a in exc.args)
+    for attr in ("summary", "reason"):
+        if isinstance(getattr(exc, attr, None), str):
+            setattr(exc, attr, renamed(getattr(exc, attr)))
+    if isinstance(getattr(exc, "problems", None), list):
+        exc.problems = [renamed(p) if isinstance(p, str) else p for p in exc.problems]  # type: ignore[attr-defined]

@@ -590,3 +590,9 @@ _SLOW += (
     "tests/annotator/test_disk_full.py",
     "tests/http_api/test_store_failures.py::test_postgresql_down_answers_503_naming_the_server_and_200_once_it_is_back",
 )
+# issue 38 item 3: the API as third parties see it: schemathesis against the running API (~40 s:
+# every operation, all phases, bounded examples), a client generated from the schema (~8 s)
+_SLOW += (
+    "tests/http_api/test_schemathesis.py",
+    "tests/http_api/test_generated_client.py",
+)

@@ -156,7 +156,7 @@ def thaw(obj: Any) -> Any:
 
 
 def validate_name(name: str) -> str:
-    if not _NAME_RE.match(name or ""):
+    if not _NAME_RE.fullmatch(name or ""):  # not match: its $ also matches before a final newline
         raise ValidationError(
             f"Version name {name!r} must start with a letter or digit and use only letters, "
             f"digits, '.', '_' and '-' (e.g. golden.v3)."

@@ -17,13 +17,17 @@ from http_api.uploads import saved
 
 router = APIRouter(tags=["imports"])
 
+# a system's name as a form field: required and not empty (a form sends an empty field as no
+# field, refused as missing); the schema says minLength 1 so a generated client knows
+SystemName = Annotated[str, Form(min_length=1, description="the system's name, e.g. bm25")]
+
 Caller = Annotated[User, Depends(caller)]
 TheStore = Annotated[Store, Depends(store)]
 
 
 @router.post("/runs", status_code=201, summary="Import a system's TREC or JSONL passage run (all or nothing)")
 async def import_run(s: TheStore, user: Caller, file: Annotated[UploadFile, File()],
-                     system: Annotated[str, Form()],
+                     system: SystemName,
                      fmt: Annotated[Literal["trec", "jsonl"] | None, Form()] = None,
                      replace: Annotated[bool, Form()] = False,
                      skip_unknown: Annotated[bool, Form()] = False,
@@ -57,7 +61,7 @@ async def import_transcripts(s: TheStore, user: Caller, file: Annotated[UploadFi
 
 @router.post("/answers", status_code=201, summary="Import a system's answers (JSONL, all or nothing)")
 async def import_answers(s: TheStore, user: Caller, file: Annotated[UploadFile, File()],
-                         system: Annotated[str, Form()],
+                         system: SystemName,
                          replace: Annotated[bool, Form()] = False) -> dict[str, Any]:
     from annotator import nuggets
 

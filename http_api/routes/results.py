@@ -7,17 +7,24 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
+from pydantic import StringConstraints
+from pydantic.json_schema import JsonDict
 from starlette.concurrency import run_in_threadpool
 
 from annotator.identity import User
 from golden_store.db.store import Store
 from golden_store.scoring.cells import MIN_CELL_N
+from golden_store.versions.frozen import NAME_PATTERN
 from http_api.auth import caller
+from http_api.routes.versions import HIT_RULE, hit_rule_given
 from http_api.shapes import jsonable
 from http_api.store import store
 from http_api.uploads import saved
 
 router = APIRouter(tags=["results"])
+
+# the version-name rule in the schema; the studio checks it (validate_name), in its own sentence
+VERSION_NAME: JsonDict = {"pattern": NAME_PATTERN, "description": "a frozen version's name, e.g. golden.v3"}
 
 Caller = Annotated[User, Depends(caller)]
 TheStore = Annotated[Store, Depends(store)]
@@ -53,8 +60,10 @@ def list_evaluations(s: TheStore, user: Caller) -> list[dict[str, Any]]:
 @router.post("/evaluations", status_code=201,
              summary="Score a run against a frozen version and record it (golden score --record)")
 async def record_evaluation(s: TheStore, user: Caller, file: Annotated[UploadFile, File()],
-                            evaluation_id: Annotated[str, Form()], version: Annotated[str, Form()],
-                            measure: Annotated[list[str], Form()],
+                            evaluation_id: Annotated[str, Form(min_length=1)],
+                            version: Annotated[str, Form(min_length=1, json_schema_extra=VERSION_NAME)],
+                            measure: Annotated[list[Annotated[str, StringConstraints(min_length=1)]],
+                                               Form(min_length=1)],
                             fmt: Annotated[Literal["trec", "jsonl"] | None, Form()] = None,
                             system: Annotated[str | None, Form()] = None,
                             git_sha: Annotated[str | None, Form()] = None,
@@ -62,7 +71,7 @@ async def record_evaluation(s: TheStore, user: Caller, file: Annotated[UploadFil
                             trial: Annotated[int, Form(ge=0)] = 0,
                             replace: Annotated[bool, Form()] = False,
                             labels: Annotated[Literal["human", "human+judge"], Form()] = "human",
-                            hit_rule: Annotated[str | None, Form()] = None) -> dict[str, Any]:
+                            hit_rule: Annotated[str | None, Form(json_schema_extra=HIT_RULE)] = None) -> dict[str, Any]:
     from annotator.evaluation_record import score_and_record
 
     def run() -> dict[str, Any]:
@@ -70,7 +79,7 @@ async def record_evaluation(s: TheStore, user: Caller, file: Annotated[UploadFil
             rec = score_and_record(s, user, evaluation_id=evaluation_id, version=version, run_path=path,
                                    measures=measure, fmt=fmt, name=name, system=system, git_sha=git_sha,
                                    config_sha=config_sha, trial=trial, replace=replace, labels=labels,
-                                   hit_rule=hit_rule)
+                                   hit_rule=hit_rule_given(hit_rule))
         return {**jsonable(rec.__dict__),
                 "summary": f"recorded {rec.rows} rows as evaluation {rec.evaluation_id!r} trial {rec.trial}"
                            f"{' (replacing the trial)' if replace else ''}; labels {rec.labels}"}

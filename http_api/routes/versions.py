@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends
 from fastapi import Path as PathParam
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
+from pydantic.json_schema import JsonDict
 from starlette.concurrency import run_in_threadpool
 
 from annotator import versioning
@@ -33,13 +34,28 @@ VersionsDir = Annotated[Path | str, Depends(versions_dir)]
 # a version's name, never a path: checked before anything is opened (a folder path would open
 # a folder outside the versions location: probe A6), and stated in the schema
 VersionName = Annotated[str, PathParam(pattern=NAME_PATTERN, description="a version's name, e.g. golden.v3")]
+# the hit rules golden_store.versions.chunk_labels.parse_hit_rule reads, as a pattern a client can
+# check before sending (a fraction in (0, 1]; tests/http_api/test_schema_constraints.py holds the two together)
+HIT_RULE_PATTERN = r"^\s*(any_overlap|contains_span|min_overlap\(\s*(0?\.\d*[1-9]\d*|1(\.0+)?)\s*\))?\s*$"
+HIT_RULE: JsonDict = {"pattern": HIT_RULE_PATTERN,
+                      "description": "any_overlap (the default, also when empty), contains_span, or min_overlap(F) "
+                                     "with 0 < F <= 1, e.g. min_overlap(0.5)"}
+
+
+def hit_rule_given(text: str | None) -> str | None:
+    """The hit rule a request names, None for the default (left out, empty or blank, as the
+    schema's pattern allows)."""
+    return (text or "").strip() or None
+
+
 SIGNATURE_FILE = "signature.json"  # golden_store.versions.signing.SIGNATURE_FILE (checked by a test)
 
 
 class FreezeRequest(BaseModel):
-    name: str = Field(description="the version's name, e.g. golden.v3")
+    # the pattern is stated for clients; the studio checks it (validate_name) in its own sentence
+    name: str = Field(description="the version's name, e.g. golden.v3", json_schema_extra={"pattern": NAME_PATTERN})
     note: str = ""
-    hit_rule: str | None = Field(None, description="any_overlap (default), min_overlap(0.5), contains_span")
+    hit_rule: str | None = Field(None, json_schema_extra=HIT_RULE)
 
 
 @router.get("/versions", summary="Frozen versions, newest first")
@@ -70,7 +86,7 @@ def get_version_file(name: VersionName, file: str, user: Caller, vdir: VersionsD
 @router.post("/versions", status_code=201, summary="Freeze the live store into a new immutable version")
 async def freeze_version(body: FreezeRequest, s: TheStore, user: Caller) -> dict[str, Any]:
     def run() -> dict[str, Any]:
-        res = versioning.freeze(s, user, body.name, note=body.note, hit_rule=body.hit_rule)
+        res = versioning.freeze(s, user, body.name, note=body.note, hit_rule=hit_rule_given(body.hit_rule))
         m = res.manifest
         return {"name": res.name, "manifest": jsonable(thaw(m)),
                 "notes": [*versioning.left_out(m), *versioning.judge_label_lines(m)]}
