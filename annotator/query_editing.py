@@ -14,7 +14,8 @@ from golden_store.db.store import Store
 
 
 def import_file(store: Store, user: User, name: str, data: bytes, *, update: bool = False,
-                unhold_reason: str | None = None) -> dict:
+                unhold_reason: str | None = None, default_stratum: str | None = None,
+                meta: dict[str, dict[str, str]] | None = None) -> dict:
     """Import a query file. An import that would clear a question's held-out flag is refused,
     naming each such question, unless ``unhold_reason`` is given by a lead or admin
     (UNHOLD_QUERIES): a pipeline re-importing from a source without the flag must not open a
@@ -27,21 +28,29 @@ def import_file(store: Store, user: User, name: str, data: bytes, *, update: boo
         if not unhold_reason.strip():
             raise ValidationError("Query import refused: the un-hold reason is empty; say why these questions leave "
                                   "the held-out set (nothing was imported).")
-    records = queries.parse_query_file(name, data, queries.known_strata(store))
+    records = queries.parse_query_file(name, data, queries.known_strata(store), default_stratum=default_stratum,
+                                       meta=meta)
     return queries.import_queries(store, records, actor=user.username, update=update, unhold_reason=unhold_reason)
 
 
 def import_path(store: Store, user: User, path: str | Path, *, update: bool = False,
-                unhold_reason: str | None = None) -> dict:
+                unhold_reason: str | None = None, default_stratum: str | None = None) -> dict:
+    """:func:`import_file` of a file on disk. A TREC topics file ``X.tsv`` with ``X.meta.tsv``
+    beside it (what ``golden export --format trec`` writes) takes each question's stratum and
+    flags from there, so the export reads back as it went out."""
     from golden_store.core import textin
     from golden_store.core.errors import ValidationError
 
     p = Path(path)
     try:
         data = textin.read_file(p)
+        side = p.with_name(p.stem + ".meta.tsv")
+        meta = (queries.read_meta_tsv(str(side), textin.read_file(side))
+                if p.suffix.lower() == ".tsv" and side.is_file() else None)
     except ValidationError as exc:
         raise ValidationError(f"Query import refused: {exc}") from None
-    return import_file(store, user, str(p), data, update=update, unhold_reason=unhold_reason)
+    return import_file(store, user, str(p), data, update=update, unhold_reason=unhold_reason,
+                       default_stratum=default_stratum, meta=meta)
 
 
 def _refuse_answerable_negative(record: QueryRecord) -> None:

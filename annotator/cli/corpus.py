@@ -37,7 +37,7 @@ def cmd_import_beir(args: argparse.Namespace) -> int:
 
 def cmd_queries_import(args: argparse.Namespace) -> int:
     res = query_editing.import_path(_store(args, create=True), identity.cli_user(), args.file, update=args.update,
-                                    unhold_reason=args.unhold)
+                                    unhold_reason=args.unhold, default_stratum=args.stratum)
     _print_json(res) if args.json else print(
         f"Queries: {res['added']} added, {res['updated']} updated, {res['unchanged']} unchanged."
         + (f" Taken out of the held-out set: {', '.join(res['unheld'])}." if res.get("unheld") else "")
@@ -132,8 +132,11 @@ def register(sub: Any, add: Any) -> None:
     b.add_argument("--again", action="store_true", help="import qrels imported before once more")
 
     q = sub.add_parser("queries", help="query commands").add_subparsers(dest="queries_cmd", required=True, metavar="CMD")
-    qi = add("import", cmd_queries_import, "import queries from CSV or JSONL", q)
+    qi = add("import", cmd_queries_import, "import queries from CSV, JSONL or TSV (TREC topics: id<TAB>text; a "
+                                           "queries.meta.tsv beside it gives strata and flags)", q)
     qi.add_argument("file")
+    qi.add_argument("--stratum", default=None,
+                    help="the stratum of questions the file names none for (TREC topics and BEIR queries carry none)")
     qi.add_argument("--update", action="store_true", help="record new revisions for existing ids")
     qi.add_argument("--unhold", metavar="REASON", default=None,
                     help="allow the file to take questions out of the held-out set (a lead's decision; the "

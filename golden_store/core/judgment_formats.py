@@ -34,7 +34,7 @@ from golden_store.core.errors import ValidationError
 from golden_store.core import textin
 from golden_store.core.textin import shown
 
-FORMATS = ("trec", "beir", "labelstudio", "labelstudio-min", "prodigy", "argilla")
+FORMATS = ("trec", "beir", "labelstudio", "labelstudio-min", "prodigy", "argilla", "golden")
 # Formats whose rows carry a passage (placed on the corpus by the quote resolver), not a doc id.
 PASSAGE_FORMATS = ("labelstudio", "labelstudio-min", "prodigy", "argilla")
 IMPORT_PREFIX = "import:"
@@ -122,6 +122,8 @@ class ParsedJudgments:
     negative: int = 0    # lines with a negative grade left out (TREC: not judged / junk)
     unlabeled: int = 0   # Label Studio tasks without a (non-cancelled) annotation
     unit: str = ""       # what a ref counts: line, task or record ("": told from the format)
+    starts: list[int] = field(default_factory=list)  # the studio's own JSONL: each row's span (else whole documents)
+    ends: list[int] = field(default_factory=list)
 
     def where(self, i: int) -> str:
         """Row ``i``'s place in the file, for a message."""
@@ -433,7 +435,7 @@ def parse(name: str, text: str, fmt: str | None, mapping: dict[str, int] | None 
         return parse_beir(name, text, mapping)
     if fmt == "labelstudio":
         return parse_labelstudio(name, text, mapping, fields)
-    if fmt in ("labelstudio-min", "prodigy", "argilla"):
+    if fmt in ("labelstudio-min", "prodigy", "argilla", "golden"):
         from golden_store.core import judgment_tools
 
         return judgment_tools.PARSERS[fmt](name, text, mapping, fields)

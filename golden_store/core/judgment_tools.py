@@ -47,7 +47,7 @@ from golden_store.core.textin import shown
 _LS_MIN_META = {"id", "annotator", "annotation_id", "created_at", "updated_at", "lead_time", "agreement"}
 _PRODIGY_KEYS = {"_input_hash", "_task_hash", "_view_id", "_session_id"}
 WHAT_WE_READ = ("TREC qrels, BEIR qrels TSV, Label Studio JSON or JSON-MIN, Prodigy db-out JSONL, Argilla v2 "
-                "records")
+                "records, the studio's own golden.jsonl")
 
 
 # ---- telling the format ----------------------------------------------------------------------
@@ -98,6 +98,8 @@ def kind_of(obj: Any) -> str | None:
         return "prodigy"
     if "annotation_id" in keys or ("annotator" in keys and "lead_time" in keys):
         return "labelstudio-min"
+    if "query_id" in keys and isinstance(obj.get("judgments"), list):
+        return "golden"
     return None
 
 
@@ -355,4 +357,65 @@ def parse_argilla(name: str, text: str, mapping: dict[str, int] | None = None,
     return _done(out, problems, "record(s)")
 
 
-PARSERS = {"labelstudio-min": parse_labelstudio_min, "prodigy": parse_prodigy, "argilla": parse_argilla}
+# ---- the studio's own JSONL export -----------------------------------------------------------
+
+
+def _span_grade(j: Any) -> tuple[str, int, int, int] | str:
+    """(doc_id, start, end, grade) of one exported judgment, or why it cannot be read."""
+    if not isinstance(j, dict):
+        return "a judgment is not a JSON object"
+    doc, start, end, grade = j.get("doc_id"), j.get("start"), j.get("end"), j.get("grade")
+    if not isinstance(doc, str) or not doc:
+        return "a judgment's field 'doc_id' is missing"
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, grade)):
+        return f"the judgment of {shown(doc)}: fields 'start', 'end' and 'grade' must be integers"
+    assert isinstance(start, int) and isinstance(end, int) and isinstance(grade, int)
+    if not 0 <= start < end:
+        return f"the judgment of {shown(doc)}: the span [{start}:{end}] is empty or negative"
+    if grade not in (0, 1, 2, 3):
+        return f"the judgment of {shown(doc)}: grade {grade} is not on the 0-3 scale"
+    return doc, start, end, grade
+
+
+def parse_golden_jsonl(name: str, text: str, mapping: dict[str, int] | None = None,
+                       fields: LabelStudioFields | None = None) -> ParsedJudgments:
+    """``golden export --format jsonl``'s ``golden.jsonl``: each question's ``judgments``
+    (``doc_id``, ``start``, ``end``, ``grade``) as they were frozen, span and all, so the export
+    reads back to the same judgments. (Its evidence spans and nuggets are authored content with
+    their own history and are not made up again as labels; its ``qrels`` are derived.)"""
+    del mapping, fields  # the studio's own grades: 0-3, meaning themselves
+    _, records = load(name, text)
+    out = ParsedJudgments(name, "golden")
+    problems = _Problems()
+    for lineno, rec in records:
+        where = f"{name} line {lineno}"
+        qid = rec.get("query_id") if isinstance(rec, dict) else None
+        if not isinstance(qid, str) or not qid:
+            problems.add(f"{where}: field 'query_id' is missing")
+            continue
+        judgments = rec.get("judgments")
+        if not isinstance(judgments, list):
+            problems.add(f"{where}: field 'judgments' is not a list")
+            continue
+        if not judgments:
+            out.unlabeled += 1
+        for j in judgments:
+            got = _span_grade(j)
+            if isinstance(got, str):
+                problems.add(f"{where}: {got}")
+                continue
+            doc, start, end, grade = got
+            out.refs.append(lineno)
+            out.query_ids.append(qid)
+            out.doc_ids.append(doc)
+            out.grades.append(grade)
+            out.starts.append(start)
+            out.ends.append(end)
+    problems.raise_if_any(name, "line(s)")
+    if not out.grades:
+        raise ValidationError(f"{name}: no question carries a judgment; nothing to import.")
+    return out
+
+
+PARSERS = {"labelstudio-min": parse_labelstudio_min, "prodigy": parse_prodigy, "argilla": parse_argilla,
+           "golden": parse_golden_jsonl}

@@ -90,6 +90,13 @@ def place(store: Store, parsed: ParsedJudgments, *, skip_unknown: bool = False,
                            "grade": pd.Series(parsed.grades, dtype="int64"), "ref": parsed.refs})
         df["start"] = 0
         df["end"] = df["doc_id"].map(docs)
+        if parsed.starts:  # the studio's own JSONL: each judgment's span, which must lie inside its document
+            df["start"], span_end = parsed.starts, pd.Series(parsed.ends, index=df.index)
+            outside = df["end"].notna() & (span_end > df["end"])
+            problems += [f"{parsed.at(r.ref)}: the span [{r.start}:{e}] of document {shown(r.doc_id)} runs past its "
+                         f"text ({int(r.end)} characters); the corpus is not the one the file was exported with"
+                         for r, e in zip(df.loc[outside].head(10).itertuples(), span_end[outside].head(10))]
+            df["end"] = span_end.where(df["end"].notna())
     unknown_q = ~df["query_id"].isin(pd.Index(list(queries)))
     unknown_d = df["doc_id"].notna() & ~df["doc_id"].isin(pd.Index(list(docs)))
     unknown = unknown_q | unknown_d

@@ -150,8 +150,49 @@ def _json_types_ok(obj: dict, where: str, problems: list[str]) -> bool:
     return ok
 
 
-def parse_query_file(name: str, data: bytes, strata: set[str], today: date | None = None) -> list[QueryRecord]:
-    """Parse a CSV (header row) or JSONL query file. Raises ValidationError naming every bad line."""
+def _tsv_rows(name: str, text: str, problems: list[str], meta: dict[str, dict[str, str]]) -> list[tuple[str, dict]]:
+    """A TREC topics file, ``id<TAB>text`` per line (a header line ``query_id<TAB>text`` is
+    skipped), as ``golden export --format trec`` writes ``queries.tsv``; ``meta`` (its
+    ``queries.meta.tsv``: answerable, held_out, stratum by id) fills in the flags."""
+    rows: list[tuple[str, dict]] = []
+    first = True
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        qid, tab, body = line.partition("\t")
+        if first and qid.strip().lower() in ("id", "qid", "query_id", "query-id") and \
+                body.strip().lower() in ("text", "query", "title"):
+            first = False
+            continue
+        first = False
+        where = f"{name} line {lineno}"
+        if not tab:
+            problems.append(f"{where}: expected 'id<TAB>text' (a TREC topics line), got {shown(line)}")
+            continue
+        rows.append((where, {**meta.get(qid.strip(), {}), "id": qid, "text": body}))
+    return rows
+
+
+def read_meta_tsv(name: str, data: bytes) -> dict[str, dict[str, str]]:
+    """``queries.meta.tsv`` (a header naming ``query_id`` and any of answerable, held_out,
+    stratum, tier): each question's flags by id."""
+    text = textin.decode(name, data)
+    reader = csv.DictReader(io.StringIO(text), delimiter="\t")
+    if "query_id" not in (reader.fieldnames or []):
+        raise ValidationError(f"Query import refused: {name} line 1: a queries meta file starts with a header naming "
+                              "query_id (query_id<TAB>answerable<TAB>held_out<TAB>stratum).")
+    keep = ("answerable", "held_out", "stratum", "tier")
+    return {str(r["query_id"]).strip(): {k: r[k] for k in keep if r.get(k) not in (None, "")} for r in reader}
+
+
+def parse_query_file(name: str, data: bytes, strata: set[str], today: date | None = None, *,
+                     default_stratum: str | None = None, meta: dict[str, dict[str, str]] | None = None,
+                     ) -> list[QueryRecord]:
+    """Parse a CSV (header row), JSONL or TSV (TREC topics, ``id<TAB>text``) query file.
+    Raises ValidationError naming every bad line. ``default_stratum``: for rows that name
+    none (TREC topics and BEIR queries carry no stratum); ``meta``: flags by id for a TSV
+    file (its ``queries.meta.tsv``)."""
     today = today or utcnow().date()
     problems: list[str] = []
     try:
@@ -165,13 +206,20 @@ def parse_query_file(name: str, data: bytes, strata: set[str], today: date | Non
             obj = with_metadata(obj)
             if _json_types_ok(obj, f"{name} line {lineno}", problems):
                 rows.append((f"{name} line {lineno}", obj))
+    elif suffix == ".tsv":
+        rows = _tsv_rows(name, text, problems, meta or {})
     elif suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text))
         try:
             header = reader.fieldnames
         except csv.Error as exc:
             raise ValidationError(f"Query import refused: {name} line 1: not readable CSV ({exc}).") from None
-        missing = [f for f in ("id", "text", "stratum") if f not in (header or [])]
+        given = set(header or [])
+        if given & {"query_id", "_id"}:  # the id's other names, as JSONL takes them
+            given.add("id")
+        if default_stratum:
+            given.add("stratum")
+        missing = [f for f in ("id", "text", "stratum") if f not in given]
         if missing:
             raise ValidationError(
                 f"Query import refused: {name} header lacks column(s) {', '.join(missing)}; "
@@ -191,10 +239,12 @@ def parse_query_file(name: str, data: bytes, strata: set[str], today: date | Non
             raise ValidationError(f"Query import refused: {name} line {start + 1}: not readable CSV ({exc}).") \
                 from None
     else:
-        raise ValidationError(f"Query import refused: {name}: use a .csv or .jsonl file.")
+        raise ValidationError(f"Query import refused: {name}: use a .csv, .jsonl or .tsv (TREC topics) file.")
     records: list[QueryRecord] = []
     seen: dict[str, str] = {}
     for where, obj in rows:
+        if default_stratum and not obj.get("stratum"):
+            obj = {**obj, "stratum": default_stratum}
         rec = validate_record(obj, where, strata, problems, today)
         if rec is None:
             continue

@@ -1,0 +1,95 @@
+"""Every export format the studio writes, it reads back (issue 38 item 2): a version exported
+as TREC, BEIR or JSONL and imported into a fresh store with the studio's own commands
+freezes again to the same questions and the same labels. (BEIR's whole-folder import is
+tested in test_beir_import.py.)"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from annotator import judgments_import, versioning
+from annotator.cli import main
+from annotator.identity import cli_user
+from golden_store.db.store import Store
+from golden_store.versions.export import export_version
+from golden_store.versions.frozen import load_version
+from tests.annotator.test_beir_import import _docs, _frozen_demo, _queries
+
+
+def _refreeze(store, name: str):
+    folder = Path(versioning.freeze(store, cli_user(), name).path)
+    return load_version(folder.name, folder.parent)
+
+
+def _judgments(v) -> set[tuple]:
+    return {(j.query_id, j.doc_id, int(j.start), int(j.end), int(j.grade)) for j in v.judgments.itertuples(index=False)}
+
+
+def _corpus_in(v1, tmp_path: Path, golden_db: str) -> None:
+    """The version's documents into the store (a TREC or JSONL export carries no corpus)."""
+    export_version(v1, "beir", tmp_path / "beir")
+    assert main(["corpus", "import", str(tmp_path / "beir" / "corpus.jsonl"), "--db", golden_db]) == 0
+
+
+def test_a_trec_export_reads_back(store, golden_db, tmp_path, _duckdb_templates):
+    v1 = _frozen_demo(tmp_path, _duckdb_templates)
+    out = tmp_path / "exp_trec"
+    export_version(v1, "trec", out)
+    _corpus_in(v1, tmp_path, golden_db)
+    # queries.tsv holds id<TAB>text (what TREC tools read); queries.meta.tsv beside it the strata and flags
+    assert main(["queries", "import", str(out / "queries.tsv"), "--db", golden_db]) == 0
+    for qrels in ("qrels.txt", "qrels.unanswerable.txt"):
+        if (out / qrels).exists():
+            assert main(["judgments", "import", str(out / qrels), "--db", golden_db]) == 0
+    v2 = _refreeze(store, "rt.trec")
+    assert _queries(v2) == _queries(v1)
+    assert v2.qrels() == v1.qrels()
+    assert _docs(v2) == _docs(v1)
+
+
+def _demo_with_judgments(tmp_path: Path, templates: dict[str, Path]):
+    """The demo with people's judgments besides its evidence (the demo's version has none): a
+    whole-document grade and two passage grades, frozen."""
+    db = tmp_path / "src" / "store.duckdb"
+    db.parent.mkdir()
+    shutil.copyfile(templates["demo"], db)
+    with Store.open(db) as src:
+        docs = sorted(src.read("SELECT doc_id, length(raw_text) FROM documents"))[:2]
+        qids = sorted(r[0] for r in src.read("SELECT query_id FROM queries WHERE answerable"))[:2]
+        f = tmp_path / "src" / "labels.jsonl"
+        f.write_text("\n".join(json.dumps({"query_id": q, "judgments": [
+            {"doc_id": docs[0][0], "start": 0, "end": int(docs[0][1]), "grade": 2},
+            {"doc_id": docs[1][0], "start": 5 + i, "end": 60 + i, "grade": i}]}) for i, q in enumerate(qids)) + "\n")
+        judgments_import.import_judgments(src, cli_user(), f, source="reviewer")
+        folder = Path(versioning.freeze(src, cli_user(), "rt.v1").path)
+    return load_version(folder.name, folder.parent)
+
+
+def test_a_jsonl_export_reads_back(store, golden_db, tmp_path, _duckdb_templates):
+    v1 = _demo_with_judgments(tmp_path, _duckdb_templates)
+    assert len(_judgments(v1)) == 4 and any(j[2] > 0 for j in _judgments(v1))  # passages, not only documents
+    out = tmp_path / "exp_jsonl"
+    export_version(v1, "jsonl", out)
+    _corpus_in(v1, tmp_path, golden_db)
+    assert main(["queries", "import", str(out / "golden.jsonl"), "--db", golden_db]) == 0
+    # the judgments come back with their spans, not as whole documents
+    assert main(["judgments", "import", str(out / "golden.jsonl"), "--db", golden_db]) == 0
+    v2 = _refreeze(store, "rt.jsonl")
+    assert _queries(v2) == _queries(v1)
+    assert _judgments(v2) == _judgments(v1)
+
+
+def test_trec_topics_without_meta_take_the_stratum_given(store, golden_db, tmp_path, capsys):
+    f = tmp_path / "topics.tsv"
+    f.write_text("query_id\ttext\n301\tHow long is the refund window?\n302\tIs shipping free?\n", encoding="utf-8")
+    assert main(["queries", "import", str(f), "--db", golden_db]) != 0  # refused
+    assert "topics.tsv line 2: field 'stratum' is missing" in capsys.readouterr().err
+    assert main(["queries", "import", str(f), "--stratum", "lexical", "--db", golden_db]) == 0
+    assert sorted(store.read("SELECT query_id, text, stratum FROM queries")) == [
+        ("301", "How long is the refund window?", "lexical"), ("302", "Is shipping free?", "lexical")]
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("303 no tab here\n", encoding="utf-8")
+    assert main(["queries", "import", str(bad), "--stratum", "lexical", "--db", golden_db]) != 0  # refused
+    assert "bad.tsv line 1: expected 'id<TAB>text'" in capsys.readouterr().err
