@@ -537,8 +537,11 @@ def authenticate_request(store: Store, secret: str | None, *, client: str, metho
     too would let anyone behind the same address (a CI runner pool, an office NAT) lock a
     team's pipelines out with a few bad requests, and it protects nothing: a guesser cannot
     hit a 256-bit secret, which is what the throttle's 429 to every other secret slows and
-    makes noisy. Refusals are written at once, except a missing token and a 429 (through the
-    buffer: neither should let an anonymous flood make every request a write transaction)."""
+    makes noisy. A request with no token at all is answered 401 even then: it guesses nothing,
+    and "no token" tells a misconfigured pipeline what is wrong where "too many refused
+    tokens" would send it looking for a lockout. Refusals are written at once, except a
+    missing token and a 429 (through the buffer: neither should let an anonymous flood make
+    every request a write transaction)."""
     throttle = throttle or THROTTLE
     audit = audit or AUDIT
     key = _client_key(store, client)
@@ -546,7 +549,7 @@ def authenticate_request(store: Store, secret: str | None, *, client: str, metho
     try:
         found = authenticate(store, secret)
     except TokenRefused as exc:
-        if wait > 0:
+        if wait > 0 and secret:
             seconds = max(1, int(wait + 0.999))
             audit.add(store, (exc.token_id, client, method, path, 429, "throttled", utcnow()))
             raise TokenRefused(f"Too many refused API tokens from this address; try again in {seconds} s.",
