@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,10 +11,18 @@ from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission, PermissionDenied
 from golden_store.core import textin
+from golden_store.core.progress import BYTES, Phase, Progress, in_phase
+from golden_store.core.progress import report as tell
 from golden_store.live import runs
 from golden_store.db.store import Store
 
 POOL_ITEM_STATUSES = runs.POOL_ITEM_STATUSES
+
+# The steps of a run import told to ``progress`` (a TREC run: reading, then writing; a JSONL
+# run: placing its passages, then writing), so a run of millions of lines is never silent.
+READING_RUN = Phase("reading and checking the run file", BYTES)
+PLACING = Phase("placing passages on the corpus", "passages")
+WRITING_RESULTS = Phase("writing results to the store", "results")
 
 
 @dataclass(frozen=True)
@@ -47,12 +55,13 @@ def _some(ids: Sequence[str]) -> str:
 
 def import_run_file(store: Store, user: User, path: str | Path, system: str, fmt: str | None = None, *,
                     replace: bool = False, skip_unknown: bool = False, skip_unknown_docs: bool = False,
-                    name: str | None = None, progress: Callable[[int, int], None] | None = None) -> RunImport:
+                    name: str | None = None, progress: Progress | None = None) -> RunImport:
     """Import a run (all or nothing). ``fmt`` None: told from the content. ``name``: what
     messages call the file (an upload's own name, not its temporary copy's path). A refusal
     lists every problem of the file at once: bad lines, and unknown query and doc ids named
     with their lines. ``skip_unknown`` / ``skip_unknown_docs``: leave out (and count) the
-    results for unknown query / doc ids instead of refusing."""
+    results for unknown query / doc ids instead of refusing. ``progress``: told each step
+    (:data:`READING_RUN` or :data:`PLACING`, then :data:`WRITING_RESULTS`)."""
     require(user, Permission.IMPORT_RUNS)
     if fmt is None:
         label = name or str(path)
@@ -62,15 +71,29 @@ def import_run_file(store: Store, user: User, path: str | Path, system: str, fmt
         from annotator.evidence_authoring import resolver as corpus_resolver
 
         index = corpus_resolver(store)
-    parsed = runs.parse_run(store, path, system, fmt, index, progress, name=name, skip_unknown=skip_unknown,
-                            skip_unknown_docs=skip_unknown_docs)
+    size = _size(path) if fmt == "trec" else 0
+    tell(progress, 0, size, READING_RUN)  # one vectorised pass: its end is told when it is done
+    parsed = runs.parse_run(store, path, system, fmt, index, in_phase(progress, PLACING), name=name,
+                            skip_unknown=skip_unknown, skip_unknown_docs=skip_unknown_docs)
+    tell(progress, size, size, READING_RUN)
+    tell(progress, 0, len(parsed.rows), WRITING_RESULTS)
     n = runs.store_run(store, parsed, actor=user.username, replace=replace)
+    tell(progress, n, n, WRITING_RESULTS)
     return RunImport(system, n, parsed.fmt, parsed.skipped_lines, tuple(parsed.skipped_queries),
                      parsed.skipped_doc_lines, tuple(parsed.skipped_docs))
 
 
+def _size(path: str | Path) -> int:
+    """The file's size for the reading step's bar; 0 (no bar) when it cannot be read, which
+    the reader then says in its own words."""
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0
+
+
 def import_run(store: Store, user: User, path: str | Path, system: str, fmt: str | None = "trec", *,
-               replace: bool = False, progress: Callable[[int, int], None] | None = None) -> int:
+               replace: bool = False, progress: Progress | None = None) -> int:
     """:func:`import_run_file`, returning the number of results stored."""
     return import_run_file(store, user, path, system, fmt, replace=replace, progress=progress).n_results
 

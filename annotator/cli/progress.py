@@ -128,18 +128,22 @@ class TerminalProgress:
         self.close()
         self._phase = phase
         console = Console(file=self._stream, force_terminal=True)
+        # stderr written while a line is drawn (an error) is printed above it, never into it;
+        # stdout is left alone: it may be a pipe, and rich would send its text to stderr
         self._bars = Progress(*_columns(phase.unit), console=console, refresh_per_second=_REFRESH_PER_SECOND,
-                              redirect_stdout=False, redirect_stderr=False)
+                              redirect_stdout=False, redirect_stderr=True)
         self._task = self._bars.add_task(self._describe(phase, None), total=total)
         self._bars.start()
         with _live_guard:
             _live.add(self)
 
-    def close(self) -> None:
-        """Stop drawing: the current line is left as it stands and the cursor shown again.
-        Called when a phase ends; at exit for a job that stopped mid-phase (an error)."""
+    def close(self, *, erase: bool = False) -> None:
+        """Stop drawing and show the cursor again: the current line is left as it stands (a
+        phase that ended), or ``erase``d (a job that stopped mid-phase: its error is the last
+        word, not a bar that will never move)."""
         with self._lock:
             if self._bars is not None:
+                self._bars.live.transient = erase
                 self._bars.stop()
                 self._bars = None
                 self._task = None
@@ -155,12 +159,12 @@ def _is_terminal(stream: TextIO) -> bool:
 
 
 def close_all() -> None:
-    """Stop every bar still drawn (a job that raised mid-phase), so an error printed next
-    starts on its own line and the terminal gets its cursor back."""
+    """Erase every bar still drawn (a job that raised mid-phase) and give the terminal its
+    cursor back; run at exit."""
     with _live_guard:
         live = list(_live)
     for bar in live:
-        bar.close()
+        bar.close(erase=True)
 
 
 atexit.register(close_all)

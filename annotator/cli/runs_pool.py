@@ -15,7 +15,7 @@ def cmd_runs_import(args: argparse.Namespace) -> int:
 
     rep = runs_import.import_run_file(_store(args), identity.cli_user(), args.file, args.system, args.format,
                                       replace=args.replace, skip_unknown=args.skip_unknown,
-                                      skip_unknown_docs=args.skip_unknown_docs, progress=_Progress("placing passages", "passages"))
+                                      skip_unknown_docs=args.skip_unknown_docs, progress=_Progress("run import"))
     print(rep.summary())
     return 0
 

@@ -41,8 +41,9 @@ Progress = Callable[..., None]
 
 
 def report(progress: Progress | None, done: int, total: int, phase: Phase | str | None = None) -> None:
-    """Tell ``progress`` (if any) how far ``phase`` is; a no-op without a callback."""
-    if progress is None:
+    """Tell ``progress`` (if any) how far ``phase`` is; a no-op without a callback, or for a
+    step with nothing to count (``total`` 0: an import with nothing new to write)."""
+    if progress is None or total <= 0:
         return
     if phase is None:
         progress(done, total)

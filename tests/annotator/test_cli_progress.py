@@ -106,6 +106,52 @@ def test_a_freeze_on_a_terminal_counts_its_steps_with_rate_and_time(tmp_path, go
     assert done and re.search(r"(\d+)/\1 steps .*steps/s", done[-1]), shown
 
 
+def _raw_in_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([str(GOLDEN), *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=slave, env=env, cwd=cwd)
+    os.close(slave)
+    shown = bytearray()
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    return proc.wait(timeout=300), shown.decode("utf-8", "replace")
+
+
+def test_a_run_import_on_a_terminal_shows_reading_then_writing_results(tmp_path, golden_db):
+    from annotator.demo import DEMO_DIR
+
+    env = _env(golden_db)
+    assert _run_in_a_terminal(["demo", "--small"], env, tmp_path)[0] == 0
+    code, out, shown = _run_in_a_terminal(["runs", "import", str(DEMO_DIR / "runs" / "bm25.trec"), "--system",
+                                           "bm25"], env, tmp_path)
+    assert code == 0, shown
+    reading = [ln for ln in shown.splitlines() if "run import: reading and checking the run file" in ln]
+    writing = [ln for ln in shown.splitlines() if "run import: writing results to the store" in ln]
+    assert reading and re.search(r"(kB|bytes)/s", reading[-1]) and "done in" in reading[-1], shown
+    assert writing and re.search(r"(\d+)/\1 results .*results/s", writing[-1]) and "done in" in writing[-1], shown
+
+
+def test_an_error_mid_phase_is_printed_on_its_own_line_and_the_stalled_bar_is_erased(tmp_path, golden_db):
+    """A refused import raises while its reading line is drawn: the error goes above the line
+    (not glued to its end), and the line that will never move is erased at exit."""
+    env = _env(golden_db)
+    assert _run_in_a_terminal(["demo", "--small"], env, tmp_path)[0] == 0
+    (tmp_path / "bad.trec").write_text("q01 Q0 nope 1 2.0 x\nnot a run line\n", "utf-8")
+    code, raw = _raw_in_a_terminal(["runs", "import", "bad.trec", "--system", "x"], env, tmp_path)
+    assert code != 0
+    assert re.search(r"(\r\x1b\[2K|\n)golden: Run import refused", raw), repr(raw[-600:])
+    tail = raw[raw.rfind("eta"):]
+    assert "\x1b[2K" in tail and tail.rstrip().endswith("\x1b[2K"), repr(tail)  # erased last
+    assert "\x1b[?25h" in tail  # the cursor shown again
+
+
 def test_library_code_never_imports_a_progress_display():
     """golden_store reports through ``golden_store.core.progress`` callbacks; what draws them
     (rich, here) is the caller's: a script or server using the store needs no terminal library."""
