@@ -239,7 +239,7 @@ def parse_query_file(name: str, data: bytes, strata: set[str], today: date | Non
             raise ValidationError(f"Query import refused: {name} line {start + 1}: not readable CSV ({exc}).") \
                 from None
     else:
-        raise ValidationError(f"Query import refused: {name}: use a .csv, .jsonl or .tsv (TREC topics) file.")
+        raise ValidationError(f"Query import refused: {name}: use a .csv or .jsonl file (or .tsv: TREC topics, id<TAB>text).")
     records: list[QueryRecord] = []
     seen: dict[str, str] = {}
     for where, obj in rows:
