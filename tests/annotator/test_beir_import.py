@@ -188,3 +188,19 @@ def test_cli_import_beir_prints_what_it_did_and_again_that_nothing_changed(store
     assert first["changed"] and first["documents"]["added"] == 3 and first["judgments"][0]["n_judgments"] == 3
     assert main(["import-beir", str(root), "--map", "1=3", "--db", golden_db]) == 0
     assert "nothing changed" in capsys.readouterr().out
+
+
+def test_the_benchmark_script_runs_at_a_tiny_size(tmp_path):
+    """scripts/bench_beir_import.py end to end (no timing is asserted)."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "bench_beir_import.py"
+    out = subprocess.run([sys.executable, str(script), "--docs", "200", "--queries", "10", "--words", "30", "--reps",
+                          "1", "--json"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["sizes"] == {"docs": 200, "queries": 10, "qrels_rows": 30, "corpus_bytes": report["sizes"]["corpus_bytes"]}
+    for key in ("baseline_corpus_import", "import_beir", "import_beir_again"):
+        assert report[key]["median_s"] > 0 and report[key]["peak_mib"] > 0
+    assert report["ratio_time_vs_baseline"] > 0 and report["ratio_peak_vs_baseline"] > 0
