@@ -350,6 +350,20 @@ def cmd_results_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_results_import(args: argparse.Namespace) -> int:
+    """A results export read back (evaluations moved from one store to another, e.g. a CI
+    runner's into the team's); the same file again changes nothing."""
+    from annotator import dataset_import
+
+    rep = dataset_import.import_results(_store(args, create=True), identity.cli_user(), args.file)
+    if args.json:
+        _print_json(rep)
+    else:
+        print(f"Results import: {len(rep['added'])} evaluation(s) added ({', '.join(rep['added']) or '-'}), "
+              f"{len(rep['unchanged'])} already recorded with the same results.")
+    return 0
+
+
 def cmd_results_trials(args: argparse.Namespace) -> int:
     from golden_store.live.results import trial_provenance, trial_rows
     from golden_store.scoring.trials import format_trials, trials_report
@@ -473,6 +487,10 @@ def register(sub: Any, add: Any) -> None:
                                                                             metavar="CMD")
     rx = add("export", cmd_results_export, "export eval_results to Parquet", rs)
     rx.add_argument("--out", required=True)
+    ri = add("import", cmd_results_import, "import a results export (Parquet) back into this store; evaluations it "
+                                           "holds already with the same results are left alone, with others refused",
+             rs)
+    ri.add_argument("file")
     rt = add("trials", cmd_results_trials, "repeats of one recorded evaluation (methodology §10.8): pass@1 averaged "
                                            "over trials, pass^k (all k trials pass), per-item variance", rs)
     rt.add_argument("evaluation_id")

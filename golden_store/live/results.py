@@ -302,3 +302,86 @@ def export_results(store: Store, out: Path) -> int:
         cur.execute(f"COPY (SELECT * FROM eval_results ORDER BY evaluation_id, trial, query_id, metric) TO '{target}' "
                     "(FORMAT parquet)")
     return int(store.read_one("SELECT count(*) FROM eval_results")[0])
+
+
+# Every column of eval_results, in the table's order: what an export holds and an import reads.
+RESULT_COLUMNS = ("evaluation_id", "ts", "system", "git_sha", "dataset_version", "corpus_digest", "config_sha",
+                  "judge_model", "rubric_sha", "metric_impl_sha", "query_id", "stratum", "trial", "metric", "value",
+                  "judged_fraction", "latency_ms", "tokens_in", "tokens_out", "cost_usd", "trace_id", "labels",
+                  "run_level", "hit_rule", "run_depth", "label_judge_models", "label_rubric_shas")
+# Columns an older export may lack (added to eval_results after it was written): read as NULL.
+_LATER_COLUMNS = ("labels", *DEFINITION_COLUMNS)
+_NOT_NULL = ("evaluation_id", "ts", "dataset_version", "metric_impl_sha", "query_id", "metric", "trial", "value")
+
+
+def _results_frame(path: Path) -> pd.DataFrame:
+    """A results export as eval_results rows, or one sentence saying what is wrong with it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    name = str(path)
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise ValidationError(f"{name}: not a Parquet file ({str(exc).splitlines()[0]}); give the file golden results "
+                              "export wrote.") from None
+    cols = set(table.column_names)
+    missing = [c for c in RESULT_COLUMNS if c not in cols and c not in _LATER_COLUMNS]
+    extra = sorted(cols - set(RESULT_COLUMNS))
+    if missing or extra:
+        raise ValidationError(f"{name}: not a results export of this studio ("
+                              + "; ".join(x for x in (f"no column {', '.join(missing)}" if missing else "",
+                                                      f"unknown column {', '.join(extra)}" if extra else "") if x)
+                              + "); give the file golden results export wrote.")
+    df = table.to_pandas()
+    for c in _LATER_COLUMNS:
+        if c not in df.columns:
+            df[c] = None
+    df = df[list(RESULT_COLUMNS)]
+    for c in _NOT_NULL:
+        empty = df[c].isna()
+        if empty.any():
+            raise ValidationError(f"{name} row {int(empty.to_numpy().nonzero()[0][0]) + 1}: field {c!r} is empty; a "
+                                  "recorded result always has it; nothing was imported.")
+    if df.duplicated(["evaluation_id", "query_id", "metric", "trial"]).any():
+        row = int(df.duplicated(["evaluation_id", "query_id", "metric", "trial"]).to_numpy().nonzero()[0][0]) + 1
+        raise ValidationError(f"{name} row {row}: the same evaluation, question, measure and trial again; nothing "
+                              "was imported.")
+    return df
+
+
+def import_results(store: Store, path: Path) -> dict[str, list[str]]:
+    """Read a ``golden results export`` Parquet file back into the store (issue 38 item 2), in
+    one transaction: an evaluation the store does not hold is added with every row as it was
+    recorded (provenance, definitions and time included); one it holds with exactly these
+    rows is left alone (importing the same file again changes nothing); one it holds with
+    other rows is refused, naming it - results are never overwritten (record_evaluation's
+    rule). Returns ``{"added": [...], "unchanged": [...]}`` (evaluation ids)."""
+    df = _results_frame(Path(path))
+    key = ["query_id", "metric", "trial", "value"]
+
+    def tx(cur: Cursor) -> dict[str, list[str]]:
+        added, unchanged, clash = [], [], []
+        for eid, rows in df.groupby("evaluation_id", sort=True):
+            held = cur.execute("SELECT query_id, metric, trial, value FROM eval_results WHERE evaluation_id = ?",
+                               [eid]).fetchall()
+            if not held:
+                added.append(str(eid))
+            elif {tuple(r) for r in held} == set(rows[key].itertuples(index=False, name=None)):
+                unchanged.append(str(eid))
+            else:
+                clash.append(str(eid))
+        if clash:
+            raise ValidationError(f"Results import refused: {len(clash)} evaluation(s) of {Path(path).name} are "
+                                  f"recorded in this store with other results ({', '.join(clash[:5])}); results are "
+                                  "never overwritten: import into another store, or record them under new ids. "
+                                  "Nothing was imported.")
+        new = df[df["evaluation_id"].isin(added)]
+        if len(new):
+            cur.register("_imported_results", new)
+            cols = ", ".join(f'"{c}"' for c in RESULT_COLUMNS)
+            cur.execute(f"INSERT INTO eval_results ({cols}) SELECT {cols} FROM _imported_results")
+            cur.unregister("_imported_results")
+        return {"added": added, "unchanged": unchanged}
+
+    return store.write(tx)

@@ -93,3 +93,46 @@ def test_trec_topics_without_meta_take_the_stratum_given(store, golden_db, tmp_p
     bad.write_text("303 no tab here\n", encoding="utf-8")
     assert main(["queries", "import", str(bad), "--stratum", "lexical", "--db", golden_db]) != 0  # refused
     assert "bad.tsv line 1: expected 'id<TAB>text'" in capsys.readouterr().err
+
+
+def test_a_results_export_reads_back(store, golden_db, tmp_path, _duckdb_templates, capsys):
+    """Recorded evaluations move between stores: the demo's, exported, imported into a fresh
+    store, are the same rows; again, nothing changes; a clash is refused, store unchanged."""
+    from golden_store.live.results import RESULT_COLUMNS, export_results
+    from tests.conftest import table_snapshot
+
+    src_db = tmp_path / "src.duckdb"
+    shutil.copyfile(_duckdb_templates["demo"], src_db)
+    with Store.open(src_db) as src:
+        versioning.freeze(src, cli_user(), "rt.v1")
+    runs = Path(__file__).resolve().parents[2] / "annotator" / "demo_data" / "runs"
+    for system in ("bm25", "hybrid"):
+        assert main(["score", "--version", "rt.v1", "--run", str(runs / f"{system}.trec"), "-m", "nDCG@10", "-m",
+                     "AP(rel=2)", "--record", f"{system}-e1", "--system", system, "--db", str(src_db)]) == 0
+    capsys.readouterr()
+    with Store.open(src_db) as src:
+        n = export_results(src, tmp_path / "results.parquet")
+        cols = ", ".join(f'"{c}"' for c in RESULT_COLUMNS)
+        before = sorted(map(repr, src.read(f"SELECT {cols} FROM eval_results")))
+    assert n > 0
+    assert main(["results", "import", str(tmp_path / "results.parquet"), "--db", golden_db, "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["added"] and not rep["unchanged"]
+    assert sorted(map(repr, store.read(f"SELECT {cols} FROM eval_results"))) == before
+    snap = table_snapshot(store)
+    assert main(["results", "import", str(tmp_path / "results.parquet"), "--db", golden_db]) == 0
+    assert f"0 evaluation(s) added (-), {len(rep['added'])} already recorded" in capsys.readouterr().out
+    assert table_snapshot(store) == snap
+    # the same ids with other numbers: refused, nothing written
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(tmp_path / "results.parquet")
+    pq.write_table(t.set_column(t.column_names.index("value"), "value", pc.add(t["value"], 0.5)),
+                   tmp_path / "other.parquet")
+    assert main(["results", "import", str(tmp_path / "other.parquet"), "--db", golden_db]) != 0
+    assert "recorded in this store with other results" in capsys.readouterr().err
+    assert table_snapshot(store) == snap
+    (tmp_path / "bad.parquet").write_text("query_id,value\n")
+    assert main(["results", "import", str(tmp_path / "bad.parquet"), "--db", golden_db]) != 0
+    assert "bad.parquet: not a Parquet file" in capsys.readouterr().err
