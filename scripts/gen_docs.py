@@ -67,7 +67,7 @@ def commands(parser: argparse.ArgumentParser | None = None) -> list[tuple[str, a
 
 def _md(text: str) -> str:
     """A help string inside a Markdown table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    return " ".join(str(text).split()).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _metavar(a: argparse.Action) -> str:
@@ -178,7 +178,7 @@ def render_cli(parser: argparse.ArgumentParser | None = None) -> str:
         lines += [f"## {name}", ""]
         desc = sp.description or help_
         if desc:
-            lines += [" ".join(desc.split()), ""]
+            lines += [_md(desc).replace("\\|", "|"), ""]
         lines += ["```", _usage(name, sp), "```", ""]
         subs = _subparsers(sp)
         if subs:
