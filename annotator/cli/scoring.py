@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from annotator.cli.common import COULD_NOT_RUN, GATE_EXIT, _print_json, _store, _vdir, caller_cwd, identity
+from annotator.cli.common import COULD_NOT_RUN, GATE_EXIT, _print_json, _Progress, _store, _vdir, caller_cwd, identity
 from golden_store.core.errors import GoldenError
+from golden_store.core.progress import BYTES, Phase, step
 from golden_store.scoring.cells import MIN_CELL_N
 
 
@@ -38,8 +39,23 @@ def _numpy_for_scoring() -> None:
             del os.environ[k]
 
 
+# The steps of `golden score` a terminal shows (a run of ten million lines takes seconds each)
+READING_RUN = Phase("reading the run", BYTES)
+PLACING_RUN = Phase("reading and placing the passage run", BYTES)
+SCORING = Phase("scoring", "queries")
+READING_AND_SCORING = Phase("reading and scoring the run", BYTES)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:  # the reader says so in its own words
+        return 0
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     _numpy_for_scoring()
+    progress = _Progress("score")
     from golden_store.scoring import evaluate_trec
 
     if bool(args.qrels) == bool(args.version):
@@ -64,13 +80,17 @@ def cmd_score(args: argparse.Namespace) -> int:
 
         only = tier_options(gs, args.tier)  # --tier: only that tier's questions, said in the output
         if _run_format(args) == "jsonl":  # passages: chunk labels derived from the version's spans (hit rule)
-            run = _passage_run(gs, args.run)
-            res = evaluate(gs, run, args.measure, hit_rule=args.hit_rule, labels=args.labels, **only)
+            with step(progress, _size(args.run), PLACING_RUN):
+                run = _passage_run(gs, args.run)
+            with step(progress, len(gs.queries), SCORING):
+                res = evaluate(gs, run, args.measure, hit_rule=args.hit_rule, labels=args.labels, **only)
         elif args.hit_rule:
             raise GoldenError("--hit-rule applies to a passage run (JSONL); a TREC run names whole documents.")
         else:
-            run = read_run(args.run)
-            res = evaluate(gs, run, args.measure, labels=args.labels, **only)
+            with step(progress, _size(args.run), READING_RUN):
+                run = read_run(args.run)
+            with step(progress, len(gs.queries), SCORING):
+                res = evaluate(gs, run, args.measure, labels=args.labels, **only)
     else:
         from golden_store.scoring.health import judged_health
 
@@ -83,7 +103,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         # one rule on both paths: binary measures count grade >= the qrels' level (a version's
         # is 2; an exported qrels file's is written beside it; else -l N or trec_eval's 1)
         level, level_from, level_notes = qrels_level(args.qrels, args.level)
-        res = evaluate_trec(args.qrels, args.run, args.measure, rel=level, **trec_opts)
+        with step(progress, _size(args.run), READING_AND_SCORING):
+            res = evaluate_trec(args.qrels, args.run, args.measure, rel=level, **trec_opts)
         res.definitions["_relevance"] += f" (level {level}: {level_from})"
         for note in level_notes:
             print(f"warning: {note}", file=sys.stderr)

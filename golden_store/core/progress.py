@@ -16,7 +16,8 @@ note on the current step (freezing: "writing qrels.parquet"), kept for callers t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 BYTES = "bytes"
@@ -62,3 +63,13 @@ def in_phase(progress: Progress | None, phase: Phase) -> Progress | None:
         target(done, total, phase)
 
     return told
+
+
+@contextmanager
+def step(progress: Progress | None, total: int, phase: Phase) -> Iterator[None]:
+    """A step that is one blocking call (a vectorised read, one SQL statement): told at its
+    start (0 of ``total``) and, when the block returns, at its end; a display shows it running
+    (its elapsed time) rather than nothing. An exception leaves the step unfinished."""
+    report(progress, 0, total, phase)
+    yield
+    report(progress, total, total, phase)

@@ -97,13 +97,23 @@ def test_nothing_is_written_to_stderr_that_is_not_a_terminal(tmp_path, golden_db
     assert json.loads(r.stdout)
 
 
-def test_a_freeze_on_a_terminal_counts_its_steps_with_rate_and_time(tmp_path, golden_db):
+def test_freeze_and_score_on_a_terminal_count_steps_bytes_and_queries_with_rate_and_time(tmp_path, golden_db):
     env = _env(golden_db)
     assert _run_in_a_terminal(["demo", "--small"], env, tmp_path)[0] == 0
     code, out, shown = _run_in_a_terminal(["freeze", "v1"], env, tmp_path)
     assert code == 0 and "Frozen v1" in out, shown
     done = [ln for ln in shown.splitlines() if ln.strip().startswith("freezing") and "done in" in ln]
     assert done and re.search(r"(\d+)/\1 steps .*steps/s", done[-1]), shown
+    # golden score on the frozen version: reading the run (bytes), then scoring (queries)
+    from annotator.demo import DEMO_DIR
+
+    code, out, shown = _run_in_a_terminal(["score", "--version", "v1", "--run", str(DEMO_DIR / "runs" / "bm25.trec"),
+                                           "-m", "nDCG@10"], env, tmp_path)
+    assert code == 0 and "nDCG@10\tall" in out, shown
+    reading = [ln for ln in shown.splitlines() if "score: reading the run" in ln and "done in" in ln]
+    scoring = [ln for ln in shown.splitlines() if "score: scoring" in ln and "done in" in ln]
+    assert reading and re.search(r"(kB|bytes)/s", reading[-1]), shown
+    assert scoring and re.search(r"(\d+)/\1 queries .*queries/s", scoring[-1]), shown
 
 
 def _raw_in_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
