@@ -54,6 +54,19 @@ def cmd_nuggets_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_nuggets_import(args: argparse.Namespace) -> int:
+    """An approved-nuggets export read back onto its questions; the same file again changes nothing."""
+    from annotator import dataset_import
+
+    rep = dataset_import.import_nuggets(_store(args), identity.cli_user(), args.file)
+    if args.json:
+        _print_json(rep)
+    else:
+        print(f"Nuggets import: {len(rep['added'])} question(s) got their approved nuggets, {len(rep['unchanged'])} "
+              "had them already.")
+    return 0
+
+
 def cmd_nuggets_scores(args: argparse.Namespace) -> int:
     from annotator import nuggets
 
@@ -147,6 +160,9 @@ def register(sub: Any, add: Any) -> None:
     spend.add_yes(nd)
     ne = add("export", cmd_nuggets_export, "export approved nuggets as JSONL", nu)
     ne.add_argument("--out", required=True)
+    nim = add("import", cmd_nuggets_import, "import an approved-nuggets export (JSONL) onto its questions; questions "
+                                            "with the same nuggets are left alone, with others refused", nu)
+    nim.add_argument("file")
     nsc = add("scores", cmd_nuggets_scores, "V_strict / V / A_strict / A per system from the assigned answers", nu)
     nsc.add_argument("--no-vital", choices=["methodology", "nuggetizer"], default="methodology",
                      help="a question with no vital nugget: V undefined and left out (methodology, §"

@@ -356,3 +356,56 @@ def judged_relevant(store: Store, query_id: str) -> list[dict]:
         "AND (basis = 'adjudicated' OR strpos(decided_by, ',') > 0 OR NOT EXISTS (SELECT 1 FROM round_assignments a "
         "  WHERE a.query_id = f.query_id AND a.doc_id = f.doc_id AND a.start = f.start AND a.\"end\" = f.\"end\")) "
         "ORDER BY grade DESC, doc_id, start", [query_id])
+
+
+# What an approved-nuggets export line holds (approved(), written by golden nuggets export).
+EXPORT_FIELDS = ("query_id", "nugget_id", "text", "importance", "position", "quote", "doc_id", "start", "end")
+
+
+def _same(held: list[dict], rows: list[dict]) -> bool:
+    """Whether a question's current nuggets are exactly the file's, all approved."""
+    def key(r: dict) -> tuple:
+        return (r["nugget_id"], r["text"], r["importance"], r["quote"] or None, r["doc_id"], r["start"], r["end"])
+
+    return all(h["approved"] for h in held) and sorted(map(key, held)) == sorted(map(key, rows))
+
+
+def import_approved(store: Store, rows: Sequence[dict], *, actor: str) -> dict[str, list[str]]:
+    """Approved nuggets read back from an export (issue 38 item 2), in one transaction: a
+    question without nuggets gets the file's, with their ids, order, supporting quotes and the
+    model and prompt sha that drafted them, approved by ``actor``; a question whose current
+    nuggets are exactly the file's is left alone (the same file again changes nothing); a
+    question with other nuggets is refused (a list a person edited is never replaced by a
+    file). ``rows``: validated lines (``EXPORT_FIELDS`` plus ``model``, ``prompt_sha``).
+    Returns ``{"added": [...], "unchanged": [...]}`` (query ids)."""
+    by_query: dict[str, list[dict]] = {}
+    for r in rows:
+        by_query.setdefault(r["query_id"], []).append(r)
+
+    def tx(cur: Cursor) -> dict[str, list[str]]:
+        added, unchanged, clash = [], [], []
+        for qid, items in sorted(by_query.items()):
+            _require_query(cur, qid)
+            held = [dict(zip(("nugget_id", "text", "importance", "quote", "doc_id", "start", "end", "approved"), r))
+                    for r in cur.execute("SELECT nugget_id, text, importance, quote, doc_id, start, \"end\", approved "
+                                         "FROM current_nuggets WHERE query_id = ?", [qid]).fetchall()]
+            if not held:
+                added.append(qid)
+            elif _same(held, items):
+                unchanged.append(qid)
+            else:
+                clash.append(qid)
+        if clash:
+            raise ValidationError(f"Nuggets import refused: {len(clash)} question(s) have other nuggets in this store "
+                                  f"({', '.join(clash[:5])}); a list people edited is never replaced by a file: edit "
+                                  "it on the Nuggets page, or import into another store. Nothing was imported.")
+        for qid in added:
+            for r in sorted(by_query[qid], key=lambda r: (r["position"], r["nugget_id"])):
+                n = NuggetDraft(r["text"], r["importance"], r["quote"], r["doc_id"], r["start"], r["end"])
+                _insert(cur, qid, r["nugget_id"], "add", n, r["position"], actor, r.get("model"), r.get("prompt_sha"),
+                        None)
+                cur.execute("INSERT INTO nugget_events (query_id, nugget_id, op, actor, created_at) "
+                            "VALUES (?, ?, 'approve', ?, ?)", [qid, r["nugget_id"], actor, utcnow()])
+        return {"added": added, "unchanged": unchanged}
+
+    return store.write(tx)

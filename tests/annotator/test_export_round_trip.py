@@ -136,3 +136,49 @@ def test_a_results_export_reads_back(store, golden_db, tmp_path, _duckdb_templat
     (tmp_path / "bad.parquet").write_text("query_id,value\n")
     assert main(["results", "import", str(tmp_path / "bad.parquet"), "--db", golden_db]) != 0
     assert "bad.parquet: not a Parquet file" in capsys.readouterr().err
+
+
+def test_an_approved_nuggets_export_reads_back(store, golden_db, tmp_path, _duckdb_templates, capsys):
+    """The demo's approved nuggets, exported and imported onto the same questions of a fresh
+    store, are the same nuggets (ids, order, quotes, the drafting model); again, nothing
+    changes; a question with other nuggets is refused; a bad line is one sentence."""
+    from golden_store.live import nuggets
+    from tests.conftest import table_snapshot
+
+    v1 = _frozen_demo(tmp_path, _duckdb_templates)
+    src_db = tmp_path / "src" / "store.duckdb"
+    with Store.open(src_db) as src:
+        # nuggets on two questions (the demo has none): a drafted one with its verified quote, one a person added
+        for s in list(v1.spans.itertuples(index=False))[:2]:
+            nuggets.add_draft(src, s.query_id, [nuggets.NuggetDraft("The policy states it", "vital", s.quote, s.doc_id,
+                                                                    int(s.start), int(s.end))],
+                              actor="lead1", model="claude-test", prompt_sha="abc123")
+            nuggets.add_draft(src, s.query_id, [nuggets.NuggetDraft("Ask the service desk", "okay")], actor="lead1",
+                              model=None, prompt_sha=None)
+            nuggets.approve(src, s.query_id, actor="lead1")
+        want = nuggets.approved(src)
+    assert want
+    assert main(["nuggets", "export", "--out", str(tmp_path / "nuggets.jsonl"), "--db", str(src_db)]) == 0
+    export_version(v1, "beir", tmp_path / "beir")
+    from annotator import beir_import
+
+    beir_import.import_beir(store, cli_user(), tmp_path / "beir")
+    capsys.readouterr()
+    assert main(["nuggets", "import", str(tmp_path / "nuggets.jsonl"), "--db", golden_db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["added"]
+    keep = ("query_id", "nugget_id", "text", "importance", "position", "quote", "doc_id", "start", "end", "model",
+            "prompt_sha")
+    assert [{k: r[k] for k in keep} for r in nuggets.approved(store)] == [{k: r[k] for k in keep} for r in want]
+    snap = table_snapshot(store)
+    assert main(["nuggets", "import", str(tmp_path / "nuggets.jsonl"), "--db", golden_db]) == 0
+    assert "0 question(s) got their approved nuggets" in capsys.readouterr().out
+    assert table_snapshot(store) == snap
+    lines = (tmp_path / "nuggets.jsonl").read_text().splitlines()
+    other = json.loads(lines[0])
+    (tmp_path / "other.jsonl").write_text(json.dumps({**other, "text": "A different fact"}) + "\n")
+    assert main(["nuggets", "import", str(tmp_path / "other.jsonl"), "--db", golden_db]) != 0
+    assert "have other nuggets in this store" in capsys.readouterr().err
+    (tmp_path / "bad.jsonl").write_text(json.dumps({**other, "importance": "huge"}) + "\n")
+    assert main(["nuggets", "import", str(tmp_path / "bad.jsonl"), "--db", golden_db]) != 0
+    assert "bad.jsonl line 1: importance must be vital or okay" in capsys.readouterr().err
+    assert table_snapshot(store) == snap
