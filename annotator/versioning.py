@@ -14,7 +14,13 @@ from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store.versions import export
 from golden_store import freezing, versions
+from golden_store.core.paths import local_versions_dir
+from golden_store.core.progress import BYTES, Phase, Progress, step
 from golden_store.db.store import Store, versions_dir_for
+
+# The steps of an export told to ``progress``: the version's files read and checked against
+# its manifest (bytes, a local folder), then the export's files written.
+LOADING_VERSION = Phase("loading and checking the version", BYTES)
 
 
 def versions_dir(store: Store) -> Path | str:
@@ -81,9 +87,27 @@ def diff(user: User, vdir: Path | str, a: str, b: str) -> dict[str, Any]:
     return versions.diff_versions(a, b, vdir)
 
 
-def export_version(user: User, vdir: Path | str, name: str, fmt: str, out_dir: str | Path) -> list[Path]:
+def export_version(user: User, vdir: Path | str, name: str, fmt: str, out_dir: str | Path,
+                   progress: Progress | None = None) -> list[Path]:
+    """Export version ``name`` as ``fmt`` into ``out_dir``; ``progress`` is told each step
+    (:data:`LOADING_VERSION`, then writing: a BEIR export counted in documents, the others in
+    queries, the manifest's counts)."""
     require(user, Permission.EXPORT)
-    return export.export_version(versions.load_version(name, vdir), fmt, out_dir)
+    with step(progress, _version_bytes(vdir, name), LOADING_VERSION):
+        v = versions.load_version(name, vdir)
+    unit = "documents" if fmt == "beir" else "queries"
+    total = int(v.manifest.get(f"n_{unit}") or 0)
+    with step(progress, total, Phase(f"writing the {fmt} export", unit)):
+        return export.export_version(v, fmt, out_dir)
+
+
+def _version_bytes(vdir: Path | str, name: str) -> int:
+    """The size of a version's folder on this machine (0, no bar, in object storage or when
+    it is missing: loading says so)."""
+    folder = local_versions_dir(vdir)
+    if folder is None or not (folder / name).is_dir():
+        return 0
+    return sum(f.stat().st_size for f in (folder / name).iterdir() if f.is_file())
 
 
 def manifest(user: User, vdir: Path | str, name: str) -> dict[str, Any]:

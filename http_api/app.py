@@ -70,7 +70,7 @@ def operation_id(route: APIRoute) -> str:
 
 def _finished(schema: dict[str, Any]) -> dict[str, Any]:
     """FastAPI's schema, made to say what the server does (each step says why)."""
-    return _with_method_not_allowed(_without_null_form_fields(_with_binary_files(schema)))
+    return _with_method_not_allowed(_problems_only(_without_null_form_fields(_with_binary_files(schema))))
 
 
 def _with_binary_files(schema: dict[str, Any]) -> dict[str, Any]:
@@ -102,6 +102,19 @@ def _without_null_form_fields(schema: dict[str, Any]) -> dict[str, Any]:
                 prop.update(kept[0])
                 if prop.get("default", ...) is None:
                     del prop["default"]
+    return schema
+
+
+def _problems_only(schema: dict[str, Any]) -> dict[str, Any]:
+    """An error is answered as a problem document only (``application/problem+json``): the
+    ``application/json`` twin FastAPI adds beside it (from ``model=Problem``) told a client a
+    content type the server never sends."""
+    for item in schema.get("paths", {}).values():
+        for op in item.values():
+            for status, answer in op["responses"].items():
+                content = answer.get("content", {})
+                if int(status) >= 400 and problems.MEDIA_TYPE in content:
+                    content.pop("application/json", None)
     return schema
 
 

@@ -123,7 +123,8 @@ def _verify_live(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    paths = versioning.export_version(identity.cli_user(), _vdir(args), args.name, args.format, args.out)
+    paths = versioning.export_version(identity.cli_user(), _vdir(args), args.name, args.format, args.out,
+                                      progress=_Progress("export"))
     _print_json([str(p) for p in paths]) if args.json else print(
         "Wrote " + ", ".join(str(p) for p in paths)
     )

@@ -52,7 +52,7 @@ class ProblemKind(BaseModel):
     description: str
 
 
-@router.get("/problems/{kind}", response_model=ProblemKind, responses=responses(404),
+@router.get("/problems/{kind}", response_model=ProblemKind, responses=responses(404, 422),
             summary="What a problem document's type means (its type is a reference to this)")
 def get_problem_kind(kind: str) -> ProblemKind:
     if kind not in KINDS:

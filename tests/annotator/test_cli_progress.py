@@ -97,7 +97,7 @@ def test_nothing_is_written_to_stderr_that_is_not_a_terminal(tmp_path, golden_db
     assert json.loads(r.stdout)
 
 
-def test_freeze_and_score_on_a_terminal_count_steps_bytes_and_queries_with_rate_and_time(tmp_path, golden_db):
+def test_freeze_score_and_export_on_a_terminal_count_steps_bytes_queries_and_documents(tmp_path, golden_db):
     env = _env(golden_db)
     assert _run_in_a_terminal(["demo", "--small"], env, tmp_path)[0] == 0
     code, out, shown = _run_in_a_terminal(["freeze", "v1"], env, tmp_path)
@@ -114,6 +114,13 @@ def test_freeze_and_score_on_a_terminal_count_steps_bytes_and_queries_with_rate_
     scoring = [ln for ln in shown.splitlines() if "score: scoring" in ln and "done in" in ln]
     assert reading and re.search(r"(kB|bytes)/s", reading[-1]), shown
     assert scoring and re.search(r"(\d+)/\1 queries .*queries/s", scoring[-1]), shown
+    # golden export: the version's files read and checked (bytes), then the export written
+    code, out, shown = _run_in_a_terminal(["export", "v1", "--format", "beir", "--out", "beir-out"], env, tmp_path)
+    assert code == 0 and (tmp_path / "beir-out" / "corpus.jsonl").exists(), shown
+    loading = [ln for ln in shown.splitlines() if "export: loading and checking the version" in ln and "done in" in ln]
+    writing = [ln for ln in shown.splitlines() if "export: writing the beir export" in ln and "done in" in ln]
+    assert loading and re.search(r"(kB|MB|bytes)/s", loading[-1]), shown
+    assert writing and re.search(r"(\d+)/\1 documents .*documents/s", writing[-1]), shown
 
 
 def _raw_in_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:

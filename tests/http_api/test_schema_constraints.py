@@ -164,3 +164,16 @@ def test_a_hit_rule_with_a_trec_run_is_a_422_saying_what_to_do(demo_store, api, 
                          "hit_rule": "contains_span"})
     assert r.status_code == 422 and r.json()["type"] == "/api/v1/problems/validation"
     assert "leave hit_rule out" in r.json()["detail"]
+
+
+def test_errors_are_documented_as_problem_documents_only():
+    """The server answers every error as ``application/problem+json``; FastAPI listed an
+    ``application/json`` twin beside each, and ``GET /problems/{kind}``'s 422 as its own
+    ``HTTPValidationError`` shape, which the server never sends."""
+    schema = _schema()
+    for item in schema["paths"].values():
+        for op in item.values():
+            for status, answer in op["responses"].items():
+                if int(status) >= 400:
+                    assert list(answer["content"]) == [PROBLEM], (op["operationId"], status)
+    assert "HTTPValidationError" not in schema["components"]["schemas"]
