@@ -108,6 +108,8 @@ def detect(name: str, text: str) -> str:
     file no reader fits is refused naming what was seen and what to do."""
     shape, records = load(name, text)
     first = next((obj for _, obj in records if obj is not None), None)
+    if first is None:
+        raise ValidationError(f"{name}: the file holds no records (an empty JSON list); nothing to import.")
     kind = kind_of(first)
     if kind is not None and not (shape == "jsonl" and kind in ("labelstudio", "labelstudio-min")):
         return kind

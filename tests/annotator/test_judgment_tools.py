@@ -99,3 +99,10 @@ def test_cli_reads_a_prodigy_export(store, golden_db, tmp_path, capsys):
     assert main(["judgments", "import", str(HERE / "prodigy_db_out.jsonl"), "--db", golden_db, "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert (rep["format"], rep["n_judgments"], rep["unlabeled_tasks"]) == ("prodigy", 2, 1)
+
+
+def test_an_empty_export_says_so(store, tmp_path):
+    f = tmp_path / "empty.json"
+    f.write_text("[]")
+    with pytest.raises(ValidationError, match="empty.json: the file holds no records"):
+        judgments_import.import_judgments(store, cli_user(), f)
