@@ -188,6 +188,43 @@ def _p(e: dict) -> str:
     return (f"p {e['p']:.4f} p_adj {e['p_adj']:.4f}{how}" if "p_adj" in e else f"p {e['p']:.3f}{how}")
 
 
+def _tested_cells(c: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every cell of ``c`` given a p: each metric overall, its strata, its cohorts and theirs."""
+    cells: list[Mapping[str, Any]] = []
+    for e in c["metrics"].values():
+        for group in (e, *e.get("cohorts", {}).values()):
+            cells += [group, *group["strata"].values()]
+    return [x for x in cells if x["verdict"] != TOO_FEW]
+
+
+def _p_sources(c: Mapping[str, Any]) -> str:
+    """What p is, as it was computed: the paired bootstrap's p where a cell has at least
+    ``small_n`` questions, the sign-flip test's below (issue 36: the line said "paired
+    bootstrap p" of every cell while the small ones used the sign-flip test), with how many
+    cells each test gave."""
+    used: dict[str, int] = {}
+    for cell in _tested_cells(c):
+        test = cell.get("test") or "paired bootstrap"  # a comparison from before the sign-flip test
+        used[test] = used.get(test, 0) + 1
+    if not used:
+        return "no p (no cell had enough questions for a test)"
+
+    def said(test: str) -> str:
+        if test == "paired bootstrap":
+            return f"paired bootstrap p (two-sided, {c['n_boot']} resamples)"
+        how = test.removeprefix("sign-flip").strip(" ()")
+        detail = ("exact: every sign pattern" if how == "exact" else
+                  f"{c['n_boot']} random sign patterns" if how == "sampled" else how)
+        return f"sign-flip test's p (two-sided, {detail})"
+
+    if len(used) == 1:
+        return said(next(iter(used)))
+    small = c.get("small_n", SMALL_CELL_N)
+    return " and ".join(f"{said(t)} in {k} cell(s)" + (f" of {small}+ questions" if t == "paired bootstrap" else
+                                                     f" under {small} questions")
+                     for t, k in sorted(used.items(), key=lambda tk: tk[0] != "paired bootstrap"))
+
+
 def _ci(e: dict) -> str:
     return "[no interval]" if e.get("ci95") is None else f"[{e['ci95'][0]:+.4f}, {e['ci95'][1]:+.4f}]"
 
@@ -201,7 +238,7 @@ def format_comparison(c: dict, a: str, b: str) -> str:
     if corr:
         lines.append(f"correction: {corr['name']} over {corr['comparisons']} comparisons (every metric x "
                      f"overall and each stratum{' and each ' + c['cohort_by'] + ' cohort' if c.get('cohort_by') else ''}); "
-                     f"p = paired bootstrap p (two-sided, {c['n_boot']} resamples), p_adj = p after the correction")
+                     f"p = {_p_sources(c)}, p_adj = p after the correction")
     if "min_n" in c:
         lines.append(f"cells: under {c['min_n']} questions 'too few' (no verdict, not corrected"
                      f"{'; ' + str(corr['too_few']) + ' such cell(s)' if corr and corr.get('too_few') else ''}); "
