@@ -119,10 +119,13 @@ def _judged_of(store: Store, evaluation_id: str) -> float | None:
 # it is refused unless asked for (the same run under two hit rules read as +0.107 R@10, PASS).
 # A different depth stays a warning: how many results a system returns is part of the system.
 _REFUSED_DIFFERENCES = ("hit rule differs:",)
+# how the command line asks to compare across them; a page names its own control instead
+CLI_COMPARE_ANYWAY = "compare anyway with --allow-different-definitions"
 
 
 def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics: list[str] | None = None,
-            min_meaningful: float = 0.02, allow_different_definitions: bool = False, **options: Any) -> Comparison:
+            min_meaningful: float = 0.02, allow_different_definitions: bool = False,
+            compare_anyway: str = CLI_COMPARE_ANYWAY, **options: Any) -> Comparison:
     """The paired comparison of two recorded evaluations (``compare_runs``: per metric and per
     stratum, delta = candidate - baseline with its 95% bootstrap interval and the gate verdict),
     plus ``notes`` (different label sets: human vs human+judge; different dataset versions; a
@@ -134,7 +137,9 @@ def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics:
     Two evaluations scored under a different hit rule (as recorded with their rows,
     :func:`annotator.comparability.differences`) measured different things: the comparison is
     refused (:class:`ValidationError`, naming both values) unless
-    ``allow_different_definitions``. Every other difference (retrieval depth, the label
+    ``allow_different_definitions``; the refusal ends with ``compare_anyway``, the way the
+    caller's surface asks for it (the CLI's flag by default; the Results page names its
+    checkbox). Every other difference (retrieval depth, the label
     judge) and a definition one of them was recorded without ("not known to match") is a
     note, so history recorded before definitions were kept can still be compared."""
     from annotator.comparability import differences
@@ -147,8 +152,8 @@ def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics:
     if refused and not allow_different_definitions:
         raise ValidationError(f"{baseline} and {candidate} were scored under different definitions, so their delta "
                               f"would measure the change of definition, not of the system: {'; '.join(refused)}. "
-                              f"Score both the same way (golden score --hit-rule, the same run depth), or compare "
-                              f"anyway with --allow-different-definitions.")
+                              f"Score both the same way (golden score --hit-rule, the same run depth), or "
+                              f"{compare_anyway}.")
     notes = [f"{d} - the delta mixes that change with the system's" for d in definitions
              if not d.startswith("label set")]  # the label set has its own sentence below
     labels = {baseline: _labels_of(a), candidate: _labels_of(b)}
@@ -177,6 +182,18 @@ def gate(c: Comparison) -> str:
     FAIL and 0 on PASS or WARN; a comparison that cannot be made raises instead (exit 2)."""
     overall = [e["verdict"] for e in c["metrics"].values()]
     return "FAIL" if "FAIL" in overall else "WARN" if "WARN" in overall else "PASS"
+
+
+def gate_reason(c: Comparison) -> str:
+    """Why the comparison's :func:`gate` is what it is, in one sentence for the Results page
+    beside the word itself (the word ``golden compare`` prints as ``gate: ...`` and exits on,
+    and the API returns as ``gate``): the metrics that decided it and the exit status."""
+    g = gate(c)
+    deciding = ", ".join(m for m, e in c["metrics"].items() if e["verdict"] == g)
+    why = {"FAIL": f"a credible drop of at least {c['min_meaningful']:g} in {deciding}",
+           "WARN": f"a credible drop smaller than {c['min_meaningful']:g} in {deciding}, none failing",
+           "PASS": f"no metric of the {len(c['metrics'])} compared fails or warns"}[g]
+    return f"{why}; golden compare exits {1 if g == 'FAIL' else 0} on this comparison."
 
 
 def labels_line(c: Comparison) -> str:

@@ -36,7 +36,8 @@ if unrecorded:
 metric_cols = [c for c in table.columns if c not in evaluations.LIST_COLUMNS]
 order = ["evaluation", "system", "dataset version", "labels", "queries", judged, "judged health", *metric_cols,
          "metric_impl_sha", "recorded", "trials"]
-st.dataframe(table, hide_index=True, width="stretch", column_order=order, column_config={
+EMPTY = "—"  # a cell with no value (a "too few" cell's interval and p, an unrecorded judged@10), not "None"
+st.dataframe(table, hide_index=True, width="stretch", column_order=order, placeholder=EMPTY, column_config={
     "recorded": st.column_config.DatetimeColumn("recorded", format="YYYY-MM-DD HH:mm"),
     "labels": st.column_config.TextColumn("labels", help="which labels the numbers are on: human (people's labels "
                                                          "only) or human+judge (also the judge's grade of passages "
@@ -62,11 +63,13 @@ if baseline == candidate:
     st.info("Pick two different evaluations.")
     st.stop()
 
-across = st.checkbox("Compare even across different hit rules", key="res_across_definitions",
+ACROSS = "Compare even across different hit rules"
+across = st.checkbox(ACROSS, key="res_across_definitions",
                      help="two evaluations scored under different hit rules measured different things: their delta "
                           "is the rule's, not the system's, so the comparison is refused unless you ask for it")
 comparison = attempt(lambda: evaluations.compare(s, user, baseline, candidate, min_meaningful=min_meaningful,
-                                                 allow_different_definitions=across))
+                                                 allow_different_definitions=across,
+                                                 compare_anyway=f"tick \"{ACROSS}\" above to compare anyway"))
 if comparison is None:
     st.stop()
 st.markdown(f"**{md_escape(candidate)}** against **{md_escape(baseline)}**, paired on the queries both scored: "
@@ -86,6 +89,9 @@ if not comparison["metrics"]:
     st.stop()
 
 BOXES = {"PASS": st.success, "WARN": st.warning, "FAIL": st.error}
+# the one verdict a CI gate reads (golden compare's exit status, the API's gate), above the metrics
+gate = evaluations.gate(comparison)
+BOXES[gate](f"**Gate: {gate}** - {md_escape(evaluations.gate_reason(comparison))}")
 items = list(comparison["metrics"].items())
 per_row = min(len(items), 3)
 for start in range(0, len(items), per_row):
@@ -111,8 +117,8 @@ rows = evaluations.comparison_table(comparison)
 VERDICT_STYLE = {"FAIL": "color: #b71c1c; font-weight: 600", "WARN": "color: #8a5a00; font-weight: 600"}
 FORMATS = {"delta": "{:+.4f}", "ci95 low": "{:+.4f}", "ci95 high": "{:+.4f}", "p": "{:.4f}", "p_adj": "{:.4f}"}
 styled = rows.style.map(lambda v: VERDICT_STYLE.get(v, ""), subset=["verdict"]).format(
-    {c: f for c, f in FORMATS.items() if c in rows})
-st.dataframe(styled, hide_index=True, width="stretch", column_config={
+    {c: f for c, f in FORMATS.items() if c in rows}, na_rep=EMPTY)
+st.dataframe(styled, hide_index=True, width="stretch", placeholder=EMPTY, column_config={
     "p_adj": st.column_config.Column("p_adj", help="p after the multiple-comparison correction"),
 })
 st.download_button("Download the comparison (CSV)", evaluations.comparison_csv(comparison, baseline, candidate),

@@ -56,7 +56,8 @@ def test_the_list_shows_each_evaluation_its_means_and_judged_health(recorded):
     at = app_as("engineer")
     at.switch_page(PAGE).run()
     assert not at.exception
-    assert all(plain(e.value).startswith("**FAIL**") for e in at.error)  # the default comparison's verdict only
+    # the default comparison's gate and verdict only
+    assert all(plain(e.value).startswith(("**Gate: FAIL**", "**FAIL**")) for e in at.error)
     listed = at.dataframe[0].value.set_index("evaluation")
     assert set(listed.index) == {"old", "base", "cand"}
     assert listed.loc["cand", "system"] == "<b>hybrid</b>"  # a table cell: shown as text
