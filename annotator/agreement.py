@@ -14,7 +14,7 @@ from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store.live import agreement_bar, agreement_data, evidence_rounds
-from golden_store.core.errors import ValidationError
+from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.scoring import agreement_report as report
 from golden_store.scoring import agreement_counts as counts
 from golden_store.scoring.agreement import (BINARY_THRESHOLD, GRADES, kappa_bootstrap_ci_counts,
@@ -134,6 +134,57 @@ def scopes(store: Store, user: User) -> Scopes:
 def round_of(scope: str) -> str | None:
     """The ``round_id`` :func:`compute` takes for a scope (None: every label)."""
     return None if scope == POOLED else scope
+
+
+ALL = "all"  # what ``golden agreement --round`` and the API's ``round_id`` take for :data:`POOLED`
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The labels one reading of the figures is on, as the Agreement tab chooses them (issue 36:
+    ``golden agreement`` reported every round pooled without saying so). ``round`` is what
+    ``--round`` / ``round_id`` take to read it again (:data:`ALL` for pooled); ``name`` is the
+    tab's name for it ("Round r2 (newest)", "All rounds pooled")."""
+
+    round: str
+    name: str
+
+    @property
+    def round_id(self) -> str | None:
+        """The ``round_id`` :func:`compute` takes (None: every label)."""
+        return None if self.round == ALL else self.round
+
+    def as_dict(self) -> dict[str, str]:
+        return {"round": self.round, "name": self.name}
+
+
+def scope_of(store: Store, user: User, requested: str | None) -> Scope:
+    """The scope a command or an API call reads: the newest round of graded items when none is
+    asked for (what the Agreement tab opens on; pooled when there is no round), every label for
+    :data:`ALL`, else the round named. A round that does not exist is an error naming those that
+    do, not a silent "no item graded"."""
+    choices = scopes(store, user)
+    if requested is None:
+        chosen = choices.default
+    elif requested.strip().lower() in (ALL, POOLED):
+        chosen = POOLED
+    elif requested in choices.options:
+        chosen = requested
+    else:
+        rounds_ = ", ".join(o for o in choices.options if o != POOLED) or "none yet"
+        raise NotFoundError(f"No round {requested!r} (rounds: {rounds_}); {ALL!r} reads every label, every round pooled.")
+    return Scope(ALL if chosen == POOLED else chosen, choices.name(chosen))
+
+
+def count_line(scope: dict[str, str], n_units: int, n_annotators: int) -> str:
+    """The first line ``golden agreement`` prints, locally and with ``--server``: the scope
+    first, as the tab's headline names it, then how many items the figures are on."""
+    if n_units:
+        return f"{scope['name']}: {n_units} items graded by 2+ of {n_annotators} annotators"
+    if scope["round"] == ALL:
+        return f"{scope['name']}: no item has been graded by two annotators yet."
+    return (f"{scope['name']}: no item has been graded by two annotators in this round yet; --round {ALL} reads "
+            f"every label so far.")
 
 
 def headline(group: report.GroupAgreement, check: report.BarCheck, scope_name: str) -> str:

@@ -208,12 +208,17 @@ def pool_status(args: argparse.Namespace, studio: Any) -> int:
 
 
 def agreement(args: argparse.Namespace, studio: Any) -> int:
+    from annotator.agreement import ALL, count_line
+
     rep = studio.agreement(args.round)
+    # a server from before issue 36 reads every label unless asked for a round, and does not say so
+    rep = {"scope": {"round": args.round or ALL, "name": f"Round {args.round}" if args.round else
+                     "All rounds pooled"}, **rep}
     if args.json:  # as the local --json (the API adds the bar's description, for the line below)
         _print_json({**rep, "bar": {k: v for k, v in rep["bar"].items() if k != "describe"}})
         return 0
+    print(count_line(rep["scope"], rep["n_units"], len(rep["annotators"])))
     if not rep["n_units"]:
-        print("No item has been graded by two annotators yet.")
         return 0
 
     def f(x: float | None) -> str:
@@ -223,7 +228,6 @@ def agreement(args: argparse.Namespace, studio: Any) -> int:
 
     # a server from before issue 36 names the linear κ "kappa_graded" (and its reading "reading_graded")
     linear, linear_reading = kappa_linear(rep), rep.get("reading_linear", rep.get("reading_graded"))
-    print(f"{rep['n_units']} items graded by 2+ of {len(rep['annotators'])} annotators")
     print(f"kappa binary {f(rep['kappa_binary'])} ({rep['reading_binary']})  "
           f"kappa graded unweighted {f(rep['kappa_unweighted'])} ({rep['reading_unweighted']})  "
           f"linear {f(linear)} ({linear_reading})  "

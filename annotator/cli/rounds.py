@@ -84,24 +84,24 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from annotator import agreement
 
     store, user = _store(args), identity.cli_user()
-    rep = agreement.compute(store, user, args.round)
+    scope = agreement.scope_of(store, user, args.round)  # the newest round unless asked, as the page opens
+    rep = agreement.compute(store, user, scope.round_id)
     summary = rep.group.summary()
     bar, chosen = agreement.bar(store, user)
     check = bar.check(summary)
     summary["bar"] = {**bar.as_dict(), **chosen, **check.as_dict()}
     if args.json:
-        _print_json({**summary, "pairs": rep.pair_table().to_dict(orient="records"),
+        _print_json({"scope": scope.as_dict(), **summary, "pairs": rep.pair_table().to_dict(orient="records"),
                      "per_round": rep.per_round.to_dict(orient="records"),
                      "per_stratum": rep.per_stratum.to_dict(orient="records")})
         return 0
+    print(agreement.count_line(scope.as_dict(), summary["n_units"], len(summary["annotators"])))
     if not summary["n_units"]:
-        print("No item has been graded by two annotators yet.")
         return 0
 
     def f(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.3f}"
 
-    print(f"{summary['n_units']} items graded by 2+ of {len(summary['annotators'])} annotators")
     print(f"kappa binary {f(summary['kappa_binary'])} ({summary['reading_binary']})  "
           f"kappa graded unweighted {f(summary['kappa_unweighted'])} ({summary['reading_unweighted']})  "
           f"linear {f(summary['kappa_linear'])} ({summary['reading_linear']})  "
@@ -144,5 +144,9 @@ def register(sub: Any, add: Any) -> None:
                          "is for rounds of three or more annotators)")
     rb.add_argument("--threshold", type=float, help="graded threshold (default 0.6 for kappa, 0.667 for alpha)")
     rb.add_argument("--note", help="why (required when moving off the methodology's bar)")
-    ag = add("agreement", cmd_agreement, "inter-annotator agreement on the grades (kappa, alpha), per pair")
-    ag.add_argument("--round", help="only this round's labels")
+    ag = add("agreement", cmd_agreement, "inter-annotator agreement on the grades (kappa, alpha), per pair: of the "
+                                         "newest round unless --round says otherwise (as the Agreement page opens), "
+                                         "the round named on the first line")
+    ag.add_argument("--round", metavar="ROUND",
+                    help="the labels to read: a round id (golden rounds list), or 'all' for every label, every round "
+                         "pooled (default: the newest round of graded items; every label when there is no round)")

@@ -38,16 +38,23 @@ def get_pool_status(s: TheStore, user: Caller, k: Annotated[int, Query(ge=1, le=
 
 
 @router.get("/agreement", summary="Inter-annotator agreement on the grades, with the bar in force")
-def get_agreement(s: TheStore, user: Caller, round_id: str | None = None) -> dict[str, Any]:
+def get_agreement(s: TheStore, user: Caller,
+                  round_id: Annotated[str | None, Query(description="a round id; 'all': every label, every round "
+                                                                     "pooled; absent: the newest round of graded "
+                                                                     "items, as the Agreement page opens")] = None,
+                  ) -> dict[str, Any]:
+    """``scope`` names the labels the figures are on (``round``: what ``round_id`` takes to read
+    them again; ``name``: as the Agreement page's headline names them)."""
     from annotator import agreement as agreement_
 
-    rep = agreement_.compute(s, user, round_id)
+    scope = agreement_.scope_of(s, user, round_id)
+    rep = agreement_.compute(s, user, scope.round_id)
     summary = rep.group.summary()
     bar, chosen = agreement_.bar(s, user)
     check = bar.check(summary)
     summary["bar"] = {**bar.as_dict(), **chosen, **check.as_dict(), "describe": bar.describe()}
-    return jsonable({**summary, "pairs": rep.pair_table(), "per_round": rep.per_round,  # type: ignore[no-any-return]
-                     "per_stratum": rep.per_stratum})
+    return jsonable({"scope": scope.as_dict(), **summary, "pairs": rep.pair_table(),  # type: ignore[no-any-return]
+                     "per_round": rep.per_round, "per_stratum": rep.per_stratum})
 
 
 @router.get("/evaluations", summary="Recorded evaluations, newest first, with each metric's mean")
