@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,11 +18,16 @@ from golden_store.core import textin
 from golden_store.core.canonical import canonical_text
 from golden_store.core.errors import ValidationError
 from golden_store.core.jsonl import iter_objects
+from golden_store.core.progress import Phase, Progress, in_phase
 from golden_store.corpus import index as corpus_index
 from golden_store.corpus.resolver import DEFAULT_THRESHOLD, CorpusIndex, IndexedResolver, SpanResolver
 from golden_store.db.store import Store
 
-Progress = Callable[[int, int], None]
+# The steps of `golden resolve` told to ``progress``: the corpus indexed (a folder) or its
+# store's index brought up to date, then each quote resolved.
+INDEXING_FOLDER = Phase("indexing the corpus folder", "documents")
+UPDATING_INDEX = Phase("bringing the store's search index up to date", "documents")
+RESOLVING = Phase("resolving quotes", "quotes")
 
 
 def read_text_folder(folder: Path, suffixes: tuple[str, ...] = (".txt", ".md")) -> dict[str, str]:
@@ -49,14 +54,16 @@ def read_text_folder(folder: Path, suffixes: tuple[str, ...] = (".txt", ".md")) 
 
 
 @contextmanager
-def resolver_for(corpus: Path, threshold: float = DEFAULT_THRESHOLD) -> Iterator[IndexedResolver]:
+def resolver_for(corpus: Path, threshold: float = DEFAULT_THRESHOLD,
+                 progress: Progress | None = None) -> Iterator[IndexedResolver]:
     """A resolver over a folder of .txt/.md files (doc id = file stem), indexed into a
-    temporary persisted index for the run, or over a studio store file's own index."""
+    temporary persisted index for the run, or over a studio store file's own index;
+    ``progress`` is told the indexing (:data:`INDEXING_FOLDER`, :data:`UPDATING_INDEX`)."""
     if corpus.is_dir():
         raw = read_text_folder(corpus)
         with tempfile.TemporaryDirectory(prefix="golden-index-") as tmp:
             ix = corpus_index.build(Path(tmp) / "index", ((d, canonical_text(t), t) for d, t in raw.items()), 0,
-                                    total=len(raw))
+                                    total=len(raw), progress=in_phase(progress, INDEXING_FOLDER))
             yield IndexedResolver(ix, raw.__getitem__, threshold)
         return
     if not corpus.exists():
@@ -64,7 +71,7 @@ def resolver_for(corpus: Path, threshold: float = DEFAULT_THRESHOLD) -> Iterator
     from golden_store.live import documents
 
     with Store.open(corpus, create=False) as store:
-        yield IndexedResolver(documents.search_index(store), threshold=threshold)
+        yield IndexedResolver(documents.search_index(store, in_phase(progress, UPDATING_INDEX)), threshold=threshold)
 
 
 def read_quotes(path: Path, index: IndexedResolver) -> list[tuple[str, str, str | None]]:
@@ -100,7 +107,7 @@ def read_quotes(path: Path, index: IndexedResolver) -> list[tuple[str, str, str 
 def resolve_file(corpus: Path, quotes: Path, out: Path, *, threshold: float = DEFAULT_THRESHOLD,
                  progress: Progress | None = None) -> dict[str, int]:
     """Resolve every quote; write one JSON line per quote (input order); return counts per status."""
-    with resolver_for(corpus, threshold) as resolver:
+    with resolver_for(corpus, threshold, progress) as resolver:
         return _resolve_into(resolver, read_quotes(quotes, resolver), out, progress)
 
 
@@ -114,10 +121,10 @@ def _resolve_into(resolver: IndexedResolver, items: list[tuple[str, str, str | N
             counts[res.status] += 1
             fh.write(json.dumps({"quote_id": qid, **res.as_dict()}, ensure_ascii=False) + "\n")
             if progress and i % 100 == 0:
-                progress(i, len(items))
+                progress(i, len(items), RESOLVING)
     tmp.replace(out)
     if progress:
-        progress(len(items), len(items))
+        progress(len(items), len(items), RESOLVING)
     return counts
 
 

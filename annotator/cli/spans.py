@@ -14,7 +14,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     from golden_store.offline_resolution import resolve_file
 
     counts = resolve_file(Path(args.corpus), Path(args.quotes), Path(args.out), threshold=args.threshold,
-                          progress=_Progress("resolving", "quotes"))
+                          progress=_Progress("resolve", "quotes"))
     total = sum(counts.values())
     print(f"{total} quotes: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + f" -> {args.out}",
           file=sys.stderr)

@@ -169,6 +169,21 @@ def test_an_error_mid_phase_is_printed_on_its_own_line_and_the_stalled_bar_is_er
     assert "\x1b[?25h" in tail  # the cursor shown again
 
 
+def test_resolve_on_a_terminal_shows_indexing_the_folder_then_resolving_quotes(tmp_path):
+    corpus = _corpus(tmp_path, n=12)
+    quotes = tmp_path / "quotes.jsonl"
+    quotes.write_text("\n".join(json.dumps({"quote_id": f"q{i}", "quote": f"word{i * 7} word{i * 7 + 1}"})
+                                 for i in range(30)) + "\n", "utf-8")
+    env = _env(str(tmp_path / "unused.duckdb"))
+    code, out, shown = _run_in_a_terminal(["resolve", "--corpus", str(corpus), "--quotes", str(quotes),
+                                           "--out", str(tmp_path / "out.jsonl")], env, tmp_path)
+    assert code == 0, shown
+    indexing = [ln for ln in shown.splitlines() if "resolve: indexing the corpus folder" in ln and "done in" in ln]
+    resolving = [ln for ln in shown.splitlines() if "resolve: resolving quotes" in ln and "done in" in ln]
+    assert indexing and re.search(r"12/12 documents .*documents/s", indexing[-1]), shown
+    assert resolving and re.search(r"30/30 quotes .*quotes/s", resolving[-1]), shown
+
+
 def test_library_code_never_imports_a_progress_display():
     """golden_store reports through ``golden_store.core.progress`` callbacks; what draws them
     (rich, here) is the caller's: a script or server using the store needs no terminal library."""
