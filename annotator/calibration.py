@@ -23,7 +23,7 @@ from annotator.roles import Permission
 from golden_store.live import calibrations, llm_log
 from golden_store.live import rubric as rubric_store
 from golden_store.core import textin
-from golden_store.core.errors import ValidationError
+from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.core.jsonl import iter_objects
 from golden_store.scoring import calibration as cal
 from golden_store.db.store import Store
@@ -728,3 +728,120 @@ def manifest_entries(store: Store, user: User) -> list[dict]:
     with store.cursor() as cur:
         return calibrations.manifest_entries(cur)
 
+
+
+# ---- the workflow outside the page: CLI and HTTP API ------------------------------------------------
+# The page, `golden calibration ...` and /api/v1/calibrations share these: a calibration set is
+# read and summarised, judged by Claude when asked, analysed, saved, listed and compared, with
+# the same checks and the same refusals wherever it is done.
+
+
+def set_summary(df: pd.DataFrame) -> dict[str, Any]:
+    """What a calibration set holds, before any analysis: its size and scale, the people's FAIL
+    share at the default cut, which judge outputs it carries, how many items a Claude judge
+    could be run on (a question and a text each) and its strata."""
+    scale = scale_of(df)
+    judged = df["judge_grade"].notna() if scale != "binary" else df["judge_label"].notna()
+    has_text = (df["question"].notna() & df["text"].notna()) if "question" in df else pd.Series(False, index=df.index)
+    strata = df["stratum"].dropna().astype(str).value_counts().sort_index()
+    return {"n": int(len(df)), "scale": scale, "pass_cut": int(cal.DEFAULT_CUT[scale]),
+            "human_fail": int((df["human_label"] == cal.FAIL).sum()),
+            "with_judge_label": int(judged.sum()), "with_judge_p": int(df["judge_p"].notna().sum()),
+            "judgeable": int(has_text.sum()), "strata": {str(k): int(v) for k, v in strata.items()},
+            "enough_for_the_gate": bool(len(df) >= MIN_ITEMS)}
+
+
+MIN_ITEMS = 100  # §11.1 step 1: 100-200 human-labelled items; pool grading asks as many of a calibration
+
+
+def report(a: Analysis) -> dict[str, Any]:
+    """The analysis as data (what is saved with a calibration, and what the CLI and the API
+    print), with ``passed``: every check of the fit holds."""
+    return {**a.summary(), "passed": not a.failed_checks}
+
+
+def judge_set(store: Store, user: User, df: pd.DataFrame, rubric: str, *, client: llm.LLMClient | None = None,
+              batch: bool = False, cut: int | None = None,
+              progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, JudgeRun]:
+    """Run the Claude judge (the pool's relevance judge with ``rubric``) on the set and put
+    its outputs in as the set's judge outputs, replacing any the file carried: re-validating
+    a judge after a change of model, prompt or rubric is judging the same set again (§11.6).
+    Held-out items are never sent (:func:`_guarded`); they keep no judge output."""
+    scale = scale_of(df)
+    cut = cal.DEFAULT_CUT[scale] if cut is None else int(cut)
+    run = run_claude_judge(store, user, df, rubric, client, progress, cut=cut, batch=batch, scale=scale)
+    cleared = df.assign(judge_label=pd.Series([None] * len(df), index=df.index, dtype=object),
+                        judge_grade=pd.Series([None] * len(df), index=df.index, dtype=object), judge_p=np.nan)
+    out = with_run(cleared, {"labels": run.labels, "grades": run.grades, "p_fail": run.p_fail})
+    return with_cut(out, cut), run
+
+
+def get(store: Store, user: User, calibration_id: str) -> dict[str, Any]:
+    """One saved calibration (its row, with the report it was saved with)."""
+    require(user, Permission.CALIBRATE_JUDGE)
+    found = [c for c in calibrations.list_all(store) if c["calibration_id"] == calibration_id]
+    if not found:
+        known = ", ".join(c["calibration_id"] for c in calibrations.list_all(store)) or "none yet"
+        raise NotFoundError(f"No saved calibration {calibration_id!r} (saved: {known}).")
+    return found[0]
+
+
+def _figures(row: dict[str, Any]) -> dict[str, Any]:
+    """A saved calibration's headline figures: its judge, the κ gate's figures, the band."""
+    rep = row.get("report") or {}
+    jr = rep.get("judge_report") or {}
+    br = rep.get("band_report") or {}
+    return {"calibration_id": row["calibration_id"], "judge_model": row["judge_model"],
+            "rubric_sha": row["rubric_sha"], "scale": row.get("scale") or "binary", "created_at": row.get("created_at"),
+            "n": jr.get("n") or rep.get("n"), "kappa": jr.get("kappa"), "fail_recall": jr.get("fail_recall"),
+            "band_low": row.get("band_low"), "band_high": row.get("band_high"),
+            "escalation_rate": br.get("escalation_rate"), "missed_bad_share": br.get("missed_bad_share"),
+            "checks_failed": list(rep.get("checks_failed") or [])}
+
+
+def compare(store: Store, user: User, old: str, new: str) -> dict[str, Any]:
+    """Two saved calibrations side by side (§11.6: a new model, prompt or rubric is a new
+    judge): each one's judge, κ, FAIL recall, band and failed checks, what changed between
+    them, and the new judge against the old on the items both archived (:func:`offset`)."""
+    a, b = _figures(get(store, user, old)), _figures(get(store, user, new))
+    changed = [k for k in ("judge_model", "rubric_sha", "scale") if a[k] != b[k]]
+    delta = {k: (None if a[k] is None or b[k] is None else float(b[k]) - float(a[k]))
+             for k in ("kappa", "fail_recall", "escalation_rate")}
+    return {"old": a, "new": b, "judge_changed": changed, "delta": delta, "offset": offset(store, user, old, new)}
+
+
+def list_saved(store: Store, user: User) -> list[dict[str, Any]]:
+    """Every saved calibration's headline figures, oldest first."""
+    return [_figures(r) for r in saved(store, user)]
+
+
+def check_file(user: User, name: str, data: bytes) -> dict[str, Any]:
+    """An uploaded calibration set read and summarised (:func:`set_summary`); nothing stored."""
+    require(user, Permission.CALIBRATE_JUDGE)
+    return set_summary(load_upload(name, data))
+
+
+def analyse_file(user: User, name: str, data: bytes, **options: Any) -> dict[str, Any]:
+    """An uploaded set's analysis (:func:`analyze` with ``options``) as data; nothing stored."""
+    require(user, Permission.CALIBRATE_JUDGE)
+    return report(analyze(load_upload(name, data), **options))
+
+
+def save_file(store: Store, user: User, name: str, data: bytes, *, judge_model: str, rubric: str | None = None,
+              note: str | None = None, acknowledge_failed_checks: bool = False,
+              **options: Any) -> dict[str, Any]:
+    """Analyse an uploaded set and save it pinned to its judge (``rubric``: its text, or its
+    sha; the studio's default judge rubric when not given). Refused, with nothing stored,
+    when a check fails and ``acknowledge_failed_checks`` is not given."""
+    require(user, Permission.CALIBRATE_JUDGE)
+    if not judge_model.strip():
+        raise ValidationError("judge_model is empty: give the model id of the judge whose outputs the file holds.")
+    df = load_upload(name, data)
+    a = analyze(df, **options)
+    cid = save(store, user, df, a, judge_model=judge_model.strip(), rubric=rubric or default_rubric("upload", store),
+               question_sha=None, source=f"api:{name}", seed=int(options.get("seed", 0)),
+               fit_share=float(options.get("fit_share", 0.5)),
+               max_missed_bad=float(options.get("max_missed_bad", 0.02)),
+               max_false_fail=float(options.get("max_false_fail", 0.02)), note=note,
+               acknowledge_failed_checks=acknowledge_failed_checks)
+    return {"calibration_id": cid, **report(a)}

@@ -14,8 +14,14 @@ accounts are created, so single-user mode stays as it was):
   of a freeze);
 - approved nuggets for four questions, two systems' answers to them, every nugget assigned;
 - one evaluation run's transcripts, four of its failures reviewed;
-- a saved judge calibration;
-- the frozen version ``demo.v0`` and both TREC runs scored on it (the Power page's runs).
+- a saved judge calibration that passes its checks (200 items: κ gate, a band with two
+  thresholds, the error targets met on the report split, rule 1);
+- the frozen version ``demo.v0`` and both TREC runs scored on it (the Power page's runs);
+- then the cascade at work: a finished pool-grading job by that calibration's judge
+  (``demo-judge-1``, its answers replayed from ``pool_judge.jsonl``), whose band sent items
+  to people's Judge queue and whose standing sample people graded (its κ on the pool
+  grading page and in ``golden pool judge-sample``); some pool items are left for a job of
+  your own.
 
 Every file under ``demo_data/`` was written for this demo."""
 
@@ -27,6 +33,7 @@ from pathlib import Path
 
 from golden_store.db.cursor import Cursor
 
+from annotator import llm
 from annotator.identity import User, require
 from annotator.roles import Permission, Role
 from golden_store.corpus import sources
@@ -62,12 +69,13 @@ def _jsonl(name: str) -> list[dict]:
 
 
 def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | None = None, *,
-              workflows: bool = False) -> dict:
+              workflows: bool = False, pool_job: bool = True) -> dict:
     """Load the demo into an empty store. Refuses a store that already has a corpus or
     queries: the demo must never mix with a team's real labels. ``workflows`` also fills
     every workflow (runs, pool, a calibration round, nuggets, answers, transcripts, a judge
     calibration, a frozen version, scored runs; see the module docstring); the user then
-    needs the rights to import runs and freeze (an engineer or admin)."""
+    needs the rights to import runs and freeze (an engineer or admin). ``pool_job=False`` leaves
+    out the finished pool-grading job (step 8), for a pool no judge has touched yet."""
     require(user, Permission.LOAD_DEMO)
     if not store_is_empty(store):
         raise ValidationError(
@@ -108,11 +116,11 @@ def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | N
         require(user, Permission.FREEZE)
     res = store.write(run)
     if workflows:
-        res["workflows"] = _load_workflows(store, user, res["rubric_version"])
+        res["workflows"] = _load_workflows(store, user, res["rubric_version"], pool_job=pool_job)
     return res
 
 
-def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
+def _load_workflows(store: Store, user: User, rubric_version: int, *, pool_job: bool = True) -> dict:
     """Every workflow's demo data, each through its own write path (so it is exactly what
     the pages would have written)."""
     from annotator import adjudication, calibration, nuggets, runs_import, transcripts, versioning
@@ -171,16 +179,14 @@ def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
         transcripts.review(store, REVIEWER, item_key(DEMO_TRANSCRIPT_RUN, r["query_id"], 0), r["verdict"],
                            r.get("failure_class"), r.get("note", ""))
 
-    # 5. a saved judge calibration
+    # 5. a saved judge calibration; it passes its checks, so pool grading can run from it
     cal_name = "judge_calibration.csv"
     cal_df = calibration.load_upload(cal_name, (DEMO_DIR / cal_name).read_bytes())
     analysis = calibration.analyze(cal_df, seed=0)
     out["calibration"] = calibration.save(
-        store, LEAD, cal_df, analysis, judge_model="demo-judge-1", rubric=(DEMO_DIR / "rubric.md").read_text("utf-8"),
+        store, LEAD, cal_df, analysis, judge_model=DEMO_JUDGE, rubric=(DEMO_DIR / "rubric.md").read_text("utf-8"),
         question_sha=None, source=f"demo:{cal_name}", seed=0, fit_share=0.5, max_missed_bad=0.02,
-        max_false_fail=0.02, note="Demo: a judge checked against 60 human pass/fail labels",
-        # 60 items cannot fit a band at 2% targets: saved, honestly, marked as failing its checks
-        acknowledge_failed_checks=True)
+        max_false_fail=0.02, note=f"Demo: a judge checked against {len(cal_df)} human pass/fail labels")
 
     # 6. a frozen version (a free name if an earlier demo left one in the versions folder)
     vdir = versioning.versions_dir(store)
@@ -201,4 +207,63 @@ def _load_workflows(store: Store, user: User, rubric_version: int) -> dict:
                            strata=gs.strata, corpus_digest=gs.manifest.get("corpus_digest"), system=system,
                            judged_fraction=res.judged.per_query if res.judged is not None else None,
                            **results.scored_definitions(res, run))
+
+    # 8. the cascade at work, after the freeze (demo.v0 stays people's labels as loaded)
+    if pool_job:
+        out["pool_job"] = _grade_pool(store, out["calibration"], rubric_version)
     return out
+
+
+DEMO_JUDGE = "demo-judge-1"  # the simulated judge of the demo's calibration and pool job
+DEMO_JUDGE_ITEMS = 160  # of the 204 pool items a judge may grade: the rest wait for a job of your own
+
+
+class _RecordedJudge(llm.LLMClient):
+    """The demo's judge: ``pool_judge.jsonl`` holds its answer for every pool item a judge
+    may grade, and this client replays them through the pool-grading job (routing by the
+    band, the standing sample, the job's events) exactly as answers from the API would go.
+    No request is made, so no token is used; the calls are logged at no cost."""
+
+    def __init__(self, answers: dict[tuple[str, str, int, int], dict]) -> None:  # no key, no HTTP client
+        self.model = DEMO_JUDGE
+        self._answers = answers
+        self._shas: dict[tuple[str, type], str] = {}
+
+    def structured(self, *, item: str, instructions: str, content: str, output: type[llm.T],
+                   max_tokens: int = 4096) -> llm.CallResult[llm.T]:
+        query_id, doc_id, start, end = item.split("|")
+        a = self._answers[(query_id, doc_id, int(start), int(end))]
+        verdict = output.model_validate({k: a[k] for k in ("justification", "grade", "supporting_quote", "p_fail")})
+        if (instructions, output) not in self._shas:  # the prompt sha as the API client pins it, once per prompt
+            self._shas[(instructions, output)] = llm.prompt_sha(instructions,
+                                                                repr(sorted(output.model_json_schema().items())))
+        return llm.CallResult(item, "ok", verdict, llm.Usage(), self.model, self._shas[(instructions, output)])
+
+
+def _grade_pool(store: Store, calibration_id: str, rubric_version: int) -> dict:
+    """A finished pool-grading job through pool grading's own plan, start and run, by the demo
+    lead; then people grade the standing sample it drew (the grade each item would get from a
+    person, ``human_grade`` in the file), so the judge is watched from the start. The band's
+    items stay in people's Judge queue."""
+    import dataclasses
+
+    from annotator import llm_cost, pool_grading
+    from golden_store.live import judge_labels, judging
+
+    answers = {(a["query_id"], a["doc_id"], a["start"], a["end"]): a for a in _jsonl("pool_judge.jsonl")}
+    plan = pool_grading.plan(store, LEAD, calibration_id, mode="direct", limit=DEMO_JUDGE_ITEMS)
+    items = judge_labels.candidates(store, DEMO_JUDGE_ITEMS)
+    chars = sum(it["length"] + len(it["question"]) for it in items) / max(1, len(items))
+    row = pool_grading.calibration(store, calibration_id)
+    plan = dataclasses.replace(  # the studio's own judge is another model; this job is the demo judge's
+        plan, model=DEMO_JUDGE, problems=pool_grading.problems(row, DEMO_JUDGE),
+        estimate=llm_cost.estimate("Pool grading", model=DEMO_JUDGE, n_items=plan.n_items,
+                                   prefix_chars=len(row.get("rubric_text") or ""), item_chars=chars + 40,
+                                   out_tokens=pool_grading.OUT_TOKENS))
+    job_id = pool_grading.start(store, LEAD, plan, seed=0, limit=DEMO_JUDGE_ITEMS)
+    summary = pool_grading.run(store, LEAD, job_id, client=_RecordedJudge(answers))
+    sampled = judge_labels.routed(store, "sample")
+    store.write(lambda cur: [judging.insert_tx(cur, ANNOTATORS[1].username, *key, op="grade",  # one transaction
+                                               grade=int(answers[key]["human_grade"]), rubric_version=rubric_version)
+                             for key in sampled])
+    return {"job": job_id, "labeled": summary.labeled, "escalated": summary.escalated, "sampled": summary.sampled}

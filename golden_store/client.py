@@ -265,6 +265,32 @@ class Studio:
             return dict(self._json("POST", "/commands", data={"argv": _json.dumps(argv), "stdin": stdin},
                                    files=files or None))
 
+    # ---- judge calibration (golden calibration ...) ------------------------------------------------
+
+    def calibration_set(self, path: str | Path) -> dict[str, Any]:
+        """What a calibration set holds (size, scale, judge outputs); nothing is stored."""
+        return dict(self._upload(path, "/calibrations/sets", {}))
+
+    def analyse_calibration(self, path: str | Path, **options: Any) -> dict[str, Any]:
+        """The judge against people on a calibration set with every check (``passed``);
+        ``options``: seed, fit_share, recalibrate, max_missed_bad, max_false_fail, cut, flip."""
+        return dict(self._upload(path, "/calibrations/analysis", options))
+
+    def save_calibration(self, path: str | Path, judge_model: str, *, rubric: str | None = None,
+                         note: str | None = None, acknowledge_failed_checks: bool = False,
+                         **options: Any) -> dict[str, Any]:
+        """Analyse and save a calibration pinned to its judge; its ``calibration_id`` is what
+        pool grading takes. A failing one is refused unless ``acknowledge_failed_checks``."""
+        return dict(self._upload(path, "/calibrations", {
+            "judge_model": judge_model, "rubric": rubric, "note": note,
+            "acknowledge_failed_checks": acknowledge_failed_checks, **options}))
+
+    def calibrations(self) -> list[dict[str, Any]]:
+        return list(self._json("GET", "/calibrations"))
+
+    def compare_calibrations(self, old: str, new: str) -> dict[str, Any]:
+        return dict(self._json("GET", "/calibrations/compare", params={"old": old, "new": new}))
+
 
 def _seg(name: str) -> str:
     """One path segment: a name with '/' or '..' is sent escaped (the server refuses it)."""

@@ -68,7 +68,8 @@ def test_a_lead_grades_the_pool_by_the_judge_and_an_expert_gets_only_the_rest(ca
         _shot(page, "01_estimate")
         assert not [r for r in judge_server.requests if r["path"].endswith("/v1/messages")]  # nothing sent yet
         box.get_by_role("button", name=re.compile(r"^Confirm: spend ≈ \$")).click()
-        expect(main.get_by_test_id("stAlert").filter(has_text="Job j1: done")).to_be_visible(timeout=60_000)
+        # j1 is the demo's own finished job (its judge labeled 160 items); this lead's is j2
+        expect(main.get_by_test_id("stAlert").filter(has_text="Job j2: done")).to_be_visible(timeout=60_000)
         idle(page)
         page.reload()
         idle(page)
@@ -92,7 +93,7 @@ def test_a_lead_grades_the_pool_by_the_judge_and_an_expert_gets_only_the_rest(ca
             "SELECT query_id, doc_id, start, \"end\" FROM judge_item_state WHERE route = 'judge'").fetchall()}
         graded = con.execute("SELECT query_id, doc_id, start, \"end\", grade FROM grade_events WHERE actor = 'local' "
                              "ORDER BY event_id").fetchall()
-        judge_events = con.execute("SELECT count(*) FROM judge_label_events").fetchone()[0]
+        judge_events = con.execute("SELECT count(*) FROM judge_label_events WHERE job_id = 'j2'").fetchone()[0]
     assert judge_routed and judge_events == 40
     assert [tuple(g[:4]) for g in graded] == [(s["query_id"], s["doc_id"], s["start"], s["end"]) for s in shown]
     assert [g[4] for g in graded] == [2, 3, 1, 0, 2]

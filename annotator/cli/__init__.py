@@ -18,6 +18,7 @@ import sys
 from annotator.cli import (
     api, corpus, judgments, nuggets_answers, rounds, runs_pool, scoring, serve, spans, store_admin, tokens,
     transcripts, users, versions, webhooks)
+from annotator.cli import calibration, standin
 from annotator.cli import channel, remote, through_studio
 from annotator.cli.common import context
 from annotator.cli.scoring import _numpy_for_scoring
@@ -29,7 +30,7 @@ __all__ = ["DEFAULT_PORT", "SERVER_OPTIONS", "_numpy_for_scoring", "_serve_locat
 
 # the order of `golden --help`'s commands
 GROUPS = (store_admin, corpus, versions, spans, scoring, runs_pool, judgments, rounds, nuggets_answers, transcripts, users,
-          tokens, webhooks, serve, api)
+          tokens, webhooks, serve, api, calibration, standin)
 
 
 def _studio_version() -> str:

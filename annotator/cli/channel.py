@@ -42,10 +42,10 @@ if TYPE_CHECKING:
 # Commands that never go through a serving studio: they make or move whole stores, serve one,
 # or need no store at all.
 LOCAL_ONLY = frozenset({"init", "migrate", "copy", "keygen", "serve", "api", "export", "diff", "resolve",
-                        "survival", "chunking"})
+                        "survival", "chunking", "llm-standin"})
 
 # Arguments (argparse dests) that name files the command reads, and files it writes.
-INPUT_DESTS = ("file", "paths", "run", "runs", "qrels", "quotes", "corpus", "parsed", "config", "sign", "key")
+INPUT_DESTS = ("file", "paths", "run", "runs", "qrels", "quotes", "corpus", "parsed", "config", "sign", "key", "rubric")
 OUTPUT_DESTS = ("out",)
 
 _SUBCOMMAND_DESTS = ("runs_cmd", "transcripts_cmd", "answers_cmd", "queries_cmd", "pool_cmd", "results_cmd",
@@ -105,6 +105,7 @@ PERMISSION: dict[str, Permission] = {
     "webhooks add": Permission.MANAGE_WEBHOOKS, "webhooks list": Permission.MANAGE_WEBHOOKS,
     "webhooks disable": Permission.MANAGE_WEBHOOKS, "webhooks deliveries": Permission.MANAGE_WEBHOOKS,
     "webhooks test": Permission.MANAGE_WEBHOOKS, "webhooks deliver": Permission.MANAGE_WEBHOOKS,
+    "calibration": Permission.CALIBRATE_JUDGE,
 }
 
 

@@ -240,3 +240,14 @@ def sample_counts_tx(cur: Cursor) -> dict[str, tuple[int, int]]:
         "FROM judge_item_state s LEFT JOIN queries q USING (query_id) WHERE s.outcome = 'labeled' GROUP BY 1"
     ).fetchall()
     return {r[0]: (int(r[1]), int(r[2])) for r in rows}
+
+
+def routed(store: Store, route: str) -> list[tuple[str, str, int, int]]:
+    """The pool items whose latest judge decision sends them ``route`` ('judge', 'human' or
+    'sample'), in a stable order: who grades what after a job (the demo has people grade its
+    standing sample; a lead sees what the band sent them)."""
+    if route not in ("judge", "human", "sample"):
+        raise ValueError(f"route is 'judge', 'human' or 'sample', not {route!r}.")
+    return [(str(q), str(d), int(s), int(e)) for q, d, s, e in store.read(
+        "SELECT query_id, doc_id, start, \"end\" FROM judge_item_state WHERE route = ? "
+        "ORDER BY query_id, doc_id, start, \"end\"", [route])]

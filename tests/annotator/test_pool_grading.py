@@ -29,8 +29,9 @@ LOW, HIGH = 0.2, 0.8
 
 @pytest.fixture
 def full_demo(store: Store) -> Store:
-    """The full demo (runs, a pool of 245 items, a calibration round, held-out questions)."""
-    load_demo(store, LOCAL_USER, workflows=True)
+    """The full demo (runs, a pool of 245 items, a calibration round, held-out questions), without
+    its finished pool-grading job: the pool as no judge has graded it yet."""
+    load_demo(store, LOCAL_USER, workflows=True, pool_job=False)
     return store
 MODEL = "claude-sonnet-4-5"
 

@@ -67,7 +67,7 @@ def test_the_agreement_tab_opens_on_the_newest_round_and_names_it(golden_db):
     identity.create_user(store, admin, "lena", ["lead"], password=PASSWORD)
     for name in ("ann", "bob"):
         identity.create_user(store, admin, name, ["annotator"], password=PASSWORD)
-    demo.load_demo(store, admin, workflows=True)  # round r1: two demo annotators on 17 passages
+    demo.load_demo(store, admin, workflows=True, pool_job=False)  # round r1: two demo annotators on 17 passages
     lena = identity.get_user(store, "lena")
     assert rounds.start_calibration(store, lena, ["ann", "bob"], n=len(ANN), seed=1) == "r2"
     ann_items = _grade(store, "ann", lambda key, i: ANN[i])

@@ -16,13 +16,31 @@ from tests.conftest import plain
 PASSWORD = "0123456789"
 
 
-def _accounts():
+def _accounts(*, pool_job: bool = False):
+    """Accounts and the full demo; without its finished pool-grading job unless asked (these
+    tests start the first job on the pool)."""
     store = context.get_store()
     admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
     identity.create_user(store, admin, "lead", ["lead"], password=PASSWORD)
     identity.create_user(store, admin, "ann", ["annotator"], password=PASSWORD)
-    load_demo(store, admin, workflows=True)
+    load_demo(store, admin, workflows=True, pool_job=pool_job)
     return store
+
+
+def test_the_demo_shows_the_cascade_at_work():
+    """Issue 38 item 6: a newcomer opening this page on the demo sees a finished job, what it
+    sent to people and the standing sample's κ (figures checked in tests/annotator/test_demo_cascade.py)."""
+    store = _accounts(pool_job=True)
+    at = app_as("lead")
+    at.switch_page("app_pages/pool_grading.py").run()
+    assert not at.exception
+    (jobs_df,) = [df.value for df in at.dataframe if "job_id" in df.value]
+    (job,) = jobs_df.to_dict("records")
+    assert (job["job_id"], job["status"], job["judge_model"]) == ("j1", "done", "demo-judge-1")
+    assert job["escalated"] > 0 and job["sampled"] > 0
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Sampled items graded by people"] == str(job["sampled"]) and shown["κ judge vs people"] != "–"
+    assert store.read_one("SELECT count(*) FROM judge_label_events")[0] == job["answered"]
 
 
 def _wait(at) -> None:

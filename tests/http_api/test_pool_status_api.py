@@ -14,7 +14,7 @@ from tests.http_api.conftest import auth, httpx
 
 
 def test_pool_ap_and_bpref_leave_unanswerable_questions_out(store, api, tokens):
-    load_demo(store, cli_user(), workflows=True)
+    load_demo(store, cli_user(), workflows=True, pool_job=False)  # the people's grades as loaded, before the judge
     r = httpx.get(f"{api}/pool", headers=auth(tokens["engineer"]), timeout=60)
     assert r.status_code == 200, r.text
     body = r.json()

@@ -49,12 +49,32 @@ def test_score_reports_the_runs_judged_at_10_and_warns_below_the_bar(full_demo):
     # on screen, not in a footnote
     text = _golden(cwd, golden, "score", "--version", "demo.v0", "--run", str(BM25), "-m", "R@10")
     assert "warning: the run: judged@10 is 0.2" in text.stderr and "below 0.8" in text.stderr
-    # the pool's figure has its own name
+    # the pool's figure has its own name; live, it counts every person's grade, the standing
+    # sample people graded after the freeze too (by hand: the share of bm25's top 10 per query
+    # whose whole document a person graded)
     pool = _golden(cwd, golden, "pool", "status")
-    assert "bm25: graded@10 0.085" in pool.stdout and "judged@10" not in pool.stdout
+    graded = _people_graded_documents()
+    tops: dict[str, list[str]] = {}
+    for r in sorted(run.itertuples(), key=lambda r: (r.query_id, -float(r.score), [-ord(c) for c in r.doc_id])):
+        tops.setdefault(r.query_id, []).append(r.doc_id)
+    by_hand = sum(sum((q, d) in graded for d in docs[:10]) / len(docs[:10]) for q, docs in tops.items()) / len(tops)
+    assert f"bm25: graded@10 {by_hand:.3f}" in pool.stdout and "judged@10" not in pool.stdout
     manifest = json.loads((cwd / "versions" / "demo.v0" / "manifest.json").read_text())
     assert manifest["pool_graded_at_10_per_run"]["bm25"] == pytest.approx(0.085)
     assert "judged_fraction_at_10" not in manifest
+
+
+def _people_graded_documents() -> set[tuple[str, str]]:
+    """(query, document) pairs whose whole document a person graded, from the test's store."""
+    from golden_store.db.store import Store
+
+    s = Store.open(os.environ["GOLDEN_DB"])
+    try:
+        return {(q, d) for q, d in s.read(
+            "SELECT g.query_id, g.doc_id FROM grade_item_state g JOIN documents d USING (doc_id) "
+            "WHERE g.n_graded > 0 AND g.start = 0 AND g.\"end\" = length(d.raw_text)")}
+    finally:
+        s.close()
 
 
 def test_a_fully_judged_run_gets_no_warning_on_either_path(tmp_path):
