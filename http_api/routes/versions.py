@@ -68,7 +68,17 @@ def get_manifest(name: VersionName, user: Caller, vdir: VersionsDir) -> dict[str
     return jsonable(versioning.manifest(user, vdir, name))  # type: ignore[no-any-return]
 
 
-@router.get("/versions/{name}/files/{file}", response_class=FileResponse,
+# what the 200 carries, for a generated client: the file's bytes as frozen (Parquet, or the
+# manifest's and signature's JSON), its sha256 in X-Golden-SHA256 for a file the manifest lists
+VERSION_FILE = {"description": "The file's bytes as frozen",
+                "headers": {"X-Golden-SHA256": {"description": "the file's sha256 as the manifest lists it "
+                                                                "(not sent for manifest.json and signature.json)",
+                                                 "schema": {"type": "string"}}},
+                "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+                            "application/json": {"schema": {"type": "object"}}}}
+
+
+@router.get("/versions/{name}/files/{file}", response_class=FileResponse, responses={200: VERSION_FILE},
             summary="One file of a version, as frozen (only files its manifest lists)")
 def get_version_file(name: VersionName, file: str, user: Caller, vdir: VersionsDir) -> FileResponse:
     folder, m = versioning.version_folder(user, vdir, name)  # object storage: the checked local copy

@@ -90,9 +90,10 @@ def test_a_generated_client_uploads_a_run_freezes_and_loads_the_version(demo_sto
     for name in [*files, "manifest.json"]:
         got = get_version_file.sync_detailed("gen.v1", name, client=client)
         assert got.status_code == 200, (name, got.content)
+        data = got.parsed.payload.read()  # a typed File: the schema says the 200 is the file's bytes
         if name in files:
-            assert hashlib.sha256(got.content).hexdigest() == files[name]["sha256"]
-        (folder / name).write_bytes(got.content)
+            assert hashlib.sha256(data).hexdigest() == files[name]["sha256"] == got.headers["x-golden-sha256"]
+        (folder / name).write_bytes(data)
 
     loaded = load_version("gen.v1", folder.parent)  # hashes, names and counts checked
     assert loaded.manifest["data_digest"] == manifest.parsed["data_digest"]

@@ -177,3 +177,10 @@ def test_errors_are_documented_as_problem_documents_only():
                 if int(status) >= 400:
                     assert list(answer["content"]) == [PROBLEM], (op["operationId"], status)
     assert "HTTPValidationError" not in schema["components"]["schemas"]
+
+
+def test_a_version_file_is_documented_as_bytes_with_its_sha256_header():
+    """Its 200 declared no content, so a generated client handed back raw bytes, untyped."""
+    answer = _schema()["paths"]["/api/v1/versions/{name}/files/{file}"]["get"]["responses"]["200"]
+    assert answer["content"]["application/octet-stream"]["schema"] == {"type": "string", "format": "binary"}
+    assert "X-Golden-SHA256" in answer["headers"]
