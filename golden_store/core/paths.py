@@ -102,11 +102,17 @@ def data_dir() -> Path:
     return base / "golden-studio"
 
 
+_writable: set[Path] = set()  # data directories this process has checked (once each: searches ask often)
+
+
 def writable_data_dir() -> Path:
     """:func:`data_dir`, created if missing and checked by writing a file in it, so that a
     folder this user cannot write is said in one sentence (naming the folder and the setting
-    to change) before anything is built there, not as a traceback from the index."""
+    to change) before anything is built there, not as a traceback from the index. Checked
+    once per process and folder: every search opens the index through here."""
     where = data_dir()
+    if where in _writable:
+        return where
     try:
         where.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=where):
@@ -117,6 +123,7 @@ def writable_data_dir() -> Path:
             f"The data directory {where} cannot be written ({why.lower()}): set {DATA_DIR_ENV} to a folder "
             f"this user can write (it holds a PostgreSQL store's corpus search index)."
         ) from None
+    _writable.add(where)
     return where
 
 
