@@ -24,8 +24,16 @@ from annotator.roles import Permission
 from golden_store.core import judgment_formats as jf
 from golden_store.core import textin
 from golden_store.core.errors import ValidationError
+from golden_store.core.progress import BYTES, Phase, Progress, step
 from golden_store.db.store import Store
 from golden_store.live import judgment_imports
+
+# The steps of a judgments import told to ``progress`` (a qrels file of millions of lines
+# takes seconds in each): the file read and checked, the judgments placed on the store's
+# queries and documents, then written.
+READING_JUDGMENTS = Phase("reading and checking the judgments file", BYTES)
+PLACING_JUDGMENTS = Phase("placing judgments on the store's queries and documents", "judgments")
+WRITING_JUDGMENTS = Phase("writing judgments to the store", "judgments")
 
 FORMATS = jf.FORMATS
 LabelStudioFields = jf.LabelStudioFields
@@ -74,12 +82,13 @@ class JudgmentImport:
 def import_judgments(store: Store, user: User, path: str | Path, fmt: str | None = None, *,
                      source: str | None = None, grade_map: str | None = None, skip_unknown: bool = False,
                      again: bool = False, fields: jf.LabelStudioFields | None = None,
-                     name: str | None = None) -> JudgmentImport:
+                     name: str | None = None, progress: Progress | None = None) -> JudgmentImport:
     """Import a judgments file (all or nothing). ``fmt`` None: told from the content.
     ``source``: the assessor's name (the grades' actor is then ``assessor:SOURCE``; default
     ``import:FILE``). ``grade_map``: ``"VALUE=GRADE, ..."`` for values that are not 0-3
     (qrels) or whose meaning is not the default (Label Studio). ``name``: what messages call
-    the file (an upload's own name, not its temporary copy's path)."""
+    the file (an upload's own name, not its temporary copy's path). ``progress``: told each
+    step (:data:`READING_JUDGMENTS`, :data:`PLACING_JUDGMENTS`, :data:`WRITING_JUDGMENTS`)."""
     require(user, Permission.IMPORT_JUDGMENTS)
     label = name or str(path)
     if fmt is not None and fmt not in jf.FORMATS:
@@ -88,18 +97,21 @@ def import_judgments(store: Store, user: User, path: str | Path, fmt: str | None
     file_name = Path(label).name
     actor = jf.source_actor(file_name, source)
     data = textin.read_file(path, label)
-    text = textin.decode(label, data)
-    parsed = jf.parse(label, text, fmt, mapping, fields)
+    with step(progress, len(data), READING_JUDGMENTS):
+        text = textin.decode(label, data)
+        parsed = jf.parse(label, text, fmt, mapping, fields)
 
     def resolver() -> Any:
         from annotator.evidence_authoring import resolver as corpus_resolver
 
         return corpus_resolver(store)
 
-    placed = judgment_imports.place(store, parsed, skip_unknown=skip_unknown, resolver=resolver)
-    import_id = judgment_imports.store_import(
-        store, placed, actor=actor, source=actor, file_name=file_name, file_sha256=hashlib.sha256(data).hexdigest(),
-        imported_by=user.username, again=again)
+    with step(progress, len(parsed.refs), PLACING_JUDGMENTS):
+        placed = judgment_imports.place(store, parsed, skip_unknown=skip_unknown, resolver=resolver)
+    with step(progress, len(placed.rows), WRITING_JUDGMENTS):
+        import_id = judgment_imports.store_import(
+            store, placed, actor=actor, source=actor, file_name=file_name,
+            file_sha256=hashlib.sha256(data).hexdigest(), imported_by=user.username, again=again)
     return JudgmentImport(import_id, actor, parsed.fmt, len(placed.rows), parsed.negative, parsed.unlabeled,
                           placed.duplicates, placed.skipped, tuple(placed.skipped_queries),
                           tuple(placed.skipped_docs))

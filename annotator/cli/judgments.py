@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from annotator.cli.common import _print_json, _store, identity
+from annotator.cli.common import _print_json, _Progress, _store, identity
 
 
 def cmd_judgments_import(args: argparse.Namespace) -> int:
@@ -18,7 +18,7 @@ def cmd_judgments_import(args: argparse.Namespace) -> int:
                                                 from_name=args.from_name)
     rep = judgments_import.import_judgments(_store(args), identity.cli_user(), args.file, args.format,
                                             source=args.source, grade_map=args.map, skip_unknown=args.skip_unknown,
-                                            again=args.again, fields=fields)
+                                            again=args.again, fields=fields, progress=_Progress("judgments import"))
     _print_json(rep.as_dict()) if args.json else print(rep.summary())
     return 0
 

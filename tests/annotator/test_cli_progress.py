@@ -141,7 +141,7 @@ def _raw_in_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple
     return proc.wait(timeout=300), shown.decode("utf-8", "replace")
 
 
-def test_a_run_import_on_a_terminal_shows_reading_then_writing_results(tmp_path, golden_db):
+def test_run_and_judgments_imports_on_a_terminal_show_reading_placing_and_writing(tmp_path, golden_db):
     from annotator.demo import DEMO_DIR
 
     env = _env(golden_db)
@@ -153,6 +153,16 @@ def test_a_run_import_on_a_terminal_shows_reading_then_writing_results(tmp_path,
     writing = [ln for ln in shown.splitlines() if "run import: writing results to the store" in ln]
     assert reading and re.search(r"(kB|bytes)/s", reading[-1]) and "done in" in reading[-1], shown
     assert writing and re.search(r"(\d+)/\1 results .*results/s", writing[-1]) and "done in" in writing[-1], shown
+    # a qrels file of judgments: read and checked (bytes), placed, then written (judgments)
+    lines = (DEMO_DIR / "runs" / "bm25.trec").read_text("utf-8").splitlines()[:20]
+    (tmp_path / "assessor.qrels").write_text("".join(f"{ln.split()[0]} 0 {ln.split()[2]} 1\n" for ln in lines), "utf-8")
+    code, out, shown = _run_in_a_terminal(["judgments", "import", "assessor.qrels"], env, tmp_path)
+    assert code == 0, shown
+    for phase, unit in (("reading and checking the judgments file", r"(kB|bytes)/s"),
+                        ("placing judgments on the store's queries and documents", r"(\d+)/\1 judgments"),
+                        ("writing judgments to the store", r"(\d+)/\1 judgments .*judgments/s")):
+        done = [ln for ln in shown.splitlines() if f"judgments import: {phase}" in ln and "done in" in ln]
+        assert done and re.search(unit, done[-1]), (phase, shown)
 
 
 def test_an_error_mid_phase_is_printed_on_its_own_line_and_the_stalled_bar_is_erased(tmp_path, golden_db):
