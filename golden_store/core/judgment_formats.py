@@ -170,6 +170,11 @@ def detect_format(name: str, text: str) -> str:
             from golden_store.core import judgment_tools
 
             return judgment_tools.detect(name, text)
+        parts = s.split()
+        if len(parts) == 6 and parts[1].upper() == "Q0":  # a run given by mistake (often tab-separated too)
+            raise ValidationError(f"{name} line {lineno}: this looks like a TREC run ('qid Q0 docno rank score tag', 6 "
+                                  f"fields), not judgments: import it with golden runs import; judgments are qrels "
+                                  f"lines 'qid 0 docno grade'.")
         if "\t" in s or s.lower().startswith("query-id") or s.lower().startswith("query_id"):
             return "beir"
         if len(s.split()) == 4:

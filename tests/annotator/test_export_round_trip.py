@@ -182,3 +182,10 @@ def test_an_approved_nuggets_export_reads_back(store, golden_db, tmp_path, _duck
     assert main(["nuggets", "import", str(tmp_path / "bad.jsonl"), "--db", golden_db]) != 0
     assert "bad.jsonl line 1: importance must be vital or okay" in capsys.readouterr().err
     assert table_snapshot(store) == snap
+
+
+def test_a_queries_csv_may_name_its_id_column_query_id(store, golden_db, tmp_path):
+    f = tmp_path / "q.csv"
+    f.write_text("query_id,text,stratum\n301,How long is the refund window?,lexical\n", encoding="utf-8")
+    assert main(["queries", "import", str(f), "--db", golden_db]) == 0
+    assert store.read("SELECT query_id, stratum FROM queries") == [("301", "lexical")]

@@ -106,3 +106,11 @@ def test_an_empty_export_says_so(store, tmp_path):
     f.write_text("[]")
     with pytest.raises(ValidationError, match="empty.json: the file holds no records"):
         judgments_import.import_judgments(store, cli_user(), f)
+
+
+def test_a_trec_run_given_as_judgments_is_named_a_run(store, tmp_path):
+    _fill(store, tmp_path)
+    f = tmp_path / "results.test"
+    f.write_text("301\tQ0\tFT-1\t1\t9.5\tsysA\n301\tQ0\tFT-2\t2\t8.1\tsysA\n")
+    with pytest.raises(ValidationError, match=r"results.test line 1: this looks like a TREC run .* golden runs import"):
+        judgments_import.import_judgments(store, cli_user(), f)
