@@ -55,6 +55,7 @@ class JudgmentImport:
     skipped: int = 0     # judgments for unknown ids left out (--skip-unknown)
     skipped_queries: tuple[str, ...] = ()
     skipped_docs: tuple[str, ...] = ()
+    top_grade: int | None = None  # qrels read without --map whose grades stop below 2 (binary 0/1): said
 
     def summary(self) -> str:
         text = (f"Imported {self.n_judgments} judgment(s) from {self.fmt} as {self.source} "
@@ -66,6 +67,11 @@ class JudgmentImport:
             text += f" {self.unlabeled} task(s) had no annotation."
         if self.duplicates:
             text += f" {self.duplicates} identical repeat(s) kept once."
+        if self.top_grade is not None:
+            text += (f" Note: every grade is 0-{self.top_grade}; on the studio's 0-3 scale 1 means 'related, does "
+                     "not answer' and binary measures count grade >= 2, so none of these is relevant to them. If 1 "
+                     f"meant relevant, retract this import (golden judgments retract {self.import_id}) and import "
+                     "again with --map 1=3 --again.")
         if self.skipped:
             some = ", ".join([*self.skipped_queries[:3], *self.skipped_docs[:3]])
             text += (f" Skipped {self.skipped} judgment(s) for {len(self.skipped_queries)} unknown query id(s) and "
@@ -76,7 +82,7 @@ class JudgmentImport:
         return {"import_id": self.import_id, "source": self.source, "format": self.fmt,
                 "n_judgments": self.n_judgments, "negative_left_out": self.negative, "unlabeled_tasks": self.unlabeled,
                 "duplicates": self.duplicates, "skipped": self.skipped, "skipped_queries": list(self.skipped_queries),
-                "skipped_docs": list(self.skipped_docs)}
+                "skipped_docs": list(self.skipped_docs), "binary_scale_warning": self.top_grade is not None}
 
 
 def import_judgments(store: Store, user: User, path: str | Path, fmt: str | None = None, *,
@@ -112,9 +118,17 @@ def import_judgments(store: Store, user: User, path: str | Path, fmt: str | None
         import_id = judgment_imports.store_import(
             store, placed, actor=actor, source=actor, file_name=file_name,
             file_sha256=hashlib.sha256(data).hexdigest(), imported_by=user.username, again=again)
+    top = max(parsed.grades, default=0)
+    # a 0/1 qrels file (most of the field's) read as the studio's 0/1: worth a sentence (issue 38)
+    binary = fmt_is_qrels(parsed.fmt) and not mapping and top < 2
     return JudgmentImport(import_id, actor, parsed.fmt, len(placed.rows), parsed.negative, parsed.unlabeled,
                           placed.duplicates, placed.skipped, tuple(placed.skipped_queries),
-                          tuple(placed.skipped_docs))
+                          tuple(placed.skipped_docs), top if binary else None)
+
+
+def fmt_is_qrels(fmt: str) -> bool:
+    """Whether grades of this format are bare numbers (TREC, BEIR), not the studio's labels."""
+    return fmt in ("trec", "beir")
 
 
 def list_imports(store: Store, user: User):

@@ -124,12 +124,19 @@ def test_unknown_qrels_ids_can_be_left_out_and_are_counted(store, tmp_path):
     assert rep.judgments[0]["n_judgments"] == 1 and rep.judgments[0]["skipped"] == 2
 
 
-def _frozen_demo(tmp_path: Path, templates: dict[str, Path]):
-    """The demo frozen in a DuckDB store of its own (the source side of a round trip)."""
+def _frozen_demo(tmp_path: Path, templates: dict[str, Path], *, unanswerable_row: bool = False):
+    """The demo frozen in a DuckDB store of its own (the source side of a round trip);
+    ``unanswerable_row``: with a passage judged 0 for an unanswerable question (the export
+    keeps such rows apart, in qrels-unanswerable/)."""
     db = tmp_path / "src" / "store.duckdb"
     db.parent.mkdir()
     shutil.copyfile(templates["demo"], db)
     with Store.open(db) as src:
+        if unanswerable_row:
+            qid = sorted(r[0] for r in src.read("SELECT query_id FROM queries WHERE NOT answerable"))[0]
+            doc = sorted(r[0] for r in src.read("SELECT doc_id FROM documents"))[0]
+            (tmp_path / "src" / "neg.qrels").write_text(f"{qid} 0 {doc} 0\n")
+            judgments_import.import_judgments(src, cli_user(), tmp_path / "src" / "neg.qrels", source="reviewer")
         folder = Path(versioning.freeze(src, cli_user(), "rt.v1").path)
     return load_version(folder.name, folder.parent)
 
@@ -145,14 +152,14 @@ def _queries(v) -> dict:
 
 def test_the_studio_s_own_beir_export_reads_back_to_the_same_docs_queries_and_qrels(store, tmp_path,
                                                                                    _duckdb_templates):
-    v1 = _frozen_demo(tmp_path, _duckdb_templates)
+    v1 = _frozen_demo(tmp_path, _duckdb_templates, unanswerable_row=True)
     out = tmp_path / "exp_beir"
     export_version(v1, "beir", out)
+    assert (out / "qrels-unanswerable" / "test.tsv").exists()
     rep = beir_import.import_beir(store, cli_user(), out)  # no --map: the export's scoring note vouches for 0-3
     assert rep.docs_added == len(v1.documents) and rep.queries["added"] == len(v1.queries)
     assert rep.stratum_created is None  # the export names every question's stratum
-    apart = ["exp_beir/qrels-unanswerable/test.tsv"] if (out / "qrels-unanswerable" / "test.tsv").exists() else []
-    assert [j["file"] for j in rep.judgments] == ["exp_beir/qrels/test.tsv", *apart]
+    assert [j["file"] for j in rep.judgments] == ["exp_beir/qrels/test.tsv", "exp_beir/qrels-unanswerable/test.tsv"]
     folder = Path(versioning.freeze(store, cli_user(), "rt.v2").path)
     v2 = load_version(folder.name, folder.parent)
     assert _docs(v2) == _docs(v1)

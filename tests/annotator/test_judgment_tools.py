@@ -114,3 +114,14 @@ def test_a_trec_run_given_as_judgments_is_named_a_run(store, tmp_path):
     f.write_text("301\tQ0\tFT-1\t1\t9.5\tsysA\n301\tQ0\tFT-2\t2\t8.1\tsysA\n")
     with pytest.raises(ValidationError, match=r"results.test line 1: this looks like a TREC run .* golden runs import"):
         judgments_import.import_judgments(store, cli_user(), f)
+
+
+def test_a_binary_qrels_file_read_on_the_studio_scale_says_what_that_means(store, tmp_path):
+    _fill(store, tmp_path)
+    f = tmp_path / "binary.qrels"
+    f.write_text("301 0 FT-1 1\n301 0 FT-2 0\n")
+    rep = judgments_import.import_judgments(store, cli_user(), f)
+    assert rep.as_dict()["binary_scale_warning"]
+    assert "none of these is relevant to them" in rep.summary() and f"retract {rep.import_id}" in rep.summary()
+    mapped = judgments_import.import_judgments(store, cli_user(), f, grade_map="1=3", again=True)
+    assert not mapped.as_dict()["binary_scale_warning"] and "Note:" not in mapped.summary()
