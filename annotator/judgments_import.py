@@ -55,7 +55,7 @@ class JudgmentImport:
     skipped: int = 0     # judgments for unknown ids left out (--skip-unknown)
     skipped_queries: tuple[str, ...] = ()
     skipped_docs: tuple[str, ...] = ()
-    top_grade: int | None = None  # qrels read without --map whose grades stop below 2 (binary 0/1): said
+    top_grade: int | None = None  # qrels read without --map whose grades are 0/1 (a binary dataset): said
 
     def summary(self) -> str:
         text = (f"Imported {self.n_judgments} judgment(s) from {self.fmt} as {self.source} "
@@ -68,7 +68,7 @@ class JudgmentImport:
         if self.duplicates:
             text += f" {self.duplicates} identical repeat(s) kept once."
         if self.top_grade is not None:
-            text += (f" Note: every grade is 0-{self.top_grade}; on the studio's 0-3 scale 1 means 'related, does "
+            text += (" Note: every grade is 0 or 1; on the studio's 0-3 scale 1 means 'related, does "
                      "not answer' and binary measures count grade >= 2, so none of these is relevant to them. If 1 "
                      f"meant relevant, retract this import (golden judgments retract {self.import_id}) and import "
                      "again with --map 1=3 --again.")
@@ -120,7 +120,7 @@ def import_judgments(store: Store, user: User, path: str | Path, fmt: str | None
             file_sha256=hashlib.sha256(data).hexdigest(), imported_by=user.username, again=again)
     top = max(parsed.grades, default=0)
     # a 0/1 qrels file (most of the field's) read as the studio's 0/1: worth a sentence (issue 38)
-    binary = fmt_is_qrels(parsed.fmt) and not mapping and top < 2
+    binary = fmt_is_qrels(parsed.fmt) and not mapping and top == 1
     return JudgmentImport(import_id, actor, parsed.fmt, len(placed.rows), parsed.negative, parsed.unlabeled,
                           placed.duplicates, placed.skipped, tuple(placed.skipped_queries),
                           tuple(placed.skipped_docs), top if binary else None)
