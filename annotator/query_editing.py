@@ -10,12 +10,17 @@ from annotator.roles import Permission
 from golden_store.live import queries
 from golden_store.live.queries import QueryRecord
 from golden_store.core.errors import NotFoundError, ValidationError
+from golden_store.core.progress import BYTES, Phase, Progress, step
 from golden_store.db.store import Store
+
+# The steps of a query import told to ``progress`` (a BEIR queries file can hold 100k+).
+READING_QUERIES = Phase("reading and checking the queries file", BYTES)
+WRITING_QUERIES = Phase("writing queries to the store", "queries")
 
 
 def import_file(store: Store, user: User, name: str, data: bytes, *, update: bool = False,
                 unhold_reason: str | None = None, default_stratum: str | None = None,
-                meta: dict[str, dict[str, str]] | None = None) -> dict:
+                meta: dict[str, dict[str, str]] | None = None, progress: Progress | None = None) -> dict:
     """Import a query file. An import that would clear a question's held-out flag is refused,
     naming each such question, unless ``unhold_reason`` is given by a lead or admin
     (UNHOLD_QUERIES): a pipeline re-importing from a source without the flag must not open a
@@ -28,14 +33,18 @@ def import_file(store: Store, user: User, name: str, data: bytes, *, update: boo
         if not unhold_reason.strip():
             raise ValidationError("Query import refused: the un-hold reason is empty; say why these questions leave "
                                   "the held-out set (nothing was imported).")
-    records = queries.parse_query_file(name, data, queries.known_strata(store), default_stratum=default_stratum,
-                                       meta=meta)
-    return queries.import_queries(store, records, actor=user.username, update=update, unhold_reason=unhold_reason)
+    with step(progress, len(data), READING_QUERIES):
+        records = queries.parse_query_file(name, data, queries.known_strata(store), default_stratum=default_stratum,
+                                           meta=meta)
+    with step(progress, len(records), WRITING_QUERIES):
+        return queries.import_queries(store, records, actor=user.username, update=update,
+                                      unhold_reason=unhold_reason)
 
 
 def import_path(store: Store, user: User, path: str | Path, *, update: bool = False,
-                unhold_reason: str | None = None, default_stratum: str | None = None) -> dict:
-    """:func:`import_file` of a file on disk. A TREC topics file ``X.tsv`` with ``X.meta.tsv``
+                unhold_reason: str | None = None, default_stratum: str | None = None,
+                progress: Progress | None = None) -> dict:
+    """:func:`import_file` of a file on disk (``progress``: told each step, see there). A TREC topics file ``X.tsv`` with ``X.meta.tsv``
     beside it (what ``golden export --format trec`` writes) takes each question's stratum and
     flags from there, so the export reads back as it went out."""
     from golden_store.core import textin
@@ -50,7 +59,7 @@ def import_path(store: Store, user: User, path: str | Path, *, update: bool = Fa
     except ValidationError as exc:
         raise ValidationError(f"Query import refused: {exc}") from None
     return import_file(store, user, str(p), data, update=update, unhold_reason=unhold_reason,
-                       default_stratum=default_stratum, meta=meta)
+                       default_stratum=default_stratum, meta=meta, progress=progress)
 
 
 def _refuse_answerable_negative(record: QueryRecord) -> None:

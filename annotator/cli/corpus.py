@@ -37,7 +37,8 @@ def cmd_import_beir(args: argparse.Namespace) -> int:
 
 def cmd_queries_import(args: argparse.Namespace) -> int:
     res = query_editing.import_path(_store(args, create=True), identity.cli_user(), args.file, update=args.update,
-                                    unhold_reason=args.unhold, default_stratum=args.stratum)
+                                    unhold_reason=args.unhold, default_stratum=args.stratum,
+                                    progress=_Progress("queries import"))
     _print_json(res) if args.json else print(
         f"Queries: {res['added']} added, {res['updated']} updated, {res['unchanged']} unchanged."
         + (f" Taken out of the held-out set: {', '.join(res['unheld'])}." if res.get("unheld") else "")

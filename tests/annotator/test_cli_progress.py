@@ -141,7 +141,7 @@ def _raw_in_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple
     return proc.wait(timeout=300), shown.decode("utf-8", "replace")
 
 
-def test_run_and_judgments_imports_on_a_terminal_show_reading_placing_and_writing(tmp_path, golden_db):
+def test_run_judgments_and_queries_imports_on_a_terminal_show_reading_placing_and_writing(tmp_path, golden_db):
     from annotator.demo import DEMO_DIR
 
     env = _env(golden_db)
@@ -163,6 +163,16 @@ def test_run_and_judgments_imports_on_a_terminal_show_reading_placing_and_writin
                         ("writing judgments to the store", r"(\d+)/\1 judgments .*judgments/s")):
         done = [ln for ln in shown.splitlines() if f"judgments import: {phase}" in ln and "done in" in ln]
         assert done and re.search(unit, done[-1]), (phase, shown)
+    # a queries file: read and checked (bytes), then written (queries)
+    (tmp_path / "more.jsonl").write_text("".join(json.dumps({"id": f"extra{i}", "text": f"question {i}?", "stratum": "lexical", "answerable": True}) + "\n"
+                                                 for i in range(15)), "utf-8")
+    code, out, shown = _run_in_a_terminal(["queries", "import", "more.jsonl"], env, tmp_path)
+    assert code == 0 and "15 added" in out, shown
+    reading = [ln for ln in shown.splitlines() if "queries import: reading and checking the queries file" in ln
+               and "done in" in ln]
+    writing = [ln for ln in shown.splitlines() if "queries import: writing queries to the store" in ln and "done in" in ln]
+    assert reading and re.search(r"(kB|bytes)/s", reading[-1]), shown
+    assert writing and re.search(r"15/15 queries .*queries/s", writing[-1]), shown
 
 
 def test_an_error_mid_phase_is_printed_on_its_own_line_and_the_stalled_bar_is_erased(tmp_path, golden_db):
