@@ -329,12 +329,18 @@ def import_beir(store: Store, user: User, directory: str | Path, *, split: str =
     for p, _ in parsed:
         check_qrels(p, known_q, known_d, skip_unknown=skip_unknown)
     _check_queries_fit(store, records, update=update)
+    new_stratum = chosen not in strata and any(r.stratum == chosen for r in records)
+    if new_stratum and not user.can(Permission.MANAGE_STRATA):  # said before anything is written
+        raise ValidationError(f"BEIR import refused: {lay.queries.name} names no stratum for its questions and the "
+                              f"stratum {chosen!r} does not exist, and adding one is a lead's act: pass --stratum NAME "
+                              f"(one of {', '.join(sorted(strata))}) or ask a lead to add {chosen!r}; nothing was "
+                              "imported.")
 
     report = BeirImport(dataset, split)
     corpus = corpus_import.import_paths(store, user, [lay.corpus], replace=replace, progress=progress)
     report.docs_added, report.docs_replaced = len(corpus.added), len(corpus.replaced)
     report.docs_unchanged, report.corpus_digest = len(corpus.unchanged), corpus.corpus_digest
-    if chosen not in strata and any(r.stratum == chosen for r in records):
+    if new_stratum:
         query_editing.add_stratum(store, user, chosen, DEFAULT_STRATUM_DESCRIPTION)
         report.stratum_created = chosen
     report.queries = queries.import_queries(store, records, actor=user.username, update=update)

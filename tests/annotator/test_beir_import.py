@@ -211,3 +211,17 @@ def test_the_benchmark_script_runs_at_a_tiny_size(tmp_path):
     for key in ("baseline_corpus_import", "import_beir", "import_beir_again"):
         assert report[key]["median_s"] > 0 and report[key]["peak_mib"] > 0
     assert report["ratio_time_vs_baseline"] > 0 and report["ratio_peak_vs_baseline"] > 0
+
+
+def test_an_engineer_who_may_not_add_strata_is_told_before_anything_is_written(store, tmp_path):
+    from annotator import identity
+
+    admin = identity.create_user(store, None, "admin", ["admin"], password="0123456789ab")
+    eng = identity.create_user(store, admin, "eng1", ["engineer"], password="0123456789ab")
+    root = _write_beir(tmp_path / "ds")
+    before = table_snapshot(store)
+    with pytest.raises(ValidationError, match=r"names no stratum .* pass --stratum NAME \(one of .*lexical"):
+        beir_import.import_beir(store, eng, root, grade_map="1=3")
+    assert table_snapshot(store) == before
+    rep = beir_import.import_beir(store, eng, root, grade_map="1=3", stratum="lexical")
+    assert rep.queries["added"] == 2 and rep.stratum_created is None
