@@ -57,6 +57,8 @@ def test_a_lead_grades_the_pool_by_the_judge_and_an_expert_gets_only_the_rest(ca
         _go(page, "Judge the pool")
         expect(main.get_by_test_id("stMetric").filter(has_text="Pool items")).to_contain_text("245")
         box = main.get_by_test_id("stExpander").filter(has_text="Start a job")
+        box.locator("summary").click()  # folded: the demo has a finished job already
+        idle(page)
         limit = box.get_by_label("At most this many items (0: all)")
         limit.fill("40")
         limit.press("Enter")

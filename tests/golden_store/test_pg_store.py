@@ -102,7 +102,7 @@ def test_same_events_same_agreement_and_data_digest(tmp_path, pg_store):
     """A DuckDB store's rows copied into PostgreSQL (event ids and timestamps kept): the
     agreement inputs are equal, and both freezes write byte-identical files."""
     with Store.open(tmp_path / "duck.duckdb") as duck:
-        load_demo(duck, cli_user(), workflows=True)
+        demo_labels = load_demo(duck, cli_user(), workflows=True)["workflows"]["pool_job"]["labeled"]
         # issue 27: the judge's labels too (judge_labels.parquet is hashed into data_digest)
         from tests.golden_store.test_judge_labels_frozen import RUBRIC_A, judge, labeled
 
@@ -121,7 +121,7 @@ def test_same_events_same_agreement_and_data_digest(tmp_path, pg_store):
         fd = freezing.freeze(duck, "v1", actor="t", versions_dir=tmp_path / "vd")
         fp = freezing.freeze(pg_store, "v1", actor="t", versions_dir=tmp_path / "vp")
     assert fp.manifest["data_digest"] == fd.manifest["data_digest"]
-    assert fd.manifest["files"]["judge_labels.parquet"]["rows"] == 2
+    assert fd.manifest["files"]["judge_labels.parquet"]["rows"] == 2 + demo_labels  # and the demo's pool job's
     for key in ("n_queries", "n_spans", "n_judgments", "kappa_binary", "kappa_linear", "annotators", "label_counts",
                 "judge_labels"):
         if key in fd.manifest:
