@@ -353,12 +353,19 @@ def import_beir(store: Store, user: User, directory: str | Path, *, split: str =
 def _check_queries_fit(store: Store, records: list[Any], *, update: bool) -> None:
     """Questions already in the store with other content are refused (before anything is
     written) unless ``update``, as ``golden queries import`` refuses them: the text and
-    stratum, and the flags the file gives."""
-    if update:
-        return
+    stratum, and the flags the file gives; a file that would take a question out of the
+    held-out set is refused either way (a lead's decision, made with a reason)."""
     from golden_store.live import queries
 
     current = queries.get_queries(store, [r.query_id for r in records])
+    unheld = sorted(r.query_id for r in records if r.query_id in current and current[r.query_id].held_out
+                    and (r.given is None or "held_out" in r.given) and not r.held_out)
+    if unheld:  # queries import would refuse it after the corpus was written: said first
+        raise ValidationError(f"BEIR import refused: it would take {len(unheld)} question(s) out of the held-out set "
+                              f"({', '.join(unheld[:5])}); un-holding is a lead's decision (golden queries import "
+                              "--unhold REASON); nothing was imported.")
+    if update:
+        return
     changed = []
     for r in records:
         q = current.get(r.query_id)

@@ -225,3 +225,18 @@ def test_an_engineer_who_may_not_add_strata_is_told_before_anything_is_written(s
     assert table_snapshot(store) == before
     rep = beir_import.import_beir(store, eng, root, grade_map="1=3", stratum="lexical")
     assert rep.queries["added"] == 2 and rep.stratum_created is None
+
+
+def test_a_re_import_that_would_unhold_a_question_is_refused_before_anything_is_written(store, tmp_path):
+    root = _write_beir(tmp_path / "ds", query_lines=[json.dumps({"_id": "q1", "text": QUERIES["q1"],
+                                                                 "metadata": {"held_out": True}}),
+                                                     json.dumps({"_id": "q2", "text": QUERIES["q2"]})])
+    beir_import.import_beir(store, cli_user(), root, grade_map="1=3")
+    (root / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": QUERIES["q1"], "metadata": {"held_out": False}})
+                                        + "\n" + json.dumps({"_id": "q2", "text": QUERIES["q2"]}) + "\n")
+    (root / "corpus.jsonl").write_text((root / "corpus.jsonl").read_text() + json.dumps(
+        {"_id": "d4", "title": "", "text": "A new document."}) + "\n")
+    before = table_snapshot(store)
+    with pytest.raises(ValidationError, match=r"take 1 question\(s\) out of the held-out set \(q1\)"):
+        beir_import.import_beir(store, cli_user(), root, grade_map="1=3", update=True)
+    assert table_snapshot(store) == before
