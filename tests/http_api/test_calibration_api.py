@@ -7,6 +7,7 @@ References: κ and FAIL recall from scikit-learn on the demo's set."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -78,3 +79,23 @@ def test_bad_files_and_roles_are_refused_in_one_sentence(store, api, tokens, tmp
     r = httpx.get(f"{api}/calibrations", headers=auth(None), timeout=60)
     assert r.status_code == 401
     assert labels_snapshot(store) == before
+
+
+def test_golden_calibration_runs_on_a_studio_with_a_leads_token(store, api, tokens, capsys, monkeypatch):
+    """``golden --server URL calibration ...`` (a CI job's form): the set is uploaded, the
+    studio analyses and saves it as the token's account, and a lead's token suffices (the
+    calibration permission, not an admin's)."""
+    from annotator import cli
+
+    monkeypatch.setenv("GOLDEN_TOKEN", tokens["lead"])
+    server = api.removesuffix("/api/v1")
+    code = cli.main(["--server", server, "--json", "calibration", "save", str(DEMO_SET), "--judge-model", "judge-ci"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert json.loads(out.out)["calibration_id"] == "c1"
+    assert store.read("SELECT judge_model, source FROM calibrations") == [("judge-ci", "cli:judge_calibration.csv")]
+    code = cli.main(["--server", server, "calibration", "analyse", str(ONE_CUT)])
+    assert code == 1 and "check(s) failed" in capsys.readouterr().out  # the exit code comes back too
+    monkeypatch.setenv("GOLDEN_TOKEN", tokens["annotator"])
+    assert cli.main(["--server", server, "calibration", "list"]) != 0
+    assert "may not" in capsys.readouterr().err
