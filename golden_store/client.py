@@ -247,26 +247,6 @@ class Studio:
 
     # ---- judge calibration (golden calibration ...) ------------------------------------------------
 
-    def run_command(self, argv: list[str], uploads: Iterable[str | Path] = (), stdin: str = "") -> dict[str, Any]:
-        """Run a ``golden`` command that uses the store on the studio, as the token's account
-        (what ``golden --server`` does for a command with no route of its own). ``argv`` names
-        the Nth of ``uploads`` as ``@upload:N`` and each file the command writes as
-        ``@output:N``; the answer has ``exit_code``, ``stdout``, ``stderr`` and ``outputs``
-        (the written files, base64, by placeholder)."""
-        import contextlib
-        import json as _json
-
-        paths = [Path(u) for u in uploads]
-        for p in paths:
-            if not p.is_file():
-                raise GoldenError(f"{p}: no such file to upload.")
-        with contextlib.ExitStack() as stack:
-            files = [("files", (p.name, stack.enter_context(p.open("rb")))) for p in paths]
-            return dict(self._json("POST", "/commands", data={"argv": _json.dumps(argv), "stdin": stdin},
-                                   files=files or None))
-
-    # ---- judge calibration (golden calibration ...) ------------------------------------------------
-
     def calibration_set(self, path: str | Path) -> dict[str, Any]:
         """What a calibration set holds (size, scale, judge outputs); nothing is stored."""
         return dict(self._upload(path, "/calibrations/sets", {}))

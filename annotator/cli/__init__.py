@@ -1,6 +1,7 @@
-"""The ``golden`` command line. Errors go to stderr, one clear message, exit status 1
-(2 for usage errors, and for any error of a command that gates: ``compare`` and ``verify``
-exit 0 pass, 1 fail, 2 could not run); ``--json`` prints data for scripts.
+"""The ``golden`` command line. Errors go to stderr, one clear message. Every command exits
+the same way (issue 38): 0 it did its work (a gate passed or warned), 1 a check or gate it ran
+failed (``verify``, ``compare``, ``calibration analyse``...), 2 it could not run (bad input,
+an unknown name, a refusal, a usage error); ``--json`` prints data for scripts.
 
 A package by command group: each module holds its commands' handlers and, beside them, a
 ``register(sub, add)`` that adds their parsers; :mod:`annotator.cli.common` holds what they
@@ -20,7 +21,7 @@ from annotator.cli import (
     transcripts, users, versions, webhooks)
 from annotator.cli import calibration, standin
 from annotator.cli import channel, remote, through_studio
-from annotator.cli.common import context
+from annotator.cli.common import COULD_NOT_RUN, context
 from annotator.cli.scoring import _numpy_for_scoring
 from annotator.cli.serve import DEFAULT_PORT, SERVER_OPTIONS, _serve_location, server_flags
 from golden_store.core.errors import GoldenError, VerificationError
@@ -102,7 +103,7 @@ def _main(argv: list[str] | None) -> int:
         print(f"golden: {exc}", file=sys.stderr)
         if isinstance(exc, VerificationError):  # the check ran and the version failed it: 1, not "could not run"
             return 1
-        return int(getattr(args, "error_exit", 1))  # a gating command: 2, could not run (annotator.cli.common)
+        return COULD_NOT_RUN
     except KeyboardInterrupt:
         print("golden: interrupted", file=sys.stderr)
         return 130

@@ -210,7 +210,7 @@ def run_here(argv: list[str], *, store: Store, stdin: str = "", cwd: str | None 
     the folder the person ran the command in, when it is on this machine."""
     from annotator import identity
     from annotator.cli import build_parser
-    from annotator.cli.common import serving
+    from annotator.cli.common import COULD_NOT_RUN, serving
 
     with _captured(stdin) as (out, err):
         try:
@@ -230,7 +230,7 @@ def run_here(argv: list[str], *, store: Store, stdin: str = "", cwd: str | None 
                 code = int(args.func(args) or 0)
             except GoldenError as exc:
                 print(f"golden: {exc}", file=sys.stderr)
-                code = 1 if isinstance(exc, VerificationError) else int(getattr(args, "error_exit", 1))
+                code = 1 if isinstance(exc, VerificationError) else COULD_NOT_RUN
             except SystemExit as exc:
                 code = int(exc.code or 0)
         sys.stdout.flush()

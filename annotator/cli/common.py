@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from golden_store.db.store import Store
 
 
-# Exit codes of the commands that gate (compare, verify), the same for each, as diff and grep
-# do: 0 the check passed (a WARN passes), 1 it failed, 2 it could not be run at all (an
-# unknown evaluation or version, a measure neither recorded, nothing in common). A CI step
-# can then tell a regression from a broken job. Other commands exit 1 on any error.
+# Exit codes, the same for every command, as diff and grep have them: 0 it did its work (a
+# gate passed; a WARN passes), 1 a check or gate it ran failed, 2 it could not run at all (bad
+# input, an unknown evaluation or version, a measure neither recorded, a refusal). A CI step
+# can then tell a regression from a broken job, whichever command it runs.
 PASSED, FAILED, COULD_NOT_RUN = 0, 1, 2
 GATE_EXIT = {"PASS": PASSED, "WARN": PASSED, "FAIL": FAILED}
 
@@ -92,9 +92,13 @@ def serving(store: Store, caller_cwd: Path | None = None) -> Iterator[None]:
         _caller_cwd.reset(cwd_token)
 
 
-def caller_cwd() -> Path:
-    """The folder the command was run in: the caller's, also when the studio runs it for them."""
-    return _caller_cwd.get() or Path.cwd()
+def caller_cwd() -> Path | None:
+    """The folder the command was run in: the caller's, also when the studio runs it for them;
+    None when the caller is on another machine (``golden --server``): the studio's own folder
+    would be the wrong one."""
+    if _served.get() is not None:
+        return _caller_cwd.get()
+    return Path.cwd()
 
 
 def _store(args: argparse.Namespace, *, create: bool = False) -> Store:

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from annotator.cli import spend
-from annotator.cli.common import _print_json, _Progress, _store, corpus_import, identity, query_editing
+from annotator.cli.common import COULD_NOT_RUN, _print_json, _Progress, _store, corpus_import, identity, query_editing
 
 
 def cmd_corpus_import(args: argparse.Namespace) -> int:
@@ -55,7 +55,7 @@ def cmd_queries_draft(args: argparse.Namespace) -> int:
     store, user = _store(args), identity.cli_user()
     plan = question_drafts.plan(store, user, args.doc_id, n=args.n)
     if not spend.confirm(args, plan):
-        return 1
+        return COULD_NOT_RUN
     res = question_drafts.propose(store, user, args.doc_id, n=args.n)
     picks = [i for i, p in enumerate(res.proposals) if p.usable and not p.compound] if args.accept else []
     added = question_drafts.accept(store, user, res, picks) if picks else []

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from annotator.cli import spend
-from annotator.cli.common import _print_json, _Progress, _store, identity
+from annotator.cli.common import COULD_NOT_RUN, _print_json, _Progress, _store, identity
 
 
 def cmd_nuggets_draft(args: argparse.Namespace) -> int:
@@ -25,7 +25,7 @@ def cmd_nuggets_draft(args: argparse.Namespace) -> int:
         return 0
     plan = nuggets.plan(store, user, targets, batch=args.batch)
     if not spend.confirm(args, plan):
-        return 1
+        return COULD_NOT_RUN
     outs = nuggets.draft_many(store, user, targets, batch=args.batch, progress=_Progress("drafting", "questions"))
     summary = nuggets.summarize(outs)
     if args.json:

@@ -63,7 +63,7 @@ def through_command_route(args: argparse.Namespace, argv: list[str], studio: Any
     inputs, outputs = channel.file_arguments(args)
     names = {p: f"@upload:{i}" for i, p in enumerate(dict.fromkeys(inputs))}
     names.update({p: f"@output:{i}:{Path(p).name}" for i, p in enumerate(dict.fromkeys(outputs))})
-    sent = channel.substitute_paths(_without_client_options(argv), names)
+    sent = channel.substitute_paths(_without_client_options(argv), names) + _callers_git_sha(args)
     stdin = sys.stdin.readline() if getattr(args, "password_stdin", False) else ""
     res = studio.run_command(sent, uploads=list(dict.fromkeys(inputs)), stdin=stdin)
     sys.stdout.write(_named(res["stdout"], names))
@@ -72,6 +72,20 @@ def through_command_route(args: argparse.Namespace, argv: list[str], studio: Any
         if placeholder in res.get("outputs", {}):
             Path(path).write_bytes(base64.b64decode(res["outputs"][placeholder]))
     return int(res["exit_code"])
+
+
+def _callers_git_sha(args: argparse.Namespace) -> list[str]:
+    """``score --record`` pins the git checkout the person runs it in, which is on this machine,
+    not the studio's: its sha is read here and sent as ``--git-sha`` (the note about a checkout
+    that is not clean, or not one, is said here too)."""
+    if args.command != "score" or not getattr(args, "record", None) or getattr(args, "git_sha", None):
+        return []
+    from annotator import provenance
+
+    sha, note = provenance.git_head(Path.cwd())
+    if note:
+        print(f"# {note}", file=sys.stderr)
+    return ["--git-sha", sha] if sha else []
 
 
 def _named(text: str, names: dict[str, str]) -> str:

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from annotator.cli import spend
-from annotator.cli.common import _print_json, _Progress, _store, identity
+from annotator.cli.common import COULD_NOT_RUN, _print_json, _Progress, _store, identity
 
 
 def cmd_runs_import(args: argparse.Namespace) -> int:
@@ -94,9 +94,9 @@ def cmd_pool_judge(args: argparse.Namespace) -> int:
     for problem in plan.problems:
         print(f"Refused: {problem}", file=sys.stderr)
     if plan.problems:
-        return 1
+        return COULD_NOT_RUN
     if not spend.confirm_lines(args, plan.lines(), plan.confirm_label, nothing_to_send=plan.n_items == 0):
-        return 1
+        return COULD_NOT_RUN
     job_id = pool_grading.start(store, user, plan, override=args.override, seed=args.seed, limit=args.limit)
     print(f"Job {job_id} started (golden pool judge-pause {job_id} from another terminal pauses it between chunks).")
     summary = pool_grading.run(store, user, job_id, progress=_Progress("judging", "pool items"))

@@ -291,7 +291,9 @@ def _record_scoring(args: argparse.Namespace, res: Any, gs: Any, run: Any) -> No
     notes = []
     git_sha = args.git_sha
     if git_sha is None:
-        git_sha, note = provenance.git_head(caller_cwd())
+        cwd = caller_cwd()
+        git_sha, note = provenance.git_head(cwd) if cwd else (
+            None, "no git sha recorded: the studio ran the command away from your checkout; give one with --git-sha")
         notes.append(note)
     config_sha = provenance.file_sha256(args.config) if args.config else args.config_sha
     judged = []

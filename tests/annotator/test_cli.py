@@ -30,10 +30,10 @@ def test_demo_freeze_verify_export_diff_flow(tmp_path):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["queries"] == 40
     r = run(tmp_path, "demo", "--small")
-    assert r.returncode == 1 and "only into an empty store" in r.stderr
+    assert r.returncode == 2 and "only into an empty store" in r.stderr
     r = run(tmp_path, "freeze", "demo.v1", "--note", "first cut")
     assert r.returncode == 0 and "data_digest sha256:" in r.stdout
-    assert run(tmp_path, "freeze", "demo.v1").returncode == 1
+    assert run(tmp_path, "freeze", "demo.v1").returncode == 2
     listed = json.loads(run(tmp_path, "versions", "--json").stdout)
     assert [v["name"] for v in listed] == ["demo.v1"] and listed[0]["note"] == "first cut"
     r = run(tmp_path, "verify", "demo.v1")
@@ -70,7 +70,7 @@ def test_errors_are_one_message_on_stderr_and_leave_the_store_alone(tmp_path):
     (d / "b.txt").write_text("fine too")
     (d / "c.txt").write_bytes(b"\xff\xfe bad")
     r = run(tmp_path, "corpus", "import", str(d))
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert "c.txt" in r.stderr and "not valid UTF-8" in r.stderr and "Traceback" not in r.stderr
     strata = json.loads(run(tmp_path, "strata", "list", "--json").stdout)
     assert {s["name"] for s in strata} >= {"negative", "temporal"}
@@ -98,7 +98,7 @@ def test_second_process_is_told_the_store_is_in_use(tmp_path):
     try:
         assert holder.stdout.readline().strip() == "ready"
         r = run(tmp_path, "strata", "list")
-        assert r.returncode == 1
+        assert r.returncode == 2
         assert "is in use by another process" in r.stderr and "Traceback" not in r.stderr
         assert r.stderr.strip().count("\n") == 0
         # frozen versions are plain files: reading them does not need the live store
@@ -113,7 +113,7 @@ def test_second_process_is_told_the_store_is_in_use(tmp_path):
 
 def test_mistyped_db_is_not_silently_created(tmp_path):
     r = run(tmp_path, "--db", str(tmp_path / "typo.duckdb"), "freeze", "v1")
-    assert r.returncode == 1 and "No store at" in r.stderr
+    assert r.returncode == 2 and "No store at" in r.stderr
     assert not (tmp_path / "typo.duckdb").exists()
 
 
@@ -121,7 +121,7 @@ def test_users_add_and_list(tmp_path):
     r = run(tmp_path, "users", "add", "root", "--role", "admin", "--password-stdin", input="0123456789\n")
     assert r.returncode == 0, r.stderr
     r = run(tmp_path, "users", "add", "ann", "--role", "annotator", "--role", "reviewer", "--password-stdin", input="short\n")
-    assert r.returncode == 1 and "at least" in r.stderr
+    assert r.returncode == 2 and "at least" in r.stderr
     rows = json.loads(run(tmp_path, "users", "list", "--json").stdout)
     assert [(u["username"], u["roles"]) for u in rows] == [("root", ["admin"])]
 
@@ -189,7 +189,7 @@ def test_resolve_batch_from_a_folder(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"quote_id": "a", "quote": ""}\n{"quote": "x"}\n'
                                         '{"quote_id": "b", "quote": "x", "doc_id": "nope"}\n')
     r = run(tmp_path, "resolve", "--corpus", str(corpus), "--quotes", "bad.jsonl", "--out", "o2.jsonl")
-    assert r.returncode == 1 and not (tmp_path / "o2.jsonl").exists()
+    assert r.returncode == 2 and not (tmp_path / "o2.jsonl").exists()
     assert "line 1: field 'quote' is missing or empty" in r.stderr
     assert "line 2: field 'quote_id' is missing" in r.stderr and "line 3: doc_id 'nope'" in r.stderr
 
@@ -221,7 +221,7 @@ def test_survival_and_live_verify(tmp_path):
     r = run(tmp_path, "verify")
     assert r.returncode == 1 and "query q001 evidence e1" in r.stderr
     r = run(tmp_path, "freeze", "v2")
-    assert r.returncode == 1 and "query q001 evidence e1" in r.stderr
+    assert r.returncode == 2 and "query q001 evidence e1" in r.stderr
 
 
 def test_rounds_and_agreement_from_the_cli(tmp_path):
@@ -237,7 +237,7 @@ def test_rounds_and_agreement_from_the_cli(tmp_path):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == {"round_id": "r1"}
     bad = run(tmp_path, "rounds", "start", "--annotators", "ann", "--n", "3")
-    assert bad.returncode == 1 and "at least two annotators" in bad.stderr
+    assert bad.returncode == 2 and "at least two annotators" in bad.stderr
     # the two annotators grade the round's items (through the store API the Judge page uses)
     from golden_store.live import judging
     from golden_store.db.store import Store
@@ -278,7 +278,7 @@ def test_nuggets_draft_export_and_answers_from_the_cli(tmp_path, llm_server, mon
                                                       "quote": quote}]}))}
     # the estimate first; without a terminal and without --yes nothing is sent
     refused = run(tmp_path, "nuggets", "draft", "--query", "q001", "q009", "--batch")
-    assert refused.returncode == 1 and "pass --yes" in refused.stderr
+    assert refused.returncode == 2 and "pass --yes" in refused.stderr
     assert "Nugget drafting: 1 call(s)" in refused.stdout and "Batch API" in refused.stdout
     assert llm_server.requests == []
     r = run(tmp_path, "nuggets", "draft", "--query", "q001", "q009", "--batch", "--json", "--yes")
@@ -296,7 +296,7 @@ def test_nuggets_draft_export_and_answers_from_the_cli(tmp_path, llm_server, mon
     assert (tmp_path / "n.jsonl").read_text() == ""
     (tmp_path / "a.jsonl").write_text('{"query_id": "q001", "answer": "ok"}\n{"query_id": "zzz", "answer": "x"}\n')
     bad = run(tmp_path, "answers", "import", "a.jsonl", "--system", "rag")
-    assert bad.returncode == 1 and "a.jsonl line 2: unknown query_id 'zzz'" in bad.stderr
+    assert bad.returncode == 2 and "a.jsonl line 2: unknown query_id 'zzz'" in bad.stderr
     (tmp_path / "a.jsonl").write_text('{"query_id": "q001", "answer": "ok"}\n')
     assert run(tmp_path, "answers", "import", "a.jsonl", "--system", "rag").returncode == 0
     assert "No fully assigned answer yet" in run(tmp_path, "nuggets", "scores").stdout
@@ -358,13 +358,13 @@ def test_answers_score_reproduces_start_here_step_8(tmp_path):
     (tmp_path / "bad.jsonl").write_text(json.dumps({"query_id": "u00", "answer": "x", "outcome": "answered"}) + "\n"
                                         + json.dumps({"query_id": "u01", "answer": "y", "outcome": "idk"}) + "\n")
     bad = run(tmp_path, "answers", "import", "bad.jsonl", "--system", "hr-bot", "--replace")
-    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert ("bad.jsonl line 2: field 'outcome' must be one of answered, abstained, refused (or left out when "
             "not known), not 'idk'") in bad.stderr
     assert score() == before
     # an unknown system is an error, not an empty report
     nope = run(tmp_path, "answers", "score", "--system", "nope")
-    assert nope.returncode == 1 and "nope" in nope.stderr
+    assert nope.returncode == 2 and "nope" in nope.stderr
 
 
 def test_golden_version_prints_the_packages_version(capsys):

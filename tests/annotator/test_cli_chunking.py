@@ -173,7 +173,7 @@ def test_bad_lines_are_refused_naming_file_line_and_field(tiny, capsys):
     for args in (["score", "--version", "v1", "--run", bad, "-m", "RR"],
                  ["chunking", "--version", "v1", "--budget", "10", bad]):
         rc, out, err = cli(capsys, *args)
-        assert rc == 1 and not out
+        assert rc == 2 and not out
         assert f"{bad} line 2: 'start' and 'end' must both be given" in err
         assert f"{bad} line 4: unknown doc id 'nope'" in err
         assert f"{bad} line 5: 'rank' must be a positive integer" in err
@@ -185,7 +185,7 @@ def test_bad_lines_are_refused_naming_file_line_and_field(tiny, capsys):
         {"query_id": "q1", "rank": 2, "doc_id": "d", "text": "t10", "start": 0, "end": 3},  # text is not d[0:3]
     ])
     rc, _, err = cli(capsys, "score", "--version", "v1", "--run", e_twice, "-m", "RR")
-    assert rc == 1
+    assert rc == 2
     assert f"{e_twice} line 1: the passage could not be placed in 'd' (unresolved)" in err
     assert "'start' and 'end' offsets" in err
     assert f"{e_twice} line 2: 'text' is not the document's text at [0, 3)" in err
@@ -193,10 +193,10 @@ def test_bad_lines_are_refused_naming_file_line_and_field(tiny, capsys):
     dup = write(tiny, "dup.jsonl", [{"query_id": "q1", "rank": 1, **chunk("d", 10, 19)},
                                     {"query_id": "q1", "rank": 2, "doc_id": "d", "text": D[tok(10):tok(19) + 3]}])
     rc, _, err = cli(capsys, "chunking", "--version", "v1", "--budget", "10", dup)
-    assert rc == 1 and f"{dup} line 2: 'd' [40, 79) repeats a passage" in err
+    assert rc == 2 and f"{dup} line 2: 'd' [40, 79) repeats a passage" in err
     # a passage run needs a version
     rc, _, err = cli(capsys, "score", "--qrels", bad, "--run", bad, "-m", "RR")
-    assert rc == 1 and "scored against a frozen version" in err
+    assert rc == 2 and "scored against a frozen version" in err
 
 
 def test_ambiguous_text_is_refused_with_the_places(store, tmp_path, monkeypatch, capsys):
@@ -213,7 +213,7 @@ def test_ambiguous_text_is_refused_with_the_places(store, tmp_path, monkeypatch,
     run = write(tmp_path, "amb.jsonl", [{"query_id": "q1", "rank": 1, "doc_id": "h",
                                          "text": "The badge office opens at nine."}])
     rc, _, err = cli(capsys, "score", "--version", "v1", "--run", run, "-m", "RR")
-    assert rc == 1
+    assert rc == 2
     assert f"{run} line 1: the passage could not be placed in 'h' (ambiguous" in err
     assert "give 'start' and 'end' to say which" in err
     # the offsets say which: scored

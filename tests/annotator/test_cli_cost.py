@@ -29,7 +29,7 @@ def test_queries_draft_refused_without_yes_then_run_with_it(tmp_path, llm_server
         {"question": "What is the rate and who approves it?", "excerpts": [quote], "stratum": "tabular",
          "is_compound": True}]}), usage=CACHED))
     refused = run(tmp_path, "queries", "draft", "expenses-per-diem", "--n", "2")
-    assert refused.returncode == 1
+    assert refused.returncode == 2
     assert refused.stderr.strip().startswith("golden: Not run:") and "pass --yes" in refused.stderr
     assert "Question drafting: 1 call(s) to claude-sonnet-4-5" in refused.stdout
     assert "Caching applies" in refused.stdout and "This job runs synchronously" in refused.stdout
@@ -52,7 +52,7 @@ def test_nuggets_draft_asks_on_a_terminal(tmp_path, llm_server, monkeypatch, cap
     llm_server.default = lambda body: (200, message(json.dumps({"insufficient_evidence": True, "nuggets": []}),
                                                     usage=CACHED))
     monkeypatch.setattr("sys.stdin", _Terminal("n\n"))
-    assert main(["nuggets", "draft", "--query", "q001", "q009"]) == 1
+    assert main(["nuggets", "draft", "--query", "q001", "q009"]) == 2
     said = capsys.readouterr().out
     assert "Nugget drafting: 1 call(s)" in said and "Confirm: spend ≈ $" in said and "nothing was sent" in said
     assert llm_server.requests == []

@@ -76,17 +76,17 @@ def test_compare_remotely_gives_the_gate_verdict_and_exit_status(demo_store, rem
 
 def test_refusals_and_commands_without_a_remote_form(demo_store, remote, tokens, tmp_path, capsys, monkeypatch):  # noqa: F811
     code, _, err = _run(capsys, "--server", remote, "init")
-    assert code == 1 and err.startswith("golden: init does not use the studio's store, so it has no remote form")
+    assert code == 2 and err.startswith("golden: init does not use the studio's store, so it has no remote form")
     assert err.count("\n") == 1
     # every command that uses the store has a remote form (issue 38 item 1): the studio runs it, same output
     local = _run(capsys, "runs", "retire", "x", "--reason", "y")
-    assert local[0] == 1 and _run(capsys, "--server", remote, "runs", "retire", "x", "--reason", "y") == local
+    assert local[0] == 2 and _run(capsys, "--server", remote, "runs", "retire", "x", "--reason", "y") == local
     monkeypatch.setenv("GOLDEN_TOKEN", tokens["annotator"])
     code, _, err = _run(capsys, "--server", remote, "freeze", "v9")
-    assert code == 1 and "may not freeze a version" in err
+    assert code == 2 and "may not freeze a version" in err
     monkeypatch.delenv("GOLDEN_TOKEN")
     code, _, err = _run(capsys, "--server", remote, "versions")
-    assert code == 1 and "needs an API token" in err
+    assert code == 2 and "needs an API token" in err
     token_file = tmp_path / "token"
     token_file.write_text(tokens["lead"] + "\n")
     code, out, _ = _run(capsys, "--server", remote, "--token-file", str(token_file), "versions")

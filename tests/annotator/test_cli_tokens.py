@@ -80,7 +80,7 @@ def test_errors_are_one_sentence_and_exit_1(initialized, capsys):
              (("tokens", "uses", "nope"), "No API token 'nope'")]
     for args, message in cases:
         code, out, err = golden(capsys, *args)
-        assert code == 1 and err.startswith(f"golden: {message}") and err.count("\n") == 1, (args, err)
+        assert code == 2 and err.startswith(f"golden: {message}") and err.count("\n") == 1, (args, err)
     assert [t.name for t in api_tokens.list_tokens(s(), cli_user())] == ["ci"]
 
 

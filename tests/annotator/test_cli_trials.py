@@ -111,13 +111,13 @@ def test_a_recorded_trial_is_refused_with_the_store_unchanged_unless_replace(sco
                   ["--trial", "2", "--judge-model", "m"], ["--trial", "2", "--config", "missing.yaml"],
                   ["--trial", "2", "--config", "pipeline.yaml", "--config-sha", "x"]):
         r = golden(cwd, *base, "--run", "bad.txt", *extra)
-        assert r.returncode == 1, (extra, r.stderr)
+        assert r.returncode == 2, (extra, r.stderr)
     r = golden(cwd, *base, "--run", "bad.txt", "--trial", "1")
     assert "(trial 1) is already recorded; results are never overwritten" in r.stderr and "--replace" in r.stderr
     r = golden(cwd, *base, "--run", "bad.txt", "--trial", "2", "--judged", "Success@1")
     assert "judged by a model" in r.stderr and "Nothing was recorded" in r.stderr
     r = golden(cwd, "score", "--version", "v1", "-m", "Success@1", "--run", "bad.txt", "--trial", "3")
-    assert r.returncode == 1 and "add --record" in r.stderr
+    assert r.returncode == 2 and "add --record" in r.stderr
     with Store.open(os.environ["GOLDEN_DB"]) as s:
         assert table_snapshot(s) == before
     # --replace swaps trial 1's rows for the bad run's
@@ -207,6 +207,6 @@ def test_pass_hat_10_worked_example_through_the_cli(tmp_path):
     e = json.loads(golden(tmp_path, "results", "trials", "bench", "--json", "--pass-threshold", "0").stdout)
     assert e["metrics"]["Success@1"]["pass_hat_k"] == 1.0
     r = golden(tmp_path, "results", "trials", "bench", "-m", "nDCG@10")
-    assert r.returncode == 1 and "no recorded metric nDCG@10" in r.stderr
+    assert r.returncode == 2 and "no recorded metric nDCG@10" in r.stderr
     r = golden(tmp_path, "results", "trials", "nope")
-    assert r.returncode == 1 and "No recorded evaluation" in r.stderr
+    assert r.returncode == 2 and "No recorded evaluation" in r.stderr

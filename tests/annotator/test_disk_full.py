@@ -77,7 +77,7 @@ def test_a_full_disk_during_a_corpus_import_says_so_in_one_sentence_and_changes_
         r = disk.run([*GOLDEN, "corpus", "import", str(corpus)], cwd=tmp_path,
                      env=_env(GOLDEN_DB=str(db), TMPDIR=str(tmp_path / "tmp")))
 
-        assert r.returncode == 1, r.stderr  # as every command that cannot do its work (annotator/cli)
+        assert r.returncode == 2, r.stderr  # 2: could not run, as every command that cannot do its work (annotator/cli)
         sentence = _one_sentence(r.stderr)
         assert sentence.startswith(disk.no_room_head), sentence
         if disk.mechanism == "tmpfs":  # what ran out, named with its file, and what to do
@@ -113,7 +113,7 @@ def test_a_full_versions_disk_during_a_freeze_says_so_and_leaves_no_temp_folder(
         env = _env(GOLDEN_DB=golden_db, GOLDEN_VERSIONS=str(versions))
         r = disk.run([*GOLDEN, "freeze", "full.v1"], cwd=tmp_path, env=env)
 
-        assert r.returncode == 1, r.stderr
+        assert r.returncode == 2, r.stderr
         sentence = _one_sentence(r.stderr)
         assert sentence.startswith(disk.no_room_head), sentence
         if disk.mechanism == "tmpfs":

@@ -117,7 +117,7 @@ def test_serve_port_from_flag_or_environment(monkeypatch, tmp_path):
 def test_serve_refuses_a_bad_port_in_the_environment(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("STREAMLIT_SERVER_PORT", "eighty")
     monkeypatch.setattr(os, "execve", lambda *a: pytest.fail("must not start"))
-    assert cli.main(["--db", os.environ["GOLDEN_DB"], "serve"]) == 1
+    assert cli.main(["--db", os.environ["GOLDEN_DB"], "serve"]) == 2
     assert "STREAMLIT_SERVER_PORT" in capsys.readouterr().err
 
 

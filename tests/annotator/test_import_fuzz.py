@@ -135,7 +135,7 @@ def check_one(project, kind: str, data: bytes, n: int) -> None:
     assert "Traceback" not in err
     if rc == 0:
         return
-    assert rc == 1, err
+    assert rc == 2, err
     assert err.startswith("golden: "), err
     assert path.name in err, f"the message does not name the file:\n{err[:2000]}"
     assert len(err) < 20_000, f"a {len(err)}-character message"

@@ -53,7 +53,7 @@ def refused(path, *args: str, line: int | None = None, says: str = "") -> str:
     """Run an import that must be refused cleanly; return its message."""
     before = snapshot()
     rc, _, err = golden(*args)
-    assert rc == 1, err
+    assert rc == 2, err
     assert err.startswith("golden: ") and "Traceback" not in err
     assert str(path) in err, err
     if line is not None:

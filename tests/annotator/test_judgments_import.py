@@ -414,7 +414,7 @@ def test_the_cli_imports_lists_and_retracts(tmp_path):
     bad.write_text("301 0 FT-1 3\n302 0 FT-2 9\n")
     before = snapshot()
     rc, _, err = golden("judgments", "import", str(bad))
-    assert rc == 1 and err.startswith("golden: ") and f"{bad} line 2: the grade 9 is above" in err, err
+    assert rc == 2 and err.startswith("golden: ") and f"{bad} line 2: the grade 9 is above" in err, err
     assert snapshot() == before
     good = tmp_path / "nist.qrels"
     good.write_text("301 0 FT-1 3\n302 0 FT-2 1\n302 0 FT-3 -1\n")

@@ -341,7 +341,7 @@ def test_cli_shows_the_estimate_asks_before_spending_and_reports(full_demo, judg
     cid = _calibration(store)
     store.close()
     refused = _golden("pool", "judge", "--calibration", cid, "--limit", "6")
-    assert refused.returncode == 1 and "pass --yes" in refused.stderr
+    assert refused.returncode == 2 and "pass --yes" in refused.stderr
     assert "Pool grading: 6 call(s) to claude-sonnet-4-5" in refused.stdout and "Caching applies" in refused.stdout
     assert "all-human $" in refused.stdout and "cascade $" in refused.stdout
     assert not judge_server.requests  # nothing sent before the cost was confirmed
@@ -354,7 +354,7 @@ def test_cli_shows_the_estimate_asks_before_spending_and_reports(full_demo, judg
     sample = _golden("pool", "judge-sample", "--json")
     assert json.loads(sample.stdout)["graded_by_people"] == 0
     low = _golden("pool", "judge", "--calibration", "c1", "--limit", "2", "--yes")
-    assert low.returncode == 1 and "Refused" in low.stderr  # the demo's uploaded calibration: no rubric text
+    assert low.returncode == 2 and "Refused" in low.stderr  # the demo's uploaded calibration: no rubric text
 
 
 def test_a_calibration_saved_despite_failed_checks_cannot_drive_the_pool(full_demo, judge_server):

@@ -204,20 +204,20 @@ def test_cli_skip_unknown_retire_and_list(tmp_path, capsys):
     with Store.open(db) as s:
         load_demo(s, cli_user())
     p = _write(tmp_path, "a.trec", TREC_WITH_UNKNOWN)
-    assert cli.main(["--db", str(db), "runs", "import", str(p), "--system", "bm25"]) == 1
+    assert cli.main(["--db", str(db), "runs", "import", str(p), "--system", "bm25"]) == 2
     err = capsys.readouterr().err
     assert "Pass --skip-unknown" in err and "q999" in err
     assert cli.main(["--db", str(db), "runs", "import", str(p), "--system", "bm25", "--skip-unknown"]) == 0
     out = capsys.readouterr().out
     assert "Imported 2 results as run bm25 (trec). Skipped 3 line(s) for 2 unknown query id(s): q998, q999." in out
-    assert cli.main(["--db", str(db), "runs", "import", str(p), "--system", "bm25", "--skip-unknown"]) == 1
+    assert cli.main(["--db", str(db), "runs", "import", str(p), "--system", "bm25", "--skip-unknown"]) == 2
     assert "Pass --replace" in capsys.readouterr().err
     assert cli.main(["--db", str(db), "runs", "retire", "bm25", "--reason", "stale index"]) == 0
     assert "Retired run 'bm25'" in capsys.readouterr().out
     assert cli.main(["--db", str(db), "runs", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [(r["system"], r["status"], r["reason"]) for r in listed] == [("bm25", "retired", "stale index")]
-    assert cli.main(["--db", str(db), "pool", "build", "--depth", "5"]) == 1
+    assert cli.main(["--db", str(db), "pool", "build", "--depth", "5"]) == 2
     assert "No active runs" in capsys.readouterr().err
     assert cli.main(["--db", str(db), "runs", "restore", "bm25"]) == 0
     assert cli.main(["--db", str(db), "pool", "build", "--depth", "5"]) == 0

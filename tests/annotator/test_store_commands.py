@@ -73,7 +73,7 @@ def test_copy_refuses_a_destination_that_is_not_empty(tmp_path, pg_url):
     with Store.open(pg_url) as s:
         before = store_digests(s)
     r = golden(tmp_path, "copy", str(a), pg_url)
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert "it is not empty" in r.stderr and "nothing was written" in r.stderr and "Traceback" not in r.stderr
     with Store.open(pg_url) as s:
         assert store_digests(s) == before
@@ -81,10 +81,10 @@ def test_copy_refuses_a_destination_that_is_not_empty(tmp_path, pg_url):
     c = tmp_path / "c.duckdb"
     assert golden(tmp_path, "--db", str(c), "demo", "--small").returncode == 0
     r = golden(tmp_path, "copy", pg_url, str(c))
-    assert r.returncode == 1 and "is not empty" in r.stderr
+    assert r.returncode == 2 and "is not empty" in r.stderr
     # a source that does not exist is not silently created
     r = golden(tmp_path, "copy", str(tmp_path / "missing.duckdb"), str(tmp_path / "d.duckdb"))
-    assert r.returncode == 1 and "No store at" in r.stderr and not (tmp_path / "missing.duckdb").exists()
+    assert r.returncode == 2 and "No store at" in r.stderr and not (tmp_path / "missing.duckdb").exists()
 
 
 def test_a_copy_the_destination_stores_differently_fails_and_writes_nothing(tmp_path, pg_url):
@@ -101,7 +101,7 @@ def test_a_copy_the_destination_stores_differently_fails_and_writes_nothing(tmp_
                      "BEGIN NEW.text := NEW.text || ' (altered)'; RETURN NEW; END $$")
         conn.execute("CREATE TRIGGER alter_q BEFORE INSERT ON query_revisions FOR EACH ROW EXECUTE FUNCTION alter_q()")
     r = golden(tmp_path, "copy", str(a), pg_url)
-    assert r.returncode == 1, r.stdout
+    assert r.returncode == 2, r.stdout
     assert "copy check failed" in r.stderr and "query_revisions" in r.stderr and "nothing was written" in r.stderr
     with Store.open(pg_url) as s:
         assert s.read_one("SELECT count(*) FROM query_revisions")[0] == 0
@@ -147,12 +147,12 @@ def test_migrate_refuses_a_newer_store_and_changes_nothing(tmp_path):
                                         [SCHEMA_VERSION + 5]))
     before = path.read_bytes()
     r = golden(tmp_path, "migrate", "--db", str(path))
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert f"schema version {SCHEMA_VERSION + 5}, newer than this code's {SCHEMA_VERSION}" in r.stderr
     assert "nothing was changed" in r.stderr and "Traceback" not in r.stderr
     assert path.read_bytes() == before
     r = golden(tmp_path, "migrate", "--db", str(tmp_path / "nope.duckdb"))
-    assert r.returncode == 1 and "No store at" in r.stderr and not (tmp_path / "nope.duckdb").exists()
+    assert r.returncode == 2 and "No store at" in r.stderr and not (tmp_path / "nope.duckdb").exists()
 
 
 def test_migrate_an_older_postgres_store(tmp_path, pg_url, monkeypatch):

@@ -68,7 +68,7 @@ def test_cli_refuses_whitespace_in_system_names(tmp_path):
     for args in (["answers", "import", str(_answers(tmp_path)), "--system", BAD],
                  ["runs", "import", str(_run(tmp_path)), "--system", BAD]):
         r = golden(*args)
-        assert r.returncode == 1, (args, r.stdout, r.stderr)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert r.stderr.strip() == f"golden: System name {BAD!r} refused: {RULE}."
 
 

@@ -77,11 +77,11 @@ def test_import_takes_an_optional_tier_and_refuses_a_bad_one_naming_file_line_fi
     before = table_snapshot(store)
     (tmp_path / "bad.csv").write_text("id,text,stratum,tier\nt5,New?,lexical,smoke\nt6,Other?,lexical,nightly\n")
     rc, _, err = golden(capsys, "queries", "import", str(tmp_path / "bad.csv"))
-    assert rc == 1 and "bad.csv line 3: field 'tier' must be one of smoke, regression, release (or empty), got 'nightly'" in err
+    assert rc == 2 and "bad.csv line 3: field 'tier' must be one of smoke, regression, release (or empty), got 'nightly'" in err
     (tmp_path / "bad.jsonl").write_text('{"id": "t5", "text": "New?", "stratum": "lexical", "tier": "Smoke"}\n'
                                         '{"id": "t6", "text": "Other?", "stratum": "lexical", "tier": 1}\n')
     rc, _, err = golden(capsys, "queries", "import", str(tmp_path / "bad.jsonl"))
-    assert rc == 1 and "bad.jsonl line 1: field 'tier' must be one of" in err and "bad.jsonl line 2: field 'tier'" in err
+    assert rc == 2 and "bad.jsonl line 1: field 'tier' must be one of" in err and "bad.jsonl line 2: field 'tier'" in err
     assert table_snapshot(store) == before  # refused: the store is unchanged
     # re-importing without the column keeps the stored tiers; with it, a change is a new revision
     (tmp_path / "again.csv").write_text("id,text,stratum\nt1,How many days carry over?,temporal\n")
@@ -90,7 +90,7 @@ def test_import_takes_an_optional_tier_and_refuses_a_bad_one_naming_file_line_fi
     assert queries.get_query(store, "t1").tier == "smoke"
     (tmp_path / "move.jsonl").write_text('{"id": "t1", "text": "How many days carry over?", "stratum": "temporal", '
                                          '"tier": "regression"}\n')
-    assert golden(capsys, "queries", "import", str(tmp_path / "move.jsonl"))[0] == 1  # exists: needs --update
+    assert golden(capsys, "queries", "import", str(tmp_path / "move.jsonl"))[0] == 2  # exists: needs --update
     assert golden(capsys, "queries", "import", str(tmp_path / "move.jsonl"), "--update")[0] == 0
     assert [r.tier for r in [queries.get_query(store, "t1")]] == ["regression"]
     assert store.read("SELECT tier FROM query_revisions WHERE query_id = 't1' ORDER BY event_id") == [
@@ -144,10 +144,10 @@ def test_freeze_carries_the_tier_and_score_and_compare_restrict_to_it(demo_store
     assert rep["definitions"]["_scope"].startswith("tier release only: 4 of")
     rc, _, err = golden(capsys, "score", "--version", "v0", "--run", str(tmp_path / "run.txt"), "-m", "R@10",
                         "--tier", "smoke")
-    assert rc == 1 and "No question of tier smoke in version 'v0'" in err
+    assert rc == 2 and "No question of tier smoke in version 'v0'" in err
     rc, _, err = golden(capsys, "score", "--qrels", str(tmp_path / "run.txt"), "--run", str(tmp_path / "run.txt"),
                         "-m", "R@10", "--tier", "smoke")
-    assert rc == 1 and "--tier needs --version" in err
+    assert rc == 2 and "--tier needs --version" in err
     with pytest.raises(SystemExit) as exc:
         golden(capsys, "score", "--version", "v1", "--run", str(tmp_path / "run.txt"), "-m", "R@10", "--tier", "nightly")
     assert exc.value.code == 2 and "invalid choice: 'nightly'" in capsys.readouterr().err

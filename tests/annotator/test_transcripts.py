@@ -208,7 +208,7 @@ def test_cli_import_and_sample(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"evaluation_id": "r"}\n')
     r = run(tmp_path, "transcripts", "import", "bad.jsonl")
-    assert r.returncode == 1 and "bad.jsonl line 1" in r.stderr
+    assert r.returncode == 2 and "bad.jsonl line 1" in r.stderr
 
 
 def test_evidence_marking_whole_and_cut():

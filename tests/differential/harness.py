@@ -379,7 +379,7 @@ def _check_pool(rep, db, root, w, finals) -> None:
     for name, lines in w.doc_runs.items():
         rc, _o, err = golden(db, "runs", "import", str(root / f"{name}.trec"), "--system", name)
         if any(True for _ in _all_repeats(lines)):  # trec_eval's rule holds at import too (probe U4)
-            rep.expect(rc == 1 and "lists document" in err and "again" in err,
+            rep.expect(rc == 2 and "lists document" in err and "again" in err,
                        f"runs import {name}: a document listed twice was not refused (rc {rc})")
             rep.count("duplicate refusals")
             continue

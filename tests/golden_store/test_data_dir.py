@@ -98,7 +98,7 @@ def test_an_unwritable_data_directory_is_one_sentence_and_the_store_is_left_as_i
     corpus = _corpus(tmp_path)
     env = dict(os.environ, GOLDEN_DB=pg_db, GOLDEN_DATA_DIR=str(data))
     r = _golden(tmp_path, env, "corpus", "import", str(corpus))
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0, r.stderr  # one sentence, no traceback
     assert f"The data directory {data} cannot be written" in r.stderr
     assert "set GOLDEN_DATA_DIR to a folder this user can write" in r.stderr
@@ -133,7 +133,7 @@ def test_golden_api_refuses_to_start_on_an_unwritable_data_directory(tmp_path, p
     env = dict(os.environ, GOLDEN_DB=pg_db, GOLDEN_DATA_DIR=str(blocker / "golden"))
     r = subprocess.run([str(GOLDEN), "api", "--port", str(_free_port())], capture_output=True, text=True,
                        env=env, cwd=tmp_path, timeout=120)
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert r.stderr.strip().startswith(f"golden: The data directory {blocker / 'golden'} cannot be written")
     assert "GOLDEN_DATA_DIR" in r.stderr and r.stderr.strip().count("\n") == 0
 

@@ -136,4 +136,4 @@ def test_pool_cli_json_shape(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("q001 Q0 pension 1 1.0 x\nq001 Q0 pension\n")
     r = run("runs", "import", "bad.txt", "--system", "x")
-    assert r.returncode == 1 and "bad.txt line 2" in r.stderr
+    assert r.returncode == 2 and "bad.txt line 2" in r.stderr

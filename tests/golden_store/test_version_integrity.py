@@ -179,11 +179,11 @@ def test_keygen_freeze_sign_and_verify_key_on_the_cli(demo_store, tmp_path):
     key = tmp_path / "k"
     rc, out, err = golden("keygen", str(key))
     assert rc == 0 and "ed25519:" in out, err
-    assert golden("keygen", str(key))[0] == 1  # never overwrites
+    assert golden("keygen", str(key))[0] == 2  # never overwrites
     rc, out, err = golden("freeze", "s1", "--sign", str(key))
     assert rc == 0 and "signed" in out, err
     rc, out, err = golden("freeze", "s2", "--sign", str(tmp_path / "missing.key"))
-    assert rc == 1 and "no such key file" in err and not (tmp_path / "versions" / "s2").exists()
+    assert rc == 2 and "no such key file" in err and not (tmp_path / "versions" / "s2").exists()
     rc, out, err = golden("verify", "s1", "--key", f"{key}.pub")
     assert rc == 0 and "signature by the verify key checked" in out and "no signature checked" not in out, err
     rc, out, err = golden("freeze", "plain")

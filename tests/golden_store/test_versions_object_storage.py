@@ -383,12 +383,12 @@ def test_the_cli_with_golden_versions_in_s3(demo_store, s3_server, s3_versions, 
     qrels = (tmp_path / "out" / "qrels.txt").read_text()
     assert qrels and qrels.splitlines()[0].split()[1] == "0"
     r = _golden("freeze", "golden.v1", env=env, cwd=tmp_path)
-    assert r.returncode == 1 and "already exists at s3://" in r.stderr
+    assert r.returncode == 2 and "already exists at s3://" in r.stderr
     _put(s3_server, s3_versions, "golden.v3/documents.parquet", b"PAR1")  # a leftover, fresh: not swept
     r = _golden("versions", "--sweep", env=env, cwd=tmp_path)
     assert r.returncode == 0 and "No stale leftovers" in r.stdout, r.stderr
     r = _golden("versions", env={"GOLDEN_VERSIONS": "s3://no-such-bucket/versions"}, cwd=tmp_path)
-    assert r.returncode == 1 and r.stdout == ""
+    assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "GOLDEN_VERSIONS=s3://no-such-bucket/versions: bucket" in r.stderr
 
 

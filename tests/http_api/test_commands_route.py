@@ -73,3 +73,24 @@ def test_commands_that_need_no_store_say_so(demo_store, remote, capsys):  # noqa
     assert code != 0 and "does not use the studio's store" in err and err.count("\n") == 1
     assert cli.main(["--server", remote, "webhooks", "deliver", "--loop"]) != 0
     assert "already delivers webhooks" in capsys.readouterr().err
+
+
+def test_score_record_remotely_pins_the_callers_git_checkout(demo_store, remote, tokens, tmp_path, capsys,  # noqa: F811
+                                                              monkeypatch):
+    import subprocess
+
+    repo = tmp_path / "pipeline"
+    repo.mkdir()
+    git = ["git", "-c", "user.email=ci@example.org", "-c", "user.name=ci"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    (repo / "config.yaml").write_text("k: 10\n")
+    subprocess.run([*git, "add", "config.yaml"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "c"], cwd=repo, check=True)
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    run = run_file(tmp_path, [f"q{i:03d}" for i in range(1, 11)])
+    assert _run(capsys, "--server", remote, "freeze", "v1")[0] == 0
+    monkeypatch.chdir(repo)  # the pipeline's checkout, on the caller's machine (the studio runs elsewhere)
+    code, out, err = _run(capsys, "--server", remote, "score", "--version", "v1", "--run", str(run), "-m", "R@10",
+                          "--record", "e1", "--system", "s")
+    assert code == 0, err
+    assert demo_store.read("SELECT DISTINCT git_sha FROM eval_results WHERE evaluation_id = 'e1'") == [(sha,)]

@@ -96,7 +96,7 @@ def test_golden_score_cli(tmp_path):
     assert rep["mean"]["RR"] == 0.25 and "RR" in rep["definitions"]
     out = subprocess.run([golden, "score", "--qrels", "q.txt", "--run", "r.txt", "-m", "nDCG@ten"],
                          capture_output=True, text=True, cwd=tmp_path, env=env)
-    assert out.returncode == 1 and "Unknown measure" in out.stderr
+    assert out.returncode == 2 and "Unknown measure" in out.stderr
 
 
 def test_record_and_compare_from_the_cli(tmp_path):
@@ -115,7 +115,7 @@ def test_record_and_compare_from_the_cli(tmp_path):
     assert run("score", "--version", "v1", "--run", "good.txt", "-m", "R@10", "--record", "good").returncode == 0
     assert run("score", "--version", "v1", "--run", "bad.txt", "-m", "R@10", "--record", "bad").returncode == 0
     r = run("score", "--version", "v1", "--run", "bad.txt", "-m", "R@10", "--record", "bad")
-    assert r.returncode == 1 and "never overwritten" in r.stderr
+    assert r.returncode == 2 and "never overwritten" in r.stderr
     r = run("compare", "good", "bad")
     assert r.returncode == 1 and "R(rel=2)@10: FAIL" in r.stdout
     r = run("compare", "bad", "good", "--json")

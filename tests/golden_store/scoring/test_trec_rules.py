@@ -140,7 +140,7 @@ def test_a_bad_line_is_named_once_without_a_pandas_warning(tmp_path):
     good = _write(tmp_path / "good.txt", "q1 Q0 a 1 2.0 t\n")
     out = subprocess.run([golden, "score", "--qrels", str(qrels), "--run", str(good), "-m", "AP"],
                          capture_output=True, text=True, env=env)
-    assert out.returncode == 1
+    assert out.returncode == 2
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "line 3: not a qrels line" in lines[0], out.stderr
     assert "Warning" not in out.stderr
