@@ -164,8 +164,8 @@ def render_cli(parser: argparse.ArgumentParser | None = None) -> str:
             lines.append(f"| `{_md(_arg_form(a))}` | {_md(a.help or '')} | {_default(a)} |")
     lines += [
         "",
-        "Exit status: 0 ok, 1 a failure (for `compare` and `verify`: the gate or check failed), "
-        "2 a usage error or, for a command that gates, could not run.",
+        "Exit status, the same for every command: 0 done, 1 a check or gate failed (`compare`, `verify`, "
+        "`calibration`), 2 could not run (an error, a refusal, a declined spend, a usage error).",
         "",
         "## Commands",
         "",
