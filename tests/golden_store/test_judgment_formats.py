@@ -55,7 +55,9 @@ def test_beir_needs_its_header_and_reads_tabs_crlf_and_blank_lines():
 def test_format_is_told_from_the_content():
     assert jf.detect_format("a", "# c\n\n301 0 d 1\n") == "trec"
     assert jf.detect_format("a", "query-id\tcorpus-id\tscore\n") == "beir"
-    assert jf.detect_format("a", "  [{\"id\": 1}]") == "labelstudio"
+    assert jf.detect_format("a", "  [{\"id\": 1, \"data\": {}, \"annotations\": []}]") == "labelstudio"
+    with pytest.raises(ValidationError, match="first record has keys id, which is not a judgments export"):
+        jf.detect_format("a", "  [{\"id\": 1}]")  # a list of something else: named by its keys
     with pytest.raises(ValidationError, match="a line 2: cannot tell"):
         jf.detect_format("a", "\nhello there\n")
     with pytest.raises(ValidationError, match="holds no judgments"):
