@@ -191,13 +191,12 @@ def sign_flip_p_scipy(d: np.ndarray, n_resamples: float = np.inf, seed: int = 1)
     nz = nz[nz != 0]
     if nz.size <= 1:  # no difference, or one: both of its sign patterns are as far from 0 (scipy needs 2)
         return 1.0
-    if abs(math.fsum(nz)) <= 1e-9 * float(np.abs(nz).sum()):
-        # the observed mean is 0 (e.g. +0.3691 and -0.3691 with the rest cancelling): in exact
-        # arithmetic every pattern is at least as far from 0, so p is 1. scipy's tie tolerance is
-        # relative to the observed statistic, which here is float noise (~1e-17): it would leave
-        # out the patterns that also sum to 0 and answer 1 - P(sum = 0), a float artifact
-        return 1.0
-    res = scipy.stats.permutation_test((nz,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples",
+    # the mean rounded to 12 decimals: sign patterns whose sums are equal in exact arithmetic
+    # (+0.3691 and -0.3691 swapped, with the rest cancelling) differ by float noise (~1e-17) when
+    # summed in another order, and scipy's tie tolerance, relative to the observed statistic,
+    # then counts some tied patterns as less extreme (0.9985 where exact counting gives 1.0)
+    res = scipy.stats.permutation_test((nz,), lambda x, axis: np.round(np.mean(x, axis=axis), 12),
+                                       permutation_type="samples",
                                        alternative="two-sided", n_resamples=n_resamples,
                                        rng=np.random.default_rng(seed))
     return float(res.pvalue)
