@@ -57,7 +57,7 @@ def test_postgresql_down_answers_503_naming_the_server_and_200_once_it_is_back(p
             cli = subprocess.run([sys.executable, "-m", "annotator.cli", "--db", url, "strata", "list"],
                                  capture_output=True, text=True, cwd=tmp_path,
                                  env={**os.environ, "PYTHONPATH": str(ROOT)})
-            assert (cli.returncode, cli.stderr) == (1, f"golden: {expected}\n")
+            assert (cli.returncode, cli.stderr) == (2, f"golden: {expected}\n")
 
             pg.start_server(cluster)  # the same process answers again, from its first request on
             health = c.get("/health")
