@@ -29,7 +29,7 @@ import io
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -153,6 +153,13 @@ class _ThreadRouted(io.TextIOBase):
     def fileno(self) -> int:
         return self._target().fileno()
 
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+        """stdin: a captured command reads what its caller sent (a password), others the real one."""
+        return self._target().readline(-1 if size is None else size)
+
+    def read(self, size: int | None = -1) -> str:
+        return self._target().read(-1 if size is None else size)
+
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return "utf-8"
@@ -184,11 +191,6 @@ def _captured(stdin_text: str) -> Iterator[tuple[io.StringIO, io.StringIO]]:
             s.targets.pop(me, None)
 
 
-# stdin needs reads, not writes
-_ThreadRouted.readline = lambda self, size=-1: self._target().readline(size)  # type: ignore[method-assign,assignment]
-_ThreadRouted.read = lambda self, size=-1: self._target().read(size)  # type: ignore[method-assign,assignment]
-
-
 @dataclass
 class Outcome:
     """What a command run here printed and how it ended."""
@@ -196,7 +198,6 @@ class Outcome:
     exit_code: int
     stdout: str
     stderr: str
-    outputs: dict[str, bytes] = field(default_factory=dict)
 
 
 def run_here(argv: list[str], *, store: Store, stdin: str = "", cwd: str | None = None,

@@ -10,12 +10,15 @@ export, verify NAME, score without --record) never touch the store and run while
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -136,7 +139,7 @@ def _argv(cmd: tuple[str, ...], files: dict[str, str], out: str) -> list[str]:
 
 @pytest.mark.skipif(ENGINE != "duckdb", reason="the DuckDB pass: a served file is owned by the studio")
 def test_every_command_group_runs_through_the_studio_holding_the_store(demo_store, golden_db, tmp_path, files,
-                                                                       capsys):
+                                                                       capsys, monkeypatch):
     demo_store.close()
     context.close_all()
     twin = str(tmp_path / "twin" / "golden.duckdb")
@@ -154,6 +157,9 @@ def test_every_command_group_runs_through_the_studio_holding_the_store(demo_stor
             assert _same(served[2], golden_db, twin) == _same(alone[2], golden_db, twin), cmd
         # the output file came to the path the person named, with what the twin wrote
         assert (Path(golden_db).parent / "out.parquet").read_bytes()[:4] == b"PAR1"
+        # a password read from the caller's stdin reaches the studio (and is never on a command line)
+        monkeypatch.setattr(sys, "stdin", io.StringIO("a-long-password-123\n"))
+        assert _golden(capsys, golden_db, "users", "add", "pw1", "--role", "annotator", "--password-stdin")[0] == 0
         # a token's secret is new each time: same shape and status
         made = _golden(capsys, golden_db, "tokens", "create", "ci", "--role", "engineer")
         assert made[0] == 0 and re.search(r"gst_[\w-]{20,}", made[1])
@@ -170,6 +176,11 @@ def test_every_command_group_runs_through_the_studio_holding_the_store(demo_stor
     assert not Path(golden_db + ".serving").exists(), "the note outlived the studio"
     code, out, _ = _golden(capsys, golden_db, "users", "list")
     assert code == 0 and "lead1" in out
+    from annotator import identity
+    from golden_store.db.store import Store
+
+    with contextlib.closing(Store.open(golden_db)) as s:
+        assert identity.authenticate(s, "pw1", "a-long-password-123") is not None
 
 
 @pytest.mark.skipif(ENGINE != "duckdb", reason="the DuckDB pass")
