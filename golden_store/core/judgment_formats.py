@@ -324,6 +324,53 @@ def _ls_value(result: dict) -> tuple[str, str] | str:
     return "choices", choices[0]
 
 
+def grade_of(kind: str, value: str, mapping: dict[str, int]) -> int | None:
+    """A label's grade by ``--map``, else the defaults (a 1-4 star rating; a label named 0-3 or
+    like the studio's grades)."""
+    key = value.strip().lower()
+    if key in mapping:
+        return mapping[key]
+    return (_DEFAULT_RATINGS if kind == "rating" else _DEFAULT_CHOICES).get(key)
+
+
+def field_of(obj: dict, key: str, *also: dict) -> Any:
+    """``key`` of the record, else of one of its nested objects (``meta``, ``fields``, ...)."""
+    if key in obj:
+        return obj[key]
+    for more in also:
+        if isinstance(more, dict) and key in more:
+            return more[key]
+    return None
+
+
+def add_row(out: ParsedJudgments, problems: _Problems, where: str, ref: Any, grade: int, data: dict,
+         f: LabelStudioFields, *nested: dict, passage_default: str | None = None, key_prefix: str = "") -> None:
+    """One judgment row from a record's query and passage keys (or a problem naming them, as
+    ``data.passage`` for a Label Studio task, ``key_prefix`` ``"data."``, else quoted). Every
+    reader of a tool's export (Label Studio, its JSON-MIN, Prodigy, Argilla) adds rows here."""
+    def k(key: str) -> str:
+        return f"{key_prefix}{key}" if key_prefix else repr(key)
+
+    passage = field_of(data, f.passage, *nested)
+    if passage is None and passage_default is not None:
+        passage = field_of(data, passage_default, *nested)
+    qtext, qid, did = field_of(data, f.query, *nested), field_of(data, f.query_id, *nested), field_of(data, f.doc_id, *nested)
+    if not isinstance(passage, str) or not passage.strip():
+        problems.add(f"{where}: no passage text in {k(f.passage)} (name its key with --passage-field)")
+        return
+    if qid is None and (not isinstance(qtext, str) or not qtext.strip()):
+        problems.add(f"{where}: neither {k(f.query_id)} nor {k(f.query)} names the query (name the keys with "
+                     "--query-id-field / --query-field)")
+        return
+    out.refs.append(ref)
+    out.query_ids.append(None if qid is None else str(qid))
+    out.doc_ids.append(None if did is None else str(did))
+    out.grades.append(grade)
+    out.query_texts.append(qtext if isinstance(qtext, str) else None)
+    out.passages.append(passage)
+
+
+
 def parse_labelstudio(name: str, text: str, mapping: dict[str, int] | None = None,
                       fields: LabelStudioFields | None = None) -> ParsedJudgments:
     """A Label Studio JSON export (a list of tasks: ``id``, ``data``, ``annotations[].result[]``
@@ -386,10 +433,7 @@ def parse_labelstudio(name: str, text: str, mapping: dict[str, int] | None = Non
                 bad = True
                 break
             kind, value = got
-            key = value.strip().lower()
-            grade = mapping.get(key)
-            if grade is None:
-                grade = (_DEFAULT_RATINGS if kind == "rating" else _DEFAULT_CHOICES).get(key)
+            grade = grade_of(kind, value, mapping)
             if grade is None:
                 problems.add(f"{where}: the {'rating' if kind == 'rating' else 'choice'} {shown(value)} has no grade; "
                              f"say what it means with --map (e.g. --map '{value}=2')")
@@ -405,23 +449,7 @@ def parse_labelstudio(name: str, text: str, mapping: dict[str, int] | None = Non
             problems.add(f"{where}: its {len(grades)} annotations disagree ({', '.join(map(str, grades))}); import "
                          "one annotator's export at a time (--source NAME), or settle the task in Label Studio")
             continue
-        passage = data.get(f.passage)
-        qtext = data.get(f.query)
-        qid = data.get(f.query_id)
-        did = data.get(f.doc_id)
-        if not isinstance(passage, str) or not passage.strip():
-            problems.add(f"{where}: no passage text in data.{f.passage} (name its key with --passage-field)")
-            continue
-        if qid is None and (not isinstance(qtext, str) or not qtext.strip()):
-            problems.add(f"{where}: neither data.{f.query_id} nor data.{f.query} names the query (name the keys "
-                         "with --query-id-field / --query-field)")
-            continue
-        out.refs.append(tid)
-        out.query_ids.append(None if qid is None else str(qid))
-        out.doc_ids.append(None if did is None else str(did))
-        out.grades.append(grades[0])
-        out.query_texts.append(qtext if isinstance(qtext, str) else None)
-        out.passages.append(passage)
+        add_row(out, problems, where, tid, grades[0], data, f, key_prefix="data.")
     problems.raise_if_any(name, "task(s)")
     if not out.grades:
         raise ValidationError(f"{name}: no task carries a choices or rating annotation ({out.unlabeled} task(s) "

@@ -40,7 +40,7 @@ from typing import Any
 from golden_store.core import textin
 from golden_store.core.errors import ValidationError
 from golden_store.core.judgment_formats import (
-    _DEFAULT_CHOICES, _DEFAULT_RATINGS, LabelStudioFields, ParsedJudgments, _Problems)
+    LabelStudioFields, ParsedJudgments, _Problems, add_row, grade_of)
 from golden_store.core.textin import shown
 
 # Keys Label Studio's JSON-MIN export adds beside the task's data and the controls' values.
@@ -127,47 +127,6 @@ def detect(name: str, text: str) -> str:
 # ---- shared: one judgment from a labeled record ----------------------------------------------
 
 
-def _grade_of(kind: str, value: str, mapping: dict[str, int]) -> int | None:
-    """A label's grade by ``--map``, else the defaults (a 1-4 star rating; a label named 0-3 or
-    like the studio's grades)."""
-    key = value.strip().lower()
-    if key in mapping:
-        return mapping[key]
-    return (_DEFAULT_RATINGS if kind == "rating" else _DEFAULT_CHOICES).get(key)
-
-
-def _field(obj: dict, key: str, *also: dict) -> Any:
-    """``key`` of the record, else of one of its nested objects (``meta``, ``fields``, ...)."""
-    if key in obj:
-        return obj[key]
-    for more in also:
-        if isinstance(more, dict) and key in more:
-            return more[key]
-    return None
-
-
-def _add(out: ParsedJudgments, problems: _Problems, where: str, ref: Any, grade: int, data: dict,
-         f: LabelStudioFields, *nested: dict, passage_default: str | None = None) -> None:
-    """One judgment row from a record's query and passage keys (or a problem naming them)."""
-    passage = _field(data, f.passage, *nested)
-    if passage is None and passage_default is not None:
-        passage = _field(data, passage_default, *nested)
-    qtext, qid, did = _field(data, f.query, *nested), _field(data, f.query_id, *nested), _field(data, f.doc_id, *nested)
-    if not isinstance(passage, str) or not passage.strip():
-        problems.add(f"{where}: no passage text in {f.passage!r} (name its key with --passage-field)")
-        return
-    if qid is None and (not isinstance(qtext, str) or not qtext.strip()):
-        problems.add(f"{where}: neither {f.query_id!r} nor {f.query!r} names the query (name the keys with "
-                     "--query-id-field / --query-field)")
-        return
-    out.refs.append(ref)
-    out.query_ids.append(None if qid is None else str(qid))
-    out.doc_ids.append(None if did is None else str(did))
-    out.grades.append(grade)
-    out.query_texts.append(qtext if isinstance(qtext, str) else None)
-    out.passages.append(passage)
-
-
 def _done(out: ParsedJudgments, problems: _Problems, what: str) -> ParsedJudgments:
     problems.raise_if_any(out.name, what)
     if not out.grades:
@@ -230,12 +189,12 @@ def parse_labelstudio_min(name: str, text: str, mapping: dict[str, int] | None =
         if isinstance(got, str):
             problems.add(f"{where}: {got}")
             continue
-        grade = _grade_of(*got, mapping)
+        grade = grade_of(*got, mapping)
         if grade is None:
             problems.add(f"{where}: the {'rating' if got[0] == 'rating' else 'choice'} {shown(got[1])} has no "
                          f"grade; say what it means with --map (e.g. --map '{got[1]}=2')")
             continue
-        _add(out, problems, where, tid, grade, rec, f)
+        add_row(out, problems, where, tid, grade, rec, f)
     return _done(out, problems, "task(s)")
 
 
@@ -273,10 +232,10 @@ def parse_prodigy(name: str, text: str, mapping: dict[str, int] | None = None,
                 continue
             chosen = next((o for o in options if isinstance(o, dict) and o.get("id") == accepted[0]), None)
             label = str(accepted[0])
-            grade = _grade_of("choices", label, mapping)
+            grade = grade_of("choices", label, mapping)
             if grade is None and chosen is not None and isinstance(chosen.get("text"), str):
                 label = chosen["text"]
-                grade = _grade_of("choices", label, mapping)
+                grade = grade_of("choices", label, mapping)
         else:
             label = str(answer)
             grade = mapping.get(label)
@@ -285,7 +244,7 @@ def parse_prodigy(name: str, text: str, mapping: dict[str, int] | None = None,
             problems.add(f"{where}: the {'answer' if not isinstance(options, list) else 'option'} {shown(label)} has "
                          f"no grade; say what it means with --map (e.g. --map '{example}')")
             continue
-        _add(out, problems, where, lineno, grade, task, f, task.get("meta") or {}, passage_default="text")
+        add_row(out, problems, where, lineno, grade, task, f, task.get("meta") or {}, passage_default="text")
     return _done(out, problems, "line(s)")
 
 
@@ -343,7 +302,7 @@ def parse_argilla(name: str, text: str, mapping: dict[str, int] | None = None,
         grades: list[int] = []
         for value, _status in rs:
             label = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
-            grade = None if label is None else _grade_of("choices", label, mapping)
+            grade = None if label is None else grade_of("choices", label, mapping)
             if grade is None:
                 problems.add(f"{where}: the response {shown(value)} to {question!r} has no grade; say what it means "
                              f"with --map (e.g. --map '{value}=2')")
@@ -355,7 +314,7 @@ def parse_argilla(name: str, text: str, mapping: dict[str, int] | None = None,
                              f"({', '.join(map(str, grades))}); settle them in Argilla, or import one annotator's "
                              "export at a time (--source NAME)")
                 continue
-            _add(out, problems, where, ref, grades[0], rec, f, rec.get("fields") or {}, rec.get("metadata") or {})
+            add_row(out, problems, where, ref, grades[0], rec, f, rec.get("fields") or {}, rec.get("metadata") or {})
     return _done(out, problems, "record(s)")
 
 
