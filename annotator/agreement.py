@@ -14,6 +14,7 @@ from annotator import cache
 from annotator.identity import User, require
 from annotator.roles import Permission
 from golden_store.live import agreement_bar, agreement_data, evidence_rounds
+from golden_store.live import rounds as live_rounds
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.scoring import agreement_report as report
 from golden_store.scoring import agreement_counts as counts
@@ -122,13 +123,20 @@ class Scopes:
 
 def scopes(store: Store, user: User) -> Scopes:
     """The scopes the Agreement tab offers, and the one it opens on (see :class:`Scopes`)."""
-    from annotator import rounds as rounds_flow
-
-    existing = rounds_flow.list_rounds(store, user)  # oldest first
+    require(user, Permission.RUN_ROUNDS)
+    existing = _rounds(store)  # oldest first
     kinds = {r["round_id"]: r.get("item_kind") or "grade" for r in existing}
     ids = [r["round_id"] for r in reversed(existing)]
     newest = next((rid for rid in ids if kinds[rid] == "grade"), None)
     return Scopes([*ids, POOLED], newest if newest is not None else POOLED, newest, kinds)
+
+
+def _rounds(store: Store) -> list[dict]:
+    """Every round, oldest first, from the same per-generation cache entry as
+    ``annotator.rounds.list_rounds`` (callers here have checked the role already). Read here
+    rather than through the rounds flow because that flow decides splits on this module's
+    figures: agreement sits below rounds, never beside it in a circle."""
+    return [dict(r) for r in cache.cached(store, "list_rounds", (), lambda: live_rounds.list_rounds(store))]
 
 
 def round_of(scope: str) -> str | None:
@@ -231,10 +239,8 @@ def latest_calibration_check(store: Store, user: User) -> tuple[str | None, repo
     more labels on some item), read against the bar in force: (round id, check, figures).
     (None, None, {}) when no calibration round has figures yet. What a split is decided on."""
     require(user, Permission.RUN_ROUNDS)
-    from annotator import rounds as rounds_flow
-
     everything = compute(store, user)
-    existing = [r for r in rounds_flow.list_rounds(store, user)
+    existing = [r for r in _rounds(store)
                 if r["kind"] == "calibration" and r.get("item_kind", "grade") == "grade"]
     per_round = everything.per_round
     if not existing or not len(per_round):
