@@ -9,7 +9,7 @@ from collections.abc import Hashable
 
 import streamlit as st
 
-from annotator.llm_cost import JobPlan
+from annotator.judge.llm_cost import JobPlan
 from app_pages._shared import md_escape
 
 

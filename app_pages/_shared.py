@@ -15,9 +15,10 @@ from typing import TypeVar
 
 import streamlit as st
 
-from annotator import context, identity, sessions
-from annotator.identity import User
-from annotator.roles import Permission, PermissionDenied
+from annotator.people import identity, sessions
+from annotator.process import context
+from annotator.people.identity import User
+from annotator.people.roles import Permission, PermissionDenied
 from golden_store.core.errors import GoldenError, OptionRequiredError, ValidationError
 from golden_store.db.store import Store
 
@@ -107,7 +108,7 @@ def rubric_panel(rub: dict | None) -> None:
 def rubric_banner(user: User) -> None:
     """Once per rubric change: what changed (the changelog of every version this person has
     not seen), until they say "Got it". Shown in the sidebar of every page to people who label."""
-    from annotator import judging
+    from annotator.labeling import judging
 
     news = judging.rubric_news(store(), user)
     if not news:
@@ -188,8 +189,8 @@ def current_user() -> User | None:
 def label_pass(surface: str, scope: str, page: str) -> dict | None:
     """The direct label channel's details for a surface on this page (``port``, ``pass``,
     ``scope``), or None when this process serves no channel or nobody is signed in: the
-    surface then sends its labels through Streamlit (annotator/label_channel.py)."""
-    from annotator import label_channel
+    surface then sends its labels through Streamlit (annotator/labeling/label_channel.py)."""
+    from annotator.labeling import label_channel
 
     port = label_channel.endpoint_port()
     user = current_user()
@@ -327,7 +328,7 @@ def answers_import(user: User, key: str) -> None:
     """Upload a system's answers for nugget assignment (engineers and admins): JSONL, one
     ``{"query_id", "answer"}`` per line, all or nothing. Graders never see the system name."""
 
-    from annotator import nuggets
+    from annotator.evidence import nuggets
 
     up = st.file_uploader('System answers: JSONL, one {"query_id", "answer"} per line', type=["jsonl", "json", "txt"],
                           key=f"{key}_file", max_upload_size=upload_limit(ANSWERS_UPLOAD_MB),

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotator import adjudication, evidence_rounds, transcripts
-from annotator.roles import Permission
+from annotator.evaluation import transcripts
+from annotator.labeling import adjudication, evidence_rounds
+from annotator.people.roles import Permission
 from app_pages._shared import (attempt, current_user, flash, md_escape, require_page, rubric_panel, show_flash,
                                 store, succeeded)
 from app_pages.labeling_surface import labeling_surface

@@ -10,8 +10,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from annotator import agreement, evidence_rounds, rounds
-from annotator.roles import Permission
+from annotator.labeling import agreement, evidence_rounds, rounds
+from annotator.people.roles import Permission
 from app_pages._shared import attempt, clear_form, flash, form_key, md_escape, require_page, show_flash, store
 from golden_store.scoring.agreement_report import GRADED_MEASURES
 
@@ -126,7 +126,7 @@ with tab_rounds:
 # How often the Agreement tab looks for new labels (issue 29, M10): a lead watching a round
 # sees the figures move while the annotators grade, without pressing Refresh. Each tick
 # asks the store's generation (one small query); the figures are recomputed only when a
-# label was written since (annotator.agreement.compute caches per generation).
+# label was written since (annotator.labeling.agreement.compute caches per generation).
 LIVE_SECONDS = 3
 
 

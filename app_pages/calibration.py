@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from annotator import pool_grading, calibration, llm
-from annotator.roles import Permission
+from annotator.judge import pool_grading, calibration, llm
+from annotator.people.roles import Permission
 from app_pages import _cost
 from app_pages._shared import (attempt, flash, md_escape, progress_callback, require_page, show_flash, store,
                                 upload_bytes, upload_limit)

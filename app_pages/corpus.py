@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from annotator import corpus_import, llm, question_drafts, versioning
+from annotator.evidence import question_drafts
+from annotator.integration import corpus_import
+from annotator.judge import llm
+from annotator.versions import versioning
 from app_pages import _cost
-from annotator.roles import Permission
+from annotator.people.roles import Permission
 from golden_store.live.documents import corpus_stats
 from app_pages._shared import (
     attempt, broken_labels_notice, flash, md_escape, progress_callback, require_page, searchable_picker, show_flash,

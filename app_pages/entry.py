@@ -14,10 +14,10 @@ from urllib.parse import urlparse
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
-from annotator import context
-from annotator.roles import ROLE_PERMISSIONS, Permission
+from annotator.process import context
+from annotator.people.roles import ROLE_PERMISSIONS, Permission
 from golden_store.core.errors import GoldenError
-from annotator.identity import LOOPBACK_ONLY, User
+from annotator.people.identity import LOOPBACK_ONLY, User
 from app_pages._shared import (auth_mode, clean_copy, client_is_local, current_user, md_escape, oidc_signed_in,
                                rubric_banner, sign_out)
 from app_pages.session_cookie import sync_cookie

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from annotator import evidence_authoring as ea
-from annotator import versioning
-from annotator.roles import Permission
+from annotator.evidence import evidence_authoring as ea
+from annotator.versions import versioning
+from annotator.people.roles import Permission
 from app_pages._shared import (
     attempt, broken_labels_notice, current_user, flash, marked, md_escape, require_page, searchable_picker, show_flash,
     store, succeeded,

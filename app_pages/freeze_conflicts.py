@@ -10,8 +10,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from annotator import freeze_conflicts as fc
-from annotator.roles import Permission
+from annotator.versions import freeze_conflicts as fc
+from annotator.people.roles import Permission
 from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store
 
 user = require_page(Permission.ADJUDICATE, Permission.FREEZE)

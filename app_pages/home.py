@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotator import demo, overview, versioning
-from annotator.roles import Permission
+from annotator import demo
+from annotator.evaluation import overview
+from annotator.versions import versioning
+from annotator.people.roles import Permission
 from app_pages._shared import attempt, broken_labels_notice, md_escape, progress_callback, require_page, store
 
 user = require_page(Permission.VIEW_STORE)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotator import judging
-from annotator.roles import Permission
+from annotator.labeling import judging
+from annotator.people.roles import Permission
 from app_pages._shared import current_user, flash, require_page, rubric_panel, show_flash, store, succeeded
 from app_pages.labeling_surface import labeling_surface
 

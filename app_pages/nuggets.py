@@ -6,8 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotator import jobs, llm, nuggets
-from annotator.roles import Permission
+from annotator.evidence import nuggets
+from annotator.judge import llm
+from annotator.process import jobs
+from annotator.people.roles import Permission
 from app_pages import _cost
 from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, require_page, searchable_picker,
                                 show_flash, store)
@@ -47,7 +49,7 @@ show_flash()
 
 # One section at a time (not tabs): hidden tabs would still bind the assignment keys 1/2/3.
 # Scores name each answer's system: shown to those who see systems (leads, reviewers, admins),
-# never to graders, whose assignment is blind (M6; annotator.nuggets refuses them too).
+# never to graders, whose assignment is blind (M6; annotator.evidence.nuggets refuses them too).
 show_scores = nuggets.sees_systems(user)
 sections = (["Author", "Assign to answers"] if user.can(Permission.LABEL) else []) + (["Scores"] if show_scores else [])
 mode = st.radio("Section", sections, horizontal=True, key="nug_mode", label_visibility="collapsed")

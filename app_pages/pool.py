@@ -6,8 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotator import judgments_import, runs_import
-from annotator.roles import Permission
+from annotator.evaluation import runs_import
+from annotator.integration import judgments_import
+from annotator.people.roles import Permission
 from app_pages._shared import (answers_import, as_file, attempt, flash, md_escape, progress_callback, require_page,
                                 show_flash, store, succeeded, upload_bytes, upload_limit)
 

@@ -9,8 +9,9 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from annotator import jobs, llm, pool_grading
-from annotator.roles import Permission
+from annotator.judge import llm, pool_grading
+from annotator.process import jobs
+from annotator.people.roles import Permission
 from app_pages._shared import attempt, flash, md_escape, require_page, show_flash, store, succeeded
 
 user = require_page(Permission.GRADE_POOL_BY_JUDGE)
@@ -36,7 +37,7 @@ c[4].metric("Not yet judged", counts["to_grade"],
 
 
 def _runner(job_id: str) -> Callable[[Callable[[int, int], None]], pool_grading.RunSummary]:
-    """The background work of one job (annotator.jobs runs it in a thread of this process)."""
+    """The background work of one job (annotator.process.jobs runs it in a thread of this process)."""
     return lambda progress: pool_grading.run(s, user, job_id, progress=progress)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from annotator import power
-from annotator.roles import Permission
+from annotator.evaluation import power
+from annotator.people.roles import Permission
 from app_pages._shared import attempt, md_escape, require_page, store
 
 user = require_page(Permission.VIEW_VERSIONS)

@@ -7,8 +7,8 @@ from datetime import date
 
 import streamlit as st
 
-from annotator import query_editing
-from annotator.roles import Permission
+from annotator.evidence import query_editing
+from annotator.people.roles import Permission
 from golden_store.live.queries import QueryRecord, get_query, list_strata
 from app_pages._shared import (attempt, clear_form, flash, form_key, require_page, searchable_picker, show_flash, store,
                                 succeeded, upload_bytes, upload_limit)

@@ -1,13 +1,13 @@
 """Results: the recorded evaluations with their judged@10 health (methodology §3.6: docs/methodology.md, Judged@k), and the
 paired comparison of two with the gate verdict per metric (§13, §14), the same one
-`golden compare` prints (annotator.evaluations.compare)."""
+`golden compare` prints (annotator.evaluation.evaluations.compare)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from annotator import evaluations
-from annotator.roles import Permission
+from annotator.evaluation import evaluations
+from annotator.people.roles import Permission
 from app_pages._shared import attempt, md_escape, require_page, store
 
 user = require_page(Permission.VIEW_RESULTS)

@@ -1,13 +1,13 @@
 """The sign-in cookie: set after a local sign-in, cleared on sign-out. Set from JavaScript
 (a tiny Components v2 element, nothing painted) because Streamlit reads cookies but has no
-call to write one. The token is random and revocable on the server (annotator/sessions.py);
+call to write one. The token is random and revocable on the server (annotator/people/sessions.py);
 SameSite=Strict keeps other sites from sending it, Secure is added under https."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from annotator import sessions
+from annotator.people import sessions
 
 _JS = """
 export default function (component) {

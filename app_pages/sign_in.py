@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from annotator import identity, sessions
+from annotator.people import identity, sessions
 from app_pages._shared import auth_mode, client_address, show_flash, store
 
 st.title("Golden-set studio")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotator import transcripts
-from annotator.roles import Permission
+from annotator.evaluation import transcripts
+from annotator.people.roles import Permission
 from app_pages._shared import (
     as_file,
     attempt,

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pandas as pd
 import streamlit as st
 
-from annotator import api_tokens, identity
-from annotator.roles import Permission, Role, grantable_roles
+from annotator.people import api_tokens, identity
+from annotator.people.roles import Permission, Role, grantable_roles
 from app_pages._shared import (attempt, clear_form, flash, form_key, md_escape, oidc_configured, require_page,
                                show_flash, store, succeeded)
 

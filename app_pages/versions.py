@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from annotator import freeze_conflicts, versioning
-from annotator.roles import Permission
+from annotator.versions import freeze_conflicts, versioning
+from annotator.people.roles import Permission
 from golden_store.live.documents import store_corpus_digest
 from golden_store.versions import format_diff
 from golden_store.versions.frozen import nugget_diff_rows

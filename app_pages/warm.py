@@ -4,7 +4,7 @@ Why: a page's first render after the server started paid for what the process ha
 done yet: importing altair (~0.3 s, the first chart on Home, Agreement, Power), building its
 JSON-schema validator (the first chart's ``to_dict``, ~0.2 s), Streamlit's emoji table (the
 first ``st.success``/``st.warning``, ~0.15 s), the annotator modules behind the pages
-(``annotator.calibration`` ~0.1 s) - over 1 s of a first render on 2 shared cores, paid again
+(``annotator.judge.calibration`` ~0.1 s) - over 1 s of a first render on 2 shared cores, paid again
 by whoever opened each page first. :func:`start` does that work once per process in a
 background thread, started by the entry script's first run (the sign-in page, which then
 waits for a password), one step at a time and only while no page renders
@@ -13,7 +13,7 @@ page that needs a module while it is being imported wait for that one import, ne
 it twice.
 
 Then, in a served app (not under AppTest, whose tests own their stores), it computes the
-whole-store figures the pages cache per store generation (``annotator.cache``): Home's
+whole-store figures the pages cache per store generation (``annotator.process.cache``): Home's
 overview and broken-label check, the Agreement report, the runs' pool coverage, the
 questions' nugget status - so the first visitor after a start reads them instead of waiting
 for them (a page asking while they are being computed waits for that one computation, never
@@ -36,10 +36,10 @@ if TYPE_CHECKING:
 # chart), after the chart validator: the alerts' emoji table, pandas' Styler (jinja2
 # templates: Agreement's distributions), the annotator modules behind the pages
 MODULES = (
-    "streamlit.emojis", "pandas.io.formats.style", "annotator.overview", "annotator.versioning", "annotator.judging",
-    "annotator.evidence_authoring", "annotator.nuggets", "annotator.agreement", "annotator.adjudication",
-    "annotator.rounds", "annotator.runs_import", "annotator.power", "annotator.calibration", "annotator.transcripts",
-    "annotator.query_editing", "annotator.corpus_import", "annotator.evaluations",
+    "streamlit.emojis", "pandas.io.formats.style", "annotator.evaluation.overview", "annotator.versions.versioning", "annotator.labeling.judging",
+    "annotator.evidence.evidence_authoring", "annotator.evidence.nuggets", "annotator.labeling.agreement", "annotator.labeling.adjudication",
+    "annotator.labeling.rounds", "annotator.evaluation.runs_import", "annotator.evaluation.power", "annotator.judge.calibration", "annotator.evaluation.transcripts",
+    "annotator.evidence.query_editing", "annotator.integration.corpus_import", "annotator.evaluation.evaluations",
 )
 
 _started = False
@@ -102,8 +102,11 @@ def warm_figures(store: Store) -> None:
     nugget status (Nuggets). A system account with every role asks: the cached values do not
     depend on who asks, only on what they may see, and each page re-checks its visitor's role
     before reading them."""
-    from annotator import agreement, nuggets, overview, runs_import, versioning
-    from annotator.identity import cli_user
+    from annotator.evaluation import overview, runs_import
+    from annotator.evidence import nuggets
+    from annotator.labeling import agreement
+    from annotator.versions import versioning
+    from annotator.people.identity import cli_user
 
     who = cli_user()
     for compute in (lambda: overview.store_overview(store, who), lambda: versioning.live_problems(store, who),

@@ -1,14 +1,14 @@
 """Webhooks (engineers, admins): the endpoints a pipeline registered, the delivery log, a test
 event, and "retry now" for a failed delivery. Delivery itself runs in the serving process
-(annotator.background) or in `golden webhooks deliver`; this page only reads and queues."""
+(annotator.integration.background) or in `golden webhooks deliver`; this page only reads and queues."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from annotator import webhooks
-from annotator.roles import Permission
+from annotator.events import webhooks
+from annotator.people.roles import Permission
 from app_pages._shared import clear_form, flash, form_key, md_escape, require_page, show_flash, store, succeeded
 
 user = require_page(Permission.MANAGE_WEBHOOKS)

@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
-from annotator import api_tokens
+from annotator.people import api_tokens
 from golden_store.db.store import Store
 from http_api import auth, problems, uploads
 from http_api.routes import calibration, commands, imports, meta, results, surface, versions
@@ -34,7 +34,7 @@ ROUTE_ERRORS = (400, 401, 403, 404, 409, 413, 422, 429, 503, 507)
 
 def create_app(store_location: str | None = None, *, store: Store | None = None) -> FastAPI:
     """The API on ``store_location`` (default ``GOLDEN_DB``, else ./golden.duckdb), through
-    the process's shared handle (``annotator.context``: one per store per process, shared
+    the process's shared handle (``annotator.process.context``: one per store per process, shared
     with the Streamlit app); ``store``: a handle of its own instead (an embedding program's,
     or a test's that also runs CLI commands, which close the shared handles when they end)."""
     import golden_store

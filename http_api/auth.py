@@ -15,8 +15,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from annotator import api_tokens
-from annotator.identity import User
+from annotator.people import api_tokens
+from annotator.people.identity import User
 from golden_store.core.errors import GoldenError
 from http_api import problems
 from http_api.store import store_of

@@ -27,7 +27,7 @@ import uvicorn
 from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
-from annotator import context
+from annotator.process import context
 from annotator.cli import channel
 from golden_store.core.errors import GoldenError
 

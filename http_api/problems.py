@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
-from annotator.api_tokens import TokenRefused
-from annotator.roles import PermissionDenied
+from annotator.people.api_tokens import TokenRefused
+from annotator.people.roles import PermissionDenied
 from golden_store.core import errors
 
 MEDIA_TYPE = "application/problem+json"

@@ -28,7 +28,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="the port was not asked for (the app's + 1): if taken, serve the app alone, with a warning")
     a = p.parse_args(ours)
 
-    from annotator import api_tokens, background, context, label_channel
+    from annotator.integration import background
+    from annotator.labeling import label_channel
+    from annotator.people import api_tokens
+    from annotator.process import context
     from http_api import local_channel
     from http_api.serving import ThreadedServer
 

@@ -1,6 +1,6 @@
 """Running the API: uvicorn in this thread (``golden api``) or in a daemon thread beside the
 Streamlit app (``golden serve``: one process owns the DuckDB file). Background work
-(webhook delivery, :mod:`annotator.background`) starts with the server and stops with it."""
+(webhook delivery, :mod:`annotator.integration.background`) starts with the server and stops with it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import time
 
 import uvicorn
 
-from annotator import api_tokens, background, context
+from annotator.integration import background
+from annotator.people import api_tokens
+from annotator.process import context
 from golden_store.db.store import Store
 from http_api.app import create_app
 

@@ -1,4 +1,4 @@
-"""The store an API app serves: one handle per store per process (``annotator.context``), so
+"""The store an API app serves: one handle per store per process (``annotator.process.context``), so
 the app and the API in one ``golden serve`` process share the one DuckDB connection."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from typing import Any
 
 from fastapi import Request
 
-from annotator import context, versioning
+from annotator.process import context
+from annotator.versions import versioning
 from golden_store.db.store import Store
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Agreement benchmark: one live refresh of the Agreement page
-(``annotator.agreement.compute(store, LOCAL_USER)``) on a store where ``--annotators``
+(``annotator.labeling.agreement.compute(store, LOCAL_USER)``) on a store where ``--annotators``
 annotators labelled ``--items`` items, split into its parts, against a naive pairwise
 Cohen's kappa (scikit-learn + pandas merges) measured in the same run.
 
@@ -285,8 +285,8 @@ def naive_pairwise(rows) -> dict[tuple[str, str], tuple[int, float, float, float
 def child(args: argparse.Namespace) -> None:
     import math
 
-    from annotator.agreement import compute
-    from annotator.identity import LOCAL_USER
+    from annotator.labeling.agreement import compute
+    from annotator.people.identity import LOCAL_USER
     from golden_store.live import agreement_data as data
     from golden_store.scoring import agreement_report as report
     from golden_store.db.store import Store
@@ -456,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": {"nproc": os.cpu_count(), "python": platform.python_version(), "duckdb": duckdb.__version__,
                         "numpy": np.__version__, "pandas": pd.__version__, "platform": platform.platform()},
             "code": {"git_head": git_head(ROOT),
-                     "agreement_sha256_16": _file_sha("annotator/agreement.py"),
+                     "agreement_sha256_16": _file_sha("annotator/labeling/agreement.py"),
                      "agreement_report_sha256_16": _file_sha("golden_store/scoring/agreement_report.py")},
             "store": stats,
             "refresh": refresh,

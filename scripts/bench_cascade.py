@@ -19,7 +19,7 @@ What it does, in order:
    1% of pass grades with a supporting quote that is not verbatim (the backstop).
 3. calibrates it as the studio does: a calibration set of ``--cal-items`` (200) more items from
    the same generator, with their human pass/fail and the judge's label and p, through
-   ``annotator.calibration.analyze`` with the page's defaults (fit share 0.5, isotonic map,
+   ``annotator.judge.calibration.analyze`` with the page's defaults (fit share 0.5, isotonic map,
    ``pick_band`` budgets 0.02 / 0.02), i.e. the map and the band fitted on 100 items.
 4. routes every pool item as pool grading does: the isotonic map, ``cascade.route`` (band,
    cut 2, quote backstop), and the standing sample (``cascade.draw_sample``, ``--share`` 10%
@@ -29,8 +29,8 @@ What it does, in order:
    ("cannot tell" and refusals count as not-FAIL, the calibration module's convention);
    cascade = the judge's grade where it stands, people's on the escalated items and the
    sample. κ and FAIL-class recall against people at the cut (``calibration.judge_report``).
-6. cost: the judge's $ from ``annotator.llm_cost.estimate`` for pool grading with the default
-   relevance rubric (``annotator.relevance_judge.DEFAULT_RUBRIC``) as the cached prefix, a
+6. cost: the judge's $ from ``annotator.judge.llm_cost.estimate`` for pool grading with the default
+   relevance rubric (``annotator.judge.relevance_judge.DEFAULT_RUBRIC``) as the cached prefix, a
    question of ``--question-chars`` and a passage of ``--passage-chars`` per item,
    ``--out-tokens`` of output, ``--model`` (claude-sonnet-4-5), Batch API and cache; people's
    $ = ``--human-seconds`` per item at ``--human-rate`` $/h (45 s at $60/h = $0.75 an item,
@@ -159,10 +159,10 @@ def find_sigma(target: float, items: dict[str, Any], draws: dict[str, np.ndarray
 
 
 def calibrate(cal: dict[str, Any], answers: dict[str, np.ndarray], seed: int):
-    """``annotator.calibration.analyze`` on the calibration set (the page's defaults)."""
+    """``annotator.judge.calibration.analyze`` on the calibration set (the page's defaults)."""
     import pandas as pd
 
-    from annotator import calibration as studio_cal
+    from annotator.judge import calibration as studio_cal
     from golden_store.scoring.calibration import FAIL, INSUFFICIENT, PASS
 
     keep = ~np.isnan(answers["p"])  # the band needs a p for every item: refusals are left out
@@ -398,15 +398,15 @@ def reference_arithmetic() -> dict[str, float]:
 
 
 def judge_costs(args) -> dict[str, Any]:
-    from annotator import llm_cost
-    from annotator.relevance_judge import DEFAULT_RUBRIC, PURPOSE_POOL, content
+    from annotator.judge import llm_cost
+    from annotator.judge.relevance_judge import DEFAULT_RUBRIC, PURPOSE_POOL, content
 
     item_chars = len(content("q" * args.question_chars, "p" * args.passage_chars))
     est = llm_cost.estimate(PURPOSE_POOL, model=args.model, n_items=args.items, prefix_chars=len(DEFAULT_RUBRIC),
                             item_chars=item_chars, out_tokens=args.out_tokens)
     usd = est.usd[(True, est.caches)]
     if usd is None:
-        raise SystemExit(f"no price for {args.model} in annotator.llm.PRICES")
+        raise SystemExit(f"no price for {args.model} in annotator.judge.llm.PRICES")
     cal = llm_cost.estimate(PURPOSE_POOL, model=args.model, n_items=args.cal_items, prefix_chars=len(DEFAULT_RUBRIC),
                             item_chars=item_chars, out_tokens=args.out_tokens)
     human = args.human_seconds / 3600 * args.human_rate

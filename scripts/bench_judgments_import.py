@@ -2,7 +2,7 @@
 
 Builds a store of ``--docs`` documents and ``--queries`` queries, writes a qrels file of
 ``--lines`` judgments (``--lines / --queries`` documents per query, grades 0-3, a few -1
-lines) and times ``annotator.judgments_import.import_judgments`` on it, with the peak memory
+lines) and times ``annotator.integration.judgments_import.import_judgments`` on it, with the peak memory
 of the import itself (VmHWM reset before the call). Prints one JSON object.
 
     python scripts/bench_judgments_import.py --lines 1000000
@@ -31,7 +31,8 @@ def main() -> int:
     ap.add_argument("--keep", default=None, help="build in this (empty) folder and keep it")
     args = ap.parse_args()
 
-    from annotator import identity, judgments_import
+    from annotator.integration import judgments_import
+    from annotator.people import identity
     from golden_store.db.store import Store
     from golden_store.live import queries
     from golden_store.live.documents import import_paths

@@ -108,8 +108,9 @@ def _write_corpus(path: Path, n_docs: int, rng: random.Random) -> None:
 def child_generate(a: argparse.Namespace) -> dict:
     """Corpus, queries, one TREC run of depth 10 and a depth-10 pool: ``--pool`` items
     (pool / 10 questions x 10 passages), then accounts admin and ann00.. (``--users``)."""
-    from annotator import identity, runs_import
-    from annotator.corpus_import import import_paths
+    from annotator.evaluation import runs_import
+    from annotator.people import identity
+    from annotator.integration.corpus_import import import_paths
     from golden_store.db.store import Store
     from golden_store.live import queries
 
@@ -152,8 +153,10 @@ def child_work_loop(a: argparse.Namespace) -> dict:
     store's locks): a corpus import replacing every document with new text (a re-import of
     unchanged text would skip them), a pool build, a freeze.
     Prints one line per round to stderr."""
-    from annotator import identity, runs_import, versioning
-    from annotator.corpus_import import import_paths
+    from annotator.evaluation import runs_import
+    from annotator.people import identity
+    from annotator.versions import versioning
+    from annotator.integration.corpus_import import import_paths
     from golden_store.db.store import Store
 
     work = Path(a.work)

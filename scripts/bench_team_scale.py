@@ -7,7 +7,7 @@ and a baseline commit measured in the same run.
 
 1. a child running the *baseline* code generates the store through the store's own write
    paths: corpus import (JSONL), query import, TREC run import, pool build, users, a
-   calibration round and a split round through ``annotator.rounds``; grade and adjudication
+   calibration round and a split round through ``annotator.labeling.rounds``; grade and adjudication
    events are bulk-inserted as ``judging.insert_tx`` / ``adjudication.decide_tx`` write them
    (same columns: the document's sha, the round that assigned the item to the annotator),
    ordered by time so event ids follow it (code with migration 13 then refills its grading
@@ -77,8 +77,10 @@ def child_generate(a: argparse.Namespace) -> dict:
     import numpy as np
     import pandas as pd
 
-    from annotator import identity, rounds, runs_import
-    from annotator.corpus_import import import_paths
+    from annotator.evaluation import runs_import
+    from annotator.labeling import rounds
+    from annotator.people import identity
+    from annotator.integration.corpus_import import import_paths
     from benchlib import refill_grade_state
     from golden_store.live import queries
     from golden_store.db.store import Store
@@ -231,8 +233,11 @@ def child_migrate(a: argparse.Namespace) -> dict:
 
 
 def child_measure(a: argparse.Namespace) -> dict:
-    from annotator import adjudication, agreement, identity, judging, overview, runs_import, versioning
-    from annotator.context import get_store
+    from annotator.evaluation import overview, runs_import
+    from annotator.labeling import adjudication, agreement, judging
+    from annotator.people import identity
+    from annotator.versions import versioning
+    from annotator.process.context import get_store
     from benchlib import _maxrss_kib, mib
 
     repeat = int(a.repeat)

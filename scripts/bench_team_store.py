@@ -13,7 +13,7 @@ What it does, in order:
    * *team*: ``--docs`` documents (``golden_store.live.documents``), queries (``import_queries``), one
      run ranking ``depth + 5`` spans per query, the pool built at depth 5 (``runs.build_pool``),
      so the pool holds ~5 items per query, sized for ``--items`` x 1.2; users created through
-     ``annotator.identity``; a rubric; then ``--annotators`` annotators each with a current
+     ``annotator.people.identity``; a rubric; then ``--annotators`` annotators each with a current
      grade on ``--items`` pool items (a random ``--items`` of the pool, so everyone still has
      items in their queue), ``--events`` grade events in all (the rest are earlier re-grades,
      skips and unsure marks of the same items), bulk-inserted in time order with the columns
@@ -28,17 +28,17 @@ What it does, in order:
 4. per engine, each in a fresh child process (the working directory and ``GOLDEN_VERSIONS`` in
    the temp folder):
 
-   * *agreement refresh*: the lead's ``annotator.agreement.compute`` once cold (figures kept
+   * *agreement refresh*: the lead's ``annotator.labeling.agreement.compute`` once cold (figures kept
      for the comparison between engines), then ``--agree-reps`` times: one new label through
      the Judge surface's submit path (so the store generation moves and the cache is stale),
      then ``compute`` timed;
    * *judging action*: ``--judges`` annotators take turns; each key press is what the Judge
-     page's server does for it: ``annotator.judging.submit`` of one label (label id, digest of
+     page's server does for it: ``annotator.labeling.judging.submit`` of one label (label id, digest of
      what was shown; the receipt and the grading state written in its transaction), then the
      queue fragment's rerun (``progress`` + ``next_items(12)``); ``--actions`` measured
      presses after 2 unmeasured per judge; the labels are then read back (receipt -> event)
      and compared with those sent;
-   * *freeze*: ``annotator.versioning.freeze`` (what ``golden freeze NAME`` calls),
+   * *freeze*: ``annotator.versions.versioning.freeze`` (what ``golden freeze NAME`` calls),
      ``--freeze-reps`` times, each in a fresh child to a new name; the manifest's counts are
      compared with the store's and the ``data_digest`` between engines;
 
@@ -103,7 +103,7 @@ def generate_team(db: Path, *, docs: int, items: int, n_annotators: int, events:
     import numpy as np
     import pandas as pd
 
-    from annotator import identity
+    from annotator.people import identity
     from bench_judging import generate_base
     from benchlib import refill_grade_state
     from golden_store.live import runs
@@ -258,7 +258,8 @@ def _label(user, item, action: str, value) -> dict:
 
 
 def child_agree(a: argparse.Namespace) -> dict:
-    from annotator import agreement, identity, judging
+    from annotator.labeling import agreement, judging
+    from annotator.people import identity
     from golden_store.db.store import Store
 
     store = Store.open(a.db, create=False)
@@ -291,7 +292,8 @@ def child_agree(a: argparse.Namespace) -> dict:
 def child_judge(a: argparse.Namespace) -> dict:
     import random
 
-    from annotator import identity, judging
+    from annotator.labeling import judging
+    from annotator.people import identity
     from golden_store.db.store import Store
 
     rnd = random.Random(int(a.seed))
@@ -338,7 +340,8 @@ def child_judge(a: argparse.Namespace) -> dict:
 
 
 def child_freeze(a: argparse.Namespace) -> dict:
-    from annotator import identity, versioning
+    from annotator.people import identity
+    from annotator.versions import versioning
     from golden_store.db.store import Store
     from golden_store.scoring.agreement_report import kappa_linear
 

@@ -11,7 +11,7 @@ retention), one-row writes with no pruning, with the deletes by age (done in the
 of each minute), and with the check of the refusal cap (done once per 1% of the cap).
 
 No figure is asserted anywhere; the numbers decide whether the audit is buffered and how it is
-pruned (see ``annotator/api_tokens.py``)."""
+pruned (see ``annotator/people/api_tokens.py``)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from annotator import api_tokens  # noqa: E402
-from annotator.identity import cli_user  # noqa: E402
+from annotator.people import api_tokens  # noqa: E402
+from annotator.people.identity import cli_user  # noqa: E402
 from golden_store.db.store import Store, utcnow  # noqa: E402
 from golden_store.live import api_tokens as rows  # noqa: E402
 

@@ -51,7 +51,7 @@ def main() -> int:
                       aws_secret_access_key="bench-secret")
 
     from annotator.demo import load_demo
-    from annotator.identity import cli_user
+    from annotator.people.identity import cli_user
     from golden_store.db.store import Store
     from golden_store.freezing import freeze
     from golden_store.live.documents import import_paths

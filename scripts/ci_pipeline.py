@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO_RUN = ROOT / "annotator" / "demo_data" / "runs" / "bm25.trec"
+DEMO_RUN = ROOT / "annotator" / "demo" / "data" / "runs" / "bm25.trec"
 
 # What the fresh process runs: nothing of the studio but the library, the version's URL
 # from the environment, the run from a file.

@@ -5,7 +5,7 @@ on a store with a team-size pool (issue 29 item 1).
 A batch the browser sends runs, on the server: the component callback (``submit``: the
 label's transaction), then the Judge fragment's body. Before issue 29 the body re-counted
 ``progress`` and re-queried ``next_items`` (the refill) on every batch; now it does so only
-when the queue the browser holds runs low (``annotator.label_queue``). This script times
+when the queue the browser holds runs low (``annotator.labeling.label_queue``). This script times
 each part over ``--labels`` one-label batches as the old body did (submit + progress +
 refill every batch) and as the new one does (submit, then the queue's decisions: refill and
 recount only when due), on the same store, interleaved (two annotators, turn about) so both
@@ -66,10 +66,10 @@ def build(db: Path, docs: int, queries: int) -> int:
 def measure(db: Path, n_labels: int) -> dict:
     """Interleaved, so both see the same machine: label i is made the old way by one
     annotator and the new way by another, in the same store, turn about."""
-    from annotator import judging
-    from annotator.identity import User
-    from annotator.label_queue import QueueAhead
-    from annotator.roles import Role
+    from annotator.labeling import judging
+    from annotator.people.identity import User
+    from annotator.labeling.label_queue import QueueAhead
+    from annotator.people.roles import Role
     from golden_store.db.store import Store
 
     old_user, new_user = User("bench-old", "Old path", frozenset(Role)), User("bench-new", "New path", frozenset(Role))
@@ -80,9 +80,9 @@ def measure(db: Path, n_labels: int) -> dict:
                     "action": "grade", "value": grade, "note": ""}
 
         o_sub, o_prog, o_refill, n_sub, n_body, ch_batch = [], [], [], [], [], []
-        # the direct channel (annotator/label_channel.py): the whole server side of a batch but HTTP
-        from annotator import label_channel
-        from annotator.identity import LOCAL_USER
+        # the direct channel (annotator/labeling/label_channel.py): the whole server side of a batch but HTTP
+        from annotator.labeling import label_channel
+        from annotator.people.identity import LOCAL_USER
 
         channel = label_channel.Channel()
         pass_ = label_channel.issue(LOCAL_USER, mode="local", session=None, surface=judging.SURFACE, scope="random",

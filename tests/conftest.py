@@ -22,9 +22,9 @@ import pytest  # noqa: E402
 from tests.differential.summary import (  # noqa: E402,F401
     pytest_sessionfinish, pytest_terminal_summary, pytest_testnodedown)
 
-from annotator import context  # noqa: E402
+from annotator.process import context  # noqa: E402
 from annotator.demo import load_demo  # noqa: E402
-from annotator.identity import cli_user  # noqa: E402
+from annotator.people.identity import cli_user  # noqa: E402
 from golden_store.db.store import Store  # noqa: E402
 
 
@@ -332,8 +332,8 @@ def _isolated_env(request, tmp_path, monkeypatch):
     for var in ("GOLDEN_SERVER", "GOLDEN_TOKEN", "GOLDEN_VERSIONS_CACHE", "GOLDEN_API_PORT",
                 "GOLDEN_WEBHOOK_ALLOW_PRIVATE"):
         monkeypatch.delenv(var, raising=False)
-    if "annotator.api_tokens" in sys.modules:  # the process's token throttle: one test's guesses are not the next's
-        sys.modules["annotator.api_tokens"].THROTTLE._fails.clear()
+    if "annotator.people.api_tokens" in sys.modules:  # the process's token throttle: one test's guesses are not the next's
+        sys.modules["annotator.people.api_tokens"].THROTTLE._fails.clear()
     if ENGINE == "postgresql" and _needs_store(request.node):
         from tests.pg import DEMO_TEMPLATE, MIGRATED_TEMPLATE
 

@@ -157,7 +157,7 @@ def make_demo_template(cluster: Cluster) -> None:
     """A copy of the migrated template with the demo loaded (``load_demo`` as the CLI user),
     for the tests taking ``demo_store``; made after :func:`make_migrated_template`."""
     from annotator.demo import load_demo
-    from annotator.identity import cli_user
+    from annotator.people.identity import cli_user
     from golden_store.db.store import Store
 
     cluster.admin(f'CREATE DATABASE "{DEMO_TEMPLATE}" TEMPLATE "{MIGRATED_TEMPLATE}"')

@@ -81,7 +81,7 @@ def test_everyday_ux_in_the_browser(full_demo_server: Server, full_demo_page: Pa
     for section in ("Label", "Review", "Data", "Engineer", "Admin"):
         expect(nav.get_by_text(section, exact=True)).to_be_visible()
     expect(nav.get_by_test_id("stSidebarNavViewButton")).to_have_count(0)
-    from annotator.identity import LOCAL_USER
+    from annotator.people.identity import LOCAL_USER
     from app_pages.entry import page_sections
 
     # every page the local admin may open, counted from the app's own list (a new page is not a failure here)

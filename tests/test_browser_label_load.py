@@ -215,7 +215,7 @@ def dispute_server(tmp_path: Path) -> Iterator[Server]:
     _cli(tmp_path, "pool", "build", "--depth", "1")
     script = ("import sys\n"
               "from annotator import judging\n"
-              "from annotator.identity import get_user\n"
+              "from annotator.people.identity import get_user\n"
               "from golden_store.db.store import Store\n"
               "with Store.open(sys.argv[1]) as s:\n"
               "    for name, g in (('ann', 0), ('bob', 3)):\n"

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from annotator import identity, judging, rounds
+from annotator.labeling import judging, rounds
+from annotator.people import identity
 from golden_store.db.store import Store
 from tests.test_browser import _browser_page, _cli, _serve, idle, sign_in
 

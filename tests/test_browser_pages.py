@@ -26,8 +26,12 @@ PAGES = ["Agreement", "Adjudication", "Nuggets", "Judge calibration", "Transcrip
 
 
 def _prepare(tmp_path: Path) -> Path:
-    from annotator import calibration, demo, nuggets, rounds, runs_import, transcripts
-    from annotator.identity import LOCAL_USER
+    from annotator import demo
+    from annotator.evaluation import runs_import, transcripts
+    from annotator.evidence import nuggets
+    from annotator.judge import calibration
+    from annotator.labeling import rounds
+    from annotator.people.identity import LOCAL_USER
     from golden_store.live import judging
     from golden_store.db.store import Store
 

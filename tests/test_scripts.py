@@ -198,7 +198,7 @@ def test_ci_pipeline_pushes_freezes_and_scores_from_object_storage_in_a_fresh_pr
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
-    run_lines = (ROOT / "annotator" / "demo_data" / "runs" / "bm25.trec").read_text().strip().splitlines()
+    run_lines = (ROOT / "annotator" / "demo" / "data" / "runs" / "bm25.trec").read_text().strip().splitlines()
     token = report["token"]
     assert token["username"] == f"token:ci#{token['token_id']}" and token["token"] == "ci"  # issue 37, A8
     assert token["token_id"].startswith("tok_") and token["roles"] == ["engineer"]

@@ -108,5 +108,5 @@ def _main(argv: list[str] | None) -> int:
         print("golden: interrupted", file=sys.stderr)
         return 130
     finally:
-        if "annotator.context" in sys.modules and not server:  # only a local command opens a store
+        if "annotator.process.context" in sys.modules and not server:  # only a local command opens a store
             context.close_all()

@@ -56,7 +56,7 @@ def print_evaluations(rows: list[dict[str, Any]], *, as_json: bool) -> None:
 
 
 def cmd_evaluations(args: argparse.Namespace) -> int:
-    from annotator import evaluations
+    from annotator.evaluation import evaluations
     from annotator.cli.common import _store, identity
 
     table = evaluations.recorded(_store(args), identity.cli_user())

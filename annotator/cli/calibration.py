@@ -22,11 +22,11 @@ from golden_store.core.errors import GoldenError, ValidationError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from annotator.calibration import Analysis
+    from annotator.judge.calibration import Analysis
 
 
 def _read_set(path: str) -> "pd.DataFrame":
-    from annotator import calibration
+    from annotator.judge import calibration
 
     p = Path(path)
     try:
@@ -44,7 +44,7 @@ def _fmt(v: Any, digits: int = 3) -> str:
 
 def _rubric(args: argparse.Namespace, store: Any) -> str:
     """The judge's rubric: ``--rubric FILE``, else the studio's default for a relevance judge."""
-    from annotator import calibration
+    from annotator.judge import calibration
 
     if getattr(args, "rubric", None):
         try:
@@ -59,7 +59,7 @@ def _judged(args: argparse.Namespace, df: "pd.DataFrame") -> tuple["pd.DataFrame
     outputs in place of the file's; held-out items are never sent. Else the set as read."""
     if not args.run_judge:
         return df, None
-    from annotator import calibration
+    from annotator.judge import calibration
 
     store, user = _store(args), identity.cli_user()
     rubric = _rubric(args, store)
@@ -83,7 +83,7 @@ class _NotRun(GoldenError):
 
 
 def _analyse(args: argparse.Namespace, df: "pd.DataFrame") -> "Analysis":
-    from annotator import calibration
+    from annotator.judge import calibration
 
     return calibration.analyze(df, seed=args.seed, fit_share=args.fit_share, recalibrate=not args.no_recalibrate,
                                max_missed_bad=args.max_missed_bad, max_false_fail=args.max_false_fail,
@@ -118,7 +118,7 @@ def _report_lines(rep: dict[str, Any]) -> list[str]:
 
 
 def cmd_calibration_upload(args: argparse.Namespace) -> int:
-    from annotator import calibration
+    from annotator.judge import calibration
 
     summary = calibration.set_summary(_read_set(args.file))
     if args.json:
@@ -136,7 +136,7 @@ def cmd_calibration_upload(args: argparse.Namespace) -> int:
 
 
 def cmd_calibration_analyse(args: argparse.Namespace) -> int:
-    from annotator import calibration
+    from annotator.judge import calibration
 
     df, ran = _judged(args, _read_set(args.file))
     rep = calibration.report(_analyse(args, df))
@@ -148,7 +148,7 @@ def cmd_calibration_analyse(args: argparse.Namespace) -> int:
 
 
 def cmd_calibration_save(args: argparse.Namespace) -> int:
-    from annotator import calibration
+    from annotator.judge import calibration
 
     df, ran = _judged(args, _read_set(args.file))
     store, user = _store(args), identity.cli_user()
@@ -184,7 +184,7 @@ def cmd_calibration_save(args: argparse.Namespace) -> int:
 
 
 def cmd_calibration_list(args: argparse.Namespace) -> int:
-    from annotator import calibration
+    from annotator.judge import calibration
 
     rows = calibration.list_saved(_store(args), identity.cli_user())
     if args.json:
@@ -201,7 +201,7 @@ def cmd_calibration_list(args: argparse.Namespace) -> int:
 
 
 def cmd_calibration_compare(args: argparse.Namespace) -> int:
-    from annotator import calibration
+    from annotator.judge import calibration
 
     rep = calibration.compare(_store(args), identity.cli_user(), args.old, args.new)
     if args.json:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from annotator.roles import Permission
+from annotator.people.roles import Permission
 from golden_store.core.errors import GoldenError, ValidationError, VerificationError
 
 if TYPE_CHECKING:
@@ -205,11 +205,11 @@ def run_here(argv: list[str], *, store: Store, stdin: str = "", cwd: str | None 
              authorize: Callable[[argparse.Namespace], None] | None = None) -> Outcome:
     """Parse ``argv`` as ``golden`` would and run it in this process on ``store`` (the serving
     process's own open handle), printing into buffers. ``acting_as`` (an
-    :class:`annotator.identity.User`) is who the command acts as; None: this process's CLI
+    :class:`annotator.people.identity.User`) is who the command acts as; None: this process's CLI
     user, the account the caller's own ``golden`` would have used on this machine.
     ``authorize(parsed arguments)`` may refuse the command (raise) before it runs. ``cwd``:
     the folder the person ran the command in, when it is on this machine."""
-    from annotator import identity
+    from annotator.people import identity
     from annotator.cli import build_parser
     from annotator.cli.common import COULD_NOT_RUN, serving
 

@@ -46,22 +46,22 @@ class _OnFirstUse:
         return getattr(importlib.import_module(self._name), attr)
 
 
-context = _OnFirstUse("annotator.context")
+context = _OnFirstUse("annotator.process.context")
 
 
-corpus_import = _OnFirstUse("annotator.corpus_import")
+corpus_import = _OnFirstUse("annotator.integration.corpus_import")
 
 
 demo = _OnFirstUse("annotator.demo")
 
 
-identity = _OnFirstUse("annotator.identity")
+identity = _OnFirstUse("annotator.people.identity")
 
 
-query_editing = _OnFirstUse("annotator.query_editing")
+query_editing = _OnFirstUse("annotator.evidence.query_editing")
 
 
-versioning = _OnFirstUse("annotator.versioning")
+versioning = _OnFirstUse("annotator.versions.versioning")
 
 
 def _print_json(obj: Any) -> None:

@@ -23,9 +23,9 @@ def cmd_corpus_import(args: argparse.Namespace) -> int:
 
 def cmd_import_beir(args: argparse.Namespace) -> int:
     """``golden import-beir DIR``: a BEIR folder (corpus, queries, qrels of one split) in one
-    command, checked whole before anything is written (annotator/beir_import.py says why one
+    command, checked whole before anything is written (annotator/integration/beir_import.py says why one
     command rather than the three per-file ones)."""
-    from annotator import beir_import
+    from annotator.integration import beir_import
 
     rep = beir_import.import_beir(
         _store(args, create=True), identity.cli_user(), args.dir, split=args.split, stratum=args.stratum,
@@ -50,7 +50,7 @@ def cmd_queries_draft(args: argparse.Namespace) -> int:
     """Claude proposes questions about one document (estimate first, then confirmed); each
     excerpt is checked verbatim; ``--accept`` adds the usable, non-compound ones as synthetic
     queries with their excerpts as evidence."""
-    from annotator import question_drafts
+    from annotator.evidence import question_drafts
 
     store, user = _store(args), identity.cli_user()
     plan = question_drafts.plan(store, user, args.doc_id, n=args.n)

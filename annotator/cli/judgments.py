@@ -11,7 +11,7 @@ from annotator.cli.common import _print_json, _Progress, _store, identity
 
 
 def cmd_judgments_import(args: argparse.Namespace) -> int:
-    from annotator import judgments_import
+    from annotator.integration import judgments_import
 
     fields = judgments_import.LabelStudioFields(query=args.query_field, passage=args.passage_field,
                                                 query_id=args.query_id_field, doc_id=args.doc_id_field,
@@ -24,7 +24,7 @@ def cmd_judgments_import(args: argparse.Namespace) -> int:
 
 
 def cmd_judgments_list(args: argparse.Namespace) -> int:
-    from annotator import judgments_import
+    from annotator.integration import judgments_import
 
     df = judgments_import.list_imports(_store(args), identity.cli_user())
     if args.json:
@@ -40,7 +40,7 @@ def cmd_judgments_list(args: argparse.Namespace) -> int:
 
 
 def cmd_judgments_retract(args: argparse.Namespace) -> int:
-    from annotator import judgments_import
+    from annotator.integration import judgments_import
 
     n = judgments_import.retract_import(_store(args), identity.cli_user(), args.import_id)
     print(f"Retracted {n} grade(s) of import {args.import_id}: the items they judged are unjudged again unless a "

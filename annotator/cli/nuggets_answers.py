@@ -12,7 +12,7 @@ from annotator.cli.common import COULD_NOT_RUN, _print_json, _Progress, _store, 
 
 
 def cmd_nuggets_draft(args: argparse.Namespace) -> int:
-    from annotator import nuggets
+    from annotator.evidence import nuggets
 
     store, user = _store(args), identity.cli_user()
     rows = nuggets.status(store, user)
@@ -44,7 +44,7 @@ def cmd_nuggets_draft(args: argparse.Namespace) -> int:
 
 
 def cmd_nuggets_export(args: argparse.Namespace) -> int:
-    from annotator import nuggets
+    from annotator.evidence import nuggets
 
     rows = nuggets.export_rows(_store(args), identity.cli_user())
     with open(args.out, "w", encoding="utf-8") as fh:
@@ -56,7 +56,7 @@ def cmd_nuggets_export(args: argparse.Namespace) -> int:
 
 def cmd_nuggets_import(args: argparse.Namespace) -> int:
     """An approved-nuggets export read back onto its questions; the same file again changes nothing."""
-    from annotator import dataset_import
+    from annotator.integration import dataset_import
 
     rep = dataset_import.import_nuggets(_store(args), identity.cli_user(), args.file)
     if args.json:
@@ -68,7 +68,7 @@ def cmd_nuggets_import(args: argparse.Namespace) -> int:
 
 
 def cmd_nuggets_scores(args: argparse.Namespace) -> int:
-    from annotator import nuggets
+    from annotator.evidence import nuggets
 
     from golden_store.scoring.generation import NO_VITAL_DEFINITIONS
 
@@ -87,7 +87,7 @@ def cmd_nuggets_scores(args: argparse.Namespace) -> int:
 
 
 def cmd_answers_import(args: argparse.Namespace) -> int:
-    from annotator import nuggets
+    from annotator.evidence import nuggets
 
     n = nuggets.import_answers(_store(args), identity.cli_user(), args.file, args.system, replace=args.replace)
     print(f"Imported {n} answer(s) of {args.system!r}.")
@@ -95,7 +95,7 @@ def cmd_answers_import(args: argparse.Namespace) -> int:
 
 
 def cmd_answers_score(args: argparse.Namespace) -> int:
-    from annotator import nuggets
+    from annotator.evidence import nuggets
     from golden_store.scoring.abstention import DEFINITIONS
 
     reports = nuggets.abstention(_store(args), identity.cli_user(), args.system, n_boot=args.n_boot, seed=args.seed)
@@ -138,7 +138,7 @@ def cmd_answers_score(args: argparse.Namespace) -> int:
 
 
 def cmd_answers_mark(args: argparse.Namespace) -> int:
-    from annotator import nuggets
+    from annotator.evidence import nuggets
 
     event = nuggets.mark_outcome(_store(args), identity.cli_user(), args.system, args.query_id, args.outcome,
                                  note=args.note)

@@ -80,7 +80,7 @@ def _callers_git_sha(args: argparse.Namespace) -> list[str]:
     that is not clean, or not one, is said here too)."""
     if args.command != "score" or not getattr(args, "record", None) or getattr(args, "git_sha", None):
         return []
-    from annotator import provenance
+    from annotator.evaluation import provenance
 
     sha, note = provenance.git_head(Path.cwd())
     if note:
@@ -214,7 +214,7 @@ def pool_status(args: argparse.Namespace, studio: Any) -> int:
     if not rep["runs"]:
         print("No runs imported yet.")
     else:
-        from annotator.runs_import import pool_ap_note
+        from annotator.evaluation.runs_import import pool_ap_note
 
         if "ap_queries" in rep:  # a server from before issue 36 does not say it
             print(f"# {pool_ap_note(rep)}", file=sys.stderr)
@@ -222,7 +222,7 @@ def pool_status(args: argparse.Namespace, studio: Any) -> int:
 
 
 def agreement(args: argparse.Namespace, studio: Any) -> int:
-    from annotator.agreement import ALL, count_line
+    from annotator.labeling.agreement import ALL, count_line
 
     rep = studio.agreement(args.round)
     # a server from before issue 36 reads every label unless asked for a round, and does not say so

@@ -15,10 +15,10 @@ def _people(raw: str) -> list[str]:
 
 
 def cmd_rounds_start(args: argparse.Namespace) -> int:
-    from annotator import rounds
+    from annotator.labeling import rounds
 
     if args.evidence:
-        from annotator import evidence_rounds
+        from annotator.labeling import evidence_rounds
 
         rid = evidence_rounds.start(_store(args), identity.cli_user(), _people(args.annotators), args.n, args.seed,
                                     args.note)
@@ -31,7 +31,7 @@ def cmd_rounds_start(args: argparse.Namespace) -> int:
 
 
 def cmd_rounds_split(args: argparse.Namespace) -> int:
-    from annotator import rounds
+    from annotator.labeling import rounds
 
     store, user = _store(args), identity.cli_user()
     check = rounds.split_check(store, user)
@@ -48,7 +48,7 @@ def cmd_rounds_split(args: argparse.Namespace) -> int:
 
 
 def cmd_rounds_bar(args: argparse.Namespace) -> int:
-    from annotator import agreement
+    from annotator.labeling import agreement
 
     store, user = _store(args), identity.cli_user()
     if args.measure:
@@ -66,7 +66,7 @@ def cmd_rounds_bar(args: argparse.Namespace) -> int:
 
 
 def cmd_rounds_list(args: argparse.Namespace) -> int:
-    from annotator import rounds
+    from annotator.labeling import rounds
 
     rows = rounds.list_rounds(_store(args), identity.cli_user())
     if args.json:
@@ -81,7 +81,7 @@ def cmd_rounds_list(args: argparse.Namespace) -> int:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from annotator import agreement
+    from annotator.labeling import agreement
 
     store, user = _store(args), identity.cli_user()
     scope = agreement.scope_of(store, user, args.round)  # the newest round unless asked, as the page opens

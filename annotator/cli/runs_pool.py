@@ -11,7 +11,7 @@ from annotator.cli.common import COULD_NOT_RUN, _print_json, _Progress, _store, 
 
 
 def cmd_runs_import(args: argparse.Namespace) -> int:
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
 
     rep = runs_import.import_run_file(_store(args), identity.cli_user(), args.file, args.system, args.format,
                                       replace=args.replace, skip_unknown=args.skip_unknown,
@@ -21,7 +21,7 @@ def cmd_runs_import(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_retire(args: argparse.Namespace) -> int:
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
 
     runs_import.retire_run(_store(args), identity.cli_user(), args.system, args.reason)
     print(f"Retired run {args.system!r}: it is left out of new pools and the coverage list; its results and the "
@@ -30,7 +30,7 @@ def cmd_runs_retire(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_restore(args: argparse.Namespace) -> int:
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
 
     runs_import.restore_run(_store(args), identity.cli_user(), args.system)
     print(f"Restored run {args.system!r}.")
@@ -38,7 +38,7 @@ def cmd_runs_restore(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_list(args: argparse.Namespace) -> int:
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
 
     df = runs_import.run_table(_store(args), identity.cli_user())
     _print_json(df.to_dict(orient="records")) if args.json else print(df.to_string(index=False) if len(df) else
@@ -47,7 +47,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
 
 
 def cmd_pool_build(args: argparse.Namespace) -> int:
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
 
     rep = runs_import.build_pool(_store(args), identity.cli_user(), args.depth, args.runs)
     if args.json:
@@ -62,7 +62,7 @@ def cmd_pool_build(args: argparse.Namespace) -> int:
 
 
 def cmd_pool_status(args: argparse.Namespace) -> int:
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
 
     rep = runs_import.pool_status(_store(args), identity.cli_user(), args.k)
     if args.json:
@@ -86,7 +86,7 @@ def cmd_pool_status(args: argparse.Namespace) -> int:
 
 
 def cmd_pool_judge(args: argparse.Namespace) -> int:
-    from annotator import pool_grading
+    from annotator.judge import pool_grading
 
     store, user = _store(args), identity.cli_user()
     plan = pool_grading.plan(store, user, args.calibration, mode=args.mode, limit=args.limit,
@@ -105,7 +105,7 @@ def cmd_pool_judge(args: argparse.Namespace) -> int:
 
 
 def cmd_pool_judge_resume(args: argparse.Namespace) -> int:
-    from annotator import pool_grading
+    from annotator.judge import pool_grading
 
     summary = pool_grading.run(_store(args), identity.cli_user(), args.job, progress=_Progress("judging", "pool items"))
     print("\n".join(summary.lines()))
@@ -113,7 +113,7 @@ def cmd_pool_judge_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_pool_judge_pause(args: argparse.Namespace) -> int:
-    from annotator import pool_grading
+    from annotator.judge import pool_grading
 
     pool_grading.pause(_store(args), identity.cli_user(), args.job)
     print(f"Job {args.job} pauses after its current chunk; golden pool judge-resume {args.job} goes on.")
@@ -121,7 +121,7 @@ def cmd_pool_judge_pause(args: argparse.Namespace) -> int:
 
 
 def cmd_pool_judge_status(args: argparse.Namespace) -> int:
-    from annotator import pool_grading
+    from annotator.judge import pool_grading
 
     rep = pool_grading.status(_store(args), identity.cli_user())
     if args.json:
@@ -143,7 +143,7 @@ def cmd_pool_judge_status(args: argparse.Namespace) -> int:
 
 
 def cmd_pool_judge_sample(args: argparse.Namespace) -> int:
-    from annotator import pool_grading
+    from annotator.judge import pool_grading
 
     rep = pool_grading.sample_report(_store(args), identity.cli_user())
     if args.json:

@@ -76,7 +76,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         from golden_store.versions import load_version
 
         gs = load_version(args.version, _vdir(args))
-        from annotator.compare_scope import tier_options
+        from annotator.evaluation.compare_scope import tier_options
 
         only = tier_options(gs, args.tier)  # --tier: only that tier's questions, said in the output
         if _run_format(args) == "jsonl":  # passages: chunk labels derived from the version's spans (hit rule)
@@ -284,7 +284,7 @@ def _record_scoring(args: argparse.Namespace, res: Any, gs: Any, run: Any) -> No
     named with --judged the judge model and rubric sha, and the definitions the numbers were
     scored under (run level, hit rule, depth of ``run`` as scored, the judge labels' models and
     rubric shas: ``scored_definitions``). All or nothing."""
-    from annotator import provenance
+    from annotator.evaluation import provenance
     from golden_store.live.results import record_evaluation, scored_definitions
     from golden_store.scoring.measures import parse_measures
 
@@ -341,8 +341,8 @@ def _print_scoring_notes(res: Any) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from annotator import evaluations
-    from annotator.compare_scope import scope_options
+    from annotator.evaluation import evaluations
+    from annotator.evaluation.compare_scope import scope_options
     from golden_store.scoring.compare import format_comparison
 
     store = _store(args)
@@ -376,7 +376,7 @@ def cmd_results_export(args: argparse.Namespace) -> int:
 def cmd_results_import(args: argparse.Namespace) -> int:
     """A results export read back (evaluations moved from one store to another, e.g. a CI
     runner's into the team's); the same file again changes nothing."""
-    from annotator import dataset_import
+    from annotator.integration import dataset_import
 
     rep = dataset_import.import_results(_store(args, create=True), identity.cli_user(), args.file)
     if args.json:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from golden_store.core.errors import GoldenError
 
 if TYPE_CHECKING:
-    from annotator.llm_cost import JobPlan, JobUsage
+    from annotator.judge.llm_cost import JobPlan, JobUsage
 
 REFUSED = ("Not run: this job spends money on Claude and needs a confirmation, and there is no terminal to ask "
            "on; read the estimate above and pass --yes to run it.")

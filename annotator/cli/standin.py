@@ -16,7 +16,7 @@ STANDIN_HELP = (
 
 
 def cmd_llm_standin(args: argparse.Namespace) -> int:
-    from annotator.llm_standin import MessagesServer
+    from annotator.judge.llm_standin import MessagesServer
 
     try:
         server = MessagesServer(args.host, args.port).standalone()

@@ -1,6 +1,6 @@
 """`golden tokens` commands (issue 28): API tokens for pipelines and their audit.
 
-The CLI acts as :func:`annotator.identity.cli_user` (every role), as the other commands do, so
+The CLI acts as :func:`annotator.people.identity.cli_user` (every role), as the other commands do, so
 a token made here may carry any role. The secret is printed once, by ``create``; the store
 keeps only its hash, so nothing can print it again."""
 
@@ -17,7 +17,7 @@ SHOWN_ONCE = "This secret will not be shown again: copy it now (only its hash is
 
 
 def _api_tokens() -> Any:
-    from annotator import api_tokens  # on first use: `golden --help` imports no store code
+    from annotator.people import api_tokens  # on first use: `golden --help` imports no store code
 
     return api_tokens
 

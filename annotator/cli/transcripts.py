@@ -9,7 +9,7 @@ from annotator.cli.common import _print_json, _Progress, _store, identity
 
 
 def cmd_transcripts_import(args: argparse.Namespace) -> int:
-    from annotator import transcripts
+    from annotator.evaluation import transcripts
     from golden_store.core.textin import read_text
 
     read_text(args.file)  # the importers' one text rule, with the line of a bad byte, before the import reads it
@@ -23,7 +23,7 @@ def cmd_transcripts_sample(args: argparse.Namespace) -> int:
     """The draw, blind to the judge as the review is: which items are the judge's passes is not
     printed (the reviewer reads them on the Transcripts page before seeing the judge's verdict;
     ``judge-check`` counts them afterwards)."""
-    from annotator import transcripts
+    from annotator.evaluation import transcripts
 
     store, user = _store(args), identity.cli_user()
     draw_id, items = transcripts.draw(store, user, args.n, args.seed, args.pass_share)
@@ -43,7 +43,7 @@ def cmd_transcripts_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_transcripts_summary(args: argparse.Namespace) -> int:
-    from annotator import transcripts
+    from annotator.evaluation import transcripts
 
     rows = transcripts.summary(_store(args), identity.cli_user())
     if args.json:
@@ -61,7 +61,7 @@ def _rate(rate: float | None, low: float | None, high: float | None) -> str:
 
 
 def cmd_transcripts_judge_check(args: argparse.Namespace) -> int:
-    from annotator import transcripts
+    from annotator.evaluation import transcripts
 
     rows = transcripts.judge_check(_store(args), identity.cli_user())
     if args.json:
@@ -103,7 +103,7 @@ def register(sub: Any, add: Any) -> None:
                                                                                  required=True, metavar="CMD")
     ti = add("import", cmd_transcripts_import, "import evaluation transcripts (JSONL), all or nothing", tr)
     ti.add_argument("file")
-    from annotator.transcript_sampling import DEFAULT_PASS_SHARE  # cheap: the CLI starts without the store
+    from annotator.evaluation.transcript_sampling import DEFAULT_PASS_SHARE  # cheap: the CLI starts without the store
 
     for name in ("sample", "draw"):  # two names, one command
         tsm = add(name, cmd_transcripts_sample, "draw transcripts to review: failures and (--pass-share) a share "

@@ -12,7 +12,7 @@ from annotator.cli.common import (
 
 def cmd_freeze(args: argparse.Namespace) -> int:
     if args.sign:
-        from annotator import signing
+        from annotator.versions import signing
 
         res = signing.freeze_signed(_store(args), identity.cli_user(), args.name, args.sign, note=args.note or "",
                                     hit_rule=args.hit_rule, progress=_Progress("freezing", "steps"))
@@ -38,7 +38,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
 
 
 def cmd_keygen(args: argparse.Namespace) -> int:
-    from annotator import signing
+    from annotator.versions import signing
 
     priv, pub, text = signing.keygen(args.path)
     if args.json:
@@ -83,7 +83,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return _verify_live(args)
     live, why_not = _live_corpus_digest(args)
     if args.key:
-        from annotator import signing
+        from annotator.versions import signing
 
         rep = signing.verify(identity.cli_user(), _vdir(args), args.name, live_corpus_digest=live,
                              verify_key=args.key)

@@ -10,8 +10,8 @@ from typing import Any
 
 from annotator.cli.common import _OnFirstUse, _print_json, _store, identity
 
-webhooks = _OnFirstUse("annotator.webhooks")
-delivery = _OnFirstUse("annotator.webhook_delivery")
+webhooks = _OnFirstUse("annotator.events.webhooks")
+delivery = _OnFirstUse("annotator.events.webhook_delivery")
 
 
 def cmd_add(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ the next batch, and is answered as a duplicate (written once).
 
 The label path comes first (issue 29): a page that passes ``fetch`` and ``count`` instead of
 ``cards`` and ``progress`` lets the surface keep its queue ahead
-(:class:`annotator.label_queue.QueueAhead` in the session): a batch of labels then costs its
+(:class:`annotator.labeling.label_queue.QueueAhead` in the session): a batch of labels then costs its
 write and nothing else, the next items are re-queried only when the browser's queue runs low,
 and progress is counted from the acknowledgements with an exact recount every few seconds.
 
@@ -42,7 +42,7 @@ DOM attributes on the surface's root (``.gs-root``), for tests and benchmarks:
 * ``data-updates``: how many times the page has given the surface its data (each run of it).
 
 The direct channel (issue 29): under ``golden serve`` a surface with ``fetch``/``count`` whose
-surface the channel knows (:data:`annotator.label_channel.SURFACES`) is also given a label
+surface the channel knows (:data:`annotator.labeling.label_channel.SURFACES`) is also given a label
 pass, and its browser posts batches to the API process's ``/surface/v1/batch`` instead of
 rerunning this fragment; the page path stays for everything the channel cannot take.
 """
@@ -57,8 +57,8 @@ from typing import Any
 
 import streamlit as st
 
-from annotator.label_queue import QueueAhead, item_uid, with_uids
-from annotator.labeling import Ack
+from annotator.labeling.label_queue import QueueAhead, item_uid, with_uids
+from annotator.labeling.labeling import Ack
 from app_pages._shared import label_pass
 
 _HERE = Path(__file__).resolve().parent
@@ -163,7 +163,7 @@ def labeling_surface(*, key: str, surface: str, actor: str, keys: Sequence[tuple
     Instead of ``cards``/``progress``/``exhausted`` (computed by the page on every rerun), a
     page may pass ``fetch(n)`` (the next ``n`` cards) and ``count()`` ((done, total)): the
     surface then keeps ``ahead`` cards in the browser and calls them only when due (see
-    :mod:`annotator.label_queue`); ``scope`` names what the queue depends on (e.g. its order).
+    :mod:`annotator.labeling.label_queue`); ``scope`` names what the queue depends on (e.g. its order).
     ``empty_pool`` replaces ``empty`` when the count says the queue has no items at all;
     ``noun`` names the items in "Loading the next passages…"."""
     low = 0  # the browser asks for more below this many cards (0: it never asks, the page refills each run)

@@ -11,7 +11,7 @@
 // queue, unused) are documented in __init__.py for tests and benchmarks.
 //
 // The direct channel (issue 29): when the page gives a label pass (`data.direct`), batches go
-// to the server's label endpoint (annotator/label_channel.py) with fetch, and its answer carries
+// to the server's label endpoint (annotator/labeling/label_channel.py) with fetch, and its answer carries
 // the acknowledgements, the next items when the queue ran low, and progress: no Streamlit
 // rerun per batch. Anything the channel refuses or cannot reach goes through Streamlit as
 // before (the label ids are the same, so a label sent both ways is written once).

@@ -1,6 +1,6 @@
 """Judge calibration over HTTP: read a calibration set, analyse it, save it pinned to its judge,
 list the saved ones and compare two, the same figures as ``golden calibration ... --json``
-and the Judge calibration page (:mod:`annotator.calibration` does the work). A pipeline
+and the Judge calibration page (:mod:`annotator.judge.calibration` does the work). A pipeline
 re-validates its judge here on every change of model, prompt or rubric, then starts pool
 grading with the saved calibration's id. A failed check is an answer (``passed: false``),
 not an error; saving a failing calibration without acknowledging it is refused (422) and
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
 from starlette.concurrency import run_in_threadpool
 
-from annotator.identity import User
+from annotator.people.identity import User
 from golden_store.db.store import Store
 from http_api.auth import caller
 from http_api.shapes import jsonable
@@ -51,7 +51,7 @@ def _bytes(file: UploadFile) -> tuple[str, bytes]:
 
 @router.post("/calibrations/sets", summary="Read a calibration set and say what it holds (nothing is stored)")
 async def upload_calibration_set(user: Caller, file: SetFile) -> dict[str, Any]:
-    from annotator import calibration
+    from annotator.judge import calibration
 
     def run() -> dict[str, Any]:
         name, data = _bytes(file)
@@ -65,7 +65,7 @@ async def analyse_calibration(user: Caller, file: SetFile, seed: Seed = 0, fit_s
                               recalibrate: Recalibrate = True, max_missed_bad: MaxMissedBad = 0.02,
                               max_false_fail: MaxFalseFail = 0.02, cut: Cut = None,
                               flip: Flip = False) -> dict[str, Any]:
-    from annotator import calibration
+    from annotator.judge import calibration
 
     def run() -> dict[str, Any]:
         name, data = _bytes(file)
@@ -86,7 +86,7 @@ async def save_calibration(s: TheStore, user: Caller, file: SetFile,
                            seed: Seed = 0, fit_share: FitShare = 0.5, recalibrate: Recalibrate = True,
                            max_missed_bad: MaxMissedBad = 0.02, max_false_fail: MaxFalseFail = 0.02, cut: Cut = None,
                            flip: Flip = False) -> dict[str, Any]:
-    from annotator import calibration
+    from annotator.judge import calibration
 
     def run() -> dict[str, Any]:
         name, data = _bytes(file)
@@ -100,13 +100,13 @@ async def save_calibration(s: TheStore, user: Caller, file: SetFile,
 
 @router.get("/calibrations", summary="Saved calibrations: judge, κ, FAIL recall, band, failed checks")
 def list_calibrations(s: TheStore, user: Caller) -> list[dict[str, Any]]:
-    from annotator import calibration
+    from annotator.judge import calibration
 
     return jsonable(calibration.list_saved(s, user))  # type: ignore[no-any-return]
 
 
 @router.get("/calibrations/compare", summary="Two saved calibrations side by side, and the new judge against the old")
 def compare_calibrations(s: TheStore, user: Caller, old: CalibrationId, new: CalibrationId) -> dict[str, Any]:
-    from annotator import calibration
+    from annotator.judge import calibration
 
     return jsonable(calibration.compare(s, user, old, new))  # type: ignore[no-any-return]

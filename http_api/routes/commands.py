@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from annotator.cli import channel
-from annotator.identity import User, require
+from annotator.people.identity import User, require
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import Store
 from http_api.auth import caller

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, File, Form, UploadFile
 from starlette.concurrency import run_in_threadpool
 
-from annotator.identity import User
+from annotator.people.identity import User
 from golden_store.db.store import Store
 from http_api.auth import caller
 from http_api.store import store
@@ -32,7 +32,7 @@ async def import_run(s: TheStore, user: Caller, file: Annotated[UploadFile, File
                      replace: Annotated[bool, Form()] = False,
                      skip_unknown: Annotated[bool, Form()] = False,
                      skip_unknown_docs: Annotated[bool, Form()] = False) -> dict[str, Any]:
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
 
     def run() -> dict[str, Any]:
         with saved(file, "run.txt") as (path, name):
@@ -49,7 +49,7 @@ async def import_run(s: TheStore, user: Caller, file: Annotated[UploadFile, File
 
 @router.post("/transcripts", status_code=201, summary="Import evaluation transcripts (JSONL, all or nothing)")
 async def import_transcripts(s: TheStore, user: Caller, file: Annotated[UploadFile, File()]) -> dict[str, Any]:
-    from annotator import transcripts
+    from annotator.evaluation import transcripts
 
     def run() -> dict[str, Any]:
         with saved(file, "transcripts.jsonl") as (path, name):
@@ -63,7 +63,7 @@ async def import_transcripts(s: TheStore, user: Caller, file: Annotated[UploadFi
 async def import_answers(s: TheStore, user: Caller, file: Annotated[UploadFile, File()],
                          system: SystemName,
                          replace: Annotated[bool, Form()] = False) -> dict[str, Any]:
-    from annotator import nuggets
+    from annotator.evidence import nuggets
 
     def run() -> dict[str, Any]:
         with saved(file, "answers.jsonl") as (path, name):
@@ -82,7 +82,7 @@ async def import_queries(s: TheStore, user: Caller, file: Annotated[UploadFile, 
     403); the reason is recorded with each such revision. Un-holding is a lead's decision: a
     pipeline re-importing from a source without the flag must not open test questions to a
     hosted model unnoticed."""
-    from annotator import query_editing
+    from annotator.evidence import query_editing
     from golden_store.core import textin
     from golden_store.core.errors import ValidationError
 

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from annotator import api_tokens
-from annotator.identity import User
+from annotator.people import api_tokens
+from annotator.people.identity import User
 from golden_store.db.store import Store
 from http_api.auth import caller
 from golden_store.core.errors import NotFoundError

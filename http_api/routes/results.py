@@ -11,7 +11,7 @@ from pydantic import StringConstraints
 from pydantic.json_schema import JsonDict
 from starlette.concurrency import run_in_threadpool
 
-from annotator.identity import User
+from annotator.people.identity import User
 from golden_store.db.store import Store
 from golden_store.scoring.cells import MIN_CELL_N
 from golden_store.versions.frozen import NAME_PATTERN
@@ -32,7 +32,7 @@ TheStore = Annotated[Store, Depends(store)]
 
 @router.get("/pool", summary="Grading coverage per run (graded@10, graded@k, AP vs Bpref)")
 def get_pool_status(s: TheStore, user: Caller, k: Annotated[int, Query(ge=1, le=1000)] = 10) -> dict[str, Any]:
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
 
     return jsonable(runs_import.pool_status(s, user, k))  # type: ignore[no-any-return]
 
@@ -45,7 +45,7 @@ def get_agreement(s: TheStore, user: Caller,
                   ) -> dict[str, Any]:
     """``scope`` names the labels the figures are on (``round``: what ``round_id`` takes to read
     them again; ``name``: as the Agreement page's headline names them)."""
-    from annotator import agreement as agreement_
+    from annotator.labeling import agreement as agreement_
 
     scope = agreement_.scope_of(s, user, round_id)
     rep = agreement_.compute(s, user, scope.round_id)
@@ -59,7 +59,7 @@ def get_agreement(s: TheStore, user: Caller,
 
 @router.get("/evaluations", summary="Recorded evaluations, newest first, with each metric's mean")
 def list_evaluations(s: TheStore, user: Caller) -> list[dict[str, Any]]:
-    from annotator import evaluations as evaluations_
+    from annotator.evaluation import evaluations as evaluations_
 
     return jsonable(evaluations_.recorded(s, user))  # type: ignore[no-any-return]
 
@@ -79,7 +79,7 @@ async def record_evaluation(s: TheStore, user: Caller, file: Annotated[UploadFil
                             replace: Annotated[bool, Form()] = False,
                             labels: Annotated[Literal["human", "human+judge"], Form()] = "human",
                             hit_rule: Annotated[str | None, Form(json_schema_extra=HIT_RULE)] = None) -> dict[str, Any]:
-    from annotator.evaluation_record import score_and_record
+    from annotator.evaluation.evaluation_record import score_and_record
 
     def run() -> dict[str, Any]:
         with saved(file, "run.txt") as (path, name):
@@ -106,7 +106,7 @@ def compare_evaluations(s: TheStore, user: Caller, baseline: str, candidate: str
     nothing (a measure not recorded by both, no question in common, fewer than ``min_n``
     paired questions) is a 422 problem, never a PASS; so are two evaluations scored under
     different hit rules unless ``allow_different_definitions``."""
-    from annotator import evaluations as evaluations_
+    from annotator.evaluation import evaluations as evaluations_
     from golden_store.scoring.compare import format_comparison
 
     c = evaluations_.compare(s, user, baseline, candidate, metrics=measure, min_meaningful=min_meaningful,

@@ -1,5 +1,5 @@
 """The labeling surface's direct channel (``POST /surface/v1/batch``): a browser's batch of
-labels written without a Streamlit rerun (:mod:`annotator.label_channel` says why and how).
+labels written without a Streamlit rerun (:mod:`annotator.labeling.label_channel` says why and how).
 
 Not under ``/api/v1`` and not in the schema: it is the app's own browser path, authenticated
 by the label pass the page gave (in the body), not by an API token. The browser sends the
@@ -15,8 +15,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from annotator import identity
-from annotator.label_channel import CHANNEL, ChannelRefused
+from annotator.people import identity
+from annotator.labeling.label_channel import CHANNEL, ChannelRefused
 from http_api.store import store_of
 
 PATH = "/surface/v1/batch"

@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 from pydantic.json_schema import JsonDict
 from starlette.concurrency import run_in_threadpool
 
-from annotator import versioning
-from annotator.identity import User
+from annotator.versions import versioning
+from annotator.people.identity import User
 from golden_store.core.errors import NotFoundError
 from golden_store.db.store import Store
 from golden_store.versions import thaw

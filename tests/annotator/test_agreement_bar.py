@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotator import agreement, identity, rounds
-from annotator.roles import PermissionDenied
+from annotator.labeling import agreement, rounds
+from annotator.people import identity
+from annotator.people.roles import PermissionDenied
 from golden_store.core.errors import ValidationError
 from golden_store.scoring.agreement_report import AgreementBar, GRADED_MEASURES
 from golden_store.db.store import Store

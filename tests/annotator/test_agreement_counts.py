@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotator import agreement, cache
-from annotator.identity import cli_user
+from annotator.labeling import agreement
+from annotator.process import cache
+from annotator.people.identity import cli_user
 from annotator.demo import load_demo
 from golden_store.live import agreement_data, grade_state
 from golden_store.scoring import agreement_report as report

@@ -16,8 +16,9 @@ import httpx
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotator import cli, rounds
-from annotator.identity import LOCAL_USER
+from annotator import cli
+from annotator.labeling import rounds
+from annotator.people.identity import LOCAL_USER
 from golden_store.db.store import Store
 from golden_store.live import judging, runs
 from tests.golden_store.test_judge_labels_frozen import grade

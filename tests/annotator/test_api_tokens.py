@@ -14,10 +14,10 @@ import pytest
 
 from unittest.mock import patch
 
-from annotator import api_tokens, roles
-from annotator.api_tokens import TokenRefused, UseAudit
-from annotator.identity import User
-from annotator.roles import PermissionDenied, Role
+from annotator.people import api_tokens, roles
+from annotator.people.api_tokens import TokenRefused, UseAudit
+from annotator.people.identity import User
+from annotator.people.roles import PermissionDenied, Role
 from golden_store.core.errors import GoldenError, NotFoundError, ValidationError
 from golden_store.db.store import Store, utcnow
 from golden_store.live import api_tokens as rows
@@ -81,7 +81,7 @@ def test_a_role_needing_a_permission_the_creator_lacks_is_refused_and_nothing_is
     assert roles.grantable_roles([Role.ADMIN]) == ["annotator", "lead", "engineer", "reviewer", "admin"]
     assert roles.grantable_roles(["lead"]) == ["annotator", "lead"]  # a lead holds every annotator permission
     assert roles.grantable_roles(["engineer"]) == ["engineer"] and roles.grantable_roles([]) == []
-    with patch("annotator.api_tokens.require"):  # as if engineers managed tokens
+    with patch("annotator.people.api_tokens.require"):  # as if engineers managed tokens
         with pytest.raises(PermissionDenied, match=r"eng may not give a token the role\(s\) lead: a token never "
                                                    r"holds a permission its creator lacks"):
             api_tokens.create_token(any_store, ENGINEER, "too-much", ["engineer", "lead"])
@@ -273,7 +273,7 @@ def test_a_closed_store_loses_its_buffered_rows_with_a_warning_not_an_error(tmp_
     audit = UseAudit(background=False)
     api_tokens.record_use(s, info, client="c", method="GET", path="/", status=200, audit=audit)
     s.close()
-    with caplog.at_level(logging.WARNING, logger="annotator.api_tokens"):
+    with caplog.at_level(logging.WARNING, logger="annotator.people.api_tokens"):
         assert audit.flush() == 0
     assert "1 use(s) not written" in caplog.text and audit.waiting() == 0
 
@@ -308,7 +308,7 @@ def test_a_token_an_admin_only_account_made_follows_its_creator_by_permission(an
     """Issue 37 item 10 with item 6: an admin-only account gives a token the engineer role; the
     token keeps it while its creator may give it (an admin, or an account holding engineer),
     and loses it in the transaction that takes that from the creator."""
-    from annotator import identity
+    from annotator.people import identity
 
     root = identity.create_user(any_store, None, "root", ["admin"], password="pw-root-123456789")
     other = identity.create_user(any_store, root, "other", ["admin"], password="pw-other-123456789")

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from annotator import beir_import, judgments_import, versioning
+from annotator.integration import beir_import, judgments_import
+from annotator.versions import versioning
 from annotator.cli import main
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store.core.errors import OptionRequiredError, ValidationError
 from golden_store.db.store import Store
 from golden_store.versions.export import export_version
@@ -214,7 +215,7 @@ def test_the_benchmark_script_runs_at_a_tiny_size(tmp_path):
 
 
 def test_an_engineer_who_may_not_add_strata_is_told_before_anything_is_written(store, tmp_path):
-    from annotator import identity
+    from annotator.people import identity
 
     admin = identity.create_user(store, None, "admin", ["admin"], password="0123456789ab")
     eng = identity.create_user(store, admin, "eng1", ["engineer"], password="0123456789ab")

@@ -13,8 +13,8 @@ from sklearn.calibration import calibration_curve
 from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import roc_auc_score
 
-from annotator import calibration
-from annotator.identity import LOCAL_USER
+from annotator.judge import calibration
+from annotator.people.identity import LOCAL_USER
 from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
 from tests.conftest import table_snapshot

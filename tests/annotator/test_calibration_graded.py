@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from annotator import calibration, llm_cost, relevance_judge
-from annotator.identity import LOCAL_USER
+from annotator.judge import calibration, llm_cost, relevance_judge
+from annotator.people.identity import LOCAL_USER
 from golden_store.core.errors import ValidationError
 from golden_store.live import calibrations, judging
 from golden_store.scoring.calibration import FAIL, INSUFFICIENT, PASS
@@ -108,7 +108,7 @@ def test_saving_keeps_scale_cut_and_rubric_text(demo_store):
 
 
 def _graded_pool(s, tmp_path):
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
 
     run = tmp_path / "r.txt"
     run.write_text("q001 Q0 vpn-troubleshooting 1 3 x\nq001 Q0 pension 2 2 x\nq002 Q0 sick-leave 1 1 x\n"
@@ -179,7 +179,7 @@ def test_batch_run_out_of_order_one_errored_held_out_never_sent(demo_store, llm_
 
 
 def test_nugget_run_grades_on_the_nugget_scale(demo_store, llm_server, tmp_path):
-    from annotator import nuggets
+    from annotator.evidence import nuggets
 
     for text in ("Certificate expired", "Renew in Company Portal", "Restart the client"):
         nuggets.edit_one(demo_store, LOCAL_USER, "q001", None, text=text, importance="vital")

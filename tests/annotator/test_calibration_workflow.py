@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotator import calibration
-from annotator.identity import LOCAL_USER
+from annotator.judge import calibration
+from annotator.people.identity import LOCAL_USER
 from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
 from golden_store.scoring.calibration import FAIL, PASS
@@ -101,7 +101,7 @@ def test_analysis_save_offset_and_manifest(demo_store, tmp_path):
 
 
 def test_claude_judge_on_store_grades(demo_store, llm_server, tmp_path):
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
     from golden_store.live import judging
 
     run = tmp_path / "r.txt"
@@ -138,7 +138,7 @@ def test_claude_judge_on_store_grades(demo_store, llm_server, tmp_path):
     sent = [q["body"]["messages"][0]["content"] for q in llm_server.requests]
     assert len(sent) == 3 and not any("new mum" in t for t in sent)  # q009 is held out: never sent
     # the system block is the pool judge's rubric, cached, long enough to be cached (§11.5)
-    from annotator import llm_cost, relevance_judge
+    from annotator.judge import llm_cost, relevance_judge
 
     system = llm_server.requests[0]["body"]["system"]
     assert system == [{"type": "text", "text": relevance_judge.DEFAULT_RUBRIC, "cache_control": {"type": "ephemeral"}}]
@@ -159,7 +159,7 @@ def test_claude_judge_on_store_grades(demo_store, llm_server, tmp_path):
 
 
 def test_nugget_support_labels_as_a_calibration_set(demo_store, tmp_path):
-    from annotator import nuggets
+    from annotator.evidence import nuggets
 
     for text in ("Certificate expired", "Renew in Company Portal", "Restart the client"):
         nuggets.edit_one(demo_store, LOCAL_USER, "q001", None, text=text, importance="vital")
@@ -186,8 +186,8 @@ def test_an_empty_split_is_a_clear_error():
 def test_calibrating_the_judge_is_its_own_permission(demo_store):
     """'Calibration' names two things: a round of double annotation (kind 'calibration') and
     measuring the LLM judge against people. Judge calibration asks for its own permission."""
-    from annotator.identity import User
-    from annotator.roles import ROLE_PERMISSIONS, Permission, PermissionDenied, Role
+    from annotator.people.identity import User
+    from annotator.people.roles import ROLE_PERMISSIONS, Permission, PermissionDenied, Role
 
     assert Permission.CALIBRATE_JUDGE in ROLE_PERMISSIONS[Role.LEAD]
     assert Permission.CALIBRATE_JUDGE is not Permission.RUN_ROUNDS

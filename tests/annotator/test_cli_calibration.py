@@ -22,7 +22,7 @@ from annotator import cli
 from golden_store.db.store import Store
 from tests.conftest import table_snapshot
 
-DEMO_SET = Path(cli.__file__).parents[1] / "demo_data" / "judge_calibration.csv"
+DEMO_SET = Path(cli.__file__).parents[1] / "demo" / "data" / "judge_calibration.csv"
 ONE_CUT = Path(__file__).parents[1] / "golden_store" / "one_cut_calibration.csv"
 
 
@@ -151,7 +151,7 @@ def _judgeable_set(tmp_path: Path, held_out_text: str) -> Path:
 
 def test_a_judge_run_on_the_set_never_sends_a_held_out_question(demo_store, golden_db, tmp_path, capsys,
                                                                 llm_server):
-    from annotator.llm_standin import standin_answer
+    from annotator.judge.llm_standin import standin_answer
 
     held = next(q for q in map(json.loads, (DEMO_SET.parent / "queries.jsonl").open()) if q["held_out"])
     demo_store.close()
@@ -179,7 +179,7 @@ def test_a_judge_run_on_the_set_never_sends_a_held_out_question(demo_store, gold
 
 def test_through_a_studio_the_commands_need_the_calibration_permission():
     from annotator.cli import build_parser, channel
-    from annotator.roles import Permission
+    from annotator.people.roles import Permission
 
     for argv in (["calibration", "analyse", "x.csv"], ["calibration", "list"], ["calibration", "compare", "a", "b"]):
         args = build_parser().parse_args(argv)

@@ -227,9 +227,9 @@ def test_ambiguous_text_is_refused_with_the_places(store, tmp_path, monkeypatch,
 def test_runs_import_reads_the_same_lines(tiny, store):
     """`golden runs import` uses the same reader: offsets are taken as given, texts placed, and
     a text that disagrees with its offsets refused with its line."""
-    from annotator import runs_import
-    from annotator.identity import User
-    from annotator.roles import Role
+    from annotator.evaluation import runs_import
+    from annotator.people.identity import User
+    from annotator.people.roles import Role
     from golden_store.core.errors import ValidationError
 
     eng = User("eng", "Eng", frozenset({Role.ENGINEER}))

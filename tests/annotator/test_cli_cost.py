@@ -61,6 +61,6 @@ def test_nuggets_draft_asks_on_a_terminal(tmp_path, llm_server, monkeypatch, cap
     said = capsys.readouterr().out
     assert "q009: skipped" in said and "Used: 1 call(s)" in said and "1,150 cache-read tokens" in said
     assert len(llm_server.requests) == 1
-    from annotator import context
+    from annotator.process import context
 
     assert_nothing_held_out_sent(llm_server, context.get_store())

@@ -11,7 +11,7 @@ import pytest
 
 from annotator import cli
 from annotator.demo import load_demo
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store.db.store import Store
 from tests.golden_store.test_judge_labels_frozen import RUN, build
 

@@ -25,11 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from annotator import cli, context
+from annotator import cli
+from annotator.process import context
 from tests.annotator.test_serve import GOLDEN, _free_port
 from tests.conftest import ENGINE
 
-DEMO_RUNS = Path(cli.__file__).resolve().parents[1] / "demo_data" / "runs"
+DEMO_RUNS = Path(cli.__file__).resolve().parents[1] / "demo" / "data" / "runs"
 
 pytestmark = pytest.mark.slow
 
@@ -176,7 +177,7 @@ def test_every_command_group_runs_through_the_studio_holding_the_store(demo_stor
     assert not Path(golden_db + ".serving").exists(), "the note outlived the studio"
     code, out, _ = _golden(capsys, golden_db, "users", "list")
     assert code == 0 and "lead1" in out
-    from annotator import identity
+    from annotator.people import identity
     from golden_store.db.store import Store
 
     with contextlib.closing(Store.open(golden_db)) as s:

@@ -8,8 +8,10 @@ import json
 
 import pytest
 
-from annotator import api_tokens, cli, context
-from annotator.identity import cli_user
+from annotator import cli
+from annotator.people import api_tokens
+from annotator.process import context
+from annotator.people.identity import cli_user
 
 
 def golden(capsys, *args: str) -> tuple[int, str, str]:
@@ -92,7 +94,7 @@ def test_an_empty_list_says_how_to_make_a_token(initialized, capsys):
 def test_users_roles_and_disable_say_what_happened_to_the_accounts_tokens(initialized, capsys):
     """Issue 37 A4: `golden users roles / disable` take the account's roles from its tokens
     (revoking those left with none) and say how many, so a pipeline's 401/403 has a cause."""
-    from annotator import identity
+    from annotator.people import identity
 
     root = identity.create_user(s(), None, "root", ["admin"], password="0123456789")
     boss = identity.create_user(s(), root, "boss", ["admin", "engineer"], password="0123456789")

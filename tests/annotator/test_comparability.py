@@ -1,4 +1,4 @@
-"""``annotator.comparability.differences`` on hand-made frames (the columns evaluation_frame
+"""``annotator.evaluation.comparability.differences`` on hand-made frames (the columns evaluation_frame
 returns): one sentence per definition that differs, naming both values; "not recorded" (an
 evaluation recorded before schema 24) is never taken to match. Every expected sentence is
 written out by hand."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from annotator.comparability import differences
+from annotator.evaluation.comparability import differences
 
 SHA_A, SHA_B = "a" * 64, "b" * 64
 

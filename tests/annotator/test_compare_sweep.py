@@ -180,7 +180,7 @@ def test_the_same_run_under_two_hit_rules_is_refused_not_a_pass(demo_store, caps
     """Issue 36, item 6: the demo's dense passage run recorded under any_overlap and under
     contains_span compared as a system improvement ("PASS", +0.107 R@10 before the fix).
     The hit rule travels with the rows, and compare refuses across it unless told to."""
-    dense = str(Path(__file__).resolve().parents[2] / "annotator" / "demo_data" / "runs" / "dense.jsonl")
+    dense = str(Path(__file__).resolve().parents[2] / "annotator" / "demo" / "data" / "runs" / "dense.jsonl")
     freeze(demo_store, "demo.v0", actor="eng")
     for rule, name in (("any_overlap", "d-any"), ("contains_span", "d-cs")):
         rc, _, err = golden(capsys, "score", "--version", "demo.v0", "--run", dense, "-m", "R@10", "--hit-rule", rule,

@@ -20,11 +20,12 @@ import pytest
 from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import cohen_kappa_score, recall_score
 
-from annotator import calibration, demo, pool_grading
-from annotator.identity import LOCAL_USER
+from annotator import demo
+from annotator.judge import calibration, pool_grading
+from annotator.people.identity import LOCAL_USER
 from golden_store.live import judge_labels, judging
 
-DATA = Path(demo.__file__).parent / "demo_data"
+DATA = Path(demo.__file__).parent / "data"
 
 
 @pytest.fixture

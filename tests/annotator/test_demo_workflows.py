@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from annotator import (adjudication, agreement, calibration, demo, nuggets, power, rounds, runs_import,
-                       transcripts, versioning)
-from annotator.identity import LOCAL_USER, User
-from annotator.roles import PermissionDenied, Role
+from annotator import demo
+from annotator.evaluation import power, runs_import, transcripts
+from annotator.evidence import nuggets
+from annotator.judge import calibration
+from annotator.labeling import adjudication, agreement, rounds
+from annotator.versions import versioning
+from annotator.people.identity import LOCAL_USER, User
+from annotator.people.roles import PermissionDenied, Role
 from golden_store.live import judging
 from golden_store.live.users import count_users
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from annotator import context, corpus_import
-from annotator.identity import cli_user
+from annotator.integration import corpus_import
+from annotator.process import context
+from annotator.people.identity import cli_user
 from golden_store.db.store import Store
 from tests.conftest import table_snapshot
 from tests.small_disk import small_disk

@@ -10,10 +10,10 @@ from collections import Counter
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotator import adjudication, agreement, judging, rounds
-from annotator.assignment import pick_calibration, plan_split
-from annotator.identity import LOCAL_USER, create_user
-from annotator.roles import PermissionDenied
+from annotator.labeling import adjudication, agreement, judging, rounds
+from annotator.labeling.assignment import pick_calibration, plan_split
+from annotator.people.identity import LOCAL_USER, create_user
+from annotator.people.roles import PermissionDenied
 from golden_store.live import rounds as store_rounds
 from golden_store.live import runs
 from golden_store.core.errors import ValidationError

@@ -13,7 +13,7 @@ import pytest
 
 from annotator import cli
 from annotator.demo import load_demo
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store.live import judging, runs
 from golden_store.db.store import Store
 

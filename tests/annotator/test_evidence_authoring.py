@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotator import evidence_authoring as ea
-from annotator.identity import User
-from annotator.roles import PermissionDenied, Role
+from annotator.evidence import evidence_authoring as ea
+from annotator.people.identity import User
+from annotator.people.roles import PermissionDenied, Role
 from golden_store.live.documents import import_documents
 from golden_store.corpus.sources import load_sources
 from golden_store.core.errors import ValidationError

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from annotator import evidence_authoring as ea
-from annotator.identity import User
-from annotator.roles import Role
+from annotator.evidence import evidence_authoring as ea
+from annotator.people.identity import User
+from annotator.people.roles import Role
 from golden_store.freezing import freeze
 from golden_store.live.documents import raw_text
 from golden_store.versions import load_version

@@ -9,9 +9,10 @@ from datetime import date
 
 import pytest
 
-from annotator import agreement, evidence_authoring as ea, evidence_rounds, judging, nuggets
-from annotator.identity import create_user
-from annotator.roles import PermissionDenied
+from annotator.evidence import evidence_authoring as ea, nuggets
+from annotator.labeling import agreement, evidence_rounds, judging
+from annotator.people.identity import create_user
+from annotator.people.roles import PermissionDenied
 from golden_store.live import queries
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.freezing import freeze
@@ -100,7 +101,7 @@ def test_blind_evidence_round_agreement_settlement_and_freeze(team, tmp_path):
 
 
 def test_judge_page_highlights_only_visible_evidence(team, tmp_path):
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
 
     s, u = team
     evidence_rounds.start(s, u["lead"], ["ann", "bob"], n=2)
@@ -149,7 +150,9 @@ def test_outsiders_cannot_write_and_no_answer_blocks_quoting(team):
 
 
 def test_review_fixes_corpus_change_stuck_questions_and_counts(team, tmp_path):
-    from annotator import corpus_import, overview, versioning
+    from annotator.evaluation import overview
+    from annotator.integration import corpus_import
+    from annotator.versions import versioning
 
     s, u = team
     evidence_rounds.start(s, u["lead"], ["ann", "bob", "cat"], n=2)
@@ -214,7 +217,7 @@ def test_evidence_settlement_and_no_answer_are_keyed_by_the_question_whatever_it
 
 
 def rounds_list(s, user):
-    from annotator import rounds
+    from annotator.labeling import rounds
 
     return rounds.list_rounds(s, user)
 

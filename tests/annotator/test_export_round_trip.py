@@ -9,9 +9,10 @@ import json
 import shutil
 from pathlib import Path
 
-from annotator import judgments_import, versioning
+from annotator.integration import judgments_import
+from annotator.versions import versioning
 from annotator.cli import main
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store.db.store import Store
 from golden_store.versions.export import export_version
 from golden_store.versions.frozen import load_version
@@ -105,7 +106,7 @@ def test_a_results_export_reads_back(store, golden_db, tmp_path, _duckdb_templat
     shutil.copyfile(_duckdb_templates["demo"], src_db)
     with Store.open(src_db) as src:
         versioning.freeze(src, cli_user(), "rt.v1")
-    runs = Path(__file__).resolve().parents[2] / "annotator" / "demo_data" / "runs"
+    runs = Path(__file__).resolve().parents[2] / "annotator" / "demo" / "data" / "runs"
     for system in ("bm25", "hybrid"):
         assert main(["score", "--version", "rt.v1", "--run", str(runs / f"{system}.trec"), "-m", "nDCG@10", "-m",
                      "AP(rel=2)", "--record", f"{system}-e1", "--system", system, "--db", str(src_db)]) == 0
@@ -160,7 +161,7 @@ def test_an_approved_nuggets_export_reads_back(store, golden_db, tmp_path, _duck
     assert want
     assert main(["nuggets", "export", "--out", str(tmp_path / "nuggets.jsonl"), "--db", str(src_db)]) == 0
     export_version(v1, "beir", tmp_path / "beir")
-    from annotator import beir_import
+    from annotator.integration import beir_import
 
     beir_import.import_beir(store, cli_user(), tmp_path / "beir")
     capsys.readouterr()

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotator import freeze_conflicts as fc
-from annotator.identity import User
-from annotator.roles import PermissionDenied, Role
+from annotator.versions import freeze_conflicts as fc
+from annotator.people.identity import User
+from annotator.people.roles import PermissionDenied, Role
 from golden_store.core.errors import GoldenError, ValidationError
 from golden_store.db.store import utcnow
 from golden_store.freezing import (ANSWERED_UNANSWERABLE, QUOTED_UNANSWERABLE, STALE_GRADE, freeze,

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotator import agreement, cache, identity, rounds, sessions
+from annotator.labeling import agreement, rounds
+from annotator.people import identity, sessions
+from annotator.process import cache
 from annotator.demo import load_demo
 from golden_store.live import judging, rubric
 from golden_store.live import rounds as store_rounds

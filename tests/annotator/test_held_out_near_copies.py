@@ -11,9 +11,11 @@ from datetime import date
 
 import pytest
 
-from annotator import corpus_import, evidence_authoring as ea, llm, nuggets, question_drafts
-from annotator.held_out import NGRAM, HeldOut, words
-from annotator.identity import LOCAL_USER, create_user
+from annotator.evidence import evidence_authoring as ea, nuggets, question_drafts
+from annotator.integration import corpus_import
+from annotator.judge import llm
+from annotator.judge.held_out import NGRAM, HeldOut, words
+from annotator.people.identity import LOCAL_USER, create_user
 from golden_store.live import queries
 from tests.llm_server import message
 

@@ -6,9 +6,13 @@ from datetime import date
 
 import pytest
 
-from annotator import corpus_import, demo, identity, query_editing, versioning
-from annotator.identity import User
-from annotator.roles import ROLE_PERMISSIONS, Permission, PermissionDenied, Role
+from annotator import demo
+from annotator.evidence import query_editing
+from annotator.integration import corpus_import
+from annotator.people import identity
+from annotator.versions import versioning
+from annotator.people.identity import User
+from annotator.people.roles import ROLE_PERMISSIONS, Permission, PermissionDenied, Role
 from golden_store.core.errors import ValidationError
 from golden_store.live.queries import QueryRecord
 

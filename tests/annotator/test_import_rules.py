@@ -11,8 +11,9 @@ import time
 
 import pytest
 
-from annotator import cli, context
-from annotator.identity import cli_user
+from annotator import cli
+from annotator.process import context
+from annotator.people.identity import cli_user
 from golden_store.core import textin
 from golden_store.core.errors import ValidationError
 from tests.conftest import table_snapshot
@@ -127,7 +128,7 @@ def test_csv_field_over_128_kib_is_refused_cleanly(project):
 
 
 def test_empty_and_non_finite_calibration_uploads_are_clear_errors():
-    from annotator import calibration
+    from annotator.judge import calibration
 
     with pytest.raises(ValidationError, match="the file is empty"):
         calibration.load_upload("cal.csv", b"")
@@ -146,7 +147,7 @@ def test_empty_and_non_finite_calibration_uploads_are_clear_errors():
 
 
 def test_a_rubric_with_a_lone_surrogate_is_refused_cleanly(store):
-    from annotator import calibration
+    from annotator.judge import calibration
     from golden_store.live.rubric import add_rubric_version
 
     with pytest.raises(ValidationError, match="lone surrogate"):

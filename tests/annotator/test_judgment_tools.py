@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from annotator import judgments_import
+from annotator.integration import judgments_import
 from annotator.cli import main
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store.core.errors import ValidationError
 from tests.annotator.test_judgments_import import DOCS, _fill, _grade_rows
 

@@ -11,9 +11,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from annotator import adjudication as adjudication_flow
-from annotator import identity, judging, judgments_import, runs_import, versioning
-from annotator.roles import PermissionDenied
+from annotator.labeling import adjudication as adjudication_flow
+from annotator.evaluation import runs_import
+from annotator.integration import judgments_import
+from annotator.labeling import judging
+from annotator.people import identity
+from annotator.versions import versioning
+from annotator.people.roles import PermissionDenied
 from golden_store.core.errors import OptionRequiredError, ValidationError
 from golden_store.db.store import Store
 from golden_store.live import grade_state, judgment_imports, queries, rounds
@@ -386,7 +390,8 @@ def test_the_cli_imports_lists_and_retracts(tmp_path):
     import contextlib
     import io
 
-    from annotator import cli, context
+    from annotator import cli
+    from annotator.process import context
     from tests.conftest import table_snapshot
 
     def golden(*args: str) -> tuple[int, str, str]:

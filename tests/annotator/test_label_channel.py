@@ -1,4 +1,4 @@
-"""The direct label channel (annotator/label_channel.py, issue 29 item 1): a pass stands only
+"""The direct label channel (annotator/labeling/label_channel.py, issue 29 item 1): a pass stands only
 as issued, by this process, unexpired; every batch re-derives the person (an ended sign-in,
 a disabled account, a store that gained accounts stop it); labels go through the surface's
 own rules (bound to what was shown, written once per id); the queue is refilled only when
@@ -12,10 +12,11 @@ import uuid
 
 import pytest
 
-from annotator import judging, label_channel, sessions
-from annotator.identity import LOCAL_USER, create_user, set_disabled
-from annotator.label_channel import Channel, ChannelRefused
-from annotator.label_queue import LOW_WATER
+from annotator.labeling import judging, label_channel
+from annotator.people import sessions
+from annotator.people.identity import LOCAL_USER, create_user, set_disabled
+from annotator.labeling.label_channel import Channel, ChannelRefused
+from annotator.labeling.label_queue import LOW_WATER
 from tests.annotator.test_labeling import _events, _key, pooled  # noqa: F401  (fixture)
 
 

@@ -1,4 +1,4 @@
-"""The server's queue kept ahead of a labeling surface (annotator/label_queue.py): refills
+"""The server's queue kept ahead of a labeling surface (annotator/labeling/label_queue.py): refills
 only when the browser's queue runs low, progress from acknowledgements equal to an exact
 recount, a refused label or an undo forces a refill; and, on a real store with the Judge
 surface, incremental progress matches ``judging.progress`` after grades, a re-send and undo."""
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import uuid
 
-from annotator import judging
-from annotator.label_queue import QueueAhead, item_uid
-from annotator.labeling import Ack
+from annotator.labeling import judging
+from annotator.labeling.label_queue import QueueAhead, item_uid
+from annotator.labeling.labeling import Ack
 from tests.annotator.test_labeling import pooled  # noqa: F401  (fixture)
 
 

@@ -1,4 +1,4 @@
-"""Labels bound to what was shown (annotator/labeling.py and the Judge / Transcripts writers):
+"""Labels bound to what was shown (annotator/labeling/labeling.py and the Judge / Transcripts writers):
 a label lands on the item named in it or is refused with one sentence, never on another item;
 a repeated label id writes once; undo is a new event; order options of the queue."""
 
@@ -10,9 +10,10 @@ import uuid
 
 import pytest
 
-from annotator import judging, rounds, transcripts
-from annotator.identity import LOCAL_USER, create_user
-from annotator.labeling import LabelRefused
+from annotator.evaluation import transcripts
+from annotator.labeling import judging, rounds
+from annotator.people.identity import LOCAL_USER, create_user
+from annotator.labeling.labeling import LabelRefused
 from golden_store.live import runs
 from golden_store.live.queries import get_query, save_query
 from golden_store.live.transcripts import parse_item_key
@@ -205,7 +206,7 @@ def test_the_judge_queue_reads_the_store_the_same_number_of_times_for_2_or_12_ca
     """Every key press repaints the queue ahead (12 cards): each card's document and visible
     evidence are read for all cards at once, not one statement per card (a round trip each
     on PostgreSQL). The cards are what per-card reads make."""
-    from annotator.evidence_rounds import visible_evidence
+    from annotator.labeling.evidence_rounds import visible_evidence
     from golden_store.live import documents
 
     s, u = pooled
@@ -299,7 +300,7 @@ def disputed(pooled):
 
 
 def test_a_decision_binds_to_the_labels_shown(disputed):
-    from annotator import adjudication
+    from annotator.labeling import adjudication
 
     s, u = disputed
     first, second = adjudication.cards(s, u["lead"])
@@ -323,7 +324,7 @@ def test_a_decision_binds_to_the_labels_shown(disputed):
 
 def labeling_digest_of(s, item: dict) -> str:
     """The Judge digest of an item (question + passage), for a label made outside a queue."""
-    from annotator.labeling import digest
+    from annotator.labeling.labeling import digest
     from golden_store.live.judging import item_content_tx
 
     with s.cursor() as cur:
@@ -336,7 +337,7 @@ def labeling_digest_of(s, item: dict) -> str:
 def test_support_labels_bind_to_the_answer_shown_blind_to_its_system(demo_store, tmp_path):
     import json
 
-    from annotator import nuggets
+    from annotator.evidence import nuggets
 
     s = demo_store
     for text in ("Certificate expired", "Renew it"):

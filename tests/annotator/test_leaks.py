@@ -11,11 +11,16 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from annotator import calibration, corpus_import, evidence_authoring as ea, evidence_rounds, llm, question_drafts
-from annotator import nuggets, overview, runs_import, versioning
-from annotator.held_out import HeldOut, normalize
-from annotator.identity import LOCAL_USER, create_user
-from annotator.roles import PermissionDenied
+from annotator.evidence import evidence_authoring as ea, question_drafts
+from annotator.integration import corpus_import
+from annotator.judge import calibration, llm
+from annotator.labeling import evidence_rounds
+from annotator.evaluation import overview, runs_import
+from annotator.evidence import nuggets
+from annotator.versions import versioning
+from annotator.judge.held_out import HeldOut, normalize
+from annotator.people.identity import LOCAL_USER, create_user
+from annotator.people.roles import PermissionDenied
 from golden_store.live import judging, queries
 from tests.llm_server import message
 

@@ -8,9 +8,11 @@ from datetime import date
 
 import pytest
 
-from annotator import corpus_import, identity, query_editing
-from annotator.identity import User
-from annotator.roles import Role
+from annotator.evidence import query_editing
+from annotator.integration import corpus_import
+from annotator.people import identity
+from annotator.people.identity import User
+from annotator.people.roles import Role
 from golden_store.corpus.sources import MAX_DOCUMENT_CHARS
 from golden_store.core.errors import ValidationError
 from golden_store.live.queries import MAX_QUERY_NOTES_CHARS, MAX_QUERY_TEXT_CHARS, QueryRecord, get_query

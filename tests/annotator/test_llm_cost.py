@@ -9,9 +9,10 @@ import json
 
 import pytest
 
-from annotator import llm, llm_cost, nuggets, question_drafts
-from annotator.identity import LOCAL_USER, User
-from annotator.roles import Role
+from annotator.evidence import nuggets, question_drafts
+from annotator.judge import llm, llm_cost
+from annotator.people.identity import LOCAL_USER, User
+from annotator.people.roles import Role
 from golden_store.live.llm_log import usage_summary
 from golden_store.scoring.cost import eval_run_cost
 from tests.annotator.test_leaks import assert_nothing_held_out_sent
@@ -163,7 +164,7 @@ def test_nugget_plan_uses_the_real_inputs_skips_held_out_and_sends_nothing(demo_
 
 
 def test_question_plan_refuses_a_document_holding_held_out_text(demo_store, llm_server, tmp_path):
-    from annotator import corpus_import
+    from annotator.integration import corpus_import
 
     plan = question_drafts.plan(demo_store, ENGINEER, "pension", n=4)
     assert plan.items == ["pension"] and plan.estimate.out_tokens == 20 + 130 * 4

@@ -11,8 +11,9 @@ import time
 
 import pytest
 
-from annotator import llm, nuggets
-from annotator.identity import LOCAL_USER
+from annotator.evidence import nuggets
+from annotator.judge import llm
+from annotator.people.identity import LOCAL_USER
 from golden_store.live import llm_log
 from tests.llm_server import message
 

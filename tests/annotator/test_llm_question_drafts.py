@@ -8,9 +8,10 @@ import json
 import pydantic
 import pytest
 
-from annotator import llm, question_drafts
-from annotator.identity import User
-from annotator.roles import PermissionDenied, Role
+from annotator.evidence import question_drafts
+from annotator.judge import llm
+from annotator.people.identity import User
+from annotator.people.roles import PermissionDenied, Role
 from golden_store.freezing import freeze
 from golden_store.live.llm_log import usage_summary
 from golden_store.live.queries import get_query

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from annotator import llm, nuggets, relevance_judge
+from annotator.evidence import nuggets
+from annotator.judge import llm, relevance_judge
 
 GOLDEN = str(Path(sys.executable).with_name("golden"))
 

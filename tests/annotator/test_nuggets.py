@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from annotator import llm, nuggets
-from annotator.identity import LOCAL_USER
+from annotator.evidence import nuggets
+from annotator.judge import llm
+from annotator.people.identity import LOCAL_USER
 from golden_store.live import nuggets as store_nuggets
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.freezing import freeze
@@ -315,8 +316,8 @@ def test_a_bad_outcome_is_refused_with_file_line_field_and_allowed_values(demo_s
 
 
 def test_a_reviewers_mark_is_an_event_and_changes_the_score_other_roles_are_refused(demo_store, tmp_path):
-    from annotator.identity import User
-    from annotator.roles import PermissionDenied, Role
+    from annotator.people.identity import User
+    from annotator.people.roles import PermissionDenied, Role
 
     nuggets.import_answers(demo_store, LOCAL_USER, str(_outcome_answers(tmp_path, OUTCOME_ROWS)), "rag")
     reviewer = User("rita", "Rita", frozenset({Role.REVIEWER}))

@@ -13,11 +13,11 @@ import re
 import pytest
 from sklearn.metrics import cohen_kappa_score, recall_score
 
-from annotator import judging as judging_service
-from annotator import llm_cost, pool_grading, relevance_judge
+from annotator.labeling import judging as judging_service
+from annotator.judge import llm_cost, pool_grading, relevance_judge
 from annotator.demo import load_demo
-from annotator.identity import LOCAL_USER, User
-from annotator.roles import PermissionDenied, Role
+from annotator.people.identity import LOCAL_USER, User
+from annotator.people.roles import PermissionDenied, Role
 from golden_store.db.store import Store
 from golden_store.live import calibrations, judge_labels
 from golden_store.live import judging as live_judging

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotator import identity, runs_import
-from annotator.roles import PermissionDenied
+from annotator.evaluation import runs_import
+from annotator.people import identity
+from annotator.people.roles import PermissionDenied
 from golden_store.live import judging
 from tests.golden_store import pool_gen
 

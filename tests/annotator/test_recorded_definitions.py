@@ -2,7 +2,7 @@
 passage run recorded under two hit rules must not read as a system change, so every result
 row carries the run level, hit rule, depth and (with human+judge labels) the judge labels'
 models and rubric shas; ``evaluation_frame`` returns them, ``golden results export`` writes
-them, and ``annotator.comparability.differences`` names what differs.
+them, and ``annotator.evaluation.comparability.differences`` names what differs.
 
 The corpus is small enough to work by hand (as test_cli_chunking): document ``d`` is "t00
 t01 ... t59", token i at characters [4i, 4i + 3). q1's evidence is t10..t19, q2's t40..t44,
@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from annotator.cli import main
-from annotator.comparability import differences
+from annotator.evaluation.comparability import differences
 from golden_store.core.errors import ValidationError
 from golden_store.corpus.sources import load_sources
 from golden_store.freezing import freeze

@@ -4,7 +4,8 @@ it says "Got it", whoever wrote them but itself."""
 
 from __future__ import annotations
 
-from annotator import identity, judging
+from annotator.labeling import judging
+from annotator.people import identity
 
 PASSWORD = "0123456789"
 

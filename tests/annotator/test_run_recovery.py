@@ -11,9 +11,10 @@ import os
 
 import pytest
 
-from annotator import cli, runs_import
-from annotator.identity import User
-from annotator.roles import PermissionDenied, Role
+from annotator import cli
+from annotator.evaluation import runs_import
+from annotator.people.identity import User
+from annotator.people.roles import PermissionDenied, Role
 from golden_store.live import runs
 from golden_store.core.errors import NotFoundError, OptionRequiredError, ValidationError
 from golden_store.db.store import Store
@@ -184,8 +185,8 @@ def test_retiring_is_checked_in_the_annotator_layer(demo_store, tmp_path):
 
 
 def test_the_manifest_pool_graded_fraction_leaves_retired_runs_out(demo_store, tmp_path):
-    from annotator import versioning
-    from annotator.identity import cli_user
+    from annotator.versions import versioning
+    from annotator.people.identity import cli_user
 
     _two_runs_and_a_pool(demo_store, tmp_path)
     runs_import.retire_run(demo_store, ENG, "b", "broken")
@@ -199,7 +200,7 @@ def test_the_manifest_pool_graded_fraction_leaves_retired_runs_out(demo_store, t
 def test_cli_skip_unknown_retire_and_list(tmp_path, capsys):
     db = os.environ["GOLDEN_DB"]
     from annotator.demo import load_demo
-    from annotator.identity import cli_user
+    from annotator.people.identity import cli_user
 
     with Store.open(db) as s:
         load_demo(s, cli_user())

@@ -114,7 +114,7 @@ def test_serve_gives_the_app_the_postgresql_store_it_was_given(tmp_path, pg_url,
     it is. Before, it was resolved as a file path, so the app served a new, empty DuckDB store
     inside a ``postgresql:`` folder, in single-user admin mode, and the accounts of the team
     store were never seen (--host was forced to loopback)."""
-    from annotator import identity
+    from annotator.people import identity
     from annotator.cli import _serve_location
     from golden_store.db.store import Store
 

@@ -9,8 +9,8 @@ import hashlib
 
 import pytest
 
-from annotator import identity
-from annotator.identity import SignInThrottle, SignInThrottled
+from annotator.people import identity
+from annotator.people.identity import SignInThrottle, SignInThrottled
 from golden_store.core.errors import ValidationError
 
 PASSWORD = "0123456789"

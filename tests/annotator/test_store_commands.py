@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from annotator.demo import load_demo
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store import freezing
 from golden_store.db import schema
 from golden_store.db.schema import SCHEMA_VERSION

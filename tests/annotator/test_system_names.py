@@ -17,8 +17,9 @@ import uuid
 import pandas as pd
 import pytest
 
-from annotator import nuggets, runs_import
-from annotator.identity import LOCAL_USER
+from annotator.evaluation import runs_import
+from annotator.evidence import nuggets
+from annotator.people.identity import LOCAL_USER
 from golden_store.live import calibrations, results
 from golden_store.live import nuggets as store_nuggets
 from golden_store.core.errors import ValidationError

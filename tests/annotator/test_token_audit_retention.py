@@ -11,10 +11,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from annotator import api_tokens
-from annotator.api_tokens import AuditRetention, UseAudit
-from annotator.identity import User
-from annotator.roles import Role
+from annotator.people import api_tokens
+from annotator.people.api_tokens import AuditRetention, UseAudit
+from annotator.people.identity import User
+from annotator.people.roles import Role
 from golden_store.core.errors import GoldenError
 from golden_store.db.store import Store, utcnow
 from golden_store.live import api_tokens as rows
@@ -121,7 +121,7 @@ def test_zero_days_keeps_answered_requests_for_good(store):
 
 def test_the_cap_logs_how_many_refusals_it_removed_and_when_they_were_written(store, caplog):
     audit = UseAudit(background=False, retention=AuditRetention(refused_max_rows=5))
-    with caplog.at_level(logging.WARNING, logger="annotator.api_tokens"):
+    with caplog.at_level(logging.WARNING, logger="annotator.people.api_tokens"):
         _anonymous(store, audit, 0, guesses=9)
     assert _refusals(store) == 5
     assert "refused request(s) written from" in caplog.text and "GOLDEN_TOKEN_AUDIT_REFUSED_MAX_ROWS" in caplog.text
@@ -157,7 +157,7 @@ def test_the_environment_sets_the_retention_and_a_bad_value_is_one_sentence(monk
 def test_a_bad_setting_met_while_writing_uses_the_defaults_and_says_so_once(store, monkeypatch, caplog):
     monkeypatch.setenv(api_tokens.REFUSED_MAX_ROWS_ENV, "lots")
     audit = UseAudit(background=False)
-    with caplog.at_level(logging.WARNING, logger="annotator.api_tokens"):
+    with caplog.at_level(logging.WARNING, logger="annotator.people.api_tokens"):
         _anonymous(store, audit, 0, guesses=3)
     assert _refusals(store) == 3  # written: a setting never costs the audit its rows
     assert caplog.text.count("GOLDEN_TOKEN_AUDIT_REFUSED_MAX_ROWS='lots'") == 1

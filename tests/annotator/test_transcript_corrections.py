@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotator import transcripts
-from annotator.identity import Role, User
-from annotator.roles import PermissionDenied
+from annotator.evaluation import transcripts
+from annotator.people.identity import Role, User
+from annotator.people.roles import PermissionDenied
 from golden_store.core.errors import ValidationError
 from golden_store.live import queries
 from tests.annotator.test_transcripts import ENGINEER, LEAD, REVIEWER, _record, _write

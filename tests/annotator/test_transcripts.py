@@ -10,10 +10,11 @@ from datetime import date
 
 import pytest
 
-from annotator import evidence_authoring, transcripts
-from annotator.identity import LOCAL_USER, Role, User
-from annotator.roles import PermissionDenied
-from annotator.transcript_sampling import Candidate, sample_failures
+from annotator.evaluation import transcripts
+from annotator.evidence import evidence_authoring
+from annotator.people.identity import LOCAL_USER, Role, User
+from annotator.people.roles import PermissionDenied
+from annotator.evaluation.transcript_sampling import Candidate, sample_failures
 from golden_store.core.errors import NotFoundError, ValidationError
 from tests.conftest import table_snapshot
 
@@ -212,7 +213,7 @@ def test_cli_import_and_sample(tmp_path):
 
 
 def test_evidence_marking_whole_and_cut():
-    from annotator.transcripts import _mark
+    from annotator.evaluation.transcripts import _mark
 
     ev = "VPN-ERR-0417 means the device certificate on your laptop has expired; renew it."
     whole = _mark("Intro. " + ev + " Outro.", [ev])
@@ -304,7 +305,7 @@ def _mixed():
 
 
 def test_pass_share_zero_is_the_failures_only_draw():
-    from annotator.transcript_sampling import sample_draw
+    from annotator.evaluation.transcript_sampling import sample_draw
 
     fails, passes = _mixed()
     for seed in range(5):
@@ -316,7 +317,7 @@ def test_pass_share_zero_is_the_failures_only_draw():
 
 
 def test_pass_share_draws_passes_in_number_balanced_seeded_and_never_reviewed():
-    from annotator.transcript_sampling import pass_quota, sample_draw
+    from annotator.evaluation.transcript_sampling import pass_quota, sample_draw
 
     fails, passes = _mixed()
     a = sample_draw(fails, passes, 10, seed=3, pass_share=0.3)
@@ -352,7 +353,7 @@ def test_pass_share_draws_passes_in_number_balanced_seeded_and_never_reviewed():
 
 
 def test_wilson_interval_against_a_reference():
-    from annotator.transcripts import wilson_interval
+    from annotator.evaluation.transcripts import wilson_interval
 
     cases = [(3, 10), (0, 10), (10, 10), (1, 40), (7, 23)]
     try:  # statsmodels, when installed; else scipy's binomtest; else values worked by hand
@@ -383,7 +384,7 @@ def _pl(qid, stratum, passed, evaluation="ev-1"):
 def test_draw_with_passes_through_the_store(store, tmp_path):
     """A store with no demo: failures and passes in three strata. The draw takes its share of
     passes, the same items the pure sampler picks, records them, and never draws a reviewed one."""
-    from annotator.transcript_sampling import sample_draw
+    from annotator.evaluation.transcript_sampling import sample_draw
     from golden_store.live import transcripts as store_t
 
     recs = [_pl(f"f-{s}-{i}", s, False) for s in ("lexical", "paraphrase", "tabular") for i in range(6)]
@@ -527,7 +528,7 @@ def test_no_failure_blind_cards_and_the_judge_shown_after_the_verdict(store, tmp
     metrics or a word that it passed; 'n' (no_failure) is a key of the surface and is saved;
     once given, the reviewer's list shows what the judge said. No failure on a judged pass
     agrees with the judge; on a judged failure it questions the judge (the lead's queue)."""
-    from annotator import labeling
+    from annotator.labeling import labeling
     from golden_store.live import transcripts as store_t
 
     transcripts.import_file(store, ENGINEER, _write(tmp_path, [_secret("p1", True), _secret("f1", False),

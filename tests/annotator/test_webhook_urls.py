@@ -19,10 +19,10 @@ import socket
 
 import pytest
 
-from annotator import webhook_urls, webhooks
+from annotator.events import webhook_urls, webhooks
 from annotator.cli import main
-from annotator.identity import cli_user
-from annotator.webhook_delivery import Dispatcher
+from annotator.people.identity import cli_user
+from annotator.events.webhook_delivery import Dispatcher
 from golden_store.core.errors import ValidationError
 from tests.annotator.webhook_receiver import Receiver
 from tests.conftest import table_snapshot

@@ -12,10 +12,10 @@ import pytest
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from annotator import webhooks
-from annotator.identity import cli_user, create_user
-from annotator.roles import PermissionDenied
-from annotator.webhook_delivery import SCHEDULE, Dispatcher
+from annotator.events import webhooks
+from annotator.people.identity import cli_user, create_user
+from annotator.people.roles import PermissionDenied
+from annotator.events.webhook_delivery import SCHEDULE, Dispatcher
 from golden_store.core import standard_webhooks
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import utcnow

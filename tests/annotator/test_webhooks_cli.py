@@ -10,10 +10,10 @@ import threading
 
 from standardwebhooks import Webhook
 
-from annotator import webhooks
+from annotator.events import webhooks
 from annotator.cli import main
-from annotator.identity import cli_user
-from annotator.webhook_delivery import Dispatcher
+from annotator.people.identity import cli_user
+from annotator.events.webhook_delivery import Dispatcher
 from golden_store.db.store import Store
 from golden_store.live import webhooks as rows
 from tests.annotator.webhook_receiver import Receiver

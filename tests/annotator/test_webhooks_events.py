@@ -9,8 +9,11 @@ import json
 import pandas as pd
 import pytest
 
-from annotator import adjudication, background, judging, rounds, versioning, webhooks
-from annotator.identity import cli_user, create_user
+from annotator.events import webhooks
+from annotator.integration import background
+from annotator.labeling import adjudication, judging, rounds
+from annotator.versions import versioning
+from annotator.people.identity import cli_user, create_user
 from golden_store.core.errors import GoldenError, ValidationError
 from golden_store.live import judging as judging_rows
 from golden_store.live import runs
@@ -175,7 +178,7 @@ def test_a_slow_receiver_does_not_block_a_labeler(allow_private_webhooks, pooled
 
 
 def test_a_signed_freeze_says_so(demo_store, tmp_path):
-    from annotator import signing
+    from annotator.versions import signing
 
     key, _, _ = signing.keygen(tmp_path / "release.key")
     res = signing.freeze_signed(demo_store, cli_user(), "hooks.signed", key)

@@ -8,8 +8,8 @@ import signal
 import subprocess
 import sys
 
-from annotator import webhooks
-from annotator.identity import cli_user
+from annotator.events import webhooks
+from annotator.people.identity import cli_user
 from golden_store.db.store import Store
 from golden_store.live import webhooks as rows
 from tests.annotator.webhook_receiver import Receiver

@@ -16,7 +16,10 @@ import warnings
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from annotator import agreement, context, demo, identity, judging, rounds
+from annotator import demo
+from annotator.labeling import agreement, judging, rounds
+from annotator.people import identity
+from annotator.process import context
 from tests.app_pages.test_app_roles import app_as
 from tests.conftest import plain
 

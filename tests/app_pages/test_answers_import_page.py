@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 
-from annotator import context, demo, identity, nuggets
+from annotator import demo
+from annotator.evidence import nuggets
+from annotator.people import identity
+from annotator.process import context
 from tests.app_pages.surface import cards, label_for, send
 from tests.app_pages.test_app_roles import app_as
 from tests.conftest import plain, table_snapshot

@@ -11,7 +11,9 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
-from annotator import context, demo, identity, sessions
+from annotator import demo
+from annotator.people import identity, sessions
+from annotator.process import context
 from golden_store.live.queries import get_query
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -377,7 +379,7 @@ def test_power_page_from_a_value_and_from_recorded_evaluations(accounts):
 
 
 def _pool(store, tmp_path):
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
 
     run = tmp_path / "run.txt"
     run.write_text("q001 Q0 vpn-troubleshooting 1 3.0 x\nq001 Q0 pension 2 2.0 x\nq002 Q0 sick-leave 1 1.0 x\n")
@@ -427,7 +429,7 @@ def test_judging_is_blind_grades_are_events_and_corrections_are_new_events(accou
 
 
 def test_each_annotator_has_their_own_order(accounts, tmp_path):
-    from annotator import judging
+    from annotator.labeling import judging
 
     _pool(accounts, tmp_path)
     a = judging.next_item(accounts, identity.get_user(accounts, "annotator"))

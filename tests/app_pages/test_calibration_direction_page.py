@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from sklearn.metrics import roc_auc_score
 
-from annotator import calibration, context, demo, identity
+from annotator import demo
+from annotator.judge import calibration
+from annotator.people import identity
+from annotator.process import context
 from tests.app_pages.test_app_roles import app_as
 from tests.conftest import plain
 from tests.inverted_calibration import review_csv, review_frame

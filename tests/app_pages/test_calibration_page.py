@@ -8,7 +8,10 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from annotator import calibration, context, demo, identity
+from annotator import demo
+from annotator.judge import calibration
+from annotator.people import identity
+from annotator.process import context
 from tests.conftest import plain
 from tests.app_pages.test_app_roles import app_as
 
@@ -130,7 +133,7 @@ def test_graded_upload_per_grade_report_and_the_cut():
 def test_claude_run_estimate_confirm_usage_and_save(llm_server, tmp_path):
     import json
 
-    from annotator import runs_import
+    from annotator.evaluation import runs_import
     from golden_store.live import judging
     from tests.annotator.test_leaks import assert_nothing_held_out_sent
     from tests.llm_server import message

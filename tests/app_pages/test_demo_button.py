@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from annotator import context
+from annotator.process import context
 from golden_store.live import judging
 from tests.app_pages.test_app_roles import app_as
 

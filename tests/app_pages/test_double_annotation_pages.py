@@ -10,7 +10,10 @@ import re
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotator import context, demo, identity, runs_import
+from annotator import demo
+from annotator.evaluation import runs_import
+from annotator.people import identity
+from annotator.process import context
 from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.app_pages.test_app_roles import _everything_rendered, app_as
 

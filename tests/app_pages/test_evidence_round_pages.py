@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from annotator import context, demo, identity
+from annotator import demo
+from annotator.people import identity
+from annotator.process import context
 from golden_store.live import queries
 from tests.conftest import plain
 from tests.app_pages.test_app_roles import _everything_rendered, app_as

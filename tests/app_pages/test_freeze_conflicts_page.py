@@ -7,9 +7,9 @@ engineer is told which fixes need a lead."""
 
 from __future__ import annotations
 
-from annotator import context
-from annotator import freeze_conflicts as fc
-from annotator.identity import get_user
+from annotator.process import context
+from annotator.versions import freeze_conflicts as fc
+from annotator.people.identity import get_user
 from golden_store.core.paths import versions_dir_for
 from golden_store.db.store import utcnow
 from golden_store.live import grade_state

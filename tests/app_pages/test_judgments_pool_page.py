@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
-from annotator import context, demo, identity, judgments_import, runs_import
+from annotator import demo
+from annotator.evaluation import runs_import
+from annotator.integration import judgments_import
+from annotator.people import identity
+from annotator.process import context
 from tests.app_pages.test_app_roles import app_as
 
 PASSWORD = "0123456789"

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from annotator import context, corpus_import, demo, evidence_authoring as ea, evidence_rounds, identity, runs_import
+from annotator import demo
+from annotator.evaluation import runs_import
+from annotator.evidence import evidence_authoring as ea
+from annotator.integration import corpus_import
+from annotator.labeling import evidence_rounds
+from annotator.people import identity
+from annotator.process import context
 from golden_store.live import judging, queries
 from tests.app_pages.test_app_roles import signed_in, APP, _everything_rendered, app_as
 

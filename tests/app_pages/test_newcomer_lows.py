@@ -11,7 +11,9 @@ from datetime import timedelta
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from annotator import context, demo, identity
+from annotator import demo
+from annotator.people import identity
+from annotator.process import context
 from tests.app_pages.test_app_roles import APP, app_as
 from tests.conftest import plain, table_snapshot
 

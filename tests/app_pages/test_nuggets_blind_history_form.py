@@ -13,8 +13,11 @@ import json
 
 import pytest
 
-from annotator import context, demo, identity, nuggets
-from annotator.roles import PermissionDenied
+from annotator import demo
+from annotator.evidence import nuggets
+from annotator.people import identity
+from annotator.process import context
+from annotator.people.roles import PermissionDenied
 from tests.app_pages.test_app_roles import app_as
 from tests.conftest import plain
 

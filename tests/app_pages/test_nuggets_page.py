@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 
-from annotator import context, demo, identity, nuggets
+from annotator import demo
+from annotator.evidence import nuggets
+from annotator.people import identity
+from annotator.process import context
 from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
 from tests.app_pages.test_app_roles import app_as
@@ -155,7 +158,7 @@ def test_assign_with_buttons_and_scores(tmp_path):
 def test_bulk_drafting_runs_as_a_background_job_with_progress(llm_server):
     import time
 
-    from annotator import jobs
+    from annotator.process import jobs
 
     store, _ = _accounts()
     llm_server.default = lambda body: (200, message(json.dumps({"insufficient_evidence": True, "nuggets": []})))
@@ -188,8 +191,8 @@ def test_bulk_batch_drafting_confirms_the_batch_price_and_reports_cache_reads(ll
     holds them."""
     import time
 
-    from annotator import jobs
-    from annotator.llm_cost import money
+    from annotator.process import jobs
+    from annotator.judge.llm_cost import money
 
     store, _ = _accounts()
     usage = {"input_tokens": 80, "output_tokens": 50, "cache_creation_input_tokens": 0,
@@ -223,7 +226,7 @@ def test_bulk_batch_drafting_confirms_the_batch_price_and_reports_cache_reads(ll
 
 
 def test_a_failing_job_reports_its_error():
-    from annotator import jobs
+    from annotator.process import jobs
 
     def boom(progress):
         progress(1, 2)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import time
 
-from annotator import context, identity, jobs
+from annotator.people import identity
+from annotator.process import context, jobs
 from annotator.demo import load_demo
 from tests.annotator.test_pool_grading import MODEL, _calibration, judge_server  # noqa: F401 (fixture)
 from tests.app_pages.test_app_roles import app_as

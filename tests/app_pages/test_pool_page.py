@@ -9,7 +9,9 @@ import json
 
 import pytest
 
-from annotator import context, demo, identity
+from annotator import demo
+from annotator.people import identity
+from annotator.process import context
 from tests.app_pages.test_app_roles import app_as
 from tests.conftest import plain, table_snapshot
 
@@ -92,8 +94,8 @@ def test_upload_errors_are_clean():
 
 def test_a_lead_retires_and_restores_a_run():
     store = _accounts()
-    from annotator import runs_import
-    from annotator.identity import get_user
+    from annotator.evaluation import runs_import
+    from annotator.people.identity import get_user
 
     eng = get_user(store, "engineer")
     path = context.get_store().path.parent / "r.trec"

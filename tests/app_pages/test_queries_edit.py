@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from annotator import context
+from annotator.process import context
 from golden_store.live.queries import get_query, query_history, save_query
 from tests.app_pages.test_app_roles import accounts, app_as  # noqa: F401  (fixture)
 from tests.conftest import plain

@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from annotator import context, evaluations, identity
-from annotator.roles import PermissionDenied
+from annotator.evaluation import evaluations
+from annotator.people import identity
+from annotator.process import context
+from annotator.people.roles import PermissionDenied
 from golden_store.live.results import evaluation_frame, record_evaluation
 from golden_store.scoring.compare import compare_runs
 from tests.app_pages.test_app_roles import APP, PASSWORD, app_as, signed_in
@@ -107,7 +109,7 @@ def test_the_comparison_is_compare_runs_own_verdict_and_intervals(recorded):
 
 
 def test_the_page_and_the_cli_share_one_comparison(recorded, capsys):
-    """`golden compare` calls annotator.evaluations.compare: the same verdicts and notes."""
+    """`golden compare` calls annotator.evaluation.evaluations.compare: the same verdicts and notes."""
     import json
     import os
 
@@ -159,7 +161,7 @@ def test_an_empty_store_says_how_to_record_one():
 
 
 def test_who_may_see_results():
-    from annotator.roles import ROLE_PERMISSIONS, Permission, Role
+    from annotator.people.roles import ROLE_PERMISSIONS, Permission, Role
 
     allowed = {r for r, perms in ROLE_PERMISSIONS.items() if Permission.VIEW_RESULTS in perms}
     assert allowed == {Role.ENGINEER, Role.LEAD, Role.ADMIN}

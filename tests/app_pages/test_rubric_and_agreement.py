@@ -10,7 +10,10 @@ import re
 import pytest
 from hypothesis import example, given
 
-from annotator import agreement, context, demo, identity, judging
+from annotator import demo
+from annotator.labeling import agreement, judging
+from annotator.people import identity
+from annotator.process import context
 from app_pages._shared import safe_markdown
 from golden_store.live import judging as judging_store
 from golden_store.core.errors import ValidationError

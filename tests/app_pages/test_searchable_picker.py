@@ -59,8 +59,9 @@ def test_many_questions_send_only_the_first_matches_and_search_narrows_them():
 
 def test_the_corpus_page_picks_a_document_among_many_by_search(tmp_path):
     """Corpus: more than PICK_LIMIT documents -> a document search; the one found is shown."""
-    from annotator import context, corpus_import
-    from annotator.identity import LOCAL_USER
+    from annotator.integration import corpus_import
+    from annotator.process import context
+    from annotator.people.identity import LOCAL_USER
     from tests.app_pages.test_app_roles import APP
 
     docs = tmp_path / "docs.jsonl"

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from annotator import context, demo, identity
-from annotator.identity import User
-from annotator.roles import Role
+from annotator import demo
+from annotator.people import identity
+from annotator.process import context
+from annotator.people.identity import User
+from annotator.people.roles import Role
 from app_pages.entry import page_sections
 from tests.app_pages.test_app_roles import PAGES, VISIBLE, app_as
 

@@ -10,7 +10,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from annotator import context, identity
+from annotator.people import identity
+from annotator.process import context
 from tests.app_pages.test_app_roles import APP, PASSWORD, accounts, app_as, texts  # noqa: F401 (fixture)
 
 

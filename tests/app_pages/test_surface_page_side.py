@@ -9,7 +9,8 @@ import base64
 
 import pytest
 
-from annotator import identity, judging, label_channel, sessions
+from annotator.labeling import judging, label_channel
+from annotator.people import identity, sessions
 from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.app_pages.test_app_roles import app_as
 from tests.app_pages.test_double_annotation_pages import team  # noqa: F401  (fixture)

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 
-from annotator import context, demo, identity, transcripts
+from annotator import demo
+from annotator.evaluation import transcripts
+from annotator.people import identity
+from annotator.process import context
 from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
 from tests.annotator.test_transcripts import _record

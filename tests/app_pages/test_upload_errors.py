@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from annotator import context, demo, identity
+from annotator import demo
+from annotator.people import identity
+from annotator.process import context
 from tests.app_pages.test_app_roles import app_as
 from tests.conftest import plain, table_snapshot
 

@@ -11,8 +11,9 @@ from unittest.mock import patch
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from annotator import api_tokens, context, identity
-from annotator.roles import PermissionDenied
+from annotator.people import api_tokens, identity
+from annotator.process import context
+from annotator.people.roles import PermissionDenied
 from tests.app_pages.test_app_roles import APP, PASSWORD, app_as, signed_in
 from tests.conftest import plain
 
@@ -217,7 +218,7 @@ def test_a_token_with_no_role_is_refused_in_the_apps_words_with_no_cli_flag(admi
 def test_an_account_that_may_give_no_role_is_told_what_to_do_in_the_app(admin_only):
     """Nobody who may manage tokens holds no grantable role today (only admins manage them, and
     an admin may give any role); should that change, the page says what to do, not a flag."""
-    with patch("annotator.roles.grantable_roles", return_value=[]):
+    with patch("annotator.people.roles.grantable_roles", return_value=[]):
         at = _page("root")
     assert not at.exception
     said = _said(at)

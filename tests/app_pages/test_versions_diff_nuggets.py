@@ -3,8 +3,9 @@ two frozen versions (the text diff, and a table with whole texts and quotes)."""
 
 from __future__ import annotations
 
-from annotator import context, demo
-from annotator.identity import cli_user
+from annotator import demo
+from annotator.process import context
+from annotator.people.identity import cli_user
 from golden_store.freezing import freeze
 from tests.app_pages.test_app_roles import app_as
 from tests.conftest import plain

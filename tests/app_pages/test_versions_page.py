@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 
-from annotator import context
+from annotator.process import context
 from golden_store.core.paths import versions_dir_for
 from tests.annotator.test_everyday_ux import _store_with_a_disagreement
 from tests.app_pages.test_app_roles import app_as

@@ -8,8 +8,11 @@ import sys
 
 from streamlit.testing.v1 import AppTest
 
-from annotator import agreement, cache, overview, versioning
-from annotator.identity import cli_user, create_user
+from annotator.evaluation import overview
+from annotator.labeling import agreement
+from annotator.process import cache
+from annotator.versions import versioning
+from annotator.people.identity import cli_user, create_user
 from app_pages import warm
 
 

@@ -11,9 +11,11 @@ import pytest
 from standardwebhooks import Webhook
 from streamlit.testing.v1 import AppTest
 
-from annotator import context, identity, webhooks
-from annotator.roles import PermissionDenied
-from annotator.webhook_delivery import Dispatcher
+from annotator.events import webhooks
+from annotator.people import identity
+from annotator.process import context
+from annotator.people.roles import PermissionDenied
+from annotator.events.webhook_delivery import Dispatcher
 from tests.annotator.webhook_receiver import Receiver
 from tests.app_pages.test_app_roles import APP, app_as, signed_in
 from tests.conftest import plain

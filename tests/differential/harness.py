@@ -61,7 +61,7 @@ def _same(a: float, b: float, tol: float = TOL) -> bool:
 
 
 def check_world(w: World, root: Path, template: Path | None = None, parts: tuple[str, ...] = PARTS) -> Report:
-    from annotator import context
+    from annotator.process import context
 
     rep = Report()
     db = build_store(w, root, template)

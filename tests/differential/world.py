@@ -158,7 +158,8 @@ def build_store(w: World, root: Path, template: Path | None = None) -> Path:
     migrated empty store to copy (faster than migrating)."""
     import shutil
 
-    from annotator import identity, judgments_import
+    from annotator.integration import judgments_import
+    from annotator.people import identity
     from golden_store.db.store import Store
     from golden_store.freezing import freeze
     from golden_store.live import queries as lq

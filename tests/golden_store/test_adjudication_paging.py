@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from annotator.demo import load_demo
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store.live import adjudication, judging
 
 OLD_QUEUE = (

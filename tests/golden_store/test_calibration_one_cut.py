@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
-from annotator.calibration import analyze
+from annotator.judge.calibration import analyze
 from golden_store.scoring import calibration as cal
 from golden_store.scoring.cascade import ESCALATED, route
 

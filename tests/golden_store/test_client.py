@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.versioning import versions_dir
+from annotator.versions.versioning import versions_dir
 from golden_store.client import Studio, StudioError, api_base
 from golden_store.scoring import evaluate, read_run
 from golden_store.versions import load_version

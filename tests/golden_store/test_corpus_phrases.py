@@ -13,7 +13,7 @@ from golden_store.corpus import index as corpus_index
 from golden_store.corpus.resolver import CorpusIndex, SpanResolver
 from golden_store.corpus.search import search_indexed
 
-CORPUS = Path(__file__).resolve().parents[2] / "annotator" / "demo_data" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "annotator" / "demo" / "data" / "corpus"
 PHRASE = "Bicycle parking in the Lisbon basement is free for staff with a badge; see Clause 4711."
 FILLER = "staff policy office team review budget meeting travel desk room floor access card request form".split()
 

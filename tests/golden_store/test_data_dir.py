@@ -28,7 +28,7 @@ def pg_db(pg_cluster) -> str:
 
     url = pg_cluster.new_database(MIGRATED_TEMPLATE)
     yield url
-    from annotator import context
+    from annotator.process import context
 
     context.close_all()
     pg_cluster.drop_database(url)

@@ -19,9 +19,10 @@ import ir_measures
 import pytest
 import pytrec_eval
 
-from annotator import cli, judgments_import
+from annotator import cli
+from annotator.integration import judgments_import
 from annotator.demo import DEMO_DIR, load_demo
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store.core.errors import ValidationError
 from golden_store.versions import load_version
 from golden_store.versions.export import export_version

@@ -24,11 +24,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotator import adjudication as ann_adjudication
-from annotator import judging as ann_judging
+from annotator.labeling import adjudication as ann_adjudication
+from annotator.labeling import judging as ann_judging
 from annotator.demo import load_demo
 from tests.old_schema import questions_without_tier
-from annotator.identity import cli_user, create_user
+from annotator.people.identity import cli_user, create_user
 from golden_store.live import adjudication, grade_state, judging
 from golden_store.db import schema
 from golden_store.live import runs

@@ -117,7 +117,7 @@ def test_label_studio_bad_json_names_the_line_and_missing_fields_name_the_key():
 
 
 def test_actors_of_imports_are_never_usernames():
-    from annotator.identity import _USERNAME_RE  # a person's username: no ':'
+    from annotator.people.identity import _USERNAME_RE  # a person's username: no ':'
 
     assert jf.source_actor("qrels.trec", None) == "import:qrels.trec"
     assert jf.source_actor("a,b:c.tsv", None) == "import:a_b_c.tsv"

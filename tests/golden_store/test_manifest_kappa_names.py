@@ -18,7 +18,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from annotator.demo import load_demo
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store.freezing import freeze
 from golden_store.scoring.agreement_report import AgreementBar, kappa_linear
 from golden_store.versions import frozen

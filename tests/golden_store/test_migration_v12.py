@@ -20,7 +20,7 @@ import pytest
 
 from annotator.demo import load_demo
 from tests.old_schema import questions_without_tier
-from annotator.identity import Role, cli_user, get_user
+from annotator.people.identity import Role, cli_user, get_user
 from golden_store.live import calibrations, users
 from golden_store.db import schema
 from golden_store.live import evidence_rounds

@@ -9,8 +9,8 @@ import os
 import subprocess
 import sys
 
-from annotator import nuggets
-from annotator.identity import cli_user
+from annotator.evidence import nuggets
+from annotator.people.identity import cli_user
 from golden_store import versions
 from golden_store.freezing import freeze
 from golden_store.versions.frozen import diff_nuggets, nugget_diff_rows

@@ -2,7 +2,7 @@
 
 Three worker processes play three app processes behind a proxy: each opens the store as
 ``golden serve`` does and sends its annotators' labels through the Judge surface's own
-service path (``annotator.judging.submit``: the receipt check, the content digest, the pool
+service path (``annotator.labeling.judging.submit``: the receipt check, the content digest, the pool
 scope, ``grade_state.append_tx`` folding the event into the state tables, and the receipt,
 one transaction per label, retried by ``Store.write`` on serialization failures). Every
 annotator's labels are sent by two processes (its own app process and, re-sent, the next
@@ -34,10 +34,10 @@ import textwrap
 import time
 from pathlib import Path
 
-from annotator import runs_import
+from annotator.evaluation import runs_import
 from annotator.demo import load_demo
-from annotator.identity import cli_user
-from annotator.labeling import digest
+from annotator.people.identity import cli_user
+from annotator.labeling.labeling import digest
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(sys.executable).parent / "golden"
@@ -47,8 +47,8 @@ BATCH = 10
 WORKER = textwrap.dedent("""
     import json, sys, time
     from annotator import judging
-    from annotator.identity import User
-    from annotator.roles import Role
+    from annotator.people.identity import User
+    from annotator.people.roles import Role
     from golden_store.db.store import Store
 
     url, me, plan_path, log_path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]

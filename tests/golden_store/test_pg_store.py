@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from annotator.demo import load_demo
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store.live import agreement_data
 from golden_store import freezing
 from golden_store.db.schema import SCHEMA_VERSION
@@ -224,7 +224,8 @@ def test_agreement_aggregates_are_equal_to_the_last_bit_on_both_engines(tmp_path
     also for one round's labels."""
     import pandas as pd
 
-    from annotator import agreement, cache
+    from annotator.labeling import agreement
+    from annotator.process import cache
 
     with Store.open(tmp_path / "duck.duckdb") as duck:
         load_demo(duck, cli_user(), workflows=True)

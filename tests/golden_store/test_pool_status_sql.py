@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from annotator.demo import load_demo
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store.live import judging, runs
 from golden_store.scoring.trec import evaluate_trec
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from annotator.demo import load_demo
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from golden_store.live import queries
 
 FORMER = """SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from annotator.judging import marked_segments
+from annotator.labeling.judging import marked_segments
 from golden_store.corpus.search import question_terms, term_spans
 
 Q007 = "What is room LIS-0.12 used for?"

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from annotator import runs_import
-from annotator.identity import User
-from annotator.roles import Role
+from annotator.evaluation import runs_import
+from annotator.people.identity import User
+from annotator.people.roles import Role
 from golden_store.core.errors import OptionRequiredError, ValidationError
 from tests.conftest import table_snapshot
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from annotator import runs_import
-from annotator.identity import User
-from annotator.roles import PermissionDenied, Role
+from annotator.evaluation import runs_import
+from annotator.people.identity import User
+from annotator.people.roles import PermissionDenied, Role
 from golden_store.live import grade_state
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import utcnow

@@ -395,7 +395,7 @@ def test_the_cli_with_golden_versions_in_s3(demo_store, s3_server, s3_versions, 
 def test_the_versions_page_lists_verifies_and_freezes_into_s3(demo_store, s3_versions, monkeypatch):
     """The Versions page with GOLDEN_VERSIONS=s3://...: it says where versions live, lists the
     published one (not a half-published one), verifies it, and a freeze on the page lands there."""
-    from annotator import context
+    from annotator.process import context
     from tests.app_pages.test_app_roles import app_as
 
     monkeypatch.setenv("GOLDEN_VERSIONS", s3_versions)

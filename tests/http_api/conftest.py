@@ -13,8 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from annotator import api_tokens, versioning
-from annotator.identity import LOCAL_USER
+from annotator.people import api_tokens
+from annotator.versions import versioning
+from annotator.people.identity import LOCAL_USER
 from golden_store.db.store import Store
 
 ROLES = ("annotator", "lead", "engineer", "reviewer", "admin")

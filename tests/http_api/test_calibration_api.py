@@ -19,7 +19,7 @@ from golden_store.client import Studio, StudioError
 from tests.conftest import table_snapshot
 from tests.http_api.conftest import auth, httpx
 
-DEMO_SET = Path(demo.__file__).parent / "demo_data" / "judge_calibration.csv"
+DEMO_SET = Path(demo.__file__).parent / "data" / "judge_calibration.csv"
 ONE_CUT = Path(__file__).parents[1] / "golden_store" / "one_cut_calibration.csv"
 
 

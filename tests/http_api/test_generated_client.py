@@ -22,8 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from annotator import api_tokens
-from annotator.identity import LOCAL_USER
+from annotator.people import api_tokens
+from annotator.people.identity import LOCAL_USER
 from golden_store.versions import load_version
 from tests.http_api.conftest import run_file
 

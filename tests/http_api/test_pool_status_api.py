@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.demo import load_demo
-from annotator.identity import cli_user
+from annotator.people.identity import cli_user
 from tests.golden_store.test_pool_status_sql import pytrec_pool_reference
 from tests.http_api.conftest import auth, httpx
 

@@ -1,6 +1,6 @@
 """Every endpoint's role matrix over real HTTP (issue 28): a token per role (annotator, lead,
 engineer, reviewer, admin), no token, a revoked one and an expired one. The expected status is
-derived from the permission the endpoint's annotator function requires (annotator/roles.py),
+derived from the permission the endpoint's annotator function requires (annotator/people/roles.py),
 not written out by hand: a role that holds it gets the endpoint's success status, one that
 does not gets 403, and the last three get 401. On DuckDB and on PostgreSQL."""
 
@@ -14,10 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from annotator import api_tokens, runs_import, versioning
-from annotator.evaluation_record import score_and_record
-from annotator.identity import LOCAL_USER, User
-from annotator.roles import ROLE_PERMISSIONS, Permission, Role
+from annotator.evaluation import runs_import
+from annotator.people import api_tokens
+from annotator.versions import versioning
+from annotator.evaluation.evaluation_record import score_and_record
+from annotator.people.identity import LOCAL_USER, User
+from annotator.people.roles import ROLE_PERMISSIONS, Permission, Role
 from golden_store.db.store import Store
 from tests.http_api.conftest import ROLES, auth, run_file, transcripts_file
 
@@ -98,7 +100,7 @@ def served(request: pytest.FixtureRequest, demo_store: Store, tmp_path: Path,
     finally:
         server.stop()
         if owned is not None:
-            from annotator import context
+            from annotator.process import context
 
             owned.close()
             context.close_all()

@@ -32,8 +32,8 @@ from typing import Any
 import httpx
 import pytest
 
-from annotator import api_tokens
-from annotator.identity import LOCAL_USER
+from annotator.people import api_tokens
+from annotator.people.identity import LOCAL_USER
 from tests.http_api.conftest import freeze
 
 REPO = Path(__file__).resolve().parents[2]

@@ -82,8 +82,8 @@ def test_golden_api_stopped_by_sigterm_writes_the_audit_of_the_requests_it_answe
     default handler once shut down, which ended the process before `golden api` wrote the token
     audit's last batch (about a second of answered requests): three requests, SIGTERM at once,
     no audit row. Now every answered request is in the audit after the stop."""
-    from annotator import api_tokens
-    from annotator.identity import LOCAL_USER
+    from annotator.people import api_tokens
+    from annotator.people.identity import LOCAL_USER
     from golden_store.db.store import Store
 
     with Store.open(os.environ["GOLDEN_DB"]) as s:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 
-from annotator import api_tokens
-from annotator.identity import LOCAL_USER
+from annotator.people import api_tokens
+from annotator.people.identity import LOCAL_USER
 from golden_store.db.store import Store
 from tests.conftest import table_snapshot
 from tests.http_api.conftest import auth

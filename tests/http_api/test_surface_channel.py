@@ -13,7 +13,8 @@ import uuid
 
 import httpx
 
-from annotator import judging, label_channel, sessions
+from annotator.labeling import judging, label_channel
+from annotator.people import sessions
 from tests.annotator.test_labeling import _events, _key, pooled  # noqa: F401  (fixture)
 from tests.http_api.conftest import api  # noqa: F401  (fixture)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import httpx
 
-from annotator import api_tokens
+from annotator.people import api_tokens
 from tests.http_api.conftest import auth
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import httpx
 
-from annotator import api_tokens, identity
+from annotator.people import api_tokens, identity
 from tests.http_api.conftest import auth
 
 PW = "pw-admin-123456789"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import httpx
 
-from annotator import api_tokens, identity
+from annotator.people import api_tokens, identity
 from tests.http_api.conftest import auth
 
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import httpx
 
-from annotator import api_tokens
-from annotator.identity import LOCAL_USER
+from annotator.people import api_tokens
+from annotator.people.identity import LOCAL_USER
 from tests.conftest import table_snapshot
 from tests.http_api.conftest import auth, freeze, run_file
 
@@ -92,7 +92,7 @@ def test_version_files_are_served_as_frozen_and_only_those(demo_store, api, toke
     assert json.loads(httpx.get(f"{api}/versions/golden.v1/files/manifest.json", headers=h,
                                 timeout=60).content)["files"] == m["files"]
     # a file in the folder that the manifest does not list, and ways out of the folder: all 404
-    from annotator.versioning import versions_dir
+    from annotator.versions.versioning import versions_dir
 
     (versions_dir(demo_store) / "golden.v1" / "extra.txt").write_text("not frozen")
     (versions_dir(demo_store) / "secret.txt").write_text("outside")
@@ -198,7 +198,7 @@ def test_a_version_folder_path_loads_in_python_but_the_api_takes_names_only(demo
     (422), even where a real version folder sits at the path asked for."""
     import shutil
 
-    from annotator.versioning import versions_dir
+    from annotator.versions.versioning import versions_dir
     from golden_store.versions import load_version
 
     freeze(demo_store, "golden.v1")

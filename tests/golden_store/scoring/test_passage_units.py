@@ -32,7 +32,9 @@ import pandas as pd
 import pytest
 import pytrec_eval
 
-from annotator import cli, identity, judgments_import
+from annotator import cli
+from annotator.integration import judgments_import
+from annotator.people import identity
 from annotator.demo import DEMO_DIR
 from golden_store.corpus.passage_runs import read_version_passages
 from golden_store.freezing import freeze

@@ -148,7 +148,7 @@ def test_golden_score_json_loads_neither_pandas_nor_the_store(data, tmp_path):
     rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
     path = _write(tmp_path, qrels, rows[:2000], "r.txt")
     code = ("import sys; from annotator.cli import main; rc = main(sys.argv[1:]); "
-            "print([m for m in ('pandas', 'duckdb', 'golden_store.db.store', 'annotator.context') if m in sys.modules], "
+            "print([m for m in ('pandas', 'duckdb', 'golden_store.db.store', 'annotator.process.context') if m in sys.modules], "
             "file=sys.stderr); sys.exit(rc)")
     out = subprocess.run([sys.executable, "-c", code, "score", "--qrels", str(tmp_path / "q.txt"), "--run", str(path),
                           "-m", "AP", "--json"], capture_output=True, text=True)

@@ -1,0 +1,2 @@
+"""Building the golden set's content: evidence quotes resolved to spans, question editing and
+drafting, nuggets."""

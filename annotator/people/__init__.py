@@ -1,0 +1,2 @@
+"""Who is acting and what they may do: roles and permissions, accounts and sign-in, browser
+sessions, API tokens. Imports no other room."""
