@@ -111,12 +111,12 @@ def test_the_version_format_imports_no_database_module():
 
 def test_loading_the_version_format_loads_no_database_module():
     """What the source check cannot see: a module the format imports that imports the store.
-    Every module of the package is loaded (the package itself loads ``frozen`` lazily)."""
+    Every module of the package is loaded (the package itself loads its modules lazily)."""
     import subprocess
     import sys
 
     modules = _version_format_modules()
-    assert f"{VERSION_FORMAT}.frozen" in modules
+    assert f"{VERSION_FORMAT}.reader" in modules
     code = f"import sys, {', '.join(modules)}; print('\\n'.join(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     bad = sorted(m for m in out.split() if _is_or_under(m, NO_DATABASE))
@@ -242,11 +242,11 @@ def test_the_floor_check_sees_the_real_arrows():
 FORBIDDEN_EXAMPLES = [
     # (module, text, what the report must name)
     ("golden_store.core.errors", "from golden_store.db.store import Store\n", "golden_store.db.store (core may import nothing"),
-    ("golden_store.versions.frozen", "from golden_store import live\n", "golden_store.live (versions may import core)"),
+    ("golden_store.versions.reader", "from golden_store import live\n", "golden_store.live (versions may import core)"),
     ("golden_store.corpus.sources", "def f():\n    from golden_store.live import documents\n", ":2 imports golden_store.live (corpus may import core)"),
     ("golden_store.db.schema", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from golden_store.live.queries import X\n",
      ":3 imports golden_store.live.queries"),
-    ("golden_store.scoring.trec", "import golden_store.versions.frozen\n", "golden_store.versions.frozen (scoring may import core)"),
+    ("golden_store.scoring.trec", "import golden_store.versions.reader\n", "golden_store.versions.reader (scoring may import core)"),
     ("golden_store.live.runs", "from golden_store.versions import load_version\n", "golden_store.versions (live may import"),
     ("golden_store.live.runs", "from golden_store import freezing\n", "golden_store.freezing (live may import"),
     ("golden_store.live.runs", "from .. import freezing\n", "golden_store.freezing (live may import"),
@@ -272,7 +272,166 @@ def test_the_floor_check_lets_downward_imports_pass():
         "golden_store.live.runs": "from golden_store.db.store import Store\nfrom golden_store.corpus import resolver\n"
                                   "from golden_store.scoring.trec import read_run\nfrom golden_store.core import textin\n",
         "golden_store.freezing": "from golden_store import versions\nfrom golden_store.live import drift\n",
-        "golden_store.versions.export": "from golden_store.versions.frozen import thaw\nfrom . import qrels\n",
+        "golden_store.versions.export": "from golden_store.versions.format import thaw\nfrom . import qrels\n",
         "golden_store.core.jsonl": "from golden_store.core import textin\nimport json\n",
     }
     assert layer_violations(fine) == []
+
+
+# ---- the rooms of annotator (docs/ARCHITECTURE.md, "The service layer's rooms") -------------
+#
+# annotator/ is the service layer: every module sits in a room named for what people do, and an
+# import may only run to a room on a lower floor:
+#
+#   cli                      the only room that may import every other
+#   demo | integration       demo: everything a demo store shows; integration: outside data in
+#   evaluation               runs, recorded evaluations, comparisons, transcripts
+#   versions                 freezing, its conflicts, verifying, exporting
+#   evidence                 quotes, questions, nuggets (may spend tokens through judge)
+#   labeling                 the human loop: queue, grading, rounds, agreement, adjudication
+#   events | judge           what the studio announces | everything that spends tokens
+#   people | process         who acts and may do what | what one serving process holds
+#
+# As for golden_store, every import counts (top of file, inside a function, TYPE_CHECKING).
+ANNOTATOR_ROOMS: dict[str, frozenset[str]] = {
+    "people": frozenset(),
+    "process": frozenset(),
+    "events": frozenset({"people"}),
+    "judge": frozenset({"people", "process"}),
+    "labeling": frozenset({"people", "process", "events"}),
+    "evidence": frozenset({"people", "process", "events", "judge", "labeling"}),
+    "versions": frozenset({"people", "process", "events", "labeling", "evidence"}),
+    "evaluation": frozenset({"people", "process", "events", "judge", "labeling", "evidence", "versions"}),
+    "integration": frozenset({"people", "process", "events", "judge", "labeling", "evidence", "versions", "evaluation"}),
+    "demo": frozenset({"people", "process", "events", "judge", "labeling", "evidence", "versions", "evaluation"}),
+    "cli": frozenset({"people", "process", "events", "judge", "labeling", "evidence", "versions", "evaluation",
+                      "integration", "demo"}),
+}
+
+
+def _annotator_room(module: str) -> str | None:
+    """``annotator.labeling.rounds`` -> ``labeling``; ``annotator`` itself -> ``""``; a module
+    sitting loose in annotator/ (``annotator.thing``) -> ``annotator.thing``, which is no room."""
+    parts = module.removesuffix(".__init__").split(".")
+    if parts[0] != "annotator":
+        return None
+    return "" if len(parts) == 1 else parts[1]
+
+
+def _annotator_imports(module: str, source: str) -> list[tuple[int, str]]:
+    """Like :func:`_imported`, with each name a ``from annotator...`` import takes as a full
+    name too: ``from annotator.labeling import rounds`` gives ``annotator.labeling`` and
+    ``annotator.labeling.rounds`` (the module a reader follows)."""
+    out = _imported(module, source)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "annotator":
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return out
+
+
+def annotator_violations(sources: dict[str, str]) -> list[str]:
+    """Every module of ``sources`` (module name -> text) outside a room, and every import that
+    runs to a room its room may not import, as ``module:line imports target (...)``."""
+    bad: list[str] = []
+    for module, text in sorted(sources.items()):
+        room = _annotator_room(module)
+        if room is None or room == "":
+            continue
+        if room not in ANNOTATOR_ROOMS:
+            bad.append(f"{module}: {room!r} is not a room of ANNOTATOR_ROOMS (put the module in a room, or give the room a floor)")
+            continue
+        for line, target in _annotator_imports(module, text):
+            to = _annotator_room(target)
+            if to is None or to == "" or to == room:
+                continue
+            if to not in ANNOTATOR_ROOMS[room]:
+                allowed = ", ".join(sorted(ANNOTATOR_ROOMS[room])) or "no other room"
+                bad.append(f"{module}:{line} imports {target} ({room} may import {allowed})")
+    return bad
+
+
+def annotator_sources() -> dict[str, str]:
+    return {".".join(p.relative_to(ROOT).with_suffix("").parts): p.read_text("utf-8") for p in _py("annotator")}
+
+
+def test_annotator_imports_run_down_its_rooms():
+    sources = annotator_sources()
+    rooms = {_annotator_room(m) for m in sources} - {""}
+    assert rooms == set(ANNOTATOR_ROOMS), f"rooms on disk {sorted(rooms)} vs ANNOTATOR_ROOMS {sorted(ANNOTATOR_ROOMS)}"
+    bad = annotator_violations(sources)
+    assert not bad, "imports that run up or across annotator's rooms:\n" + "\n".join(bad)
+
+
+def test_people_imports_no_other_room_and_only_cli_imports_every_room():
+    assert ANNOTATOR_ROOMS["people"] == frozenset()
+    everything = set(ANNOTATOR_ROOMS) - {"cli"}
+    assert [r for r, may in ANNOTATOR_ROOMS.items() if set(may) == everything] == ["cli"]
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle of ``graph`` (module -> modules it imports), or [] when there is none."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+def _annotator_module_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    names = {m.removesuffix(".__init__") for m in sources}
+    graph: dict[str, set[str]] = {}
+    for module, text in sources.items():
+        me = module.removesuffix(".__init__")
+        graph[me] = {t for _, t in _annotator_imports(module, text) if t in names and t != me
+                     and not me.startswith(t + ".")}  # a module's own package face is no arrow
+    return graph
+
+
+def test_no_import_circle_among_annotator_modules():
+    circle = _cycle(_annotator_module_graph(annotator_sources()))
+    assert not circle, "annotator modules import each other in a circle: " + " -> ".join(circle)
+
+
+ANNOTATOR_FORBIDDEN = [
+    # (module, text, what the report must name)
+    ("annotator.people.identity", "from annotator.labeling import labeling\n", "annotator.labeling.labeling (people may import no other room)"),
+    ("annotator.labeling.judging", "def f():\n    from annotator.evidence import nuggets\n", ":2 imports annotator.evidence.nuggets (labeling may import"),
+    ("annotator.judge.llm", "from annotator import demo\n", "annotator.demo (judge may import"),
+    ("annotator.evaluation.power", "from annotator.cli import common\n", "annotator.cli.common (evaluation may import"),
+    ("annotator.loose", "", "'loose' is not a room of ANNOTATOR_ROOMS"),
+]
+
+
+@pytest.mark.parametrize(("module", "text", "says"), ANNOTATOR_FORBIDDEN)
+def test_the_room_check_reports_a_forbidden_import(module, text, says):
+    """A test of the test: a synthetic import that runs up, beside the real tree, is reported."""
+    bad = annotator_violations({**annotator_sources(), module: text})
+    assert any(says in b for b in bad), bad
+
+
+def test_the_room_check_sees_the_real_arrows():
+    """Not vacuous: the checker finds arrows the tree is known to have, and lets them pass."""
+    edges = {(m, t) for m, text in annotator_sources().items() for _, t in _annotator_imports(m, text)}
+    assert ("annotator.labeling.judging", "annotator.events.webhooks") in edges
+    assert ("annotator.evidence.nuggets", "annotator.judge.llm") in edges
+
+
+def test_the_circle_check_finds_a_circle():
+    sources = {**annotator_sources(),
+               "annotator.labeling.agreement": "from annotator.labeling import rounds\n"}
+    circle = _cycle(_annotator_module_graph(sources))
+    assert set(circle) >= {"annotator.labeling.agreement", "annotator.labeling.rounds"}, circle
