@@ -22,6 +22,8 @@ import numpy as np
 from golden_store.scoring.types import ClassFigures
 
 Weights = Literal["linear", "quadratic"] | None
+# one rater's labels, in item order: a list, or a numpy array (the bootstrap indexes arrays)
+Labels = Sequence[Any] | np.ndarray
 
 # METHODOLOGY §3.7: the bar before work is split.
 KAPPA_BAR_BINARY = 0.7
@@ -58,7 +60,7 @@ def reading(kappa: float) -> str:
     return "almost perfect"
 
 
-def _codes(a: Sequence[Any], b: Sequence[Any], labels: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, list]:
+def _codes(a: Labels, b: Labels, labels: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, list]:
     """Map both raters' labels to positions in ``labels`` (sorted union if None); pairs where
     either label is outside ``labels`` are dropped, as scikit-learn's confusion matrix does."""
     if len(a) != len(b):
@@ -71,7 +73,7 @@ def _codes(a: Sequence[Any], b: Sequence[Any], labels: Sequence[Any] | None) -> 
     return ia[keep], ib[keep], labs
 
 
-def confusion(a: Sequence[Any], b: Sequence[Any], labels: Sequence[Any] | None = None) -> tuple[np.ndarray, list]:
+def confusion(a: Labels, b: Labels, labels: Sequence[Any] | None = None) -> tuple[np.ndarray, list]:
     """k×k counts: rows are rater a's label, columns rater b's, in ``labels`` order."""
     ia, ib, labs = _codes(a, b, labels)
     k = len(labs)
@@ -105,7 +107,7 @@ def kappa_from_confusion(cm: np.ndarray, weights: Weights = None) -> Kappa:
     return Kappa(1.0 - float((w * cm).sum()) / denom)
 
 
-def cohens_kappa(a: Sequence[Any], b: Sequence[Any], weights: Weights = None,
+def cohens_kappa(a: Labels, b: Labels, weights: Weights = None,
                  labels: Sequence[Any] | None = None) -> Kappa:
     """Cohen's κ between two raters over the same items (equal to
     ``sklearn.metrics.cohen_kappa_score``). Weighted κ weights disagreements by the distance
@@ -135,16 +137,16 @@ def per_class(reference: Sequence[Any], other: Sequence[Any], labels: Sequence[A
 def per_class_from_confusion(cm: np.ndarray, labels: Sequence[Any]) -> dict[Any, ClassFigures]:
     """:func:`per_class` from the confusion matrix (rows: the reference's label), for callers
     that hold counts rather than the labels themselves (the store aggregates them in SQL)."""
-    out = {}
+    out: dict[Any, ClassFigures] = {}
     for i, lab in enumerate(labels):
         tp = cm[i, i]
         pred, true = cm[:, i].sum(), cm[i, :].sum()
-        out[lab] = {
-            "precision": float(tp / pred) if pred else math.nan,
-            "recall": float(tp / true) if true else math.nan,
-            "n_reference": int(true),
-            "n_other": int(pred),
-        }
+        out[lab] = ClassFigures(
+            precision=float(tp / pred) if pred else math.nan,
+            recall=float(tp / true) if true else math.nan,
+            n_reference=int(true),
+            n_other=int(pred),
+        )
     return out
 
 

@@ -10,6 +10,7 @@ same κ/α code (``pairs_from_cells``, the ``krippendorff`` package), so the num
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -76,7 +77,7 @@ def group_of_cells(cms: np.ndarray, names: list[str], units: pd.DataFrame, actor
 
 def by(pairs: pd.DataFrame, units: pd.DataFrame, column: str) -> pd.DataFrame:
     """``agreement_report.by``: group figures per value of ``column`` (present in both)."""
-    out = []
+    out: list[dict[str, Any]] = []
     if not len(units):
         return pd.DataFrame(out)
     units = units.dropna(subset=[column])
@@ -114,10 +115,10 @@ def _group_coded(coded: tuple[list[str], np.ndarray, np.ndarray], rows: np.ndarr
     full = np.zeros(r * r * K * K, dtype=np.int64)
     if len(rows):
         np.add.at(full, idx[rows], n[rows])
-    full = full.reshape(r, r, K, K)
-    per_rater = full.sum(axis=(2, 3))
+    cells = full.reshape(r, r, K, K)
+    per_rater = cells.sum(axis=(2, 3))
     present = np.flatnonzero((per_rater.sum(axis=1) + per_rater.sum(axis=0)) > 0)
-    sub = full[np.ix_(present, present)].reshape(len(present) ** 2, K, K)
+    sub = cells[np.ix_(present, present)].reshape(len(present) ** 2, K, K)
     return group_of_cells(sub, [names[i] for i in present], units, [])
 
 

@@ -22,6 +22,7 @@ from golden_store.scoring.agreement import (
     KAPPA_BAR_BINARY,
     KAPPA_BAR_GRADED,
     PairAgreement,
+    Weights,
     cohens_kappa,
     krippendorff_alpha,
     pairwise_long,
@@ -32,7 +33,7 @@ from golden_store.scoring.agreement import (
 )
 
 # The weights of the per-annotator κ against the gold (``drift``): linear, a near miss part-agreed.
-GRADED_WEIGHTS = "linear"
+GRADED_WEIGHTS: Weights = "linear"
 
 
 def kappa_linear(figures: Mapping[str, Any]) -> Any:
@@ -210,7 +211,7 @@ def distributions(rows: pd.DataFrame) -> pd.DataFrame:
 
 def by(rows: pd.DataFrame, column: str) -> pd.DataFrame:
     """Group figures per value of ``column`` (stratum, round_id, week): one row each."""
-    out = []
+    out: list[dict[str, Any]] = []
     if not len(rows) or column not in rows:
         return pd.DataFrame(out)
     for key, part in rows.dropna(subset=[column]).groupby(column, sort=True):

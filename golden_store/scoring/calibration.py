@@ -23,9 +23,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from golden_store.scoring.agreement import cohens_kappa, confusion, kappa_from_confusion, per_class
-from golden_store.scoring.types import (Band, CascadeReport, GradedReport, JudgeReport, LengthBias, PositionBias,
-                                        Reliability)
+from golden_store.scoring.agreement import Weights, cohens_kappa, confusion, kappa_from_confusion, per_class
+from golden_store.scoring.types import (Band, CascadeFigures, CascadeReport, GradedReport, JudgeReport, LengthBias,
+                                        PositionBias, Reliability)
 
 PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient"
 ESCALATE = "escalate"  # in the band: in pool grading, people label it (cascade.route)
@@ -94,8 +94,8 @@ def graded_report(human: Sequence[int], judge: Sequence[int], grades: Sequence[i
     if bad:
         raise ValueError(f"grades must be one of {labels}, not {bad}.")
     cm, _ = confusion(list(human), list(judge), labels)
-    kappas = {name: kappa_from_confusion(cm, w) for name, w in
-              (("unweighted", None), ("linear", "linear"), ("quadratic", "quadratic"))}
+    weightings: tuple[tuple[str, Weights], ...] = (("unweighted", None), ("linear", "linear"), ("quadratic", "quadratic"))
+    kappas = {name: kappa_from_confusion(cm, w) for name, w in weightings}
     h, j = np.asarray(human), np.asarray(judge)
     return {
         "n": len(human),
@@ -405,7 +405,7 @@ def band_zone(p: float, low: float, high: float) -> str:
     return ESCALATE
 
 
-def band_decisions(p: Sequence[float], low: float, high: float) -> np.ndarray:
+def band_decisions(p: Sequence[float] | np.ndarray, low: float, high: float) -> np.ndarray:
     """'pass' / 'fail' / 'escalate' per item for a band (:func:`band_zone` of each p)."""
     return np.array([band_zone(float(x), low, high) for x in np.asarray(p, dtype=float).ravel()], dtype="<U8")
 
@@ -428,12 +428,11 @@ def cascade_report(p: Sequence[float], human: Sequence[str], llm: Sequence[str],
     band = band_decisions(pa, low, high)
     cas = [lj[i] if b == "escalate" else str(b) for i, b in enumerate(band)]
 
-    def fig(pred: list[str]) -> dict[str, float]:
+    def fig(pred: list[str]) -> CascadeFigures:
         r = judge_report(h, pred)
-        return {"kappa": r["kappa"], "fail_recall": r["fail_recall"], "accuracy": r["accuracy"]}
+        return CascadeFigures(kappa=r["kappa"], fail_recall=r["fail_recall"], accuracy=r["accuracy"])
 
-    out = {"n": len(pa), "escalation_rate": float(np.mean(band == "escalate")) if len(pa) else math.nan,
-           "decision_model": fig(dec), "llm_judge": fig(lj), "cascade": fig(cas)}
+    figures = {"decision_model": fig(dec), "llm_judge": fig(lj), "cascade": fig(cas)}
     rng = np.random.default_rng(seed)
     hb = np.array([v == FAIL for v in h])
     cb = np.array([v == FAIL for v in cas])
@@ -446,11 +445,12 @@ def cascade_report(p: Sequence[float], human: Sequence[str], llm: Sequence[str],
         if not (math.isnan(kc) or math.isnan(kl)):
             diffs.append(kc - kl)
     lo, hi = (float(np.quantile(diffs, 0.025)), float(np.quantile(diffs, 0.975))) if diffs else (math.nan, math.nan)
-    beats = out["cascade"]["kappa"] > out["decision_model"]["kappa"]
+    beats = figures["cascade"]["kappa"] > figures["decision_model"]["kappa"]
     within = not math.isnan(hi) and hi >= 0
-    out.update({"kappa_diff_vs_llm_ci": (lo, hi), "beats_decision_model": bool(beats),
-                "within_noise_of_llm": bool(within), "rule1_ok": bool(beats and within)})
-    return out
+    return CascadeReport(n=len(pa), escalation_rate=float(np.mean(band == "escalate")) if len(pa) else math.nan,
+                         decision_model=figures["decision_model"], llm_judge=figures["llm_judge"],
+                         cascade=figures["cascade"], kappa_diff_vs_llm_ci=(lo, hi), beats_decision_model=bool(beats),
+                         within_noise_of_llm=bool(within), rule1_ok=bool(beats and within))
 
 
 # ---- bias diagnostics (§11.2) ----------------------------------------------------------------------

@@ -24,14 +24,15 @@ scores 0 and counts (``missing``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 import numpy as np
 
 from golden_store.scoring.tokens import DocTokens, precision_omega, take_at_budget, token_metrics
 
 TOKENIZER = r"positional word/punctuation tokens (\w+ or one symbol; golden_store.scoring.tokens.DocTokens)"
-FIGURES = ("recall", "precision", "precision_omega", "iou", "k", "tokens")
+Figure = Literal["recall", "precision", "precision_omega", "iou", "k", "tokens"]
+FIGURES: tuple[Figure, ...] = ("recall", "precision", "precision_omega", "iou", "k", "tokens")
 
 
 class MeanSD(TypedDict):
@@ -103,19 +104,19 @@ def budget_card(documents: Mapping[str, str], excerpts: Iterable[tuple[str, str,
     rows: list[QueryCard] = []
     missing, over = [], []
     for qid in sorted(ex):
-        e = ex[qid]
+        e_toks = ex[qid]
         ranked = list(run.get(qid, ()))
         if not ranked:
             missing.append(qid)
         taken, used = take_at_budget(ranked, budget_tokens, lambda c: len(chunk_tokens[c]))
         if ranked and not taken:
             over.append(qid)
-        m = token_metrics(e, [t for c in taken for t in chunk_tokens[c]])
+        m = token_metrics(e_toks, [t for c in taken for t in chunk_tokens[c]])
         holding = [c for d in sorted(ex_docs[qid]) for c in by_doc.get(d, ())]  # Ω looks at these only
         rows.append({"query_id": qid, "recall": m["recall"], "precision": m["precision"],
-                     "precision_omega": precision_omega(e, holding), "iou": m["iou"],
-                     "k": len(taken), "tokens": used, "excerpt_tokens": len(e),
-                     "omega_coverage": len(e & covered) / len(e)})
+                     "precision_omega": precision_omega(e_toks, holding), "iou": m["iou"],
+                     "k": len(taken), "tokens": used, "excerpt_tokens": len(e_toks),
+                     "omega_coverage": len(e_toks & covered) / len(e_toks)})
     sizes = [len(t) for t in chunk_tokens.values()]
     return {
         "budget_tokens": int(budget_tokens),

@@ -109,7 +109,7 @@ class Ranked:
         before = np.concatenate([[0], c])[starts]
         return c - before[self.qc]
 
-    def within(self, k: int | None) -> np.ndarray:
+    def within(self, k: float | None) -> np.ndarray:
         return np.ones(self.rank.size, bool) if k is None else self.rank <= k
 
     def group_max(self, values: np.ndarray, mask: np.ndarray, empty: float = 0.0) -> np.ndarray:
@@ -132,7 +132,7 @@ class Ranked:
                 out[grades == int(level)] = float(gain)
         return np.where(grades >= 0, out, 0.0)
 
-    def ideal(self, m: Measure, k: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def ideal(self, m: Measure, k: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The ideal ranking of each query: its judged documents' positive gains, best first.
         Returns (query of each entry, gain, 0-based position)."""
         key = ("ideal", m.gain, tuple(sorted((m.get("gains") or {}).items())))
@@ -200,41 +200,41 @@ def num_ret(r: Ranked, m: Measure) -> np.ndarray:
 
 
 def num_rel(r: Ranked, m: Measure) -> np.ndarray:
-    return r.num_rel(m.rel).copy()
+    return r.num_rel(m.threshold).copy()
 
 
 def num_nonrel_judged_ret(r: Ranked, m: Measure) -> np.ndarray:
-    return r.count(r.judged & (r.grade < m.rel))
+    return r.count(r.judged & (r.grade < m.threshold))
 
 
 def set_p(r: Ranked, m: Measure) -> np.ndarray:
-    nrr = r.count(r.rel(m.rel))
+    nrr = r.count(r.rel(m.threshold))
     if m.get("relative"):
-        return np.where(r.n_ret > 0, _div(nrr, np.minimum(r.n_ret, r.num_rel(m.rel))), 0.0)
+        return np.where(r.n_ret > 0, _div(nrr, np.minimum(r.n_ret, r.num_rel(m.threshold))), 0.0)
     return _div(nrr, r.n_ret)
 
 
 def set_r(r: Ranked, m: Measure) -> np.ndarray:
-    return _div(r.count(r.rel(m.rel)), r.num_rel(m.rel))
+    return _div(r.count(r.rel(m.threshold)), r.num_rel(m.threshold))
 
 
 def set_f(r: Ranked, m: Measure) -> np.ndarray:
     beta = float(m.get("beta"))
-    nrr = r.count(r.rel(m.rel))
+    nrr = r.count(r.rel(m.threshold))
     p = _div(nrr, r.n_ret)
-    rc = _div(nrr, r.num_rel(m.rel))
+    rc = _div(nrr, r.num_rel(m.threshold))
     return np.where(nrr > 0, _div((beta + 1.0) * p * rc, beta * p + rc), 0.0)
 
 
 def set_ap(r: Ranked, m: Measure) -> np.ndarray:
-    nrr = r.count(r.rel(m.rel))
-    return _div(nrr * nrr, r.n_ret * r.num_rel(m.rel))
+    nrr = r.count(r.rel(m.threshold))
+    return _div(nrr * nrr, r.n_ret * r.num_rel(m.threshold))
 
 
 def utility(r: Ranked, m: Measure) -> np.ndarray:
     a, b, c, d = (float(m.get(x)) for x in "abcd")
-    nrr = r.count(r.rel(m.rel))
-    n_rel, n_ret = r.num_rel(m.rel), r.n_ret.astype(np.float64)
+    nrr = r.count(r.rel(m.threshold))
+    n_rel, n_ret = r.num_rel(m.threshold), r.n_ret.astype(np.float64)
     u = a * nrr + b * (n_ret - nrr) + c * (n_rel - nrr) + d * (r.num_docs + nrr - n_ret - n_rel)
     return np.where(r.in_run, u, 0.0)  # trec_eval -c: a query missing from the run scores 0
 
@@ -243,44 +243,44 @@ def utility(r: Ranked, m: Measure) -> np.ndarray:
 
 
 def precision(r: Ranked, m: Measure) -> np.ndarray:
-    return r.count(r.rel(m.rel) & r.within(m.k)) / m.k
+    return r.count(r.rel(m.threshold) & r.within(m.k)) / m.cutoff
 
 
 def recall(r: Ranked, m: Measure) -> np.ndarray:
-    return _div(r.count(r.rel(m.rel) & r.within(m.k)), r.num_rel(m.rel))
+    return _div(r.count(r.rel(m.threshold) & r.within(m.k)), r.num_rel(m.threshold))
 
 
 def success(r: Ranked, m: Measure) -> np.ndarray:
-    return (r.count(r.rel(m.rel) & r.within(m.k)) > 0).astype(np.float64)
+    return (r.count(r.rel(m.threshold) & r.within(m.k)) > 0).astype(np.float64)
 
 
 def relative_p(r: Ranked, m: Measure) -> np.ndarray:
-    return _div(r.count(r.rel(m.rel) & r.within(m.k)), np.minimum(m.k, r.num_rel(m.rel)))
+    return _div(r.count(r.rel(m.threshold) & r.within(m.k)), np.minimum(m.cutoff, r.num_rel(m.threshold)))
 
 
 def reciprocal_rank(r: Ranked, m: Measure) -> np.ndarray:
-    hit = r.rel(m.rel) & r.within(m.k)
+    hit = r.rel(m.threshold) & r.within(m.k)
     first = np.full(r.nq, np.inf)
     np.minimum.at(first, r.qc[hit], r.rank[hit])
     return np.where(np.isfinite(first), 1.0 / first, 0.0)
 
 
 def average_precision(r: Ranked, m: Measure) -> np.ndarray:
-    hit = r.rel(m.rel) & r.within(m.k)
+    hit = r.rel(m.threshold) & r.within(m.k)
     prec = r.cumcount(hit) / r.rank
-    return _div(r.per_query(prec, hit), r.num_rel(m.rel))
+    return _div(r.per_query(prec, hit), r.num_rel(m.threshold))
 
 
 def rprec(r: Ranked, m: Measure) -> np.ndarray:
-    n_rel = r.num_rel(m.rel)
-    return _div(r.count(r.rel(m.rel) & (r.rank <= n_rel[r.qc])), n_rel)
+    n_rel = r.num_rel(m.threshold)
+    return _div(r.count(r.rel(m.threshold) & (r.rank <= n_rel[r.qc])), n_rel)
 
 
 def rprec_mult(r: Ranked, m: Measure) -> np.ndarray:
     """Precision at (long)(mult * R + 0.9) documents; past the end of the list the
     relevant retrieved are divided by that cutoff (trec_eval Rprec_mult)."""
-    cut = np.floor(float(m.k) * r.num_rel(m.rel) + 0.9)
-    return _div(r.count(r.rel(m.rel) & (r.rank <= cut[r.qc])), cut)
+    cut = np.floor(float(m.cutoff) * r.num_rel(m.threshold) + 0.9)
+    return _div(r.count(r.rel(m.threshold) & (r.rank <= cut[r.qc])), cut)
 
 
 def judged(r: Ranked, m: Measure) -> np.ndarray:
@@ -292,8 +292,8 @@ def judged(r: Ranked, m: Measure) -> np.ndarray:
 def unjudged(r: Ranked, m: Measure) -> np.ndarray:
     """trec_eval unj_k: unjudged (not in the judgments, or a negative grade) in the top k,
     divided by k."""
-    shown = np.minimum(r.n_ret, m.k).astype(np.float64)
-    return (shown - r.count(r.judged & r.within(m.k))) / m.k
+    shown = np.minimum(r.n_ret, m.cutoff).astype(np.float64)
+    return (shown - r.count(r.judged & r.within(m.k))) / m.cutoff
 
 
 # ---- interpolated precision ---------------------------------------------------------------------
@@ -316,12 +316,12 @@ def _iprec_at(r: Ranked, level: int, x: float, rule: str) -> np.ndarray:
 
 
 def iprec(r: Ranked, m: Measure) -> np.ndarray:
-    return _iprec_at(r, m.rel, float(m.k), m.get("cut"))
+    return _iprec_at(r, m.threshold, float(m.cutoff), m.get("cut"))
 
 
 def iprec_avg(r: Ranked, m: Measure) -> np.ndarray:
     levels = m.get("levels")
-    return np.mean([_iprec_at(r, m.rel, float(x), m.get("cut")) for x in levels], axis=0)
+    return np.mean([_iprec_at(r, m.threshold, float(x), m.get("cut")) for x in levels], axis=0)
 
 
 # ---- judgment-based ---------------------------------------------------------------------------
@@ -330,10 +330,10 @@ def iprec_avg(r: Ranked, m: Measure) -> np.ndarray:
 def bpref(r: Ranked, m: Measure) -> np.ndarray:
     """trec_eval bpref: unjudged documents (and negative grades) are skipped; each relevant
     retrieved document scores 1 - min(judged non-relevant above, R) / min(N, R)."""
-    rel = r.rel(m.rel)
+    rel = r.rel(m.threshold)
     nonrel = r.judged & ~rel
     above = r.cumcount(nonrel)  # at a relevant row, nonrel rows above it (it is not one)
-    n_rel, n_non = r.num_rel(m.rel), r.num_nonrel(m.rel)
+    n_rel, n_non = r.num_rel(m.threshold), r.num_nonrel(m.threshold)
     denom = np.minimum(n_rel, n_non)[r.qc]
     term = np.where(above > 0, 1.0 - np.minimum(above, n_rel[r.qc]) / np.where(denom > 0, denom, 1.0), 1.0)
     return _div(r.per_query(term, rel), n_rel)
@@ -342,7 +342,7 @@ def bpref(r: Ranked, m: Measure) -> np.ndarray:
 def infap(r: Ranked, m: Measure) -> np.ndarray:
     """trec_eval infAP (Yilmaz and Aslam): at each relevant document at 0-based position j,
     1/(j+1) + j/(j+1) * (pool docs above / j) * (rel above + e) / (judged above + 2e)."""
-    rel = r.rel(m.rel)
+    rel = r.rel(m.threshold)
     rel_above = r.cumcount(rel) - 1
     nonrel_above = r.cumcount(r.judged & ~rel)
     pool_unj_above = r.cumcount(~r.judged)
@@ -351,7 +351,7 @@ def infap(r: Ranked, m: Measure) -> np.ndarray:
     term = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((rel_above + nonrel_above + pool_unj_above) / js) * \
         ((rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON))
     term = np.where(j == 0, 1.0, term)
-    return _div(r.per_query(term, rel), r.num_rel(m.rel))
+    return _div(r.per_query(term, rel), r.num_rel(m.threshold))
 
 
 # ---- gain-based ---------------------------------------------------------------------------------
@@ -431,7 +431,7 @@ def rndcg(r: Ranked, m: Measure) -> np.ndarray:
     total += np.where(tail, _safe_ratio(r.per_query(disc), flat[off + n_pos]), 0.0)
     count += tail
     out = _div(total, count)
-    return np.where(r.num_rel(m.rel) > 0, out, 0.0)
+    return np.where(r.num_rel(m.threshold) > 0, out, 0.0)
 
 
 def _dcg_upto(r: Ranked, disc: np.ndarray, bq: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -465,9 +465,9 @@ def gain_g(r: Ranked, m: Measure) -> np.ndarray:
 def bin_g(r: Ranked, m: Measure) -> np.ndarray:
     """trec_eval binG: average over the relevant documents of 1 / log2(2 + non-relevant
     retrieved before it)."""
-    rel = r.rel(m.rel)
+    rel = r.rel(m.threshold)
     term = 1.0 / np.log2(2.0 + r.rank - r.cumcount(rel))
-    return np.where(r.count(rel) > 0, _div(r.per_query(term, rel), r.num_rel(m.rel)), 0.0)
+    return np.where(r.count(rel) > 0, _div(r.per_query(term, rel), r.num_rel(m.threshold)), 0.0)
 
 
 def err(r: Ranked, m: Measure) -> np.ndarray:

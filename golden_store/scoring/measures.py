@@ -201,6 +201,24 @@ class Measure:
         return p.default if p is not None else None
 
     @property
+    def threshold(self) -> int:
+        """``rel`` for a formula that counts relevant documents. Only a measure that scores
+        grades has ``rel`` None, and its formula never asks; a Measure built by hand with
+        ``rel=None`` for one that counts gets this error rather than a wrong count."""
+        if self.rel is None:
+            raise ValidationError(f"Measure {self.name} counts relevant documents: it needs rel (a grade), not None.")
+        return self.rel
+
+    @property
+    def cutoff(self) -> int | float:
+        """``k`` for a formula that divides by or compares with its cutoff (P@k, IPrec@x,
+        Rprec_mult@x...): the parser requires one for these; a Measure built by hand without
+        one gets this error."""
+        if self.k is None:
+            raise ValidationError(f"Measure {self.name} needs a cutoff (k), e.g. {self.name}@10.")
+        return self.k
+
+    @property
     def aggregate(self) -> str:
         return self.spec.aggregate
 
@@ -478,14 +496,12 @@ def parse_trec_eval(text: str, *, rel: int | None = None) -> list[Measure] | Non
     ours, how, defaults = _TREC[base]
     level = rel if rel is not None else 1
     d = REGISTRY[ours]
-    make = dict(rel=level if d.uses_rel and d.rel is not None else d.rel)
-    if how == "rel":
-        make["rel"] = level
+    m_rel = level if (how == "rel" or (d.uses_rel and d.rel is not None)) else d.rel
     try:
         if how in ("cut", "cut_float"):
             conv = _trec_long if how == "cut" else _trec_float
             ks = [conv(x) for x in args.split(",") if x.strip()] if args else list(defaults)
-            return [Measure(ours, k, **make) for k in sorted(set(ks))]
+            return [Measure(ours, k, rel=m_rel) for k in sorted(set(ks))]
         params: dict[str, Any] = {}
         if args:
             if how == "abcd":
@@ -513,10 +529,11 @@ def parse_trec_eval(text: str, *, rel: int | None = None) -> list[Measure] | Non
         if ours in ("RBP", "rbp_resid") and "p" not in params:
             params["p"] = 0.9  # trec_eval's default persistence
         if ours == "RBP":
-            make["rel"] = None  # trec_eval rbp: graded gains
+            m_rel = None  # trec_eval rbp: graded gains
         order = [p.name for p in d.params]
-        kept = {k: v for k, v in params.items() if d.param(k) is not None and v != d.param(k).default}
-        return [Measure(ours, None, params=tuple(sorted(kept.items(), key=lambda kv: order.index(kv[0]))), **make)]
+        kept = {k: v for k, v in params.items() if (p := d.param(k)) is not None and v != p.default}
+        return [Measure(ours, None, rel=m_rel,
+                        params=tuple(sorted(kept.items(), key=lambda kv: order.index(kv[0]))))]
     except (ValueError, TypeError):
         raise ValidationError(f"trec_eval measure {text!r}: cannot read its parameters {args!r}.") from None
 

@@ -120,5 +120,4 @@ def relevant_set(grades: Mapping[str, float], rel: int = 1) -> set[str]:
 
 def dedupe(ranked: Iterable[str]) -> list[str]:
     """First occurrence wins (a run listing a document twice counts it once)."""
-    seen: set[str] = set()
-    return [d for d in ranked if not (d in seen or seen.add(d))]
+    return list(dict.fromkeys(ranked))  # a dict keeps its keys in first-insertion order

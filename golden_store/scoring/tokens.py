@@ -17,12 +17,14 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal, TypeVar
 
 import numpy as np
 
 from golden_store.scoring.types import ChunkingRow, TokenMetrics
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+T = TypeVar("T")  # a ranked item: a chunk id, a passage...
 
 
 def token_metrics(excerpt_tokens: set, retrieved_tokens: Sequence) -> TokenMetrics:
@@ -43,11 +45,12 @@ def precision_omega(excerpt_tokens: set, chunks: Iterable[Sequence]) -> float:
     return token_metrics(excerpt_tokens, [t for c in hit for t in c])["precision"] if hit else 0.0
 
 
-def take_at_budget(ranked: Sequence, budget_tokens: int, count_tokens: Callable[[object], int]) -> tuple[list, int]:
+def take_at_budget(ranked: Sequence[T], budget_tokens: int, count_tokens: Callable[[T], int]) -> tuple[list[T], int]:
     """The ranked prefix that fits in ``budget_tokens`` (stopping at the first item that would
     overflow it) and the tokens it used: compare chunkers at a fixed token budget, not a fixed
     k (§5.1)."""
-    out, used = [], 0
+    out: list[T] = []
+    used = 0
     for c in ranked:
         n = count_tokens(c)
         if used + n > budget_tokens:
@@ -57,7 +60,7 @@ def take_at_budget(ranked: Sequence, budget_tokens: int, count_tokens: Callable[
     return out, used
 
 
-def retrieve_at_budget(ranked_chunks: Sequence, budget_tokens: int, count_tokens: Callable[[object], int]) -> list:
+def retrieve_at_budget(ranked_chunks: Sequence[T], budget_tokens: int, count_tokens: Callable[[T], int]) -> list[T]:
     """§5.1's ``retrieve_at_budget``: :func:`take_at_budget` without the count."""
     return take_at_budget(ranked_chunks, budget_tokens, count_tokens)[0]
 
@@ -107,7 +110,7 @@ def chunking_report(documents: Mapping[str, str], spans: Iterable[tuple[str, str
     span_list = list(spans)
     for qid, doc, s, e in span_list:
         excerpt.setdefault(qid, set()).update(tok.tokens(doc, s, e))
-    rows = []
+    rows: list[ChunkingRow] = []
     for name, ch in chunkings.items():
         chunk_tokens = {cid: list(tok.tokens(doc, s, e)) for cid, doc, s, e in ch.chunks}
         sizes = [len(t) for t in chunk_tokens.values()]
@@ -116,30 +119,37 @@ def chunking_report(documents: Mapping[str, str], spans: Iterable[tuple[str, str
             by_doc.setdefault(doc, []).append((s, e, cid))
         per_span = [sum(1 for cs, ce, _ in by_doc.get(doc, ()) if cs < e and s < ce) for _, doc, s, e in span_list]
         omega = [precision_omega(ex, chunk_tokens.values()) for ex in excerpt.values()]
-        row = {
-            "chunker": name,
-            "chunks": len(sizes),
-            "mean_chunk_tokens": float(np.mean(sizes)) if sizes else 0.0,
-            "precision_omega": float(np.mean(omega)) if omega else 0.0,
-            "p95_chunks_per_answer_span": float(np.percentile(per_span, 95)) if per_span else 0.0,
-            "recall_at_budget": None, "precision_at_budget": None, "iou_at_budget": None,
-            "tokens_per_answer_at_budget": None, "budget_tokens": budget_tokens,
-        }
+        row = ChunkingRow(
+            chunker=name,
+            chunks=len(sizes),
+            mean_chunk_tokens=float(np.mean(sizes)) if sizes else 0.0,
+            precision_omega=float(np.mean(omega)) if omega else 0.0,
+            p95_chunks_per_answer_span=float(np.percentile(per_span, 95)) if per_span else 0.0,
+            recall_at_budget=None, precision_at_budget=None, iou_at_budget=None,
+            tokens_per_answer_at_budget=None, budget_tokens=budget_tokens,
+        )
         if ch.run is not None:
-            stats = []
+            stats: list[tuple[TokenMetrics, int]] = []
             for qid, ex in excerpt.items():
                 ranked = [c for c in ch.run.get(qid, []) if c in chunk_tokens]
                 kept = retrieve_at_budget(ranked, budget_tokens, lambda c: len(chunk_tokens[c]))
                 got = [t for c in kept for t in chunk_tokens[c]]
                 stats.append((token_metrics(ex, got), len(got)))
-            for key in ("recall", "precision", "iou"):
-                row[f"{key}_at_budget"] = float(np.mean([m[key] for m, _ in stats])) if stats else math.nan
+            row["recall_at_budget"] = _mean_of(stats, "recall")
+            row["precision_at_budget"] = _mean_of(stats, "precision")
+            row["iou_at_budget"] = _mean_of(stats, "iou")
             row["tokens_per_answer_at_budget"] = float(np.mean([n for _, n in stats])) if stats else math.nan
         rows.append(row)
     return rows
 
 
-def version_chunking_report(version, chunkings: Mapping[str, Chunking], *, budget_tokens: int = 1000) -> list[dict]:
+def _mean_of(stats: list[tuple[TokenMetrics, int]], key: Literal["recall", "precision", "iou"]) -> float:
+    """Mean of one token metric over the queries (NaN with none: no query had evidence)."""
+    return float(np.mean([m[key] for m, _ in stats])) if stats else math.nan
+
+
+def version_chunking_report(version, chunkings: Mapping[str, Chunking], *,
+                            budget_tokens: int = 1000) -> list[ChunkingRow]:
     """:func:`chunking_report` over a frozen version's documents and evidence spans."""
     docs = dict(zip(version.documents["doc_id"], version.documents["raw_text"]))
     sp = version.spans

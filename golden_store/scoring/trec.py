@@ -143,8 +143,8 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | N
         definitions[name] = m.definition()
         if m.aggregate != "mean":
             aggregates[name] = m.aggregate
-        if m.trec_name():
-            trec_names[name] = m.trec_name()
+        if trec := m.trec_name():
+            trec_names[name] = trec
     qids = ranked.qids
     per_query = _PerQueryColumns(qids, results)
     mean = {str(m): formulas.aggregate(results[str(m)], m.aggregate) for m in ms}

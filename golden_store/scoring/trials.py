@@ -34,7 +34,7 @@ evaluation, ``eval_results.trial``):
 from __future__ import annotations
 
 from math import comb
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -108,12 +108,11 @@ def _metric(rows: pd.DataFrame, threshold: float, top: int) -> MetricTrials:
     wide = wide.reindex(columns=trials)
     complete = wide.dropna()
     incomplete = sorted(set(wide.index) - set(complete.index))
-    out: dict[str, Any] = {"k": k, "trials": trials, "items": int(len(complete)),
-                           "items_incomplete": len(incomplete), "incomplete": incomplete[:50]}
     if complete.empty:
-        return {**out, "pass_at_1": None, "pass_at_1_per_trial": {}, "pass_hat_k": None,
-                "at_least_one_failure": None, "pass_hat_k_if_independent": None, "pass_hat_j": {},
-                "mean_value": None, "variance_mean": None, "items_varying": 0, "highest_variance": []}
+        return MetricTrials(k=k, trials=trials, items=0, items_incomplete=len(incomplete),
+                            incomplete=incomplete[:50], pass_at_1=None, pass_at_1_per_trial={}, pass_hat_k=None,
+                            at_least_one_failure=None, pass_hat_k_if_independent=None, pass_hat_j={},
+                            mean_value=None, variance_mean=None, items_varying=0, highest_variance=[])
     values = complete.to_numpy(dtype=float)
     passed = values >= threshold
     passes = passed.sum(axis=1)
@@ -125,22 +124,22 @@ def _metric(rows: pd.DataFrame, threshold: float, top: int) -> MetricTrials:
         var = values.var(axis=1, ddof=1)
         # rounded for the order: the same values in another trial order differ in the last bits
         order = sorted(range(len(complete)), key=lambda i: (-round(float(var[i]), 12), complete.index[i]))
-        highest = [{"query_id": str(complete.index[i]),
-                    "stratum": (None if strata is None or pd.isna(strata.get(complete.index[i]))
-                                else str(strata.get(complete.index[i]))),
-                    "mean": float(values[i].mean()), "variance": float(var[i]), "passes": int(passes[i]),
-                    "values": [float(v) for v in values[i]]}
+        highest = [ItemVariance(query_id=str(complete.index[i]),
+                                stratum=(None if strata is None or pd.isna(strata.get(complete.index[i]))
+                                         else str(strata.get(complete.index[i]))),
+                                mean=float(values[i].mean()), variance=float(var[i]), passes=int(passes[i]),
+                                values=[float(v) for v in values[i]])
                    for i in order[:top] if var[i] > 0]
         variance_mean: float | None = float(var.mean())
     else:
         highest, variance_mean = [], None
-    return {**out, "pass_at_1": pass_at_1,
-            "pass_at_1_per_trial": {t: float(passed[:, n].mean()) for n, t in enumerate(trials)},
-            "pass_hat_k": pass_hat_k, "at_least_one_failure": 1.0 - pass_hat_k,
-            "pass_hat_k_if_independent": pass_at_1 ** k,
-            "pass_hat_j": {j: float(np.mean([pass_hat(int(c), k, j) for c in passes])) for j in range(1, k + 1)},
-            "mean_value": float(values.mean()), "variance_mean": variance_mean, "items_varying": varying,
-            "highest_variance": highest}
+    return MetricTrials(
+        k=k, trials=trials, items=int(len(complete)), items_incomplete=len(incomplete), incomplete=incomplete[:50],
+        pass_at_1=pass_at_1, pass_at_1_per_trial={t: float(passed[:, n].mean()) for n, t in enumerate(trials)},
+        pass_hat_k=pass_hat_k, at_least_one_failure=1.0 - pass_hat_k, pass_hat_k_if_independent=pass_at_1 ** k,
+        pass_hat_j={j: float(np.mean([pass_hat(int(c), k, j) for c in passes])) for j in range(1, k + 1)},
+        mean_value=float(values.mean()), variance_mean=variance_mean, items_varying=varying,
+        highest_variance=highest)
 
 
 def trials_report(rows: pd.DataFrame, *, threshold: float = DEFAULT_PASS_THRESHOLD, metrics: list[str] | None = None,

@@ -171,6 +171,7 @@ class ChunkingRow(TypedDict):
     iou_at_budget: float | None
     tokens_per_answer_at_budget: float | None
     budget_tokens: int
+    dataset_version: NotRequired[str | None]   # version_chunking_report: the frozen version scored
 
 
 class Comparison(TypedDict):

@@ -144,3 +144,19 @@ def test_a_bad_line_is_named_once_without_a_pandas_warning(tmp_path):
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "line 3: not a qrels line" in lines[0], out.stderr
     assert "Warning" not in out.stderr
+
+
+@pytest.mark.parametrize("measure, says", [
+    (("P", None, 1), "needs a cutoff"),        # P@k divides by k
+    (("IPrec", None, 1), "needs a cutoff"),    # a recall level
+    (("AP", None, None), "needs rel"),         # counts relevant documents: grade >= rel
+])
+def test_a_measure_built_by_hand_without_what_its_formula_needs_is_refused_by_name(measure, says):
+    """The parser always gives P its k and AP its rel; a Measure built in Python may not. It
+    is refused with a message naming what is missing (before, a bare TypeError)."""
+    from golden_store.scoring.measures import Measure
+
+    name, k, rel = measure
+    qrels, run = {"q1": {"a": 1, "b": 0}}, {"q1": {"a": 2.0, "b": 1.0}}
+    with pytest.raises(ValidationError, match=says):
+        evaluate_trec(qrels, run, [Measure(name, k, rel)])
