@@ -97,7 +97,7 @@ def to_postgres(sql: str) -> str:
     return ";\n".join(out)
 
 
-def _rewrite(tree: exp.Expression) -> exp.Expression:
+def _rewrite(tree: exp.Expr) -> exp.Expr:
     from sqlglot import exp
 
     counter = [0]
@@ -123,9 +123,9 @@ def _rewrite(tree: exp.Expression) -> exp.Expression:
     for fn in list(tree.find_all(exp.AnyValue)):
         target = fn.parent if isinstance(fn.parent, exp.IgnoreNulls) else fn
         target.replace(exp.Min(this=fn.this.copy()))
-    for fn in list(tree.find_all(exp.Anonymous)):
-        if fn.name.lower() == "hash":
-            fn.replace(_hash(fn.expressions))
+    for call in list(tree.find_all(exp.Anonymous)):
+        if call.name.lower() == "hash":
+            call.replace(_hash(call.expressions))
     for fn in list(tree.find_all(exp.Hash)) if hasattr(exp, "Hash") else []:
         fn.replace(_hash([fn.this, *fn.expressions]))
     for un in list(tree.find_all(exp.Explode, exp.Unnest)):
@@ -148,7 +148,7 @@ def _rewrite(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def _hash(args: list[exp.Expression]) -> exp.Expression:
+def _hash(args: list[exp.Expr]) -> exp.Expr:
     from sqlglot import exp
 
     parts = [exp.cast(a.copy(), "TEXT") for a in args]

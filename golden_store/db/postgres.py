@@ -227,7 +227,7 @@ class PgCursor:
 
     def __init__(self, db: PgDatabase, conn: psycopg.Connection) -> None:
         self._db = db
-        self._conn = conn
+        self._conn: psycopg.Connection | None = conn  # None once closed (the connection is back in the pool)
         self._cur = conn.cursor()
         self._had_temp = False
         self._registered: set[str] = set()

@@ -364,8 +364,18 @@ class Store:
             return cur.execute(sql, params or []).fetchall()
 
     def read_one(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> tuple | None:
+        """Run one parameterized read and return its first row (None: no row)."""
         with self.cursor() as cur:
             return cur.execute(sql, params or []).fetchone()
+
+    def read_row(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> tuple:
+        """:meth:`read_one` of a read that always has a row (an aggregate with no GROUP BY:
+        ``count(*)``, ``max(...)``). No row there is a wrong query, said with its SQL, not a
+        ``TypeError`` from indexing None further on."""
+        row = self.read_one(sql, params)
+        if row is None:
+            raise RuntimeError(f"this read returned no row, and it always returns one: {sql}")
+        return row
 
     def read_dicts(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[dict]:
         with self.cursor() as cur:
@@ -499,7 +509,7 @@ class Store:
 
 def is_empty(store: Store) -> bool:
     """No documents and no queries (ever): the only kind of store the demo may load into."""
-    n_docs, n_q = store.read_one(
+    n_docs, n_q = store.read_row(
         "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM query_revisions)"
     )
     return n_docs == 0 and n_q == 0

@@ -262,10 +262,10 @@ def peek_version(location: str | os.PathLike[str]) -> int | None:
 
         try:
             with psycopg.connect(postgres.normalize_url(location), autocommit=True) as conn:
-                if not conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = "
-                                    "'schema_migrations' AND table_schema = current_schema()").fetchone()[0]:
+                if not _aggregate(conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = "
+                                               "'schema_migrations' AND table_schema = current_schema()").fetchone()):
                     return 0
-                return int(conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0])
+                return int(_aggregate(conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()))
         except psycopg.Error:
             return None  # Store.open says why, in its words
     import duckdb
@@ -278,12 +278,20 @@ def peek_version(location: str | os.PathLike[str]) -> int | None:
     except duckdb.Error:
         return None
     try:
-        if not con.execute("SELECT count(*) FROM information_schema.tables "
-                           "WHERE table_name = 'schema_migrations'").fetchone()[0]:
+        if not _aggregate(con.execute("SELECT count(*) FROM information_schema.tables "
+                                      "WHERE table_name = 'schema_migrations'").fetchone()):
             return 0
-        return int(con.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0])
+        return int(_aggregate(con.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()))
     finally:
         con.close()
+
+
+def _aggregate(row: tuple[Any, ...] | None) -> Any:
+    """The value of an aggregate read (``count(*)``, ``coalesce(max(...), 0)``): such a read
+    always has one row, so None here is a bug, said as one."""
+    if row is None:
+        raise RuntimeError("an aggregate read returned no row")
+    return row[0]
 
 
 @dataclass
