@@ -121,12 +121,31 @@ class SpanMap:
         return self._start(start), self._end(end - 1)
 
 
+def _acts_as_mark(ch: str) -> bool:
+    """A combining mark, or a character of combining class 0 whose decomposition begins with
+    one (Tibetan U+0F73, U+0F75, U+0F81, half-width kana voicing marks): NFKC reorders and
+    composes marks across such a character as if it were a mark itself."""
+    if unicodedata.combining(ch):
+        return True
+    return bool(unicodedata.decomposition(ch)) and bool(
+        unicodedata.combining(unicodedata.normalize("NFKD", ch)[0])
+    )
+
+
+def _marks_end(text: str, i: int) -> int:
+    """End of the run of mark-like characters starting at ``i`` (none is below U+0300)."""
+    while i < len(text) and text[i] >= "\u0300" and _acts_as_mark(text[i]):
+        i += 1
+    return i
+
+
 def _clusters(text: str) -> list[tuple[int, int]]:
     """Split ``text`` into ranges that NFKC can normalise independently.
 
-    A new cluster starts at a character with canonical combining class 0 unless it
-    composes with what precedes it (Hangul jamo, some Indic vowel signs). Checking
-    composition directly keeps per-cluster NFKC equal to whole-string NFKC.
+    A new cluster starts at a character with canonical combining class 0 unless it, with
+    the marks after it, composes with what precedes it (Hangul jamo, some Indic vowel
+    signs; in ``a\u0f73\u0323`` the dot below reaches back across U+0F73 to the ``a``).
+    Checking composition directly keeps per-cluster NFKC equal to whole-string NFKC.
     """
     bounds: list[tuple[int, int]] = []
     start = 0
@@ -143,9 +162,10 @@ def _clusters(text: str) -> list[tuple[int, int]]:
         if unicodedata.combining(ch):
             continue
         prev = text[start:i]
-        if unicodedata.normalize("NFKC", prev + ch) != unicodedata.normalize(
+        nxt = text[i:_marks_end(text, i + 1)]  # ch and the marks NFKC may move across it
+        if unicodedata.normalize("NFKC", prev + nxt) != unicodedata.normalize(
             "NFKC", prev
-        ) + unicodedata.normalize("NFKC", ch):
+        ) + unicodedata.normalize("NFKC", nxt):
             continue
         bounds.append((start, i))
         start = i

@@ -101,6 +101,18 @@ def test_hyphen_between_digits_or_at_list_start_is_kept() -> None:
     assert canonical_text("intro\n- item") == "intro - item"
 
 
+def test_a_mark_after_a_tibetan_vowel_sign_still_composes_with_the_letter_before() -> None:
+    """U+0F73 has combining class 0 but decomposes into two marks; NFKC moves the dot below
+    across it onto the ``a``. The offset-mapped text must be that same NFKC text (it used to
+    keep ``a`` and the dot apart, so ``canonicalize`` disagreed with ``canonical_text`` and
+    was not idempotent)."""
+    raw = "a\u0f73\u0323"
+    c = canonicalize(raw)
+    assert c.text == canonical_text(raw) == unicodedata.normalize("NFKC", raw) == "\u1ea1\u0f71\u0f72"
+    assert canonicalize(c.text).text == c.text
+    assert c.to_raw(0, len(c.text)) == (0, 3)
+
+
 def test_empty_and_whitespace_only() -> None:
     assert canonical_text("") == ""
     assert canonical_text(" \n\t\u200b ") == ""
