@@ -1,176 +1,210 @@
-"""The first, character-by-character canonicalize(): kept as a test oracle for the fast one.
+"""An independent, deliberately plain canonicalization, used only to test the product's.
 
-Why one function: a quote is resolved against canonical text, a span is stored with raw
-offsets, and a scorer compares spans from both. If import, resolution and scoring each
-normalised text their own way, an offset computed by one would point at the wrong
-characters in another. Everything goes through :func:`canonicalize`.
+Written from the rules (DESIGN.md "Corpus and canonicalization" and the product module's
+docstring), not from the product's code: it shares no table, regex or helper with
+``golden_store.core.canonical``, so a mistake in one is not silently repeated in the other.
+It is slow on purpose (a list of characters, one rule after another, quadratic cluster
+checks): each step can be read against its rule.
 
-What it does, in order (order matters for idempotence, see the tests):
+The rules, in order:
 
-1. drops zero-width characters, the BOM, soft hyphens and word joiners;
-2. joins words hyphenated across a line break (``"reim-\\nbursement"`` -> ``"reimbursement"``);
-3. applies Unicode NFKC per normalisation cluster (ligatures, full-width forms, ``…``);
-4. folds curly quotes, primes and dash variants to ASCII ``'``, ``"`` and ``-``;
-5. collapses every whitespace run to one space and trims both ends.
+1. drop the characters that carry no content (zero-width space and joiners, word joiner,
+   BOM, soft hyphen, invisible operators, Mongolian vowel separator);
+2. join a word hyphenated across a line break: a hyphen (``-`` or U+2010) right after a
+   letter, then spaces or tabs, a line break (``\\n`` or ``\\r\\n``), spaces or tabs, then a
+   letter: the hyphen and the line break go. Letters and hyphens are looked at in the raw
+   text as it stands (a character dropped by rule 1 still stands between them);
+3. Unicode NFKC, one normalisation cluster at a time (a cluster is a starter and what NFKC
+   joins to it), so every output character comes from one cluster of raw characters;
+4. fold curly quotes, primes and dashes to ASCII ``'``, ``"`` and ``-``;
+5. every run of whitespace becomes one space; leading and trailing whitespace goes.
 
-Every canonical character remembers the raw range ``[start, end)`` it came from, so a
-canonical span maps back to the raw span that produced it.
+The offset map: each canonical character remembers the raw range ``[start, end)`` it came
+from: the raw characters of its cluster (for a collapsed space: from the first to the last
+raw character of the run).
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["CanonicalText", "canonicalize", "canonical_text"]
+# Rule 1, by Unicode name so the list can be checked against the rule's words.
+NO_CONTENT = frozenset(
+    unicodedata.lookup(name)
+    for name in (
+        "ZERO WIDTH SPACE",
+        "ZERO WIDTH NON-JOINER",
+        "ZERO WIDTH JOINER",
+        "WORD JOINER",
+        "ZERO WIDTH NO-BREAK SPACE",  # the BOM
+        "SOFT HYPHEN",
+        "MONGOLIAN VOWEL SEPARATOR",
+        "FUNCTION APPLICATION",
+        "INVISIBLE TIMES",
+        "INVISIBLE SEPARATOR",
+        "INVISIBLE PLUS",
+    )
+)
 
-# Characters that carry no content: zero-width space/joiners, word joiner, BOM, soft hyphen,
-# invisible operators and the Mongolian vowel separator.
-_IGNORABLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064")
+# Rule 2: the hyphens a word can be split with.
+LINE_HYPHENS = frozenset({"-", unicodedata.lookup("HYPHEN")})
 
-_FOLD = {
-    # single quotes, primes and look-alikes
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u2035": "'",
-    "\u02bc": "'",
-    # double quotes
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u2036": '"',
-    "\u00ab": '"', "\u00bb": '"',
-    # hyphens and dashes, minus sign
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-",
-    "\u2212": "-", "\ufe58": "-", "\ufe63": "-", "\uff0d": "-",
+# Rule 4, by Unicode name.
+_FOLDED_TO = {
+    "'": (
+        "LEFT SINGLE QUOTATION MARK",
+        "RIGHT SINGLE QUOTATION MARK",
+        "SINGLE LOW-9 QUOTATION MARK",
+        "SINGLE HIGH-REVERSED-9 QUOTATION MARK",
+        "PRIME",
+        "REVERSED PRIME",
+        "MODIFIER LETTER APOSTROPHE",
+    ),
+    '"': (
+        "LEFT DOUBLE QUOTATION MARK",
+        "RIGHT DOUBLE QUOTATION MARK",
+        "DOUBLE LOW-9 QUOTATION MARK",
+        "DOUBLE HIGH-REVERSED-9 QUOTATION MARK",
+        "DOUBLE PRIME",
+        "REVERSED DOUBLE PRIME",
+        "LEFT-POINTING DOUBLE ANGLE QUOTATION MARK",
+        "RIGHT-POINTING DOUBLE ANGLE QUOTATION MARK",
+    ),
+    "-": (
+        "HYPHEN",
+        "NON-BREAKING HYPHEN",
+        "FIGURE DASH",
+        "EN DASH",
+        "EM DASH",
+        "HORIZONTAL BAR",
+        "MINUS SIGN",
+        "SMALL EM DASH",
+        "SMALL HYPHEN-MINUS",
+        "FULLWIDTH HYPHEN-MINUS",
+    ),
 }
-
-# A hyphen at the end of a line between two letters: "reim-\n   bursement".
-_LINEBREAK_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u2010]([ \t]*\r?\n[ \t]*)(?=[^\W\d_])")
+FOLD = {unicodedata.lookup(name): ascii_ for ascii_, names in _FOLDED_TO.items() for name in names}
 
 
 @dataclass(frozen=True)
-class CanonicalText:
-    """Canonical text plus, for each canonical character, its raw source range."""
+class Char:
+    """One character on its way through the rules, with the raw range it came from."""
+
+    ch: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The reference's answer: canonical text and one raw range per canonical character."""
 
     text: str
-    raw_starts: tuple[int, ...]
-    raw_ends: tuple[int, ...]
-    raw_length: int
+    raw_starts: list[int]
+    raw_ends: list[int]
 
     def to_raw(self, start: int, end: int) -> tuple[int, int]:
-        """Map a canonical span ``[start, end)`` to the raw span that produced it.
+        """The raw span covering the characters of a non-empty canonical span."""
+        return min(self.raw_starts[start:end]), max(self.raw_ends[start:end])
 
-        An empty span maps to an empty raw span at the matching position.
-        """
-        if not 0 <= start <= end <= len(self.text):
-            raise ValueError(
-                f"canonical span [{start}, {end}) is outside the text (length {len(self.text)})"
-            )
-        if start == end:
-            pos = self.raw_starts[start] if start < len(self.text) else self.raw_length
-            return pos, pos
-        return self.raw_starts[start], self.raw_ends[end - 1]
-
-    def to_canonical(self, raw_start: int, raw_end: int) -> tuple[int, int]:
-        """Smallest canonical span whose characters come from inside ``[raw_start, raw_end)``
-        or overlap it. Used to place a raw-offset span (e.g. from a run file) on the
-        canonical text."""
-        import bisect
-
-        if not 0 <= raw_start <= raw_end <= self.raw_length:
-            raise ValueError(
-                f"raw span [{raw_start}, {raw_end}) is outside the document (length {self.raw_length})"
-            )
-        # first canonical char whose raw range ends after raw_start
-        lo = bisect.bisect_right(self.raw_ends, raw_start)
-        # first canonical char whose raw range starts at or after raw_end
-        hi = bisect.bisect_left(self.raw_starts, raw_end)
-        return lo, max(lo, hi)
+    def overlapping(self, raw_start: int, raw_end: int) -> tuple[int, int] | None:
+        """The canonical span of every character whose raw range overlaps the raw span."""
+        hits = [
+            i
+            for i, (a, b) in enumerate(zip(self.raw_starts, self.raw_ends))
+            if a < raw_end and b > raw_start
+        ]
+        return (min(hits), max(hits) + 1) if hits else None
 
 
-def _clusters(text: str) -> list[tuple[int, int]]:
-    """Split ``text`` into ranges that NFKC can normalise independently.
-
-    A new cluster starts at a character with canonical combining class 0 unless it
-    composes with what precedes it (Hangul jamo, some Indic vowel signs). Checking
-    composition directly keeps per-cluster NFKC equal to whole-string NFKC.
-    """
-    bounds: list[tuple[int, int]] = []
-    start = 0
-    n = len(text)
-    for i in range(1, n + 1):
-        if i == n:
-            bounds.append((start, n))
-            break
-        ch = text[i]
-        if ch < "\u0300":  # Latin-1 and below: never combining, never composes with what precedes
-            bounds.append((start, i))
-            start = i
-            continue
-        if unicodedata.combining(ch):
-            continue
-        prev = text[start:i]
-        if unicodedata.normalize("NFKC", prev + ch) != unicodedata.normalize(
-            "NFKC", prev
-        ) + unicodedata.normalize("NFKC", ch):
-            continue
-        bounds.append((start, i))
-        start = i
-    return bounds
+def drop_no_content(raw: str) -> list[Char]:
+    """Rule 1."""
+    return [Char(ch, i, i + 1) for i, ch in enumerate(raw) if ch not in NO_CONTENT]
 
 
-def canonicalize(raw: str) -> CanonicalText:
-    """Canonicalize ``raw`` and keep the offset map. See the module docstring for the rules."""
-    # Step 1 + 2 produce a reduced string with, for every kept character, its raw index.
-    # Line-break hyphens and the line break after them are dropped here.
-    drop: set[int] = set()
-    for m in _LINEBREAK_HYPHEN.finditer(raw):
-        drop.update(range(m.start(), m.end()))
-    kept_chars: list[str] = []
-    kept_pos: list[int] = []
-    for i, ch in enumerate(raw):
-        if ch in _IGNORABLE or i in drop:
-            continue
-        kept_chars.append(ch)
-        kept_pos.append(i)
-    reduced = "".join(kept_chars)
+def is_letter(ch: str) -> bool:
+    """A letter for rule 2, as the product defines it: a word character that is not a
+    decimal digit (so a hyphen after a page number stays). Numeric characters that are not
+    decimal digits, such as ``²`` or ``½``, count as letters here."""
+    return ch.isalnum() and not ch.isdecimal()
 
-    starts: list[int] = []
-    ends: list[int] = []
-    out: list[str] = []
-    pending_space: tuple[int, int] | None = None  # raw range of a whitespace run not yet emitted
 
-    def emit(ch: str, a: int, b: int) -> None:
-        nonlocal pending_space
-        if ch.isspace():
-            if pending_space is None:
-                pending_space = (a, b)
-            else:
-                pending_space = (pending_space[0], b)
-            return
-        if pending_space is not None:
-            if out:  # leading whitespace is trimmed
-                out.append(" ")
-                starts.append(pending_space[0])
-                ends.append(pending_space[1])
-            pending_space = None
-        out.append(ch)
-        starts.append(a)
-        ends.append(b)
+def _line_break_then_letter(raw: str, i: int) -> int | None:
+    """If ``raw[i:]`` is spaces/tabs, a line break, spaces/tabs and then a letter, the index
+    of that letter; else None."""
+    while i < len(raw) and raw[i] in " \t":
+        i += 1
+    if raw.startswith("\r\n", i):
+        i += 2
+    elif raw.startswith("\n", i):
+        i += 1
+    else:
+        return None
+    while i < len(raw) and raw[i] in " \t":
+        i += 1
+    return i if i < len(raw) and is_letter(raw[i]) else None
 
-    for c_start, c_end in _clusters(reduced):
-        piece = reduced[c_start:c_end]
-        raw_a = kept_pos[c_start]
-        raw_b = kept_pos[c_end - 1] + 1
-        if piece.isascii():
-            normalised = piece
+
+def join_line_break_hyphens(raw: str, chars: list[Char]) -> list[Char]:
+    """Rule 2: drop every hyphen that splits a word across a line break, and the break."""
+    dropped: set[int] = set()
+    i = 1
+    while i < len(raw):
+        letter_at = _line_break_then_letter(raw, i + 1) if raw[i] in LINE_HYPHENS else None
+        if letter_at is not None and is_letter(raw[i - 1]):
+            dropped.update(range(i, letter_at))
+            i = letter_at
+        i += 1
+    return [c for c in chars if c.start not in dropped]
+
+
+def nfkc(chars: list[Char]) -> str:
+    return unicodedata.normalize("NFKC", "".join(c.ch for c in chars))
+
+
+def clusters(chars: list[Char]) -> list[list[Char]]:
+    """Rule 3's clusters. A cluster starts at a character of combining class 0 where cutting
+    the text changes nothing NFKC makes of it: NFKC(before) + NFKC(after) == NFKC(all).
+    Checked against the whole text at every position: slow and plainly right."""
+    whole = nfkc(chars)
+    out: list[list[Char]] = []
+    for k, c in enumerate(chars):
+        is_cut = unicodedata.combining(c.ch) == 0 and nfkc(chars[:k]) + nfkc(chars[k:]) == whole
+        if out and not is_cut:
+            out[-1].append(c)
         else:
-            normalised = unicodedata.normalize("NFKC", piece)
-        for ch in normalised:
-            if ch in _IGNORABLE:
-                continue
-            emit(_FOLD.get(ch, ch), raw_a, raw_b)
-    # trailing whitespace is trimmed: pending_space is simply not emitted
-    return CanonicalText("".join(out), tuple(starts), tuple(ends), len(raw))
+            out.append([c])
+    return out
 
 
-def canonical_text(raw: str) -> str:
-    """Just the canonical string (same rules as :func:`canonicalize`)."""
-    return canonicalize(raw).text
+def normalise(chars: list[Char]) -> list[Char]:
+    """Rules 3 and 4: every output character of a cluster comes from the whole cluster."""
+    out: list[Char] = []
+    for cluster in clusters(chars):
+        start, end = cluster[0].start, cluster[-1].end
+        out.extend(Char(FOLD.get(ch, ch), start, end) for ch in nfkc(cluster) if ch not in NO_CONTENT)
+    return out
+
+
+def collapse_whitespace(chars: list[Char]) -> list[Char]:
+    """Rule 5: a run of whitespace becomes one space spanning the run's raw range."""
+    out: list[Char] = []
+    run: list[Char] = []
+    for c in chars:
+        if c.ch.isspace():
+            run.append(c)
+            continue
+        if run and out:
+            out.append(Char(" ", run[0].start, run[-1].end))
+        run = []
+        out.append(c)
+    return out
+
+
+def canonicalize(raw: str) -> Reference:
+    """The five rules, one after the other."""
+    chars = collapse_whitespace(normalise(join_line_break_hyphens(raw, drop_no_content(raw))))
+    return Reference(
+        "".join(c.ch for c in chars), [c.start for c in chars], [c.end for c in chars]
+    )

@@ -119,19 +119,49 @@ def test_empty_and_whitespace_only() -> None:
     assert canonicalize("").to_raw(0, 0) == (0, 0)
 
 
-@given(texts)
+@given(texts, st.data())
 @settings()
-@example("caf\u00e9 \u00a0x")
-@example("e\u0301 a\u200b\u0301 ab-\n cd")
-@example(" \U00011c3f")  # a combining mark right after a space (found by this test in CI-like runs)
-def test_fast_path_equals_the_character_by_character_oracle(raw: str) -> None:
-    """The tokenized implementation must give exactly what the simple per-character one gives."""
+@example("caf\u00e9 \u00a0x", None)
+@example("e\u0301 a\u200b\u0301 ab-\n cd", None)
+@example(" \U00011c3f", None)  # a combining mark right after a space (found by this test in CI-like runs)
+@example("a\u0f73\u0323 b\u0f73", None)  # a mark composing across a Tibetan vowel sign
+@example("\uff76\uff9e x\uff9e", None)  # half-width kana and its voicing mark
+@example("x\u200b-\ny z-\u200b\nw \u00b2-\nq 7-\nq", None)  # rule 2 looks at the raw text
+def test_product_equals_the_independent_reference(raw: str, data: st.DataObject | None) -> None:
+    """The tokenized implementation must give exactly what the plain one written from the
+    rules gives: the same text (also through the fast ``canonical_text``), the same raw
+    range for every character, and the same spans through ``to_raw`` and ``to_canonical``."""
     from tests.golden_store import reference_canonical as ref
 
     fast, slow = canonicalize(raw), ref.canonicalize(raw)
     assert fast.text == slow.text == canonical_text(raw)
-    assert list(fast.raw_starts) == list(slow.raw_starts)
-    assert list(fast.raw_ends) == list(slow.raw_ends)
+    assert list(fast.raw_starts) == slow.raw_starts
+    assert list(fast.raw_ends) == slow.raw_ends
+    if data is None or not fast.text:
+        return
+    start = data.draw(st.integers(0, len(fast.text) - 1))
+    end = data.draw(st.integers(start + 1, len(fast.text)))
+    assert fast.to_raw(start, end) == slow.to_raw(start, end)
+    raw_start = data.draw(st.integers(0, len(raw)))
+    raw_end = data.draw(st.integers(raw_start, len(raw)))
+    covering = slow.overlapping(raw_start, raw_end)
+    if covering is not None:
+        assert fast.to_canonical(raw_start, raw_end) == covering
+
+
+def test_every_folded_and_dropped_character_matches_the_reference() -> None:
+    """The fold tables and the no-content sets of both sides, character by character."""
+    from golden_store.core import canonical
+    from tests.golden_store import reference_canonical as ref
+
+    tables = set(ref.FOLD) | ref.NO_CONTENT | set(canonical._FOLD) | canonical._IGNORABLE
+    for ch in sorted(tables | set(_SPECIAL)):
+        raw = f"a{ch}b {ch}"
+        fast, slow = canonicalize(raw), ref.canonicalize(raw)
+        assert (fast.text, list(fast.raw_starts), list(fast.raw_ends)) == (
+            slow.text, slow.raw_starts, slow.raw_ends
+        ), ascii(ch)
+        assert canonical_text(raw) == slow.text, ascii(ch)
 
 
 @given(texts, st.data())
