@@ -1,0 +1,125 @@
+"""A mean measured with a judge's labels, corrected by the people's labels on a sample:
+prediction-powered inference (Angelopoulos, Bates, Fannjiang, Jordan, Zrnic, *Science* 2023).
+
+Why: a metric computed on judge labels inherits the judge's bias. The plain estimate (the
+judge's mean over every item) and its interval are then both wrong in the same direction,
+and the interval gets *narrower* as the set grows: it certifies the bias. When people have
+labelled a random sample of the same items (the judge calibration set, the standing sample),
+the difference between the people's label and the judge's on that sample measures the bias,
+and subtracting it puts the estimate back where the people would have put it:
+
+    estimate = mean(judge on the N items people did not label)
+             + mean(person - judge on the n items they did)
+
+The first term is cheap and precise (N is large); the second is the *rectifier*, unbiased
+because the sample is random. Their variances add (the two parts are disjoint, hence
+independent), so the interval is the normal one with
+
+    se^2 = var(judge on the N items) / N + var(person - judge on the n items) / n
+
+(variances with denominator N and n, as in the reference implementation ``ppi_py``). A good
+judge makes the rectifier's variance small and the interval nearly as narrow as the judge's
+own; a biased judge moves the estimate; a noisy judge widens the interval - never the reverse.
+
+This is the classical estimator (``lam = 1`` in ``ppi_py``; no power tuning). Each label is a
+number: 1/0 for pass/fail, a grade, a per-question score. Pure: plain sequences in, a
+:class:`Estimate` out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its two-sided normal interval (``low``/``high`` None when undefined)."""
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int
+    reason: str | None = None  # why the figure is undefined, else None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The three readings of one mean, side by side:
+
+    * ``ppi`` - the judge's labels corrected by the people's (what to report);
+    * ``judge_only`` - the judge's mean over every item, as if it were right (the plain one);
+    * ``people_only`` - the people's mean over their sample alone (unbiased, wide).
+
+    ``bias`` is the mean of judge - person on the sample (positive: the judge is lenient)."""
+
+    ppi: Interval
+    judge_only: Interval
+    people_only: Interval
+    bias: float | None
+    level: float
+
+
+def _z(level: float) -> float:
+    if not 0 < level < 1:
+        raise ValueError(f"the interval's level must be between 0 and 1, got {level}")
+    return float(norm.ppf(1 - (1 - level) / 2))
+
+
+def _normal(mean: float, se: float, n: int, z: float) -> Interval:
+    return Interval(mean, mean - z * se, mean + z * se, n)
+
+
+def _as_array(name: str, values: Sequence[float]) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a flat list of numbers")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} holds a missing or infinite value; leave such items out of both lists")
+    return arr
+
+
+def ppi_mean(people: Sequence[float], judge_on_sample: Sequence[float], judge_elsewhere: Sequence[float],
+             *, level: float = 0.95) -> Estimate:
+    """The prediction-powered mean and interval (see the module docstring).
+
+    ``people[i]`` and ``judge_on_sample[i]`` are the two labels of the i-th sampled item;
+    ``judge_elsewhere`` holds the judge's label on each item people did not label. The
+    sample must have been drawn at random from all the items (a sample chosen for being hard
+    or disputed measures a different bias)."""
+    z = _z(level)
+    y = _as_array("people", people)
+    yhat = _as_array("judge_on_sample", judge_on_sample)
+    rest = _as_array("judge_elsewhere", judge_elsewhere)
+    if len(y) != len(yhat):
+        raise ValueError(f"people ({len(y)} labels) and judge_on_sample ({len(yhat)}) must label the same items")
+    n, big_n = len(y), len(rest)
+    everything = np.concatenate([yhat, rest])
+
+    if len(everything) >= 2:
+        judge_only = _normal(float(everything.mean()), float(everything.std(ddof=1)) / math.sqrt(len(everything)),
+                             len(everything), z)
+    else:
+        judge_only = Interval(float(everything.mean()) if len(everything) else None, None, None, len(everything),
+                              "fewer than two judge labels")
+    if n >= 2:
+        people_only = _normal(float(y.mean()), float(y.std(ddof=1)) / math.sqrt(n), n, z)
+    else:
+        people_only = Interval(float(y.mean()) if n else None, None, None, n, "fewer than two people's labels")
+
+    bias = float((yhat - y).mean()) if n else None
+    if n < 2:
+        ppi = Interval(None, None, None, n + big_n, f"people labelled {n} item(s) of the sample; the correction needs 2 or more")
+    elif big_n < 2:
+        ppi = Interval(None, None, None, n + big_n,
+                       "people labelled (nearly) every item: their own mean is the estimate (people_only)")
+    else:
+        rectifier = y - yhat
+        mean = float(rest.mean() + rectifier.mean())
+        se = math.sqrt(float(rest.var()) / big_n + float(rectifier.var()) / n)
+        ppi = _normal(mean, se, n + big_n, z)
+    return Estimate(ppi=ppi, judge_only=judge_only, people_only=people_only, bias=bias, level=level)
