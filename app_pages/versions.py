@@ -14,7 +14,7 @@ from annotator.versions import freeze_conflicts, versioning
 from annotator.people.roles import Permission
 from golden_store.live.documents import store_corpus_digest
 from golden_store.versions import format_diff
-from golden_store.versions.frozen import nugget_diff_rows
+from golden_store.versions.diff import nugget_diff_rows
 from app_pages._shared import attempt, md_escape, progress_callback, require_page, store
 
 user = require_page(Permission.VIEW_VERSIONS)

@@ -50,8 +50,8 @@ _WHERE = {
     "canonicalize": "golden_store.core.canonical",
     "GoldenError": "golden_store.core.errors",
     "Store": "golden_store.db.store",
-    "FrozenVersion": "golden_store.versions.frozen",
-    "load_version": "golden_store.versions.frozen",
+    "FrozenVersion": "golden_store.versions.reader",
+    "load_version": "golden_store.versions.reader",
 }
 
 __all__ = ["__version__", *sorted(_WHERE)]
@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eag
     from golden_store.core.canonical import CanonicalText, canonical_text, canonicalize  # noqa: F401
     from golden_store.core.errors import GoldenError  # noqa: F401
     from golden_store.db.store import Store  # noqa: F401
-    from golden_store.versions.frozen import FrozenVersion, load_version  # noqa: F401
+    from golden_store.versions.reader import FrozenVersion, load_version  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -37,21 +37,19 @@ from golden_store.live.agreement_data import aggregates_tx
 from golden_store.scoring import agreement_counts
 from golden_store.core.paths import local_versions_dir
 from golden_store.db.store import Store, utcnow, versions_dir_for
-from golden_store.versions.frozen import (
+from golden_store.versions.folders import OWNER_FILE, new_temp_folder, sweep_temp_folders
+from golden_store.versions.format import (
     DATA_FILES,
     DEFAULT_HIT_RULE,
     FORMAT,
     JUDGE_LABELS_FILE,
-    OWNER_FILE,
     QRELS_FILE,
     data_digest,
     deep_freeze,
     file_entry,
     manifest_digest,
-    new_temp_folder,
     short_repr,
     span_problem,
-    sweep_temp_folders,
     validate_name,
     write_manifest,
 )
@@ -718,7 +716,7 @@ def _label_facts(cur: Cursor) -> dict[str, Any]:
     basis; judge labels on passages no person graded, all judge labels, those in the standing
     sample) and ``judge_labels`` (the calibrations, models, rubric shas and jobs the frozen
     judge labels came from; empty lists when none), counted in SQL here and re-derived from
-    the files by :func:`golden_store.versions.frozen.label_counts` in ``verify``."""
+    the files by :func:`golden_store.versions.format.label_counts` in ``verify``."""
     counts: dict[str, int] = {"human": 0, "adjudicated": 0, "agreed": 0}
     for basis, n in cur.execute("SELECT basis, count(*) FROM final_grades SEMI JOIN queries USING (query_id) "
                                 "GROUP BY basis ORDER BY basis").fetchall():

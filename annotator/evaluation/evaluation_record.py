@@ -41,7 +41,7 @@ def score_and_record(store: Store, user: User, *, evaluation_id: str, version: s
     from golden_store.live.results import record_evaluation, scored_definitions
     from golden_store.scoring import evaluate, read_run
     from golden_store.versions import load_version
-    from golden_store.versions.frozen import validate_name
+    from golden_store.versions.format import validate_name
 
     # a name of this studio's versions only: a URL or path (file://, s3://) would score against
     # any folder or bucket the server can read, with its credentials (probe E1)

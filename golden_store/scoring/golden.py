@@ -45,7 +45,7 @@ from golden_store.scoring.trec import EvalResult, evaluate_trec
 from golden_store.scoring.trec_files import run_frame
 
 NO_HIT = "__no_labeled_passage__"
-LABEL_SETS = ("human", "human+judge")  # as golden_store.versions.frozen.LABEL_SETS (scoring imports core only)
+LABEL_SETS = ("human", "human+judge")  # as golden_store.versions.format.LABEL_SETS (scoring imports core only)
 
 
 def _names(values: list[str], width: int | None = None) -> str:

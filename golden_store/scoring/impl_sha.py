@@ -12,7 +12,8 @@ from pathlib import Path
 # chunk labels come from spans (hit rules), the qrels rule, and how a frozen version hands its
 # labels to the scorers (held-out filter, evidence grade). Conservative on purpose: a false
 # "re-baseline" costs a re-run, a missed one makes a dashboard compare across a silent change.
-SCORER_SOURCES_OUTSIDE_SCORING = ("versions/chunk_labels.py", "versions/qrels.py", "versions/frozen.py")
+SCORER_SOURCES_OUTSIDE_SCORING = ("versions/chunk_labels.py", "versions/qrels.py", "versions/format.py",
+                                  "versions/reader.py")
 
 
 def scorer_sources(package_root: Path | None = None) -> list[Path]:

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from golden_store.core.errors import ValidationError
-from golden_store.versions.frozen import FrozenVersion, thaw
+from golden_store.versions.format import thaw
+from golden_store.versions.reader import FrozenVersion
 from golden_store.versions.qrels import (
     GRADES, RELEVANCE_LEVEL, file_sha256, qrels_lines, scoring_sidecar, sidecar_path, split_unanswerable, write_sidecar)
 

@@ -26,7 +26,7 @@ Credentials come only from the environment and the standard configuration of the
 (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/``AWS_PROFILE``/``AWS_ENDPOINT_URL``, instance
 roles, ...); nothing here stores or prints them (a URL is shown without user info and query).
 
-Folders keep their own code path in :mod:`golden_store.versions.frozen` and
+Folders keep their own code path in :mod:`golden_store.versions.folders` and
 :mod:`golden_store.freezing`; this module is used only for a URL.
 """
 
@@ -446,7 +446,7 @@ def sync_copy(loc: RemoteVersions, name: str, dest: Path, remote_files: dict[str
     is then reported by the checks), none it lacks (a missing file is then reported). With
     ``reuse`` a data file already in ``dest`` with the remote size is kept: the checks re-hash
     it against the manifest before anything reads it (and a copy that fails is fetched again:
-    :func:`golden_store.versions.frozen.load_version`). ``manifest`` is written as given (the
+    :func:`golden_store.versions.reader.load_version`). ``manifest`` is written as given (the
     bytes the caller parsed, not a second read that could differ); ``signature.json`` is always
     fetched afresh."""
     wanted = RemoteVersions.layout(remote_files, manifest)

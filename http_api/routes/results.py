@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from annotator.people.identity import User
 from golden_store.db.store import Store
 from golden_store.scoring.cells import MIN_CELL_N
-from golden_store.versions.frozen import NAME_PATTERN
+from golden_store.versions.format import NAME_PATTERN
 from http_api.auth import caller
 from http_api.routes.versions import HIT_RULE, hit_rule_given
 from http_api.shapes import jsonable

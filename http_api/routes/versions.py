@@ -21,7 +21,7 @@ from annotator.people.identity import User
 from golden_store.core.errors import NotFoundError
 from golden_store.db.store import Store
 from golden_store.versions import thaw
-from golden_store.versions.frozen import NAME_PATTERN
+from golden_store.versions.format import NAME_PATTERN
 from http_api.auth import caller
 from http_api.shapes import jsonable
 from http_api.store import store, versions_dir

@@ -18,7 +18,7 @@ from annotator.people.identity import cli_user
 from golden_store.core.errors import OptionRequiredError, ValidationError
 from golden_store.db.store import Store
 from golden_store.versions.export import export_version
-from golden_store.versions.frozen import load_version
+from golden_store.versions import load_version
 from tests.conftest import table_snapshot
 
 DOCS = {"d1": ("Refunds", "Refunds are accepted within 30 days of delivery.\nKeep the receipt."),

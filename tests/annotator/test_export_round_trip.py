@@ -15,7 +15,7 @@ from annotator.cli import main
 from annotator.people.identity import cli_user
 from golden_store.db.store import Store
 from golden_store.versions.export import export_version
-from golden_store.versions.frozen import load_version
+from golden_store.versions import load_version
 from tests.annotator.test_beir_import import _docs, _frozen_demo, _queries
 
 

@@ -21,7 +21,7 @@ from annotator.people.roles import PermissionDenied
 from golden_store.core.errors import OptionRequiredError, ValidationError
 from golden_store.db.store import Store
 from golden_store.live import grade_state, judgment_imports, queries, rounds
-from golden_store.versions.frozen import verify
+from golden_store.versions import verify
 from golden_store.live.documents import import_paths
 
 PW = "0123456789ab"
@@ -328,7 +328,7 @@ def test_a_freeze_carries_imported_grades(store, tmp_path):
     assert sorted(zip(judg["query_id"], judg["doc_id"], judg["grade"], judg["decided_by"])) == [
         ("301", "FT-1", 3, "import:qrels.trec"), ("302", "FT-2", 2, "import:qrels.trec"),
         ("302", "FT-4", 0, "import:qrels.trec")]
-    from golden_store.versions.frozen import QRELS_FILE
+    from golden_store.versions import QRELS_FILE
 
     qrels = pd.read_parquet(folder / QRELS_FILE)
     assert sorted(zip(qrels["query_id"], qrels["doc_id"], qrels["grade"])) == [

@@ -23,7 +23,7 @@ from golden_store.live import grade_state
 from golden_store.live.judge_labels import JudgeLabel, create_job_tx, insert_tx
 from golden_store.live.results import evaluation_summaries, record_evaluation, trial_provenance
 from golden_store.scoring import evaluate
-from golden_store.versions import frozen, load_version, verify
+from golden_store.versions import format as version_format, load_version, verify
 
 RUBRIC_A, RUBRIC_B = "a" * 64, "b" * 64
 MEASURES = ["RR", "P@5", "nDCG@10"]
@@ -101,13 +101,13 @@ def test_the_freeze_writes_the_judge_labels_and_says_who_labeled_what(versions):
     a, b, _ = versions
     # version A: the file is there (the format has it), empty; the counts say people only
     assert a.has_judge_labels_file and a.judge_labels.empty
-    assert list(a.judge_labels.columns) == list(frozen.JUDGE_LABEL_COLUMNS)
+    assert list(a.judge_labels.columns) == list(version_format.JUDGE_LABEL_COLUMNS)
     assert a.manifest["label_counts"] == {"human": 1, "adjudicated": 0, "agreed": 1, "judge": 0, "judge_total": 0,
                                           "standing_sample": 0}
-    assert frozen.thaw(a.manifest["judge_labels"]) == {"calibration_ids": [], "models": [], "rubric_shas": [],
+    assert version_format.thaw(a.manifest["judge_labels"]) == {"calibration_ids": [], "models": [], "rubric_shas": [],
                                                        "jobs": []}
     jl = b.judge_labels
-    assert list(jl.columns) == list(frozen.JUDGE_LABEL_COLUMNS)
+    assert list(jl.columns) == list(version_format.JUDGE_LABEL_COLUMNS)
     keys = {(r.query_id, r.doc_id, int(r.start), int(r.end)): (int(r.grade), r.route, r.model, r.job_id,
                                                                 r.calibration_id)
             for r in jl.itertuples(index=False)}
@@ -124,7 +124,7 @@ def test_the_freeze_writes_the_judge_labels_and_says_who_labeled_what(versions):
     m = b.manifest
     assert m["label_counts"] == {"human": 1, "adjudicated": 0, "agreed": 1, "judge": 5, "judge_total": 6,
                                  "standing_sample": 2}
-    assert frozen.thaw(m["judge_labels"]) == {"calibration_ids": ["cal-1", "cal-2"], "models": ["judge-a", "judge-b"],
+    assert version_format.thaw(m["judge_labels"]) == {"calibration_ids": ["cal-1", "cal-2"], "models": ["judge-a", "judge-b"],
                                               "rubric_shas": [RUBRIC_A, RUBRIC_B], "jobs": ["j1", "j2"]}
     assert m["files"]["judge_labels.parquet"]["rows"] == 6
     # people's files are the same bytes in both versions: a judge label is never a person's grade
@@ -226,13 +226,13 @@ def _as_old_version(path) -> None:
     """Make a version look frozen before judge_labels.parquet existed: no such file, no entry,
     no label facts, the digests recomputed (as that studio wrote them)."""
     m = json.loads((path / "manifest.json").read_text())
-    (path / frozen.JUDGE_LABELS_FILE).unlink()
-    del m["files"][frozen.JUDGE_LABELS_FILE]
+    (path / version_format.JUDGE_LABELS_FILE).unlink()
+    del m["files"][version_format.JUDGE_LABELS_FILE]
     m.pop("label_counts")
     m.pop("judge_labels")
-    m["data_digest"] = frozen.data_digest(m["files"])
-    m["content_digest"] = frozen.manifest_digest(m)
-    frozen.write_manifest(path, m)
+    m["data_digest"] = version_format.data_digest(m["files"])
+    m["content_digest"] = version_format.manifest_digest(m)
+    version_format.write_manifest(path, m)
 
 
 def test_a_version_frozen_before_judge_labels_loads_verifies_and_scores_human(versions):
@@ -244,19 +244,19 @@ def test_a_version_frozen_before_judge_labels_loads_verifies_and_scores_human(ve
     assert rep.ok, rep.problems
     assert "judge_labels" not in rep.checked
     assert not old.has_judge_labels_file and old.judge_labels.empty
-    assert list(old.judge_labels.columns) == list(frozen.JUDGE_LABEL_COLUMNS)
+    assert list(old.judge_labels.columns) == list(version_format.JUDGE_LABEL_COLUMNS)
     assert old.qrels(labels="human+judge") == old.qrels() == human_qrels
     res = evaluate(old, RUN, ["RR"], n_boot=50, labels="human+judge")
     assert res.judge_labels["n_passages"] == 0
     # a judge-labels file dropped into an old version is not part of it
-    (a.path / frozen.JUDGE_LABELS_FILE).write_bytes(b"not listed")
+    (a.path / version_format.JUDGE_LABELS_FILE).write_bytes(b"not listed")
     with pytest.raises(VerificationError, match="judge_labels.parquet: file not listed"):
         load_version("A", a.path.parent)
 
 
 def test_tampering_with_the_judge_labels_fails_the_checks(versions):
     _, b, _ = versions
-    path = b.path / frozen.JUDGE_LABELS_FILE
+    path = b.path / version_format.JUDGE_LABELS_FILE
     t = pq.read_table(path).to_pandas()
     t.loc[t["doc_id"] == "annual-leave", "grade"] = 3   # the judge said 2
     t.to_parquet(path, index=False)
@@ -276,18 +276,18 @@ def test_restamped_label_counts_or_judges_fail_verify(versions):
     m["label_counts"]["judge"] = 0
     mpath.write_text(json.dumps(m))
     assert any("content_digest" in p for p in verify("B", b.path.parent).problems)
-    m["content_digest"] = frozen.manifest_digest(m)
-    frozen.write_manifest(b.path, m)
+    m["content_digest"] = version_format.manifest_digest(m)
+    version_format.write_manifest(b.path, m)
     assert any(p.startswith("manifest label_counts=") for p in verify("B", b.path.parent).problems)
     m = json.loads(original)
     m["judge_labels"]["models"] = ["someone-else"]
-    m["content_digest"] = frozen.manifest_digest(m)
-    frozen.write_manifest(b.path, m)
+    m["content_digest"] = version_format.manifest_digest(m)
+    version_format.write_manifest(b.path, m)
     assert any(p.startswith("manifest judge_labels=") for p in verify("B", b.path.parent).problems)
     m = json.loads(original)
     m["label_counts"]["judge_total"] = 7
-    m["content_digest"] = frozen.manifest_digest(m)
-    frozen.write_manifest(b.path, m)
+    m["content_digest"] = version_format.manifest_digest(m)
+    version_format.write_manifest(b.path, m)
     with pytest.raises(VerificationError, match="label_counts.judge_total='7' but judge_labels.parquet holds 6 rows"):
         load_version("B", b.path.parent)
 

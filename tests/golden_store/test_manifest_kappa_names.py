@@ -21,7 +21,7 @@ from annotator.demo import load_demo
 from annotator.people.identity import cli_user
 from golden_store.freezing import freeze
 from golden_store.scoring.agreement_report import AgreementBar, kappa_linear
-from golden_store.versions import frozen
+from golden_store import versions
 
 LABELS = [0, 1, 2, 3]
 
@@ -98,8 +98,8 @@ def _as_frozen_before_issue_36(path: Path) -> dict:
     m = old(m)
     m["kappa_graded_weights"] = "linear"
     m["rounds"] = [old(r) for r in m["rounds"]]
-    m["content_digest"] = frozen.manifest_digest(m)
-    frozen.write_manifest(path, m)
+    m["content_digest"] = versions.manifest_digest(m)
+    versions.write_manifest(path, m)
     return m
 
 
@@ -110,9 +110,9 @@ def test_a_version_frozen_before_the_rename_still_loads_verifies_and_reads(full_
     old = _as_frozen_before_issue_36(tmp_path / "old.v1")
     assert "kappa_linear" not in old and old["kappa_graded"] == pytest.approx(linear, abs=5e-5)
 
-    report = frozen.verify("old.v1", tmp_path)
+    report = versions.verify("old.v1", tmp_path)
     assert report.ok, report.problems
-    loaded = frozen.load_version("old.v1", tmp_path).manifest
+    loaded = versions.load_version("old.v1", tmp_path).manifest
     # one reader for both spellings: the old name is the linear κ, never taken for the unweighted one
     assert kappa_linear(loaded) == pytest.approx(linear, abs=5e-5)
     assert kappa_linear(loaded["rounds"][0]) == pytest.approx(linear, abs=5e-5)

@@ -13,7 +13,7 @@ from annotator.evidence import nuggets
 from annotator.people.identity import cli_user
 from golden_store import versions
 from golden_store.freezing import freeze
-from golden_store.versions.frozen import diff_nuggets, nugget_diff_rows
+from golden_store.versions.diff import diff_nuggets, nugget_diff_rows
 
 Q3_ONE = "must give one month of notice"
 Q3_TWO = "must give two months"

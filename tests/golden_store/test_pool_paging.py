@@ -12,7 +12,7 @@ import pytest
 
 from golden_store import versions
 from golden_store.live import runs
-from golden_store.versions import frozen
+from golden_store.versions import folders
 from tests.golden_store import pool_gen
 
 KEY = ["query_id", "doc_id", "start", "end"]
@@ -89,8 +89,8 @@ def test_versions_are_paged_newest_first_reading_only_the_page(tmp_path, monkeyp
     assert [n for n in names if n not in ("golden.v3", "no-manifest")] == \
         [r["name"] for r in versions.list_versions(vdir) if r.get("built_at")]
     read = []
-    real = frozen._read_manifest
-    monkeypatch.setattr(frozen, "_read_manifest", lambda p: read.append(p.name) or real(p))
+    real = folders._read_manifest
+    monkeypatch.setattr(folders, "_read_manifest", lambda p: read.append(p.name) or real(p))
     total, rows = versions.version_page(vdir, offset=10, limit=10)
     assert total == 26 and read == names[10:20] == [r["name"] for r in rows]
     assert rows[0]["n_queries"] == 15 and rows[0]["error"] is None

@@ -22,7 +22,7 @@ import pytest
 from annotator import cli
 from golden_store.versions import signing
 from golden_store import versions
-from golden_store.versions import frozen
+from golden_store.versions import format as version_format
 from golden_store.core.errors import GoldenError, ValidationError, VerificationError
 from golden_store.freezing import freeze
 from golden_store.versions import list_versions, load_version, verify
@@ -50,7 +50,7 @@ def _rewrite_manifest(folder, fn):
 
 def _reseal(folder, m):
     """What a careful forger does: recompute every digest after editing."""
-    m["files"] = {f: {**meta, "sha256": frozen._sha256_file(folder / f), "rows": pq.ParquetFile(folder / f).metadata.num_rows}
+    m["files"] = {f: {**meta, "sha256": version_format._sha256_file(folder / f), "rows": pq.ParquetFile(folder / f).metadata.num_rows}
                   for f, meta in m["files"].items()}
     import hashlib
 
@@ -103,7 +103,7 @@ def test_a_file_entry_pointing_outside_the_folder_does_not_load(two_versions, tm
 
     m = json.loads((v1 / "manifest.json").read_text())
     m["files"]["../../elsewhere.parquet"] = {**m["files"]["spans.parquet"],
-                                             "sha256": frozen._sha256_file(outside)}
+                                             "sha256": version_format._sha256_file(outside)}
     m["content_digest"] = versions.manifest_digest(m)
     (v1 / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(VerificationError, match="not a data file inside the version folder"):
@@ -112,7 +112,7 @@ def test_a_file_entry_pointing_outside_the_folder_does_not_load(two_versions, tm
     m = json.loads((v1 / "manifest.json").read_text())
     del m["files"]["../../elsewhere.parquet"]
     os.symlink(outside, v1 / "linked.parquet")
-    m["files"]["linked.parquet"] = {"sha256": frozen._sha256_file(outside), "rows": 1, "bytes": 1}
+    m["files"]["linked.parquet"] = {"sha256": version_format._sha256_file(outside), "rows": 1, "bytes": 1}
     m["content_digest"] = versions.manifest_digest(m)
     (v1 / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(VerificationError, match="linked.parquet"):
@@ -124,7 +124,7 @@ def test_rewritten_spans_with_recomputed_hashes_but_stale_counts_do_not_load(two
     sp = pq.read_table(v1 / "spans.parquet").to_pandas()
     pq.write_table(pa.Table.from_pandas(sp.iloc[:-1], preserve_index=False), v1 / "spans.parquet")
     m = json.loads((v1 / "manifest.json").read_text())
-    m["files"]["spans.parquet"]["sha256"] = frozen._sha256_file(v1 / "spans.parquet")
+    m["files"]["spans.parquet"]["sha256"] = version_format._sha256_file(v1 / "spans.parquet")
     m["content_digest"] = versions.manifest_digest(m)
     (v1 / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(VerificationError) as exc:

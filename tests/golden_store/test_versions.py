@@ -12,7 +12,7 @@ import pytest
 
 from golden_store.live import grade_state
 from golden_store import versions
-from golden_store.versions import frozen
+from golden_store.versions import format as version_format
 from golden_store.corpus.sources import load_sources
 from golden_store.live.documents import import_documents
 from golden_store.core.errors import ValidationError, VerificationError, VersionExistsError
@@ -149,7 +149,7 @@ def test_verify_rechecks_content_against_the_frozen_corpus(demo_store):
     sp.loc[0, "start"] = sp.loc[0, "start"] + 5
     pq.write_table(pa.Table.from_pandas(sp, preserve_index=False), vdir / "spans.parquet")
     m = json.loads((vdir / "manifest.json").read_text())
-    m["files"]["spans.parquet"]["sha256"] = frozen._sha256_file(vdir / "spans.parquet")
+    m["files"]["spans.parquet"]["sha256"] = version_format._sha256_file(vdir / "spans.parquet")
     m["content_digest"] = versions.manifest_digest(m)
     (vdir / "manifest.json").write_text(json.dumps(m))
     rep = verify("v1")

@@ -17,7 +17,7 @@ from openapi_spec_validator import validate
 
 from golden_store.core.errors import ValidationError
 from golden_store.versions.chunk_labels import parse_hit_rule
-from golden_store.versions.frozen import NAME_PATTERN, validate_name
+from golden_store.versions.format import NAME_PATTERN, validate_name
 from http_api.openapi import render
 from http_api.routes.versions import HIT_RULE_PATTERN, hit_rule_given
 from tests.conftest import table_snapshot
