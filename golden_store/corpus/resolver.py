@@ -407,8 +407,13 @@ class IndexedResolver:
         self._raw_of = raw_of or self._stored_raw
         self._overlay = dict(overlay or {})
         # the overlay's own in-memory index, built once: its documents are candidates only
-        # where the quote lands in them
-        self._overlay_resolver = SpanResolver(CorpusIndex(self._overlay, raw_of), threshold) if overlay else None
+        # where the quote lands in them. Their raw text is not in the index (new or changed
+        # documents), so only the caller's raw_of can map a span back to raw offsets.
+        self._overlay_resolver: SpanResolver | None = None
+        if overlay:
+            if raw_of is None:
+                raise ValueError("an overlay needs raw_of: the index does not hold its documents' raw text")
+            self._overlay_resolver = SpanResolver(CorpusIndex(self._overlay, raw_of), threshold)
 
     def _stored_raw(self, doc_id: str) -> str:
         raw = self.index.raw(doc_id)

@@ -68,6 +68,22 @@ def test_the_persisted_resolver_answers_as_the_in_memory_one(generated, tmp_path
     assert right["persisted"] >= right["memory"] > 250
 
 
+def test_an_overlay_without_raw_text_is_refused_where_the_resolver_is_made(tmp_path):
+    """The overlay's documents (new or changed in the transaction) are not in the index, so
+    only the caller's raw_of maps their spans to raw offsets. Without one the resolver is
+    refused when made; before, it was made and crashed (None called) on the first quote that
+    landed in an overlay document."""
+    raw = {"a": "The first document talks about annual leave and carry over rules."}
+    ix = corpus_index.build(tmp_path / "ix", ((d, canonical_text(t), t) for d, t in raw.items()), 0)
+    new = "A new document on parental leave, added in this very transaction."
+    with pytest.raises(ValueError, match="overlay needs raw_of"):
+        IndexedResolver(ix, overlay={"b": canonical_text(new)})
+    quote = "parental leave, added in this very transaction"
+    found = IndexedResolver(ix, {"b": new}.__getitem__, overlay={"b": canonical_text(new)}).resolve(quote)
+    assert found.status == "exact" and found.best.doc_id == "b"
+    assert new[found.best.start:found.best.end] == quote
+
+
 def _store(tmp_path: Path) -> Store:
     """This test's store (GOLDEN_DB: a DuckDB file in ``tmp_path``, or a PostgreSQL database
     with its search index under GOLDEN_DATA_DIR, in ``tmp_path``)."""
