@@ -33,6 +33,74 @@ class Migration:
     statements: tuple[str, ...]
 
 
+# ---- what more than one migration says: a table a later migration rebuilds, a view it redefines ----
+# Written once here, so the rebuilt table cannot drift from the one it replaces by a copying slip.
+# Each migration still runs exactly the statements it shipped with.
+
+def _rebuilt(table: str, old_name: str, create: str, copy: str) -> tuple[str, ...]:
+    """Rebuild ``table`` under a new definition, keeping every row: DuckDB cannot add a column
+    with a CHECK or drop a primary key in place. The old table steps aside as ``old_name``,
+    ``create`` makes the new one, ``copy`` moves the rows, the old one goes."""
+    return (f"ALTER TABLE {table} RENAME TO {old_name}", create, copy, f"DROP TABLE {old_name}")
+
+
+# pool_sources: which runs put an item in the pool (v3 with a primary key; v16 without it).
+_POOL_SOURCES_COLUMNS = """query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        system VARCHAR NOT NULL,
+        rank INTEGER NOT NULL"""
+
+# answers: a system's answer to a question (v5; v18 rebuilds it with an outcome column).
+_ANSWERS_COLUMNS = """system VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        answer VARCHAR NOT NULL,
+        imported_at TIMESTAMP NOT NULL,
+        imported_by VARCHAR NOT NULL"""
+
+
+def _transcript_review_events(table: str, key: str, verdicts: tuple[str, ...]) -> str:
+    """A reviewer's verdict on a failure transcript (v12 as ``run_id`` keyed; v22 rebuilds it,
+    keyed by ``evaluation_id`` since v15, to allow the verdict 'no_failure')."""
+    allowed = ", ".join(f"'{v}'" for v in verdicts)
+    return f"""CREATE TABLE {table} (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        {key} VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        trial INTEGER NOT NULL,
+        verdict VARCHAR NOT NULL CHECK (verdict IN ({allowed})),
+        failure_class VARCHAR,
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        rubric_version INTEGER
+    )"""
+
+
+def _current_transcript_reviews(key: str) -> str:
+    """Each transcript's latest review, withdrawn ones left out (v12; v15 renames the key,
+    v22 rebuilds the table under it)."""
+    return f"""CREATE VIEW current_transcript_reviews AS
+        SELECT {key}, query_id, trial, verdict, failure_class, note, actor, created_at, event_id FROM (
+            SELECT *, row_number() OVER (PARTITION BY {key}, query_id, trial ORDER BY event_id DESC) AS rn
+            FROM transcript_review_events
+        ) WHERE rn = 1 AND verdict <> 'withdrawn'"""
+
+
+def _queries_view(*appended: str) -> str:
+    """The live questions: each one's latest revision, retired ones left out, by DISTINCT ON
+    (v17; v20 appends ``tier``: PostgreSQL replaces a view only by appending columns)."""
+    tail = "".join(f", {column}" for column in appended)
+    return f"""CREATE OR REPLACE VIEW queries AS
+        SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,
+               generator_model, generator_prompt_sha,
+               actor AS last_edited_by, created_at AS last_edited_at, event_id AS revision{tail}
+        FROM (
+            SELECT DISTINCT ON (query_id) * FROM query_revisions ORDER BY query_id, event_id DESC
+        ) AS latest WHERE NOT retired"""
+
+
 _V1 = (
     """CREATE TABLE store_meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)""",
     """CREATE SEQUENCE event_seq START 1""",
@@ -337,13 +405,8 @@ _V3 = (
         added_by VARCHAR NOT NULL,
         PRIMARY KEY (query_id, doc_id, start, "end")
     )""",
-    """CREATE TABLE pool_sources (
-        query_id VARCHAR NOT NULL,
-        doc_id VARCHAR NOT NULL,
-        start INTEGER NOT NULL,
-        "end" INTEGER NOT NULL,
-        system VARCHAR NOT NULL,
-        rank INTEGER NOT NULL,
+    f"""CREATE TABLE pool_sources (
+        {_POOL_SOURCES_COLUMNS},
         PRIMARY KEY (query_id, doc_id, start, "end", system)
     )""",
 )
@@ -389,12 +452,8 @@ _V4 = (
 # v5: system answers, for nugget assignment (METHODOLOGY §10.9). Support labels are
 # verdict_events of kind 'nugget' (item_id = system|query_id|nugget_id).
 _V5 = (
-    """CREATE TABLE answers (
-        system VARCHAR NOT NULL,
-        query_id VARCHAR NOT NULL,
-        answer VARCHAR NOT NULL,
-        imported_at TIMESTAMP NOT NULL,
-        imported_by VARCHAR NOT NULL,
+    f"""CREATE TABLE answers (
+        {_ANSWERS_COLUMNS},
         PRIMARY KEY (system, query_id)
     )""",
 )
@@ -608,18 +667,9 @@ _V12 = (
         rubric_version INTEGER
     )""",
     # A reviewer's verdict on a failure transcript; 'withdrawn' makes it unreviewed again.
-    """CREATE TABLE transcript_review_events (
-        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
-        run_id VARCHAR NOT NULL,
-        query_id VARCHAR NOT NULL,
-        trial INTEGER NOT NULL,
-        verdict VARCHAR NOT NULL CHECK (verdict IN ('system_failure', 'grader_failure', 'ambiguous', 'withdrawn')),
-        failure_class VARCHAR,
-        note VARCHAR,
-        actor VARCHAR NOT NULL,
-        created_at TIMESTAMP NOT NULL,
-        rubric_version INTEGER
-    )""",
+    _transcript_review_events(
+        "transcript_review_events", "run_id", ("system_failure", "grader_failure", "ambiguous", "withdrawn")
+    ),
     # A lead's resolution of a questioned grade (a review that said the grader was wrong).
     """CREATE TABLE transcript_resolution_events (
         event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
@@ -682,8 +732,10 @@ _V12 = (
                      + (SELECT count(*) FROM evidence_no_answer_events) AS n)
         WHERE n <> (SELECT count(*) FROM verdict_events)""",
     # ---- transcript samples: real key columns instead of the packed item id -----------------------
-    "ALTER TABLE transcript_draws RENAME TO transcript_draws_v7",
-    """CREATE TABLE transcript_draws (
+    *_rebuilt(
+        "transcript_draws",
+        "transcript_draws_v7",
+        """CREATE TABLE transcript_draws (
         draw_id VARCHAR NOT NULL,
         run_id VARCHAR NOT NULL,
         query_id VARCHAR NOT NULL,
@@ -694,21 +746,17 @@ _V12 = (
         created_at TIMESTAMP NOT NULL,
         PRIMARY KEY (draw_id, run_id, query_id, trial)
     )""",
-    f"""INSERT INTO transcript_draws (draw_id, run_id, query_id, trial, position, seed, actor, created_at)
+        f"""INSERT INTO transcript_draws (draw_id, run_id, query_id, trial, position, seed, actor, created_at)
         SELECT d.draw_id, t.run_id, t.query_id, t.trial, d.position, d.seed, d.actor, d.created_at
         FROM transcript_draws_v7 d JOIN transcripts t ON d.item_id = {_V12_TRANSCRIPT_OF}""",
-    "DROP TABLE transcript_draws_v7",
+    ),
     # ---- current state, derived -------------------------------------------------------------------
     """CREATE VIEW current_nugget_support AS
         SELECT system, query_id, nugget_id, label, note, actor, created_at, event_id FROM (
             SELECT *, row_number() OVER (PARTITION BY system, query_id, nugget_id ORDER BY event_id DESC) AS rn
             FROM nugget_support_events
         ) WHERE rn = 1 AND label <> 'withdrawn'""",
-    """CREATE VIEW current_transcript_reviews AS
-        SELECT run_id, query_id, trial, verdict, failure_class, note, actor, created_at, event_id FROM (
-            SELECT *, row_number() OVER (PARTITION BY run_id, query_id, trial ORDER BY event_id DESC) AS rn
-            FROM transcript_review_events
-        ) WHERE rn = 1 AND verdict <> 'withdrawn'""",
+    _current_transcript_reviews("run_id"),
     """CREATE OR REPLACE VIEW unsettled_evidence_questions AS
         SELECT DISTINCT a.query_id FROM evidence_assignments a
         WHERE EXISTS (SELECT 1 FROM queries q WHERE q.query_id = a.query_id)
@@ -891,11 +939,7 @@ _V15 = (
     "DROP VIEW current_transcript_reviews",
     "ALTER TABLE eval_results RENAME COLUMN run_id TO evaluation_id",
     *(f"ALTER TABLE {t} RENAME COLUMN run_id TO evaluation_id" for t in _TRANSCRIPT_KEYED),
-    """CREATE VIEW current_transcript_reviews AS
-        SELECT evaluation_id, query_id, trial, verdict, failure_class, note, actor, created_at, event_id FROM (
-            SELECT *, row_number() OVER (PARTITION BY evaluation_id, query_id, trial ORDER BY event_id DESC) AS rn
-            FROM transcript_review_events
-        ) WHERE rn = 1 AND verdict <> 'withdrawn'""",
+    _current_transcript_reviews("evaluation_id"),
     "UPDATE llm_calls SET purpose = 'draft_questions' WHERE purpose = 'bootstrap_questions'",
 )
 
@@ -904,20 +948,15 @@ _V15 = (
 # scale (20 runs x 5,000 queries x depth 100: 10 M rows) DuckDB's in-memory index of that key
 # cost ~200 bytes a row, most of a pool build's 3 GB (issue 19). build_pool adds only the
 # (item, run) pairs not recorded yet, as ON CONFLICT DO NOTHING did.
-_V16 = (
-    "ALTER TABLE pool_sources RENAME TO pool_sources_v15",
-    """CREATE TABLE pool_sources (
-        query_id VARCHAR NOT NULL,
-        doc_id VARCHAR NOT NULL,
-        start INTEGER NOT NULL,
-        "end" INTEGER NOT NULL,
-        system VARCHAR NOT NULL,
-        rank INTEGER NOT NULL
+_V16 = _rebuilt(
+    "pool_sources",
+    "pool_sources_v15",
+    f"""CREATE TABLE pool_sources (
+        {_POOL_SOURCES_COLUMNS}
     )""",
     """INSERT INTO pool_sources (query_id, doc_id, start, "end", system, rank)
         SELECT query_id, doc_id, start, "end", system, rank FROM pool_sources_v15
         ORDER BY query_id, doc_id, start, "end", system""",
-    "DROP TABLE pool_sources_v15",
 )
 
 # v17: the live questions as DISTINCT ON (the latest revision of each query) rather than
@@ -925,15 +964,7 @@ _V16 = (
 # result, so it expected 0.5% of the questions to be live and chose nested loops over whole
 # tables wherever a query joined this view (the Judge queue's refresh cost 4x DuckDB's,
 # scripts/bench_team_store.py); for DISTINCT ON it estimates from query_id's distinct count.
-_V17 = (
-    """CREATE OR REPLACE VIEW queries AS
-        SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,
-               generator_model, generator_prompt_sha,
-               actor AS last_edited_by, created_at AS last_edited_at, event_id AS revision
-        FROM (
-            SELECT DISTINCT ON (query_id) * FROM query_revisions ORDER BY query_id, event_id DESC
-        ) AS latest WHERE NOT retired""",
-)
+_V17 = (_queries_view(),)
 
 # v18: an answer's outcome (METHODOLOGY §10.5): answered, abstained (declined: "the documents
 # do not say"), refused (a safety refusal, its own category) or unknown (nobody said yet). The
@@ -941,21 +972,19 @@ _V17 = (
 # a CHECK); a reviewer's mark or correction is an event, and the current outcome is the latest
 # mark, else the imported one. 'withdrawn' undoes a mark (or the answer's text was replaced).
 _V18 = (
-    "ALTER TABLE answers RENAME TO answers_v17",
-    """CREATE TABLE answers (
-        system VARCHAR NOT NULL,
-        query_id VARCHAR NOT NULL,
-        answer VARCHAR NOT NULL,
-        imported_at TIMESTAMP NOT NULL,
-        imported_by VARCHAR NOT NULL,
+    *_rebuilt(
+        "answers",
+        "answers_v17",
+        f"""CREATE TABLE answers (
+        {_ANSWERS_COLUMNS},
         outcome VARCHAR NOT NULL DEFAULT 'unknown'
             CHECK (outcome IN ('answered', 'abstained', 'refused', 'unknown')),
         PRIMARY KEY (system, query_id)
     )""",
-    """INSERT INTO answers (system, query_id, answer, imported_at, imported_by, outcome)
+        """INSERT INTO answers (system, query_id, answer, imported_at, imported_by, outcome)
         SELECT system, query_id, answer, imported_at, imported_by, 'unknown' FROM answers_v17
         ORDER BY system, query_id""",
-    "DROP TABLE answers_v17",
+    ),
     """CREATE TABLE answer_outcome_events (
         event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
         system VARCHAR NOT NULL,
@@ -1007,13 +1036,7 @@ _V19 = (
 # gains the column at its end (PostgreSQL replaces a view only by appending columns).
 _V20 = (
     "ALTER TABLE query_revisions ADD COLUMN tier VARCHAR",
-    """CREATE OR REPLACE VIEW queries AS
-        SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes,
-               generator_model, generator_prompt_sha,
-               actor AS last_edited_by, created_at AS last_edited_at, event_id AS revision, tier
-        FROM (
-            SELECT DISTINCT ON (query_id) * FROM query_revisions ORDER BY query_id, event_id DESC
-        ) AS latest WHERE NOT retired""",
+    _queries_view("tier"),
 )
 
 # v21 (issue 27): the cascade at work (METHODOLOGY §11.1, §11.6, §11.8). A calibration keeps the
@@ -1095,28 +1118,16 @@ _V21 = (
 # every row and event id kept.
 _V22 = (
     "DROP VIEW current_transcript_reviews",
-    """CREATE TABLE transcript_review_events_v22 (
-        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
-        evaluation_id VARCHAR NOT NULL,
-        query_id VARCHAR NOT NULL,
-        trial INTEGER NOT NULL,
-        verdict VARCHAR NOT NULL
-            CHECK (verdict IN ('system_failure', 'grader_failure', 'ambiguous', 'no_failure', 'withdrawn')),
-        failure_class VARCHAR,
-        note VARCHAR,
-        actor VARCHAR NOT NULL,
-        created_at TIMESTAMP NOT NULL,
-        rubric_version INTEGER
-    )""",
+    _transcript_review_events(
+        "transcript_review_events_v22",
+        "evaluation_id",
+        ("system_failure", "grader_failure", "ambiguous", "no_failure", "withdrawn"),
+    ),
     "INSERT INTO transcript_review_events_v22 SELECT event_id, evaluation_id, query_id, trial, verdict, failure_class, "
     "note, actor, created_at, rubric_version FROM transcript_review_events",
     "DROP TABLE transcript_review_events",
     "ALTER TABLE transcript_review_events_v22 RENAME TO transcript_review_events",
-    """CREATE VIEW current_transcript_reviews AS
-        SELECT evaluation_id, query_id, trial, verdict, failure_class, note, actor, created_at, event_id FROM (
-            SELECT *, row_number() OVER (PARTITION BY evaluation_id, query_id, trial ORDER BY event_id DESC) AS rn
-            FROM transcript_review_events
-        ) WHERE rn = 1 AND verdict <> 'withdrawn'""",
+    _current_transcript_reviews("evaluation_id"),
 )
 
 # v23 (issue 28): the studio in a team's pipeline.
