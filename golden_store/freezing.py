@@ -4,15 +4,15 @@ This is the database side of the frozen-version contract: the SELECTs that make 
 the refusal while labels no longer sit on the corpus (:func:`broken_labels`), and the
 manifest facts only the store knows (counts, annotators, agreement, rubric, provenance).
 The on-disk format it writes (layout, manifest, digests, the temporary folder renamed into
-place) and everything that reads a version (load, verify, diff) live in
-:mod:`golden_store.versions`, which never imports the database; scorers need only that side.
+place: :mod:`golden_store.versions.writer`) and everything that reads a version (load, verify,
+diff) live in :mod:`golden_store.versions`, which never imports the database; scorers need only
+that side.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import tempfile
 import warnings
@@ -25,33 +25,28 @@ import duckdb
 
 from golden_store.db.cursor import Cursor
 from golden_store.live import agreement_bar, calibrations
-from golden_store.versions import signing
 from golden_store.versions.chunk_labels import parse_hit_rule
 from golden_store.core.digests import corpus_digest
 from golden_store.core import disk
 from golden_store.core.errors import DiskFullError, ValidationError, VersionExistsError
-from golden_store.versions.qrels import EVIDENCE_GRADE, QRELS_RULE
+from golden_store.versions.qrels import EVIDENCE_GRADE
 from golden_store.core.judgment_formats import IMPORTED_ACTOR_SQL
 from golden_store.db.schema import SCHEMA_VERSION
 from golden_store.live.agreement_data import aggregates_tx
 from golden_store.scoring import agreement_counts
 from golden_store.core.paths import local_versions_dir
 from golden_store.db.store import Store, utcnow, versions_dir_for
-from golden_store.versions.folders import OWNER_FILE, new_temp_folder, sweep_temp_folders
+from golden_store.versions import writer
+from golden_store.versions.folders import new_temp_folder, sweep_temp_folders
 from golden_store.versions.format import (
     DATA_FILES,
     DEFAULT_HIT_RULE,
-    FORMAT,
     JUDGE_LABELS_FILE,
     QRELS_FILE,
-    data_digest,
     deep_freeze,
-    file_entry,
-    manifest_digest,
     short_repr,
     span_problem,
     validate_name,
-    write_manifest,
 )
 
 DOCUMENTS_FILE = "documents.parquet"
@@ -551,42 +546,22 @@ def freeze(
         facts = store.write(snapshot)
         if progress:
             progress(len(_TABLE_SQL) + 1, steps, "hashing files")
-        files = {fname: file_entry(tmp / fname) for fname in [*_TABLE_SQL, QRELS_FILE, JUDGE_LABELS_FILE]}
+        files = writer.file_entries(tmp, [*_TABLE_SQL, QRELS_FILE, JUDGE_LABELS_FILE])
         from golden_store import __version__
 
-        manifest: dict[str, Any] = {
-            "format": FORMAT,
-            "dataset_version": name,
-            "note": note,
-            "built_at": utcnow().replace(microsecond=0).isoformat() + "Z",
-            "frozen_by": actor,
-            "studio_version": __version__,
-            "store_schema_version": SCHEMA_VERSION,
-            **facts,
-            "hit_rule": rule.name,
-            "qrels_rule": QRELS_RULE,
-            "files": files,
-            # the labels and corpus alone: equal for two freezes of identical content
-            "data_digest": data_digest(files),
-        }
-        manifest["content_digest"] = manifest_digest(manifest)
+        manifest = writer.build_manifest(
+            name=name, note=note, built_at=utcnow().replace(microsecond=0).isoformat() + "Z", actor=actor,
+            studio_version=__version__, store_schema_version=SCHEMA_VERSION, facts=facts, hit_rule=rule.name,
+            files=files)
         if progress:
             progress(len(_TABLE_SQL) + 2, steps, "writing manifest")
-        write_manifest(tmp, manifest)
-        if signing_key is not None:
-            signing.write_signature(tmp, signing_key, name, manifest["content_digest"])
-        (tmp / OWNER_FILE).unlink()
+        published = writer.seal(tmp, manifest, name, signing_key)
         if remote is not None:
-            remote.publish(name, tmp, [*files, *([signing.SIGNATURE_FILE] if signing_key is not None else [])])
+            remote.publish(name, tmp, published)
             if progress:
                 progress(steps, steps, "done")
             return FreezeResult(name, target, deep_freeze(manifest))
-        try:
-            os.rename(tmp, target)
-        except OSError:
-            raise VersionExistsError(
-                f"Version {name!r} appeared at {target} while freezing; nothing was overwritten."
-            ) from None
+        writer.put_in_place(tmp, target, name)
         if progress:
             progress(steps, steps, "done")
         return FreezeResult(name, target, deep_freeze(manifest))

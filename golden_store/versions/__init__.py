@@ -1,7 +1,8 @@
 """The frozen-version format: the files, names and digests of a version (``format``), where
 versions live and the folders of freezes under way (``folders``), the checks every load runs
 (``integrity``), reading a version (``reader``: ``FrozenVersion``, ``load_version``),
-verifying one (``verification``), diffing two (``diff``), the signature (``signing``), the
+verifying one (``verification``), diffing two (``diff``), writing one's files (``writer``:
+the freeze's half without SQL), the signature (``signing``), the
 qrels and chunk-label rules (``qrels``, ``chunk_labels``), object storage (``storage``) and
 exports (``export``). Reads and checks versions; never opens the database.
 
@@ -20,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 _WHERE: dict[str, str] = {
     **dict.fromkeys((
         "FORMAT", "DEFAULT_HIT_RULE", "DATA_FILES", "QRELS_FILE", "JUDGE_LABELS_FILE", "OPTIONAL_DATA_FILES",
-        "JUDGE_LABEL_COLUMNS", "LABEL_SETS", "check_labels", "label_counts", "judge_provenance", "file_entry",
-        "data_digest", "write_manifest", "manifest_digest", "deep_freeze", "thaw", "validate_name", "span_problem",
-        "short_repr"), "golden_store.versions.format"),
+        "JUDGE_LABEL_COLUMNS", "LABEL_SETS", "check_labels", "label_counts", "judge_provenance", "data_digest",
+        "manifest_digest", "deep_freeze", "thaw", "validate_name", "span_problem", "short_repr"),
+        "golden_store.versions.format"),
+    **dict.fromkeys(("file_entry", "write_manifest"), "golden_store.versions.writer"),
     **dict.fromkeys((
         "list_versions", "version_names", "version_page", "TEMP_PREFIX", "OWNER_FILE", "STALE_TEMP_S",
         "new_temp_folder", "sweep_temp_folders", "split_version_url", "version_exists"), "golden_store.versions.folders"),
@@ -40,10 +42,11 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eag
         version_exists, version_names, version_page)
     from golden_store.versions.format import (  # noqa: F401
         DATA_FILES, DEFAULT_HIT_RULE, FORMAT, JUDGE_LABEL_COLUMNS, JUDGE_LABELS_FILE, LABEL_SETS, OPTIONAL_DATA_FILES,
-        QRELS_FILE, check_labels, data_digest, deep_freeze, file_entry, judge_provenance, label_counts,
-        manifest_digest, short_repr, span_problem, thaw, validate_name, write_manifest)
+        QRELS_FILE, check_labels, data_digest, deep_freeze, judge_provenance, label_counts, manifest_digest,
+        short_repr, span_problem, thaw, validate_name)
     from golden_store.versions.reader import FrozenVersion, load_version  # noqa: F401
     from golden_store.versions.verification import VerifyReport, verify  # noqa: F401
+    from golden_store.versions.writer import file_entry, write_manifest  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

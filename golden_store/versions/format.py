@@ -8,7 +8,7 @@ any change to any file, or to the manifest, is detected by
 :func:`golden_store.versions.verification.verify`.
 
 The bottom of :mod:`golden_store.versions`: file names and columns, the label sets, the
-name rule, file entries and the two digests, the manifest's shape and reading it, and the
+name rule, the two digests, the manifest's shape and reading it, and the
 facts a manifest states that the files re-derive (label counts, judge provenance). It
 imports nothing of the package but ``signing`` (the signature's file name); the reader,
 the checks, verify and diff sit on it. Never imports the database (a layering test keeps it so).
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,7 +34,6 @@ from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from golden_store.core.judgment_formats import is_imported_actor
 from golden_store.core.canonical import canonical_text
@@ -89,29 +87,11 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def file_entry(path: Path) -> dict[str, Any]:
-    """A data file's manifest entry: its sha256, row count (from the Parquet footer) and size."""
-    return {
-        "sha256": _sha256_file(path),
-        "rows": pq.ParquetFile(path).metadata.num_rows,
-        "bytes": path.stat().st_size,
-    }
-
-
 def data_digest(files: Mapping[str, Mapping[str, Any]]) -> str:
     """The content's digest: sha256 over the data files' hashes, by file name."""
     return "sha256:" + hashlib.sha256(
         "".join(f"{f}\t{files[f]['sha256']}\n" for f in sorted(files)).encode("utf-8")
     ).hexdigest()
-
-
-def write_manifest(folder: Path, manifest: Mapping[str, Any]) -> None:
-    """Write ``manifest.json`` into ``folder`` (strict JSON, flushed to disk)."""
-    with (folder / "manifest.json").open("w", encoding="utf-8") as fh:
-        json.dump(manifest, fh, indent=2, ensure_ascii=False, sort_keys=False, allow_nan=False)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
 def _canonical_json(obj: Any) -> bytes:

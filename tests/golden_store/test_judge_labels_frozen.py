@@ -23,7 +23,7 @@ from golden_store.live import grade_state
 from golden_store.live.judge_labels import JudgeLabel, create_job_tx, insert_tx
 from golden_store.live.results import evaluation_summaries, record_evaluation, trial_provenance
 from golden_store.scoring import evaluate
-from golden_store.versions import format as version_format, load_version, verify
+from golden_store.versions import format as version_format, load_version, verify, writer
 
 RUBRIC_A, RUBRIC_B = "a" * 64, "b" * 64
 MEASURES = ["RR", "P@5", "nDCG@10"]
@@ -232,7 +232,7 @@ def _as_old_version(path) -> None:
     m.pop("judge_labels")
     m["data_digest"] = version_format.data_digest(m["files"])
     m["content_digest"] = version_format.manifest_digest(m)
-    version_format.write_manifest(path, m)
+    writer.write_manifest(path, m)
 
 
 def test_a_version_frozen_before_judge_labels_loads_verifies_and_scores_human(versions):
@@ -277,17 +277,17 @@ def test_restamped_label_counts_or_judges_fail_verify(versions):
     mpath.write_text(json.dumps(m))
     assert any("content_digest" in p for p in verify("B", b.path.parent).problems)
     m["content_digest"] = version_format.manifest_digest(m)
-    version_format.write_manifest(b.path, m)
+    writer.write_manifest(b.path, m)
     assert any(p.startswith("manifest label_counts=") for p in verify("B", b.path.parent).problems)
     m = json.loads(original)
     m["judge_labels"]["models"] = ["someone-else"]
     m["content_digest"] = version_format.manifest_digest(m)
-    version_format.write_manifest(b.path, m)
+    writer.write_manifest(b.path, m)
     assert any(p.startswith("manifest judge_labels=") for p in verify("B", b.path.parent).problems)
     m = json.loads(original)
     m["label_counts"]["judge_total"] = 7
     m["content_digest"] = version_format.manifest_digest(m)
-    version_format.write_manifest(b.path, m)
+    writer.write_manifest(b.path, m)
     with pytest.raises(VerificationError, match="label_counts.judge_total='7' but judge_labels.parquet holds 6 rows"):
         load_version("B", b.path.parent)
 
