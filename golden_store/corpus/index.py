@@ -64,6 +64,11 @@ def _schema() -> tantivy.Schema:
     return sb.build()
 
 
+def _words(words: Iterable[str]) -> list[str | tuple[int, str]]:
+    """``words`` as the list ``Query.phrase_query`` takes (each a word, or (position, word))."""
+    return list(words)
+
+
 def _document(doc_id: str, canonical: str, raw: str) -> tantivy.Document:
     return tantivy.Document(doc_id=doc_id, body=canonical, raw=raw.encode("utf-8"))
 
@@ -158,10 +163,12 @@ class CorpusSearchIndex:
         """Documents holding ``words`` as consecutive words: (how many, up to ``limit`` ids)."""
         if not words:
             return 0, []
-        q = self._term(words[0]) if len(words) == 1 else tantivy.Query.phrase_query(self._schema, "body", list(words))
+        q = self._term(words[0]) if len(words) == 1 else tantivy.Query.phrase_query(self._schema, "body", _words(words))
         s = self._index.searcher()
         res = s.search(q, limit=limit, count=True)
-        return int(res.count or 0), [r.doc_id for r in self._ids(s, res.hits)]
+        # tantivy's stub omits SearchResult.count, which the library has (None without count=True)
+        total = res.count  # type: ignore[attr-defined]
+        return int(total or 0), [r.doc_id for r in self._ids(s, res.hits)]
 
     def partial_docs(self, words: Sequence[str], limit: int) -> list[str]:
         """Documents holding a quote of one or two words whose ends may be cut (``ertificat``,
@@ -196,11 +203,11 @@ class CorpusSearchIndex:
             return []
         s = self._index.searcher()
         tiers: list[tuple[str, tantivy.Query]] = []
-        typed = list(phrase)
+        typed = _words(phrase)
         if len(typed) >= 2:
             tiers.append((PHRASE, tantivy.Query.phrase_query(self._schema, "body", typed)))
         if len(terms) >= 2:
-            tiers.append((NEAR, tantivy.Query.phrase_query(self._schema, "body", terms, _NEAR_SLOP)))
+            tiers.append((NEAR, tantivy.Query.phrase_query(self._schema, "body", _words(terms), _NEAR_SLOP)))
         tiers.append((WORDS, tantivy.Query.boolean_query([(tantivy.Occur.Should, self._term(w)) for w in terms])))
         out: dict[str, Ranked] = {}
         for match, q in tiers:
@@ -352,6 +359,7 @@ def apply(ix: CorpusSearchIndex, changed: Iterable[tuple[str, str | None, str | 
         for doc_id, text, raw in changed:
             writer.delete_documents_by_term("doc_id", doc_id)
             if text is not None:
+                assert raw is not None, f"document {doc_id!r}: canonical text without raw text (raw_text is NOT NULL)"
                 writer.add_document(_document(doc_id, text, raw))
             n += 1
         writer.commit()
@@ -367,8 +375,8 @@ def apply(ix: CorpusSearchIndex, changed: Iterable[tuple[str, str | None, str | 
     ix.last_event = last_event
 
 
-def ensure(path: Path, last_event: int, changed_since: Callable[[int], Iterator[tuple[str, str | None]]],
-           everything: Callable[[], tuple[int, Iterator[tuple[str, str]]]], *,
+def ensure(path: Path, last_event: int, changed_since: Callable[[int], Iterable[tuple[str, str | None, str | None]]],
+           everything: Callable[[], tuple[int, Iterable[tuple[str, str, str]]]], *,
            progress: Progress | None = None) -> CorpusSearchIndex:
     """The index at ``path`` reflecting corpus event ``last_event``: opened as it is, updated
     with the documents changed since its own last event, or built from ``everything()``

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import pandas as pd
 
@@ -48,7 +48,8 @@ class PassageRows:
     skipped_docs: list[str] = field(default_factory=list)
 
 
-def _offset(v: Any) -> bool:
+def _offset(v: Any) -> TypeGuard[int]:
+    """A character offset: a non-negative int (a bool is not one)."""
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
@@ -78,6 +79,7 @@ def read_passages(label: str, text: str, queries: Container[str], doc_lengths: M
         score, rank = obj.get("score"), obj.get("rank")
         start, end = obj.get("start"), obj.get("end")
         has_offsets = start is not None or end is not None
+        span: tuple[int, int] | None = (start, end) if _offset(start) and _offset(end) else None
         if isinstance(qid, str) and qid not in queries and skip_unknown:
             skipped[qid] = skipped.get(qid, 0) + 1
         elif not isinstance(qid, str) or qid not in queries:
@@ -88,10 +90,10 @@ def read_passages(label: str, text: str, queries: Container[str], doc_lengths: M
         elif not isinstance(doc, str) or doc not in doc_lengths:
             problems.append(f"{where}: unknown doc id {shown(doc)}")
             unknown_doc_lines += isinstance(doc, str)
-        elif has_offsets and not (_offset(start) and _offset(end)):
+        elif has_offsets and span is None:
             problems.append(f"{where}: 'start' and 'end' must both be given, as non-negative integers, got "
                             f"start={shown(start)}, end={shown(end)}")
-        elif has_offsets and not start < end <= doc_lengths[doc]:
+        elif span is not None and not span[0] < span[1] <= doc_lengths[doc]:
             problems.append(f"{where}: the passage [{start}, {end}) is not inside {shown(doc)} (need start < end <= "
                             f"{doc_lengths[doc]}, the document's length in characters)")
         elif not has_offsets and (not isinstance(passage, str) or not passage.strip()):
@@ -117,8 +119,9 @@ def read_passages(label: str, text: str, queries: Container[str], doc_lengths: M
         skippable = unknown_lines + (unknown_doc_lines if docs_option else 0)
         if skippable == len(problems):  # only unknown ids: skipping them lets it through
             opts = (["--skip-unknown"] if unknown_lines else []) + (["--skip-unknown-docs"] if unknown_doc_lines else [])
-            advice = {("--skip-unknown",): skip_advice,
-                      ("--skip-unknown-docs",): SKIP_DOCS_ADVICE}.get(tuple(opts), SKIP_BOTH_ADVICE)
+            advice_for: dict[tuple[str, ...], str] = {("--skip-unknown",): skip_advice,
+                                                      ("--skip-unknown-docs",): SKIP_DOCS_ADVICE}
+            advice = advice_for.get(tuple(opts), SKIP_BOTH_ADVICE)
             raise OptionRequiredError(reason.format(len(problems)), option=" ".join(opts), advice=advice,
                                       problems=problems[:MAX_PROBLEMS])
         raise ValidationError(reason.format(len(problems)), problems[:MAX_PROBLEMS])

@@ -21,6 +21,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Literal, overload
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -104,6 +105,14 @@ class Resolution:
     @property
     def located(self) -> bool:
         return self.status in ("exact", "fuzzy")
+
+    @property
+    def span(self) -> Candidate:
+        """``best`` of a located resolution (exact or fuzzy always carry it): ask
+        :attr:`located` first; asking an unlocated one is a bug, said as one."""
+        if not self.located or self.best is None:
+            raise ValueError(f"the quote is {self.status}: it has no located span")
+        return self.best
 
     def as_dict(self) -> dict:
         b = self.best
@@ -227,6 +236,12 @@ class SpanResolver:
         self.index = index
         self.threshold = float(threshold)
 
+    @overload
+    def resolve(self, quote: str, doc_id: str | None = None, *, exact_only: Literal[False] = False) -> Resolution: ...
+
+    @overload
+    def resolve(self, quote: str, doc_id: str | None = None, *, exact_only: bool) -> Resolution | None: ...
+
     def resolve(self, quote: str, doc_id: str | None = None, *, exact_only: bool = False) -> Resolution | None:
         """Place ``quote`` in the corpus (only in ``doc_id`` when given). ``exact_only``:
         None instead of a fuzzy search when the quote is not found exactly."""
@@ -280,6 +295,7 @@ class SpanResolver:
                     best = (g, s)
                 if g.size == 0:
                     return []
+            assert best is not None  # len(qtoks) >= 3: at least one interior word set it
             g, offset = best
             for d, ts in zip(ix.tok_doc[g].tolist(), ix.tok_start[g].tolist()):
                 start = ts - offset
@@ -326,8 +342,8 @@ class SpanResolver:
             if any(d == cd and abs(loc - cl) <= n for cd, cl in chosen):
                 continue
             chosen.append((d, loc))
-        hits = [self._align(lowq, n, d, loc) for d, loc in chosen]
-        hits = [h for h in hits if h is not None]
+        aligned = [self._align(lowq, n, d, loc) for d, loc in chosen]
+        hits = [h for h in aligned if h is not None]
         hits.sort(key=lambda h: -h.score)
         # the same place found from two windows is one place
         unique: list[_Hit] = []
@@ -448,6 +464,12 @@ class IndexedResolver:
         out = {d: self._overlay[d] for d in ids if d in self._overlay}
         out.update(self.index.texts([d for d in ids if d not in self._overlay]))
         return out
+
+    @overload
+    def resolve(self, quote: str, doc_id: str | None = None, *, exact_only: Literal[False] = False) -> Resolution: ...
+
+    @overload
+    def resolve(self, quote: str, doc_id: str | None = None, *, exact_only: bool) -> Resolution | None: ...
 
     def resolve(self, quote: str, doc_id: str | None = None, *, exact_only: bool = False) -> Resolution | None:
         """As :meth:`SpanResolver.resolve`: ``exact_only`` gives None instead of a fuzzy search."""

@@ -114,7 +114,8 @@ def _snippet(text: str, spans: list[tuple[int, int]], weights: list[tuple[int, f
     word beats a frequent one), then with most hits; cut at word boundaries. ``weights``
     holds each hit's (term, weight)."""
     starts = [s for s, _ in spans]
-    best_i, best_key, j = 0, (0, 0), 0
+    best_i, j = 0, 0
+    best_key: tuple[float, int] = (0.0, 0)  # (weight of the distinct words, hits) of the best window
     for i, s in enumerate(starts):
         while starts[j] < s - width // 2:
             j += 1
