@@ -17,8 +17,8 @@ import subprocess  # noqa: F401  (tests stub annotator.cli.subprocess.call)
 import sys
 
 from annotator.cli import (
-    api, corpus, judgments, nuggets_answers, rounds, runs_pool, scoring, serve, spans, store_admin, tokens,
-    transcripts, users, versions, webhooks)
+    api, corpus, judgments, nuggets_answers, references, rounds, runs_pool, scoring, serve, spans, store_admin,
+    tokens, transcripts, users, versions, webhooks)
 from annotator.cli import calibration, standin
 from annotator.cli import channel, remote, through_studio
 from annotator.cli.common import COULD_NOT_RUN, context
@@ -30,8 +30,8 @@ __all__ = ["DEFAULT_PORT", "SERVER_OPTIONS", "_numpy_for_scoring", "_serve_locat
            "server_flags"]
 
 # the order of `golden --help`'s commands
-GROUPS = (store_admin, corpus, versions, spans, scoring, runs_pool, judgments, rounds, nuggets_answers, transcripts, users,
-          tokens, webhooks, serve, api, calibration, standin)
+GROUPS = (store_admin, corpus, versions, spans, scoring, runs_pool, judgments, rounds, nuggets_answers, references,
+          transcripts, users, tokens, webhooks, serve, api, calibration, standin)
 
 
 def _studio_version() -> str:

@@ -50,7 +50,7 @@ OUTPUT_DESTS = ("out",)
 
 _SUBCOMMAND_DESTS = ("runs_cmd", "transcripts_cmd", "answers_cmd", "queries_cmd", "pool_cmd", "results_cmd",
                      "rounds_cmd", "nuggets_cmd", "corpus_cmd", "strata_cmd", "users_cmd", "tokens_cmd",
-                     "webhooks_cmd", "judgments_cmd", "calibration_cmd")
+                     "webhooks_cmd", "judgments_cmd", "calibration_cmd", "references_cmd")
 
 
 def command_name(args: argparse.Namespace) -> str:
@@ -97,6 +97,10 @@ PERMISSION: dict[str, Permission] = {
     "nuggets draft": Permission.LABEL, "nuggets export": Permission.VIEW_STORE, "nuggets scores": Permission.VIEW_STORE,
     "answers import": Permission.IMPORT_RUNS, "answers score": Permission.VIEW_RESULTS,
     "answers mark": Permission.MARK_OUTCOMES,
+    "references set": Permission.LABEL, "references approve": Permission.LABEL, "references retire": Permission.LABEL,
+    "references import": Permission.LABEL, "references show": Permission.VIEW_STORE,
+    "references list": Permission.VIEW_STORE, "references criteria": Permission.EDIT_RUBRIC,
+    "references match": Permission.VIEW_RESULTS,
     "transcripts import": Permission.IMPORT_RUNS, "transcripts sample": Permission.REVIEW,
     "transcripts draw": Permission.REVIEW, "transcripts summary": Permission.VIEW_STORE,
     "transcripts judge-check": Permission.REVIEW,

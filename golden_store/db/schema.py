@@ -1261,6 +1261,65 @@ _V26 = (
     "CREATE INDEX api_token_uses_outcome_created_at ON api_token_uses (outcome, created_at)",
 )
 
+# v27 (issue 40): the answer layer's labels. A question's reference answer (a short extractive
+# form for exact match and token F1, and/or a full answer) anchored to evidence spans, and the
+# criteria a rubric-graded judge and people mark answers by (3-5 per question or per stratum,
+# each with a worked example, a fixed weight and a narrow scale). Both are event logs, like
+# nuggets: every draft (a person's or Claude's, with model and prompt sha), edit, approval and
+# retirement is a row, so revisions are kept; the current state is a view.
+_V27 = (
+    """CREATE TABLE reference_answer_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        query_id VARCHAR NOT NULL,
+        op VARCHAR NOT NULL CHECK (op IN ('write', 'approve', 'retire')),
+        short_answer VARCHAR,
+        full_answer VARCHAR,
+        evidence VARCHAR NOT NULL DEFAULT '[]',
+        source VARCHAR NOT NULL CHECK (source IN ('person', 'llm')),
+        model VARCHAR,
+        prompt_sha VARCHAR,
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE VIEW current_reference_answers AS
+        WITH written AS (
+            SELECT * FROM (
+                SELECT *, row_number() OVER (PARTITION BY query_id ORDER BY event_id DESC) AS rn
+                FROM reference_answer_events WHERE op IN ('write', 'retire')
+            ) AS latest WHERE rn = 1 AND op = 'write'
+        ),
+        approvals AS (
+            SELECT query_id, max(event_id) AS approved_event FROM reference_answer_events
+            WHERE op = 'approve' GROUP BY query_id
+        )
+        SELECT w.query_id, w.event_id AS revision, w.short_answer, w.full_answer, w.evidence, w.source, w.model,
+               w.prompt_sha, w.note, w.actor, w.created_at,
+               coalesce(a.approved_event > w.event_id, false) AS approved
+        FROM written w LEFT JOIN approvals a ON a.query_id = w.query_id""",
+    """CREATE TABLE answer_criterion_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        scope VARCHAR NOT NULL CHECK (scope IN ('query', 'stratum')),
+        scope_id VARCHAR NOT NULL,
+        criterion_id VARCHAR NOT NULL,
+        op VARCHAR NOT NULL CHECK (op IN ('write', 'retire')),
+        text VARCHAR,
+        example VARCHAR,
+        weight DOUBLE,
+        scale_max INTEGER CHECK (scale_max IS NULL OR scale_max IN (1, 2, 3)),
+        position INTEGER,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE VIEW current_answer_criteria AS
+        SELECT scope, scope_id, criterion_id, text, example, weight, scale_max, position, actor, created_at,
+               event_id AS revision
+        FROM (
+            SELECT *, row_number() OVER (PARTITION BY scope, scope_id, criterion_id ORDER BY event_id DESC) AS rn
+            FROM answer_criterion_events
+        ) AS latest WHERE rn = 1 AND op = 'write'""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1306,6 +1365,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "held-out set", _V25),
     Migration(26, "api_token_uses_outcome_created_at: an index for the token audit's retention (refusals and "
                   "answered requests pruned by age, refusals capped)", _V26),
+    Migration(27, "the answer layer's labels: reference_answer_events (short and full reference answers anchored "
+                  "to evidence, revisions and approvals) and answer_criterion_events (rubric criteria per "
+                  "question or stratum), with their current views", _V27),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 26. Migrations (golden_store/db/schema.py):
+-- Schema version 27. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -27,6 +27,7 @@
 --   V24: eval_results.run_level, hit_rule, run_depth, label_judge_models, label_rubric_shas: the definitions a recorded number was scored under (hit rule, depth, the judge labels used)
 --   V25: query_revisions.change_reason: the reason a lead gave for taking a question out of the held-out set
 --   V26: api_token_uses_outcome_created_at: an index for the token audit's retention (refusals and answered requests pruned by age, refusals capped)
+--   V27: the answer layer's labels: reference_answer_events (short and full reference answers anchored to evidence, revisions and approvals) and answer_criterion_events (rubric criteria per question or stratum), with their current views
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -64,6 +65,25 @@ CREATE TABLE agreement_bar_events (
     actor            VARCHAR NOT NULL,
     created_at       TIMESTAMP NOT NULL,
     CHECK((graded_measure IN ('kappa_unweighted', 'kappa_linear', 'kappa_quadratic', 'alpha_ordinal')))
+);
+
+-- answer_criterion_events: V27
+CREATE TABLE answer_criterion_events (
+    event_id     BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    "scope"      VARCHAR NOT NULL,
+    scope_id     VARCHAR NOT NULL,
+    criterion_id VARCHAR NOT NULL,
+    op           VARCHAR NOT NULL,
+    "text"       VARCHAR,
+    example      VARCHAR,
+    weight       DOUBLE,
+    scale_max    INTEGER,
+    "position"   INTEGER,
+    actor        VARCHAR NOT NULL,
+    created_at   TIMESTAMP NOT NULL,
+    CHECK(("scope" IN ('query', 'stratum'))),
+    CHECK((op IN ('write', 'retire'))),
+    CHECK(((scale_max IS NULL) OR (scale_max IN (1, 2, 3))))
 );
 
 -- answer_outcome_events: V18
@@ -525,6 +545,24 @@ CREATE TABLE query_revisions (
     change_reason        VARCHAR
 );
 
+-- reference_answer_events: V27
+CREATE TABLE reference_answer_events (
+    event_id     BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    query_id     VARCHAR NOT NULL,
+    op           VARCHAR NOT NULL,
+    short_answer VARCHAR,
+    full_answer  VARCHAR,
+    evidence     VARCHAR DEFAULT('[]') NOT NULL,
+    "source"     VARCHAR NOT NULL,
+    model        VARCHAR,
+    prompt_sha   VARCHAR,
+    note         VARCHAR,
+    actor        VARCHAR NOT NULL,
+    created_at   TIMESTAMP NOT NULL,
+    CHECK((op IN ('write', 'approve', 'retire'))),
+    CHECK(("source" IN ('person', 'llm')))
+);
+
 -- round_assignments: V4
 CREATE TABLE round_assignments (
     round_id  VARCHAR,
@@ -781,6 +819,15 @@ SELECT query_id, doc_id, start, "end", grade, actor, note AS rationale, rubric_v
        created_at, event_id
 FROM adjudication_state;
 
+-- current_answer_criteria: V27
+CREATE VIEW current_answer_criteria AS
+SELECT scope, scope_id, criterion_id, text, example, weight, scale_max, position, actor, created_at,
+       event_id AS revision
+FROM (
+    SELECT *, row_number() OVER (PARTITION BY scope, scope_id, criterion_id ORDER BY event_id DESC) AS rn
+    FROM answer_criterion_events
+) AS latest WHERE rn = 1 AND op = 'write';
+
 -- current_answer_outcomes: V18
 CREATE VIEW current_answer_outcomes AS
 SELECT a.system, a.query_id, coalesce(m.outcome, a.outcome) AS outcome, a.outcome AS imported_outcome,
@@ -837,6 +884,23 @@ SELECT c.query_id, c.nugget_id, c.text, c.importance, c.position, c.quote, c.doc
        coalesce(a.approved_event > c.event_id, FALSE) AS approved
 FROM content c LEFT JOIN approvals a USING (query_id, nugget_id)
 WHERE c.rn = 1 AND c.op <> 'delete';
+
+-- current_reference_answers: V27
+CREATE VIEW current_reference_answers AS
+WITH written AS (
+    SELECT * FROM (
+        SELECT *, row_number() OVER (PARTITION BY query_id ORDER BY event_id DESC) AS rn
+        FROM reference_answer_events WHERE op IN ('write', 'retire')
+    ) AS latest WHERE rn = 1 AND op = 'write'
+),
+approvals AS (
+    SELECT query_id, max(event_id) AS approved_event FROM reference_answer_events
+    WHERE op = 'approve' GROUP BY query_id
+)
+SELECT w.query_id, w.event_id AS revision, w.short_answer, w.full_answer, w.evidence, w.source, w.model,
+       w.prompt_sha, w.note, w.actor, w.created_at,
+       coalesce(a.approved_event > w.event_id, false) AS approved
+FROM written w LEFT JOIN approvals a ON a.query_id = w.query_id;
 
 -- current_transcript_reviews: V22, first defined in V12
 CREATE VIEW current_transcript_reviews AS
