@@ -126,6 +126,7 @@ def _main() -> None:
 _SECTIONS: tuple[tuple[str, tuple[tuple[Permission | tuple[Permission, ...] | None, str, str, str], ...]], ...] = (
     ("Label", ((Permission.LABEL, "evidence.py", "Evidence", ":material/format_quote:"),
                (Permission.LABEL, "judge.py", "Judge", ":material/gavel:"),
+               (Permission.LABEL, "references.py", "Reference answers", ":material/task_alt:"),
                # reviewers mark answers' outcomes in its Scores section (abstention, §10.5)
                ((Permission.LABEL, Permission.MARK_OUTCOMES), "nuggets.py", "Nuggets", ":material/checklist:"))),
     ("Review", ((Permission.ADJUDICATE, "adjudication.py", "Adjudication", ":material/balance:"),

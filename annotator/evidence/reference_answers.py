@@ -22,7 +22,9 @@ from annotator.people.roles import Permission
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.core.textin import loads, read_text
 from golden_store.db.store import Store
+from golden_store.live import evidence as live_evidence
 from golden_store.live import nuggets as live_nuggets
+from golden_store.live import queries as live_queries
 from golden_store.live import reference_answers as live
 from golden_store.live.reference_answers import Anchor, CriterionDraft, ReferenceDraft
 from golden_store.scoring.answers import exact_match, token_f1
@@ -64,6 +66,23 @@ def current(store: Store, user: User, query_id: str | None = None) -> list[dict]
 def history(store: Store, user: User, query_id: str) -> list[dict]:
     require(user, Permission.VIEW_STORE)
     return live.history(store, query_id)
+
+
+def questions(store: Store, user: User) -> dict[str, str]:
+    """Every live question, id -> "id - text" with its reference answer's state, for a picker."""
+    require(user, Permission.LABEL)
+    state = {r["query_id"]: ("approved" if r["approved"] else "not approved") for r in live.current(store)}
+    frame = live_queries.list_queries(store)
+    return {str(q): f"{q} ({state.get(str(q), 'no reference')}) - {text}"
+            for q, text in zip(frame["query_id"], frame["text"])}
+
+
+def evidence_spans(store: Store, user: User, query_id: str) -> list[dict]:
+    """The question's current evidence spans (what a reference answer is anchored to), each
+    with its quote as placed in the document."""
+    require(user, Permission.LABEL)
+    return [{"doc_id": e["doc_id"], "start": int(e["start"]), "end": int(e["end"]), "quote": e["quote"]}
+            for e in live_evidence.list_evidence(store, query_id) if e["doc_id"] is not None]
 
 
 def import_file(store: Store, user: User, path: str | Path, *, approve_all: bool = False) -> int:

@@ -58,12 +58,12 @@ def _clean(text: str | None) -> str | None:
 
 
 def _check_anchors(cur: Cursor, query_id: str, anchors: Sequence[Anchor]) -> list[dict]:
-    """The anchors as stored: each span checked against the document's canonical text (the
-    offsets every label uses) and kept with that text's sha, so a later change of the
-    document is seen as drift, as for evidence quotes."""
+    """The anchors as stored: each span checked against the document's text as imported (the
+    offsets evidence spans use, ``start``/``end``) and kept with the document's canonical sha,
+    as evidence quotes keep it, so a later change of the document is seen as drift."""
     out: list[dict] = []
     for a in anchors:
-        row = cur.execute("SELECT length(canonical_text), canonical_sha256 FROM documents WHERE doc_id = ?",
+        row = cur.execute("SELECT length(raw_text), canonical_sha256 FROM documents WHERE doc_id = ?",
                           [a.doc_id]).fetchone()
         if row is None:
             raise ValidationError(f"{query_id}: evidence span {a.doc_id}:{a.start}-{a.end} names no document of the "

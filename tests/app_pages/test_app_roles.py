@@ -36,12 +36,13 @@ PAGES = {
     "pool_grading": "app_pages/pool_grading.py",
     "webhooks": "app_pages/webhooks.py",
     "freeze_conflicts": "app_pages/freeze_conflicts.py",
+    "references": "app_pages/references.py",
 }
 VISIBLE = {
-    "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets"},
+    "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "references"},
     "reviewer": {"home", "corpus", "queries", "transcripts", "nuggets"},  # nuggets: Scores only (outcomes)
     "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "results", "pool",
-             "adjudication", "agreement", "calibration", "pool_grading", "freeze_conflicts"},
+             "adjudication", "agreement", "calibration", "pool_grading", "freeze_conflicts", "references"},
     "engineer": {"home", "corpus", "queries", "versions", "power", "results", "pool", "transcripts", "pool_grading",
                  "webhooks", "freeze_conflicts"},
     "admin": set(PAGES),
