@@ -120,7 +120,7 @@ def cmd_answers_score(args: argparse.Namespace) -> int:
         for key in ("abstention_recall", "abstention_precision", "over_refusal_rate", "refusal_rate"):
             rate = r.rates[key]
             label = nuggets.ABSTENTION_COLUMNS[key]
-            if rate.value is None:
+            if rate.value is None or rate.ci is None:  # both None together: an empty denominator
                 print(f"  {label:<21} undefined ({rate.reason})")
             else:
                 print(f"  {label:<21} {rate.value:.2f} [{rate.ci[0]:.2f}, {rate.ci[1]:.2f}]  "

@@ -211,7 +211,7 @@ def cmd_chunking(args: argparse.Namespace) -> int:
     with_spans = {q for q, *_ in excerpts}
     names = [Path(r).stem for r in args.runs]
     names = names if len(set(names)) == len(names) else list(args.runs)
-    cards = {}
+    cards: dict[str, dict[str, Any]] = {}
     for name, path in zip(names, args.runs):
         if _run_format(args, path) != "jsonl":
             raise GoldenError(f"{path}: golden chunking reads JSONL passage runs (a .jsonl file, or --format jsonl).")
@@ -219,9 +219,9 @@ def cmd_chunking(args: argparse.Namespace) -> int:
         run: dict[str, list[tuple[str, int, int]]] = {}
         for r in rows.itertuples(index=False):
             run.setdefault(r.query_id, []).append((r.doc_id, int(r.start), int(r.end)))
-        card = budget_card(docs, excerpts, run, args.budget)
-        card["not_scored"] = {"unanswerable": sorted(set(run) & negatives),
-                              "no_evidence_spans": sorted(set(run) - with_spans - negatives)}
+        card: dict[str, Any] = {**budget_card(docs, excerpts, run, args.budget),
+                                "not_scored": {"unanswerable": sorted(set(run) & negatives),
+                                               "no_evidence_spans": sorted(set(run) - with_spans - negatives)}}
         if not args.per_query:
             card.pop("per_query")
         cards[name] = card
@@ -353,16 +353,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
                             min_meaningful=args.min_meaningful, correction=args.correction, min_n=args.min_n,
                             allow_different_definitions=args.allow_different_definitions, **options)
     if scope:
-        c["scope"] = scope  # type: ignore[typeddict-unknown-key]
+        c["scope"] = scope
     if args.json:
         _print_json(c)
     else:
-        print(format_comparison(c, args.a, args.b))
-        print(f"labels: {args.a} {c['labels'][args.a]}; {args.b} {c['labels'][args.b]}")  # type: ignore[typeddict-item]
-        print(f"gate: {c['gate']}")  # type: ignore[typeddict-item]
+        print(format_comparison(dict(c), args.a, args.b))
+        print(f"labels: {args.a} {c['labels'][args.a]}; {args.b} {c['labels'][args.b]}")
+        print(f"gate: {c['gate']}")
         for n in c["notes"]:
             print(f"warning: {n}", file=sys.stderr)
-    return GATE_EXIT[c["gate"]]  # type: ignore[typeddict-item]
+    return GATE_EXIT[c["gate"]]
 
 
 def cmd_results_export(args: argparse.Namespace) -> int:

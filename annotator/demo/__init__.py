@@ -94,7 +94,7 @@ def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | N
             continue
         ev = json.loads(line)
         res = resolver.resolve(ev["quote"], doc_id=ev["doc_id"])
-        if res.status != "exact":
+        if res.status != "exact" or res.best is None:  # an exact resolution always carries its span
             raise ValidationError(f"demo evidence.jsonl line {lineno}: quote is {res.status}, expected exact")
         m = res.best
         n = per_query[ev["query_id"]] = per_query.get(ev["query_id"], 0) + 1
@@ -114,10 +114,10 @@ def load_demo(store: Store, user: User, progress: Callable[[int, int], None] | N
     if workflows:  # before anything is written: a user who cannot finish the demo gets nothing
         require(user, Permission.IMPORT_RUNS)
         require(user, Permission.FREEZE)
-    res = store.write(run)
+    loaded = store.write(run)
     if workflows:
-        res["workflows"] = _load_workflows(store, user, res["rubric_version"], pool_job=pool_job)
-    return res
+        loaded["workflows"] = _load_workflows(store, user, loaded["rubric_version"], pool_job=pool_job)
+    return loaded
 
 
 def _load_workflows(store: Store, user: User, rubric_version: int, *, pool_job: bool = True) -> dict:
@@ -154,9 +154,10 @@ def _load_workflows(store: Store, user: User, rubric_version: int, *, pool_job: 
             judging.record(store, a.username, *item, op="grade", grade=g[a.username], rubric_version=rubric_version)
     decided = {(g["query_id"], g["doc_id"]): g for g in grades if "adjudicated" in g}
     for row in adjudication.queue(store, LEAD):
-        g = decided.get((row["query_id"], row["doc_id"]))
-        if g is not None:
-            adjudication.decide(store, LEAD, adjudication.dispute(store, LEAD, row), g["adjudicated"], g["rationale"])
+        decision = decided.get((row["query_id"], row["doc_id"]))
+        if decision is not None:
+            adjudication.decide(store, LEAD, adjudication.dispute(store, LEAD, row), decision["adjudicated"],
+                                decision["rationale"])
     out["round"] = round_id
 
     # 3. approved nuggets, two systems' answers, every nugget assigned
@@ -168,13 +169,13 @@ def _load_workflows(store: Store, user: User, rubric_version: int, *, pool_job: 
         nuggets.approve(store, LEAD, qid)
     for path in sorted((DEMO_DIR / "answers").glob("*.jsonl")):
         nuggets.import_answers(store, user, str(path), path.stem)
-    for a in _jsonl("assignments.jsonl"):
-        ids = [n["nugget_id"] for n in nuggets.current(store, LEAD, a["query_id"])]
-        if len(ids) != len(a["support"]):
-            raise ValidationError(f"demo assignments.jsonl: {a['query_id']} has {len(ids)} nuggets, "
-                                  f"{len(a['support'])} labels")
-        for nid, label in zip(ids, a["support"]):
-            nuggets.assign(store, ANNOTATORS[0], a["system"], a["query_id"], nid, label)
+    for asg in _jsonl("assignments.jsonl"):
+        ids = [n["nugget_id"] for n in nuggets.current(store, LEAD, asg["query_id"])]
+        if len(ids) != len(asg["support"]):
+            raise ValidationError(f"demo assignments.jsonl: {asg['query_id']} has {len(ids)} nuggets, "
+                                  f"{len(asg['support'])} labels")
+        for nid, label in zip(ids, asg["support"]):
+            nuggets.assign(store, ANNOTATORS[0], asg["system"], asg["query_id"], nid, label)
     out["nugget_questions"] = len(by_query)
 
     # 4. transcripts of one evaluation run, some failures reviewed

@@ -8,7 +8,7 @@ An evaluation is recorded by ``golden score --version V --run R --record EVALUAT
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -20,6 +20,9 @@ from golden_store.scoring.compare import compare_runs, verdict_text
 from golden_store.scoring.health import JUDGED_K, JUDGED_THRESHOLD
 from golden_store.scoring.types import Comparison
 from golden_store.db.store import Store
+
+if TYPE_CHECKING:  # typing.NotRequired is 3.11+; the annotations are strings, never evaluated
+    from typing_extensions import NotRequired
 
 JUDGED_COLUMN = f"judged@{JUDGED_K}"
 NOT_RECORDED = "not recorded"
@@ -76,6 +79,18 @@ def recorded(store: Store, user: User) -> pd.DataFrame:
     return out
 
 
+class RecordedComparison(Comparison):
+    """:func:`compare`'s answer: ``compare_runs``'s comparison plus what the recorded
+    evaluations say about it."""
+
+    notes: list[str]                   # the sentences to read before trusting a delta
+    judged: dict[str, float | None]    # evaluation -> mean judged fraction (None: not recorded)
+    labels: dict[str, str]             # evaluation -> the labels it was scored on
+    labels_differ: bool
+    gate: str                          # :func:`gate`: PASS, WARN or FAIL
+    scope: NotRequired[list[str]]      # golden compare: a sentence per restriction of the questions compared
+
+
 def _short_shas(joined: str | None) -> str | None:
     if joined is None or pd.isna(joined):
         return None
@@ -92,7 +107,7 @@ def health_warning(table: pd.DataFrame) -> str | None:
             f"suspect - unjudged results count as non-relevant; {_JUDGE_MORE} (methodology §3.6)")
 
 
-def judged_line(c: Comparison) -> str | None:
+def judged_line(c: RecordedComparison) -> str | None:
     """The under-judged evaluations of a comparison in one sentence, else None."""
     low = [(e, j) for e, j in c.get("judged", {}).items() if judged_status(j) == "suspect"]
     if not low:
@@ -101,7 +116,7 @@ def judged_line(c: Comparison) -> str | None:
     return f"Under-judged: {named}. The deltas below are suspect (methodology §3.6)."
 
 
-def other_notes(c: Comparison) -> list[str]:
+def other_notes(c: RecordedComparison) -> list[str]:
     """The comparison's notes besides the judged@10 ones (:func:`judged_line` says those)."""
     judged = {judged_warning(e, j) for e, j in c.get("judged", {}).items()}
     return [n for n in c.get("notes", []) if n not in judged]
@@ -125,7 +140,7 @@ CLI_COMPARE_ANYWAY = "compare anyway with --allow-different-definitions"
 
 def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics: list[str] | None = None,
             min_meaningful: float = 0.02, allow_different_definitions: bool = False,
-            compare_anyway: str = CLI_COMPARE_ANYWAY, **options: Any) -> Comparison:
+            compare_anyway: str = CLI_COMPARE_ANYWAY, **options: Any) -> RecordedComparison:
     """The paired comparison of two recorded evaluations (``compare_runs``: per metric and per
     stratum, delta = candidate - baseline with its 95% bootstrap interval and the gate verdict),
     plus ``notes`` (different label sets: human vs human+judge; different dataset versions; a
@@ -168,12 +183,8 @@ def compare(store: Store, user: User, baseline: str, candidate: str, *, metrics:
         notes.append("the metric implementation changed between the evaluations: re-baseline before trusting a delta")
     judged = {e: _judged_of(store, e) for e in (baseline, candidate)}
     notes += [w for e, j in judged.items() if (w := judged_warning(e, j))]
-    c["notes"] = notes  # type: ignore[typeddict-unknown-key]
-    c["judged"] = judged  # type: ignore[typeddict-unknown-key]
-    c["labels"] = labels  # type: ignore[typeddict-unknown-key]
-    c["labels_differ"] = labels[baseline] != labels[candidate]  # type: ignore[typeddict-unknown-key]
-    c["gate"] = gate(c)  # type: ignore[typeddict-unknown-key]
-    return c
+    return RecordedComparison(**c, notes=notes, judged=judged, labels=labels,
+                              labels_differ=labels[baseline] != labels[candidate], gate=gate(c))
 
 
 def gate(c: Comparison) -> str:
@@ -196,7 +207,7 @@ def gate_reason(c: Comparison) -> str:
     return f"{why}; golden compare exits {1 if g == 'FAIL' else 0} on this comparison."
 
 
-def labels_line(c: Comparison) -> str:
+def labels_line(c: RecordedComparison) -> str:
     """Which labels each compared evaluation was scored on, in one sentence."""
     labels = c.get("labels") or {}
     return "Labels: " + "; ".join(f"{e} scored on {lb} labels" for e, lb in labels.items()) + "."
@@ -257,7 +268,7 @@ def comparison_table(c: Comparison) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def comparison_csv(c: Comparison, baseline: str, candidate: str) -> bytes:
+def comparison_csv(c: RecordedComparison, baseline: str, candidate: str) -> bytes:
     """The comparison table as CSV, each row naming both evaluations and the gate's settings."""
     t = comparison_table(c)
     t.insert(0, "candidate", candidate)

@@ -169,7 +169,7 @@ def pool_items_page(store: Store, user: User, *, query_prefix: str = "", system:
 
 def _require_coverage(user: User | None) -> User:
     """PermissionDenied unless ``user`` may see per-run coverage (leads and engineers)."""
-    if may_see_coverage(user):
+    if user is not None and may_see_coverage(user):
         return user
     raise PermissionDenied(f"{user.username if user else 'Nobody signed in'} may not see judged coverage per run: "
                            "it would tell which system retrieved a passage (judging is blind). Leads and engineers "

@@ -164,12 +164,13 @@ def document(store: Store, user: User, doc_id: str) -> ShownDocument:
     return ShownDocument(doc_id, raw, labeling.digest(doc_id, raw))
 
 
-def resolve_selection(store: Store, user: User, selection: dict) -> tuple[str, Resolution, int | None]:
+def resolve_selection(store: Store, user: User | None, selection: dict) -> tuple[str, Resolution, int | None]:
     """A passage selected in the document viewer, as a quote: its raw offsets are checked
     against the document shown (digest and text), the quote is confirmed by the resolver
     exactly as a pasted one is, and of the places the resolver finds the one selected is
-    chosen. Returns (quote, resolution, index of the selected place among the candidates)."""
-    require(user, Permission.LABEL)
+    chosen. Returns (quote, resolution, index of the selected place among the candidates).
+    ``user`` None (signed out since the document was shown) is refused as every write refuses it."""
+    user = require(user, Permission.LABEL)
     try:
         doc_id, start, end = str(selection["doc_id"]), int(selection["start"]), int(selection["end"])
     except (KeyError, TypeError, ValueError):
@@ -259,8 +260,10 @@ def save_quote(store: Store, user: User, query_id: str, quote: str, resolution: 
         if chosen is None or chosen not in resolution.candidates:
             raise ValidationError("The quote occurs in several places: choose one before saving.")
         cand, kind = chosen, ("exact" if chosen.score >= 100 else "fuzzy")
-    else:
+    elif resolution.best is not None:  # exact and fuzzy always carry the span they found
         cand, kind = resolution.best, resolution.status
+    else:
+        raise ValidationError(f"The quote is {resolution.status}: it has no place in the corpus to save.")
     if not confirmed and (warnings := quote_warnings(store, user, quote, resolution)):
         raise ValidationError("Quote not saved: confirm it first (\"Save anyway\").", warnings)
     same = [q for q in visible_evidence(store, user, query_id)

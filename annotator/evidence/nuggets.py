@@ -36,7 +36,7 @@ from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.live.nuggets import NuggetDraft
 from golden_store.live.rubric import current_rubric
 from golden_store.scoring.abstention import AbstentionReport, abstention_report
-from golden_store.scoring.generation import NO_VITAL_CONVENTIONS, NO_VITAL_DEFINITIONS, Nugget, nugget_scores
+from golden_store.scoring.generation import NO_VITAL_CONVENTIONS, NO_VITAL_DEFINITIONS, Nugget, Support, nugget_scores
 from golden_store.db.store import Store
 from golden_store.core.system_names import check_system_name
 
@@ -240,12 +240,13 @@ def _store_result(store: Store, user: User, query_id: str, res: llm.CallResult, 
     if res.outcome == "refusal":
         out.message = "Claude declined to draft nuggets for this question (counted as a refusal)."
         return out
-    if res.parsed.insufficient_evidence or not res.parsed.nuggets:
+    proposed = res.answer
+    if proposed.insufficient_evidence or not proposed.nuggets:
         out.outcome = "insufficient_evidence"
         out.message = "Claude says the evidence does not answer the question: check the evidence first."
         return out
     drafts, problems = [], []
-    for i, pn in enumerate(res.parsed.nuggets):
+    for i, pn in enumerate(proposed.nuggets):
         place = verify_quote(store, pn.quote, ps)
         d = NuggetDraft(pn.text.strip(), pn.importance, pn.quote.strip(), *(place or (None, None, None)))
         try:
@@ -421,6 +422,7 @@ def save(store: Store, user: User, query_id: str, rows: list[dict]) -> dict[str,
     for r in rows:
         nid = r.get("nugget_id") or None
         quote = (r.get("quote") or "").strip() or None
+        place: tuple[str, int, int] | None
         if nid and nid in old and (old[nid]["quote"] or None) == quote:
             place = (old[nid]["doc_id"], old[nid]["start"], old[nid]["end"])
         else:
@@ -442,6 +444,8 @@ def edit_one(store: Store, user: User, query_id: str, nugget_id: str | None, *, 
     if nugget_id is not None and idx is None:
         raise NotFoundError(f"{query_id} has no current nugget {nugget_id}.")
     if delete:
+        if idx is None:
+            raise ValidationError(f"Nothing to delete: name the nugget of {query_id} to delete.")
         rows.pop(idx)
         return save(store, user, query_id, rows)
     new = {"nugget_id": nugget_id, "text": text, "importance": importance, "quote": quote}
@@ -490,7 +494,9 @@ def import_answers(store: Store, user: User, path: str, system: str, *, replace:
     check_system_name(system)
     label = name or str(path)
     known = set(queries.list_queries(store)["query_id"])
-    rows, problems, seen = [], [], set()
+    rows: list[tuple[str, str, str]] = []
+    problems: list[str] = []
+    seen: set[str] = set()
     # the importers' one text rule (golden_store.core.textin)
     text = read_text(path, name)
     for line, obj in iter_objects(label, text, problems):
@@ -616,7 +622,7 @@ def _assign_write(cur: Cursor, user: User, label: Label, blind: frozenset[str]) 
     require(user, Permission.LABEL)
     item = label.item
     q, ref, nid = item.get("query_id"), item.get("answer"), item.get("nugget_id")
-    if not all(isinstance(x, str) for x in (q, ref, nid)):
+    if not (isinstance(q, str) and isinstance(ref, str) and isinstance(nid, str)):
         raise LabelRefused("Not saved: the label does not name its answer and nugget.")
     answer = next(((sys_, text) for sys_, text in nuggets.answers_to_tx(cur, q) if answer_ref(sys_, q) == ref), None)
     if answer is None:
@@ -682,7 +688,7 @@ def scores(store: Store, user: User, no_vital: str = "methodology") -> tuple[pd.
     approved: dict[str, list[Nugget]] = {}
     for n in nuggets.approved(store):
         approved.setdefault(n["query_id"], []).append(Nugget(n["nugget_id"], n["text"], n["importance"] == "vital"))
-    labels: dict[tuple[str, str], dict[str, str]] = {}
+    labels: dict[tuple[str, str], dict[str, Support]] = {}
     for a in nuggets.assignments(store):
         labels.setdefault((a["system"], a["query_id"]), {})[a["nugget_id"]] = a["label"]
     rows = []

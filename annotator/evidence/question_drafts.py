@@ -187,7 +187,7 @@ def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LL
     checked: list[CheckedProposal] = []
     if res.outcome == "ok":
         resolver = corpus_resolver(store)
-        for p in res.parsed.questions:
+        for p in res.answer.questions:
             cp = CheckedProposal(p.question.strip(), p.stratum, p.is_compound or looks_compound(p.question))
             for ex in p.excerpts:
                 try:
@@ -195,7 +195,7 @@ def propose(store: Store, user: User, doc_id: str, *, n: int = 5, client: llm.LL
                 except ValidationError as exc:
                     cp.rejected.append((ex, str(exc)))
                     continue
-                if r.status == "exact":
+                if r.status == "exact" and r.best is not None:  # an exact resolution always carries its span
                     cp.accepted.append((ex, r.best))
                 elif r.status == "ambiguous" and all(c.score >= 100 for c in r.candidates):
                     cp.rejected.append((ex, "occurs in several places in the document"))

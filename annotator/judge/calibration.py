@@ -26,6 +26,7 @@ from golden_store.core import textin
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.core.jsonl import iter_objects
 from golden_store.scoring import calibration as cal
+from golden_store.scoring.types import Band, CascadeReport, JudgeReport, LengthBias, PositionBias, Reliability
 from golden_store.db.store import Store
 
 PURPOSE = "judge_calibration"
@@ -469,17 +470,17 @@ def with_run(df: pd.DataFrame, run: dict[str, Any]) -> pd.DataFrame:
 @dataclass
 class Analysis:
     n: int
-    report: dict[str, Any] | None  # binary judge report (at the cut) on every item with a judge label
+    report: JudgeReport | None  # binary judge report (at the cut) on every item with a judge label
     fit_idx: np.ndarray
     report_idx: np.ndarray
-    reliability_raw: dict[str, Any] | None = None  # on the report split
-    reliability_cal: dict[str, Any] | None = None  # report split, after the isotonic map
+    reliability_raw: Reliability | None = None  # on the report split
+    reliability_cal: Reliability | None = None  # report split, after the isotonic map
     isotonic: cal.IsotonicMap | None = None
-    band: dict[str, float] | None = None  # fitted on the fit split
+    band: Band | None = None  # fitted on the fit split
     band_report: dict[str, Any] | None = None  # the band's behaviour on the report split
-    cascade: dict[str, Any] | None = None
-    length: dict[str, float] | None = None
-    position: dict[str, float] | None = None
+    cascade: CascadeReport | None = None
+    length: LengthBias | None = None
+    position: PositionBias | None = None
     p_used: np.ndarray | None = None  # p after recalibration (all items; NaN without p), for the charts
     scale: str = "binary"
     cut: int = 2

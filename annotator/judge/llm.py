@@ -30,13 +30,17 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pydantic
 
 from golden_store.live import llm_log
 from golden_store.core.errors import GoldenError
 from golden_store.db.store import Store
+
+if TYPE_CHECKING:  # the SDK's request types; at run time anthropic is imported where a call is made
+    from anthropic.types import TextBlockParam
+    from anthropic.types.messages.batch_create_params import Request
 
 T = TypeVar("T", bound=pydantic.BaseModel)
 
@@ -137,6 +141,14 @@ class CallResult(Generic[T]):
     model: str
     prompt_sha: str
     batch: bool = False
+
+    @property
+    def answer(self) -> T:
+        """``parsed`` of an ``ok`` call (an ok call always carries it); a refusal has none,
+        and asking one for it is a bug, said as one."""
+        if self.parsed is None:
+            raise ValueError(f"{self.item}: the call ended in {self.outcome!r}; it has no parsed answer")
+        return self.parsed
 
     @property
     def cost_usd(self) -> float | None:
@@ -321,7 +333,7 @@ class LLMClient:
         sha = prompt_sha(instructions, repr(sorted(output.model_json_schema().items())))
         schema = transform_schema(cached_json_schema(pydantic.TypeAdapter(output)))
         ids = {f"item-{i}": name for i, (name, _) in enumerate(items)}  # custom_id: [A-Za-z0-9_-]{1,64}
-        requests = [{"custom_id": f"item-{i}", "params": {
+        requests: list[Request] = [{"custom_id": f"item-{i}", "params": {
             "model": self.model, "max_tokens": max_tokens, "system": _system(instructions),
             "messages": [{"role": "user", "content": content}],
             "output_config": {"format": {"type": "json_schema", "schema": schema}}}}
@@ -378,7 +390,7 @@ class LLMClient:
         return CallResult(item, "ok", parsed, usage, self.model, sha, batch)
 
 
-def _system(instructions: str) -> list[dict]:
+def _system(instructions: str) -> list[TextBlockParam]:
     """The fixed instructions as one cached system block (paid once per cache window)."""
     return [{"type": "text", "text": instructions, "cache_control": {"type": "ephemeral"}}]
 

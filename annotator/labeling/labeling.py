@@ -140,8 +140,8 @@ def submit(store: Store, user: User | None, surface: str, raw_labels: object, wr
         try:
             label = Label.parse(raw)
         except ValidationError as exc:
-            rid = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else ""
-            acks.append(Ack(rid[:64], "refused", _one_line(exc)))
+            rid = raw.get("id") if isinstance(raw, dict) else None
+            acks.append(Ack(rid[:64] if isinstance(rid, str) else "", "refused", _one_line(exc)))
             continue
         acks.append(write_once(store, user, surface, label, writer))
     return acks

@@ -6,18 +6,19 @@ Also the calibration set the store itself can offer: gold relevance grades."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from golden_store.db.cursor import Cursor
 from golden_store.core.errors import ValidationError
 from golden_store.db.store import Store, utcnow
+from golden_store.scoring.types import Band
 
 SCALES = ("binary", "graded", "nugget")
 
 
 def save(store: Store, *, judge_model: str, rubric_sha: str, question_sha: str | None, source: str, split_seed: int,
-         fit_share: float, band: dict[str, float] | None, max_missed_bad: float | None,
+         fit_share: float, band: Band | Mapping[str, float] | None, max_missed_bad: float | None,
          max_false_fail: float | None, isotonic: dict | None, report: dict[str, Any], note: str | None,
          items: Sequence[tuple], actor: str, scale: str = "binary", pass_cut: int = 2,
          rubric_text: str | None = None) -> str:

@@ -230,7 +230,7 @@ class Check:
 SAME_CUT = 1e-6  # band thresholds closer than this are one cut (pick_band nudges them by 1e-9)
 
 
-def fit_checks(*, isotonic_y: Sequence[float] | None, band: Mapping[str, float] | None,
+def fit_checks(*, isotonic_y: Sequence[float] | None, band: Band | Mapping[str, float] | None,
                band_report: Mapping[str, Any] | None, max_missed_bad: float, max_false_fail: float,
                cascade: Mapping[str, Any] | None = None, p_fit: Sequence[float] | None = None,
                p_report: Sequence[float] | None = None) -> list[Check]:
