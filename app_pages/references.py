@@ -70,7 +70,7 @@ if cur is not None and not cur["approved"]:
 
 history = refs.history(s, user, qid)
 if history:
-    with st.expander(f"History ({len(history)} events)"):
+    with st.expander(f"History ({len(history)} event{'s' if len(history) != 1 else ''})"):
         st.dataframe([{k: h[k] for k in ("event_id", "op", "short_answer", "full_answer", "source", "actor",
                                          "created_at", "note")} for h in history], hide_index=True)
 
