@@ -651,7 +651,7 @@ def _manifest_facts(cur: Cursor, engine: str) -> dict[str, Any]:
         "doc_id, start, \"end\" FROM current_grades) g USING (query_id, doc_id, start, \"end\") WHERE r.rank <= 10 "
         "GROUP BY r.system, r.query_id) GROUP BY system ORDER BY system").fetchall())
     return {
-        # the pool's grading progress at the freeze (runs.pool_status's graded@10), named apart from
+        # the pool's grading progress at the freeze (pool.pool_status's graded@10), named apart from
         # the scorer's Judged@10 of a scoring, which also counts evidence (scoring/health.py); the
         # key was judged_fraction_at_10 until issue 25 (two "judged@10" for one run)
         "pool_graded_at_10": (sum(per_run.values()) / len(per_run)) if per_run else None,

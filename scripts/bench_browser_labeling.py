@@ -77,12 +77,12 @@ def _stats(xs: list[float]) -> dict:
 def build(work: Path, events: int, docs: int, queries: int) -> dict:
     db = work / "golden.duckdb"
     facts = gen.generate_base(db, docs, queries, 5, 20, gen.SEED)
-    from golden_store.live import runs
+    from golden_store.live.pool import build_pool
     from golden_store.db.store import Store
 
     store = Store.open(db)
     try:
-        runs.build_pool(store, 20, actor="bench")
+        build_pool(store, 20, actor="bench")
     finally:
         store.close()
     facts.update(gen.generate_events(db, events, 20, gen.SEED))

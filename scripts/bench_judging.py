@@ -19,7 +19,7 @@ What it does, in order:
    are part of ``--events``).
 3. pool building with the events in place, each rep in a fresh child process: ``DELETE
    FROM pool_items; DELETE FROM pool_sources`` (not measured), then
-   ``golden_store.live.runs.build_pool(depth=--depth)`` over all runs (timed), ``--pool-reps``
+   ``golden_store.live.pool.build_pool(depth=--depth)`` over all runs (timed), ``--pool-reps``
    times; every rep rebuilds the same pool. The baseline is ``CREATE TEMP TABLE .. AS
    SELECT DISTINCT`` of the same top-k spans (read + de-duplication floor, no writes to
    persistent tables).
@@ -250,7 +250,8 @@ def generate_judge_labels(db: Path, share: float, seed: int) -> dict:
 
 
 def child(args: argparse.Namespace) -> None:
-    from golden_store.live import judging, runs
+    from golden_store.live import judging
+    from golden_store.live.pool import build_pool
     from golden_store.db.store import Store
 
     out: dict = {}
@@ -260,7 +261,7 @@ def child(args: argparse.Namespace) -> None:
             store.write(lambda cur: (cur.execute("DELETE FROM pool_items"), cur.execute("DELETE FROM pool_sources")))
             pre_peak, before = _mark_before()
             t = time.perf_counter()
-            rep = runs.build_pool(store, args.depth, actor=ACTOR)
+            rep = build_pool(store, args.depth, actor=ACTOR)
             out["seconds"] = time.perf_counter() - t
             out["report"] = {"queries": rep.queries, "pool_size": rep.pool_size, "new_items": rep.new_items}
         elif args.op == "pool_baseline":

@@ -544,6 +544,7 @@ def child_pool_generate(a: argparse.Namespace) -> dict:
     import pandas as pd
 
     from golden_store.live import judging, runs
+    from golden_store.live.pool import build_pool
     from golden_store.live.documents import import_paths
     from golden_store.live import queries
     from golden_store.db.store import Store
@@ -578,7 +579,7 @@ def child_pool_generate(a: argparse.Namespace) -> dict:
         frame["rank"] = frame.groupby("query_id").cumcount() + 1
         frame = frame.assign(start=0, end=frame["doc_id"].map(lengths), match_kind="document")
         runs.store_run(store, runs.ParsedRun(f"sys{r:02d}", "trec", f"run{r}.trec", f"{r:064d}", frame), actor="eng")
-    runs.build_pool(store, 10, systems=[f"sys{r:02d}" for r in range(0, n_runs, 2)], actor="eng")
+    build_pool(store, 10, systems=[f"sys{r:02d}" for r in range(0, n_runs, 2)], actor="eng")
     items = store.read("SELECT query_id, doc_id, start, \"end\" FROM pool_items ORDER BY 1, 2, 3, 4")
     graded = [items[i] for i in rng.choice(len(items), size=min(len(items), int(a.pool_grades)), replace=False)]
     store.write(lambda cur: [judging.insert_tx(cur, "ann", q, d, s_, e, op="grade", grade=int(rng.integers(0, 4)))
@@ -599,13 +600,13 @@ def _graded(figures: dict, k: str) -> float:
 
 def child_pool_build(a: argparse.Namespace) -> dict:
     from benchlib import _maxrss_kib, _status_kib, mib
-    from golden_store.live import runs
+    from golden_store.live.pool import build_pool
     from golden_store.db.store import Store
 
     store = Store.open(a.store, create=False)
     before = mib(_status_kib("VmRSS") or 0)
     t = time.perf_counter()
-    rep = runs.build_pool(store, int(a.pool_depth), actor="eng")
+    rep = build_pool(store, int(a.pool_depth), actor="eng")
     took = time.perf_counter() - t
     store.close()
     return {"build_s": round(took, 2), "peak_mib": mib(_maxrss_kib()), "rss_before_mib": before,

@@ -11,7 +11,7 @@ What it does, in order:
 2. builds two DuckDB stores (fixed seed; generation time is not measured):
 
    * *team*: ``--docs`` documents (``golden_store.live.documents``), queries (``import_queries``), one
-     run ranking ``depth + 5`` spans per query, the pool built at depth 5 (``runs.build_pool``),
+     run ranking ``depth + 5`` spans per query, the pool built at depth 5 (``pool.build_pool``),
      so the pool holds ~5 items per query, sized for ``--items`` x 1.2; users created through
      ``annotator.people.identity``; a rubric; then ``--annotators`` annotators each with a current
      grade on ``--items`` pool items (a random ``--items`` of the pool, so everyone still has
@@ -106,7 +106,7 @@ def generate_team(db: Path, *, docs: int, items: int, n_annotators: int, events:
     from annotator.people import identity
     from bench_judging import generate_base
     from benchlib import refill_grade_state
-    from golden_store.live import runs
+    from golden_store.live.pool import build_pool
     from golden_store.live.rubric import add_rubric_version
     from golden_store.db.store import Store
 
@@ -116,7 +116,7 @@ def generate_team(db: Path, *, docs: int, items: int, n_annotators: int, events:
     people = annotators(n_annotators)
     store = Store.open(db, create=False)
     try:
-        runs.build_pool(store, POOL_DEPTH, actor=ACTOR)
+        build_pool(store, POOL_DEPTH, actor=ACTOR)
         admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
         identity.create_user(store, admin, "lead", ["lead"], password=PASSWORD)
         for p in people:

@@ -53,12 +53,12 @@ def _ms(xs: list[float]) -> dict:
 
 def build(db: Path, docs: int, queries: int) -> int:
     from golden_store.db.store import Store
-    from golden_store.live import runs
+    from golden_store.live.pool import build_pool
 
     gen.generate_base(db, docs, queries, 5, 20, gen.SEED)
     store = Store.open(db)
     try:
-        return runs.build_pool(store, 20, actor="bench").pool_size
+        return build_pool(store, 20, actor="bench").pool_size
     finally:
         store.close()
 

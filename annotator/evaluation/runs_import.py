@@ -13,10 +13,10 @@ from annotator.people.roles import Permission, PermissionDenied
 from golden_store.core import textin
 from golden_store.core.progress import BYTES, Phase, Progress, in_phase
 from golden_store.core.progress import report as tell
-from golden_store.live import runs
+from golden_store.live import pool, runs
 from golden_store.db.store import Store
 
-POOL_ITEM_STATUSES = runs.POOL_ITEM_STATUSES
+POOL_ITEM_STATUSES = pool.POOL_ITEM_STATUSES
 
 # The steps of a run import told to ``progress`` (a TREC run: reading, then writing; a JSONL
 # run: placing its passages, then writing), so a run of millions of lines is never silent.
@@ -115,9 +115,9 @@ def run_history(store: Store, user: User):
     return runs.run_history(store)
 
 
-def build_pool(store: Store, user: User, depth: int, systems: Sequence[str] | None = None) -> runs.PoolReport:
+def build_pool(store: Store, user: User, depth: int, systems: Sequence[str] | None = None) -> pool.PoolReport:
     require(user, Permission.IMPORT_RUNS)
-    return runs.build_pool(store, depth, systems=systems, actor=user.username)
+    return pool.build_pool(store, depth, systems=systems, actor=user.username)
 
 
 def run_table(store: Store, user: User):
@@ -131,7 +131,7 @@ def pool_status(store: Store, user: User, k: int = 10) -> dict:
     retrieved it, and judging is blind to systems (issue 18)."""
     _require_coverage(user)
     # cached per store generation: the page reruns on every widget change (issue 19)
-    return copy.deepcopy(cache.cached(store, "pool_status", (k,), lambda: runs.pool_status(store, k=k)))
+    return copy.deepcopy(cache.cached(store, "pool_status", (k,), lambda: pool.pool_status(store, k=k)))
 
 
 def pool_ap_note(status: dict) -> str | None:
@@ -155,14 +155,14 @@ def may_see_coverage(user: User | None) -> bool:
 
 def pool_items_page(store: Store, user: User, *, query_prefix: str = "", system: str | None = None,
                     status: str = "any", limit: int = 50, offset: int = 0):
-    """One page of pool items, filtered in SQL (:func:`golden_store.live.runs.pool_items_page`):
+    """One page of pool items, filtered in SQL (:func:`golden_store.live.pool.pool_items_page`):
     (matching count, rows). Leads and engineers only, as coverage: the rows name the runs
     that pooled each item and its grades, and judging is blind to both."""
     _require_coverage(user)
     # cached per store generation, as coverage: the page reruns on every widget change (a page
     # of 50 rows a key; a new grade or pool build moves the generation and recomputes)
     total, page = cache.cached(store, "pool_items_page", (query_prefix, system, status, int(limit), int(offset)),
-                               lambda: runs.pool_items_page(store, query_prefix=query_prefix, system=system,
+                               lambda: pool.pool_items_page(store, query_prefix=query_prefix, system=system,
                                                             status=status, limit=limit, offset=offset))
     return total, page.copy()
 

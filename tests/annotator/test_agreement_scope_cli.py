@@ -21,6 +21,7 @@ from annotator.labeling import rounds
 from annotator.people.identity import LOCAL_USER
 from golden_store.db.store import Store
 from golden_store.live import judging, runs
+from golden_store.live.pool import build_pool
 from tests.golden_store.test_judge_labels_frozen import grade
 from tests.http_api.conftest import api, auth, tokens  # noqa: F401  (fixtures)
 
@@ -42,7 +43,7 @@ def two_scopes(demo_store: Store, tmp_path) -> Store:
     run = tmp_path / "sys.run"
     run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
     runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    runs.build_pool(s, 4, actor="eng")
+    build_pool(s, 4, actor="eng")
     assert rounds.start_calibration(s, LOCAL_USER, ["ann", "bob"], n=len(ROUND_A), seed=1) == "r1"
     in_round = s.read("SELECT query_id, doc_id, start, \"end\" FROM round_assignments WHERE annotator = 'ann' "
                       "ORDER BY 1, 2, 3")

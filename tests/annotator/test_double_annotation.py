@@ -16,6 +16,7 @@ from annotator.people.identity import LOCAL_USER, create_user
 from annotator.people.roles import PermissionDenied
 from golden_store.live import rounds as store_rounds
 from golden_store.live import runs
+from golden_store.live.pool import build_pool
 from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
 
@@ -38,7 +39,7 @@ def pooled(demo_store, tmp_path):
     run = tmp_path / "sys.run"
     run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
     runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    runs.build_pool(s, 5, actor="eng")
+    build_pool(s, 5, actor="eng")
     admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
     users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD),
              "eve": create_user(s, admin, "eve", ["engineer"], password=PASSWORD)}

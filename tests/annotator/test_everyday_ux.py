@@ -15,6 +15,7 @@ from annotator import cli
 from annotator.demo import load_demo
 from annotator.people.identity import cli_user
 from golden_store.live import judging, runs
+from golden_store.live.pool import build_pool
 from golden_store.db.store import Store
 
 GOLDEN = Path(sys.executable).parent / "golden"
@@ -28,7 +29,7 @@ def _store_with_a_disagreement(db: str, tmp_path: Path) -> None:
         run = tmp_path / "r.txt"
         run.write_text("q001 Q0 vpn-troubleshooting 1 3 x\nq001 Q0 sick-leave 2 2 x\nq002 Q0 sick-leave 1 3 x\n")
         runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="t")
-        runs.build_pool(s, 5, actor="t")
+        build_pool(s, 5, actor="t")
         end = s.read_one("SELECT length(raw_text) FROM documents WHERE doc_id = 'sick-leave'")[0]
         judging.record(s, "ann", "q001", "sick-leave", 0, end, op="grade", grade=0)
         judging.record(s, "bob", "q001", "sick-leave", 0, end, op="grade", grade=3)

@@ -15,6 +15,7 @@ from annotator.labeling import judging, rounds
 from annotator.people.identity import LOCAL_USER, create_user
 from annotator.labeling.labeling import LabelRefused
 from golden_store.live import runs
+from golden_store.live.pool import build_pool
 from golden_store.live.queries import get_query, save_query
 from golden_store.live.transcripts import parse_item_key
 from tests.annotator.test_transcripts import _record, _write
@@ -31,7 +32,7 @@ def pooled(demo_store, tmp_path):
     run = tmp_path / "sys.run"
     run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
     runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    runs.build_pool(s, 4, actor="eng")
+    build_pool(s, 4, actor="eng")
     admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
     users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD)}
     for name in ("ann", "bob", "cat"):

@@ -124,7 +124,7 @@ def test_a_lead_retires_and_restores_a_run():
 def test_pool_items_are_paged_and_filtered_on_the_page(tmp_path):
     """Issue 19: the pool items table shows one page (50 rows) read in SQL; the page number
     moves through the pool and starts over when a filter changes."""
-    from golden_store.live import runs
+    from golden_store.live.pool import pool_items_page
     from tests.golden_store import pool_gen
 
     store = _accounts()
@@ -143,10 +143,10 @@ def test_pool_items_are_paged_and_filtered_on_the_page(tmp_path):
     second = items()
     assert len(second) == 50 and second.iloc[0]["query_id"] >= first.iloc[-1]["query_id"]
     assert second[["query_id", "doc_id", "start"]].values.tolist() == \
-        runs.pool_items_page(store, limit=50, offset=50)[1][["query_id", "doc_id", "start"]].values.tolist()
+        pool_items_page(store, limit=50, offset=50)[1][["query_id", "doc_id", "start"]].values.tolist()
     at.selectbox(key="pool_status_pick").set_value("unjudged").run()
     assert not at.exception
-    unjudged = runs.pool_items_page(store, status="unjudged", limit=50)
+    unjudged = pool_items_page(store, status="unjudged", limit=50)
     assert at.session_state["pool_items_page"] == 1
     assert items()[["query_id", "doc_id", "start"]].values.tolist() == \
         unjudged[1][["query_id", "doc_id", "start"]].values.tolist()

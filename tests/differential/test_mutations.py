@@ -119,11 +119,11 @@ def test_a_bootstrap_p_in_small_cells_is_caught(monkeypatch, tmp_path_factory, t
 def test_pool_status_averaging_unanswerable_questions_in_is_caught(monkeypatch, tmp_path_factory, template):
     """The bug of issue 36 item 5 put back: pool status' AP and Bpref count unanswerable
     questions (each a 0)."""
-    import golden_store.live.runs as runs_mod
+    import golden_store.live.pool as pool_mod
 
-    monkeypatch.setattr(runs_mod, "_POOL_STATUS_SQL", runs_mod._POOL_STATUS_SQL.replace(
+    monkeypatch.setattr(pool_mod, "_POOL_STATUS_SQL", pool_mod._POOL_STATUS_SQL.replace(
         "WHERE query_id NOT IN (SELECT query_id FROM queries WHERE NOT answerable)", ""))
-    real = runs_mod.pool_status
+    real = pool_mod.pool_status
 
     def with_unanswerable(store, **kw):
         out = real(store, **kw)
@@ -135,6 +135,6 @@ def test_pool_status_averaging_unanswerable_questions_in_is_caught(monkeypatch, 
                     e[k] = e[k] * out["ap_queries"] / n
         return out
 
-    monkeypatch.setattr(runs_mod, "pool_status", with_unanswerable)
+    monkeypatch.setattr(pool_mod, "pool_status", with_unanswerable)
     got = caught(tmp_path_factory, template, ("pool",), has_unanswerable_labels, 0.5)
     assert any(m.startswith("pool status") for m in got), got[:3]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from golden_store.live import adjudication, judging, runs
+from golden_store.live.pool import build_pool
 from golden_store.live import queries
 from golden_store.live.documents import import_paths
 from golden_store.db.store import Store
@@ -49,7 +50,7 @@ def fill(store: Store, tmp: Path, *, seed: int = 7, n_queries: int = 30, n_docs:
             rows += [(f"{qprefix}{q:03d}", i + 1, 100.0 - i, d, s, e, "exact") for i, (d, s, e) in enumerate(picks)]
         frame = pd.DataFrame(rows, columns=["query_id", "rank", "score", "doc_id", "start", "end", "match_kind"])
         runs.store_run(store, runs.ParsedRun(f"sys{r}", "jsonl", f"run{r}.jsonl", f"{r:064d}", frame), actor="eng")
-    runs.build_pool(store, pool_depth, systems=[f"sys{r}" for r in range(n_runs - 1)], actor="eng")
+    build_pool(store, pool_depth, systems=[f"sys{r}" for r in range(n_runs - 1)], actor="eng")
     items = store.read("SELECT query_id, doc_id, start, \"end\" FROM pool_items ORDER BY 1, 2, 3, 4")
     graded = rng.sample(items, int(len(items) * graded_share))
 

@@ -32,6 +32,7 @@ from annotator.people.identity import cli_user, create_user
 from golden_store.live import adjudication, grade_state, judging
 from golden_store.db import schema
 from golden_store.live import runs
+from golden_store.live.pool import build_pool
 from golden_store.core.errors import NotFoundError
 from golden_store.db.store import Store
 
@@ -122,7 +123,7 @@ def team(demo_store, tmp_path):
     run = tmp_path / "sys.run"
     run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
     runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    runs.build_pool(s, 4, actor="eng")
+    build_pool(s, 4, actor="eng")
     admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
     users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD)}
     for name in ("ann", "bob", "cat", "dee"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from golden_store.live import runs
+from golden_store.live import pool
 from golden_store.db.store import utcnow
 from tests.golden_store import pool_gen
 
@@ -69,7 +69,7 @@ def _reference(store, depth: int, chosen: list[str]) -> tuple[dict, tuple[list, 
     return got.value.result
 
 
-def _same_report(got: runs.PoolReport, ref: dict) -> None:
+def _same_report(got: pool.PoolReport, ref: dict) -> None:
     d = got.as_dict()
     assert {k: v for k, v in d.items() if k != "per_run"} == {k: v for k, v in ref.items() if k != "per_run"}
     assert d["per_run"].keys() == ref["per_run"].keys()
@@ -83,10 +83,10 @@ def test_pool_build_in_steps_equals_the_former_build(any_store, tmp_path, monkey
     same items (depth, who), same sources (each run's best rank per item), same report, in
     one step, in steps of a few queries and in steps of one query."""
     pool_gen.fill(any_store, tmp_path, seed=5)
-    monkeypatch.setattr(runs, "POOL_STEP_ROWS", step_rows)
+    monkeypatch.setattr(pool, "POOL_STEP_ROWS", step_rows)
     for depth, chosen in ((15, ["sys0", "sys1", "sys2", "sys3"]), (30, ["sys3"]), (30, ["sys3"])):
         ref_report, ref_pool = _reference(any_store, depth, chosen)
-        got = runs.build_pool(any_store, depth, systems=chosen, actor="eng")
+        got = pool.build_pool(any_store, depth, systems=chosen, actor="eng")
         with any_store.cursor() as cur:
             assert _pool(cur) == ref_pool
         _same_report(got, ref_report)
@@ -96,9 +96,9 @@ def test_pool_build_in_steps_equals_the_former_build(any_store, tmp_path, monkey
 def test_pool_build_steps_cover_every_query_once(store, tmp_path, monkeypatch):
     """The steps split the queries in id order without a gap or an overlap."""
     pool_gen.fill(store, tmp_path, seed=9, n_queries=12)
-    monkeypatch.setattr(runs, "POOL_STEP_ROWS", 50)
+    monkeypatch.setattr(pool, "POOL_STEP_ROWS", 50)
     with store.cursor() as cur:
-        steps = runs._query_steps(cur, ["sys0", "sys1"], 20)
+        steps = pool._query_steps(cur, ["sys0", "sys1"], 20)
     qids = [r[0] for r in store.read("SELECT DISTINCT query_id FROM run_results WHERE system IN ('sys0', 'sys1') "
                                      "ORDER BY 1")]
     assert len(steps) > 2
@@ -133,7 +133,7 @@ def test_migration_16_keeps_every_pool_source(tmp_path, monkeypatch):
         assert _pool(cur) == before and before[1]
         assert cur.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'pool_sources' "
                            "AND constraint_type = 'PRIMARY KEY'").fetchone()[0] == 0
-    runs.build_pool(s, 6, systems=["sys0", "sys1", "sys2"], actor="eng")  # the pool fill built: nothing new
+    pool.build_pool(s, 6, systems=["sys0", "sys1", "sys2"], actor="eng")  # the pool fill built: nothing new
     with s.cursor() as cur:
         assert _pool(cur) == before
     s.close()

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from golden_store import versions
-from golden_store.live import runs
+from golden_store.live import pool
 from golden_store.versions import folders
 from tests.golden_store import pool_gen
 
@@ -46,27 +46,27 @@ def _expected(df: pd.DataFrame, prefix: str, system: str | None, status: str) ->
 @pytest.mark.parametrize("prefix,system", [("", None), ("q01", None), ("", "sys3"), ("q0", "sys1"), ("zz", None)])
 def test_pool_items_pages_equal_the_filter_on_the_whole_pool(any_store, tmp_path, prefix, system):
     pool_gen.fill(any_store, tmp_path, seed=4)
-    runs.build_pool(any_store, 8, actor="eng")  # sys3 joins the pool at depth 8
+    pool.build_pool(any_store, 8, actor="eng")  # sys3 joins the pool at depth 8
     whole = _whole_pool(any_store)
-    for status in runs.POOL_ITEM_STATUSES:
+    for status in pool.POOL_ITEM_STATUSES:
         exp = _expected(whole, prefix, system, status)
-        total, first = runs.pool_items_page(any_store, query_prefix=prefix, system=system, status=status, limit=7)
+        total, first = pool.pool_items_page(any_store, query_prefix=prefix, system=system, status=status, limit=7)
         assert total == len(exp), status
-        got = [first] + [runs.pool_items_page(any_store, query_prefix=prefix, system=system, status=status,
+        got = [first] + [pool.pool_items_page(any_store, query_prefix=prefix, system=system, status=status,
                                               limit=7, offset=o)[1] for o in range(7, total + 7, 7)]
         got = pd.concat(got, ignore_index=True)
         assert len(got) == total
         cols = KEY + ["depth", "added_by", "graders", "runs"]
         assert got[cols].astype(str).values.tolist() == exp[cols].astype(str).values.tolist(), status
         assert got["final_grade"].fillna(-1).astype(int).tolist() == exp["final_grade"].fillna(-1).astype(int).tolist()
-    assert runs.pool_items_page(any_store, limit=0)[0] == len(whole) and len(whole) > 60
+    assert pool.pool_items_page(any_store, limit=0)[0] == len(whole) and len(whole) > 60
 
 
 def test_an_unknown_status_is_refused(store):
     from golden_store.core.errors import ValidationError
 
     with pytest.raises(ValidationError, match="Unknown pool item status"):
-        runs.pool_items_page(store, status="judged?")
+        pool.pool_items_page(store, status="judged?")
 
 
 def _fake_version(vdir, name: str, mtime: int, damaged: bool = False) -> None:

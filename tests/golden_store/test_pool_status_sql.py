@@ -10,7 +10,7 @@ import pytest
 
 from annotator.demo import load_demo
 from annotator.people.identity import cli_user
-from golden_store.live import judging, runs
+from golden_store.live import judging, pool, runs
 from golden_store.scoring.trec import evaluate_trec
 
 
@@ -46,14 +46,14 @@ def _reference(store, k: int = 10, threshold: float = 0.8) -> dict:
 @pytest.mark.parametrize("k", [10, 5, 20])
 def test_pool_status_equals_the_scorer_passes(store, k):
     load_demo(store, cli_user(), workflows=True)
-    assert runs.pool_status(store, k=k) == _reference(store, k)
+    assert pool.pool_status(store, k=k) == _reference(store, k)
     rng = random.Random(k)
     items = store.read("SELECT query_id, doc_id, start, \"end\" FROM pool_items ORDER BY 1, 2, 3, 4")
     for q, d, s, e in rng.sample(items, min(60, len(items))):
         for who in rng.sample(["ann", "bob", "cy"], rng.randint(1, 3)):
             judging.record(store, who, q, d, s, e, op="grade", grade=rng.randint(0, 3))
     runs.set_retired(store, runs.active_systems(store)[0], True, actor="lead", reason="old")
-    got, ref = runs.pool_status(store, k=k), _reference(store, k)
+    got, ref = pool.pool_status(store, k=k), _reference(store, k)
     assert got["runs"] and got.keys() == ref.keys()
     for system, entry in ref["runs"].items():
         for f, v in entry.items():
@@ -76,7 +76,7 @@ def test_pool_status_on_a_generated_store(any_store, tmp_path, seed):
     pool_gen.fill(any_store, tmp_path, seed=seed)
     runs.set_retired(any_store, "sys1", True, actor="lead", reason="old")
     for k in (10, 3):
-        got, ref = runs.pool_status(any_store, k=k), _reference(any_store, k)
+        got, ref = pool.pool_status(any_store, k=k), _reference(any_store, k)
         assert list(got["runs"]) == ["sys0", "sys2", "sys3"] and got.keys() == ref.keys()
         for system, entry in ref["runs"].items():
             assert got["runs"][system].keys() == entry.keys()
@@ -96,7 +96,7 @@ def test_pool_status_leaves_unanswerable_questions_out_of_ap_and_bpref(store, ca
     1.000 / 1.000 over 11. Now the means are over the answerable questions, as golden score's,
     and the result says the level and what was left out."""
     load_demo(store, cli_user(), workflows=True, pool_job=False)  # the people's grades as loaded, before the judge
-    got = runs.pool_status(store)
+    got = pool.pool_status(store)
     assert got["relevance_level"] == 2
     assert got["left_out"] == {"unanswerable": ["q005"]}
     assert got["ap_queries"] == len(pytrec_pool_reference(store, "bm25")[2]) == 11

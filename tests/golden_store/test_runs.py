@@ -97,7 +97,7 @@ def test_only_engineers_import_runs(demo_store, tmp_path):
 def test_pool_status_and_the_manifest_pool_graded_fraction(demo_store, tmp_path):
     from golden_store.live import judging
     from golden_store.freezing import freeze
-    from golden_store.live.runs import pool_status
+    from golden_store.live.pool import pool_status
 
     a = _trec(tmp_path, "a.txt", [("q001", "vpn-troubleshooting", 1, 3.0), ("q001", "pension", 2, 2.0),
                                   ("q002", "sick-leave", 1, 1.0), ("q002", "pension", 2, 0.5)])
