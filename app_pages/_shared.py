@@ -170,7 +170,9 @@ def current_user() -> User | None:
     if mode == "oidc":
         if not oidc_signed_in():
             return None
-        return identity.user_for_oidc(store(), st.user.get("email"), email_verified=st.user.get("email_verified"))
+        email = st.user.get("email")  # a claim: a string from any sane provider (st.user types every claim alike)
+        return identity.user_for_oidc(store(), email if isinstance(email, str) else None,
+                                      email_verified=st.user.get("email_verified"))
     token = st.session_state.get("session_token")
     if token is None:  # a refresh or a deep link: the browser's cookie finds the session again
         from app_pages.session_cookie import browser_token
@@ -435,8 +437,10 @@ def searchable_picker(label: str, options: dict[str, str], *, key: str, noun: st
     among the options while the search changes, so a new search never moves what the page
     shows under the person. ``noun`` names what is picked ("question", "document")."""
     ids = list(options)
+    if not ids:  # callers offer at least one; a selectbox over nothing would give None
+        raise ValueError(f"{label}: no {noun} to pick from")
     if len(ids) <= PICK_LIMIT:
-        return st.selectbox(label, ids, format_func=options.get, key=key, help=help)
+        return picked(st.selectbox(label, ids, format_func=options.__getitem__, key=key, help=help))
     needle = st.text_input(f"Find a {noun} (type part of its id or text, then Enter; {len(ids)} in all)",
                            key=f"{key}_find").strip().casefold()
     matches = [q for q in ids if needle in options[q].casefold()] if needle else ids
@@ -448,7 +452,15 @@ def searchable_picker(label: str, options: dict[str, str], *, key: str, noun: st
         st.caption(f"No {noun} matches that search; the one picked stays.")
     elif len(matches) > PICK_LIMIT:
         st.caption(f"The first {PICK_LIMIT} of {len(matches)} matching {noun}s are listed: search to narrow them.")
-    return st.selectbox(label, offered or ids[:1], format_func=options.get, key=key, help=help)
+    return picked(st.selectbox(label, offered or ids[:1], format_func=options.__getitem__, key=key, help=help))
+
+
+def picked(value: T | None) -> T:
+    """A selectbox's value where it has options and no empty choice: streamlit types every
+    selectbox's value as optional (``index=None`` makes it so), but such a one always has one."""
+    if value is None:
+        raise ValueError("a selectbox with options and a default came back empty")
+    return value
 
 
 # Copying from the app leaves out the word joiners md_escape puts in (issue 29, L6: a quote

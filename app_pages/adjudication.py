@@ -5,14 +5,16 @@ rubric clarification in the same step."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
 from annotator.evaluation import transcripts
 from annotator.labeling import adjudication, evidence_rounds
 from annotator.people.roles import Permission
-from app_pages._shared import (attempt, current_user, flash, md_escape, require_page, rubric_panel, show_flash,
-                                store, succeeded)
+from app_pages._shared import (attempt, current_user, flash, md_escape, picked, require_page, rubric_panel,
+                                show_flash, store, succeeded)
 from app_pages.labeling_surface import labeling_surface
 
 user = require_page(Permission.ADJUDICATE)
@@ -49,11 +51,11 @@ with left:
 
 st.subheader("Evidence rounds", anchor=False)
 ev_disputes = evidence_rounds.disputes(s, user)
-waiting = [d for d in ev_disputes if d.agree is not None]
-st.caption(f"{len(ev_disputes)} unsettled question(s) in evidence rounds; {len(waiting)} quoted by two or more "
-           f"annotators, {sum(1 for d in waiting if not d.agree)} of them in disagreement. Their quotes stay out of "
+quoted = [d for d in ev_disputes if d.agree is not None]
+st.caption(f"{len(ev_disputes)} unsettled question(s) in evidence rounds; {len(quoted)} quoted by two or more "
+           f"annotators, {sum(1 for d in quoted if not d.agree)} of them in disagreement. Their quotes stay out of "
            "a freeze until settled; a question someone never finished can be settled here too.")
-if any(d.agree and d.complete for d in waiting) and st.button("Accept every agreeing question (all finished)",
+if any(d.agree and d.complete for d in quoted) and st.button("Accept every agreeing question (all finished)",
                                                                key="ev_accept_all"):
     n = attempt(lambda: evidence_rounds.accept_agreeing(s, user))
     if n is not None:
@@ -70,10 +72,10 @@ for d in ev_disputes:
                 st.caption(f"{md_escape(sp['doc_id'])} [{sp['start']}:{sp['end']}]")
                 st.text(sp["quote"])
         options = [f"keep:{a}" for a, got in d.annotators.items() if got["spans"]] + ["keep_all", "no_answer"]
-        choice = st.radio("Decision", options, horizontal=True, key=f"ev_dec_{d.query_id}")
+        choice: str = picked(st.radio("Decision", options, horizontal=True, key=f"ev_dec_{d.query_id}"))
         why = st.text_input("Rationale", key=f"ev_why_{d.query_id}")
         if st.button("Settle", key=f"ev_settle_{d.query_id}") and succeeded(
-                lambda d=d, choice=choice, why=why: evidence_rounds.settle(s, user, d.query_id, choice, why)):
+                partial(evidence_rounds.settle, s, user, d.query_id, choice, why)):
             flash(f"Settled {d.query_id} ({choice}).")
             st.rerun()
 
@@ -90,11 +92,11 @@ for q in qs:
         st.caption(f"reviewer {md_escape(q['reviewer'])}: {md_escape(q['review_note'] or '(no note)')}")
         st.text(q["answer"] or "")
         st.text(q["judge_justification"] or "")
-        res = st.radio("Resolution", ["label_fixed", "judge_fixed", "reviewer_wrong"], horizontal=True,
-                       key=f"q_res_{q['item_id']}")
+        res: str = picked(st.radio("Resolution", ["label_fixed", "judge_fixed", "reviewer_wrong"], horizontal=True,
+                              key=f"q_res_{q['item_id']}"))
         why = st.text_input("Rationale", key=f"q_why_{q['item_id']}")
         if st.button("Resolve", key=f"q_go_{q['item_id']}") and succeeded(
-                lambda q=q, res=res, why=why: transcripts.resolve(s, user, q["item_id"], res, why)):
+                partial(transcripts.resolve, s, user, q["item_id"], res, why)):
             flash(f"Resolved {q['item_id']} ({res}).")
             st.rerun()
 

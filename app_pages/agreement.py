@@ -12,7 +12,8 @@ import streamlit as st
 
 from annotator.labeling import agreement, evidence_rounds, rounds
 from annotator.people.roles import Permission
-from app_pages._shared import attempt, clear_form, flash, form_key, md_escape, require_page, show_flash, store
+from app_pages._shared import (attempt, clear_form, flash, form_key, md_escape, picked, require_page, show_flash,
+                                store)
 from golden_store.scoring.agreement_report import GRADED_MEASURES
 
 user = require_page(Permission.RUN_ROUNDS)
@@ -87,8 +88,9 @@ with tab_rounds:
                        + (f": {md_escape(bar_chosen['note'])}" if bar_chosen["note"] else ""))
         with st.form(form_key("bar")):
             measures = list(GRADED_MEASURES)
-            measure = st.selectbox("Graded figure", measures, index=measures.index(bar_in_force.graded_measure),
-                                   format_func=lambda m: GRADED_MEASURES[m][2], key="bar_measure")
+            measure: str = picked(st.selectbox("Graded figure", measures,
+                                               index=measures.index(bar_in_force.graded_measure),
+                                               format_func=lambda m: GRADED_MEASURES[m][2], key="bar_measure"))
             threshold = st.number_input("Graded threshold (empty: the figure's usual one)", -1.0, 1.0, value=None,
                                         step=0.01, key="bar_threshold")
             why = st.text_input("Why (required when moving off the methodology's bar)", key="bar_note")
@@ -150,8 +152,8 @@ def agreement_tab() -> None:
     Rounds tab's forms are not rerun under the lead's hands)."""
     # opens on the newest round; "all rounds pooled" stays a choice (issue 36, 7c)
     choices = agreement.scopes(s, user)
-    scope = st.selectbox("Labels", choices.options, index=choices.options.index(choices.default),
-                         key="agree_scope", format_func=choices.name)
+    scope: str = picked(st.selectbox("Labels", choices.options, index=choices.options.index(choices.default),
+                                     key="agree_scope", format_func=choices.name))
     # cached per store generation: a tick with no new label costs one small query
     rep = agreement.compute(s, user, agreement.round_of(scope))
     g = rep.group
@@ -180,8 +182,8 @@ def agreement_tab() -> None:
         st.dataframe(table, hide_index=True, width="stretch")
         st.download_button("Download the pairwise table (CSV)", table.to_csv(index=False).encode(),
                            "agreement_pairs.csv", "text/csv", key="pairs_csv")
-        pair = st.selectbox("Confusion matrix for", range(len(g.pairs)), key="agree_pair",
-                            format_func=lambda i: f"{g.pairs[i].a} × {g.pairs[i].b}")
+        pair: int = picked(st.selectbox("Confusion matrix for", range(len(g.pairs)), key="agree_pair",
+                                        format_func=lambda i: f"{g.pairs[i].a} × {g.pairs[i].b}"))
         a, b = g.pairs[pair].a, g.pairs[pair].b
         ci = rep.pair_intervals(a, b)
         st.caption(f"{md_escape(a)} × {md_escape(b)}, {g.pairs[pair].n} items: κ binary "

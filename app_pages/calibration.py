@@ -5,6 +5,7 @@ one split and reported on the other, bias diagnostics; saved pinned to the judge
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import altair as alt
 import numpy as np
@@ -14,8 +15,8 @@ import streamlit as st
 from annotator.judge import pool_grading, calibration, llm
 from annotator.people.roles import Permission
 from app_pages import _cost
-from app_pages._shared import (attempt, flash, md_escape, progress_callback, require_page, show_flash, store,
-                                upload_bytes, upload_limit)
+from app_pages._shared import (attempt, flash, md_escape, picked, progress_callback, require_page, show_flash,
+                                store, upload_bytes, upload_limit)
 from golden_store.scoring.calibration import FAIL, KAPPA_GATE
 
 user = require_page(Permission.CALIBRATE_JUDGE)
@@ -59,7 +60,7 @@ if source == "Upload a file":
                           "winner_ab, winner_ba", type=["csv", "jsonl"], key="cal_file",
                           max_upload_size=upload_limit(CALIBRATION_UPLOAD_MB), help=P_MEANS)
     if up is not None and (data := upload_bytes(up, CALIBRATION_UPLOAD_MB)) is not None:
-        df = attempt(lambda: calibration.load_upload(up.name, data))
+        df = attempt(partial(calibration.load_upload, up.name, data))
         source_name = f"upload:{up.name}"
 elif source == "Relevance grades in the store":
     df = attempt(lambda: calibration.store_set(s, user, "relevance"))
@@ -84,9 +85,9 @@ else:
     cuts = {"graded": {1: "1: related or better passes", 2: "2: partly answers or better passes (default)",
                        3: "3: only a full answer passes"},
             "nugget": {1: "partial or support passes", 2: "support only passes (default)"}}[scale]
-    cut = int(st.radio("Pass/fail cut (pass = grade ≥ cut): the binary figures, the gate κ and the band are at "
-                       "this cut", list(cuts), index=list(cuts).index(2), format_func=cuts.get, horizontal=True,
-                       key=f"cal_cut_{scale}"))
+    cut = int(picked(st.radio("Pass/fail cut (pass = grade ≥ cut): the binary figures, the gate κ and the band are "
+                              "at this cut", list(cuts), index=list(cuts).index(2), format_func=cuts.__getitem__,
+                              horizontal=True, key=f"cal_cut_{scale}")))
     st.caption(f"{'Graded 0-3' if scale == 'graded' else 'Nugget support (none 0 / partial 1 / support 2)'} set: "
                f"{len(df)} items.")
 if len(df) < pool_grading.MIN_CALIBRATION_ITEMS:
@@ -119,7 +120,8 @@ if can_run:
     if not llm.api_key_present():
         c2.info(llm.how_to_enable())
     else:
-        mode = c2.radio("Send", ["Synchronous", "Batch API (half price, results within 24 h)"], key="cal_mode")
+        mode: str = picked(c2.radio("Send", ["Synchronous", "Batch API (half price, results within 24 h)"],
+                                    key="cal_mode"))
         batch = mode.startswith("Batch")
         # the button shows the estimate first (§11.7); only its confirmation sends anything, and
         # only for what it was made for (this set, rubric, cut and mode)
@@ -223,7 +225,7 @@ if scale != "binary":
         st.bar_chart(gd, stack=False)
 
 # ---- 4. reliability and recalibration ---------------------------------------------------------
-if a.reliability_raw:
+if a.reliability_raw and a.band and a.band_report:  # fitted together (calibration.analyze)
     st.subheader("4. Reliability of p = P(FAIL) (report split)", anchor=False)
     st.caption(("p is 1 − judge_p as uploaded (flipped with your consent): " if a.flipped else "")
                + "p is the judge's probability of FAIL: high = bad. Calibrated: among items given p ≈ 0.8, about 80% "
@@ -267,9 +269,9 @@ if a.reliability_raw:
         show_check(name)
     if a.cascade:
         c = a.cascade
-        st.dataframe(pd.DataFrame([{"tier": name, **c[key]} for name, key in
-                                   (("decision model alone", "decision_model"), ("LLM judge alone", "llm_judge"),
-                                    ("cascade", "cascade"))]), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame([{"tier": name, **figures} for name, figures in
+                                   (("decision model alone", c["decision_model"]), ("LLM judge alone", c["llm_judge"]),
+                                    ("cascade", c["cascade"]))]), hide_index=True, width="stretch")
         rule1 = checks["rule1"]
         others_ok = all(x.ok for x in a.checks if x.name != "rule1")
         if rule1.ok and others_ok:  # green only when earned: rule 1 and every other check hold
@@ -305,12 +307,12 @@ if a.failed_checks:
 if a.flipped:
     st.caption("Saved as flipped: the manifest's judge_p.flipped says the uploaded column was P(pass).")
 if st.button("Save this calibration", type="primary", key="cal_save"):
-    cid = attempt(lambda: calibration.save(s, user, df, a, judge_model=judge_model,
-                                           rubric=ran.get("rubric", rubric) if ran else rubric,
-                                           question_sha=qsha or None, source=source_name, seed=seed,
-                                           fit_share=fit_share, max_missed_bad=max_missed,
-                                           max_false_fail=max_false, note=note,
-                                           acknowledge_failed_checks=ack))
+    cid = attempt(partial(calibration.save, s, user, df, a, judge_model=judge_model,
+                          rubric=ran.get("rubric", rubric) if ran else rubric,
+                          question_sha=qsha or None, source=source_name, seed=seed,
+                          fit_share=fit_share, max_missed_bad=max_missed,
+                          max_false_fail=max_false, note=note,
+                          acknowledge_failed_checks=ack))
     if cid and a.failed_checks:
         st.session_state["_cal_saved_failing"] = (
             f"Saved calibration {cid} MARKED AS FAILING ({len(a.failed_checks)} failed check(s), saved with it): it "

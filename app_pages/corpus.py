@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from annotator.evidence import question_drafts
@@ -95,7 +97,7 @@ if doc and user.can(Permission.EDIT_QUERIES):
                     for ex, why in p.rejected:
                         st.caption(f"rejected ({md_escape(why)}): {md_escape(ex)}")
                 if res.proposals and st.button("Add selected as synthetic queries", key="boot_accept"):
-                    ids = attempt(lambda: question_drafts.accept(s, user, res, picks))
+                    ids = attempt(partial(question_drafts.accept, s, user, res, picks))
                     if ids is not None:
                         st.session_state["boot_result"] = None
                         flash(f"Added {len(ids)} synthetic queries with their excerpts as evidence.")

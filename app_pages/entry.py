@@ -38,15 +38,22 @@ def _main() -> None:
         store = context.get_store()
     except GoldenError as exc:
         message = str(exc)
+
+        def store_unavailable() -> None:
+            st.error(message)
+
         # Still route through st.navigation, so no page can be reached without a store.
-        st.navigation([st.Page(lambda: st.error(message), title="Store unavailable")]).run()
+        st.navigation([st.Page(store_unavailable, title="Store unavailable")]).run()
         st.stop()
     warm.start(store)  # once per process: heavy imports and cached figures while the sign-in page waits
 
     mode = auth_mode()
     if mode == "local" and not client_is_local():
         # single-user mode grants admin to whoever asks: never to another machine
-        st.navigation([st.Page(lambda: st.error(LOOPBACK_ONLY), title="Local only")]).run()
+        def local_only() -> None:
+            st.error(LOOPBACK_ONLY)
+
+        st.navigation([st.Page(local_only, title="Local only")]).run()
         st.stop()
     user = current_user()
     if mode == "oidc" and oidc_signed_in() and user is None:
@@ -60,6 +67,7 @@ def _main() -> None:
         st.button("Sign out", on_click=st.logout)
         st.stop()
 
+    pages: list[StreamlitPage] | dict[str, list[StreamlitPage]]
     if user is None:
         # The sign-in page answers at the address asked for: after signing in, the same
         # address opens that page (or Home).
@@ -70,15 +78,16 @@ def _main() -> None:
             pages.append(st.Page(PAGES / "sign_in.py", title="Sign in", icon=":material/login:", url_path=asked))
     else:
         sections = page_sections(user)
-        pages = {section: [st.Page(PAGES / file, title=title, icon=icon, **({"url_path": "home", "default": True}
-                                                                           if file == "home.py" else {}))
-                           for file, title, icon in entries]
-                 for section, entries in sections.items()}
+        by_section = {section: [st.Page(PAGES / file, title=title, icon=icon,
+                                        url_path="home" if file == "home.py" else None, default=file == "home.py")
+                                for file, title, icon in entries]
+                      for section, entries in sections.items()}
+        pages = by_section
         asked = _asked_page()
         allowed = {Path(file).stem for entries in sections.values() for file, _t, _i in entries}
         if asked and asked not in allowed and roles_for(asked):
             # a deep link past this person's roles: a hidden page says which roles it needs
-            pages[""].append(forbidden_page(user, asked))
+            by_section[""].append(forbidden_page(user, asked))
 
     with st.sidebar:
         if user is not None and user.can(Permission.LABEL):

@@ -3,14 +3,16 @@ see where it lands, save it."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from annotator.evidence import evidence_authoring as ea
 from annotator.versions import versioning
 from annotator.people.roles import Permission
 from app_pages._shared import (
-    attempt, broken_labels_notice, current_user, flash, marked, md_escape, require_page, searchable_picker, show_flash,
-    store, succeeded,
+    attempt, broken_labels_notice, current_user, flash, marked, md_escape, picked, require_page, searchable_picker,
+    show_flash, store, succeeded,
 )
 from app_pages.document_viewer import document_viewer
 from app_pages.quote_diff import diff_markdown
@@ -29,7 +31,7 @@ if mine:
             c1, c2 = st.columns([6, 1])
             c1.markdown(f"**{md_escape(r.query_id)}** · {md_escape(r.text[:120])}")
             if c2.button("Undo", key=f"ev_undo_no_answer_{r.query_id}") and succeeded(
-                    lambda r=r: ea.undo_no_answer(s, user, r.query_id)):
+                    partial(ea.undo_no_answer, s, user, r.query_id)):
                 flash(f"Undone: {r.query_id} is answerable again and back in the queue.")
                 st.rerun()
 
@@ -77,7 +79,7 @@ elif current:
         if (typed := ea.typed_form(q["note"])) is not None:
             c1.caption(f"Typed as: {md_escape(typed)}")
         if c2.button("Retract", key=f"ev_retract_{q['evidence_id']}") and succeeded(
-            lambda q=q: ea.retract_quote(s, user, qid, q["evidence_id"])
+            partial(ea.retract_quote, s, user, qid, q["evidence_id"])
         ):
             flash("Quote retracted (the event history keeps it).")
             st.rerun()
@@ -125,8 +127,8 @@ with right:
     st.write("**Quote**")
     if st.session_state.pop("ev_clear", False):
         st.session_state["ev_quote"] = ""
-    hint = st.selectbox("Look for the quote in", hint_options, key="ev_hint",
-                        help="the whole corpus, or one of the documents the search found")
+    hint: str = picked(st.selectbox("Look for the quote in", hint_options, key="ev_hint",
+                                    help="the whole corpus, or one of the documents the search found"))
     how = st.radio("Quote by", ["pasting", "selecting"], horizontal=True, key="ev_how",
                    format_func=lambda h: {"pasting": "Pasting the text", "selecting": "Selecting it in the document"}[h])
     if how == "pasting":
@@ -139,8 +141,8 @@ with right:
             find = st.form_submit_button("Find quote", type="primary", key="ev_resolve")
         if find:
             doc = None if hint == "(whole corpus)" else hint
-            res = attempt(lambda: ea.resolve(s, user, quote, doc_id=doc))
-            st.session_state["ev_result"] = (qid, quote, res) if res else None
+            found = attempt(lambda: ea.resolve(s, user, quote, doc_id=doc))
+            st.session_state["ev_result"] = (qid, quote, found) if found else None
     elif hint == "(whole corpus)":
         st.caption("Search the corpus, then choose one of the documents it found above to read it here.")
     else:

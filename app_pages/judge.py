@@ -14,7 +14,7 @@ import streamlit as st
 
 from annotator.labeling import judging
 from annotator.people.roles import Permission
-from app_pages._shared import current_user, flash, require_page, rubric_panel, show_flash, store, succeeded
+from app_pages._shared import current_user, flash, picked, require_page, rubric_panel, show_flash, store, succeeded
 from app_pages.labeling_surface import labeling_surface
 
 user = require_page(Permission.LABEL)
@@ -25,9 +25,10 @@ show_flash()
 _ORDERS = ["random", "by_query"]
 if "judge_order" not in st.session_state and st.query_params.get("order") in _ORDERS:
     st.session_state["judge_order"] = st.query_params["order"]  # a refresh or a link keeps the mode
-order = st.radio("Queue", _ORDERS, horizontal=True, key="judge_order",
-                 format_func=lambda o: {"random": "Randomized", "by_query": "Grouped by question (TREC)"}[o],
-                 help="Grouped: all pooled passages of one question in a row, so you read the question once.")
+_ORDER_NAMES = {"random": "Randomized", "by_query": "Grouped by question (TREC)"}
+order: str = picked(st.radio("Queue", _ORDERS, horizontal=True, key="judge_order", format_func=_ORDER_NAMES.__getitem__,
+                             help="Grouped: all pooled passages of one question in a row, so you read the question "
+                                  "once."))
 if order == "random":
     st.query_params.pop("order", None)
 else:
@@ -75,7 +76,7 @@ with st.expander("My last 10 judgments (correct a mistake)"):
                             format_func=lambda e: f"{recent[e]['query_id']} · {recent[e]['doc_id']} "
                                                   f"[{recent[e]['start']}:{recent[e]['end']}] · {recent[e]['op']} "
                                                   f"{recent[e]['grade'] if recent[e]['grade'] is not None else ''}")
-        new_grade = st.radio("New grade", [0, 1, 2, 3], horizontal=True, key="fix_grade")
+        new_grade: int = picked(st.radio("New grade", [0, 1, 2, 3], horizontal=True, key="fix_grade"))
         if st.button("Save correction", key="fix_save") and succeeded(
             lambda: judging.correct(s, user, recent[pick], new_grade)
         ):

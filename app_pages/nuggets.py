@@ -11,8 +11,8 @@ from annotator.judge import llm
 from annotator.process import jobs
 from annotator.people.roles import Permission
 from app_pages import _cost
-from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, require_page, searchable_picker,
-                                show_flash, store)
+from app_pages._shared import (answers_import, attempt, current_user, flash, md_escape, picked, require_page,
+                                searchable_picker, show_flash, store)
 from app_pages.labeling_surface import labeling_surface
 from golden_store.live import llm_log
 
@@ -165,7 +165,7 @@ if mode == "Author":
                                    f"nug_p_{suffix}": (current.index(base) + 1) if base else len(current) + 1},
                           max(1, top))
         one_text = st.text_input("Nugget (1-12 words)", key=f"nug_t_{suffix}")
-        one_imp = st.radio("Importance", ["vital", "okay"], horizontal=True, key=f"nug_i_{suffix}")
+        one_imp: str = picked(st.radio("Importance", ["vital", "okay"], horizontal=True, key=f"nug_i_{suffix}"))
         one_quote = st.text_input("Supporting quote (verbatim from the evidence; optional)", key=f"nug_qt_{suffix}")
         one_pos = st.number_input("Position", 1, max(1, top), key=f"nug_p_{suffix}", step=1,
                                   help="Where the nugget goes in the list; a new one goes at the end unless you "
@@ -268,9 +268,9 @@ if mode == "Assign to answers":
 
 # ---- scores ----------------------------------------------------------------------------------
 if mode == "Scores" and user.can(Permission.VIEW_RESULTS):
-    no_vital = st.radio("A question with no vital nugget", list(nuggets.NO_VITAL_DEFINITIONS), horizontal=True,
-                        key="nug_no_vital", format_func=lambda c: {"methodology": "V undefined, left out (§10.9)",
-                                                                   "nuggetizer": "V = 0 (nuggetizer)"}[c])
+    no_vital: str = picked(st.radio(
+        "A question with no vital nugget", list(nuggets.NO_VITAL_DEFINITIONS), horizontal=True, key="nug_no_vital",
+        format_func=lambda c: {"methodology": "V undefined, left out (§10.9)", "nuggetizer": "V = 0 (nuggetizer)"}[c]))
     per_answer, per_system = nuggets.scores(s, user, no_vital=no_vital)
     if per_answer.empty:
         st.info("Nugget scores appear once answers are imported and their nuggets assigned.")
@@ -331,11 +331,12 @@ if mode == "Scores":
                 st.caption(md_escape(f"Now: {row['outcome']} ({row['basis']}{who}); imported as "
                                      f"{row['imported_outcome']}."))
                 with st.form(f"nug_out_form_{ref}", clear_on_submit=True, enter_to_submit=True):
-                    current = row["outcome"] if row["outcome"] in nuggets.OUTCOMES else nuggets.OUTCOMES[0]
-                    choice = st.radio("Outcome", nuggets.OUTCOMES, index=nuggets.OUTCOMES.index(current),
-                                      horizontal=True, key=f"nug_out_choice_{ref}",
-                                      help="answered: it gave an answer · abstained: it declined (\"the documents "
-                                           "do not say\") · refused: a safety refusal")
+                    now = row["outcome"] if row["outcome"] in nuggets.OUTCOMES else nuggets.OUTCOMES[0]
+                    choice: str = picked(st.radio(
+                        "Outcome", nuggets.OUTCOMES, index=nuggets.OUTCOMES.index(now), horizontal=True,
+                        key=f"nug_out_choice_{ref}",
+                        help="answered: it gave an answer · abstained: it declined (\"the documents do not say\") · "
+                             "refused: a safety refusal"))
                     note = st.text_input("Note (optional, kept in the history)", key=f"nug_out_note_{ref}")
                     saved = st.form_submit_button("Save outcome", type="primary")
                 if saved:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -9,8 +10,8 @@ import streamlit as st
 from annotator.evaluation import runs_import
 from annotator.integration import judgments_import
 from annotator.people.roles import Permission
-from app_pages._shared import (answers_import, as_file, attempt, flash, md_escape, progress_callback, require_page,
-                                show_flash, store, succeeded, upload_bytes, upload_limit)
+from app_pages._shared import (answers_import, as_file, attempt, flash, md_escape, picked, progress_callback,
+                                require_page, show_flash, store, succeeded, upload_bytes, upload_limit)
 
 user = require_page(Permission.VIEW_VERSIONS)
 s = store()
@@ -49,10 +50,11 @@ if user.can(Permission.IMPORT_RUNS):
             if up is None:
                 st.error("Choose a run file first.")
             elif (data := upload_bytes(up, RUN_UPLOAD_MB, "golden runs import FILE --system NAME")) is not None:
+                file_name = up.name
                 with as_file(data) as path:
                     rep = attempt(lambda: runs_import.import_run_file(
                         s, user, path, system.strip(), None if fmt == "auto" else fmt, replace=replace,
-                        skip_unknown=skip, skip_unknown_docs=skip_docs, name=up.name,
+                        skip_unknown=skip, skip_unknown_docs=skip_docs, name=file_name,
                         progress=progress_callback("Placing passages")),
                         IMPORT_OPTIONS)
                 if rep is not None:
@@ -81,7 +83,7 @@ if user.can(Permission.RETIRE_RUNS):
         if st.button("Retire run", key="run_retire", disabled=not active):
             if target is None:
                 st.error("Choose the run to retire.")
-            elif succeeded(lambda: runs_import.retire_run(s, user, target, why)):
+            elif succeeded(partial(runs_import.retire_run, s, user, target, why)):
                 flash(f"Retired run {target}: left out of new pools; its pool contributions stay recorded.")
                 st.rerun()
         if retired:
@@ -101,10 +103,10 @@ if user.can(Permission.IMPORT_RUNS):
         depth = c1.number_input("Depth (top-k per run)", 1, 1000, 10)
         chosen = c2.multiselect("Runs (retired ones are not pooled)", active, default=active)
         if st.form_submit_button("Build pool", type="primary"):
-            rep = attempt(lambda: runs_import.build_pool(s, user, int(depth), chosen))
-            if rep:
-                flash(f"Pool: {rep.pool_size} items over {rep.queries} queries; {rep.new_items} added, "
-                      f"{rep.new_unjudged} of them unjudged.")
+            built = attempt(lambda: runs_import.build_pool(s, user, int(depth), chosen))
+            if built:
+                flash(f"Pool: {built.pool_size} items over {built.queries} queries; {built.new_items} added, "
+                      f"{built.new_unjudged} of them unjudged.")
                 st.rerun()
 
 st.subheader("Coverage", anchor=False)
@@ -133,21 +135,25 @@ POOL_PAGE = 50
 f1, f2, f3 = st.columns([2, 2, 2])
 prefix = f1.text_input("Query id starts with", key="pool_q_prefix").strip()
 by_run = f2.selectbox("Pooled by run", ["any run"] + runs["system"].tolist(), key="pool_run_pick")
-status_pick = f3.selectbox("Status", runs_import.POOL_ITEM_STATUSES, key="pool_status_pick",
-                           format_func={"any": "any", "unjudged": "no grade yet", "graded": "graded",
-                                        "disputed": "graders disagree", "final": "final grade"}.get)
-filters = {"query_prefix": prefix, "system": None if by_run == "any run" else by_run, "status": status_pick}
+status_pick: str = picked(f3.selectbox(
+    "Status", runs_import.POOL_ITEM_STATUSES, key="pool_status_pick",
+    format_func={"any": "any", "unjudged": "no grade yet", "graded": "graded", "disputed": "graders disagree",
+                 "final": "final grade"}.__getitem__))
+system_pick = None if by_run == "any run" else by_run
+filters = {"query_prefix": prefix, "system": system_pick, "status": status_pick}
 # the page number starts over when a filter changes (a page 40 of another filter may not exist)
 if st.session_state.get("pool_page_filters") != filters:
     st.session_state["pool_page_filters"] = filters
     st.session_state["pool_items_page"] = 1
 # one call: the matching count and the page (the page number is the widget's, kept in the session)
 want = max(1, int(st.session_state.get("pool_items_page", 1)))
-total, items = runs_import.pool_items_page(s, user, limit=POOL_PAGE, offset=(want - 1) * POOL_PAGE, **filters)
+total, items = runs_import.pool_items_page(s, user, limit=POOL_PAGE, offset=(want - 1) * POOL_PAGE,
+                                           query_prefix=prefix, system=system_pick, status=status_pick)
 pages = max(1, -(-total // POOL_PAGE))
 if want > pages:  # the pool shrank under this filter (or a grade moved items out of it): last page
     st.session_state["pool_items_page"] = want = pages
-    total, items = runs_import.pool_items_page(s, user, limit=POOL_PAGE, offset=(want - 1) * POOL_PAGE, **filters)
+    total, items = runs_import.pool_items_page(s, user, limit=POOL_PAGE, offset=(want - 1) * POOL_PAGE,
+                                               query_prefix=prefix, system=system_pick, status=status_pick)
 if pages > 1:
     st.number_input(f"Page (of {pages}, {POOL_PAGE} a page; {total} item(s) match)", 1, pages, key="pool_items_page")
 if total:

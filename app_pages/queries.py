@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import date
+from functools import partial
 
 import streamlit as st
 
 from annotator.evidence import query_editing
 from annotator.people.roles import Permission
 from golden_store.live.queries import QueryRecord, get_query, list_strata
-from app_pages._shared import (attempt, clear_form, flash, form_key, require_page, searchable_picker, show_flash, store,
-                                succeeded, upload_bytes, upload_limit)
+from app_pages._shared import (attempt, clear_form, flash, form_key, picked, require_page, searchable_picker,
+                                show_flash, store, succeeded, upload_bytes, upload_limit)
 
 user = require_page(Permission.VIEW_STORE)
 s = store()
@@ -50,7 +51,7 @@ def query_form(key: str, rec: QueryRecord | None) -> QueryRecord | None:
         c1, c2, c3 = st.columns(3)
         stratum = c1.selectbox("Stratum", strata, index=strata.index(rec.stratum) if rec else 0)
         sources = SOURCES + ([rec.source] if rec and rec.source not in SOURCES else [])
-        source = c2.selectbox("Source", sources, index=sources.index(rec.source) if rec else 0)
+        source: str = picked(c2.selectbox("Source", sources, index=sources.index(rec.source) if rec else 0))
         created = c3.date_input("Date", value=rec.created_date if rec else date.today())
         c4, c5 = st.columns(2)
         answerable = c4.checkbox("Answerable from the corpus", value=rec.answerable if rec else True,
@@ -71,7 +72,7 @@ if can_edit:
     tab_add, tab_edit, tab_import, tab_strata = st.tabs(["Add", "Edit", "Import", "Strata"])
     with tab_add:
         rec = query_form(form_key("q_add"), None)
-        if rec and succeeded(lambda: query_editing.add_query(s, user, rec)):
+        if rec and succeeded(partial(query_editing.add_query, s, user, rec)):
             flash(f"Added {rec.query_id}.")
             clear_form("q_add")
             st.rerun()
@@ -86,7 +87,7 @@ if can_edit:
             if new:
                 new = replace(new, query_id=qid)
                 reason = st.session_state.get(f"q_edit_{qid}_unhold") or None
-                saved = attempt(lambda: query_editing.edit_query(s, user, new, unhold_reason=reason))
+                saved = attempt(partial(query_editing.edit_query, s, user, new, unhold_reason=reason))
                 if saved is not None:
                     flash(f"Saved a new revision of {qid}." if saved
                           else f"Nothing changed in {qid}: no new revision was written.")
@@ -102,9 +103,9 @@ if can_edit:
         up = st.file_uploader("Query file", type=["csv", "jsonl"], key="q_import_file",
                               max_upload_size=upload_limit(QUERIES_UPLOAD_MB))
         update = st.checkbox("Record new revisions for ids that already exist", key="q_import_update")
-        if st.button("Import queries", disabled=up is None, key="q_import") and (
+        if st.button("Import queries", disabled=up is None, key="q_import") and up is not None and (
                 data := upload_bytes(up, QUERIES_UPLOAD_MB, "golden queries import FILE")) is not None:
-            res = attempt(lambda: query_editing.import_file(s, user, up.name, data, update=update))
+            res = attempt(partial(query_editing.import_file, s, user, up.name, data, update=update))
             if res:
                 flash(f"{res['added']} added, {res['updated']} updated, {res['unchanged']} unchanged.")
                 st.rerun()

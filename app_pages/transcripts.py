@@ -18,6 +18,7 @@ from app_pages._shared import (
     current_user,
     flash,
     md_escape,
+    picked,
     progress_callback,
     require_page,
     show_flash,
@@ -48,11 +49,12 @@ if user.can(Permission.IMPORT_RUNS):
             if up is None:
                 st.error("Choose a transcripts file first.")
             elif (data := upload_bytes(up, TRANSCRIPTS_UPLOAD_MB, "golden transcripts import FILE")) is not None:
+                file_name = up.name
                 with as_file(data) as path:
-                    n = attempt(lambda: transcripts.import_file(s, user, path, progress_callback("Reading transcripts"),
-                                                                name=up.name))
-                if n is not None:
-                    flash(f"Imported {n} transcript(s).")
+                    imported = attempt(lambda: transcripts.import_file(
+                        s, user, path, progress_callback("Reading transcripts"), name=file_name))
+                if imported is not None:
+                    flash(f"Imported {imported} transcript(s).")
                     st.rerun()
 
 def judge_check_section() -> None:
@@ -209,14 +211,14 @@ if my_reviews:
             st.markdown(f"Your verdict now: **{md_escape(now)}**"
                         + (f" (corrected; it replaced *{md_escape(corrected(r))}*)" if corrected(r) else ""))
             choices = [c for c in transcripts.VERDICT_CHOICES if c != (r["verdict"], r["failure_class"])]
-            new = st.selectbox("New verdict", choices, key=f"tr_fix_verdict_{fix}_{n}",
-                               format_func=lambda c: transcripts.verdict_label(*c))
+            new: tuple[str, str | None] = picked(st.selectbox(
+                "New verdict", choices, key=f"tr_fix_verdict_{fix}_{n}", format_func=lambda c: transcripts.verdict_label(*c)))
             why = st.text_input("Why you change it (required, kept with the new verdict)", key=f"tr_fix_why_{fix}_{n}",
                                 max_chars=500)
             if st.button("Change my verdict", key="tr_fix_save"):
-                did = attempt(lambda: transcripts.correct_verdict(s, user, fix, new[0], new[1], why,
-                                                                  expected_event=r["review_event_id"]))
-                if did is not None:
+                changed = attempt(lambda: transcripts.correct_verdict(s, user, fix, new[0], new[1], why,
+                                                                      expected_event=r["review_event_id"]))
+                if changed is not None:
                     flash(f"Changed your verdict on {fix} from {now} to {transcripts.verdict_label(*new)} (a new "
                           "verdict; the old one stays in the history).")
                     st.session_state["_tr_fixed"] = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +16,7 @@ from annotator.people.roles import Permission
 from golden_store.live.documents import store_corpus_digest
 from golden_store.versions import format_diff
 from golden_store.versions.diff import nugget_diff_rows
-from app_pages._shared import attempt, md_escape, progress_callback, require_page, store
+from app_pages._shared import attempt, md_escape, picked, progress_callback, require_page, store
 
 user = require_page(Permission.VIEW_VERSIONS)
 s = store()
@@ -84,6 +85,8 @@ st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 # every version can be picked below (its manifest is read when it is shown, verified or diffed)
 damaged = {r["name"] for r in rows if r.get("error")}
 names = [n for n in versioning.version_names(user, vdir) if n not in damaged]
+# the pickers below give None when there is no name to pick: every version listed is damaged
+NO_INTACT = "No version to pick: every frozen version here is damaged (see the error column above)."
 
 tab_m, tab_v, tab_d, tab_e = st.tabs(["Manifest", "Verify", "Diff", "Export"])
 with tab_m:
@@ -95,22 +98,28 @@ with tab_m:
 with tab_v:
     pick_v = st.selectbox("Version", names, key="v_verify")
     if st.button("Verify", key="v_verify_btn"):
-        rep = attempt(lambda: versioning.verify(user, vdir, pick_v, live_corpus_digest=store_corpus_digest(s)))
-        if rep:
-            for w in rep.warnings:
-                st.warning(md_escape(w))
-            if rep.ok:
-                st.success(f"{md_escape(rep.name)} verified: " + ", ".join(f"{n} {k}" for k, n in rep.checked.items()))
-            else:
-                st.error(f"{md_escape(rep.name)} FAILED verification")
-                st.code("\n".join(rep.problems), language=None, wrap_lines=True)
+        if pick_v is None:
+            st.error(NO_INTACT)
+        else:
+            to_verify = pick_v
+            rep = attempt(lambda: versioning.verify(user, vdir, to_verify, live_corpus_digest=store_corpus_digest(s)))
+            if rep:
+                for w in rep.warnings:
+                    st.warning(md_escape(w))
+                if rep.ok:
+                    st.success(f"{md_escape(rep.name)} verified: "
+                               + ", ".join(f"{n} {k}" for k, n in rep.checked.items()))
+                else:
+                    st.error(f"{md_escape(rep.name)} FAILED verification")
+                    st.code("\n".join(rep.problems), language=None, wrap_lines=True)
 with tab_d:
     c1, c2 = st.columns(2)
     a = c1.selectbox("From", names, index=min(1, len(names) - 1), key="v_diff_a")
     b = c2.selectbox("To", names, index=0, key="v_diff_b")
     if st.button("Diff", key="v_diff_btn"):
-        d = attempt(lambda: versioning.diff(user, vdir, a, b))
-        if d:
+        if a is None or b is None:
+            st.error(NO_INTACT)
+        elif d := attempt(partial(versioning.diff, user, vdir, a, b)):
             st.code(format_diff(d), language=None)
             # the approved nuggets apart, as a table: whole texts and quotes, one row per change (M12)
             rows = nugget_diff_rows(d)
@@ -122,18 +131,22 @@ with tab_e:
         st.caption("Exporting needs the engineer or admin role.")
     else:
         pick_e = st.selectbox("Version", names, key="v_export")
-        fmt = st.radio("Format", ["trec", "beir", "jsonl"], horizontal=True, key="v_export_fmt",
-                       captions=["qrels.txt (qid 0 docid grade)", "corpus/queries.jsonl + qrels/test.tsv", "golden.jsonl"])
+        fmt: str = picked(st.radio(
+            "Format", ["trec", "beir", "jsonl"], horizontal=True, key="v_export_fmt",
+            captions=["qrels.txt (qid 0 docid grade)", "corpus/queries.jsonl + qrels/test.tsv", "golden.jsonl"]))
         if st.button("Prepare download", key="v_export_btn"):
-            with tempfile.TemporaryDirectory() as tmp:
-                out = Path(tmp) / f"{pick_e}-{fmt}"
-                paths = attempt(lambda: versioning.export_version(user, vdir, pick_e, fmt, out))
-                if paths:
-                    buf = io.BytesIO()
-                    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-                        for p in paths:
-                            zf.write(p, p.relative_to(out.parent))
-                    st.session_state["v_export_zip"] = (f"{pick_e}-{fmt}.zip", buf.getvalue())
+            if pick_e is None:
+                st.error(NO_INTACT)
+            else:
+                with tempfile.TemporaryDirectory() as tmp:
+                    out = Path(tmp) / f"{pick_e}-{fmt}"
+                    paths = attempt(partial(versioning.export_version, user, vdir, pick_e, fmt, out))
+                    if paths:
+                        buf = io.BytesIO()
+                        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+                            for p in paths:
+                                zf.write(p, p.relative_to(out.parent))
+                        st.session_state["v_export_zip"] = (f"{pick_e}-{fmt}.zip", buf.getvalue())
         if "v_export_zip" in st.session_state:
             fname, data = st.session_state["v_export_zip"]
             st.download_button(f"Download {fname}", data, file_name=fname, mime="application/zip")
