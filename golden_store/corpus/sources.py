@@ -198,9 +198,13 @@ def read_source(name: str, data: bytes, problems: list[str]) -> list[SourceDocum
 MAX_DOCUMENT_CHARS = 2_000_000
 
 
-class _Preparer:
+class Preparer:
     """Canonicalizes and hashes documents one by one, remembering every id seen so a
-    duplicate is reported with both of its sources."""
+    duplicate is reported with both of its sources.
+
+    Shared with :func:`golden_store.live.documents.import_paths`, which streams files of any
+    size through it into the store, so an import checks each document by the same rules as
+    :func:`load_paths` and :func:`prepare`."""
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
@@ -238,7 +242,7 @@ class _Preparer:
 
 def prepare(docs: Sequence[SourceDocument], problems: list[str], progress: Progress | None = None) -> list[PreparedDocument]:
     """Canonicalize and hash; flag empty documents and duplicate ids."""
-    one = _Preparer(problems)
+    one = Preparer(problems)
     out: list[PreparedDocument] = []
     for i, d in enumerate(docs):
         if progress:
@@ -251,7 +255,9 @@ def prepare(docs: Sequence[SourceDocument], problems: list[str], progress: Progr
     return out
 
 
-def _refused(problems: list[str]) -> ValidationError:
+def refused(problems: list[str]) -> ValidationError:
+    """The one refusal of a corpus import, listing every problem found. Shared with
+    :mod:`golden_store.live.documents`, whose streamed import refuses in the same words."""
     return ValidationError(f"Corpus import refused: {len(problems)} problem(s); nothing was imported.", problems)
 
 
@@ -265,7 +271,7 @@ def load_sources(
         docs.extend(read_source(name, data, problems))
     prepared = prepare(docs, problems, progress)
     if problems:
-        raise _refused(problems)
+        raise refused(problems)
     return prepared
 
 
@@ -273,9 +279,9 @@ def load_paths(paths: Sequence[str | Path], progress: Progress | None = None) ->
     """Every document of the paths in memory (small corpora, tests); large ones stream
     through :func:`import_paths`."""
     problems: list[str] = []
-    docs = [d for batch in _batches(_iter_paths(paths, problems, progress), _Preparer(problems)) for d in batch]
+    docs = [d for batch in batches(iter_paths(paths, problems, progress), Preparer(problems)) for d in batch]
     if problems:
-        raise _refused(problems)
+        raise refused(problems)
     return docs
 
 
@@ -323,8 +329,12 @@ def _iter_jsonl(path: Path, problems: list[str], advance: Callable[[int], None])
         problems.append(f"{name}: no documents in the file")
 
 
-def _iter_paths(paths: Sequence[str | Path], problems: list[str],
-                progress: Progress | None = None) -> Iterator[SourceDocument]:
+def iter_paths(paths: Sequence[str | Path], problems: list[str],
+               progress: Progress | None = None) -> Iterator[SourceDocument]:
+    """The documents of ``paths`` (files and folders) one at a time, a JSONL file read chunk by
+    chunk, each problem appended to ``problems``; ``progress`` is told the bytes read. Shared
+    with :func:`golden_store.live.documents.import_paths`, which streams them into the store in
+    bounded memory, so both read files by one rule (:mod:`golden_store.core.textin`)."""
     files, found = expand_paths(paths)
     problems.extend(found)
     sizes = []
@@ -354,7 +364,10 @@ def _iter_paths(paths: Sequence[str | Path], problems: list[str],
         yield from read_source(str(f), data, problems)
 
 
-def _batches(docs: Iterable[SourceDocument], prepare_one: _Preparer) -> Iterator[list[PreparedDocument]]:
+def batches(docs: Iterable[SourceDocument], prepare_one: Preparer) -> Iterator[list[PreparedDocument]]:
+    """``docs`` prepared by ``prepare_one`` (those it refuses left out), in lists of about
+    ``_BATCH_CHARS`` characters or ``_BATCH_DOCS`` documents. Shared with
+    :func:`golden_store.live.documents.import_paths`: each list is one batch written to the store."""
     batch: list[PreparedDocument] = []
     chars = 0
     for d in docs:

@@ -19,9 +19,8 @@ from golden_store.core import disk
 from golden_store.core.errors import DiskFullError, ValidationError
 from golden_store.core.progress import Phase, in_phase
 from golden_store.core.progress import report as tell
-from golden_store.corpus.sources import (  # noqa: F401  (Progress, PreparedDocument: re-exported)
-    PreparedDocument, Progress, _batches, _iter_paths, _Preparer, _refused,
-)
+from golden_store.corpus import sources
+from golden_store.corpus.sources import PreparedDocument, Progress  # noqa: F401  (re-exported)
 from golden_store.db.store import Store, utcnow
 from golden_store.live.document_staging import DocumentStaging, bulk_load_settings
 from golden_store.live.drift import DriftReport, reresolve_tx
@@ -79,7 +78,7 @@ def import_paths(store: Store, paths: Sequence[str | Path], *, actor: str, repla
     transaction, so memory stays bounded; every problem is collected and any one of them
     rolls the whole import back."""
     problems: list[str] = []
-    batches = _batches(_iter_paths(paths, problems, progress), _Preparer(problems))
+    batches = sources.batches(sources.iter_paths(paths, problems, progress), sources.Preparer(problems))
     return _import(store, batches, problems, actor=actor, replace=replace, progress=progress)
 
 
@@ -195,7 +194,7 @@ def import_documents_tx(
             tell(progress, 0, staging.rows, WRITING)
             staging.insert(cur, actor=actor, now=now)
     if problems:
-        raise _refused(problems)
+        raise sources.refused(problems)
     if not n_docs:
         raise ValidationError("Corpus import refused: no documents given.")
     if conflicts and not replace:
