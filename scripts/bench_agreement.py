@@ -58,7 +58,7 @@ from datetime import date, datetime
 from itertools import combinations
 from pathlib import Path
 
-from benchlib import _mark_before, _maxrss_kib, child_runner, git_head, mib, print_profile, refill_grade_state, work_dir  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, child_runner, git_head, log, mib, print_profile, refill_grade_state, set_quiet, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 
@@ -82,12 +82,6 @@ GRADE_P = (0.45, 0.25, 0.18, 0.12)
 PARTS = ("grade_rows", "gold_rows", "evidence_rows", "group", "distributions", "by_stratum", "by_round",
          "over_time", "drift", "evidence")
 SQL_PARTS = ("grade_rows", "gold_rows", "evidence_rows")
-_QUIET = False
-
-
-def log(msg: str) -> None:
-    if not _QUIET:
-        print(msg, file=sys.stderr, flush=True)
 
 
 # ---- data generation ---------------------------------------------------------------------------
@@ -397,7 +391,6 @@ def _file_sha(rel: str) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _QUIET
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--annotators", type=int, default=20)
@@ -417,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.annotators < 2 or args.items < 1 or args.repeats < 1:
         ap.error("need --annotators >= 2, --items >= 1, --repeats >= 1")
-    _QUIET = args.json
+    set_quiet(args.json)
 
     import duckdb
     import numpy as np

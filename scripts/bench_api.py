@@ -33,7 +33,6 @@ import asyncio
 import json
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import _mark_before, _maxrss_kib, mib, work_dir  # noqa: E402
+from benchlib import _mark_before, _maxrss_kib, free_port, mib, work_dir  # noqa: E402
 
 
 def _proc_kib(pid: int, field: str) -> int:
@@ -59,12 +58,6 @@ def _reset_peak(pid: int) -> None:
             fh.write("5")
     except OSError:
         pass  # not allowed here: the peak then covers the server's life so far (said in the output)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _golden(env: dict[str, str], *args: str) -> str:
@@ -203,7 +196,7 @@ def main() -> int:
         cli = [cli_import(run, env) for _ in range(args.repeats)]
 
         token = json.loads(_golden(env, "tokens", "create", "bench", "--role", "engineer", "--json"))["secret"]
-        port = _free_port()
+        port = free_port()
         api = subprocess.Popen([sys.executable, "-m", "annotator.cli", "api", "--port", str(port)], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         base = f"http://127.0.0.1:{port}"

@@ -37,7 +37,6 @@ import json
 import re
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,7 +44,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchlib import git_head, refill_grade_state, work_dir  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import free_port, git_head, refill_grade_state, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -99,15 +98,9 @@ def build(work: Path, events: int, docs: int, queries: int) -> dict:
     return facts
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
     def __init__(self, script: Path, db: Path, log_path: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, GOLDEN_DB=str(db), PYTHONPATH=str(ROOT))
         self._log = log_path.open("ab")

@@ -70,7 +70,7 @@ from typing import Any
 
 import numpy as np
 
-from benchlib import git_head  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import git_head, log, set_quiet  # noqa: E402  (scripts/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -88,12 +88,6 @@ OVERCONFIDENCE = 4.0
 INCONSISTENT, INSUFFICIENT_SHARE, REFUSED, QUOTE_BAD = 0.03, 0.02, 0.005, 0.01
 MODEL = "claude-sonnet-4-5"
 JUDGE_RUBRIC_SHA = "bench"
-_QUIET = False
-
-
-def log(msg: str) -> None:
-    if not _QUIET:
-        print(msg, file=sys.stderr, flush=True)
 
 
 # ---- the pool and the synthetic judge ------------------------------------------------------------
@@ -503,7 +497,7 @@ def markdown(res: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _QUIET, INCONSISTENT
+    global INCONSISTENT
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=5000, help="pool items")
@@ -527,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.items, args.kappas, args.repeats, args.cal_draws = 2000, "0.8,0.6", 3, 2
-    _QUIET = args.json
+    set_quiet(args.json)
     INCONSISTENT = args.inconsistent
     t_start = time.perf_counter()
 

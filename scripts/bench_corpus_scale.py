@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import resource
@@ -279,23 +278,11 @@ def score(path: str) -> dict:
 
 
 def run_child(op: str, code_root: Path | None, **kw) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op]
-    for k, v in kw.items():
-        cmd += [f"--{k.replace('_', '-')}", str(v)]
-    env = dict(os.environ)
+    """``op`` in a fresh process with the code of ``code_root`` (None: this checkout)."""
+    from benchlib import child_flags, run_child_process
+
     root = code_root or ROOT
-    env["PYTHONPATH"] = os.pathsep.join([str(root), str(HERE)])
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(root))
-    if proc.returncode != 0:
-        raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _baseline_tree(rev: str, work: Path) -> Path:
-    tree = work / "baseline"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev],
-                   check=True, capture_output=True)
-    return tree
+    return run_child_process(__file__, op, child_flags(kw), code_root=root, cwd=root)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -326,14 +313,14 @@ def main(argv: list[str] | None = None) -> int:
                "folder": child_folder}
         print(json.dumps(ops[a._child](a)))
         return 0
-    from benchlib import git_head, work_dir
+    from benchlib import code_tree, git_head, work_dir
 
     work, tmp = work_dir(ap, a.keep, "bench-corpus-")
     say = (lambda *x: None) if a.json else (lambda *x: print(*x, file=sys.stderr, flush=True))
     base = None
     try:
         if a.baseline:
-            base = _baseline_tree(a.baseline, work)
+            base = code_tree(ROOT, a.baseline, work, "baseline")
         rows = []
         for mb in [float(x) for x in a.sizes.split(",") if x]:
             d = work / f"{mb:g}MB"

@@ -50,7 +50,7 @@ import time
 from datetime import date, datetime
 from pathlib import Path
 
-from benchlib import _mark_before, _maxrss_kib, child_runner, mib, percentile, refill_grade_state, work_dir  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, child_runner, log, mib, percentile, refill_grade_state, set_quiet, syllable_vocab, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 
@@ -63,25 +63,9 @@ ACTOR = "bench"
 JUDGE = "judge"
 JUDGE_DONE_SHARE = 0.5
 P95_TARGET_MS = 150.0
-_QUIET = False
-
-
-def log(msg: str) -> None:
-    if not _QUIET:
-        print(msg, file=sys.stderr, flush=True)
 
 
 # ---- data generation ---------------------------------------------------------------------------
-
-_SYLL = ["ka", "ro", "mi", "ten", "sul", "vor", "pa", "lin", "dre", "quo", "zen", "bar", "tik", "fel",
-         "mon", "gra", "sha", "ple", "nor", "vix", "ad", "el", "ost", "um"]
-
-
-def _vocab(rng: random.Random, n: int = 2000) -> list[str]:
-    words = set()
-    while len(words) < n:
-        words.add("".join(rng.choice(_SYLL) for _ in range(rng.randint(1, 4))))
-    return sorted(words)
 
 
 def make_document(rng: random.Random, vocab: list[str], i: int) -> tuple[str, bytes]:
@@ -106,7 +90,7 @@ def generate_base(db: Path, n_docs: int, n_queries: int, n_runs: int, depth: int
     from golden_store.db.store import Store, utcnow
 
     rng = random.Random(seed)
-    vocab = _vocab(rng)
+    vocab = syllable_vocab(rng, 2000)
     t0 = time.perf_counter()
     docs = sources.load_sources([make_document(rng, vocab, i) for i in range(n_docs)])
     lengths = {d.doc_id: len(d.raw_text) for d in docs}
@@ -367,7 +351,6 @@ def _ms(xs: list[float]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _QUIET
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=1_000_000, help="grade events in the store")
@@ -393,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.queries, args.docs, args.runs, args.depth, args.actions, args.pool_reps, args.annotators) < 1 \
             or args.events < 0:
         ap.error("sizes must be >= 1 (--events >= 0)")
-    _QUIET = args.json
+    set_quiet(args.json)
 
     import duckdb
 

@@ -77,7 +77,7 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, _status_kib, child_runner, git_head, mib, print_profile  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, _status_kib, child_runner, git_head, log, mib, print_profile, set_quiet  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 
@@ -98,14 +98,6 @@ QRELS_ONLY_SHARE = 0.005   # judged queries missing from the run
 GRADE_P = [0.45, 0.25, 0.18, 0.12]
 CHUNK_QUERIES = 500        # run lines are built this many queries at a time
 TIME_BIN = "/usr/bin/time"
-
-
-def log(msg: str) -> None:
-    if not _QUIET:
-        print(msg, file=sys.stderr, flush=True)
-
-
-_QUIET = False
 
 
 # ---- data generation ---------------------------------------------------------------------------
@@ -428,7 +420,6 @@ def _summary(runs: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _QUIET
     argv = list(sys.argv[1:] if argv is None else argv)
     passthrough: list[str] = []
     if "--" in argv:  # golden wrapper child: what follows "--" is golden's own argv
@@ -474,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if min(args.queries, args.depth, args.judged, args.reps, args.boot, args.boot_reps) < 1:
         ap.error("--queries, --depth, --judged, --reps, --boot and --boot-reps must be >= 1")
-    _QUIET = args.json
+    set_quiet(args.json)
 
     import numpy as np
     import pandas as pd

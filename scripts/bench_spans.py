@@ -69,7 +69,7 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, _status_kib, child_runner, git_head, print_profile  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, _status_kib, child_runner, git_head, log, print_profile, set_quiet  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 
@@ -87,14 +87,6 @@ SHINGLE = 6             # words per uniqueness shingle (interior words of an 8-w
 COVER = 0.80            # located: returned span covers >= 80% of the true span
 BOUNDARY_TOL = 3        # exact boundaries: both ends within 3 characters
 THRESHOLD = 90.0        # the resolver's default; the baseline uses the same
-
-
-_QUIET = False
-
-
-def log(msg: str) -> None:
-    if not _QUIET:
-        print(msg, file=sys.stderr, flush=True)
 
 
 # ---- corpus generation -------------------------------------------------------------------------
@@ -730,7 +722,6 @@ def score(items: list[dict], results: list[list], raw: dict[str, str]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _QUIET
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=20.0, help="corpus size, MiB of raw UTF-8 text")
@@ -755,7 +746,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.mb <= 0 or args.quotes < 1 or args.negatives < 0 or args.baseline_sample < 0:
         ap.error("--mb and --quotes must be > 0, --negatives and --baseline-sample >= 0")
-    _QUIET = args.json
+    set_quiet(args.json)
 
     import numpy
     import rapidfuzz

@@ -49,7 +49,7 @@ import sys
 import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, child_runner, mib, print_profile, refill_grade_state, work_dir  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import _mark_before, _maxrss_kib, child_runner, log, mib, print_profile, refill_grade_state, set_quiet, syllable_vocab, work_dir  # noqa: E402  (scripts/ is on sys.path)
 
 run_child = child_runner(__file__)
 
@@ -70,27 +70,10 @@ ANNOTATORS = [f"ann{i:02d}" for i in range(1, 9)]
 LEADS = ["lead1", "lead2"]
 
 
-def log(msg: str) -> None:
-    if not _QUIET:
-        print(msg, file=sys.stderr, flush=True)
-
-
-_QUIET = False
-
-
 # ---- data generation ---------------------------------------------------------------------------
 
-_SYLL = ["ka", "ro", "mi", "ten", "sul", "vor", "pa", "lin", "dre", "quo", "zen", "bar", "tik", "fel",
-         "mon", "gra", "sha", "ple", "nor", "vix", "ad", "el", "ost", "um"]
 _SPECIAL = ["café", "Zürich", "naïve", "façade", "résumé", "coöperate", "São Paulo", "Ångström",
             "—", "–", "“approved”", "employee’s", "it’s", "50 %", "½", "ﬁle"]
-
-
-def _vocab(rng: random.Random, n: int = 3000) -> list[str]:
-    words = set()
-    while len(words) < n:
-        words.add("".join(rng.choice(_SYLL) for _ in range(rng.randint(1, 4))))
-    return sorted(words)
 
 
 def _sentence(rng: random.Random, vocab: list[str]) -> str:
@@ -147,7 +130,7 @@ def generate(db: Path, n_queries: int, n_events: int, n_docs: int, seed: int) ->
     from golden_store.db.store import Store
 
     rng = random.Random(seed)
-    vocab = _vocab(rng)
+    vocab = syllable_vocab(rng, 3000)
     t0 = time.perf_counter()
 
     # -- corpus, through golden_store.live.documents (canonicalization, hashing, corpus_events)
@@ -456,7 +439,6 @@ def _summary(runs: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _QUIET
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--queries", type=int, default=10_000)
@@ -481,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if min(args.queries, args.docs, args.reps) < 1 or args.events < 0:
         ap.error("--queries, --docs and --reps must be >= 1, --events >= 0")
-    _QUIET = args.json
+    set_quiet(args.json)
 
     import duckdb
 

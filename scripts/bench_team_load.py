@@ -83,7 +83,9 @@ ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from benchlib import PgCluster, git_head, percentile, tree_cpu_s, tree_hwm_mib, work_dir  # noqa: E402
+from benchlib import (  # noqa: E402
+    PgCluster, child_flags, code_tree, git_head, percentile, run_child_process, tree_cpu_s, tree_hwm_mib, work_dir,
+)
 
 PASSWORD = "0123456789ab"
 PORTS = (8712, 8722)  # this bench's ports (server A, server B)
@@ -184,21 +186,7 @@ def child_work_loop(a: argparse.Namespace) -> dict:
 def run_child(op: str, code_root: Path, cwd: Path, **kw) -> dict:
     """``op`` in a fresh process with ``code_root``'s code, in ``cwd`` (a store's corpus search
     index goes into the working directory: never the checkout)."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op]
-    for k, v in kw.items():
-        cmd += [f"--{k}", str(v)]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code_root), str(HERE)]))
-    env.pop("GOLDEN_DB", None)
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(cwd))
-    if proc.returncode != 0:
-        raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _tree(rev: str, work: Path, name: str) -> Path:
-    from benchlib import code_tree
-
-    return code_tree(ROOT, rev, work, name)
+    return run_child_process(__file__, op, child_flags(kw, dashes=False), code_root=code_root, cwd=cwd)
 
 
 def _cli(root: Path, db: str, cwd: Path, *args: str) -> None:
@@ -702,9 +690,9 @@ def main(argv: list[str] | None = None) -> int:
     trees: list[Path] = []
     pg: PgCluster | None = None
     try:
-        new = _tree(a.code, work, "code")
+        new = code_tree(ROOT, a.code, work, "code")
         trees.append(new)
-        base = _tree(a.baseline, work, "baseline") if a.baseline else None
+        base = code_tree(ROOT, a.baseline, work, "baseline") if a.baseline else None
         if base:
             trees.append(base)
         gen_root = base or new

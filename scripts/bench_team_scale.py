@@ -679,18 +679,10 @@ def pool_build_main(a: argparse.Namespace, say) -> dict:
 
 
 def run_child(op: str, code_root: Path, **kw) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op]
-    for k, v in kw.items():
-        if v is True:
-            cmd.append(f"--{k}")
-        elif v not in (None, False):
-            cmd += [f"--{k}", str(v)]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code_root), str(HERE)]))
-    env.pop("GOLDEN_DB", None)
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(code_root))
-    if proc.returncode != 0:
-        raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    """``op`` in a fresh process with the code of ``code_root`` (this checkout's or a baseline's)."""
+    from benchlib import child_flags, run_child_process
+
+    return run_child_process(__file__, op, child_flags(kw, dashes=False), code_root=code_root, cwd=code_root)
 
 
 def _tree(rev: str, work: Path, name: str) -> Path:

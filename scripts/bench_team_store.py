@@ -75,6 +75,8 @@ for p in (str(HERE), str(ROOT)):
     if p not in sys.path:
         sys.path.insert(0, p)  # runs from a checkout even without `pip install -e .`
 
+from benchlib import log, set_quiet  # noqa: E402
+
 SEED = 20240611
 ACTOR = "bench"
 PASSWORD = "0123456789ab"
@@ -82,12 +84,6 @@ POOL_DEPTH = 5
 JUDGE_P95_AIM_MS = 150.0
 FREEZE_AIM_S = 5.0
 ENGINES = ("duckdb", "postgresql")
-_QUIET = False
-
-
-def log(msg: str) -> None:
-    if not _QUIET:
-        print(msg, file=sys.stderr, flush=True)
 
 
 def annotators(n: int) -> list[str]:
@@ -370,19 +366,14 @@ def run_child(op: str, work: Path, code: Path = ROOT, timeout: float | None = No
     """``op`` in a fresh process running the studio code of ``code`` (this checkout, or the
     baseline's worktree); with ``timeout``, a child still running then is stopped and
     ``{"timed_out": True}`` comes back."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", op, "--code", str(code)]
-    for k, v in kw.items():
-        cmd += [f"--{k}", str(v)]
+    from benchlib import child_flags, run_child_process
+
+    flags = ["--code", str(code), *child_flags(kw, dashes=False)]
     env = dict(os.environ, GOLDEN_VERSIONS=str(work / "versions"))
-    env.pop("GOLDEN_DB", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(code), str(HERE)])
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(work), timeout=timeout)
+        return run_child_process(__file__, op, flags, code_root=code, cwd=work, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"timed_out": True, "timeout_s": timeout}
-    if proc.returncode != 0:
-        raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _pct(xs: list[float], p: float) -> float:
@@ -402,7 +393,6 @@ def _s(xs: list[float]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _QUIET
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=1_000_000, help="grade events in the team store")
@@ -439,11 +429,11 @@ def main(argv: list[str] | None = None) -> int:
     if min(a.annotators, a.items, a.docs, a.actions, a.judges, a.agree_reps, a.freeze_queries, a.freeze_docs,
            a.freeze_reps) < 1 or a.judges > a.annotators or a.annotators < 2:
         ap.error("sizes must be >= 1, --annotators >= 2 and --judges <= --annotators")
-    _QUIET = a.json
+    set_quiet(a.json)
 
     import duckdb
 
-    from benchlib import git_head, work_dir
+    from benchlib import code_tree, git_head, work_dir
 
     work, tmp = work_dir(ap, a.keep, "bench-team-store-")
     pg = None
@@ -500,8 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         baseline = None
         if a.baseline:
             tree = work / "baseline"
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), a.baseline], check=True,
-                           capture_output=True)
+            code_tree(ROOT, a.baseline, work, "baseline")
             try:
                 baseline = {"rev": a.baseline}
                 n_act = min(a.actions, 60)

@@ -1,8 +1,25 @@
-"""Helpers shared by the benchmark scripts: peak memory of the measuring process."""
+"""Helpers shared by the benchmark scripts: progress lines, peak memory of the measuring
+process, children that run an op in a fresh process (with this checkout's code or a
+baseline's), synthetic words, process trees and a throwaway PostgreSQL cluster."""
 
 from __future__ import annotations
 
 import resource
+import sys
+
+_quiet = False
+
+
+def set_quiet(quiet: bool) -> None:
+    """Silence :func:`log` (``--json``: only the report's JSON line is printed)."""
+    global _quiet
+    _quiet = quiet
+
+
+def log(msg: str) -> None:
+    """A progress line on stderr (stdout holds the report), unless :func:`set_quiet`."""
+    if not _quiet:
+        print(msg, file=sys.stderr, flush=True)
 
 
 def _status_kib(field: str) -> int | None:
@@ -52,30 +69,78 @@ def print_profile(path: str, title: str, n: int = 16) -> None:
         print(text[start:].rstrip())
 
 
+def child_flags(kw: dict[str, object], dashes: bool = True) -> list[str]:
+    """A child's options from keyword arguments: ``--name value``; True is a bare ``--name``,
+    None and False are left out; with ``dashes``, ``_`` in a name becomes ``-``."""
+    flags: list[str] = []
+    for k, v in kw.items():
+        name = "--" + (k.replace("_", "-") if dashes else k)
+        if v is True:
+            flags.append(name)
+        elif v not in (None, False):
+            flags += [name, str(v)]
+    return flags
+
+
+def run_child_process(script: str, op: str, flags: list[str], *, code_root=None, cwd=None,
+                      env: dict[str, str] | None = None, timeout: float | None = None) -> dict:
+    """Run ``script --_child op FLAGS`` in a fresh process (its own peak memory, nothing
+    cached from the parent) and return the JSON object it prints last; a failed child stops
+    the benchmark with its stderr. With ``code_root`` the child imports the studio from there
+    (this checkout or a baseline's worktree) with this scripts/ folder beside it, and
+    ``GOLDEN_DB`` is left out of its environment (a child opens the store it is given)."""
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+
+    cmd = [sys.executable, str(Path(script).resolve()), "--_child", op, *flags]
+    if code_root is not None:
+        env = dict(os.environ if env is None else env)
+        env["PYTHONPATH"] = os.pathsep.join([str(code_root), str(Path(__file__).resolve().parent)])
+        env.pop("GOLDEN_DB", None)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                          cwd=None if cwd is None else str(cwd), timeout=timeout)
+    if proc.returncode != 0:
+        raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def child_runner(script: str):
     """``run_child(op, **kw)`` for a benchmark script: runs ``script --_child op`` in a fresh
     process (True flags become bare options, None/False are left out) and returns the JSON
     object it prints last."""
-    import json
-    import subprocess
-    import sys
+
     from pathlib import Path
 
     path = str(Path(script).resolve())
 
     def run_child(op: str, **kw: object) -> dict:
-        cmd = [sys.executable, path, "--_child", op]
-        for k, v in kw.items():
-            if v is True:
-                cmd.append(f"--{k.replace('_', '-')}")
-            elif v not in (None, False):
-                cmd += [f"--{k.replace('_', '-')}", str(v)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise SystemExit(f"child {op} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+        return run_child_process(path, op, child_flags(kw))
 
     return run_child
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (for a server the benchmark starts)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+_SYLLABLES = ["ka", "ro", "mi", "ten", "sul", "vor", "pa", "lin", "dre", "quo", "zen", "bar", "tik", "fel",
+              "mon", "gra", "sha", "ple", "nor", "vix", "ad", "el", "ost", "um"]
+
+
+def syllable_vocab(rng, n: int) -> list[str]:
+    """``n`` made-up words of one to four syllables, sorted (the same words for the same
+    ``rng`` state: a benchmark's data is reproducible from its seed)."""
+    words: set[str] = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 4))))
+    return sorted(words)
 
 
 def percentile(xs: list[float], p: float) -> float:
