@@ -223,6 +223,23 @@ def _grade(raw: str, mapping: dict[str, int]) -> int | None | str:
     return value
 
 
+def _add_qrels_line(out: ParsedJudgments, problems: _Problems, lineno: int, query_id: str, doc_id: str,
+                    raw_grade: str, mapping: dict[str, int]) -> None:
+    """One qrels line's judgment (TREC or BEIR: the same grade rules): a grade that is refused
+    is a problem naming the line, a negative one is counted and left out."""
+    g = _grade(raw_grade, mapping)
+    if isinstance(g, str):
+        problems.add(f"{out.name} line {lineno}: {g}")
+        return
+    if g is None:
+        out.negative += 1
+        return
+    out.refs.append(lineno)
+    out.query_ids.append(query_id)
+    out.doc_ids.append(doc_id)
+    out.grades.append(g)
+
+
 def parse_trec(name: str, text: str, mapping: dict[str, int] | None = None) -> ParsedJudgments:
     """TREC qrels: ``qid iteration docno grade`` per line, whitespace-separated (trec_eval's
     form); blank lines and lines starting with ``#`` are left out; CRLF line ends are read."""
@@ -237,17 +254,7 @@ def parse_trec(name: str, text: str, mapping: dict[str, int] | None = None) -> P
         if len(parts) != 4:
             problems.add(f"{name} line {lineno}: expected 4 fields 'qid 0 docno grade', got {len(parts)}: {shown(s)}")
             continue
-        g = _grade(parts[3], mapping)
-        if isinstance(g, str):
-            problems.add(f"{name} line {lineno}: {g}")
-            continue
-        if g is None:
-            out.negative += 1
-            continue
-        out.refs.append(lineno)
-        out.query_ids.append(parts[0])
-        out.doc_ids.append(parts[2])
-        out.grades.append(g)
+        _add_qrels_line(out, problems, lineno, parts[0], parts[2], parts[3], mapping)
     problems.raise_if_any(name, "line(s)")
     if not out.grades and not out.negative:
         raise ValidationError(f"{name}: the file holds no judgments (it is empty or only comments).")
@@ -277,17 +284,7 @@ def parse_beir(name: str, text: str, mapping: dict[str, int] | None = None) -> P
             problems.add(f"{name} line {lineno}: expected 3 tab-separated fields 'query-id corpus-id score', got "
                          f"{len(parts)}: {shown(s)}")
             continue
-        g = _grade(parts[2], mapping)
-        if isinstance(g, str):
-            problems.add(f"{name} line {lineno}: {g}")
-            continue
-        if g is None:
-            out.negative += 1
-            continue
-        out.refs.append(lineno)
-        out.query_ids.append(parts[0])
-        out.doc_ids.append(parts[1])
-        out.grades.append(g)
+        _add_qrels_line(out, problems, lineno, parts[0], parts[1], parts[2], mapping)
     problems.raise_if_any(name, "line(s)")
     if not header_seen:
         raise ValidationError(f"{name}: the file holds no judgments (it is empty).")
