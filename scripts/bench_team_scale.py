@@ -410,7 +410,7 @@ def _goto_page(page, title: str, timeout_ms: int) -> float:
 
 def _key_to_next(page, keys: str, timeout_ms: int) -> tuple[list[float], list[float]]:
     """On Judge: for each key, seconds from the press to the next item painted (the surface's
-    ``data-uid`` changes, tests/test_browser_labeling.py) and to the grade acknowledged by the
+    ``data-uid`` changes, tests/browser/test_browser_labeling.py) and to the grade acknowledged by the
     server (``data-saved`` counts it)."""
     root = page.get_by_test_id("stMain").locator(".gs-root")
     root.wait_for(timeout=timeout_ms)

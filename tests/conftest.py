@@ -41,12 +41,12 @@ def pytest_report_header(config) -> str:
 
 
 # ---- markers: assigned here, by path and fixture, in one place (as ibis does) -------------------
-# browser   the real-browser tests (tests/test_browser*.py, and _BROWSER_ELSEWHERE): a Streamlit
+# browser   the real-browser tests (tests/browser/, and _BROWSER_ELSEWHERE): a Streamlit
 #           server and Chromium each; a per-test timeout (BROWSER_TIMEOUT_S)
 # postgres  the tests that put themselves on PostgreSQL (a fixture in _PG_FIXTURES): run in the
 #           DuckDB pass, left out of the PostgreSQL pass
 # store     the tests that open the store GOLDEN_DB names: a fixture in _STORE_FIXTURES, a
-#           tests/test_browser*.py test (its app server), or a test in _OPENS_STORE (AppTest pages and CLI runs that reach
+#           tests/browser/ test (its app server), or a test in _OPENS_STORE (AppTest pages and CLI runs that reach
 #           the store through GOLDEN_DB, not through a fixture). `_isolated_env` fails a test that
 #           opens it without being marked, so this list cannot go stale silently.
 # core      everything else: pure tests, no store (the PostgreSQL pass has nothing to add to them)
@@ -216,7 +216,7 @@ _SLOW: tuple[str, ...] = (
     "tests/annotator/test_cli_remote.py::test_imports_freeze_verify_and_lists_run_remotely_as_locally",
     "tests/http_api/test_uploads_and_versions.py::test_concurrent_requests_share_the_store",
 )
-# Real-browser tests outside tests/test_browser*.py (they drive Chromium too).
+# Real-browser tests outside tests/browser/ (they drive Chromium too).
 _BROWSER_ELSEWHERE: tuple[str, ...] = (
     "tests/test_scripts.py::test_bench_browser_labeling_counts_every_key_on_the_item_painted",
     "tests/test_scripts.py::test_bench_team_load_quick_stores_each_key_once_on_the_item_painted",
@@ -227,12 +227,12 @@ _BROWSER_ELSEWHERE: tuple[str, ...] = (
 # of two servers on one PostgreSQL store and the direct label channel's main test among them),
 # so the suite stays inside CI's budget.
 _BROWSER_ONE_ENGINE: tuple[str, ...] = (
-    "tests/test_browser_label_load.py",
-    "tests/test_browser_md_escape.py",
-    "tests/test_browser_labeling.py::test_quoting_by_selecting_text_in_the_document",
-    "tests/test_browser_label_channel.py::test_a_restart_hands_pending_labels_to_the_page_and_back",
-    "tests/test_browser_label_channel.py::test_streamlit_run_alone_uses_the_page_path",
-    "tests/test_browser_label_channel.py::test_a_channel_refusing_every_pass_is_left_and_nothing_is_lost",
+    "tests/browser/test_browser_label_load.py",
+    "tests/browser/test_browser_md_escape.py",
+    "tests/browser/test_browser_labeling.py::test_quoting_by_selecting_text_in_the_document",
+    "tests/browser/test_browser_label_channel.py::test_a_restart_hands_pending_labels_to_the_page_and_back",
+    "tests/browser/test_browser_label_channel.py::test_streamlit_run_alone_uses_the_page_path",
+    "tests/browser/test_browser_label_channel.py::test_a_channel_refusing_every_pass_is_left_and_nothing_is_lost",
 )
 # a hung browser or app server fails its test (pytest-timeout) instead of stalling CI; generous:
 # the slowest browser test takes about a minute on 2 shared cores
@@ -263,7 +263,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         fixtures = set(item.fixturenames)
         path = item.nodeid.split("::", 1)[0]
-        app_in_a_browser = path.startswith("tests/test_browser")  # its app server opens GOLDEN_DB's store
+        app_in_a_browser = path.startswith("tests/browser/")  # its app server opens GOLDEN_DB's store
         browser = app_in_a_browser or _under(item.nodeid, _BROWSER_ELSEWHERE)
         if browser:
             item.add_marker(pytest.mark.browser)

@@ -3,7 +3,7 @@
 AppTest cannot press keys in a component's JavaScript, so these helpers do what the
 browser does: read the data the page gave the surface (the cards it would paint) and send
 labels back as the surface's "send" trigger, through the page's real callback. The real
-browser tests (tests/test_browser*.py) cover the JavaScript side.
+browser tests (tests/browser/) cover the JavaScript side.
 """
 
 from __future__ import annotations

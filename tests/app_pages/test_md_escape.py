@@ -5,7 +5,7 @@ AppTest shows the Markdown *source* of an element, not what the browser draws, s
 checks the escaped source against a model of Streamlit 1.x's Markdown front end
 (StreamlitMarkdown.tsx): what it rewrites in the source before parsing, which plugins it
 loads (emoji, KaTeX) from regexes over the source, and what it rewrites in the parsed text
-where backslash escapes are gone. tests/test_browser_md_escape.py checks the same cases in
+where backslash escapes are gone. tests/browser/test_browser_md_escape.py checks the same cases in
 a real browser."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import psycopg
 from playwright.sync_api import Page, expect
 
 from tests.oidc_provider import OIDCProvider
-from tests.test_browser import _browser_page, _cli, _free_port, _serve, idle, shown_uid, sign_in, surface
+from tests.browser.test_browser import _browser_page, _cli, _free_port, _serve, idle, shown_uid, sign_in, surface
 
 PASSWORD = "ann-password-1"
 DOCS = ("vpn-troubleshooting", "sick-leave", "pension")

@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from tests.test_browser import CHROMIUM_ARGS, Server, idle, shown_uid, surface
-from tests.test_browser_labeling import (  # noqa: F401  (fixtures)
+from tests.browser.test_browser import CHROMIUM_ARGS, Server, idle, shown_uid, surface
+from tests.browser.test_browser_labeling import (  # noqa: F401  (fixtures)
     _grades, _item, _open_judge, _press_burst, _sign_in, team_page, team_server)
 
-SURFACE_JS = Path(__file__).resolve().parent.parent / "app_pages" / "labeling_surface" / "surface.js"
+SURFACE_JS = Path(__file__).resolve().parents[2] / "app_pages" / "labeling_surface" / "surface.js"
 MIN = 60_000
 
 

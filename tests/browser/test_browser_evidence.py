@@ -20,7 +20,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import Server, _nav, demo_page, demo_server, idle, pick_option, read_store  # noqa: F401
+from tests.browser.test_browser import Server, _nav, demo_page, demo_server, idle, pick_option, read_store  # noqa: F401
 
 SHOTS = Path("/tmp")
 QUOTE_LABEL = "Paste or type the exact passage that answers the question"

@@ -30,7 +30,7 @@ from playwright.sync_api import Page, expect
 from golden_store.db.store import Store, utcnow
 from golden_store.live import grade_state
 from golden_store.live.evidence import EvidenceSpan, append_evidence
-from tests.test_browser import Server, _browser_page, _cli, _nav, _serve, idle, pick_option, read_store, store_location
+from tests.browser.test_browser import Server, _browser_page, _cli, _nav, _serve, idle, pick_option, read_store, store_location
 
 SHOT = Path("/tmp/browser_freeze_conflicts.png")
 SHOT_CLEARED = Path("/tmp/browser_freeze_conflicts_cleared.png")

@@ -48,7 +48,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect, sync_playwright
 from annotator.cli import server_flags
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 APP = REPO / "app.py"
 TIMEOUT_MS = 30_000
 SERVER_START_S = 60

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import (Server, _browser_page, _serve, fill_committed, idle, pick_option, read_store,
+from tests.browser.test_browser import (Server, _browser_page, _serve, fill_committed, idle, pick_option, read_store,
                                  store_location)
 
 Q3 = [("Under five years: one month", "must give one month of notice"),

@@ -39,7 +39,7 @@ the grid keeps in the DOM. Sidebar links past the tenth are folded under "View N
 this file's ``_nav`` unfolds them.
 
 A screenshot of the last page goes to ``/tmp/browser_adjudication.png``. Needs ``chromium``
-on PATH, like tests/test_browser.py, whose server and browser helpers this file reuses.
+on PATH, like tests/browser/test_browser.py, whose server and browser helpers this file reuses.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from golden_store.corpus.search import question_terms
 
-from tests.test_browser import read_store, store_location, sign_in, Server, _browser_page, _cli, _metric, _nav, _serve, all_text, surface
+from tests.browser.test_browser import read_store, store_location, sign_in, Server, _browser_page, _cli, _metric, _nav, _serve, all_text, surface
 
 SCREENSHOT_COPY = Path("/tmp/browser_adjudication.png")
 PASSWORDS = {"admin": "admin-password-1", "lead": "lead-password-1", "ann": "ann-password-1",

@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from sklearn.metrics import roc_auc_score
 
 from tests.inverted_calibration import review_csv, review_frame
-from tests.test_browser import Server, _browser_page, _nav, demo_server, idle  # noqa: F401 (fixture)
+from tests.browser.test_browser import Server, _browser_page, _nav, demo_server, idle  # noqa: F401 (fixture)
 
 
 @pytest.fixture

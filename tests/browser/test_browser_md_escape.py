@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.test_browser import CHROMIUM_ARGS, REPO, _free_port
+from tests.browser.test_browser import CHROMIUM_ARGS, REPO, _free_port
 
 CASES = [
     ":red[alert]", ":blue-background[x] :red-badge[b] :small[tiny] :shimmer[s] :help[h]",

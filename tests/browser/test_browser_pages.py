@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import Server, _browser_page, _nav, _serve, store_location
+from tests.browser.test_browser import Server, _browser_page, _nav, _serve, store_location
 
 PAGES = ["Agreement", "Adjudication", "Nuggets", "Judge calibration", "Transcripts", "Home", "Judge", "Evidence"]
 

@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import Server, _browser_page, _serve, idle, shown_uid, surface
-from tests.test_browser_labeling import _grades, _item, _open_judge, _prepare, _press_burst, _sign_in
+from tests.browser.test_browser import Server, _browser_page, _serve, idle, shown_uid, surface
+from tests.browser.test_browser_labeling import _grades, _item, _open_judge, _prepare, _press_burst, _sign_in
 
 
 @pytest.fixture

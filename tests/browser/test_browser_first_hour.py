@@ -26,7 +26,7 @@ single-user local mode (the browser acts as admin and sees every page).
   would end single-user mode): a 101-character display name is refused, no account is created.
 
 The last test reads the store after stopping the server. Screenshots of every page visited
-go to /tmp/issue17_shots/. Needs ``chromium`` on PATH, like tests/test_browser.py.
+go to /tmp/issue17_shots/. Needs ``chromium`` on PATH, like tests/browser/test_browser.py.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
 from tests.conftest import module_store
-from tests.test_browser import read_store, Server, _browser_page, _serve, idle, pick_option, surface
+from tests.browser.test_browser import read_store, Server, _browser_page, _serve, idle, pick_option, surface
 
 SHOTS = Path("/tmp/issue17_shots")
 PAGES = ["Home", "Evidence", "Judge", "Nuggets", "Adjudication", "Agreement", "Judge calibration", "Judge the pool",
@@ -396,7 +396,7 @@ def test_item10_the_judges_passes_are_read_blind(studio: Server, page: Page) -> 
     passes (0.2) holds the demo's three judged passes. Each painted card shows the answer but
     not the judge's verdict, its justification or the metrics; ``n`` (no failure) records a
     verdict on each; then *Reviewed in my samples* shows each verdict beside the judge's."""
-    from tests.test_browser_adjudication import _grid
+    from tests.browser.test_browser_adjudication import _grid
 
     main = _main(page)
     _go(page, "Transcripts")
@@ -429,7 +429,7 @@ def test_issue37_a_reviewer_changes_a_verdict_after_the_sample(studio: Server, p
     given and the sample is done. *Change one of my verdicts* changes the "no failure" on q040
     to ambiguous with a reason; the page says so, the reviewed table marks it corrected and from
     what, and the history below the form lists both verdicts."""
-    from tests.test_browser_adjudication import _grid
+    from tests.browser.test_browser_adjudication import _grid
 
     main = _main(page)
     _go(page, "Transcripts")

@@ -43,7 +43,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from golden_store.live.transcripts import parse_item_key
-from tests.test_browser import read_store, store_location, sign_in, Server, _browser_page, _cli, _nav, _serve, idle, pick_option, shown_uid, surface
+from tests.browser.test_browser import read_store, store_location, sign_in, Server, _browser_page, _cli, _nav, _serve, idle, pick_option, shown_uid, surface
 
 PASSWORDS = {"admin": "admin-password-1", "lead": "lead-password-1", "ann": "ann-password-1",
              "bob": "bob-password-1", "rev": "rev-password-1"}

@@ -23,7 +23,7 @@ from playwright.sync_api import Page, expect
 from annotator.labeling import judging, rounds
 from annotator.people import identity
 from golden_store.db.store import Store
-from tests.test_browser import _browser_page, _cli, _serve, idle, sign_in
+from tests.browser.test_browser import _browser_page, _cli, _serve, idle, sign_in
 
 PASSWORD = "a-password-1"
 LENA_SHOWN = ":smile: Lena -> lead"  # a display name with a shortcode and an arrow: md_escape puts word joiners in

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import (read_store, store_location, Server, _browser_page, _serve, fill_committed, idle,
+from tests.browser.test_browser import (read_store, store_location, Server, _browser_page, _serve, fill_committed, idle,
                                  pick_option)
 
 SHOTS = Path("/tmp")

@@ -20,7 +20,7 @@ from playwright.sync_api import Page, expect
 
 from golden_store.db.store import Store
 from tests.annotator.test_pool_grading import _calibration, judge_server  # noqa: F401 (fixture)
-from tests.test_browser import Server, _browser_page, _serve, idle, read_store, shown_uid, store_location, surface
+from tests.browser.test_browser import Server, _browser_page, _serve, idle, read_store, shown_uid, store_location, surface
 
 SHOTS = Path("/tmp")
 

@@ -34,8 +34,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import Server, _browser_page, _cli, _nav, _serve, read_store, shown_uid, store_location, surface
-from tests.test_browser_labeling import (  # noqa: F401  (fixtures)
+from tests.browser.test_browser import Server, _browser_page, _cli, _nav, _serve, read_store, shown_uid, store_location, surface
+from tests.browser.test_browser_labeling import (  # noqa: F401  (fixtures)
     _add_user, _grades, _item, _open_judge, _press_burst, _sign_in, team_page, team_server)
 
 
