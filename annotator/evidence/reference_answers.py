@@ -85,19 +85,21 @@ def evidence_spans(store: Store, user: User, query_id: str) -> list[dict]:
             for e in live_evidence.list_evidence(store, query_id) if e["doc_id"] is not None]
 
 
-def import_file(store: Store, user: User, path: str | Path, *, approve_all: bool = False) -> int:
+def import_file(store: Store, user: User, path: str | Path, *, approve_all: bool = False,
+                label: str | None = None) -> int:
     """Reference answers from JSONL, one per line: ``{"query_id", "short_answer"?,
     "full_answer"?, "evidence"?: [{"doc_id", "start", "end"}, ...]}``. All lines are checked
     before anything is written, and all are written in one transaction (a bad line writes
     nothing). ``approve_all``: the person importing approves each revision as they write it
     (they vouch for the file)."""
     require(user, Permission.LABEL)
-    text = read_text(path)
+    text = read_text(path, label)
+    name = label or str(path)  # an upload names its file, not its temporary copy
     drafts: list[tuple[str, ReferenceDraft]] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        where = f"{path}, line {n}"
+        where = f"{name}, line {n}"
         try:
             row = loads(line)
         except ValueError as exc:
@@ -113,11 +115,11 @@ def import_file(store: Store, user: User, path: str | Path, *, approve_all: bool
                 raise ValidationError(f"{where}: \"{key}\" must be text.")
         drafts.append((row["query_id"], ReferenceDraft(row.get("short_answer"), row.get("full_answer"), anchors)))
     if not drafts:
-        raise ValidationError(f"{path}: no reference answers in the file.")
+        raise ValidationError(f"{name}: no reference answers in the file.")
     seen: set[str] = set()
     for qid, _ in drafts:
         if qid in seen:
-            raise ValidationError(f"{path}: {qid} appears twice; give each question one reference answer per file.")
+            raise ValidationError(f"{name}: {qid} appears twice; give each question one reference answer per file.")
         seen.add(qid)
 
     def tx(cur) -> int:
@@ -125,7 +127,7 @@ def import_file(store: Store, user: User, path: str | Path, *, approve_all: bool
             try:
                 live.write_tx(cur, qid, draft, actor=user.username)
             except (ValidationError, NotFoundError) as exc:
-                raise type(exc)(f"{path}, line of {qid}: {exc}") from None
+                raise type(exc)(f"{name}, line of {qid}: {exc}") from None
             if approve_all:
                 live.approve_tx(cur, qid, actor=user.username)
         return len(drafts)

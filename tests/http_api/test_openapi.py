@@ -50,5 +50,5 @@ def test_every_uploaded_file_field_is_format_binary():
     schemas = json.loads(render())["components"]["schemas"]
     files = [(name, field, prop) for name, s in schemas.items() for field, prop in s.get("properties", {}).items()
              if prop.get("contentMediaType") == "application/octet-stream"]
-    assert len(files) == 8  # runs, transcripts, answers, queries, evaluations; a calibration set read, analysed, saved
+    assert len(files) == 9  # runs, transcripts, answers, queries, evaluations, references; a calibration set read, analysed, saved
     assert all(prop.get("format") == "binary" for _, _, prop in files), files

@@ -45,6 +45,8 @@ def _endpoints(tmp: Path) -> list[tuple[str, Callable[[str], bool], int, Request
     queries.write_text('{"query_id": "api-q1", "text": "How do I reset my VPN?", "stratum": "lexical"}\n')
     answers = tmp / "answers.jsonl"
     answers.write_text('{"query_id": "q001", "answer": "Twenty-five days."}\n')
+    references = tmp / "references.jsonl"
+    references.write_text('{"query_id": "q002", "short_answer": "on the first day"}\n')
     return [
         ("GET /health", lambda role: True, 200, lambda c, who: c.get("/health")),
         ("GET /me", lambda role: True, 200, lambda c, who: c.get("/me")),
@@ -70,6 +72,18 @@ def _endpoints(tmp: Path) -> list[tuple[str, Callable[[str], bool], int, Request
                                                                      "measure": ["nDCG@10"]})),
         ("GET /evaluations/compare", _holds(Permission.VIEW_RESULTS), 200,
          lambda c, who: c.get("/evaluations/compare", params={"baseline": "e1", "candidate": "e2"})),
+        ("PUT /references/q004", _holds(Permission.LABEL), 200,
+         lambda c, who: c.put("/references/q004", json={"short_answer": f"EUR 58 ({who})"})),
+        ("POST /references/q004/approve", _holds(Permission.LABEL), 200,
+         lambda c, who: c.post("/references/q004/approve", json={})),
+        ("POST /references", _holds(Permission.LABEL), 201,
+         lambda c, who: c.post("/references", files=up(references), data={"approve": "true"})),
+        ("GET /references", _holds(Permission.VIEW_STORE), 200, lambda c, who: c.get("/references")),
+        ("GET /references/q004", _holds(Permission.VIEW_STORE), 200, lambda c, who: c.get("/references/q004")),
+        ("GET /answers/match", _holds(Permission.VIEW_RESULTS), 200, lambda c, who: c.get("/answers/match")),
+        ("PUT /criteria", _holds(Permission.EDIT_RUBRIC), 200,
+         lambda c, who: c.put("/criteria", json={"scope": "query", "scope_id": "q004", "criteria": [
+             {"id": "amount", "text": "States the amount", "example": "EUR 58"}]})),
     ]
 
 
@@ -137,4 +151,4 @@ def test_every_endpoint_answers_each_role_as_its_permission_says(served, tmp_pat
                 if r.status_code == 401:
                     assert r.headers["www-authenticate"].startswith("Bearer")
     assert not wrong, "\n".join(wrong)
-    assert asked == 16 * 8
+    assert asked == 23 * 8

@@ -1,0 +1,124 @@
+"""Reference answers over HTTP: read a question's reference answer (with its history and
+criteria), write a revision anchored to evidence spans, approve what was read, import a JSONL
+file of them, set the criteria of a question or stratum, and score systems' answers against the
+approved short references (exact match, token F1) - the same service as the CLI's
+``golden references`` and the Reference answers page (:mod:`annotator.evidence.reference_answers`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import pydantic
+from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
+from starlette.concurrency import run_in_threadpool
+
+from annotator.people.identity import User
+from golden_store.db.store import Store
+from http_api.auth import caller
+from http_api.shapes import jsonable
+from http_api.store import store
+from http_api.uploads import saved
+
+router = APIRouter(tags=["references"])
+
+Caller = Annotated[User, Depends(caller)]
+TheStore = Annotated[Store, Depends(store)]
+
+
+class Span(pydantic.BaseModel):
+    doc_id: str = pydantic.Field(min_length=1)
+    start: int = pydantic.Field(ge=0)
+    end: int = pydantic.Field(gt=0)
+
+
+class ReferenceIn(pydantic.BaseModel):
+    short_answer: str | None = pydantic.Field(None, description="what exact match and token F1 compare against")
+    full_answer: str | None = None
+    evidence: list[Span] = pydantic.Field(default_factory=list, description="spans in the document as imported")
+    note: str | None = None
+
+
+class ApproveIn(pydantic.BaseModel):
+    revision: int | None = pydantic.Field(None, description="refused unless the latest revision is this one")
+
+
+class CriterionIn(pydantic.BaseModel):
+    id: str = pydantic.Field(min_length=1)
+    text: str = pydantic.Field(min_length=1)
+    example: str = pydantic.Field(min_length=1, description="a worked example: what an answer meeting it says")
+    weight: float = pydantic.Field(1.0, gt=0)
+    scale_max: Literal[1, 2, 3] = 1
+
+
+class CriteriaIn(pydantic.BaseModel):
+    scope: Literal["query", "stratum"]
+    scope_id: str = pydantic.Field(min_length=1)
+    criteria: list[CriterionIn] = pydantic.Field(min_length=1, max_length=5)
+
+
+def _refs():
+    from annotator.evidence import reference_answers
+
+    return reference_answers
+
+
+@router.get("/references", summary="Every current reference answer, with whether it is approved")
+def list_references(s: TheStore, user: Caller) -> list[dict[str, Any]]:
+    return jsonable(_refs().current(s, user))  # type: ignore[no-any-return]
+
+
+@router.get("/answers/match", summary="Exact match and token F1 of systems' answers against the approved "
+                                         "short reference answers")
+def match_references(s: TheStore, user: Caller,
+                     system: Annotated[str | None, Query(description="only this system")] = None) -> dict[str, Any]:
+    return jsonable({name: rep.as_dict() for name, rep in _refs().match(s, user, system).items()})  # type: ignore[no-any-return]
+
+
+@router.get("/references/{query_id}", summary="A question's reference answer, its history and its criteria")
+def get_reference(s: TheStore, user: Caller, query_id: str) -> dict[str, Any]:
+    r = _refs()
+    now = r.current(s, user, query_id)
+    source, criteria = r.criteria_for_query(s, user, query_id)
+    return jsonable({"query_id": query_id, "current": now[0] if now else None,  # type: ignore[no-any-return]
+                     "history": r.history(s, user, query_id), "criteria": criteria, "criteria_from": source or None})
+
+
+@router.put("/references/{query_id}", summary="Write a revision of a question's reference answer (not approved "
+                                              "until someone approves it)")
+def put_reference(s: TheStore, user: Caller, query_id: str, body: ReferenceIn) -> dict[str, Any]:
+    r = _refs()
+    from golden_store.live.reference_answers import Anchor
+
+    anchors = [Anchor(e.doc_id, e.start, e.end) for e in body.evidence]
+    revision = r.write(s, user, query_id, short_answer=body.short_answer, full_answer=body.full_answer,
+                       evidence=anchors, note=body.note)
+    return {"query_id": query_id, "revision": revision, "approved": False}
+
+
+@router.post("/references/{query_id}/approve", summary="Approve a question's latest reference answer")
+def approve_reference(s: TheStore, user: Caller, query_id: str, body: ApproveIn) -> dict[str, Any]:
+    event = _refs().approve(s, user, query_id, revision=body.revision)
+    return {"query_id": query_id, "approved": True, "event_id": event}
+
+
+@router.post("/references", status_code=201, summary="Import reference answers from JSONL (all lines or none)")
+async def import_references(s: TheStore, user: Caller,
+                            file: Annotated[UploadFile, File(description='JSONL: {"query_id", "short_answer", '
+                                                                         '"full_answer", "evidence": [...]}')],
+                            approve: Annotated[bool, Form(description="approve each imported answer")] = False,
+                            ) -> dict[str, Any]:
+    def run() -> dict[str, Any]:
+        with saved(file, "references.jsonl") as (path, name):
+            n = _refs().import_file(s, user, path, approve_all=approve, label=name)
+        return {"imported": n, "approved": approve, "file": name}
+
+    return await run_in_threadpool(run)
+
+
+@router.put("/criteria", summary="Set the criteria answers are marked by, for a question or a stratum")
+def put_criteria(s: TheStore, user: Caller, body: CriteriaIn) -> dict[str, Any]:
+    from golden_store.live.reference_answers import CriterionDraft
+
+    drafts = [CriterionDraft(c.id, c.text, c.example, c.weight, c.scale_max) for c in body.criteria]
+    events = _refs().set_criteria(s, user, scope=body.scope, scope_id=body.scope_id, criteria=drafts)
+    return {"scope": body.scope, "scope_id": body.scope_id, "criteria": len(drafts), "events": events}
