@@ -434,3 +434,11 @@ def test_a_quote_that_changes_a_fact_is_not_in_evidence_and_blocks_approval(demo
     assert raw[fixed["start"]:fixed["end"]] == "those with five years or more must give two months"
     assert not [n for n in store_nuggets.current(s, "q003") if n["quote"] and n["doc_id"] is None]
     assert nuggets.approve(s, LOCAL_USER, "q003") == len(store_nuggets.current(s, "q003"))
+
+
+def test_deleting_without_naming_a_nugget_is_refused_in_a_sentence(demo_store):
+    # delete=True with no nugget id once reached list.pop(None) and failed with a TypeError
+    nuggets.edit_one(demo_store, LOCAL_USER, "q001", None, text="First fact here", importance="vital")
+    with pytest.raises(ValidationError, match="Nothing to delete: name the nugget of q001"):
+        nuggets.edit_one(demo_store, LOCAL_USER, "q001", None, delete=True)
+    assert [n["nugget_id"] for n in nuggets.current(demo_store, LOCAL_USER, "q001")] == ["n1"]
