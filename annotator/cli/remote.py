@@ -203,17 +203,12 @@ def verify(args: argparse.Namespace, studio: Any) -> int:
 
 def pool_status(args: argparse.Namespace, studio: Any) -> int:
     rep = studio.pool_status(args.k)
-    if args.json:  # the lines below are cmd_pool_status' (annotator/cli/runs_pool.py)
+    if args.json:
         _print_json(rep)
         return 0
-    for system, e in rep["runs"].items():
-        extra = f"  AP {e['ap']:.3f} vs Bpref {e['bpref']:.3f}" if "ap" in e else ""
-        at_k = f"  graded@{rep['k']} {e['graded_at_' + str(rep['k'])]:.3f}" if rep["k"] != 10 else ""
-        print(f"{system}: graded@10 {e['graded_at_10']:.3f}{at_k}  "
-              f"{e['queries_below_threshold']}/{e['queries']} queries below {rep['threshold']}{extra}")
-    if not rep["runs"]:
-        print("No runs imported yet.")
-    else:
+    from annotator.cli.runs_pool import print_pool_runs
+
+    if print_pool_runs(rep):
         from annotator.evaluation.runs_import import pool_ap_note
 
         if "ap_queries" in rep:  # a server from before issue 36 does not say it

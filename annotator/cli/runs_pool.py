@@ -61,13 +61,10 @@ def cmd_pool_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_pool_status(args: argparse.Namespace) -> int:
-    from annotator.evaluation import runs_import
-
-    rep = runs_import.pool_status(_store(args), identity.cli_user(), args.k)
-    if args.json:
-        _print_json(rep)
-        return 0
+def print_pool_runs(rep: dict[str, Any]) -> bool:
+    """A pool status's line per run (graded@10, graded@k, questions below the threshold, AP vs
+    Bpref), or that no run is imported; True when there are runs. ``golden pool status``
+    prints the same lines whether it reads the store or asks a server."""
     for system, e in rep["runs"].items():
         extra = f"  AP {e['ap']:.3f} vs Bpref {e['bpref']:.3f}" if "ap" in e else ""
         at_k = f"  graded@{rep['k']} {e['graded_at_' + str(rep['k'])]:.3f}" if rep["k"] != 10 else ""
@@ -75,7 +72,18 @@ def cmd_pool_status(args: argparse.Namespace) -> int:
               f"{e['queries_below_threshold']}/{e['queries']} queries below {rep['threshold']}{extra}")
     if not rep["runs"]:
         print("No runs imported yet.")
-    else:
+        return False
+    return True
+
+
+def cmd_pool_status(args: argparse.Namespace) -> int:
+    from annotator.evaluation import runs_import
+
+    rep = runs_import.pool_status(_store(args), identity.cli_user(), args.k)
+    if args.json:
+        _print_json(rep)
+        return 0
+    if print_pool_runs(rep):
         print("# graded@k: share of a run's top k pooled passages a person has graded (the pool's progress); "
               "golden score's Judged@10 also counts evidence", file=sys.stderr)
         print(f"# {runs_import.pool_ap_note(rep)}", file=sys.stderr)
