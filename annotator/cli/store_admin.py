@@ -30,7 +30,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"Demo loaded: {res['documents']} documents, {res['queries']} queries, "
             f"{res['evidence_spans']} evidence spans, rubric v{res['rubric_version']}; {w['runs']} runs, "
             f"{w['pool_items']} pool items, calibration round {w['round']}, nuggets for {w['nugget_questions']} "
-            f"questions, {w['transcripts']} transcripts, judge calibration {w['calibration']}, version {w['version']}; "
+            f"questions, {w['reference_answers']} approved reference answers, {w['transcripts']} transcripts, judge calibration {w['calibration']}, version {w['version']}; "
             f"pool-grading job {w['pool_job']['job']} by the calibrated judge: {w['pool_job']['labeled']} judge-labeled "
             f"({w['pool_job']['sampled']} of them in the standing sample people graded), {w['pool_job']['escalated']} "
             f"sent to people.\n"

@@ -124,7 +124,7 @@ def _load_workflows(store: Store, user: User, rubric_version: int, *, pool_job: 
     """Every workflow's demo data, each through its own write path (so it is exactly what
     the pages would have written)."""
     from annotator.evaluation import runs_import, transcripts
-    from annotator.evidence import nuggets
+    from annotator.evidence import nuggets, reference_answers
     from annotator.judge import calibration
     from annotator.labeling import adjudication
     from annotator.versions import versioning
@@ -177,6 +177,20 @@ def _load_workflows(store: Store, user: User, rubric_version: int, *, pool_job: 
         for nid, label in zip(ids, asg["support"]):
             nuggets.assign(store, ANNOTATORS[0], asg["system"], asg["query_id"], nid, label)
     out["nugget_questions"] = len(by_query)
+
+    # 3b. reference answers for the answered questions, anchored to their evidence and approved
+    # by the lead; criteria for the tabular stratum's answers
+    for ref in _jsonl("references.jsonl"):
+        qid = ref["query_id"]
+        spans = reference_answers.evidence_spans(store, ANNOTATORS[0], qid)
+        anchors = [reference_answers.Anchor(e["doc_id"], e["start"], e["end"]) for e in spans]
+        reference_answers.write(store, ANNOTATORS[0], qid, short_answer=ref["short_answer"],
+                                full_answer=ref["full_answer"], evidence=anchors)
+        reference_answers.approve(store, LEAD, qid)
+    rubric = json.loads((DEMO_DIR / "criteria.json").read_text("utf-8"))
+    reference_answers.set_criteria(store, LEAD, scope="stratum", scope_id=rubric["stratum"],
+                                   criteria=reference_answers.criteria_drafts(rubric["criteria"], "criteria.json"))
+    out["reference_answers"] = len(_jsonl("references.jsonl"))
 
     # 4. transcripts of one evaluation run, some failures reviewed
     out["transcripts"] = transcripts.import_file(store, user, DEMO_DIR / "transcripts.jsonl")

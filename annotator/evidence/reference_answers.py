@@ -152,15 +152,20 @@ def criteria_file(path: str | Path) -> list[CriterionDraft]:
         raise ValidationError(f"{path}: not JSON ({exc}); a criteria file is a JSON list of criteria.") from None
     if not isinstance(rows, list):
         raise ValidationError(f"{path}: a criteria file is a JSON list of {{\"id\", \"text\", \"example\"}} objects.")
+    return criteria_drafts(rows, str(path))
+
+
+def criteria_drafts(rows: list, where: str) -> list[CriterionDraft]:
+    """Criteria from parsed JSON objects ``{"id", "text", "example", "weight"?, "scale_max"?}``."""
     out: list[CriterionDraft] = []
     for i, r in enumerate(rows, 1):
         if not isinstance(r, dict) or not all(isinstance(r.get(k), str) for k in ("id", "text", "example")):
-            raise ValidationError(f"{path}, criterion {i}: needs \"id\", \"text\" and \"example\" strings.")
+            raise ValidationError(f"{where}, criterion {i}: needs \"id\", \"text\" and \"example\" strings.")
         try:
             out.append(CriterionDraft(r["id"], r["text"], r["example"], float(r.get("weight", 1.0)),
                                       int(r.get("scale_max", 1))))
         except (TypeError, ValueError):
-            raise ValidationError(f"{path}, criterion {i}: \"weight\" is a number and \"scale_max\" 1, 2 or 3.") from None
+            raise ValidationError(f"{where}, criterion {i}: \"weight\" is a number and \"scale_max\" 1, 2 or 3.") from None
     return out
 
 
