@@ -20,7 +20,6 @@ import os
 import stat
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 import uvicorn
@@ -30,6 +29,7 @@ from pydantic import BaseModel, Field
 from annotator.process import context
 from annotator.cli import channel
 from golden_store.core.errors import GoldenError
+from http_api.server_thread import start_and_wait
 
 
 class CommandLine(BaseModel):
@@ -96,12 +96,7 @@ class LocalChannel:
         self.thread = threading.Thread(target=self.server.run, name="golden-command-channel", daemon=True)
 
     def start(self, timeout_s: float = 30.0) -> LocalChannel:
-        self.thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the command channel could not listen on {self.socket}")
-            time.sleep(0.01)
+        start_and_wait(self.server, self.thread, f"the command channel could not listen on {self.socket}", timeout_s)
         os.chmod(self.socket, 0o600)
         note = {"socket": str(self.socket), "pid": os.getpid(), "api": self.api_url, "store": str(self.store_file)}
         tmp = self.note.with_name(self.note.name + f".{os.getpid()}.tmp")

@@ -8,7 +8,6 @@ import argparse
 import signal
 import sys
 import threading
-import time
 
 import uvicorn
 
@@ -17,6 +16,7 @@ from annotator.people import api_tokens
 from annotator.process import context
 from golden_store.db.store import Store
 from http_api.app import create_app
+from http_api.server_thread import start_and_wait
 
 DEFAULT_PORT = 8600
 
@@ -37,12 +37,7 @@ class ThreadedServer:
         self.thread = threading.Thread(target=self.server.run, name="golden-api", daemon=True)
 
     def start(self, timeout_s: float = 30.0) -> ThreadedServer:
-        self.thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the API server did not start (is the port in use?)")
-            time.sleep(0.01)
+        start_and_wait(self.server, self.thread, "the API server did not start (is the port in use?)", timeout_s)
         return self
 
     @property
