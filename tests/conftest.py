@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from hypothesis import settings
 
@@ -23,9 +24,11 @@ from tests.differential.summary import (  # noqa: E402,F401
     pytest_sessionfinish, pytest_terminal_summary, pytest_testnodedown)
 
 from annotator.process import context  # noqa: E402
-from annotator.demo import load_demo  # noqa: E402
+from annotator.demo import load_demo, store_is_empty  # noqa: E402
 from annotator.people.identity import cli_user  # noqa: E402
 from golden_store.db.store import Store  # noqa: E402
+
+T = TypeVar("T")
 
 
 # ---- the engine switch: GOLDEN_TEST_ENGINE=postgresql runs the suite on PostgreSQL ------------
@@ -368,6 +371,62 @@ def _duckdb_templates(tmp_path_factory) -> dict[str, Path]:
     with Store.open(demo) as s:
         load_demo(s, cli_user())
     return {"migrated": migrated, "demo": demo}
+
+
+class _Prepared:
+    """Store states built once per session (per xdist worker) and copied per test: a folder
+    holding the store file and whatever the build wrote beside it (``versions/``, files)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.built: dict[str, tuple[Path, object]] = {}
+
+
+@pytest.fixture(scope="session")
+def _prepared_stores(tmp_path_factory) -> _Prepared:
+    return _Prepared(tmp_path_factory.mktemp("prepared-stores"))
+
+
+def prepared_store(request: pytest.FixtureRequest, key: str, build: Callable[[Store, Path], T], *,
+                   demo: bool = False) -> tuple[Store, T]:
+    """This test's store (the ``store`` fixture's; with ``demo``, the ``demo_store`` fixture's:
+    the demo loaded) after ``build(store, folder)``, where
+    ``folder`` is the store's folder (``tmp_path``: versions and files the build writes go
+    there). On DuckDB the build runs once per session under ``key`` into a folder of its own
+    and each test gets a copy of that folder (a file copy: ~0.02 s where loading the whole
+    demo takes seconds); its result is the build's, which must not depend on where the folder
+    is. On PostgreSQL, or when the test's store was already opened, the build runs on the
+    test's own store, as it would without a template. ``key`` names the build: two fixtures
+    building different states use different keys. The fixture calling this takes ``golden_db``
+    (so the test is marked ``store``)."""
+    db = Path(os.environ["GOLDEN_DB"])
+    if ENGINE == "postgresql" or db.exists():
+        store = request.getfixturevalue("demo_store" if demo else "store")
+        if demo and store_is_empty(store):  # a PostgreSQL database made before this asked for the demo
+            load_demo(store, cli_user())
+        return store, build(store, Path.cwd() if ENGINE == "postgresql" else store.path.parent)
+    cache: _Prepared = request.getfixturevalue("_prepared_stores")
+    if key not in cache.built:
+        templates = request.getfixturevalue("_duckdb_templates")
+        folder = cache.root / key
+        folder.mkdir()
+        template_db = folder / db.name
+        shutil.copyfile(templates["demo" if demo else "migrated"], template_db)
+        old_db, old_cwd = os.environ["GOLDEN_DB"], Path.cwd()
+        os.environ["GOLDEN_DB"] = str(template_db)  # a build through the CLI or context.get_store() lands here
+        os.chdir(folder)
+        try:
+            with Store.open(template_db) as s:
+                result = build(s, folder)
+        finally:
+            for where in [k for k in context._stores if folder.resolve() in k.parents]:  # the build's handles from
+                context._stores.pop(where).close()  # context.get_store() on the template; the test's own stay
+            os.environ["GOLDEN_DB"] = old_db
+            os.chdir(old_cwd)
+        cache.built[key] = (folder, result)
+    folder, result = cache.built[key]
+    shutil.copytree(folder, db.parent, dirs_exist_ok=True)
+    return request.getfixturevalue("store"), result  # opens the copy
 
 
 @contextmanager

@@ -4,6 +4,7 @@ in golden_store, and only the UI layer imports streamlit."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -165,13 +166,20 @@ def _room(module: str) -> str | None:
     return parts[1] if len(parts) > 1 else ""
 
 
+@functools.lru_cache(maxsize=None)
+def _parse(source: str) -> ast.Module:
+    """A module's syntax tree, parsed once per text: the synthetic-break tests check the whole
+    tree again with one module added, and the trees are only read."""
+    return ast.parse(source)
+
+
 def _imported(module: str, source: str) -> list[tuple[int, str]]:
     """(line, full module name) of every import in ``source``, the text of ``module``:
     ``from golden_store import live`` gives ``golden_store.live``; relative imports resolved."""
     is_package = module.endswith(".__init__")
     here = module.removesuffix(".__init__").split(".")
     out: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parse(source)):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -323,7 +331,7 @@ def _annotator_imports(module: str, source: str) -> list[tuple[int, str]]:
     name too: ``from annotator.labeling import rounds`` gives ``annotator.labeling`` and
     ``annotator.labeling.rounds`` (the module a reader follows)."""
     out = _imported(module, source)
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parse(source)):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "annotator":
             out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
     return out

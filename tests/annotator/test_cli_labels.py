@@ -10,18 +10,13 @@ import json
 import pytest
 
 from annotator import cli
-from annotator.demo import load_demo
-from annotator.people.identity import cli_user
-from golden_store.db.store import Store
-from tests.golden_store.test_judge_labels_frozen import RUN, build
+from tests.golden_store.test_judge_labels_frozen import RUN, demo_frozen_a_b
 
 
 @pytest.fixture
-def frozen_pair(golden_db, tmp_path):
+def frozen_pair(request, golden_db, tmp_path):
     """The demo frozen as A (people's labels) and B (the same, plus two judges' labels)."""
-    with Store.open(golden_db) as s:
-        load_demo(s, cli_user())
-        build(s)
+    demo_frozen_a_b(request).close()  # the CLI opens it
     run = tmp_path / "run.txt"
     run.write_text("".join(f"{q} Q0 {d} {i + 1} {score} sys\n"
                            for i, (q, d, score) in enumerate(RUN.itertuples(index=False))))

@@ -24,13 +24,15 @@ from annotator import demo
 from annotator.judge import calibration, pool_grading
 from annotator.people.identity import LOCAL_USER
 from golden_store.live import judge_labels, judging
+from tests.conftest import prepared_store
 
 DATA = Path(demo.__file__).parent / "data"
 
 
 @pytest.fixture
-def full_demo(store):
-    res = demo.load_demo(store, LOCAL_USER, workflows=True)
+def full_demo(request, golden_db):
+    """The demo with every workflow, as loaded by the local user (once, copied)."""
+    store, res = prepared_store(request, "full-demo-local", lambda s, _: demo.load_demo(s, LOCAL_USER, workflows=True))
     return store, res["workflows"]
 
 

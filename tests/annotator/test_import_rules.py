@@ -16,7 +16,7 @@ from annotator.process import context
 from annotator.people.identity import cli_user
 from golden_store.core import textin
 from golden_store.core.errors import ValidationError
-from tests.conftest import table_snapshot
+from tests.conftest import prepared_store, table_snapshot
 
 DOC1 = "The refund window is thirty days from purchase. Contact support to start a return.\n"
 DOC2 = "Shipping is free on orders over fifty dollars. Express shipping costs extra.\n"
@@ -36,17 +36,22 @@ def snapshot() -> dict:
         context.close_all()
 
 
-@pytest.fixture
-def project(tmp_path):
-    """A small store: two documents, two queries."""
-    docs = tmp_path / "docs"
+def _small_project(_store, folder):
+    """Two documents and two queries imported through the CLI (on GOLDEN_DB) from ``folder``."""
+    docs = folder / "docs"
     docs.mkdir()
     (docs / "d1.txt").write_text(DOC1)
     (docs / "d2.txt").write_text(DOC2)
     assert golden("corpus", "import", str(docs))[0] == 0
-    (tmp_path / "q.csv").write_text("id,text,stratum\nq1,How long is the refund window?,paraphrase\n"
-                                    "q2,Is shipping free?,lexical\n")
-    assert golden("queries", "import", str(tmp_path / "q.csv"))[0] == 0
+    (folder / "q.csv").write_text("id,text,stratum\nq1,How long is the refund window?,paraphrase\n"
+                                  "q2,Is shipping free?,lexical\n")
+    assert golden("queries", "import", str(folder / "q.csv"))[0] == 0
+
+
+@pytest.fixture
+def project(request, golden_db, tmp_path):
+    """A small store: two documents, two queries (imported once, copied; the CLI opens it)."""
+    prepared_store(request, "import-rules-project", _small_project)[0].close()
     return tmp_path
 
 

@@ -19,17 +19,15 @@ from golden_store.live.pool import build_pool
 from golden_store.live.queries import get_query, save_query
 from golden_store.live.transcripts import parse_item_key
 from tests.annotator.test_transcripts import _record, _write
+from tests.conftest import prepared_store
 
 PASSWORD = "correct horse battery"
 
 
-@pytest.fixture
-def pooled(demo_store, tmp_path):
-    """The demo with a pool of 40 queries x 4 documents, a lead and two annotators."""
-    s = demo_store
+def _pool_and_people(s, folder):
     docs = [r[0] for r in s.read("SELECT doc_id FROM documents ORDER BY doc_id LIMIT 4")]
     qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]
-    run = tmp_path / "sys.run"
+    run = folder / "sys.run"
     run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
     runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
     build_pool(s, 4, actor="eng")
@@ -37,7 +35,15 @@ def pooled(demo_store, tmp_path):
     users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD)}
     for name in ("ann", "bob", "cat"):
         users[name] = create_user(s, admin, name, ["annotator"], password=PASSWORD)
-    return s, users
+    return users
+
+
+@pytest.fixture
+def pooled(request, golden_db):
+    """The demo with a pool of 40 queries x 4 documents, a lead and two annotators (built once,
+    copied)."""
+    store, users = prepared_store(request, "demo-pooled-people", _pool_and_people, demo=True)
+    return store, dict(users)
 
 
 def _label(card: dict, by: str, action: str = "grade", value=2, **extra) -> dict:

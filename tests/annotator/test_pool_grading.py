@@ -22,17 +22,18 @@ from golden_store.db.store import Store
 from golden_store.live import calibrations, judge_labels
 from golden_store.live import judging as live_judging
 from golden_store.core.errors import ValidationError
+from tests.conftest import prepared_store
 from tests.llm_server import message
 
 LOW, HIGH = 0.2, 0.8
 
 
 @pytest.fixture
-def full_demo(store: Store) -> Store:
+def full_demo(request, golden_db) -> Store:
     """The full demo (runs, a pool of 245 items, a calibration round, held-out questions), without
-    its finished pool-grading job: the pool as no judge has graded it yet."""
-    load_demo(store, LOCAL_USER, workflows=True, pool_job=False)
-    return store
+    its finished pool-grading job: the pool as no judge has graded it yet (loaded once, copied)."""
+    return prepared_store(request, "full-demo-local-no-job",
+                          lambda s, _: load_demo(s, LOCAL_USER, workflows=True, pool_job=False))[0]
 MODEL = "claude-sonnet-4-5"
 
 

@@ -19,7 +19,7 @@ from annotator.people.roles import PermissionDenied
 from golden_store.live.results import evaluation_frame, record_evaluation
 from golden_store.scoring.compare import compare_runs
 from tests.app_pages.test_app_roles import APP, PASSWORD, app_as, signed_in
-from tests.conftest import plain
+from tests.conftest import plain, prepared_store
 
 PAGE = "app_pages/results.py"
 QIDS = [f"q{i:02d}" for i in range(40)]
@@ -27,10 +27,15 @@ STRATA = {q: ("lexical" if i < 20 else "multi_hop") for i, q in enumerate(QIDS)}
 
 
 @pytest.fixture
-def recorded():
+def recorded(request, golden_db):
     """Accounts for four roles and three recorded evaluations: ``base``, ``cand`` (R@10 lost on
-    10 lexical queries: a credible, large drop; judged@10 0.5) and ``old`` (no judged fraction)."""
-    store = context.get_store()
+    10 lexical queries: a credible, large drop; judged@10 0.5) and ``old`` (no judged fraction).
+    Made once, copied; the store the app opens (``context.get_store()``)."""
+    prepared_store(request, "results-recorded", _accounts_and_evaluations)
+    return context.get_store()
+
+
+def _accounts_and_evaluations(store, _folder) -> None:
     admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
     for role in ("annotator", "reviewer", "lead", "engineer"):
         identity.create_user(store, admin, role, [role], password=PASSWORD)
@@ -44,7 +49,6 @@ def recorded():
                       judged_fraction=pd.Series(0.95, index=QIDS))
     record_evaluation(store, "cand", cand, dataset_version="v1", strata=STRATA, system="<b>hybrid</b>",
                       judged_fraction=pd.Series(0.5, index=QIDS))
-    return store
 
 
 def _compare(at: AppTest, baseline: str, candidate: str) -> AppTest:

@@ -14,7 +14,7 @@ from annotator import demo
 from annotator.people import identity
 from annotator.process import context
 from tests.app_pages.test_app_roles import app_as
-from tests.conftest import plain, table_snapshot
+from tests.conftest import plain, prepared_store, table_snapshot
 
 PASSWORD = "0123456789"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
@@ -54,14 +54,19 @@ CASES = {
 
 
 @pytest.fixture
-def team(monkeypatch):
+def team(request, golden_db, monkeypatch):
+    """An admin, an engineer and a lead, and the demo loaded by the admin (once, copied); the
+    store the app opens."""
     monkeypatch.setenv("GOLDEN_MAX_UPLOAD_MB", "1")
-    store = context.get_store()
+    prepared_store(request, "upload-errors-team", _team)
+    return context.get_store()
+
+
+def _team(store, _folder) -> None:
     admin = identity.create_user(store, None, "admin", ["admin"], password=PASSWORD)
     for role in ("engineer", "lead"):
         identity.create_user(store, admin, role, [role], password=PASSWORD)
     demo.load_demo(store, admin)
-    return store
 
 
 def _messages(at) -> str:

@@ -26,6 +26,7 @@ from annotator.people.identity import cli_user
 from golden_store.core.errors import ValidationError
 from golden_store.versions import load_version
 from golden_store.versions.export import export_version
+from tests.conftest import prepared_store
 
 BM25 = Path(DEMO_DIR) / "runs" / "bm25.trec"
 # the studio's names, and each one's pytrec_eval measure (relevance_level applies to the binary ones)
@@ -33,14 +34,19 @@ MEASURES = {"R(rel=2)@10": "recall_10", "nDCG@10": "ndcg_cut_10", "AP(rel=2)": "
             "RR(rel=2)": "recip_rank"}
 
 
-@pytest.fixture
-def exported(store, tmp_path):
-    """The whole demo (runs, pool, grades, demo.v0) and demo.v0 exported as TREC and BEIR."""
+def _export_the_demo(store, folder: Path) -> None:
     load_demo(store, cli_user(), workflows=True)
-    v = load_version("demo.v0")
-    export_version(v, "trec", tmp_path / "trec")
-    export_version(v, "beir", tmp_path / "beir")
-    return v, tmp_path
+    v = load_version("demo.v0", folder / "versions")
+    export_version(v, "trec", folder / "trec")
+    export_version(v, "beir", folder / "beir")
+
+
+@pytest.fixture
+def exported(request, golden_db, tmp_path):
+    """The whole demo (runs, pool, grades, demo.v0) and demo.v0 exported as TREC and BEIR
+    (made once, copied into this test's folder)."""
+    prepared_store(request, "full-demo-cli-exported", _export_the_demo)
+    return load_version("demo.v0"), tmp_path
 
 
 def _golden(capsys, *args: str) -> tuple[dict, str]:

@@ -24,6 +24,7 @@ from golden_store.live.judge_labels import JudgeLabel, create_job_tx, insert_tx
 from golden_store.live.results import evaluation_summaries, record_evaluation, trial_provenance
 from golden_store.scoring import evaluate
 from golden_store.versions import format as version_format, load_version, verify, writer
+from tests.conftest import prepared_store
 
 RUBRIC_A, RUBRIC_B = "a" * 64, "b" * 64
 MEASURES = ["RR", "P@5", "nDCG@10"]
@@ -82,9 +83,15 @@ def build(store: Store) -> tuple[str, str]:
     return "A", "B"
 
 
+def demo_frozen_a_b(request: pytest.FixtureRequest) -> Store:
+    """The demo after :func:`build` (versions A and B beside it): built once, copied per test.
+    The fixture calling this takes ``golden_db``."""
+    return prepared_store(request, "demo-frozen-A-B", lambda s, _: build(s), demo=True)[0]
+
+
 @pytest.fixture
-def versions(demo_store):
-    build(demo_store)
+def versions(request, golden_db):
+    demo_store = demo_frozen_a_b(request)
     vdir = demo_store.path.parent / "versions"
     return load_version("A", vdir), load_version("B", vdir), demo_store
 

@@ -22,15 +22,16 @@ from annotator.people.identity import cli_user
 from golden_store.freezing import freeze
 from golden_store.scoring.agreement_report import AgreementBar, kappa_linear
 from golden_store import versions
+from tests.conftest import prepared_store
 
 LABELS = [0, 1, 2, 3]
 
 
 @pytest.fixture
-def full_demo(store):
-    """The demo with every workflow (``golden demo``): its calibration round r1 graded by two."""
-    load_demo(store, cli_user(), workflows=True)
-    return store
+def full_demo(request, golden_db):
+    """The demo with every workflow (``golden demo``): its calibration round r1 graded by two
+    (loaded once, copied)."""
+    return prepared_store(request, "full-demo-cli", lambda s, _: load_demo(s, cli_user(), workflows=True))[0]
 
 
 def _pair_from_events(store, round_id: str | None = None) -> tuple[list[int], list[int]]:

@@ -26,6 +26,7 @@ from golden_store.versions import format as version_format
 from golden_store.core.errors import GoldenError, ValidationError, VerificationError
 from golden_store.freezing import freeze
 from golden_store.versions import list_versions, load_version, verify
+from tests.conftest import prepared_store
 
 
 def golden(*args: str) -> tuple[int, str, str]:
@@ -35,10 +36,15 @@ def golden(*args: str) -> tuple[int, str, str]:
     return rc, out.getvalue(), err.getvalue()
 
 
+def _two_freezes(store, _folder) -> None:
+    freeze(store, "v1", actor="eng")
+    freeze(store, "v2", actor="eng")
+
+
 @pytest.fixture
-def two_versions(demo_store):
-    freeze(demo_store, "v1", actor="eng")
-    freeze(demo_store, "v2", actor="eng")
+def two_versions(request, golden_db):
+    """The demo frozen as v1 and v2 (once, copied)."""
+    demo_store = prepared_store(request, "demo-v1-v2", _two_freezes, demo=True)[0]
     return demo_store.path.parent / "versions"
 
 

@@ -46,6 +46,7 @@ from golden_store.live.judging import record
 from golden_store.scoring import evaluate
 from golden_store.versions import load_version
 from tests.golden_store.test_judge_labels_frozen import judge
+from tests.conftest import prepared_store
 
 TOKENS = 84
 DOCS = {d: " ".join(f"{d.lower()}{i:03d}" for i in range(TOKENS)) for d in "DEF"}
@@ -54,10 +55,9 @@ EVIDENCE = (200, 224)  # e040 .. e044 in E
 R10, NDCG10 = "R(rel=2)@10", "nDCG@10"
 
 
-@pytest.fixture
-def version(store, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    corpus = tmp_path / "corpus.jsonl"
+def _frozen_v1(store, folder) -> None:
+    """The table above's labels, frozen as v1 in ``folder``'s versions."""
+    corpus = folder / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"doc_id": d, "text": t}) + "\n" for d, t in DOCS.items()))
     import_paths(store, [corpus], actor="eng")
     if "lexical" not in queries.known_strata(store):
@@ -68,7 +68,7 @@ def version(store, tmp_path, monkeypatch):
                            actor="eng")
     admin = identity.create_user(store, None, "admin", ["admin"], password="0123456789ab")
     lead = identity.create_user(store, admin, "lead1", ["lead"], password="0123456789ab")
-    qrels = tmp_path / "qrels.trec"
+    qrels = folder / "qrels.trec"
     qrels.write_text("q1 0 D 3\nq2 0 E 3\nq3 0 D 3\nq4 0 D 2\n")
     judgments_import.import_judgments(store, lead, qrels)
     s, e = EVIDENCE
@@ -79,6 +79,12 @@ def version(store, tmp_path, monkeypatch):
                   JudgeLabel("q5", "E", 0, 50, outcome="labeled", route="judge", grade=2, p_fail=0.1, p_used=0.1)],
           model="judge-a", rubric="a" * 64, calibration="cal-1")
     freeze(store, "v1", actor="eng")
+
+
+@pytest.fixture
+def version(request, golden_db, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    prepared_store(request, "passage-units-v1", _frozen_v1)  # frozen once, copied
     v = load_version("v1")
     # the frozen labels are what the table above says (else every number below is off)
     j = v.judgments
