@@ -101,7 +101,7 @@ def decide(store: Store, actor: str, query_id: str, doc_id: str, start: int, end
 
 
 def decided_count(store: Store) -> int:
-    return int(store.read_one("SELECT count(*) FROM adjudications")[0])
+    return int(store.read_row("SELECT count(*) FROM adjudications")[0])
 
 
 def history(store: Store, limit: int = 200, offset: int = 0) -> list[dict]:
@@ -119,7 +119,7 @@ def history(store: Store, limit: int = 200, offset: int = 0) -> list[dict]:
 
 
 def count_pending(store: Store) -> int:
-    return int(store.read_one("SELECT count(*) FROM pending_grades SEMI JOIN queries USING (query_id)")[0])
+    return int(store.read_row("SELECT count(*) FROM pending_grades SEMI JOIN queries USING (query_id)")[0])
 
 
 # ---- every label that decides an item (the Freeze conflicts page, issue 37 item 9) ---------------

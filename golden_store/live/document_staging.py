@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 from golden_store.db.cursor import Cursor
 
 if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+
     from golden_store.corpus.sources import PreparedDocument
     from golden_store.db.store import Store
 
@@ -45,7 +47,7 @@ class DocumentStaging:
     def __init__(self) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="golden-import-")
         self.path = Path(self._dir.name) / "documents.parquet"
-        self._writer = None
+        self._writer: pq.ParquetWriter | None = None  # opened by the first add (its schema is the table's)
         self.rows = 0
 
     def add(self, docs: Sequence["PreparedDocument"], olds: Sequence[str | None]) -> None:

@@ -59,6 +59,7 @@ def reresolve_tx(cur: Cursor, *, threshold: float = DEFAULT_THRESHOLD,
     def raw_of(doc_id: str) -> str:
         return cur.execute("SELECT raw_text FROM documents WHERE doc_id = ?", [doc_id]).fetchone()[0]
 
+    resolver: SpanResolver | IndexedResolver
     if index is None:
         canon = dict(cur.execute("SELECT doc_id, canonical_text FROM documents").fetchall())
         resolver = SpanResolver(CorpusIndex(canon, raw_of), threshold)
@@ -80,7 +81,7 @@ def reresolve_tx(cur: Cursor, *, threshold: float = DEFAULT_THRESHOLD,
             report.broken.append({**item, "status": res.status,
                                   "candidates": [c.as_dict() for c in res.candidates[:3]]})
             continue
-        b = res.best
+        b = res.span
         where = {"new_doc_id": b.doc_id, "new_start": b.start, "new_end": b.end, "status": res.status}
         (report.confirmed if (b.doc_id, b.start, b.end) == (doc, start, end) else report.moved).append(
             {**item, **where})

@@ -89,7 +89,7 @@ def evidence_counts(store: Store, *, settled_only: bool = False) -> dict[str, in
     evidence-round questions (what an annotator may count without learning what a colleague
     quoted)."""
     view = "frozen_evidence" if settled_only else "current_evidence"
-    n_spans, n_queries = store.read_one(
+    n_spans, n_queries = store.read_row(
         f"SELECT count(*), count(DISTINCT e.query_id) FILTER (WHERE q.answerable) FROM {view} e "
         "JOIN queries q USING (query_id)"
     )

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from golden_store.db.cursor import Cursor
 from golden_store.core.errors import NotFoundError, ValidationError
-from golden_store.live.queries import _INSERT_REVISION, QueryRecord, _revision_row
+from golden_store.live.queries import _INSERT_REVISION, _revision_row, record_of_row
 from golden_store.db.store import Store, utcnow
 
 
@@ -137,7 +137,7 @@ def settle(store: Store, query_id: str, decision: str, rationale: str, *, actor:
                               [query_id]).fetchone()
             if row is None:
                 raise NotFoundError(f"{query_id} is retired.")
-            rec = QueryRecord(*row[:8], generator_model=row[8], generator_prompt_sha=row[9], tier=row[10])
+            rec = record_of_row(row)
             notes = (rec.notes + " | " if rec.notes else "") + f"no answer in corpus (adjudicated by {actor})"
             cur.execute(_INSERT_REVISION, _revision_row(replace(rec, answerable=False, stratum="negative",
                                                                 notes=notes), actor))

@@ -124,7 +124,7 @@ def insert_tx(cur: Cursor, actor: str, query_id: str, doc_id: str, start: int, e
 def progress(store: Store, actor: str) -> tuple[int, int]:
     """(done, total) over the annotator's own queue, in one pass over it (the Judge page
     asks on every key press)."""
-    total, done = store.read_one(
+    total, done = store.read_row(
         f"SELECT count(*), count(d.query_id) FROM ({_SCOPE}) s SEMI JOIN queries USING (query_id) "
         f"LEFT JOIN ({_DONE}) d USING (query_id, doc_id, start, \"end\")", [actor, actor, actor])
     return int(done), int(total)
@@ -150,7 +150,7 @@ def pool_counts(store: Store) -> dict[str, int]:
     """Workflow counts for the home page (numbers only, nobody's labels): pool size, items
     with at least one grade, items graded by two or more, disagreements waiting, rounds."""
     # grade_item_state: each item's number of current grades, kept with every grade event
-    row = store.read_one(
+    row = store.read_row(
         "WITH g AS (SELECT query_id, doc_id, start, \"end\", n_graded AS n FROM grade_item_state WHERE n_graded > 0) "
         "SELECT (SELECT count(*) FROM pool_items SEMI JOIN queries USING (query_id)), "
         "(SELECT count(*) FROM pool_items p SEMI JOIN g USING (query_id, doc_id, start, \"end\")), "

@@ -17,7 +17,7 @@ def record_call(store: Store, *, purpose: str, item: str, model: str, prompt_sha
 
 
 def usage_summary(store: Store, purpose: str | None = None) -> dict:
-    row = store.read_one(
+    row = store.read_row(
         "SELECT count(*), count(*) FILTER (outcome = 'refusal'), coalesce(sum(input_tokens), 0),"
         " coalesce(sum(output_tokens), 0), coalesce(sum(cache_creation_input_tokens), 0),"
         " coalesce(sum(cache_read_input_tokens), 0), sum(cost_usd), count(*) FILTER (cost_usd IS NULL),"

@@ -336,7 +336,7 @@ def assignments(store: Store, system: str | None = None) -> list[dict]:
 def counts(store: Store) -> dict[str, int]:
     """Home-page numbers: questions with approved nuggets, approved nuggets, drafts waiting
     for approval, imported answers and support labels."""
-    row = store.read_one(
+    row = store.read_row(
         "SELECT (SELECT count(DISTINCT query_id) FROM current_nuggets SEMI JOIN queries USING (query_id) "
         "        WHERE approved), "
         "(SELECT count(*) FROM current_nuggets SEMI JOIN queries USING (query_id) WHERE approved), "

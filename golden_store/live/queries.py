@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from golden_store.db.cursor import Cursor
 from golden_store.core import textin
@@ -45,6 +46,15 @@ class QueryRecord:
     generator_model: str | None = field(default=None, compare=False)
     generator_prompt_sha: str | None = field(default=None, compare=False)
     tier: str | None = None  # smoke / regression / release (METHODOLOGY §14.1); None: not tagged
+
+
+def record_of_row(row: Sequence[Any]) -> QueryRecord:
+    """The QueryRecord of a ``queries`` row read as (query_id, text, stratum, answerable,
+    source, created_date, held_out, notes, generator_model, generator_prompt_sha, tier)."""
+    (query_id, text, stratum, answerable, source, created_date, held_out, notes,
+     generator_model, generator_prompt_sha, tier) = row
+    return QueryRecord(query_id, text, stratum, answerable, source, created_date, held_out, notes,
+                       generator_model=generator_model, generator_prompt_sha=generator_prompt_sha, tier=tier)
 
 
 _OPTIONAL = {"answerable": "answerable", "source": "source", "date": "created_date",
@@ -420,7 +430,7 @@ def get_query(store: Store, query_id: str) -> QueryRecord | None:
     )
     if not row:
         return None
-    return QueryRecord(*row[:8], generator_model=row[8], generator_prompt_sha=row[9], tier=row[10])
+    return record_of_row(row)
 
 
 def get_queries(store: Store, query_ids: Sequence[str]) -> dict[str, QueryRecord]:
@@ -431,7 +441,7 @@ def get_queries(store: Store, query_ids: Sequence[str]) -> dict[str, QueryRecord
     rows = store.read(
         "SELECT query_id, text, stratum, answerable, source, created_date, held_out, notes, "
         "generator_model, generator_prompt_sha, tier FROM queries WHERE query_id IN (SELECT unnest(?))", [ids])
-    return {r[0]: QueryRecord(*r[:8], generator_model=r[8], generator_prompt_sha=r[9], tier=r[10]) for r in rows}
+    return {r[0]: record_of_row(r) for r in rows}
 
 
 def list_queries(store: Store):

@@ -301,7 +301,7 @@ def export_results(store: Store, out: Path) -> int:
     with store.cursor() as cur:
         cur.execute(f"COPY (SELECT * FROM eval_results ORDER BY evaluation_id, trial, query_id, metric) TO '{target}' "
                     "(FORMAT parquet)")
-    return int(store.read_one("SELECT count(*) FROM eval_results")[0])
+    return int(store.read_row("SELECT count(*) FROM eval_results")[0])
 
 
 # Every column of eval_results, in the table's order: what an export holds and an import reads.

@@ -33,7 +33,7 @@ def free_items(store: Store) -> list[dict]:
 
 def free_item_count(store: Store) -> int:
     """``len(free_items(store))`` counted in SQL (a fresh pool holds ~300 k free items)."""
-    return int(store.read_one(f"SELECT count(*) {_FREE}")[0])
+    return int(store.read_row(f"SELECT count(*) {_FREE}")[0])
 
 
 def create_round(store: Store, kind: str, assignments: Mapping[str, Sequence[Item]], *, actor: str,

@@ -63,7 +63,7 @@ def unseen_versions(store: Store, username: str) -> list[dict]:
     the one in force when they joined is a change to them (issue 29, L2: a brand-new user was
     told "The rubric changed: v1 is in force"); they read it on the Judge page. Without an
     account (single-user local mode) every version after the first is news."""
-    last = store.read_one("SELECT max(version) FROM rubric_seen WHERE username = ?", [username])[0]
+    last = store.read_row("SELECT max(version) FROM rubric_seen WHERE username = ?", [username])[0]
     if last is None:
         rows = store.read_dicts("SELECT r.version, r.changelog, r.actor, r.created_at FROM rubric_versions r "
                                 "LEFT JOIN users u ON u.username = ? "

@@ -312,7 +312,7 @@ def review_state_tx(cur: Cursor, item_id: str, actor: str) -> dict | None:
 
 def draw_progress(store: Store, actor: str) -> tuple[int, int]:
     """(reviewed, drawn) over every transcript in the reviewer's samples."""
-    row = store.read_one(
+    row = store.read_row(
         f"SELECT count(*) FILTER (WHERE t.verdict IS NOT NULL), count(*) FROM ({_with_review()}) t "
         f"WHERE {_IN_DRAWS_OF}", [actor])
     return int(row[0]), int(row[1])
@@ -387,7 +387,7 @@ def counts(store: Store) -> dict[str, int]:
     """Home-page numbers: failed transcripts, reviewed ones, grader failures (every latest
     verdict that contradicts the judge, on a pass or a failure: what :func:`questioned` draws
     from)."""
-    row = store.read_one(
+    row = store.read_row(
         "SELECT count(*) FILTER (WHERE NOT passed), count(*) FILTER (WHERE NOT passed AND verdict IS NOT NULL), "
         f"count(*) FILTER (WHERE {_AGAINST}) FROM ({_with_review()})")
     return {"failures": int(row[0]), "reviewed": int(row[1]), "grader_failures": int(row[2])}

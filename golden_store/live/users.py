@@ -16,7 +16,7 @@ from golden_store.db.store import Store, utcnow
 
 def count_users(store: Store, *, enabled_only: bool = True) -> int:
     sql = "SELECT count(*) FROM users" + (" WHERE NOT disabled" if enabled_only else "")
-    return int(store.read_one(sql)[0])
+    return int(store.read_row(sql)[0])
 
 
 def get_user_row(store: Store, username: str) -> dict | None:
