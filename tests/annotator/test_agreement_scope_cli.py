@@ -20,10 +20,10 @@ from annotator import cli
 from annotator.labeling import rounds
 from annotator.people.identity import LOCAL_USER
 from golden_store.db.store import Store
-from golden_store.live import judging, runs
-from golden_store.live.pool import build_pool
+from golden_store.live import judging
 from tests.golden_store.test_judge_labels_frozen import grade
 from tests.http_api.conftest import api, auth, tokens  # noqa: F401  (fixtures)
+from tests.pooled import pool_first_documents
 
 ROUND_A = [3, 2, 3, 0, 1, 3, 2, 0]
 ROUND_B = [0, 3, 1, 2, 3, 0, 0, 2]  # the newest round's pair disagrees more than chance
@@ -38,12 +38,7 @@ def two_scopes(demo_store: Store, tmp_path) -> Store:
     """A pool, round r1 of ann and bob graded (ROUND_A / ROUND_B), and six other pool items the
     two graded before any round (OLD_A / OLD_B)."""
     s = demo_store
-    docs = [r[0] for r in s.read("SELECT doc_id FROM documents ORDER BY doc_id LIMIT 4")]
-    qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]
-    run = tmp_path / "sys.run"
-    run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
-    runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    build_pool(s, 4, actor="eng")
+    pool_first_documents(s, tmp_path, 4)
     assert rounds.start_calibration(s, LOCAL_USER, ["ann", "bob"], n=len(ROUND_A), seed=1) == "r1"
     in_round = s.read("SELECT query_id, doc_id, start, \"end\" FROM round_assignments WHERE annotator = 'ann' "
                       "ORDER BY 1, 2, 3")

@@ -12,13 +12,12 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotator.labeling import adjudication, agreement, judging, rounds
 from annotator.labeling.assignment import pick_calibration, plan_split
-from annotator.people.identity import LOCAL_USER, create_user
+from annotator.people.identity import LOCAL_USER
 from annotator.people.roles import PermissionDenied
 from golden_store.live import rounds as store_rounds
-from golden_store.live import runs
-from golden_store.live.pool import build_pool
 from golden_store.core.errors import ValidationError
 from golden_store.freezing import freeze
+from tests.pooled import pool_first_documents, team_accounts
 
 PASSWORD = "correct horse battery"
 
@@ -34,18 +33,8 @@ def pooled(demo_store, tmp_path):
     """The demo with a pool of 200 items (40 queries x 5 documents) and accounts: admin,
     lead, ann, bob, cat (annotators) and eve (engineer)."""
     s = demo_store
-    docs = [r[0] for r in s.read("SELECT doc_id FROM documents ORDER BY doc_id LIMIT 5")]
-    qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]
-    run = tmp_path / "sys.run"
-    run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
-    runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    build_pool(s, 5, actor="eng")
-    admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
-    users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD),
-             "eve": create_user(s, admin, "eve", ["engineer"], password=PASSWORD)}
-    for name in ("ann", "bob", "cat"):
-        users[name] = create_user(s, admin, name, ["annotator"], password=PASSWORD)
-    return s, users
+    pool_first_documents(s, tmp_path, 5)
+    return s, team_accounts(s, PASSWORD, ("ann", "bob", "cat"), eve="engineer")
 
 
 def _grade_queue(s, user, grade_of) -> list:

@@ -13,14 +13,13 @@ from annotator.events import webhooks
 from annotator.integration import background
 from annotator.labeling import adjudication, judging, rounds
 from annotator.versions import versioning
-from annotator.people.identity import cli_user, create_user
+from annotator.people.identity import cli_user
 from golden_store.core.errors import GoldenError, ValidationError
 from golden_store.live import judging as judging_rows
-from golden_store.live import runs
-from golden_store.live.pool import build_pool
 from golden_store.live import webhooks as rows
 from golden_store.live.results import record_evaluation
 from tests.annotator.webhook_receiver import Receiver
+from tests.pooled import pool_first_documents, team_accounts
 
 PASSWORD = "correct horse battery"
 
@@ -29,17 +28,8 @@ PASSWORD = "correct horse battery"
 def pooled(demo_store, tmp_path):
     """The demo with a pool of 200 items and accounts: lead; ann, bob, cat (annotators)."""
     s = demo_store
-    docs = [r[0] for r in s.read("SELECT doc_id FROM documents ORDER BY doc_id LIMIT 5")]
-    qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]
-    run = tmp_path / "sys.run"
-    run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
-    runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    build_pool(s, 5, actor="eng")
-    admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
-    users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD)}
-    for name in ("ann", "bob", "cat"):
-        users[name] = create_user(s, admin, name, ["annotator"], password=PASSWORD)
-    return s, users
+    pool_first_documents(s, tmp_path, 5)
+    return s, team_accounts(s, PASSWORD, ("ann", "bob", "cat"))
 
 
 def _events(store, event_type):

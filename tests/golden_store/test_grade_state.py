@@ -28,13 +28,13 @@ from annotator.labeling import adjudication as ann_adjudication
 from annotator.labeling import judging as ann_judging
 from annotator.demo import load_demo
 from tests.old_schema import questions_without_tier
-from annotator.people.identity import cli_user, create_user
+from annotator.people.identity import cli_user
 from golden_store.live import adjudication, grade_state, judging
 from golden_store.db import schema
 from golden_store.live import runs
-from golden_store.live.pool import build_pool
 from golden_store.core.errors import NotFoundError
 from golden_store.db.store import Store
+from tests.pooled import pool_first_documents, team_accounts
 
 PASSWORD = "correct horse battery"
 REPLAYED = ("current_grades", "final_grades", "disputed_grades", "adjudications", "pending_grades")
@@ -118,16 +118,8 @@ def assert_state_matches_log(store: Store) -> int:
 def team(demo_store, tmp_path):
     """The demo with a pool of 40 questions x 4 documents, a lead and four annotators."""
     s = demo_store
-    docs = [r[0] for r in s.read("SELECT doc_id FROM documents ORDER BY doc_id LIMIT 4")]
-    qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]
-    run = tmp_path / "sys.run"
-    run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
-    runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    build_pool(s, 4, actor="eng")
-    admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
-    users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD)}
-    for name in ("ann", "bob", "cat", "dee"):
-        users[name] = create_user(s, admin, name, ["annotator"], password=PASSWORD)
+    pool_first_documents(s, tmp_path, 4)
+    users = team_accounts(s, PASSWORD, ("ann", "bob", "cat", "dee"))
     return s, users
 
 
