@@ -3,6 +3,8 @@ writes a column that version lacks."""
 
 from __future__ import annotations
 
+import pytest
+
 
 def questions_without_tier(monkeypatch) -> None:
     """Import questions as the code before migration 20 wrote them (query_revisions had no
@@ -15,3 +17,21 @@ def questions_without_tier(monkeypatch) -> None:
         return {"added": len(records), "updated": 0, "unchanged": 0}
 
     monkeypatch.setattr("golden_store.live.queries.import_queries_tx", import_without_tier)
+
+
+def schema_at(monkeypatch, version: int) -> None:
+    """Until ``monkeypatch.undo()``, ``Store.open`` builds and migrates a store only up to
+    ``version``: the store an older release left behind, for a migration test to migrate."""
+    from golden_store.db import schema
+
+    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:version])
+    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", version)
+
+
+@pytest.fixture(params=["duckdb", "postgresql"])
+def old_url(request, tmp_path) -> str:
+    """Where a migration test builds its older store: a DuckDB file, or a new PostgreSQL
+    database (the migration must keep every row on both engines)."""
+    if request.param == "duckdb":
+        return str(tmp_path / "old.duckdb")
+    return request.getfixturevalue("pg_url")

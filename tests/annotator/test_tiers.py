@@ -22,6 +22,7 @@ from golden_store.live.results import record_evaluation
 from golden_store.db.store import Store
 from golden_store.versions import diff_versions, load_version
 from tests.conftest import table_snapshot
+from tests.old_schema import old_url, schema_at  # noqa: F401  (old_url: a fixture)
 
 AT = datetime(2026, 6, 1, 9, 0, 0)
 BEFORE_20 = tuple(m for m in schema.MIGRATIONS if m.version < 20)
@@ -34,16 +35,8 @@ def golden(capsys, *args: str) -> tuple[int, str, str]:
     return rc, out.out, out.err
 
 
-@pytest.fixture(params=["duckdb", "postgresql"])
-def old_url(request, tmp_path) -> str:
-    if request.param == "duckdb":
-        return str(tmp_path / "v19.duckdb")
-    return request.getfixturevalue("pg_url")
-
-
 def test_migration_20_adds_the_tier_and_keeps_every_question_untagged(old_url, monkeypatch):
-    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", BEFORE_20)
-    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", BEFORE_20[-1].version)
+    schema_at(monkeypatch, BEFORE_20[-1].version)
     with Store.open(old_url) as old:
         assert old.schema_version() == BEFORE_20[-1].version
         old.write(lambda cur: cur.execute(

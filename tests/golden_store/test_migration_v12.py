@@ -28,6 +28,7 @@ from golden_store.live import nuggets
 from golden_store.live import rounds
 from golden_store.live import transcripts
 from golden_store.db.store import Store
+from tests.old_schema import schema_at
 
 T0 = datetime(2026, 5, 1, 9, 0, 0)
 
@@ -38,8 +39,7 @@ def _at(minutes: int) -> datetime:
 
 def _v11_store(path, monkeypatch) -> Store:
     """A store migrated to version 11 only, with the demo corpus and questions."""
-    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:11])
-    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 11)
+    schema_at(monkeypatch, 11)
     s = Store.open(path)
     assert s.schema_version() == 11
     questions_without_tier(monkeypatch)
@@ -207,8 +207,7 @@ def test_a_row_the_migration_cannot_place_stops_it_and_changes_nothing(tmp_path,
     with pytest.raises(duckdb.Error, match=r"Migration 12 stopped: .*" + message.replace("|", r"\|")
                        .replace("(", r"\(").replace(")", r"\)")):
         Store.open(path)
-    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:11])
-    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 11)
+    schema_at(monkeypatch, 11)
     with Store.open(path) as again:  # still version 11, every row where it was
         assert again.schema_version() == 11
         assert again.read_one("SELECT count(*) FROM verdict_events")[0] == n

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import pytest
 
 from golden_store.db import schema
 from golden_store.db.store import Store
+from tests.old_schema import old_url, schema_at  # noqa: F401  (old_url: a fixture)
 
 AT = datetime(2026, 6, 1, 9, 0, 0)
 TABLES = ("eval_results", "transcripts", "transcript_draws", "transcript_review_events",
@@ -39,16 +39,8 @@ def _columns(s: Store, table: str) -> list[str]:
                                  "ORDER BY ordinal_position", [table])]
 
 
-@pytest.fixture(params=["duckdb", "postgresql"])
-def old_url(request, tmp_path) -> str:
-    if request.param == "duckdb":
-        return str(tmp_path / "v14.duckdb")
-    return request.getfixturevalue("pg_url")
-
-
 def test_migration_15_renames_run_id_to_evaluation_id_keeping_every_row(old_url, monkeypatch):
-    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:14])
-    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 14)
+    schema_at(monkeypatch, 14)
     with Store.open(old_url) as old:
         assert old.schema_version() == 14
         old.write(_fill_v14)

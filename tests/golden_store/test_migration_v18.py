@@ -11,20 +11,13 @@ import pytest
 
 from golden_store.db import schema
 from golden_store.db.store import Store
+from tests.old_schema import old_url, schema_at  # noqa: F401  (old_url: a fixture)
 
 AT = datetime(2026, 6, 1, 9, 0, 0)
 
 
-@pytest.fixture(params=["duckdb", "postgresql"])
-def old_url(request, tmp_path) -> str:
-    if request.param == "duckdb":
-        return str(tmp_path / "v17.duckdb")
-    return request.getfixturevalue("pg_url")
-
-
 def test_migration_18_keeps_every_answer_as_unknown_and_marks_are_events(old_url, monkeypatch):
-    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:17])
-    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 17)
+    schema_at(monkeypatch, 17)
     with Store.open(old_url) as old:
         assert old.schema_version() == 17
         old.write(lambda cur: cur.executemany(

@@ -13,6 +13,7 @@ import pytest
 
 from golden_store.db import schema
 from golden_store.db.store import Store
+from tests.old_schema import old_url, schema_at  # noqa: F401  (old_url: a fixture)
 
 AT = datetime(2026, 11, 1, 9, 0, 0)
 KEY = ("nightly|7", "q1", 0)
@@ -36,21 +37,13 @@ def _fill_v21(cur) -> None:
                 "created_at) VALUES (?, ?, ?, 'judge_fixed', 'fixed', 'leo', ?)", [*KEY, AT + timedelta(minutes=9)])
 
 
-@pytest.fixture(params=["duckdb", "postgresql"])
-def old_url(request, tmp_path) -> str:
-    if request.param == "duckdb":
-        return str(tmp_path / "v21.duckdb")
-    return request.getfixturevalue("pg_url")
-
-
 _ALL = ("SELECT event_id, evaluation_id, query_id, trial, verdict, failure_class, note, actor, created_at, "
         "rubric_version FROM transcript_review_events ORDER BY event_id")
 _CURRENT = "SELECT * FROM current_transcript_reviews ORDER BY evaluation_id, query_id, trial"
 
 
 def test_migration_22_keeps_every_review_row_and_event_id(old_url, monkeypatch):
-    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:21])
-    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 21)
+    schema_at(monkeypatch, 21)
     with Store.open(old_url) as old:
         assert old.schema_version() == 21
         with pytest.raises(Exception):  # noqa: B017 (either engine's CHECK violation)

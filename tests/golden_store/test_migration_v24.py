@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import datetime
 
 import pandas as pd
-import pytest
 
 from golden_store.db import schema
 from golden_store.db.store import Store
 from golden_store.live.results import evaluation_frame, record_evaluation
+from tests.old_schema import old_url, schema_at  # noqa: F401  (old_url: a fixture)
 
 AT = datetime(2026, 11, 1, 9, 0, 0)
 NEW = ("run_level", "hit_rule", "run_depth", "label_judge_models", "label_rubric_shas")
@@ -34,19 +34,11 @@ def _fill_v23(cur) -> None:
                     f"({', '.join('?' * len(r))})", list(r))
 
 
-@pytest.fixture(params=["duckdb", "postgresql"])
-def old_url(request, tmp_path) -> str:
-    if request.param == "duckdb":
-        return str(tmp_path / "v23.duckdb")
-    return request.getfixturevalue("pg_url")
-
-
 _ALL = f"SELECT {_V23_COLUMNS} FROM eval_results ORDER BY evaluation_id, query_id"
 
 
 def test_migration_24_keeps_every_result_row_with_its_definitions_not_recorded(old_url, monkeypatch):
-    monkeypatch.setattr("golden_store.db.store.MIGRATIONS", schema.MIGRATIONS[:23])
-    monkeypatch.setattr("golden_store.db.store.SCHEMA_VERSION", 23)
+    schema_at(monkeypatch, 23)
     with Store.open(old_url) as old:
         assert old.schema_version() == 23
         old.write(_fill_v23)
