@@ -8,7 +8,11 @@ characters in another. Everything goes through :func:`canonicalize`.
 What it does, in order (order matters for idempotence, see the tests):
 
 1. drops zero-width characters, the BOM, soft hyphens and word joiners;
-2. joins words hyphenated across a line break (``"reim-\\nbursement"`` -> ``"reimbursement"``);
+2. joins words hyphenated across a line break (``"reim-\\nbursement"`` -> ``"reimbursement"``):
+   a ``-`` or U+2010 right after a letter, then spaces or tabs, ``\\n`` or ``\\r\\n``, spaces
+   or tabs and a letter. The hyphen, the break and the letters are looked for in the raw text
+   (a character step 1 drops still stands between them and keeps the hyphen), and a "letter"
+   is a word character other than a decimal digit (``²`` and ``½`` count; ``7`` does not);
 3. applies Unicode NFKC per normalisation cluster (ligatures, full-width forms, ``…``);
 4. folds curly quotes, primes and dash variants to ASCII ``'``, ``"`` and ``-``;
 5. collapses every whitespace run to one space and trims both ends.

@@ -101,6 +101,14 @@ def test_hyphen_between_digits_or_at_list_start_is_kept() -> None:
     assert canonical_text("intro\n- item") == "intro - item"
 
 
+def test_line_break_hyphen_is_looked_for_in_the_raw_text() -> None:
+    """Rule 2 as documented: a zero-width character beside the hyphen keeps it, and a
+    non-decimal numeric counts as a letter. Pinned: canonical text is stored with a corpus and
+    re-derived by ``verify``, so changing this would fail versions frozen before."""
+    assert canonical_text("x\u200b-\ny z-\u200b\nw") == "x- y z- w"
+    assert canonical_text("b-\n\u00b2 7-\nq") == "b2 7- q"
+
+
 def test_a_mark_after_a_tibetan_vowel_sign_still_composes_with_the_letter_before() -> None:
     """U+0F73 has combining class 0 but decomposes into two marks; NFKC moves the dot below
     across it onto the ``a``. The offset-mapped text must be that same NFKC text (it used to
