@@ -14,28 +14,18 @@ from annotator.evaluation import transcripts
 from annotator.labeling import judging, rounds
 from annotator.people.identity import LOCAL_USER, create_user
 from annotator.labeling.labeling import LabelRefused
-from golden_store.live import runs
-from golden_store.live.pool import build_pool
 from golden_store.live.queries import get_query, save_query
 from golden_store.live.transcripts import parse_item_key
 from tests.annotator.test_transcripts import _record, _write
 from tests.conftest import prepared_store
+from tests.pooled import pool_first_documents, team_accounts
 
 PASSWORD = "correct horse battery"
 
 
 def _pool_and_people(s, folder):
-    docs = [r[0] for r in s.read("SELECT doc_id FROM documents ORDER BY doc_id LIMIT 4")]
-    qids = [r[0] for r in s.read("SELECT query_id FROM queries ORDER BY query_id")]
-    run = folder / "sys.run"
-    run.write_text("".join(f"{q} Q0 {d} {i + 1} {5 - i} x\n" for q in qids for i, d in enumerate(docs)))
-    runs.store_run(s, runs.parse_run(s, run, "sys", "trec"), actor="eng")
-    build_pool(s, 4, actor="eng")
-    admin = create_user(s, None, "admin", ["admin"], password=PASSWORD)
-    users = {"admin": admin, "lead": create_user(s, admin, "lead", ["lead"], password=PASSWORD)}
-    for name in ("ann", "bob", "cat"):
-        users[name] = create_user(s, admin, name, ["annotator"], password=PASSWORD)
-    return users
+    pool_first_documents(s, folder, 4)
+    return team_accounts(s, PASSWORD, ("ann", "bob", "cat"))
 
 
 @pytest.fixture
