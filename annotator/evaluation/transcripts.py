@@ -442,9 +442,10 @@ NEGATIVE_STRATUM = "negative"  # the stratum of questions the corpus does not an
 
 
 def add_to_golden_set(store: Store, user: User, item_id: str, stratum: str | None = None, *,
-                      answerable: bool | None, reason: str = "") -> str:
+                      answerable: bool | None, reason: str = "", today: date | None = None) -> str:
     """Turn a reviewed system failure on a question the golden set lacks into a new query:
-    source = the transcript's source, date = today, the stratum chosen (else the record's),
+    source = the transcript's source, date = ``today`` (default: the local date), the stratum
+    chosen (else the record's),
     a note naming the run. It then waits in the evidence queue like any new question.
 
     Whether the corpus answers the question is the reviewer's call, asked every time
@@ -480,7 +481,7 @@ def add_to_golden_set(store: Store, user: User, item_id: str, stratum: str | Non
     origin = (f"added from transcript {item_id} ({t['failure_class']}) by {user.username}; "
               f"trace {t['trace_id'] or '-'}")
     notes = origin if answerable else f"Not answerable from the corpus: {reason} ({origin})"
-    rec = queries.QueryRecord(qid, t["question"], chosen, answerable, t["source"], date.today(), False, notes)
+    rec = queries.QueryRecord(qid, t["question"], chosen, answerable, t["source"], today or date.today(), False, notes)
     queries.save_query(store, rec, actor=user.username, must_exist=False)
     return qid
 

@@ -21,6 +21,7 @@ from annotator.people.roles import PermissionDenied, Role
 from golden_store.core.errors import GoldenError, NotFoundError, ValidationError
 from golden_store.db.store import Store, utcnow
 from golden_store.live import api_tokens as rows
+from tests.waiting import wait_until
 
 ADMIN = User("boss", "Boss", frozenset({Role.ADMIN, Role.ENGINEER}))
 ENGINEER = User("eng", "Eng", frozenset({Role.ENGINEER}))
@@ -284,11 +285,7 @@ def test_the_background_thread_writes_when_rows_are_due(store, max_rows, max_del
     audit = UseAudit(max_rows=max_rows, max_delay_s=max_delay_s)
     for path in ("/1", "/2"):
         api_tokens.record_use(store, info, client="c", method="GET", path=path, status=200, audit=audit)
-    import time
-
-    deadline = time.monotonic() + 30  # a generous bound, not a timing assertion
-    while len(_uses(store)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: len(_uses(store)) >= 2, "the background thread to write both uses")
     assert audit.waiting() == 0 and [u["path"] for u in _uses(store)] == ["/1", "/2"]
 
 

@@ -149,14 +149,13 @@ def test_review_flow_grader_failure_to_adjudication_and_flywheel(demo_store, tmp
     with pytest.raises(ValidationError, match="only a transcript reviewed as a system failure"):
         transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0", answerable=True)
     transcripts.review(demo_store, REVIEWER, "run-7|pl-1|0", "system_failure", "incomplete")
-    day_before = date.today()
-    qid = transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0", answerable=True)
-    day_after = date.today()  # the call dates the question itself: bracketed, as midnight may pass meanwhile
+    qid = transcripts.add_to_golden_set(demo_store, REVIEWER, "run-7|pl-1|0", answerable=True,
+                                        today=date(2026, 3, 1))  # the day the reviewer's clock says
     assert qid == "pl-1"
     row = demo_store.read_one("SELECT text, stratum, source, created_date, answerable, notes FROM queries "
                               "WHERE query_id = 'pl-1'")
     assert row[:3] == ("taxi receipts?", "paraphrase", "production_log") and row[4] is True
-    assert day_before <= row[3] <= day_after
+    assert row[3] == date(2026, 3, 1)
     assert "run-7|pl-1|0" in row[5] and "tr-99" in row[5]
     queue = evidence_authoring.queue(demo_store, LOCAL_USER)
     assert "pl-1" in set(queue[queue["quotes"] == 0]["query_id"])

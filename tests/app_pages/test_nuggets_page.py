@@ -15,6 +15,7 @@ from tests.app_pages.surface import cards, label_for, send, surface_data
 from tests.conftest import plain
 from tests.app_pages.test_app_roles import app_as
 from tests.llm_server import message
+from tests.waiting import wait_until
 
 PASSWORD = "0123456789"
 Q1_QUOTE = "VPN-ERR-0417 means the device certificate on your laptop has expired"
@@ -156,8 +157,6 @@ def test_assign_with_buttons_and_scores(tmp_path):
 
 
 def test_bulk_drafting_runs_as_a_background_job_with_progress(llm_server):
-    import time
-
     from annotator.process import jobs
 
     store, _ = _accounts()
@@ -172,9 +171,7 @@ def test_bulk_drafting_runs_as_a_background_job_with_progress(llm_server):
     at.button(key="nug_bulk_plan_confirm").click().run()
     assert not at.exception
     job = jobs.get(at.session_state["nug_job"])
-    deadline = time.monotonic() + 60
-    while job.status == "running" and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: job.status != "running", "the drafting job to end")
     assert job.status == "done", job.error
     lexical = store.read("SELECT query_id, held_out FROM queries WHERE stratum = 'lexical'")
     sent = [q for q, held in lexical if not held]
@@ -189,8 +186,6 @@ def test_bulk_batch_drafting_confirms_the_batch_price_and_reports_cache_reads(ll
     """Through the Batch API: the estimate names it and the confirm button carries the batch
     price; after the job the page shows the server's cache reads and hit rate, and llm_calls
     holds them."""
-    import time
-
     from annotator.process import jobs
     from annotator.judge.llm_cost import money
 
@@ -211,9 +206,7 @@ def test_bulk_batch_drafting_confirms_the_batch_price_and_reports_cache_reads(ll
     assert llm_server.requests == []
     at.button(key="nug_bulk_plan_confirm").click().run()
     job = jobs.get(at.session_state["nug_job"])
-    deadline = time.monotonic() + 60
-    while job.status == "running" and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: job.status != "running", "the batch drafting job to end")
     assert job.status == "done", job.error
     n = len(plan.items)
     at.run()
@@ -232,12 +225,8 @@ def test_a_failing_job_reports_its_error():
         progress(1, 2)
         raise RuntimeError("disk full")
 
-    import time
-
     job = jobs.start("x", "me", boom)
-    deadline = time.monotonic() + 60  # a generous bound on the job's thread, not a timing assertion
-    while job.status == "running" and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: job.status != "running", "the job's thread to end")
     assert job.status == "failed" and "disk full" in job.error and (job.done, job.total) == (1, 2)
 
 

@@ -5,7 +5,6 @@ the service's own role checks: tests/annotator/test_pool_grading.py.)"""
 
 from __future__ import annotations
 
-import time
 
 from annotator.people import identity
 from annotator.process import context, jobs
@@ -13,6 +12,7 @@ from annotator.demo import load_demo
 from tests.annotator.test_pool_grading import MODEL, _calibration, judge_server  # noqa: F401 (fixture)
 from tests.app_pages.test_app_roles import app_as
 from tests.conftest import plain
+from tests.waiting import wait_until
 
 PASSWORD = "0123456789"
 
@@ -46,10 +46,7 @@ def test_the_demo_shows_the_cascade_at_work():
 
 def _wait(at) -> None:
     th = jobs.get(at.session_state["pg_thread"])
-    for _ in range(600):
-        if th.status != "running":
-            break
-        time.sleep(0.05)
+    wait_until(lambda: th.status != "running", "the pool-grading job to end")
     assert th.status == "done", th.error
 
 

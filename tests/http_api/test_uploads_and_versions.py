@@ -13,6 +13,7 @@ from annotator.people import api_tokens
 from annotator.people.identity import LOCAL_USER
 from tests.conftest import table_snapshot
 from tests.http_api.conftest import auth, freeze, run_file
+from tests.waiting import wait_until
 
 
 def _post_run(api: str, secret: str, path, **data) -> httpx.Response:
@@ -130,15 +131,8 @@ def test_every_answered_request_is_audited_with_its_status(demo_store, api, toke
 
 def _wait_for_audit(store, expected: set) -> None:
     """Each use is audited once its answer has gone out: wait for the rows (bounded)."""
-    import time
-
-    deadline = time.monotonic() + 30
-    while True:
-        uses = set(store.read("SELECT token_id, method, path, status, outcome, client FROM api_token_uses"))
-        if expected <= uses:
-            return
-        assert time.monotonic() < deadline, f"never audited: {expected - uses}"
-        time.sleep(0.05)
+    wait_until(lambda: expected <= set(store.read("SELECT token_id, method, path, status, outcome, client "
+                                                  "FROM api_token_uses")), f"the audit rows {expected}")
 
 
 def _without_audit(snapshot: dict) -> dict:
@@ -182,12 +176,9 @@ def test_concurrent_requests_share_the_store(demo_store, api, tokens):
     with ThreadPoolExecutor(16) as pool:
         codes = list(pool.map(get, range(64)))
     assert codes == [200] * 64
-    import time
-
-    deadline = time.monotonic() + 30  # each use is audited once its answer has gone out
-    while demo_store.read("SELECT count(*) FROM api_token_uses WHERE status = 200")[0][0] < 64:
-        assert time.monotonic() < deadline, "a request was answered but never audited"
-        time.sleep(0.05)
+    # each use is audited once its answer has gone out
+    wait_until(lambda: demo_store.read("SELECT count(*) FROM api_token_uses WHERE status = 200")[0][0] >= 64,
+               "every answered request to be audited")
 
 
 def test_a_version_folder_path_loads_in_python_but_the_api_takes_names_only(demo_store, api, tokens, tmp_path,
