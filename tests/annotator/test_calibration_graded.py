@@ -107,7 +107,10 @@ def test_saving_keeps_scale_cut_and_rubric_text(demo_store):
     assert (row2["scale"], row2["pass_cut"], row2["rubric_text"], row2["rubric_sha"]) == ("binary", 2, None, "f" * 64)
 
 
-def _graded_pool(s, tmp_path):
+def graded_pool(s, tmp_path, sick_leave: int = 2) -> None:
+    """The demo's pool of four passages from one run, each graded by "expert": three pass and
+    the pension passage fails; the sick-leave grade is the caller's (2 here: a graded-scale
+    case; 3 in the binary workflow's test)."""
     from annotator.evaluation import runs_import
 
     run = tmp_path / "r.txt"
@@ -115,7 +118,7 @@ def _graded_pool(s, tmp_path):
                    "q009 Q0 parental-leave 1 1 x\n")
     runs_import.import_run(s, LOCAL_USER, run, "sys")
     runs_import.build_pool(s, LOCAL_USER, 5)
-    for q, d, g in (("q001", "vpn-troubleshooting", 3), ("q001", "pension", 0), ("q002", "sick-leave", 2),
+    for q, d, g in (("q001", "vpn-troubleshooting", 3), ("q001", "pension", 0), ("q002", "sick-leave", sick_leave),
                     ("q009", "parental-leave", 3)):
         st, en = s.read_one("SELECT start, \"end\" FROM pool_items WHERE query_id = ? AND doc_id = ?", [q, d])
         judging.record(s, "expert", q, d, st, en, op="grade", grade=g)
@@ -131,7 +134,7 @@ def _answer(passage: str) -> dict:
 def test_batch_run_out_of_order_one_errored_held_out_never_sent(demo_store, llm_server, tmp_path):
     from tests.annotator.test_leaks import assert_nothing_held_out_sent
 
-    _graded_pool(demo_store, tmp_path)
+    graded_pool(demo_store, tmp_path)
     df = calibration.store_set(demo_store, LOCAL_USER, "graded")
     assert calibration.scale_of(df) == "graded" and sorted(df["human_grade"]) == [0, 2, 3, 3]
     plan = calibration.plan_run(demo_store, LOCAL_USER, df, batch=True)

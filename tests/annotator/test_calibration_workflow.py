@@ -101,18 +101,9 @@ def test_analysis_save_offset_and_manifest(demo_store, tmp_path):
 
 
 def test_claude_judge_on_store_grades(demo_store, llm_server, tmp_path):
-    from annotator.evaluation import runs_import
-    from golden_store.live import judging
+    from tests.annotator.test_calibration_graded import graded_pool
 
-    run = tmp_path / "r.txt"
-    run.write_text("q001 Q0 vpn-troubleshooting 1 3 x\nq001 Q0 pension 2 2 x\nq002 Q0 sick-leave 1 1 x\n"
-                   "q009 Q0 parental-leave 1 1 x\n")
-    runs_import.import_run(demo_store, LOCAL_USER, run, "sys")
-    runs_import.build_pool(demo_store, LOCAL_USER, 5)
-    for q, d, g in (("q001", "vpn-troubleshooting", 3), ("q001", "pension", 0), ("q002", "sick-leave", 3),
-                    ("q009", "parental-leave", 3)):
-        s, e = demo_store.read_one("SELECT start, \"end\" FROM pool_items WHERE query_id = ? AND doc_id = ?", [q, d])
-        judging.record(demo_store, "expert", q, d, s, e, op="grade", grade=g)
+    graded_pool(demo_store, tmp_path, sick_leave=3)
     df = calibration.store_set(demo_store, LOCAL_USER)
     assert sorted(df["human_label"]) == [FAIL, PASS, PASS, PASS]
     answers = {
