@@ -39,10 +39,12 @@ from golden_store.db.store import Store, utcnow, versions_dir_for
 from golden_store.versions import writer
 from golden_store.versions.folders import new_temp_folder, sweep_temp_folders
 from golden_store.versions.format import (
+    ANSWER_CRITERIA_FILE,
     DATA_FILES,
     DEFAULT_HIT_RULE,
     JUDGE_LABELS_FILE,
     QRELS_FILE,
+    REFERENCE_ANSWERS_FILE,
     deep_freeze,
     short_repr,
     span_problem,
@@ -101,6 +103,21 @@ _JUDGE_LABELS_SQL = (
     "e.model, e.rubric_sha, s.calibration_id, s.job_id, e.created_at "
     f"{_JUDGE_LABELS_FROM} AND {_JUDGE_LABEL_ON_TEXT} "
     "ORDER BY s.query_id, s.doc_id, s.start, s.\"end\""
+)
+
+# The answer layer's labels (issue 40): a live question's reference answer when its latest
+# revision is approved (an unapproved edit leaves the question without one, counted in the
+# manifest), and the current criteria of live questions and of strata.
+_REFERENCE_ANSWERS_SQL = (
+    "SELECT r.query_id, r.revision, r.short_answer, r.full_answer, r.evidence, r.source, r.actor AS author, "
+    "r.created_at AS written_at FROM current_reference_answers r SEMI JOIN queries q USING (query_id) "
+    "WHERE r.approved ORDER BY r.query_id"
+)
+_ANSWER_CRITERIA_SQL = (
+    "SELECT scope, scope_id, criterion_id, text, example, weight, CAST(scale_max AS INTEGER) AS scale_max, "
+    "CAST(position AS INTEGER) AS position FROM current_answer_criteria c "
+    "WHERE scope = 'stratum' OR scope_id IN (SELECT query_id FROM queries) "
+    "ORDER BY scope, scope_id, position, criterion_id"
 )
 
 
@@ -541,12 +558,16 @@ def freeze(
                 [EVIDENCE_GRADE], tmp / QRELS_FILE, "(FORMAT parquet)",
             )
             write_parquet(cur, _JUDGE_LABELS_SQL, [], tmp / JUDGE_LABELS_FILE, "(FORMAT parquet, COMPRESSION zstd)")
+            write_parquet(cur, _REFERENCE_ANSWERS_SQL, [], tmp / REFERENCE_ANSWERS_FILE,
+                          "(FORMAT parquet, COMPRESSION zstd)")
+            write_parquet(cur, _ANSWER_CRITERIA_SQL, [], tmp / ANSWER_CRITERIA_FILE, "(FORMAT parquet, COMPRESSION zstd)")
             return _manifest_facts(cur, store.engine)
 
         facts = store.write(snapshot)
         if progress:
             progress(len(_TABLE_SQL) + 1, steps, "hashing files")
-        files = writer.file_entries(tmp, [*_TABLE_SQL, QRELS_FILE, JUDGE_LABELS_FILE])
+        files = writer.file_entries(tmp, [*_TABLE_SQL, QRELS_FILE, JUDGE_LABELS_FILE, REFERENCE_ANSWERS_FILE,
+                                          ANSWER_CRITERIA_FILE])
         from golden_store import __version__
 
         manifest = writer.build_manifest(
@@ -680,10 +701,21 @@ def _manifest_facts(cur: Cursor, engine: str) -> dict[str, Any]:
         if n_ev_pending else None,
         "annotators": annotators,
         **_label_facts(cur),
+        "reference_answers": _reference_facts(cur),
         **_agreement_facts(cur, engine),
         "rubric": {"version": rubric[0], "sha256": rubric[1]} if rubric else None,
         "generator": generator,
     }
+
+
+def _reference_facts(cur: Cursor) -> dict[str, int]:
+    """How many live questions have an approved reference answer (frozen), how many have only
+    an unapproved revision (left out: approve it and freeze again), and how many criteria."""
+    approved, unapproved = cur.execute(
+        "SELECT count(*) FILTER (approved), count(*) FILTER (NOT approved) FROM current_reference_answers "
+        "SEMI JOIN queries USING (query_id)").fetchone() or (0, 0)
+    row = cur.execute(f"SELECT count(*) FROM ({_ANSWER_CRITERIA_SQL}) AS c").fetchone()
+    return {"approved": int(approved), "unapproved_left_out": int(unapproved), "criteria": int(row[0]) if row else 0}
 
 
 def _label_facts(cur: Cursor) -> dict[str, Any]:

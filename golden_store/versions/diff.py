@@ -93,7 +93,51 @@ def diff_versions(a: str, b: str, versions_dir: Path | str | None = None) -> dic
         },
         # the approved nuggets per question (issue 29, M12): what a generation score is measured against
         "nuggets": diff_nuggets(na, nb),
+        # the approved reference answers and the answer criteria (issue 40): what correctness is scored against
+        "reference_answers": _diff_keyed(_reference_rows(va), _reference_rows(vb), ("query_id",)),
+        "answer_criteria": _diff_keyed(_criterion_rows(va), _criterion_rows(vb), ("scope", "scope_id", "criterion_id")),
     }
+
+
+REFERENCE_FIELDS: tuple[str, ...] = ("short_answer", "full_answer", "evidence")
+CRITERION_FIELDS: tuple[str, ...] = ("text", "example", "weight", "scale_max")
+
+
+def _evidence_spans(raw: Any) -> list[str]:
+    """A reference answer's anchors as ``doc[start:end]`` (the document's sha is not content)."""
+    import json
+
+    spans = json.loads(raw) if isinstance(raw, str) and raw else []
+    return [f"{s['doc_id']}[{s['start']}:{s['end']}]" for s in spans]
+
+
+def _reference_rows(v: FrozenVersion) -> dict[tuple, dict[str, Any]]:
+    return {(r.query_id,): {"short_answer": None if _missing(r.short_answer) else r.short_answer,
+                            "full_answer": None if _missing(r.full_answer) else r.full_answer,
+                            "evidence": _evidence_spans(r.evidence)}
+            for r in v.reference_answers.itertuples(index=False)}
+
+
+def _criterion_rows(v: FrozenVersion) -> dict[tuple, dict[str, Any]]:
+    return {(c.scope, c.scope_id, c.criterion_id): {"text": c.text, "example": c.example, "weight": float(c.weight),
+                                                    "scale_max": int(c.scale_max)}
+            for c in v.answer_criteria.itertuples(index=False)}
+
+
+def _diff_keyed(a: Mapping[tuple, Mapping[str, Any]], b: Mapping[tuple, Mapping[str, Any]],
+                names: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    """Rows added, removed and changed (field by field) between two keyed tables."""
+    def key(k: tuple) -> dict[str, Any]:
+        return dict(zip(names, k))
+
+    changed = []
+    for k in sorted(set(a) & set(b)):
+        delta = {f: {"from": a[k][f], "to": b[k][f]} for f in a[k] if a[k][f] != b[k].get(f)}
+        if delta:
+            changed.append({**key(k), "fields": delta})
+    return {"added": [{**key(k), **b[k]} for k in sorted(set(b) - set(a))],
+            "removed": [{**key(k), **a[k]} for k in sorted(set(a) - set(b))],
+            "changed": changed}
 
 
 # what a nugget is, for a diff: its content (not its position in the list, nor who wrote it)
@@ -208,4 +252,20 @@ def format_diff(d: dict[str, Any]) -> str:
     lines += [f"  ~ {x['query_id']} {x['doc_id']}[{x['start']}:{x['end']}]: {x['from']['grade']} ({x['from']['model']}) "
               f"-> {x['to']['grade']} ({x['to']['model']})" for x in jl["changed"]]
     lines += format_nugget_diff(d.get("nuggets") or {"added": [], "removed": [], "changed": []})
+    empty: dict[str, list] = {"added": [], "removed": [], "changed": []}
+    r = d.get("reference_answers") or empty
+    lines.append(f"reference answers: +{len(r['added'])} -{len(r['removed'])} ~{len(r['changed'])}")
+    lines += [f"  + {x['query_id']}: {x['short_answer']!r}" for x in r["added"]]
+    lines += [f"  - {x['query_id']}: {x['short_answer']!r}" for x in r["removed"]]
+    for x in r["changed"]:
+        for f, ft in x["fields"].items():
+            lines.append(f"  ~ {x['query_id']} {f}: {ft['from']!r} -> {ft['to']!r}")
+    c = d.get("answer_criteria") or empty
+    lines.append(f"answer criteria: +{len(c['added'])} -{len(c['removed'])} ~{len(c['changed'])}")
+    lines += [f"  + {x['scope']} {x['scope_id']} {x['criterion_id']}: {x['text']!r} (weight {x['weight']:g})"
+              for x in c["added"]]
+    lines += [f"  - {x['scope']} {x['scope_id']} {x['criterion_id']}" for x in c["removed"]]
+    for x in c["changed"]:
+        for f, ft in x["fields"].items():
+            lines.append(f"  ~ {x['scope']} {x['scope_id']} {x['criterion_id']} {f}: {ft['from']!r} -> {ft['to']!r}")
     return "\n".join(lines)

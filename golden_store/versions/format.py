@@ -57,7 +57,19 @@ QRELS_FILE = "qrels.parquet"
 # verify; listed, it is hashed, counted and in ``data_digest`` like every other file. A judge
 # label is never a person's grade: ``qrels.parquet`` and ``judgments.parquet`` stay human.
 JUDGE_LABELS_FILE = "judge_labels.parquet"
-OPTIONAL_DATA_FILES: tuple[str, ...] = (JUDGE_LABELS_FILE,)
+# The answer layer's labels (issue 40): each live question's approved reference answer (short
+# and/or full, its evidence anchors as JSON, who wrote the revision and when) and the current
+# criteria answers are marked by (per question or stratum). Optional like the judge's labels:
+# a version frozen before them does not list them and has none.
+REFERENCE_ANSWERS_FILE = "reference_answers.parquet"
+ANSWER_CRITERIA_FILE = "answer_criteria.parquet"
+OPTIONAL_DATA_FILES: tuple[str, ...] = (JUDGE_LABELS_FILE, REFERENCE_ANSWERS_FILE, ANSWER_CRITERIA_FILE)
+REFERENCE_ANSWER_COLUMNS: tuple[str, ...] = (
+    "query_id", "revision", "short_answer", "full_answer", "evidence", "source", "author", "written_at",
+)
+ANSWER_CRITERION_COLUMNS: tuple[str, ...] = (
+    "scope", "scope_id", "criterion_id", "text", "example", "weight", "scale_max", "position",
+)
 JUDGE_LABEL_COLUMNS: tuple[str, ...] = (
     "query_id", "doc_id", "start", "end", "grade", "p_fail", "route", "model", "rubric_sha", "calibration_id",
     "job_id", "created_at",

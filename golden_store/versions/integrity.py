@@ -21,7 +21,9 @@ from golden_store.versions import signing
 from golden_store.versions.format import (
     DATA_FILES,
     FORMAT,
+    ANSWER_CRITERIA_FILE,
     JUDGE_LABELS_FILE,
+    REFERENCE_ANSWERS_FILE,
     QRELS_FILE,
     _NON_DATA_FILES,
     _sha256_file,
@@ -104,6 +106,13 @@ def _cheap_checks(path: Path, manifest: Mapping[str, Any], name: str | None = No
         if total != rows[JUDGE_LABELS_FILE]:
             problems.append(f"manifest label_counts.judge_total={short_repr(str(total))} but {JUDGE_LABELS_FILE} "
                             f"holds {rows[JUDGE_LABELS_FILE]} rows")
+    refs = manifest.get("reference_answers")
+    for key, fname in (("approved", REFERENCE_ANSWERS_FILE), ("criteria", ANSWER_CRITERIA_FILE)):
+        if fname in rows:
+            said = refs.get(key) if isinstance(refs, Mapping) else None
+            if said != rows[fname]:
+                problems.append(f"manifest reference_answers.{key}={short_repr(str(said))} but {fname} holds "
+                                f"{rows[fname]} rows")
     if not blocking:
         if manifest.get("data_digest") != data_digest(files):
             problems.append("manifest data_digest does not match the files' hashes")

@@ -35,8 +35,12 @@ from golden_store.versions.format import (
     HUMAN,
     HUMAN_JUDGE,
     JUDGE_LABEL_COLUMNS,
+    ANSWER_CRITERIA_FILE,
+    ANSWER_CRITERION_COLUMNS,
     JUDGE_LABELS_FILE,
     OPTIONAL_DATA_FILES,
+    REFERENCE_ANSWER_COLUMNS,
+    REFERENCE_ANSWERS_FILE,
     QRELS_FILE,
     _read_manifest,
     check_labels,
@@ -98,6 +102,23 @@ class FrozenVersion:
             return self._table(JUDGE_LABELS_FILE)
         return pd.DataFrame({c: pd.Series(dtype="float64" if c == "p_fail" else "object")
                              for c in JUDGE_LABEL_COLUMNS})
+
+    def _optional(self, fname: str, columns: tuple[str, ...]) -> pd.DataFrame:
+        if fname in self._tables:
+            return self._table(fname)
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
+
+    @property
+    def reference_answers(self) -> pd.DataFrame:
+        """Each question's approved reference answer (:data:`REFERENCE_ANSWER_COLUMNS`;
+        ``evidence`` is a JSON list of spans). Empty for a version frozen before the file."""
+        return self._optional(REFERENCE_ANSWERS_FILE, REFERENCE_ANSWER_COLUMNS)
+
+    @property
+    def answer_criteria(self) -> pd.DataFrame:
+        """The criteria answers are marked by, per question or stratum
+        (:data:`ANSWER_CRITERION_COLUMNS`). Empty for a version frozen before the file."""
+        return self._optional(ANSWER_CRITERIA_FILE, ANSWER_CRITERION_COLUMNS)
 
     @property
     def has_judge_labels_file(self) -> bool:

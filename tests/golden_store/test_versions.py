@@ -49,12 +49,14 @@ def test_freeze_writes_manifest_and_parquet(demo_store, tmp_path):
 
     assert m["store_schema_version"] == SCHEMA_VERSION
     assert set(m["files"]) == {"documents.parquet", "queries.parquet", "spans.parquet",
-                               "judgments.parquet", "nuggets.parquet", "qrels.parquet", "judge_labels.parquet"}
+                               "judgments.parquet", "nuggets.parquet", "qrels.parquet", "judge_labels.parquet",
+                               "reference_answers.parquet", "answer_criteria.parquet"}
     # who labeled what (issue 27): no grades and no judge labels in the demo, said as zeros and empty lists
     assert m["label_counts"] == {"human": 0, "adjudicated": 0, "agreed": 0, "judge": 0, "judge_total": 0,
                                  "standing_sample": 0}
     assert m["judge_labels"] == {"calibration_ids": [], "models": [], "rubric_shas": [], "jobs": []}
     assert m["files"]["judge_labels.parquet"]["rows"] == 0
+    assert m["reference_answers"] == {"approved": 0, "unapproved_left_out": 0, "criteria": 0}
     assert m["files"]["queries.parquet"]["rows"] == 40
     assert not [p for p in res.path.parent.iterdir() if p.name.startswith(".tmp")]
 

@@ -35,7 +35,7 @@ GOLDEN = Path(sys.executable).parent / "golden"
 _real_open_location = storage.open_location
 FIXED = datetime(2026, 12, 6, 1, 0, 0)
 DATA = ("documents.parquet", "queries.parquet", "spans.parquet", "judgments.parquet", "nuggets.parquet",
-        "qrels.parquet", "judge_labels.parquet")
+        "qrels.parquet", "judge_labels.parquet", "reference_answers.parquet", "answer_criteria.parquet")
 
 
 def _s3_objects(s3_server, url: str) -> dict[str, bytes]:
