@@ -33,12 +33,12 @@ def _env(golden_db: str) -> dict[str, str]:
     return env
 
 
-def _run_in_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
-    """``golden ARGS`` with stderr on a pseudo-terminal (as a person's shell gives it) and
-    stdout on a pipe; returns (exit code, stdout, what the terminal showed, escapes removed)."""
+def _in_a_terminal(args: list[str], env: dict[str, str], cwd: Path, stdout: int) -> tuple[subprocess.Popen, str]:
+    """Start ``golden ARGS`` with stderr on a pseudo-terminal (as a person's shell gives it)
+    and read what the terminal shows until the child closes it."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([str(GOLDEN), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=slave, env=env, cwd=cwd)
+    proc = subprocess.Popen([str(GOLDEN), *args], stdin=subprocess.DEVNULL, stdout=stdout, stderr=slave, env=env,
+                            cwd=cwd)
     os.close(slave)
     shown = bytearray()
     while True:
@@ -50,9 +50,16 @@ def _run_in_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple
             break
         shown += chunk
     os.close(master)
+    return proc, shown.decode("utf-8", "replace")
+
+
+def _run_in_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    """``golden ARGS`` with stderr on a pseudo-terminal and stdout on a pipe; returns (exit
+    code, stdout, what the terminal showed, escapes removed)."""
+    proc, shown = _in_a_terminal(args, env, cwd, subprocess.PIPE)
     out = proc.stdout.read().decode() if proc.stdout else ""
     code = proc.wait(timeout=300)
-    return code, out, _MOVE.sub("\n", _STYLE.sub("", shown.decode("utf-8", "replace")))
+    return code, out, _MOVE.sub("\n", _STYLE.sub("", shown))
 
 
 def test_corpus_import_on_a_terminal_shows_every_phase_with_units_rate_and_time_left(tmp_path, golden_db):
@@ -124,21 +131,9 @@ def test_freeze_score_and_export_on_a_terminal_count_steps_bytes_queries_and_doc
 
 
 def _raw_in_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([str(GOLDEN), *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=slave, env=env, cwd=cwd)
-    os.close(slave)
-    shown = bytearray()
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(master)
-    return proc.wait(timeout=300), shown.decode("utf-8", "replace")
+    """``golden ARGS`` on a terminal, stdout discarded: (exit code, what the terminal got, escapes kept)."""
+    proc, shown = _in_a_terminal(args, env, cwd, subprocess.DEVNULL)
+    return proc.wait(timeout=300), shown
 
 
 def test_run_judgments_and_queries_imports_on_a_terminal_show_reading_placing_and_writing(tmp_path, golden_db):
