@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
                "folder": child_folder}
         print(json.dumps(ops[a._child](a)))
         return 0
-    from benchlib import code_tree, git_head, work_dir
+    from benchlib import code_tree, git_head, remove_code_trees, work_dir
 
     work, tmp = work_dir(ap, a.keep, "bench-corpus-")
     say = (lambda *x: None) if a.json else (lambda *x: print(*x, file=sys.stderr, flush=True))
@@ -366,8 +366,7 @@ def main(argv: list[str] | None = None) -> int:
                "negatives": a.negatives, "rows": rows, "folder": folder}
         print(json.dumps(out))
     finally:
-        if base is not None:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], capture_output=True)
+        remove_code_trees(ROOT, [base])
         if tmp is not None:
             tmp.cleanup()
     return 0

@@ -84,7 +84,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from benchlib import (  # noqa: E402
-    PgCluster, child_flags, code_tree, git_head, percentile, run_child_process, tree_cpu_s, tree_hwm_mib, work_dir,
+    PgCluster, child_flags, code_tree, git_head, percentile, remove_code_trees, run_child_process, tree_cpu_s,
+    tree_hwm_mib, work_dir,
 )
 
 PASSWORD = "0123456789ab"
@@ -747,9 +748,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if pg is not None:
             pg.stop()
-        for t in trees:
-            if t != ROOT:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(t)], capture_output=True)
+        remove_code_trees(ROOT, trees)
         if tmp is not None:
             tmp.cleanup()
     return 1 if failed else 0  # the figures of the other cells are printed all the same

@@ -629,7 +629,7 @@ def child_pool_digest(a: argparse.Namespace) -> dict:
 def pool_build_main(a: argparse.Namespace, say) -> dict:
     """``--pool-build``: generate the store once (this code), then each code builds the pool
     on its own copy in a fresh process; digests compared."""
-    from benchlib import git_head, work_dir
+    from benchlib import git_head, remove_code_trees, work_dir
 
     work, tmp = work_dir(argparse.ArgumentParser(), a.keep, "bench-pool-")
     trees: list[Path] = []
@@ -668,9 +668,7 @@ def pool_build_main(a: argparse.Namespace, say) -> dict:
                 f"pools equal: {out['pools_equal']}; reports equal: {out['reports_equal']}")
         return out
     finally:
-        for t in trees:
-            if t != ROOT:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(t)], capture_output=True)
+        remove_code_trees(ROOT, trees)
         if tmp is not None:
             tmp.cleanup()
 
@@ -737,7 +735,7 @@ def main(argv: list[str] | None = None) -> int:
         say = (lambda *x: None) if a.json else (lambda *x: print(*x, file=sys.stderr, flush=True))
         print(json.dumps(pool_build_main(a, say), default=str))
         return 0
-    from benchlib import git_head, work_dir
+    from benchlib import git_head, remove_code_trees, work_dir
 
     work, tmp = work_dir(ap, a.keep, "bench-team-")
     say = (lambda *x: None) if a.json else (lambda *x: print(*x, file=sys.stderr, flush=True))
@@ -813,9 +811,7 @@ def main(argv: list[str] | None = None) -> int:
             _browser_table(res, say)
         print(json.dumps(out, default=str))
     finally:
-        for t in trees:
-            if t != ROOT:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(t)], capture_output=True)
+        remove_code_trees(ROOT, trees)
         if tmp is not None:
             tmp.cleanup()
     return 0

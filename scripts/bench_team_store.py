@@ -433,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import duckdb
 
-    from benchlib import code_tree, git_head, work_dir
+    from benchlib import code_tree, git_head, remove_code_trees, work_dir
 
     work, tmp = work_dir(ap, a.keep, "bench-team-store-")
     pg = None
@@ -516,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
                     baseline["data_digest_equal"] = b["data_digest"] == res["postgresql"]["freeze_data_digest"]
                 log(f"  {json.dumps(baseline)}")
             finally:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
+                remove_code_trees(ROOT, [tree])
         d, p = res["duckdb"], res["postgresql"]
         out = {
             "bench": "team_store", "commit": git_head(ROOT), "seed": a.seed,

@@ -412,3 +412,14 @@ def code_tree(root, rev: str, work, name: str):
                    capture_output=True)
     return tree
 
+
+
+def remove_code_trees(root, trees) -> None:
+    """Remove the worktrees :func:`code_tree` made (``root`` itself and None are left alone),
+    in a benchmark's ``finally``: a failed run leaves no worktree behind."""
+    import subprocess
+    from pathlib import Path
+
+    for tree in trees:
+        if tree is not None and Path(tree) != Path(root):
+            subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(tree)], capture_output=True)
