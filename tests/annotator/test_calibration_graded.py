@@ -181,17 +181,23 @@ def test_batch_run_out_of_order_one_errored_held_out_never_sent(demo_store, llm_
     assert a.graded["n"] == 6 and a.graded["confusion"][0][1] == 3 and a.graded["confusion"][3][3] == 3
 
 
-def test_nugget_run_grades_on_the_nugget_scale(demo_store, llm_server, tmp_path):
+def nugget_support_labels(s, tmp_path) -> None:
+    """Question q001 with three approved vital nuggets, system "rag"'s answer to it, and that
+    answer's support label per nugget: n1 support, n2 partial, n3 none."""
     from annotator.evidence import nuggets
 
     for text in ("Certificate expired", "Renew in Company Portal", "Restart the client"):
-        nuggets.edit_one(demo_store, LOCAL_USER, "q001", None, text=text, importance="vital")
-    nuggets.approve(demo_store, LOCAL_USER, "q001")
+        nuggets.edit_one(s, LOCAL_USER, "q001", None, text=text, importance="vital")
+    nuggets.approve(s, LOCAL_USER, "q001")
     f = tmp_path / "a.jsonl"
     f.write_text(json.dumps({"query_id": "q001", "answer": "Your certificate expired."}) + "\n")
-    nuggets.import_answers(demo_store, LOCAL_USER, str(f), "rag")
+    nuggets.import_answers(s, LOCAL_USER, str(f), "rag")
     for nid, label in (("n1", "support"), ("n2", "partial"), ("n3", "none")):
-        nuggets.assign(demo_store, LOCAL_USER, "rag", "q001", nid, label)
+        nuggets.assign(s, LOCAL_USER, "rag", "q001", nid, label)
+
+
+def test_nugget_run_grades_on_the_nugget_scale(demo_store, llm_server, tmp_path):
+    nugget_support_labels(demo_store, tmp_path)
     df = calibration.store_set(demo_store, LOCAL_USER, "nuggets")
     answers = iter([{"justification": "j", "grade": 2, "supporting_quote": "Your certificate expired.", "p_fail": 0.1},
                     {"justification": "j", "grade": 3, "supporting_quote": "Your certificate expired.", "p_fail": 0.2},

@@ -150,16 +150,9 @@ def test_claude_judge_on_store_grades(demo_store, llm_server, tmp_path):
 
 
 def test_nugget_support_labels_as_a_calibration_set(demo_store, tmp_path):
-    from annotator.evidence import nuggets
+    from tests.annotator.test_calibration_graded import nugget_support_labels
 
-    for text in ("Certificate expired", "Renew in Company Portal", "Restart the client"):
-        nuggets.edit_one(demo_store, LOCAL_USER, "q001", None, text=text, importance="vital")
-    nuggets.approve(demo_store, LOCAL_USER, "q001")
-    f = tmp_path / "a.jsonl"
-    f.write_text(json.dumps({"query_id": "q001", "answer": "Your certificate expired."}) + "\n")
-    nuggets.import_answers(demo_store, LOCAL_USER, str(f), "rag")
-    for nid, label in (("n1", "support"), ("n2", "partial"), ("n3", "none")):
-        nuggets.assign(demo_store, LOCAL_USER, "rag", "q001", nid, label)
+    nugget_support_labels(demo_store, tmp_path)
     df = calibration.store_set(demo_store, LOCAL_USER, "nuggets")
     assert list(df["item_id"]) == ["rag|q001|n1", "rag|q001|n2", "rag|q001|n3"]  # partial kept
     assert list(df["human_grade"]) == [2, 1, 0] and calibration.scale_of(df) == "nugget"
