@@ -84,7 +84,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from benchlib import (  # noqa: E402
-    PgCluster, child_flags, code_tree, git_head, percentile, remove_code_trees, run_child_process, tree_cpu_s,
+    PgCluster, child_flags, code_trees, git_head, percentile, remove_code_trees, run_child_process, tree_cpu_s,
     tree_hwm_mib, work_dir,
 )
 
@@ -691,11 +691,7 @@ def main(argv: list[str] | None = None) -> int:
     trees: list[Path] = []
     pg: PgCluster | None = None
     try:
-        new = code_tree(ROOT, a.code, work, "code")
-        trees.append(new)
-        base = code_tree(ROOT, a.baseline, work, "baseline") if a.baseline else None
-        if base:
-            trees.append(base)
+        new, base = code_trees(ROOT, work, a.code, a.baseline, trees)
         gen_root = base or new
         gen_dir = work / "gen"
         gen_dir.mkdir()

@@ -629,16 +629,12 @@ def child_pool_digest(a: argparse.Namespace) -> dict:
 def pool_build_main(a: argparse.Namespace, say) -> dict:
     """``--pool-build``: generate the store once (this code), then each code builds the pool
     on its own copy in a fresh process; digests compared."""
-    from benchlib import git_head, remove_code_trees, work_dir
+    from benchlib import code_trees, git_head, remove_code_trees, work_dir
 
     work, tmp = work_dir(argparse.ArgumentParser(), a.keep, "bench-pool-")
     trees: list[Path] = []
     try:
-        new = _tree(a.code, work, "code")
-        trees.append(new)
-        base = _tree(a.baseline, work, "baseline") if a.baseline else None
-        if base:
-            trees.append(base)
+        new, base = code_trees(ROOT, work, a.code, a.baseline, trees)
         kw = {"pool-runs": a.pool_runs, "pool-queries": a.pool_queries, "pool-depth": a.pool_depth}
         gen = run_child("pool_generate", base or new, out=work / "pool.duckdb", seed=a.seed, **{"pool-grades": a.pool_grades},
                         **kw)
@@ -681,12 +677,6 @@ def run_child(op: str, code_root: Path, **kw) -> dict:
     from benchlib import child_flags, run_child_process
 
     return run_child_process(__file__, op, child_flags(kw, dashes=False), code_root=code_root, cwd=code_root)
-
-
-def _tree(rev: str, work: Path, name: str) -> Path:
-    from benchlib import code_tree
-
-    return code_tree(ROOT, rev, work, name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -735,17 +725,13 @@ def main(argv: list[str] | None = None) -> int:
         say = (lambda *x: None) if a.json else (lambda *x: print(*x, file=sys.stderr, flush=True))
         print(json.dumps(pool_build_main(a, say), default=str))
         return 0
-    from benchlib import git_head, remove_code_trees, work_dir
+    from benchlib import code_trees, git_head, remove_code_trees, work_dir
 
     work, tmp = work_dir(ap, a.keep, "bench-team-")
     say = (lambda *x: None) if a.json else (lambda *x: print(*x, file=sys.stderr, flush=True))
     trees: list[Path] = []
     try:
-        new = _tree(a.code, work, "code")
-        trees.append(new)
-        base = _tree(a.baseline, work, "baseline") if a.baseline else None
-        if base:
-            trees.append(base)
+        new, base = code_trees(ROOT, work, a.code, a.baseline, trees)
         gen_root = base or new
         if a.reuse:  # a kept store: copied, never changed (each code measures its own copy)
             shutil.copyfile(Path(a.reuse) / "team.duckdb", work / "team.duckdb")

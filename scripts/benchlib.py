@@ -414,6 +414,20 @@ def code_tree(root, rev: str, work, name: str):
 
 
 
+def code_trees(root, work, code: str, baseline: str | None, made: list):
+    """This code's tree (git revision ``code``) and the baseline's (None without one), as
+    :func:`code_tree` makes them: a benchmark measuring both in one run. Each is appended to
+    ``made`` as soon as it exists, so ``remove_code_trees(root, made)`` in a ``finally``
+    removes what was made even when the second one fails."""
+    new = code_tree(root, code, work, "code")
+    made.append(new)
+    base = None
+    if baseline:
+        base = code_tree(root, baseline, work, "baseline")
+        made.append(base)
+    return new, base
+
+
 def remove_code_trees(root, trees) -> None:
     """Remove the worktrees :func:`code_tree` made (``root`` itself and None are left alone),
     in a benchmark's ``finally``: a failed run leaves no worktree behind."""
