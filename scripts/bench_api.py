@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import _mark_before, _maxrss_kib, free_port, mib, work_dir  # noqa: E402
+from benchlib import _mark_before, _maxrss_kib, free_port, mib, numbered_corpus_and_questions, work_dir  # noqa: E402
 
 
 def _proc_kib(pid: int, field: str) -> int:
@@ -70,23 +70,10 @@ def _golden(env: dict[str, str], *args: str) -> str:
 def build(work: Path, args: argparse.Namespace) -> Path:
     """The store (documents, queries) and the run file; returns the run's path."""
     from golden_store.db.store import Store
-    from golden_store.live import queries
-    from golden_store.live.documents import import_paths
 
     rng = random.Random(args.seed)
     store = Store.open(work / "golden.duckdb")
-    corpus = work / "corpus.jsonl"
-    with corpus.open("w", encoding="utf-8") as fh:
-        for i in range(args.docs):
-            fh.write(json.dumps({"doc_id": f"D{i:07d}", "text": f"document {i} on topic {i % 97} and {i % 13}."}) + "\n")
-    import_paths(store, [corpus], actor="bench")
-    qfile = work / "queries.jsonl"
-    qfile.write_text("".join(json.dumps({"id": f"Q{q:06d}", "text": f"question {q}?", "stratum": "lexical"}) + "\n"
-                             for q in range(args.queries)), encoding="utf-8")
-    if "lexical" not in queries.known_strata(store):
-        queries.add_stratum(store, "lexical", "words in common", actor="bench")
-    queries.import_queries(store, queries.parse_query_file("q.jsonl", qfile.read_bytes(), queries.known_strata(store)),
-                           actor="bench")
+    numbered_corpus_and_questions(store, work, args.docs, args.queries)
     store.close()
     depth = max(1, args.lines // args.queries)
     run = work / "run.trec"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import _mark_before, _maxrss_kib, mib, work_dir  # noqa: E402
+from benchlib import _mark_before, _maxrss_kib, mib, numbered_corpus_and_questions, work_dir  # noqa: E402
 
 
 def main() -> int:
@@ -34,27 +34,13 @@ def main() -> int:
     from annotator.integration import judgments_import
     from annotator.people import identity
     from golden_store.db.store import Store
-    from golden_store.live import queries
-    from golden_store.live.documents import import_paths
 
     work, tmp = work_dir(ap, args.keep, "bench_judg_")
     try:
         rng = random.Random(args.seed)
         t0 = time.perf_counter()
         store = Store.open(work / "golden.duckdb")
-        corpus = work / "corpus.jsonl"
-        with corpus.open("w", encoding="utf-8") as fh:
-            for i in range(args.docs):
-                fh.write(json.dumps({"doc_id": f"D{i:07d}", "text": f"document {i} on topic {i % 97} and {i % 13}."})
-                         + "\n")
-        import_paths(store, [corpus], actor="bench")
-        qfile = work / "queries.jsonl"
-        qfile.write_text("".join(json.dumps({"id": f"Q{q:06d}", "text": f"question {q}?", "stratum": "lexical"}) + "\n"
-                                 for q in range(args.queries)), encoding="utf-8")
-        if "lexical" not in queries.known_strata(store):
-            queries.add_stratum(store, "lexical", "words in common", actor="bench")
-        queries.import_queries(store, queries.parse_query_file("q.jsonl", qfile.read_bytes(),
-                                                               queries.known_strata(store)), actor="bench")
+        numbered_corpus_and_questions(store, work, args.docs, args.queries)
         per_query = max(1, args.lines // args.queries)
         qrels = work / "qrels.trec"
         n_lines = n_neg = 0

@@ -437,3 +437,27 @@ def remove_code_trees(root, trees) -> None:
     for tree in trees:
         if tree is not None and Path(tree) != Path(root):
             subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(tree)], capture_output=True)
+
+
+def numbered_corpus_and_questions(store, work, n_docs: int, n_queries: int) -> None:
+    """The smallest store an import benchmark's run or qrels can name: documents
+    ``D0000000``... (one short sentence each) and questions ``Q000000``... in the stratum
+    ``lexical``, imported through the product's own readers (their files written in ``work``)."""
+    import json
+
+    from golden_store.live import queries
+    from golden_store.live.documents import import_paths
+
+    corpus = work / "corpus.jsonl"
+    with corpus.open("w", encoding="utf-8") as fh:
+        for i in range(n_docs):
+            text = f"document {i} on topic {i % 97} and {i % 13}."
+            fh.write(json.dumps({"doc_id": f"D{i:07d}", "text": text}) + "\n")
+    import_paths(store, [corpus], actor="bench")
+    qfile = work / "queries.jsonl"
+    qfile.write_text("".join(json.dumps({"id": f"Q{q:06d}", "text": f"question {q}?", "stratum": "lexical"}) + "\n"
+                             for q in range(n_queries)), encoding="utf-8")
+    if "lexical" not in queries.known_strata(store):
+        queries.add_stratum(store, "lexical", "words in common", actor="bench")
+    queries.import_queries(store, queries.parse_query_file("q.jsonl", qfile.read_bytes(), queries.known_strata(store)),
+                           actor="bench")
