@@ -96,7 +96,7 @@ PERMISSION: dict[str, Permission] = {
     "rounds list": Permission.VIEW_STORE, "rounds bar": Permission.RUN_ROUNDS, "agreement": Permission.VIEW_STORE,
     "nuggets draft": Permission.LABEL, "nuggets export": Permission.VIEW_STORE, "nuggets scores": Permission.VIEW_STORE,
     "answers import": Permission.IMPORT_RUNS, "answers score": Permission.VIEW_RESULTS,
-    "answers mark": Permission.MARK_OUTCOMES,
+    "answers mark": Permission.MARK_OUTCOMES, "answers citations": Permission.VIEW_RESULTS,
     "references set": Permission.LABEL, "references approve": Permission.LABEL, "references retire": Permission.LABEL,
     "references import": Permission.LABEL, "references show": Permission.VIEW_STORE,
     "references list": Permission.VIEW_STORE, "references criteria": Permission.EDIT_RUBRIC,

@@ -137,6 +137,31 @@ def cmd_answers_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_answers_citations(args: argparse.Namespace) -> int:
+    """Citation validity per system, a hard gate: exit 1 when any citation does not resolve."""
+    from annotator.cli.common import FAILED, PASSED
+    from annotator.evaluation import answer_checks
+
+    reports = answer_checks.citation_validity(_store(args), identity.cli_user(), args.system)
+    failed = any(not r.passed for r in reports.values())
+    if args.json:
+        _print_json({name: r.as_dict() for name, r in reports.items()})
+        return FAILED if failed else PASSED
+    if not reports:
+        print("No system answers yet: import them with `golden answers import FILE --system NAME` "
+              "(with \"citations\" on each answer that cites).")
+    for name, r in reports.items():
+        if not r.citations:
+            print(f"{name}: no citations in {r.answers} answer(s).")
+            continue
+        print(f"{name}: citation validity {r.validity:.4f} ({r.valid}/{r.citations} resolve to a real span of the "
+              f"corpus; {r.document_level} name only a document) over {r.answers_citing} of {r.answers} answer(s) - "
+              f"{'PASS' if r.passed else 'FAIL'}")
+        for x in r.invalid:
+            print(f"  invalid: {x['query_id']} citation {x['ordinal'] + 1} ({x['doc_id']}): {x['problem']}")
+    return FAILED if failed else PASSED
+
+
 def cmd_answers_mark(args: argparse.Namespace) -> int:
     from annotator.evidence import nuggets
 
@@ -178,6 +203,9 @@ def register(sub: Any, add: Any) -> None:
     asc.add_argument("--system", help="only this system")
     asc.add_argument("--n-boot", type=int, default=10_000, help="bootstrap resamples (default 10000)")
     asc.add_argument("--seed", type=int, default=0)
+    aci = add("citations", cmd_answers_citations, "citation validity per system: each citation resolves to a real "
+                                                  "span of the corpus, or the command exits 1 (a hard gate)", an)
+    aci.add_argument("--system", help="only this system")
     amk = add("mark", cmd_answers_mark, "mark (or correct) an answer's outcome; kept as an event with who and when",
               an)
     amk.add_argument("query_id")

@@ -30,7 +30,7 @@ from annotator.people.identity import User, require
 from annotator.labeling.labeling import Ack, Label, LabelRefused
 from annotator.people.roles import Permission, PermissionDenied
 from golden_store.live import documents
-from golden_store.live import evidence, label_receipts, llm_log, nuggets, queries
+from golden_store.live import answer_citations, evidence, label_receipts, llm_log, nuggets, queries
 from golden_store.live import evidence_rounds
 from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.live.nuggets import NuggetDraft
@@ -475,7 +475,8 @@ def export_rows(store: Store, user: User) -> list[dict]:
 
 def import_answers(store: Store, user: User, path: str, system: str, *, replace: bool = False,
                    name: str | None = None) -> int:
-    """JSONL ``{"query_id", "answer"}`` per line, with an optional ``"outcome"``: answered,
+    """JSONL ``{"query_id", "answer"}`` per line, with optional ``"contexts"`` (the passages the
+    answer was generated from), ``"citations"`` (what it cites) and ``"outcome"``: answered,
     abstained (the system declined: "the documents do not say") or refused (a safety
     refusal, its own category, METHODOLOGY §10.5). Unknown query ids, empty answers and a bad
     outcome are errors with their line number; all or nothing. ``name``: what messages call
@@ -497,6 +498,8 @@ def import_answers(store: Store, user: User, path: str, system: str, *, replace:
     rows: list[tuple[str, str, str]] = []
     problems: list[str] = []
     seen: set[str] = set()
+    contexts: dict[str, list[answer_citations.Context]] = {}
+    cited: dict[str, list[answer_citations.Cited]] = {}
     # the importers' one text rule (golden_store.core.textin)
     text = read_text(path, name)
     for line, obj in iter_objects(label, text, problems):
@@ -514,11 +517,71 @@ def import_answers(store: Store, user: User, path: str, system: str, *, replace:
         else:
             seen.add(qid)
             rows.append((qid, ans, outcome))
+            where = f"{label} line {line}"
+            contexts[qid] = _contexts(obj.get("contexts"), where, problems)
+            cited[qid] = _citations(obj.get("citations"), where, problems)
     if problems:
         raise ValidationError(f"Answers refused ({len(problems)} problem(s)); nothing was imported.", problems[:50])
     if not rows:
         raise ValidationError(f"{label}: no answers in the file.")
-    return nuggets.store_answers(store, system, rows, actor=user.username, replace=replace)
+    return nuggets.store_answers(store, system, rows, actor=user.username, replace=replace, contexts=contexts,
+                                 citations=cited)
+
+
+def _offsets(obj: dict, where: str, problems: list[str]) -> tuple[int | None, int | None] | None:
+    start, end = obj.get("start"), obj.get("end")
+    if start is None and end is None:
+        return None, None
+    if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
+        problems.append(f"{where}: \"start\" and \"end\" are character offsets (integers), given together")
+        return None
+    return start, end
+
+
+def _contexts(raw: object, where: str, problems: list[str]) -> list[answer_citations.Context]:
+    """An answer's optional ``contexts``: the passages it was generated from, each
+    ``{"doc_id", "start", "end"}`` (a span of the corpus) or ``{"text"}``."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        problems.append(f"{where}: \"contexts\" is a list of {{\"doc_id\", \"start\", \"end\"}} or {{\"text\"}}")
+        return []
+    out = []
+    for c in raw:
+        if isinstance(c, dict) and isinstance(c.get("text"), str) and "doc_id" not in c:
+            out.append(answer_citations.Context(text=c["text"]))
+            continue
+        if not (isinstance(c, dict) and isinstance(c.get("doc_id"), str)):
+            problems.append(f"{where}: each context is {{\"doc_id\", \"start\", \"end\"}} or {{\"text\"}}")
+            return []
+        span = _offsets(c, where, problems)
+        if span is None:
+            return []
+        out.append(answer_citations.Context(c["doc_id"], span[0], span[1]))
+    return out
+
+
+def _citations(raw: object, where: str, problems: list[str]) -> list[answer_citations.Cited]:
+    """An answer's optional ``citations``: each ``{"doc_id", "start"?, "end"?, "quote"?,
+    "claim"?}``. Whether one resolves to a real span is decided on import, not refused here:
+    a made-up citation is a fact about the system, to be counted."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        problems.append(f"{where}: \"citations\" is a list of {{\"doc_id\", \"start\", \"end\", \"quote\"}}")
+        return []
+    out = []
+    for c in raw:
+        text_ok = isinstance(c, dict) and all(c.get(k) is None or isinstance(c.get(k), str) for k in ("quote", "claim"))
+        if not (text_ok and isinstance(c.get("doc_id"), str) and c["doc_id"]):
+            problems.append(f"{where}: each citation names its \"doc_id\" (and may give \"start\"/\"end\", "
+                            f"\"quote\", \"claim\" as text)")
+            return []
+        span = _offsets(c, where, problems)
+        if span is None:
+            return []
+        out.append(answer_citations.Cited(c["doc_id"], span[0], span[1], c.get("quote"), c.get("claim")))
+    return out
 
 
 # Who may see which system wrote an answer. Graders assign nuggets blind (an answer is named by

@@ -1320,6 +1320,39 @@ _V27 = (
         ) AS latest WHERE rn = 1 AND op = 'write'""",
 )
 
+# v28 (issue 40): what a system's answer rested on and what it cited, imported with the answer.
+# The contexts are the passages the generator was given (a corpus span, or text when the
+# passage is not a span of the corpus): what faithfulness checks claims against. The citations
+# are the answer's own references (a document, a span, and/or a quoted text, and the claim they
+# back); whether each resolves to a real span of the corpus is decided once, at import, from
+# the corpus as it is then (``valid``, and ``problem`` saying why not): the deterministic check a
+# CI gate needs. Both are replaced with their answers.
+_V28 = (
+    """CREATE TABLE answer_contexts (
+        system VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        ordinal INTEGER NOT NULL,
+        doc_id VARCHAR,
+        start INTEGER,
+        "end" INTEGER,
+        text VARCHAR,
+        PRIMARY KEY (system, query_id, ordinal)
+    )""",
+    """CREATE TABLE answer_citations (
+        system VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        ordinal INTEGER NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        start INTEGER,
+        "end" INTEGER,
+        quote VARCHAR,
+        claim VARCHAR,
+        valid BOOLEAN NOT NULL,
+        problem VARCHAR,
+        PRIMARY KEY (system, query_id, ordinal)
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1368,6 +1401,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(27, "the answer layer's labels: reference_answer_events (short and full reference answers anchored "
                   "to evidence, revisions and approvals) and answer_criterion_events (rubric criteria per "
                   "question or stratum), with their current views", _V27),
+    Migration(28, "answer_contexts (the passages a system's answer was generated from) and answer_citations "
+                  "(what it cited, each checked at import against the corpus)", _V28),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

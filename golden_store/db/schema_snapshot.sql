@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 27. Migrations (golden_store/db/schema.py):
+-- Schema version 28. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -28,6 +28,7 @@
 --   V25: query_revisions.change_reason: the reason a lead gave for taking a question out of the held-out set
 --   V26: api_token_uses_outcome_created_at: an index for the token audit's retention (refusals and answered requests pruned by age, refusals capped)
 --   V27: the answer layer's labels: reference_answer_events (short and full reference answers anchored to evidence, revisions and approvals) and answer_criterion_events (rubric criteria per question or stratum), with their current views
+--   V28: answer_contexts (the passages a system's answer was generated from) and answer_citations (what it cited, each checked at import against the corpus)
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -65,6 +66,33 @@ CREATE TABLE agreement_bar_events (
     actor            VARCHAR NOT NULL,
     created_at       TIMESTAMP NOT NULL,
     CHECK((graded_measure IN ('kappa_unweighted', 'kappa_linear', 'kappa_quadratic', 'alpha_ordinal')))
+);
+
+-- answer_citations: V28
+CREATE TABLE answer_citations (
+    "system" VARCHAR,
+    query_id VARCHAR,
+    ordinal  INTEGER,
+    doc_id   VARCHAR NOT NULL,
+    "start"  INTEGER,
+    "end"    INTEGER,
+    "quote"  VARCHAR,
+    claim    VARCHAR,
+    "valid"  BOOLEAN NOT NULL,
+    problem  VARCHAR,
+    PRIMARY KEY("system", query_id, ordinal)
+);
+
+-- answer_contexts: V28
+CREATE TABLE answer_contexts (
+    "system" VARCHAR,
+    query_id VARCHAR,
+    ordinal  INTEGER,
+    doc_id   VARCHAR,
+    "start"  INTEGER,
+    "end"    INTEGER,
+    "text"   VARCHAR,
+    PRIMARY KEY("system", query_id, ordinal)
 );
 
 -- answer_criterion_events: V27

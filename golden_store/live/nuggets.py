@@ -9,10 +9,11 @@ such a nugget cannot be approved until a person fixes or clears its quote.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from golden_store.db.cursor import Cursor
+from golden_store.live import answer_citations
 from golden_store.core.errors import NotFoundError, OptionRequiredError, ValidationError
 from golden_store.core.system_names import check_system_name
 from golden_store.db.store import Store, utcnow
@@ -191,12 +192,16 @@ def approved(store: Store) -> list[dict]:
 
 
 def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str] | tuple[str, str, str]], *,
-                  actor: str, replace: bool = False) -> int:
+                  actor: str, replace: bool = False,
+                  contexts: Mapping[str, Sequence[answer_citations.Context]] | None = None,
+                  citations: Mapping[str, Sequence[answer_citations.Cited]] | None = None) -> int:
     """Store a system's answers ``(query_id, answer)`` or ``(query_id, answer, outcome)`` in one
     transaction; an answer without an outcome is ``unknown`` (see
     :func:`annotator.nuggets.import_answers` for why not "answered"). On ``replace``, an answer
     whose text changed loses its support labels and its reviewer's outcome mark (both
-    described the old text): each gets a ``withdrawn`` event."""
+    described the old text): each gets a ``withdrawn`` event. ``contexts`` and ``citations``
+    (per query id) replace the system's, in the same transaction
+    (:mod:`golden_store.live.answer_citations`)."""
     check_system_name(system)  # the one rule for a system's name, as for runs
     full = [(r[0], r[1], r[2] if len(r) > 2 else UNMARKED) for r in rows]
     for q, _, outcome in full:
@@ -229,6 +234,7 @@ def store_answers(store: Store, system: str, rows: Sequence[tuple[str, str] | tu
         now = utcnow()
         cur.executemany("INSERT INTO answers (system, query_id, answer, imported_at, imported_by, outcome) "
                         "VALUES (?, ?, ?, ?, ?, ?)", [(system, q, a, now, actor, o) for q, a, o in full])
+        answer_citations.write_tx(cur, system, contexts or {}, citations or {})
         return len(full)
 
     return store.write(tx)

@@ -74,6 +74,16 @@ def match_references(s: TheStore, user: Caller,
     return jsonable({name: rep.as_dict() for name, rep in _refs().match(s, user, system).items()})  # type: ignore[no-any-return]
 
 
+@router.get("/answers/citations", summary="Citation validity per system: each citation resolves to a real span "
+                                            "of the corpus (gate FAIL on any that does not)")
+def answer_citations(s: TheStore, user: Caller,
+                     system: Annotated[str | None, Query(description="only this system")] = None) -> dict[str, Any]:
+    from annotator.evaluation import answer_checks
+
+    return jsonable({name: r.as_dict()  # type: ignore[no-any-return]
+                     for name, r in answer_checks.citation_validity(s, user, system).items()})
+
+
 @router.get("/references/{query_id}", summary="A question's reference answer, its history and its criteria")
 def get_reference(s: TheStore, user: Caller, query_id: str) -> dict[str, Any]:
     r = _refs()

@@ -81,6 +81,7 @@ def _endpoints(tmp: Path) -> list[tuple[str, Callable[[str], bool], int, Request
         ("GET /references", _holds(Permission.VIEW_STORE), 200, lambda c, who: c.get("/references")),
         ("GET /references/q004", _holds(Permission.VIEW_STORE), 200, lambda c, who: c.get("/references/q004")),
         ("GET /answers/match", _holds(Permission.VIEW_RESULTS), 200, lambda c, who: c.get("/answers/match")),
+        ("GET /answers/citations", _holds(Permission.VIEW_RESULTS), 200, lambda c, who: c.get("/answers/citations")),
         ("PUT /criteria", _holds(Permission.EDIT_RUBRIC), 200,
          lambda c, who: c.put("/criteria", json={"scope": "query", "scope_id": "q004", "criteria": [
              {"id": "amount", "text": "States the amount", "example": "EUR 58"}]})),
@@ -151,4 +152,4 @@ def test_every_endpoint_answers_each_role_as_its_permission_says(served, tmp_pat
                 if r.status_code == 401:
                     assert r.headers["www-authenticate"].startswith("Bearer")
     assert not wrong, "\n".join(wrong)
-    assert asked == 23 * 8
+    assert asked == 24 * 8
