@@ -687,3 +687,12 @@ _SLOW += (
     "tests/app_pages/test_pool_grading_page.py::test_estimate_confirm_run_and_the_sample",
     "tests/app_pages/test_agreement_scope.py::test_the_agreement_tab_opens_on_the_newest_round_and_names_it",
 )
+_SLOW += (  # issue 39 item 3: object storage's failure paths, each against the local S3 server with the
+    # client's retries or a publisher killed mid-write; its everyday paths (freeze, list, load, verify a
+    # tampered file, a damaged cache, an existing name, the create-only put) stay fast
+    "tests/golden_store/test_versions_object_storage.py::test_refused_credentials_say_what_to_set",
+    "tests/golden_store/test_versions_object_storage.py::test_a_dead_losers_files_under_a_published_name_are_swept_once_stale",
+    "tests/golden_store/test_versions_object_storage.py::test_a_publish_that_drops_midway_publishes_nothing",
+    "tests/golden_store/test_versions_object_storage.py::test_a_publisher_killed_midway_leaves_an_invisible_partial_that_is_swept",
+    "tests/golden_store/test_versions_object_storage.py::test_an_unlisted_file_in_the_bucket_is_reported",
+)

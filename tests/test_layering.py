@@ -176,6 +176,11 @@ def _parse(source: str) -> ast.Module:
 def _imported(module: str, source: str) -> list[tuple[int, str]]:
     """(line, full module name) of every import in ``source``, the text of ``module``:
     ``from golden_store import live`` gives ``golden_store.live``; relative imports resolved."""
+    return list(_imported_once(module, source))
+
+
+@functools.lru_cache(maxsize=None)
+def _imported_once(module: str, source: str) -> tuple[tuple[int, str], ...]:
     is_package = module.endswith(".__init__")
     here = module.removesuffix(".__init__").split(".")
     out: list[tuple[int, str]] = []
@@ -192,7 +197,7 @@ def _imported(module: str, source: str) -> list[tuple[int, str]]:
             out += [(node.lineno, mod)]
             if mod == "golden_store":  # `from golden_store import live`: the name is the room
                 out += [(node.lineno, f"{mod}.{a.name}") for a in node.names if not a.name.startswith("__")]
-    return out
+    return tuple(out)
 
 
 def layer_violations(sources: dict[str, str]) -> list[str]:

@@ -18,6 +18,7 @@ longer matches anything fails too, so the list does not outlive its reasons."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -66,9 +67,14 @@ def _polls_with_a_deadline(loop: ast.While) -> bool:
     return any(isinstance(n, ast.Name) and "deadline" in n.id.lower() for n in ast.walk(loop))
 
 
+@functools.lru_cache(maxsize=None)
+def _parse(source: str) -> ast.Module:
+    return ast.parse(source)
+
+
 def findings(source: str, file_name: str) -> list[tuple[int, str, str, str]]:
     """(line, function, call, what is wrong) for every pause or clock read ``source`` may not make."""
-    tree = ast.parse(source)
+    tree = _parse(source)
     sleep_names = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "time"
                    for a in n.names if a.name == "sleep"}
     out: list[tuple[int, str, str, str]] = []
@@ -96,6 +102,7 @@ def findings(source: str, file_name: str) -> list[tuple[int, str, str, str]]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
 def _sources() -> dict[Path, str]:
     return {p: p.read_text("utf-8") for p in sorted(TESTS.rglob("*.py"))}
 
@@ -110,7 +117,7 @@ def test_every_allowed_use_is_still_there():
     """An entry whose use is gone is removed with it, so the list keeps only what it excuses."""
     seen = set()
     for p, text in _sources().items():
-        tree = ast.parse(text)
+        tree = _parse(text)
         for fn in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
             for call in (c for c in ast.walk(fn) if isinstance(c, ast.Call)):
                 name = _name(call.func)

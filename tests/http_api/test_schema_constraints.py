@@ -6,6 +6,7 @@ the path, an unreadable body as a documented 422. Real HTTP on loopback, a real 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -26,8 +27,13 @@ from tests.http_api.conftest import auth, freeze, run_file
 PROBLEM = "application/problem+json"
 
 
+@functools.lru_cache(maxsize=1)
+def _rendered() -> str:
+    return render()  # the same document every time in one process: rendered once
+
+
 def _schema() -> dict:
-    return json.loads(render())
+    return json.loads(_rendered())  # a fresh dict per test
 
 
 def _unchanged(before: dict, after: dict) -> bool:
