@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from golden_store.db.cursor import Cursor
 from golden_store.core import textin
@@ -176,8 +176,11 @@ def import_documents_tx(
     staged documents start being written (:data:`WRITING`, 0 of them: one statement writes
     them all, and the caller says when its commit is done)."""
     problems = problems if problems is not None else []
-    batches = [list(docs)] if isinstance(docs, Sequence) and (not docs or isinstance(docs[0], PreparedDocument)) \
-        else docs
+    batches: Iterable[list[PreparedDocument]]
+    if isinstance(docs, Sequence) and (not docs or isinstance(docs[0], PreparedDocument)):
+        batches = [list(cast(Sequence[PreparedDocument], docs))]  # one batch: the documents themselves
+    else:  # already batches (a streamed import); the check above is what the type cannot see
+        batches = cast(Iterable[list[PreparedDocument]], docs)
     report = ImportReport()
     now = utcnow()
     conflicts: list[str] = []
@@ -247,7 +250,7 @@ def store_corpus_digest(store: Store) -> str | None:
 
 
 def corpus_stats(store: Store) -> dict:
-    n, chars = store.read_one("SELECT count(*), coalesce(sum(length(canonical_text)), 0) FROM documents")
+    n, chars = store.read_row("SELECT count(*), coalesce(sum(length(canonical_text)), 0) FROM documents")
     return {"documents": int(n), "canonical_chars": int(chars), "corpus_digest": store_corpus_digest(store)}
 
 

@@ -121,7 +121,11 @@ def parse_run(store: Store, path: str | Path, system: str, fmt: str | None,
     # JSONL passage run: the one reader and placer (golden_store.corpus.passage_runs), shared with scoring
     resolver = None if index is None else index if isinstance(index, IndexedResolver) else SpanResolver(index)
     def raw_of(doc_id: str) -> str:  # a line with both offsets and text: the text must be what they cut
-        return store.read_one("SELECT raw_text FROM documents WHERE doc_id = ?", [doc_id])[0]
+        row = store.read_one("SELECT raw_text FROM documents WHERE doc_id = ?", [doc_id])
+        if row is None:  # a document removed since the run's ids were checked
+            raise ValidationError(f"{label}: document {doc_id!r} is not in the corpus (any more); import it, or "
+                                  f"leave its lines out of the run.")
+        return str(row[0])
 
     got = read_passages(label, text, queries, docs, lambda: resolver, raw_of=raw_of, progress=progress,
                         skip_unknown=skip_unknown, skip_unknown_docs=skip_unknown_docs)
@@ -216,8 +220,9 @@ def _parse_trec(p: Path, label: str, system: str, sha: str, queries: set[str], d
         reason = f"Run import refused: {'; '.join(parts)}; nothing was imported."
         if not lines.bad_lines and not repeats:  # only unknown ids: the options would let the rest through
             opts = (["--skip-unknown"] if unknown_q else []) + (["--skip-unknown-docs"] if unknown_d else [])
-            advice = {("--skip-unknown",): SKIP_ADVICE,
-                      ("--skip-unknown-docs",): SKIP_DOCS_ADVICE}.get(tuple(opts), SKIP_BOTH_ADVICE)
+            advices: dict[tuple[str, ...], str] = {("--skip-unknown",): SKIP_ADVICE,
+                                                  ("--skip-unknown-docs",): SKIP_DOCS_ADVICE}
+            advice = advices.get(tuple(opts), SKIP_BOTH_ADVICE)
             raise OptionRequiredError(reason, option=" ".join(opts), advice=advice, problems=problems)
         raise ValidationError(reason, problems)
     if df.empty:
