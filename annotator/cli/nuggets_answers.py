@@ -162,6 +162,48 @@ def cmd_answers_citations(args: argparse.Namespace) -> int:
     return FAILED if failed else PASSED
 
 
+def cmd_answers_check_claims(args: argparse.Namespace) -> int:
+    """Decompose a system's answers into claims and check each against the answer's context."""
+    from annotator.judge import faithfulness
+
+    store, user = _store(args), identity.cli_user()
+    plan = faithfulness.plan(store, user, args.system, query_ids=args.query)
+    for qid, why in plan.skipped:
+        print(f"skipped {qid}: {why}")
+    if not spend.confirm(args, plan):
+        return COULD_NOT_RUN
+    done = faithfulness.run(store, user, args.system, query_ids=args.query, progress=_Progress("checking", "answers"))
+    if args.json:
+        _print_json(done.__dict__)
+        return 0
+    print(f"{args.system}: {done.checked} answer(s) checked ({done.refused} refused by the model, counted apart), "
+          f"{len(done.failed)} failed, {len(done.skipped)} skipped; tokens in {done.input_tokens}, out "
+          f"{done.output_tokens}. `golden answers faithfulness --system {args.system}` reports it.")
+    for qid, why in done.failed:
+        print(f"  failed {qid}: {why}")
+    return 1 if done.failed else 0
+
+
+def cmd_answers_faithfulness(args: argparse.Namespace) -> int:
+    from annotator.judge import faithfulness
+
+    reports = faithfulness.report(_store(args), identity.cli_user(), args.system)
+    if args.json:
+        _print_json({name: r.as_dict() for name, r in reports.items()})
+        return 0
+    if not reports:
+        print("No faithfulness checks yet: `golden answers check-claims --system NAME` runs them.")
+    for name, r in reports.items():
+        share = "undefined (no answer makes a claim)" if r.faithfulness is None else f"{r.faithfulness:.4f}"
+        c = r.claims
+        print(f"{name}: faithfulness {share}, mean share of supported claims over {r.answers_with_claims} answer(s); "
+              f"claims {c['supported']} supported, {c['contradicted']} contradicted, {c['insufficient']} insufficient "
+              f"({r.quote_failed} 'supported' without a verbatim quote); {r.no_claims} answer(s) without a claim, "
+              f"{r.refused} refused, {r.stale} stale (answer replaced since) - counted apart; judge "
+              f"{', '.join(r.judges)}, prompts {', '.join(r.prompt_shas)}")
+    return 0
+
+
 def cmd_answers_mark(args: argparse.Namespace) -> int:
     from annotator.evidence import nuggets
 
@@ -206,6 +248,16 @@ def register(sub: Any, add: Any) -> None:
     aci = add("citations", cmd_answers_citations, "citation validity per system: each citation resolves to a real "
                                                   "span of the corpus, or the command exits 1 (a hard gate)", an)
     aci.add_argument("--system", help="only this system")
+    acc = add("check-claims", cmd_answers_check_claims, "decompose a system's answers into claims with Claude and "
+                                                        "check each against the answer's context (estimate first; "
+                                                        "held-out questions are never sent)", an)
+    acc.add_argument("--system", required=True)
+    acc.add_argument("--query", nargs="+", help="only these query ids")
+    spend.add_yes(acc)
+    afa = add("faithfulness", cmd_answers_faithfulness, "faithfulness per system from the checked claims (share of "
+                                                        "supported claims; abstentions, refusals and stale checks "
+                                                        "counted apart)", an)
+    afa.add_argument("--system", help="only this system")
     amk = add("mark", cmd_answers_mark, "mark (or correct) an answer's outcome; kept as an event with who and when",
               an)
     amk.add_argument("query_id")

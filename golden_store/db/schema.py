@@ -1353,6 +1353,39 @@ _V28 = (
     )""",
 )
 
+# v29 (issue 40): faithfulness by claim decomposition, kept per claim. A check of one answer
+# (the judge's model and the decomposition and check prompts' shas, the answer text's sha so a
+# replaced answer's check is seen as stale, the tokens it used) and the verdict of each claim it
+# found: the final verdict after the verbatim backstop, the judge's own, its quote and
+# justification. Per claim, not only a share: which claims fail is what a reviewer reads.
+_V29 = (
+    """CREATE TABLE faithfulness_checks (
+        check_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        system VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        outcome VARCHAR NOT NULL CHECK (outcome IN ('ok', 'refusal')),
+        model VARCHAR NOT NULL,
+        decompose_sha VARCHAR NOT NULL,
+        check_sha VARCHAR NOT NULL,
+        answer_sha VARCHAR NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE claim_verdicts (
+        check_id BIGINT NOT NULL,
+        claim_no INTEGER NOT NULL,
+        claim VARCHAR NOT NULL,
+        verdict VARCHAR NOT NULL CHECK (verdict IN ('supported', 'contradicted', 'insufficient')),
+        judge_verdict VARCHAR,
+        quote VARCHAR,
+        quote_ok BOOLEAN NOT NULL,
+        justification VARCHAR,
+        PRIMARY KEY (check_id, claim_no)
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1403,6 +1436,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "question or stratum), with their current views", _V27),
     Migration(28, "answer_contexts (the passages a system's answer was generated from) and answer_citations "
                   "(what it cited, each checked at import against the corpus)", _V28),
+    Migration(29, "faithfulness_checks and claim_verdicts: an answer's claims, each with its verdict against "
+                  "the answer's context, and the judge and prompts that decided them", _V29),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 28. Migrations (golden_store/db/schema.py):
+-- Schema version 29. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -29,6 +29,7 @@
 --   V26: api_token_uses_outcome_created_at: an index for the token audit's retention (refusals and answered requests pruned by age, refusals capped)
 --   V27: the answer layer's labels: reference_answer_events (short and full reference answers anchored to evidence, revisions and approvals) and answer_criterion_events (rubric criteria per question or stratum), with their current views
 --   V28: answer_contexts (the passages a system's answer was generated from) and answer_citations (what it cited, each checked at import against the corpus)
+--   V29: faithfulness_checks and claim_verdicts: an answer's claims, each with its verdict against the answer's context, and the judge and prompts that decided them
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -201,6 +202,20 @@ CREATE TABLE calibrations (
     rubric_text    VARCHAR
 );
 
+-- claim_verdicts: V29
+CREATE TABLE claim_verdicts (
+    check_id      BIGINT,
+    claim_no      INTEGER,
+    claim         VARCHAR NOT NULL,
+    verdict       VARCHAR NOT NULL,
+    judge_verdict VARCHAR,
+    "quote"       VARCHAR,
+    quote_ok      BOOLEAN NOT NULL,
+    justification VARCHAR,
+    CHECK((verdict IN ('supported', 'contradicted', 'insufficient'))),
+    PRIMARY KEY(check_id, claim_no)
+);
+
 -- corpus_events: V1
 CREATE TABLE corpus_events (
     event_id             BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
@@ -313,6 +328,23 @@ CREATE TABLE evidence_settlement_events (
     created_at     TIMESTAMP NOT NULL,
     rubric_version INTEGER,
     CHECK(((decision IN ('keep_all', 'no_answer')) OR (decision ~~ 'keep:%')))
+);
+
+-- faithfulness_checks: V29
+CREATE TABLE faithfulness_checks (
+    check_id      BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    "system"      VARCHAR NOT NULL,
+    query_id      VARCHAR NOT NULL,
+    outcome       VARCHAR NOT NULL,
+    model         VARCHAR NOT NULL,
+    decompose_sha VARCHAR NOT NULL,
+    check_sha     VARCHAR NOT NULL,
+    answer_sha    VARCHAR NOT NULL,
+    input_tokens  INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    actor         VARCHAR NOT NULL,
+    created_at    TIMESTAMP NOT NULL,
+    CHECK((outcome IN ('ok', 'refusal')))
 );
 
 -- grade_events: V1
