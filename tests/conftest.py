@@ -37,6 +37,14 @@ if ENGINE not in ("duckdb", "postgresql"):
     raise pytest.UsageError(f"GOLDEN_TEST_ENGINE={ENGINE!r}: use 'duckdb' (the default) or 'postgresql'")
 # fixtures that already put a test on PostgreSQL (run in the DuckDB pass, so not again)
 _PG_FIXTURES = {"pg_cluster", "pg_url", "pg_store", "any_store", "pg_own_cluster"}
+# fixtures parametrized over both engines that reach PostgreSQL through request.getfixturevalue
+# (so pg_url is not among the test's fixture names): their "postgresql" case is on PostgreSQL too
+_PG_PARAM_FIXTURES = {"any_store", "old_url", "served"}
+
+
+def _on_postgresql_by_param(item) -> bool:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any(params.get(name) == "postgresql" for name in _PG_PARAM_FIXTURES)
 
 
 def pytest_report_header(config) -> str:
@@ -272,7 +280,7 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.browser)
             if timeouts:
                 item.add_marker(pytest.mark.timeout(BROWSER_TIMEOUT_S))
-        if _PG_FIXTURES & fixtures:
+        if _PG_FIXTURES & fixtures or _on_postgresql_by_param(item):
             item.add_marker(pytest.mark.postgres)
         if app_in_a_browser or _STORE_FIXTURES & fixtures or _under(item.nodeid, _OPENS_STORE):
             item.add_marker(pytest.mark.store)
@@ -288,7 +296,8 @@ def pytest_collection_modifyitems(config, items) -> None:
         if marker is not None:
             why = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
             item.add_marker(pytest.mark.skip(reason=f"DuckDB-only: {why}"))
-        one_engine = _PG_FIXTURES & set(item.fixturenames) or _under(item.nodeid, _BROWSER_ONE_ENGINE)
+        one_engine = (_PG_FIXTURES & set(item.fixturenames) or _on_postgresql_by_param(item)
+                      or _under(item.nodeid, _BROWSER_ONE_ENGINE))
         (done if one_engine else keep).append(item)
     if done:
         config.hook.pytest_deselected(items=done)
