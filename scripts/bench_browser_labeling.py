@@ -248,7 +248,10 @@ def _baseline_script(work: Path) -> Path:
     if src.returncode != 0:
         raise SystemExit(f"cannot read the baseline page from git ({BASELINE_COMMIT}): {src.stderr.strip()}")
     script = work / "baseline_judge.py"
-    script.write_text(src.stdout.replace("from __future__ import annotations\n", "", 1), encoding="utf-8")
+    from benchlib import today_annotator_names
+
+    page = today_annotator_names(src.stdout)  # the old page's imports, in today's annotator rooms
+    script.write_text(page.replace("from __future__ import annotations\n", "", 1), encoding="utf-8")
     return script
 
 

@@ -205,7 +205,48 @@ _OLD_NAME = {  # today's name -> the flat module that held it (the rest: the sam
     "golden_store.corpus.index": "golden_store.corpus_index",
     "golden_store.corpus.sources": "golden_store.corpus",  # corpus.py held both halves
     "golden_store.live.documents": "golden_store.corpus",
+    "golden_store.live.pool": "golden_store.runs",  # runs.py held the pool until issue 39
 }
+
+# Issue 39 put annotator's flat modules into rooms. Today's room of each old module: a child
+# running an older commit imports today's names through _Aliases, and an old page's source is
+# renamed to today's names by today_annotator_names.
+ANNOTATOR_ROOM_OF: dict[str, str] = {
+    **dict.fromkeys(("context", "cache", "jobs"), "process"),
+    **dict.fromkeys(("roles", "identity", "sessions", "api_tokens"), "people"),
+    **dict.fromkeys(("webhooks", "webhook_urls", "webhook_delivery"), "events"),
+    **dict.fromkeys(("llm", "llm_cost", "llm_standin", "relevance_judge", "calibration", "pool_grading", "held_out"),
+                    "judge"),
+    **dict.fromkeys(("labeling", "label_queue", "label_channel", "judging", "assignment", "rounds", "agreement",
+                     "adjudication", "evidence_rounds"), "labeling"),
+    **dict.fromkeys(("evidence_authoring", "query_editing", "question_drafts", "nuggets"), "evidence"),
+    **dict.fromkeys(("versioning", "signing", "freeze_conflicts"), "versions"),
+    **dict.fromkeys(("runs_import", "evaluations", "evaluation_record", "provenance", "compare_scope",
+                     "comparability", "power", "transcripts", "transcript_sampling", "overview"), "evaluation"),
+    **dict.fromkeys(("corpus_import", "dataset_import", "beir_import", "judgments_import", "background"),
+                    "integration"),
+}
+
+
+def today_annotator_names(source: str) -> str:
+    """Python source written before issue 39 (an old page a benchmark measures in today's app)
+    with its annotator imports renamed to today's rooms: ``annotator.judging`` becomes
+    ``annotator.labeling.judging`` and ``from annotator import judging`` imports it from its room."""
+    import re
+
+    names = "|".join(sorted(ANNOTATOR_ROOM_OF, key=len, reverse=True))
+    source = re.sub(rf"\bannotator\.({names})\b", lambda m: f"annotator.{ANNOTATOR_ROOM_OF[m.group(1)]}.{m.group(1)}",
+                    source)
+
+    def split(m: re.Match) -> str:  # one `from annotator import a, b` line: one import per room
+        indent, parts = m.group(1), [p.strip() for p in m.group(2).split(",")]
+        rooms: dict[str, list[str]] = {}
+        for part in parts:
+            rooms.setdefault(ANNOTATOR_ROOM_OF.get(part.split(" as ")[0], ""), []).append(part)
+        return "\n".join(f"{indent}from annotator{'.' + room if room else ''} import {', '.join(ps)}"
+                         for room, ps in rooms.items())
+
+    return re.sub(r"^([ \t]*)from annotator import ([\w, ]+)$", split, source, flags=re.MULTILINE)
 
 
 class _OldLayout:
@@ -245,20 +286,74 @@ class _OldLayout:
         sys.modules[name] = importlib.import_module(old)  # the import system hands this one out
 
 
+class _Aliases:
+    """A meta path finder for today's names over an older tree laid out after issue 26:
+    ``annotator.<room>`` is an empty package and ``annotator.<room>.<name>`` the old flat
+    ``annotator.<name>`` (issue 39); ``golden_store.live.pool`` the old ``live.runs``."""
+
+    def __init__(self, rooms: bool, pool: bool) -> None:
+        self.rooms, self.pool = rooms, pool
+
+    def _target(self, fullname: str) -> str | None:
+        parts = fullname.split(".")
+        if self.pool and fullname == "golden_store.live.pool":
+            return "golden_store.live.runs"
+        if self.rooms and len(parts) == 3 and parts[0] == "annotator" and ANNOTATOR_ROOM_OF.get(parts[2]) == parts[1]:
+            return f"annotator.{parts[2]}"
+        return None
+
+    def find_spec(self, fullname, path=None, target=None):
+        import importlib.util
+
+        if self.rooms and fullname.startswith("annotator.") and fullname.count(".") == 1 \
+                and fullname.split(".")[1] in set(ANNOTATOR_ROOM_OF.values()):
+            return importlib.util.spec_from_loader(fullname, self, is_package=True)
+        if self._target(fullname):
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        import importlib
+        import importlib.machinery
+        import sys
+
+        name = module.__spec__.name
+        target = self._target(name)
+        if target is None:  # a room: an empty package, unless an old module had its name
+            module.__path__ = []
+            flat = importlib.machinery.PathFinder.find_spec(name, sys.modules["annotator"].__path__)
+            if flat is not None and flat.loader is not None:  # annotator/labeling.py: that module, as the room
+                flat.loader.exec_module(module)
+                module.__path__ = []
+            return
+        sys.modules[name] = importlib.import_module(target)  # the import system hands this one out
+
+
 def old_layout_aliases() -> bool:
-    """In a child running a commit from before issue 26 (golden_store/ flat): let today's module
-    names (``golden_store.db.store``, ``golden_store.live.queries``, ...) import the old modules.
-    True if the code is that old; a no-op on today's layout."""
+    """In a child running an older commit: let today's module names import the old modules -
+    golden_store flat (before issue 26: ``golden_store.db.store``, ``golden_store.live.queries``,
+    ...), annotator flat (before issue 39: ``annotator.labeling.judging``, ...), the pool in
+    ``live.runs``. True if the code is older than today's layout in any of these ways; a no-op
+    on today's layout. Installed ahead of every other finder (an editable install's finder
+    would otherwise hand out today's modules over the old ones)."""
     import sys
     from pathlib import Path
 
+    import annotator
     import golden_store
 
-    if (Path(golden_store.__file__).parent / "db" / "__init__.py").exists():
-        return False
-    if not any(isinstance(f, _OldLayout) for f in sys.meta_path):
+    gs, an = Path(golden_store.__file__).parent, Path(annotator.__file__).parent
+    flat_store = not (gs / "db" / "__init__.py").exists()
+    rooms = not (an / "people" / "__init__.py").exists()
+    pool = not flat_store and not (gs / "live" / "pool.py").exists()
+    if flat_store and not any(isinstance(f, _OldLayout) for f in sys.meta_path):
         sys.meta_path.insert(0, _OldLayout())
-    return True
+    if (rooms or pool) and not any(isinstance(f, _Aliases) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Aliases(rooms, pool))
+    return flat_store or rooms or pool
 
 
 # ---- other processes: CPU and memory of a server's process tree -----------------------------------
