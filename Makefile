@@ -1,6 +1,6 @@
 # Two commands for a newcomer: `make run` and `make test`. Nothing but Python 3.10+ needed.
-# While working: `make check` (ruff + mypy + the fast tests on 2 workers; 958 tests. 2026-12-06 on this
-# 2-core machine, quiet: 2:58 with a warm mypy cache).
+# While working: `make check` (ruff + mypy + the fast tests on 2 workers; 1,447 tests. 2026-12-07 on this
+# 2-core machine shared with other jobs, the tests alone: 4:29-4:48 at load 3-4, 7:35 at load 6-9).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
