@@ -214,7 +214,7 @@ def dispute_server(tmp_path: Path) -> Iterator[Server]:
     _cli(tmp_path, "runs", "import", str(run), "--system", "sysa")
     _cli(tmp_path, "pool", "build", "--depth", "1")
     script = ("import sys\n"
-              "from annotator import judging\n"
+              "from annotator.labeling import judging\n"
               "from annotator.people.identity import get_user\n"
               "from golden_store.db.store import Store\n"
               "with Store.open(sys.argv[1]) as s:\n"

@@ -46,7 +46,7 @@ BATCH = 10
 
 WORKER = textwrap.dedent("""
     import json, sys, time
-    from annotator import judging
+    from annotator.labeling import judging
     from annotator.people.identity import User
     from annotator.people.roles import Role
     from golden_store.db.store import Store
