@@ -19,7 +19,8 @@ TITLES = {"home": "Home", "corpus": "Corpus", "queries": "Queries", "evidence": 
           "versions": "Versions", "power": "Power", "results": "Results", "pool": "Runs & pool", "users": "Users",
           "adjudication": "Adjudication", "nuggets": "Nuggets", "calibration": "Judge calibration",
           "transcripts": "Transcripts", "agreement": "Agreement",
-          "pool_grading": "Judge the pool", "webhooks": "Webhooks", "freeze_conflicts": "Freeze conflicts"}
+          "pool_grading": "Judge the pool", "webhooks": "Webhooks", "freeze_conflicts": "Freeze conflicts",
+          "references": "Reference answers"}
 
 
 @pytest.mark.parametrize("role", sorted(VISIBLE))
@@ -31,7 +32,7 @@ def test_sections_group_the_pages_a_role_may_open(role):
     order = ["", "Label", "Review", "Data", "Engineer", "Admin"]
     assert list(titles) == [s for s in order if s in titles]
     if role == "admin":
-        assert titles == {"": ["Home"], "Label": ["Evidence", "Judge", "Nuggets"],
+        assert titles == {"": ["Home"], "Label": ["Evidence", "Judge", "Reference answers", "Nuggets"],
                           "Review": ["Adjudication", "Freeze conflicts", "Agreement", "Judge calibration",
                                      "Judge the pool", "Transcripts"],
                           "Data": ["Corpus", "Queries"], "Engineer": ["Runs & pool", "Versions", "Power", "Results", "Webhooks"],
