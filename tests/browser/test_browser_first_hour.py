@@ -276,10 +276,15 @@ def test_item7_no_answer_asks_and_undoes_and_short_quote_needs_save_anyway(studi
     expect(options.first).to_have_text(re.compile(rf"^○ {NEW_QID} · "))  # back in the queue, first
     options.first.click()
     expect(combo).to_have_value(re.compile(rf"^○ {NEW_QID} · "))
+    # the combobox shows the choice before the rerun that draws it starts: wait for that rerun's
+    # heading, or the quote typed next lands in a box the rerun then redraws empty (seen on CI)
+    expect(main.get_by_role("heading", name=NEW_QUESTION)).to_be_visible()
     idle(page)
 
     # the quote box is in a form: "Find quote" sends it (issue 29, M3)
-    main.get_by_label("Paste or type the exact passage that answers the question").fill(SHORT_QUOTE)
+    box = main.get_by_label("Paste or type the exact passage that answers the question")
+    box.fill(SHORT_QUOTE)
+    expect(box).to_have_value(SHORT_QUOTE)
     main.get_by_role("button", name="Find quote").click()
     expect(_alert(page, "Exact match in expenses-per-diem")).to_be_visible()
     expect(_alert(page, "The quote is short (27 characters")).to_be_visible()
