@@ -35,13 +35,15 @@ run: $(STAMP)
 ## nor PostgreSQL and are not slow, on DuckDB, on 2 workers (markers: tests/conftest.py).
 ## make check PYTEST_ARGS='-x tests/golden_store' narrows it. --dist worksteal: a worker that
 ## runs out of tests takes some of the other's, so one long test (the differential harness)
-## does not leave a core idle at the end.
+## does not leave a core idle at the end. The end-to-end page and flow tests are `slow` (list and
+## rule in tests/conftest.py); make check CHECK_MARKERS="not browser and not postgres" adds them.
+## The differential harness draws 6 stores here, 40 in make test.
 CHECK_MARKERS := not slow and not browser and not postgres
 PYTEST_ARGS ?=
 check: $(TSTAMP)
 	$(VENV)/bin/ruff check annotator golden_store app_pages scripts tests app.py
 	$(VENV)/bin/mypy
-	GOLDEN_DIFF_EXAMPLES=$${GOLDEN_DIFF_EXAMPLES:-15} GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest -q -m "$(CHECK_MARKERS)" -n 2 --dist worksteal $(PYTEST_ARGS)
+	GOLDEN_DIFF_EXAMPLES=$${GOLDEN_DIFF_EXAMPLES:-6} GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest -q -m "$(CHECK_MARKERS)" -n 2 --dist worksteal $(PYTEST_ARGS)
 
 ## make test: install the test dependencies and run the whole suite on DuckDB (with the tests
 ## that start their own PostgreSQL), then the tests that open a store again on PostgreSQL

@@ -215,7 +215,8 @@ class MessagesServer:
 
         self._httpd = ThreadingHTTPServer((host, port), Handler)
         self.url = f"http://{host}:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # a short poll: shutdown() waits for serve_forever's next poll, 0.5 s by default, per server
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     def standalone(self) -> "MessagesServer":
         """Answer every request with :func:`standin_answer` (direct calls and batches alike)

@@ -97,7 +97,7 @@ class Receiver:
         self.server.daemon_threads = True
         self.port = int(self.server.server_address[1])
         self.url = f"http://127.0.0.1:{self.port}/hooks"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     def __enter__(self) -> "Receiver":
         self._thread.start()
