@@ -1386,6 +1386,22 @@ _V29 = (
     )""",
 )
 
+# v30 (issue 40): people check the judge's claim verdicts (METHODOLOGY §11.1). A reviewer's
+# verdict on one claim of a check, given blind to the judge's, as an event: the current review
+# of a (check, claim, reviewer) is the latest row; an undo is a row of its own ('withdrawn'), so
+# nothing is overwritten and the claim goes back to the reviewer's queue. Agreement with the
+# judge is computed from these rows against claim_verdicts, never stored.
+_V30 = (
+    """CREATE TABLE claim_reviews (
+        review_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        check_id BIGINT NOT NULL,
+        claim_no INTEGER NOT NULL,
+        reviewer VARCHAR NOT NULL,
+        verdict VARCHAR NOT NULL CHECK (verdict IN ('supported', 'contradicted', 'insufficient', 'withdrawn')),
+        created_at TIMESTAMP NOT NULL
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1438,6 +1454,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "(what it cited, each checked at import against the corpus)", _V28),
     Migration(29, "faithfulness_checks and claim_verdicts: an answer's claims, each with its verdict against "
                   "the answer's context, and the judge and prompts that decided them", _V29),
+    Migration(30, "claim_reviews: a reviewer's verdict on a claim the judge checked, given blind (undo is a "
+                  "'withdrawn' row), for the reviewer-judge agreement", _V30),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

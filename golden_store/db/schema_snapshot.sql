@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 29. Migrations (golden_store/db/schema.py):
+-- Schema version 30. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -30,6 +30,7 @@
 --   V27: the answer layer's labels: reference_answer_events (short and full reference answers anchored to evidence, revisions and approvals) and answer_criterion_events (rubric criteria per question or stratum), with their current views
 --   V28: answer_contexts (the passages a system's answer was generated from) and answer_citations (what it cited, each checked at import against the corpus)
 --   V29: faithfulness_checks and claim_verdicts: an answer's claims, each with its verdict against the answer's context, and the judge and prompts that decided them
+--   V30: claim_reviews: a reviewer's verdict on a claim the judge checked, given blind (undo is a 'withdrawn' row), for the reviewer-judge agreement
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -200,6 +201,17 @@ CREATE TABLE calibrations (
     scale          VARCHAR,
     pass_cut       INTEGER,
     rubric_text    VARCHAR
+);
+
+-- claim_reviews: V30
+CREATE TABLE claim_reviews (
+    review_id  BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    check_id   BIGINT NOT NULL,
+    claim_no   INTEGER NOT NULL,
+    reviewer   VARCHAR NOT NULL,
+    verdict    VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    CHECK((verdict IN ('supported', 'contradicted', 'insufficient', 'withdrawn')))
 );
 
 -- claim_verdicts: V29
