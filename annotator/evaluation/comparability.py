@@ -20,6 +20,7 @@ from golden_store.core.errors import GoldenError
 
 NOT_RECORDED = "not recorded"
 DOCUMENT_RUN = "none (document run)"
+ANSWER_EVALUATION = "none (answer evaluation)"
 NONE_USED = "none used"
 SHA_SHOWN = 12
 
@@ -69,6 +70,8 @@ def _hit_rule_shown(d: dict[str, Any]) -> str:
         return NOT_RECORDED
     if d["run_level"] == "document":
         return DOCUMENT_RUN
+    if d["run_level"] == "answer":
+        return ANSWER_EVALUATION
     return str(d["hit_rule"]) if d["hit_rule"] is not None else NOT_RECORDED
 
 
@@ -122,9 +125,11 @@ def differences(baseline_id: str, a_frame: pd.DataFrame, candidate_id: str, b_fr
     differs, or that cannot be checked because one was recorded before it was kept; empty when
     the two measured the same way. In this order:
 
-    * hit rule (a document run shows ``none (document run)``; ``contains_span`` and
+    * hit rule (a document run shows ``none (document run)``, an answer evaluation ``none
+      (answer evaluation)``, so an answer evaluation is never compared with a run; ``contains_span`` and
       ``min_overlap(1)`` are one rule);
-    * retrieval depth (the most results a scored question had in the run), only when it can
+    * retrieval depth (the most results a scored question had in the run; not for two answer
+      evaluations), only when it can
       change a compared metric: one that reads the whole ranking, or whose cutoff k is deeper
       than the shallower run (R@10 of runs 20 and 50 deep cannot differ by depth; AP can);
     * label set (human / human+judge);
@@ -140,12 +145,14 @@ def differences(baseline_id: str, a_frame: pd.DataFrame, candidate_id: str, b_fr
 
     ha, hb = _hit_rule_shown(a), _hit_rule_shown(b)
     same_rule = (NOT_RECORDED not in (ha, hb) and a["run_level"] == b["run_level"]
-                 and (a["run_level"] == "document" or _same_hit_rule(ha, hb)))
+                 and (a["run_level"] in ("document", "answer") or _same_hit_rule(ha, hb)))
     if not same_rule:
         out.append(_sentence("hit rule", baseline_id, ha, candidate_id, hb))
 
     da, db = a["run_depth"], b["run_depth"]
-    if da is None or db is None:
+    if a["run_level"] == b["run_level"] == "answer":
+        pass  # answers have no ranking: depth does not apply
+    elif da is None or db is None:
         out.append(_sentence("retrieval depth", baseline_id, NOT_RECORDED if da is None else str(da), candidate_id,
                              NOT_RECORDED if db is None else str(db)))
     elif da != db:

@@ -24,7 +24,9 @@ from golden_store.scoring.impl_sha import metric_impl_sha, scorer_sources  # noq
 LABEL_SETS = ("human", "human+judge")
 # a row's label set: NULL in rows recorded before eval_results.labels existed, which were human
 LABELS_OF_ROW = "coalesce(labels, 'human')"
-RUN_LEVELS = ("document", "passage")
+RUN_LEVELS = ("document", "passage", "answer")
+# an answer evaluation scores a system's answers, not a ranking: no hit rule, no depth
+ANSWER_LEVEL = "answer"
 # the definitions a number was scored under (schema 24), recorded with every row; run_level NULL:
 # recorded before they were kept (see record_evaluation)
 DEFINITION_COLUMNS = ("run_level", "hit_rule", "run_depth", "label_judge_models", "label_rubric_shas")
@@ -67,11 +69,15 @@ def _check_definitions(labels: str, run_level: str | None, hit_rule: str | None,
         return
     if run_level not in RUN_LEVELS:
         raise ValidationError(f"Unknown run level {run_level!r}: a run is a 'document' run (TREC) or a 'passage' "
-                              f"run (JSONL).")
-    if (run_level == "passage") != bool(hit_rule):
+                              f"run (JSONL), or the evaluation is of 'answer's.")
+    if run_level == ANSWER_LEVEL:
+        if hit_rule or depth is not None:
+            raise ValidationError("An answer evaluation scores answers, not a ranking: it has no hit rule and no "
+                                  "retrieval depth.")
+    elif (run_level == "passage") != bool(hit_rule):
         raise ValidationError("A passage run is scored through a hit rule and a document run through none: give "
                               "hit_rule exactly when run_level is 'passage'.")
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
+    elif isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
         raise ValidationError(f"run_depth is the most results a scored question had in the run, a whole number "
                               f">= 0 (got {depth!r}).")
     judged = labels != "human"
@@ -144,6 +150,8 @@ def record_evaluation(store: Store, evaluation_id: str, per_query: pd.DataFrame,
                               "judged metrics (deterministic metrics keep judge_model and rubric_sha NULL).")
     long = per_query.rename_axis("query_id").reset_index().melt(id_vars="query_id", var_name="metric",
                                                                 value_name="value")
+    if run_level == ANSWER_LEVEL:  # a metric that does not apply to a question is no row, not a 0
+        long = long.dropna(subset=["value"]).reset_index(drop=True)
     long["stratum"] = long["query_id"].map(strata or {})
     jf = long["query_id"].map(judged_fraction) if judged_fraction is not None else pd.Series(np.nan, index=long.index)
     long["judged_fraction"] = pd.to_numeric(jf, errors="coerce").astype(float)
