@@ -97,6 +97,7 @@ PERMISSION: dict[str, Permission] = {
     "nuggets draft": Permission.LABEL, "nuggets export": Permission.VIEW_STORE, "nuggets scores": Permission.VIEW_STORE,
     "answers import": Permission.IMPORT_RUNS, "answers score": Permission.VIEW_RESULTS,
     "answers mark": Permission.MARK_OUTCOMES, "answers citations": Permission.VIEW_RESULTS,
+    "answers checks": Permission.VIEW_RESULTS,
     "answers check-claims": Permission.GRADE_POOL_BY_JUDGE, "answers faithfulness": Permission.VIEW_RESULTS,
     "references set": Permission.LABEL, "references approve": Permission.LABEL, "references retire": Permission.LABEL,
     "references import": Permission.LABEL, "references show": Permission.VIEW_STORE,

@@ -9,6 +9,7 @@ from typing import Any
 
 from annotator.cli import spend
 from annotator.cli.common import COULD_NOT_RUN, _print_json, _Progress, _store, identity
+from golden_store.scoring.answer_checks import DEFAULT_MAX_CHARS
 
 
 def cmd_nuggets_draft(args: argparse.Namespace) -> int:
@@ -162,6 +163,58 @@ def cmd_answers_citations(args: argparse.Namespace) -> int:
     return FAILED if failed else PASSED
 
 
+def _rate(n: int, d: int) -> str:
+    return f"{n}/{d} = {n / d:.2f}" if d else f"{n}/0 (undefined)"
+
+
+def _print_system_checks(r: Any) -> None:
+    """One system's deterministic checks, as lines (``r``: an answer_checks.SystemChecks)."""
+    ln, st, c = r.lengths, r.structure, r.citations
+    words = (f"words median {ln.words_median:g}, p90 {ln.words_p90:g} (min {ln.words_min}, max {ln.words_max})"
+             if ln.answers else "no answer")
+    print(f"\n{r.system}: {'PASS' if r.passed else 'FAIL'} - {r.answers} answer(s) "
+          f"({r.questions_without_answer} live question(s) without one); {len(st.empty)} empty, {len(st.over_cap)} "
+          f"over the {st.max_chars}-character cap; {words}")
+    for what, ids in (("empty", st.empty), ("over the cap", st.over_cap)):
+        if ids:
+            print(f"  {what}: {', '.join(ids[:10])}" + (f" and {len(ids) - 10} more" if len(ids) > 10 else ""))
+    print("  citations: " + ("none" if c is None or not c.citations else
+                             f"{c.valid}/{c.citations} resolve, {len(c.invalid)} invalid"))
+    hit = [h for h in r.forbidden if h.answers]
+    print("  forbidden patterns: " + ("none found" if not hit else "; ".join(
+        f"{h.name!r} in {h.answers} answer(s): {', '.join(h.query_ids)}" for h in hit)))
+    for x in r.strata:
+        print(f"  stratum {x.stratum}: {x.answers} answer(s), {x.marked} marked ({x.unmarked} unmarked, counted "
+              f"apart): refusal {_rate(x.refused, x.marked)}, abstention {_rate(x.abstained, x.marked)}")
+
+
+def cmd_answers_checks(args: argparse.Namespace) -> int:
+    """The deterministic checks of systems' answers (§10.7), a gate: exit 1 on FAIL. No model is asked."""
+    from annotator.cli.common import FAILED, PASSED
+    from annotator.evaluation import answer_checks
+
+    rep = answer_checks.checks(_store(args), identity.cli_user(), args.system, baseline=args.baseline,
+                               forbid=args.forbid or (), max_chars=args.max_chars)
+    code = FAILED if rep.gate == "FAIL" else PASSED
+    if args.json:
+        _print_json(rep.as_dict())
+        return code
+    if not rep.per_system:
+        print("No system answers yet: import them with `golden answers import FILE --system NAME`.")
+        return code
+    print(f"Deterministic checks of systems' answers (methodology §10.7; no model asked). Forbidden patterns: "
+          f"{', '.join(repr(p.name) for p in rep.patterns)} (case-insensitive).")
+    for r in rep.per_system.values():
+        _print_system_checks(r)
+    for sh in rep.shifts:
+        print(f"\nLength shift of {sh.candidate} against {sh.baseline}: {'FLAGGED' if sh.flagged else 'not flagged'} "
+              f"- {sh.reason}")
+    print(f"\nGate: {rep.gate}")
+    for f in rep.failures:
+        print(f"  - {f}")
+    return code
+
+
 def cmd_answers_check_claims(args: argparse.Namespace) -> int:
     """Decompose a system's answers into claims and check each against the answer's context."""
     from annotator.judge import faithfulness
@@ -251,6 +304,18 @@ def register(sub: Any, add: Any) -> None:
     aci = add("citations", cmd_answers_citations, "citation validity per system: each citation resolves to a real "
                                                   "span of the corpus, or the command exits 1 (a hard gate)", an)
     aci.add_argument("--system", help="only this system")
+    ack = add("checks", cmd_answers_checks, "the deterministic checks of systems' answers, no model asked: empty "
+                                             "answers, answers over a length cap, forbidden patterns, invalid "
+                                             "citations, length shift against a baseline, refusal and abstention "
+                                             "rates per stratum; exits 1 on FAIL (a gate)", an)
+    ack.add_argument("--system", help="only this system")
+    ack.add_argument("--baseline", help="flag a shift of answer length against this system (KS p < 0.01 and the "
+                                        "median moved by 25%% or more)")
+    ack.add_argument("--forbid", action="extend", nargs="+", metavar="REGEX",
+                     help="a regular expression no answer may contain (case-insensitive; repeatable), beside the "
+                          "default prompt-scaffolding markers")
+    ack.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS,
+                     help=f"the length cap in characters (default {DEFAULT_MAX_CHARS})")
     acc = add("check-claims", cmd_answers_check_claims, "decompose a system's answers into claims with Claude and "
                                                         "check each against the answer's context (estimate first; "
                                                         "held-out questions are never sent)", an)

@@ -1,5 +1,9 @@
-"""The deterministic checks of systems' answers, run before any judge: whether each citation
-resolves to a real span of the corpus (decided at import: :mod:`golden_store.live.answer_citations`).
+"""The deterministic checks of systems' answers, run before any judge (METHODOLOGY §10.7): whether
+each citation resolves to a real span of the corpus (decided at import:
+:mod:`golden_store.live.answer_citations`); empty answers and answers over a length cap; the
+answer-length distribution and its shift against a baseline system; forbidden patterns (leaked
+prompt scaffolding, phrases the lead names); refusal and abstention rates per stratum. The math
+is in :mod:`golden_store.scoring.answer_checks`; this module reads the store and makes the gate.
 
 A system that invents citation targets is worse than one that cites nothing, because it
 manufactures trust it did not earn; so citation validity is a hard gate (``golden answers
@@ -8,13 +12,17 @@ citations`` exits 1 on any invalid citation) rather than a number to trend.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 
 from annotator.people.identity import User, require
 from annotator.people.roles import Permission
+from golden_store.core.errors import NotFoundError, ValidationError
 from golden_store.db.store import Store
 from golden_store.live import answer_citations
+from golden_store.live import queries as live_queries
 from golden_store.live import nuggets as live_nuggets
+from golden_store.scoring import answer_checks as scoring
 
 
 @dataclass(frozen=True)
@@ -63,3 +71,144 @@ def citation_validity(store: Store, user: User, system: str | None = None) -> di
             invalid=[{k: c[k] for k in ("query_id", "ordinal", "doc_id", "start", "end", "quote", "problem")}
                      for c in cs if not c["valid"]])
     return out
+
+
+# ---- the structural and deterministic checks (METHODOLOGY §10.7) ---------------------------------
+
+
+@dataclass(frozen=True)
+class SystemChecks:
+    """One system's deterministic checks; ``failures`` holds one sentence per failed check."""
+
+    system: str
+    answers: int
+    questions_without_answer: int
+    structure: scoring.Structure
+    lengths: scoring.Lengths
+    forbidden: list[scoring.PatternHits]
+    citations: CitationReport | None
+    strata: list[scoring.StratumOutcomes]
+    failures: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def as_dict(self) -> dict:
+        c = self.citations
+        return {
+            "system": self.system, "gate": "PASS" if self.passed else "FAIL", "failures": self.failures,
+            "answers": self.answers, "questions_without_answer": self.questions_without_answer,
+            "empty": {"count": len(self.structure.empty), "query_ids": self.structure.empty},
+            "over_cap": {"count": len(self.structure.over_cap), "max_chars": self.structure.max_chars,
+                         "query_ids": self.structure.over_cap},
+            "length": asdict(self.lengths),
+            "forbidden": [asdict(h) for h in self.forbidden],
+            "citations": None if c is None else {"citations": c.citations, "valid": c.valid, "validity": c.validity,
+                                                 "invalid": len(c.invalid)},
+            "strata": [s.as_dict() for s in self.strata],
+        }
+
+
+@dataclass(frozen=True)
+class ChecksReport:
+    """Every checked system, the length shifts against the baseline, and the one gate."""
+
+    per_system: dict[str, SystemChecks]
+    shifts: list[scoring.LengthShift]
+    baseline: str | None
+    max_chars: int
+    patterns: list[scoring.Pattern]
+
+    @property
+    def failures(self) -> list[str]:
+        return [f for r in self.per_system.values() for f in r.failures] + [
+            f"{s.candidate}: answer length shifted against {s.baseline} ({s.reason})." for s in self.shifts
+            if s.flagged]
+
+    @property
+    def gate(self) -> str:
+        return "FAIL" if self.failures else "PASS"
+
+    def as_dict(self) -> dict:
+        return {"gate": self.gate, "failures": self.failures, "baseline": self.baseline, "max_chars": self.max_chars,
+                "forbidden_patterns": [{"name": p.name, "pattern": p.regex.pattern} for p in self.patterns],
+                "per_system": {name: r.as_dict() for name, r in self.per_system.items()},
+                "length_shift": [s.as_dict() for s in self.shifts], "definitions": scoring.DEFINITIONS}
+
+
+def _ids(ids: list[str], k: int = 5) -> str:
+    return ", ".join(ids[:k]) + (f" and {len(ids) - k} more" if len(ids) > k else "")
+
+
+def _failures(name: str, st: scoring.Structure, hits: list[scoring.PatternHits],
+              cites: CitationReport | None) -> list[str]:
+    """One sentence per failed check of one system (the gate's wording)."""
+    out = []
+    if cites is not None and cites.invalid:
+        x = cites.invalid[0]
+        out.append(f"{name}: {len(cites.invalid)} of {cites.citations} citation(s) do not resolve to a real span of "
+                   f"the corpus (first: {x['query_id']} citation {x['ordinal'] + 1}, {x['problem']}).")
+    if st.empty:
+        out.append(f"{name}: {len(st.empty)} empty answer(s) ({_ids(st.empty)}).")
+    if st.over_cap:
+        out.append(f"{name}: {len(st.over_cap)} answer(s) over the {st.max_chars}-character cap "
+                   f"({_ids(st.over_cap)}).")
+    hit = [h for h in hits if h.answers]
+    if hit:
+        out.append(f"{name}: forbidden pattern(s) found - " + "; ".join(
+            f"{h.name!r} in {h.answers} answer(s) ({_ids(h.query_ids)})" for h in hit) + ".")
+    return out
+
+
+def _system_names(rows: list[dict], system: str | None, baseline: str | None) -> list[str]:
+    have = sorted({a["system"] for a in rows})
+    for name, what in ((system, "--system"), (baseline, "--baseline")):
+        if name is not None and name not in have:
+            raise NotFoundError(f"No answers of system {name!r} ({what}); systems with answers: "
+                                f"{', '.join(have) or 'none yet'}. Import them with `golden answers import FILE "
+                                f"--system {name}`.")
+    if system is not None and system == baseline:
+        raise ValidationError(f"The baseline is the system itself ({system!r}); name another system as the baseline.")
+    return [system] if system is not None else have
+
+
+def checks(store: Store, user: User, system: str | None = None, baseline: str | None = None,
+           forbid: Sequence[str] = (), max_chars: int = scoring.DEFAULT_MAX_CHARS) -> ChecksReport:
+    """The deterministic checks of each system's answers to live questions (``system``: only
+    that one), and, with a ``baseline``, the length shift of each checked system against it.
+    Free and repeatable: reads the store, asks no model, writes nothing. The patterns are
+    compiled first, so a bad one is refused before anything is read."""
+    require(user, Permission.VIEW_RESULTS)
+    patterns = scoring.compile_patterns(forbid)
+    if max_chars < 1:
+        raise ValidationError(f"The length cap (max_chars) must be at least 1 character, not {max_chars}.")
+    rows = live_nuggets.answers(store)
+    names = _system_names(rows, system, baseline)
+    text: dict[str, dict[str, str]] = {}
+    for a in rows:
+        text.setdefault(a["system"], {})[a["query_id"]] = a["answer"]
+    outcomes: dict[str, list[tuple[str, str]]] = {}
+    for o in live_nuggets.answer_outcomes(store):
+        outcomes.setdefault(o["system"], []).append((o["stratum"], o["outcome"]))
+    questions = set(live_queries.stored_strata(store))
+    cites = citation_validity(store, user)
+    per_system = {}
+    for name in names:
+        answers = text[name]
+        st = scoring.structure(answers, max_chars)
+        hits = scoring.forbidden_hits(answers, patterns)
+        per_system[name] = SystemChecks(
+            system=name, answers=len(answers), questions_without_answer=len(questions - set(answers)), structure=st,
+            lengths=scoring.lengths([scoring.word_count(t) for t in answers.values()]), forbidden=hits,
+            citations=cites.get(name), strata=scoring.outcomes_by_stratum(outcomes.get(name, [])),
+            failures=_failures(name, st, hits, cites.get(name)))
+    shifts = []
+    if baseline is not None:
+        base_words = {q: scoring.word_count(t) for q, t in text[baseline].items()}
+        for name in names:
+            if name != baseline:
+                shifts.append(scoring.length_shift(baseline, base_words, name,
+                                                   {q: scoring.word_count(t) for q, t in text[name].items()}))
+    return ChecksReport(per_system=per_system, shifts=shifts, baseline=baseline, max_chars=max_chars,
+                        patterns=patterns)
