@@ -145,7 +145,9 @@ _SECTIONS: tuple[tuple[str, tuple[tuple[Permission | tuple[Permission, ...] | No
                 (Permission.RUN_ROUNDS, "agreement.py", "Agreement", ":material/handshake:"),
                 (Permission.CALIBRATE_JUDGE, "calibration.py", "Judge calibration", ":material/tune:"),
                 (Permission.GRADE_POOL_BY_JUDGE, "pool_grading.py", "Judge the pool", ":material/smart_toy:"),
-                (None, "transcripts.py", "Transcripts", ":material/forum:"))),
+                (None, "transcripts.py", "Transcripts", ":material/forum:"),
+                # people check the faithfulness judge's claim verdicts (§11.1): reviewers, and leads calibrating it
+                ((Permission.REVIEW, Permission.CALIBRATE_JUDGE), "claims.py", "Claim review", ":material/fact_check:"))),
     ("Data", ((Permission.VIEW_STORE, "corpus.py", "Corpus", ":material/description:"),
               (Permission.VIEW_STORE, "queries.py", "Queries", ":material/help:"))),
     ("Engineer", ((Permission.VIEW_VERSIONS, "pool.py", "Runs & pool", ":material/stacks:"),

@@ -74,6 +74,12 @@ def _check_sample(n: int, seed: int) -> None:
 # ---- the sample and the cards -------------------------------------------------------------------
 
 
+def systems(store: Store, user: User) -> list[str]:
+    """The systems with a claim that may be reviewed now."""
+    _require_any(user, READING, "see the judge's claim verdicts")
+    return sorted({r["system"] for r in faithfulness.reviewable_claims(store)})
+
+
 def sample(store: Store, user: User, n: int = DEFAULT_SAMPLE, seed: int = 0, system: str | None = None) -> list[dict]:
     """The sample of ``n`` claims for ``seed`` (the same for every reviewer: two people's
     reviews of it can be compared too)."""

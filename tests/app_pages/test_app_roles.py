@@ -37,12 +37,13 @@ PAGES = {
     "webhooks": "app_pages/webhooks.py",
     "freeze_conflicts": "app_pages/freeze_conflicts.py",
     "references": "app_pages/references.py",
+    "claims": "app_pages/claims.py",
 }
 VISIBLE = {
     "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "references"},
-    "reviewer": {"home", "corpus", "queries", "transcripts", "nuggets"},  # nuggets: Scores only (outcomes)
+    "reviewer": {"home", "corpus", "queries", "transcripts", "nuggets", "claims"},  # nuggets: Scores only (outcomes)
     "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "results", "pool",
-             "adjudication", "agreement", "calibration", "pool_grading", "freeze_conflicts", "references"},
+             "adjudication", "agreement", "calibration", "pool_grading", "freeze_conflicts", "references", "claims"},
     "engineer": {"home", "corpus", "queries", "versions", "power", "results", "pool", "transcripts", "pool_grading",
                  "webhooks", "freeze_conflicts"},
     "admin": set(PAGES),

@@ -20,7 +20,7 @@ TITLES = {"home": "Home", "corpus": "Corpus", "queries": "Queries", "evidence": 
           "adjudication": "Adjudication", "nuggets": "Nuggets", "calibration": "Judge calibration",
           "transcripts": "Transcripts", "agreement": "Agreement",
           "pool_grading": "Judge the pool", "webhooks": "Webhooks", "freeze_conflicts": "Freeze conflicts",
-          "references": "Reference answers"}
+          "references": "Reference answers", "claims": "Claim review"}
 
 
 @pytest.mark.parametrize("role", sorted(VISIBLE))
@@ -34,7 +34,7 @@ def test_sections_group_the_pages_a_role_may_open(role):
     if role == "admin":
         assert titles == {"": ["Home"], "Label": ["Evidence", "Judge", "Reference answers", "Nuggets"],
                           "Review": ["Adjudication", "Freeze conflicts", "Agreement", "Judge calibration",
-                                     "Judge the pool", "Transcripts"],
+                                     "Judge the pool", "Transcripts", "Claim review"],
                           "Data": ["Corpus", "Queries"], "Engineer": ["Runs & pool", "Versions", "Power", "Results", "Webhooks"],
                           "Admin": ["Users"]}
     assert set(PAGES) == set(TITLES)
