@@ -227,6 +227,14 @@ def _load_workflows(store: Store, user: User, rubric_version: int, *, pool_job: 
                            judged_fraction=res.judged.per_query if res.judged is not None else None,
                            **results.scored_definitions(res, run))
 
+    # 7b. the two systems' answers scored on it and recorded, so Results and golden compare show
+    # an answer comparison with its gate beside the runs'
+    from annotator.evaluation import answer_evaluation
+
+    for path in sorted((DEMO_DIR / "answers").glob("*.jsonl")):
+        answer_evaluation.record_answers(store, user, evaluation_id=f"answers-{path.stem}@{frozen.name}",
+                                         version=frozen.name, system=path.stem, versions_dir=vdir)
+
     # 8. the cascade at work, after the freeze (demo.v0 stays people's labels as loaded)
     if pool_job:
         out["pool_job"] = _grade_pool(store, out["calibration"], rubric_version)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
+import pydantic
 from pydantic import StringConstraints
 from pydantic.json_schema import JsonDict
 from starlette.concurrency import run_in_threadpool
@@ -113,3 +114,43 @@ def compare_evaluations(s: TheStore, user: Caller, baseline: str, candidate: str
                              correction=correction, min_n=min_n,
                              allow_different_definitions=allow_different_definitions)
     return {**jsonable(c), "text": format_comparison(dict(c), baseline, candidate)}
+
+
+class AnswerEvaluationIn(pydantic.BaseModel):
+    """What ``golden answers evaluate --record`` takes: the system's answers are the ones imported
+    (``POST /answers`` or ``golden answers import``), scored against ``version``."""
+
+    evaluation_id: Annotated[str, StringConstraints(min_length=1)]
+    version: Annotated[str, pydantic.Field(min_length=1, json_schema_extra=VERSION_NAME)]
+    system: Annotated[str, StringConstraints(min_length=1)]
+    trial: Annotated[int, pydantic.Field(ge=0)] = 0
+    replace: bool = False
+    git_sha: str | None = None
+
+
+@router.get("/answers/evaluate", summary="A system's answers scored against a frozen version, not recorded "
+                                         "(golden answers evaluate)")
+def score_answers(s: TheStore, user: Caller, version: Annotated[str, Query(json_schema_extra=VERSION_NAME)],
+                  system: str) -> dict[str, Any]:
+    """Per metric: the mean over the questions it applies to and how many (``n``); a metric that
+    applies to none has mean null, never 0."""
+    from annotator.evaluation import answer_evaluation
+    from annotator.versions import versioning
+
+    sc = answer_evaluation.score_answers(s, user, version, system, versions_dir=versioning.versions_dir(s))
+    return jsonable(sc.as_dict())  # type: ignore[no-any-return]
+
+
+@router.post("/answers/evaluations", status_code=201,
+             summary="Score a system's answers against a frozen version and record them as an evaluation, compared "
+                     "and gated by /evaluations/compare like a run's")
+def record_answer_evaluation(body: AnswerEvaluationIn, s: TheStore, user: Caller) -> dict[str, Any]:
+    from annotator.evaluation import answer_evaluation
+    from annotator.versions import versioning
+
+    rec = answer_evaluation.record_answers(s, user, evaluation_id=body.evaluation_id, version=body.version,
+                                           system=body.system, trial=body.trial, replace=body.replace,
+                                           git_sha=body.git_sha, versions_dir=versioning.versions_dir(s))
+    return {**jsonable(rec.scoring.as_dict()), "evaluation_id": rec.evaluation_id, "trial": rec.trial,
+            "rows": rec.rows, "summary": f"recorded {rec.rows} rows as answer evaluation {rec.evaluation_id!r} "
+                                         f"trial {rec.trial}{' (replacing the trial)' if body.replace else ''}"}

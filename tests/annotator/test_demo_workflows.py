@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from annotator import demo
-from annotator.evaluation import power, runs_import, transcripts
+from annotator.evaluation import evaluations, power, runs_import, transcripts
 from annotator.evidence import nuggets
 from annotator.judge import calibration
 from annotator.labeling import adjudication, agreement, rounds
@@ -50,9 +50,9 @@ def test_the_demo_fills_every_workflow(full_demo):
 
     # approved nuggets with their quotes placed, answers, assignments, scores
     approved = nuggets.export_rows(s, u)
-    assert {n["query_id"] for n in approved} == {"q001", "q002", "q004", "q017"}
+    assert {n["query_id"] for n in approved} == {"q001", "q002", "q004", "q013", "q015", "q017"}
     assert all(n["doc_id"] for n in approved)
-    assert len(nuggets.answers(s, u)) == 8
+    assert len(nuggets.answers(s, u)) == 36  # two systems, 18 questions each (6 of them unanswerable)
     assert len(nuggets.assignments(s, u)) == 2 * len(approved)
     per_answer, per_system = nuggets.scores(s, u)
     assert len(per_system) == 2
@@ -71,7 +71,11 @@ def test_the_demo_fills_every_workflow(full_demo):
     assert v["name"] == "demo.v0" and v["n_judgments"] > 0
     assert versioning.verify(u, vdir, "demo.v0").ok
     assert "3 graded item(s)" in versioning.left_out(versioning.manifest(u, vdir, "demo.v0"))[0]
-    assert set(power.recorded_evaluations(s, u)["system"]) == {"bm25", "hybrid"}
+    assert set(power.recorded_evaluations(s, u)["system"]) == {"bm25", "hybrid", "rag-bm25", "rag-hybrid"}
+    # the two systems' answers recorded on it, compared and gated as runs are (issue 40)
+    c = evaluations.compare(s, u, "answers-rag-bm25@demo.v0", "answers-rag-hybrid@demo.v0")
+    assert {"answer_em", "answer_f1", "nugget_v", "nugget_a", "abstention_recall"} <= set(c["metrics"])
+    assert c["gate"] == "PASS" and c["metrics"]["answer_f1"]["delta"] > 0
 
     # no accounts were created: single-user local mode stays as it was
     assert count_users(s) == 0
