@@ -174,3 +174,26 @@ def test_bad_input_is_one_sentence_and_records_nothing(frozen_demo, capsys):
     rc, _, err = golden(capsys, "answers", "evaluate", "--version", "ans.v1", "--system", "nobody", "--record", "x")
     assert rc == 2 and "No answers of system 'nobody'" in err
     assert frozen_demo.read("SELECT count(*) FROM eval_results") == before
+
+
+def test_sampled_answers_as_trials_give_pass_at_1_and_pass_hat_k(frozen_demo, capsys, tmp_path):
+    """§10.8 for answers: each sampled generation imported and recorded as a trial of one
+    evaluation. By hand: rag-bm25's first answers match none of the 12 short references; the
+    second sample answers q006 "Up to 8 unused days.", q009 "The first 18 weeks." and q010 "No.",
+    each equal to its reference once normalised, so trial 1 passes 3 of 12: pass@1 = (0 + 3/12) / 2
+    = 0.125 and pass^2 = 0 (no question passes both)."""
+    assert golden(capsys, "answers", "evaluate", "--version", "ans.v1", "--system", "rag-bm25", "--record",
+                  "ans-k")[0] == 0
+    second = {"q006": "Up to 8 unused days.", "q009": "The first 18 weeks.", "q010": "No."}
+    rows = _jsonl(DEMO_DIR / "answers" / "rag-bm25.jsonl")
+    sample = tmp_path / "sample2.jsonl"
+    sample.write_text("".join(json.dumps({**r, "answer": second.get(r["query_id"], r["answer"])}) + "\n"
+                              for r in rows), "utf-8")
+    assert golden(capsys, "answers", "import", str(sample), "--system", "rag-bm25", "--replace")[0] == 0
+    assert golden(capsys, "answers", "evaluate", "--version", "ans.v1", "--system", "rag-bm25", "--record", "ans-k",
+                  "--trial", "1")[0] == 0
+    rc, out, err = golden(capsys, "results", "trials", "ans-k", "-m", "answer_em", "--json")
+    assert rc == 0, err
+    em = json.loads(out)["metrics"]["answer_em"]
+    assert (em["k"], em["items"], em["pass_at_1"], em["pass_hat_k"]) == (2, 12, 0.125, 0.0)
+    assert em["pass_at_1_per_trial"] == {"0": 0.0, "1": 0.25}
