@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from annotator.people.identity import User
 from golden_store.db.store import Store
+from golden_store.scoring.answer_checks import DEFAULT_MAX_CHARS
 from http_api.auth import caller
 from http_api.shapes import jsonable
 from http_api.store import store
@@ -82,6 +83,26 @@ def answer_citations(s: TheStore, user: Caller,
 
     return jsonable({name: r.as_dict()  # type: ignore[no-any-return]
                      for name, r in answer_checks.citation_validity(s, user, system).items()})
+
+
+@router.get("/answers/checks", summary="The deterministic checks of systems' answers, no model asked: empty answers, "
+                                       "answers over a length cap, forbidden patterns, invalid citations, length "
+                                       "shift against a baseline, refusal and abstention rates per stratum (gate "
+                                       "FAIL on any failed check)")
+def answer_checks_report(
+        s: TheStore, user: Caller,
+        system: Annotated[str | None, Query(description="only this system")] = None,
+        baseline: Annotated[str | None, Query(description="flag a shift of answer length against this system (KS "
+                                                          "p < 0.01 and the median moved by 25% or more)")] = None,
+        forbid: Annotated[list[Annotated[str, pydantic.Field(min_length=1)]] | None, Query(description="a regular expression no answer may contain "
+                                                              "(case-insensitive; repeat the parameter for more), "
+                                                              "beside the default prompt-scaffolding markers")] = None,
+        max_chars: Annotated[int, Query(ge=1, description="the length cap in characters")] = DEFAULT_MAX_CHARS,
+) -> dict[str, Any]:
+    from annotator.evaluation import answer_checks
+
+    return jsonable(answer_checks.checks(s, user, system, baseline=baseline, forbid=forbid or (),  # type: ignore[no-any-return]
+                                         max_chars=max_chars).as_dict())
 
 
 @router.get("/references/{query_id}", summary="A question's reference answer, its history and its criteria")

@@ -42,7 +42,8 @@ SEED = int(os.environ.get("GOLDEN_SCHEMATHESIS_SEED", "7"))
 # free content beside the uploads: measure names (a 422 naming what is wrong in it is an answer)
 # and what a reference answer rests on (a span of a real document, the revision the person read,
 # criteria with distinct ids and text beyond whitespace)
-CONTENT_CHECKED = ["compare_evaluations", "put_reference", "approve_reference", "put_criteria"]
+CONTENT_CHECKED = ["compare_evaluations", "put_reference", "approve_reference", "put_criteria",
+                   "answer_checks_report"]  # a forbidden pattern that is not a valid regular expression
 VERSION = "st.v1"  # frozen by the test: the demo's recorded evaluations name demo.v0, whose folder it has not
 ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 
