@@ -123,3 +123,63 @@ def ppi_mean(people: Sequence[float], judge_on_sample: Sequence[float], judge_el
         se = math.sqrt(float(rest.var()) / big_n + float(rectifier.var()) / n)
         ppi = _normal(mean, se, n + big_n, z)
     return Estimate(ppi=ppi, judge_only=judge_only, people_only=people_only, bias=bias, level=level)
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One stratum of a sample drawn per stratum (e.g. per judge verdict): the people's and the
+    judge's labels on its sampled items, and the judge's labels on the rest of it."""
+
+    people: Sequence[float]
+    judge_on_sample: Sequence[float]
+    judge_elsewhere: Sequence[float]
+
+
+def stratified_ppi_mean(strata: dict[str, Stratum], *, level: float = 0.95) -> Estimate:
+    """The prediction-powered mean when the people's sample was drawn *per stratum* at
+    different rates (claims sampled evenly across the judge's verdicts, so the rare failing
+    verdicts are not drowned by supported ones). A pooled rectifier would then weigh the
+    over-sampled strata too much; instead each stratum is corrected by its own sample and the
+    strata are combined by their share of all items:
+
+        estimate = sum_s (N_s / N) * (mean(judge on the rest of s) + mean(person - judge on s's sample))
+        se^2     = sum_s (N_s / N)^2 * se_s^2      (se_s as in :func:`ppi_mean`)
+
+    With the judge's verdict as the strata the judge's label is constant within a stratum, and
+    the estimate reduces to the people's mean per verdict weighted by how often the judge gave
+    it: what the people would have said, at the precision the strata allow. Every stratum that
+    holds items needs two or more people's labels; a stratum the people's sample fully covers
+    adds no judge term (its own mean is exact up to its sampling). ``judge_only`` and
+    ``people_only`` are pooled readings for comparison (the latter is biased by the sampling
+    rates: shown, not to be reported)."""
+    z = _z(level)
+    sizes = {k: len(s.judge_on_sample) + len(s.judge_elsewhere) for k, s in strata.items()}
+    total = sum(sizes.values())
+    pooled = ppi_mean([v for s in strata.values() for v in s.people],
+                      [v for s in strata.values() for v in s.judge_on_sample],
+                      [v for s in strata.values() for v in s.judge_elsewhere], level=level)
+    mean, var = 0.0, 0.0
+    for key, s in strata.items():
+        if sizes[key] == 0:
+            continue
+        y, yhat = _as_array("people", s.people), _as_array("judge_on_sample", s.judge_on_sample)
+        rest = _as_array("judge_elsewhere", s.judge_elsewhere)
+        if len(y) != len(yhat):
+            raise ValueError(f"stratum {key}: people ({len(y)} labels) and judge_on_sample ({len(yhat)}) must label "
+                             f"the same items")
+        if len(y) < 2:
+            reason = f"people labelled {len(y)} item(s) of stratum {key}; each stratum's correction needs 2 or more"
+            return Estimate(ppi=Interval(None, None, None, total, reason), judge_only=pooled.judge_only,
+                            people_only=pooled.people_only, bias=pooled.bias, level=level)
+        w = sizes[key] / total
+        rect = y - yhat
+        if len(rest) == 0:  # the whole stratum was labelled by people
+            m, v = float(y.mean()), float(y.var()) / len(y)
+        else:
+            m = float(rest.mean() + rect.mean())
+            v = float(rest.var()) / len(rest) + float(rect.var()) / len(y)
+        mean += w * m
+        var += w * w * v
+    ppi = _normal(mean, math.sqrt(var), total, z)
+    return Estimate(ppi=ppi, judge_only=pooled.judge_only, people_only=pooled.people_only, bias=pooled.bias,
+                    level=level)

@@ -11,7 +11,7 @@ import numpy as np
 import ppi_py  # the reference implementation (test-only dependency)
 import pytest
 
-from golden_store.scoring.ppi import ppi_mean
+from golden_store.scoring.ppi import Stratum, ppi_mean, stratified_ppi_mean
 
 
 
@@ -96,3 +96,53 @@ def test_undefined_cases_say_why():
         ppi_mean([1, float("nan")], [1, 1], [1, 1])
     with pytest.raises(ValueError, match="level"):
         ppi_mean([1, 0], [1, 1], [1, 1], level=95)
+
+
+def test_stratified_by_the_judges_verdict_by_hand():
+    """Claims sampled evenly across the judge's verdicts. The judge called 8 claims supported
+    and 2 not; people reviewed 4 of the supported (1, 1, 0, 1) and both others (0, 1)."""
+    est = stratified_ppi_mean({
+        "supported": Stratum(people=[1, 1, 0, 1], judge_on_sample=[1, 1, 1, 1], judge_elsewhere=[1, 1, 1, 1]),
+        "not": Stratum(people=[0, 1], judge_on_sample=[0, 0], judge_elsewhere=[]),
+    })
+    # supported: judge elsewhere 1, rectifier mean -1/4 -> 3/4, weight 8/10; not: people's mean
+    # 1/2 (the whole stratum reviewed), weight 2/10: 0.8 * 0.75 + 0.2 * 0.5 = 0.7
+    assert est.ppi.mean == pytest.approx(0.7)
+    # variances: supported 0 / 4 + (3/16) / 4 = 3/64; not (1/4) / 2 = 1/8
+    se = math.sqrt(0.64 * 3 / 64 + 0.04 / 8)
+    assert est.ppi.high - est.ppi.mean == pytest.approx(1.959963984540054 * se)
+    assert est.judge_only.mean == pytest.approx(0.8)
+    # one rectifier pooled over both strata weighs the 'not' stratum (2 of 10 claims but 2 of 6
+    # reviews) too much: judge elsewhere 1 + rectifier (0 + 0 - 1 + 0 + 0 + 1) / 6 = 1.0, not 0.7
+    pooled = ppi_mean([1, 1, 0, 1, 0, 1], [1, 1, 1, 1, 0, 0], [1, 1, 1, 1])
+    assert pooled.ppi.mean == pytest.approx(1.0)
+
+
+def test_stratified_sample_of_a_biased_judge_covers_what_people_would_say():
+    """1,000 simulated sets of 2,000 claims; a judge that calls 30% of the truly unsupported
+    claims supported and 5% of the supported ones not; 60 claims reviewed per judge verdict
+    (over-sampling the rarer verdict). The truth is the share people would find supported over
+    all 2,000 claims of the set. The judge's own interval misses it; the stratified PPI
+    interval covers it at its nominal 95%, within 2 points."""
+    rng = np.random.default_rng(20261208)
+    sets, items, per_stratum = 1000, 2000, 60
+    covered = covered_plain = 0
+    for _ in range(sets):
+        truth = rng.binomial(1, 0.6, items)
+        judge = np.where(truth == 1, rng.binomial(1, 0.95, items), rng.binomial(1, 0.30, items))
+        strata = {}
+        for verdict in (0, 1):
+            idx = rng.permutation(np.flatnonzero(judge == verdict))
+            on, off = idx[:per_stratum], idx[per_stratum:]
+            strata[str(verdict)] = Stratum(truth[on], judge[on], judge[off])
+        est = stratified_ppi_mean(strata)
+        target = truth.mean()
+        covered += est.ppi.low <= target <= est.ppi.high
+        covered_plain += est.judge_only.low <= target <= est.judge_only.high
+    assert abs(covered / sets - 0.95) <= 0.02, covered / sets
+    assert covered_plain / sets < 0.05, covered_plain / sets
+
+
+def test_a_stratum_with_fewer_than_two_reviews_is_undefined_and_says_so():
+    est = stratified_ppi_mean({"a": Stratum([1, 0], [1, 1], [1, 1, 1]), "b": Stratum([1], [0], [0, 0])})
+    assert est.ppi.mean is None and "stratum b" in (est.ppi.reason or "")
