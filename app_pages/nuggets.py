@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from annotator.evaluation import answer_checks
 from annotator.evidence import nuggets
 from annotator.judge import llm
 from annotator.process import jobs
@@ -41,6 +42,44 @@ def nugget_form_state(suffix: str, defaults: dict[str, object], top: int) -> Non
         stray = key.startswith("nug_p_") and isinstance(kept, (int, float)) and not 1 <= kept <= top
         if fresh or kept is None or stray:
             st.session_state[key] = value
+
+
+def deterministic_checks() -> None:
+    """The deterministic checks of the systems' answers (§10.7) and their gate: the service
+    computes, this renders; system text shows only in table cells and escaped Markdown."""
+    st.subheader("Deterministic checks", anchor=False)
+    names = answer_checks.answer_systems(store(), user)
+    if not names:
+        st.info("The deterministic checks appear once system answers are imported.")
+        return
+    st.caption("Per system, over its answers to live questions, no model asked (§10.7): empty answers, answers over "
+               "the length cap, forbidden patterns (prompt-scaffolding markers such as <context> or [INST] always, "
+               "and yours), invalid citations - any one fails the gate, as `golden answers checks` exits 1. "
+               "Words: whitespace-separated. With a baseline, a length shift is flagged when a two-sample "
+               "Kolmogorov-Smirnov test on the questions both answered gives p < 0.01 and the median moved by 25% "
+               "or more. Refusal and abstention rates are over the marked answers; unmarked ones are counted apart.")
+    c1, c2, c3 = st.columns([2, 3, 1])
+    baseline = c1.selectbox("Baseline (length shift)", [None, *names], key="nug_chk_base",
+                            format_func=lambda x: "none" if x is None else x)
+    forbid = c2.text_area("Forbidden patterns: one regular expression a line (case-insensitive)", key="nug_chk_forbid",
+                          height=68)
+    cap = c3.number_input("Length cap (characters)", min_value=1, value=answer_checks.DEFAULT_MAX_CHARS, step=500,
+                          key="nug_chk_cap")
+    patterns = [line.strip() for line in (forbid or "").splitlines() if line.strip()]
+    rep = attempt(lambda: answer_checks.checks(store(), user, baseline=baseline, forbid=patterns, max_chars=int(cap)))
+    if rep is None:
+        return
+    if rep.gate == "PASS":
+        st.success(f"Gate: PASS ({len(rep.per_system)} system(s) checked).")
+    else:
+        st.error("Gate: FAIL\n\n" + "\n".join(f"- {md_escape(f)}" for f in rep.failures))
+    st.dataframe(answer_checks.system_rows(rep), hide_index=True, width="stretch", key="nug_chk_systems")
+    hits = answer_checks.hit_rows(rep)
+    if hits:
+        st.caption("Forbidden patterns found (what the first hit matched, as the system wrote it):")
+        st.dataframe(hits, hide_index=True, width="stretch", key="nug_chk_hits")
+    st.caption("Refusal and abstention per stratum:")
+    st.dataframe(answer_checks.strata_rows(rep), hide_index=True, width="stretch", key="nug_chk_strata")
 
 
 s = store()
@@ -306,6 +345,9 @@ if mode == "Scores":
         if unmarked:
             st.warning(md_escape("Incomplete: answers without an outcome are left out - "
                                  + ", ".join(f"{name}: {n}" for name, n in unmarked.items()) + "."))
+
+    if user.can(Permission.VIEW_RESULTS):
+        deterministic_checks()
 
     if user.can(Permission.MARK_OUTCOMES):
         rows = nuggets.answer_outcomes(s, user)

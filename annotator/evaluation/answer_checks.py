@@ -24,6 +24,8 @@ from golden_store.live import queries as live_queries
 from golden_store.live import nuggets as live_nuggets
 from golden_store.scoring import answer_checks as scoring
 
+DEFAULT_MAX_CHARS = scoring.DEFAULT_MAX_CHARS
+
 
 @dataclass(frozen=True)
 class CitationReport:
@@ -212,3 +214,50 @@ def checks(store: Store, user: User, system: str | None = None, baseline: str | 
                                                    {q: scoring.word_count(t) for q, t in text[name].items()}))
     return ChecksReport(per_system=per_system, shifts=shifts, baseline=baseline, max_chars=max_chars,
                         patterns=patterns)
+
+
+# ---- tables for a page (plain rows: a page renders them, computes nothing) --------------------
+
+
+def answer_systems(store: Store, user: User) -> list[str]:
+    """The systems with answers to live questions (a page's baseline picker)."""
+    require(user, Permission.VIEW_RESULTS)
+    return sorted({a["system"] for a in live_nuggets.answers(store)})
+
+
+def _shift_cell(name: str, rep: ChecksReport) -> str:
+    if name == rep.baseline:
+        return "baseline"
+    sh = next((x for x in rep.shifts if x.candidate == name), None)
+    if sh is None:
+        return "-"
+    if sh.p_value is None:
+        return sh.reason
+    moved = f"{sh.median_change:+.0%}" if sh.median_change is not None else "from 0"
+    return f"{'FLAGGED' if sh.flagged else 'no'}: p {sh.p_value:.3g}, median {moved}"
+
+
+def system_rows(rep: ChecksReport) -> list[dict]:
+    """One row per system: the gate's inputs, the length distribution, and its shift."""
+    return [{
+        "system": name, "gate": "PASS" if r.passed else "FAIL", "answers": r.answers,
+        "empty": len(r.structure.empty), f"over {r.structure.max_chars} chars": len(r.structure.over_cap),
+        "forbidden hits": sum(h.answers for h in r.forbidden),
+        "invalid citations": len(r.citations.invalid) if r.citations else 0,
+        "words median": r.lengths.words_median, "words p90": r.lengths.words_p90,
+        f"length shift vs {rep.baseline}" if rep.baseline else "length shift": _shift_cell(name, rep),
+    } for name, r in rep.per_system.items()]
+
+
+def hit_rows(rep: ChecksReport) -> list[dict]:
+    """Each forbidden pattern found, per system: how many answers, the first query ids and what
+    the first hit matched (system text: a page shows it as table cells, never as Markdown)."""
+    return [{"system": name, "pattern": h.name, "answers": h.answers, "first query ids": ", ".join(h.query_ids),
+             "first match": h.first_match} for name, r in rep.per_system.items() for h in r.forbidden if h.answers]
+
+
+def strata_rows(rep: ChecksReport) -> list[dict]:
+    """Refusal and abstention per system and stratum, over the marked answers; unmarked apart."""
+    return [{"system": name, "stratum": x.stratum, "answers": x.answers, "marked": x.marked, "unmarked": x.unmarked,
+             "refused": x.refused, "refusal rate": x.refusal_rate, "abstained": x.abstained,
+             "abstention rate": x.abstention_rate} for name, r in rep.per_system.items() for x in r.strata]
