@@ -169,3 +169,12 @@ def test_cli_bad_regex_or_system_is_one_sentence_exit_2_and_changes_nothing(brok
     code, _, err = golden(golden_db, capsys, "answers", "checks", "--max-chars", "0")
     assert code == 2 and "at least 1 character" in err
     assert table_snapshot(broken) == before
+
+
+def test_through_a_running_studio_it_needs_view_results():
+    """`golden --server URL answers checks` and a CLI run through the studio ask for the same
+    permission as GET /answers/checks (an admin's would be the default for a command not listed)."""
+    from annotator.cli import channel
+    from annotator.people.roles import Permission
+
+    assert channel.permission_for("answers checks") == Permission.VIEW_RESULTS
