@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from annotator.evaluation import evaluations
+from annotator.evaluation import evaluations, judge_corrected
 from annotator.people.roles import Permission
 from app_pages._shared import attempt, md_escape, require_page, store
 
 user = require_page(Permission.VIEW_RESULTS)
 s = store()
 st.title("Results")
-st.caption("Evaluations recorded with `golden score --version NAME --run FILE -m nDCG@10 --record EVALUATION_ID`: "
-           "one row per query and metric, never overwritten. Means are over queries (each query's mean over trials).")
+st.caption("Evaluations recorded with `golden score --version NAME --run FILE -m nDCG@10 --record EVALUATION_ID` "
+           "(runs) or `golden answers evaluate --version NAME --system S --record EVALUATION_ID` (answers: exact "
+           "match, token F1, faithfulness, citation validity, nuggets, abstention): one row per query and metric, "
+           "never overwritten. Means are over the queries a metric applies to (each query's mean over trials); an "
+           "answer evaluation is compared only with another answer evaluation.")
 
 table = attempt(lambda: evaluations.recorded(s, user))
 if table is None:
@@ -47,6 +50,17 @@ st.dataframe(table, hide_index=True, width="stretch", column_order=order, placeh
                                                f"{evaluations.JUDGED_THRESHOLD} the numbers are suspect"),
     **{m: st.column_config.NumberColumn(m, format="%.4f", help=f"mean {m}") for m in metric_cols},
 })
+
+corrected = attempt(lambda: judge_corrected.corrected_faithfulness(s, user))
+if corrected:
+    with st.expander(f"Faithfulness as people would judge it ({len(corrected)} system(s) with checked claims)"):
+        st.caption("The judge decides every claim; reviewers check a sample on the Claim review page, drawn evenly "
+                   "across the judge's verdicts. Corrected = the judge's share of supported claims corrected by "
+                   "the reviewers' verdicts within each judge verdict (prediction-powered inference): a judge's "
+                   "bias moves it and a noisy judge widens it, where the judge's own interval would only narrow. "
+                   "95% intervals; the unit is the claim.")
+        st.dataframe(judge_corrected.corrected_table(corrected), hide_index=True, width="stretch",
+                     placeholder=EMPTY)
 
 st.subheader("Compare two evaluations", anchor=False)
 ids = table["evaluation"].tolist()

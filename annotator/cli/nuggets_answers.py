@@ -240,9 +240,14 @@ def cmd_answers_check_claims(args: argparse.Namespace) -> int:
 def cmd_answers_faithfulness(args: argparse.Namespace) -> int:
     from annotator.judge import faithfulness
 
-    reports = faithfulness.report(_store(args), identity.cli_user(), args.system)
+    from annotator.evaluation.judge_corrected import corrected_faithfulness
+
+    store, user = _store(args), identity.cli_user()
+    reports = faithfulness.report(store, user, args.system)
+    corrected = corrected_faithfulness(store, user, args.system)
     if args.json:
-        _print_json({name: r.as_dict() for name, r in reports.items()})
+        _print_json({name: {**r.as_dict(), "corrected_by_reviews": corrected[name].as_dict() if name in corrected
+                            else None} for name, r in reports.items()})
         return 0
     if not reports:
         print("No faithfulness checks yet: `golden answers check-claims --system NAME` runs them.")
@@ -254,7 +259,26 @@ def cmd_answers_faithfulness(args: argparse.Namespace) -> int:
               f"({r.quote_failed} 'supported' without a verbatim quote); {r.no_claims} answer(s) without a claim, "
               f"{r.refused} refused, {r.stale} stale (answer replaced since) - counted apart; judge "
               f"{', '.join(r.judges)}, prompts {', '.join(r.prompt_shas)}")
+        if name in corrected:
+            print("  " + _corrected_line(corrected[name]))
     return 0
+
+
+def _corrected_line(c: Any) -> str:
+    """The claim-level share as the judge says it and as people's reviews correct it."""
+    e = c.estimate
+
+    def shown(i: Any) -> str:
+        return f"{i.mean:.4f} [{i.low:.4f}, {i.high:.4f}]" if i.low is not None else (
+            f"{i.mean:.4f}" if i.mean is not None else "undefined")
+
+    if c.reviewed == 0:
+        return (f"claims supported per the judge {shown(e.judge_only)} over {c.claims} claim(s); no claim reviewed "
+                f"yet, so nothing corrects it (review a sample on the Claim review page)")
+    ppi = shown(e.ppi) if e.ppi.mean is not None else f"undefined ({e.ppi.reason})"
+    return (f"claims supported per the judge {shown(e.judge_only)} over {c.claims} claim(s); corrected by people's "
+            f"reviews of {c.reviewed} (prediction-powered, per judge verdict): {ppi}; judge minus people on the "
+            f"reviewed claims {e.bias:+.4f}")
 
 
 def cmd_answers_mark(args: argparse.Namespace) -> int:

@@ -148,8 +148,8 @@ def stratified_ppi_mean(strata: dict[str, Stratum], *, level: float = 0.95) -> E
     With the judge's verdict as the strata the judge's label is constant within a stratum, and
     the estimate reduces to the people's mean per verdict weighted by how often the judge gave
     it: what the people would have said, at the precision the strata allow. Every stratum that
-    holds items needs two or more people's labels; a stratum the people's sample fully covers
-    adds no judge term (its own mean is exact up to its sampling). ``judge_only`` and
+    holds items needs two or more people's labels, unless the people labelled all of it (then
+    its own mean is used, with no judge term). ``judge_only`` and
     ``people_only`` are pooled readings for comparison (the latter is biased by the sampling
     rates: shown, not to be reported)."""
     z = _z(level)
@@ -167,7 +167,7 @@ def stratified_ppi_mean(strata: dict[str, Stratum], *, level: float = 0.95) -> E
         if len(y) != len(yhat):
             raise ValueError(f"stratum {key}: people ({len(y)} labels) and judge_on_sample ({len(yhat)}) must label "
                              f"the same items")
-        if len(y) < 2:
+        if len(y) < 2 and not (len(y) and len(rest) == 0):
             reason = f"people labelled {len(y)} item(s) of stratum {key}; each stratum's correction needs 2 or more"
             return Estimate(ppi=Interval(None, None, None, total, reason), judge_only=pooled.judge_only,
                             people_only=pooled.people_only, bias=pooled.bias, level=level)

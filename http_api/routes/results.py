@@ -154,3 +154,14 @@ def record_answer_evaluation(body: AnswerEvaluationIn, s: TheStore, user: Caller
     return {**jsonable(rec.scoring.as_dict()), "evaluation_id": rec.evaluation_id, "trial": rec.trial,
             "rows": rec.rows, "summary": f"recorded {rec.rows} rows as answer evaluation {rec.evaluation_id!r} "
                                          f"trial {rec.trial}{' (replacing the trial)' if body.replace else ''}"}
+
+
+@router.get("/answers/faithfulness/corrected",
+            summary="Claim-level faithfulness per system: the judge's share of supported claims and the same "
+                    "corrected by people's claim reviews (prediction-powered, per judge verdict), with intervals")
+def corrected_faithfulness(s: TheStore, user: Caller, system: str | None = None) -> dict[str, Any]:
+    """``corrected`` is null with a ``reason`` while a judge verdict that holds claims has fewer
+    than two reviewed ones; ``judge_only`` is the judge's figure as if it were right."""
+    from annotator.evaluation.judge_corrected import corrected_faithfulness as corrected
+
+    return jsonable({name: c.as_dict() for name, c in corrected(s, user, system).items()})  # type: ignore[no-any-return]

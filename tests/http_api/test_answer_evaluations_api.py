@@ -55,3 +55,16 @@ def test_a_grader_cannot_record_and_a_bad_version_records_nothing(demo_store, ap
                    json={**body, "version": "s3://elsewhere/v1"})
     assert r.status_code == 422 and "not a path or URL" in r.text
     assert demo_store.read("SELECT count(*) FROM eval_results") == [(0,)]
+
+
+def test_faithfulness_corrected_by_reviews_over_http(demo_store, api, tokens):
+    """The figures of tests/annotator/test_judge_corrected.py's hand-worked store, over HTTP."""
+    from tests.annotator.test_judge_corrected import _checked_and_reviewed
+
+    _checked_and_reviewed(demo_store)
+    r = httpx.get(f"{api}/answers/faithfulness/corrected", headers=auth(tokens["lead"]), timeout=30)
+    assert r.status_code == 200, r.text
+    got = r.json()["rag-bm25"]
+    assert abs(got["corrected"]["mean"] - 0.7) < 1e-12 and got["reviewed"] == 6
+    assert httpx.get(f"{api}/answers/faithfulness/corrected", headers=auth(tokens["annotator"]),
+                     timeout=30).status_code == 403

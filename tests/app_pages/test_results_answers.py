@@ -1,0 +1,40 @@
+"""The Results page with answers (issue 40, items 6 and 7): answer evaluations listed beside
+runs, and the faithfulness figure corrected by people's claim reviews beside the judge's own."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from golden_store.live.results import ANSWER_LEVEL, record_evaluation
+from tests.annotator.test_judge_corrected import _checked_and_reviewed
+from tests.app_pages.test_app_roles import app_as
+from tests.conftest import prepared_store
+
+PAGE = "app_pages/results.py"
+
+
+def _build(store, _folder) -> None:
+    _checked_and_reviewed(store)
+    qids = [f"q{i:03d}" for i in range(1, 9)]
+    for name, f1 in (("ans-a", 0.4), ("ans-b", 0.6)):
+        frame = pd.DataFrame({"answer_f1": f1}, index=pd.Index(qids, name="query_id"))
+        record_evaluation(store, name, frame, dataset_version="v1", system=name, run_level=ANSWER_LEVEL)
+
+
+@pytest.fixture
+def reviewed(request, golden_db):
+    prepared_store(request, "results-answers-reviewed", _build, demo=True)
+
+
+def test_the_corrected_faithfulness_sits_beside_the_judges(reviewed):
+    at = app_as(None).switch_page(PAGE).run()  # single-user local mode: admin
+    assert not at.exception
+    (exp,) = [e for e in at.expander if e.label.startswith("Faithfulness as people would judge it")]
+    table = next(d.value for d in at.dataframe if "corrected by reviews" in d.value.columns)
+    row = table.set_index("system").loc["rag-bm25"]
+    assert (row["claims"], row["reviewed"]) == (10, 6)
+    assert row["judge alone"].startswith("0.800 [") and row["corrected by reviews"].startswith("0.700 [")
+    # the two answer evaluations are listed and compared like runs
+    listed = at.dataframe[0].value.set_index("evaluation")
+    assert {"ans-a", "ans-b"} <= set(listed.index) and listed.loc["ans-b", "answer_f1"] == pytest.approx(0.6)
