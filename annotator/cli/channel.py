@@ -95,10 +95,13 @@ PERMISSION: dict[str, Permission] = {
     "rounds start": Permission.RUN_ROUNDS, "rounds split": Permission.RUN_ROUNDS,
     "rounds list": Permission.VIEW_STORE, "rounds bar": Permission.RUN_ROUNDS, "agreement": Permission.VIEW_STORE,
     "nuggets draft": Permission.LABEL, "nuggets export": Permission.VIEW_STORE, "nuggets scores": Permission.VIEW_STORE,
+    "nuggets import": Permission.LABEL,
     "answers import": Permission.IMPORT_RUNS, "answers score": Permission.VIEW_RESULTS,
     "answers mark": Permission.MARK_OUTCOMES, "answers citations": Permission.VIEW_RESULTS,
     "answers checks": Permission.VIEW_RESULTS,
     "answers check-claims": Permission.GRADE_POOL_BY_JUDGE, "answers faithfulness": Permission.VIEW_RESULTS,
+    # scoring answers is reading results; recording them (--record) is checked again by the service (IMPORT_RUNS)
+    "answers evaluate": Permission.VIEW_RESULTS, "answers review-report": Permission.VIEW_RESULTS,
     "references set": Permission.LABEL, "references approve": Permission.LABEL, "references retire": Permission.LABEL,
     "references import": Permission.LABEL, "references show": Permission.VIEW_STORE,
     "references list": Permission.VIEW_STORE, "references criteria": Permission.EDIT_RUBRIC,
