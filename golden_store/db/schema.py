@@ -1402,6 +1402,28 @@ _V30 = (
     )""",
 )
 
+# v31 (issue 40): correctness graded per criterion (METHODOLOGY §10.4, §11.1). One row per grade
+# of one criterion of one answer, by a person (``grader`` their username) or by the judge
+# (``grader`` its model, ``prompt_sha`` its prompt's). The answer text's sha is kept so a grade
+# of text since replaced is seen as stale; the current grade per (system, question, criterion,
+# grader) is the latest row. People's grades are the judge's calibration set.
+_V31 = (
+    """CREATE TABLE answer_grades (
+        grade_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        system VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        criterion_id VARCHAR NOT NULL,
+        mark INTEGER NOT NULL CHECK (mark BETWEEN 0 AND 3),
+        grader VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL CHECK (kind IN ('human', 'judge')),
+        prompt_sha VARCHAR,
+        reason VARCHAR,
+        answer_sha VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        CHECK ((kind = 'judge') = (prompt_sha IS NOT NULL))
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1456,6 +1478,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "the answer's context, and the judge and prompts that decided them", _V29),
     Migration(30, "claim_reviews: a reviewer's verdict on a claim the judge checked, given blind (undo is a "
                   "'withdrawn' row), for the reviewer-judge agreement", _V30),
+    Migration(31, "answer_grades: a person's or the judge's mark of one criterion of one answer, with the answer "
+                  "text's sha (stale when the text changes) and the judge's prompt sha", _V31),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 30. Migrations (golden_store/db/schema.py):
+-- Schema version 31. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -31,6 +31,7 @@
 --   V28: answer_contexts (the passages a system's answer was generated from) and answer_citations (what it cited, each checked at import against the corpus)
 --   V29: faithfulness_checks and claim_verdicts: an answer's claims, each with its verdict against the answer's context, and the judge and prompts that decided them
 --   V30: claim_reviews: a reviewer's verdict on a claim the judge checked, given blind (undo is a 'withdrawn' row), for the reviewer-judge agreement
+--   V31: answer_grades: a person's or the judge's mark of one criterion of one answer, with the answer text's sha (stale when the text changes) and the judge's prompt sha
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -114,6 +115,24 @@ CREATE TABLE answer_criterion_events (
     CHECK(("scope" IN ('query', 'stratum'))),
     CHECK((op IN ('write', 'retire'))),
     CHECK(((scale_max IS NULL) OR (scale_max IN (1, 2, 3))))
+);
+
+-- answer_grades: V31
+CREATE TABLE answer_grades (
+    grade_id     BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    "system"     VARCHAR NOT NULL,
+    query_id     VARCHAR NOT NULL,
+    criterion_id VARCHAR NOT NULL,
+    mark         INTEGER NOT NULL,
+    grader       VARCHAR NOT NULL,
+    kind         VARCHAR NOT NULL,
+    prompt_sha   VARCHAR,
+    reason       VARCHAR,
+    answer_sha   VARCHAR NOT NULL,
+    created_at   TIMESTAMP NOT NULL,
+    CHECK((mark BETWEEN 0 AND 3)),
+    CHECK((kind IN ('human', 'judge'))),
+    CHECK(((kind = 'judge') = (prompt_sha IS NOT NULL)))
 );
 
 -- answer_outcome_events: V18
