@@ -192,6 +192,12 @@ def _load_workflows(store: Store, user: User, rubric_version: int, *, pool_job: 
                                    criteria=reference_answers.criteria_drafts(rubric["criteria"], "criteria.json"))
     out["reference_answers"] = len(_jsonl("references.jsonl"))
 
+    # 3c. the faithfulness judge's claim verdicts on some answers (replayed) and a reviewer's
+    # blind review of a seeded sample of them
+    from annotator.demo.claims import load_claims
+
+    out.update(load_claims(store, DEMO_DIR, judge_model=DEMO_JUDGE, reviewer=REVIEWER.username))
+
     # 4. transcripts of one evaluation run, some failures reviewed
     out["transcripts"] = transcripts.import_file(store, user, DEMO_DIR / "transcripts.jsonl")
     for r in _jsonl("transcript_reviews.jsonl"):

@@ -156,14 +156,20 @@ def test_faithfulness_is_recorded_as_judged_with_the_judges_model_and_prompts(fr
 
 
 def test_a_stale_claim_check_is_not_used(frozen_demo, capsys):
-    """Fails if a check of an answer's earlier text scored its new text."""
+    """Fails if a check of an answer's earlier text scored its new text: q001's newest check is
+    of another text, so q001 leaves the faithfulness figure (the demo's older check of its real
+    text is superseded, not used either)."""
+    rc, out, _ = golden(capsys, "answers", "evaluate", "--version", "ans.v1", "--system", "rag-bm25", "--json")
+    before = json.loads(out)["n"]["faithfulness"]
+    assert rc == 0 and before > 0
+
     def tx(cur):
         faithfulness.record_tx(cur, system="rag-bm25", query_id="q001", answer="an older text", outcome="ok",
                                model="judge-x", decompose_sha="d", check_sha="c", input_tokens=1, output_tokens=1,
                                claims=[ClaimRow("c", "contradicted", "contradicted", None, True, None)], actor="eng")
     frozen_demo.write(tx)
     rc, out, _ = golden(capsys, "answers", "evaluate", "--version", "ans.v1", "--system", "rag-bm25", "--json")
-    assert rc == 0 and json.loads(out)["n"]["faithfulness"] == 0
+    assert rc == 0 and json.loads(out)["n"]["faithfulness"] == before - 1
 
 
 def test_bad_input_is_one_sentence_and_records_nothing(frozen_demo, capsys):
@@ -197,3 +203,18 @@ def test_sampled_answers_as_trials_give_pass_at_1_and_pass_hat_k(frozen_demo, ca
     em = json.loads(out)["metrics"]["answer_em"]
     assert (em["k"], em["items"], em["pass_at_1"], em["pass_hat_k"]) == (2, 12, 0.125, 0.0)
     assert em["pass_at_1_per_trial"] == {"0": 0.0, "1": 0.25}
+
+
+def test_the_demo_fills_claim_verdicts_reviews_and_a_judged_faithfulness(frozen_demo):
+    from annotator.demo import DEMO_JUDGE
+    from annotator.evaluation.judge_corrected import corrected_faithfulness
+    from golden_store.live.faithfulness import current_reviews
+
+    claims = _jsonl(DEMO_DIR / "claims.jsonl")
+    got = corrected_faithfulness(frozen_demo, cli_user())
+    assert set(got) == {"rag-bm25", "rag-hybrid"}
+    assert sum(c.claims for c in got.values()) == sum(len(line["claims"]) for line in claims)
+    assert len(current_reviews(frozen_demo)) == sum(c.reviewed for c in got.values()) == 10
+    rows = frozen_demo.read("SELECT DISTINCT system, judge_model FROM eval_results WHERE metric = 'faithfulness' "
+                            "ORDER BY system")
+    assert rows == [("rag-bm25", DEMO_JUDGE), ("rag-hybrid", DEMO_JUDGE)]
