@@ -1,5 +1,5 @@
-"""Claim review: check the faithfulness judge's claim verdicts by hand (METHODOLOGY §10.2,
-§11.1). A seeded sample of claims, stratified by the judge's verdict, one at a time with the
+"""Claim review: check the faithfulness judge's claim verdicts by hand (methodology §10.2,
+§11.1: docs/methodology.md). A seeded sample of claims, stratified by the judge's verdict, one at a time with the
 keyboard (1 supported, 2 contradicted, 3 insufficient, Backspace/z undo, arrows to look back,
 ? for the keys) on the same labeling surface as the Judge page. Blind: the card shows the
 question, the claim, the answer and its context, never what the judge said; that shows below
