@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # typing.NotRequired is 3.11+; the annotations are strings, n
 
 JUDGED_COLUMN = f"judged@{JUDGED_K}"
 NOT_RECORDED = "not recorded"
+NOT_A_RANKING = "n/a (answers)"  # an answer evaluation has no ranking to be judged@k of
 OVERALL = "(all)"  # the stratum column's value on a metric's overall row
 # recorded()'s columns before the metric means
 LIST_COLUMNS = ("evaluation", "system", "dataset version", "labels", "metric_impl_sha", "recorded", "queries",
@@ -69,7 +70,8 @@ def recorded(store: Store, user: User) -> pd.DataFrame:
         "metric_impl_sha": [_short_shas(v) for v in summary["metric_impl_sha"]],
         "recorded": pd.to_datetime(summary["ts"]), "queries": summary["queries"].astype(int),
         "trials": summary["trials"].astype(int), JUDGED_COLUMN: pd.Series(judged, dtype="float64"),
-        "judged health": [judged_status(j) for j in judged],
+        "judged health": [NOT_A_RANKING if level == results.ANSWER_LEVEL else judged_status(j)
+                          for j, level in zip(judged, summary["run_level"])],
     })
     means = results.evaluation_means(store)
     if not means.empty:

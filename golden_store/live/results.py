@@ -271,13 +271,15 @@ def evaluation_frame(store: Store, evaluation_id: str) -> pd.DataFrame:
 def evaluation_summaries(store: Store) -> pd.DataFrame:
     """One row per recorded evaluation, newest first: provenance, size, and the judged@k health
     of its rows (METHODOLOGY §3.6): ``judged_fraction`` the mean over the rows that carry one,
-    NULL when none does (recorded before the column was filled); ``judged_rows`` of ``n_rows``."""
+    NULL when none does (recorded before the column was filled); ``judged_rows`` of ``n_rows``;
+    ``run_level`` (``answer`` for answer evaluations, which have no ranking to be judged@k of)."""
     return store.df(
         "SELECT evaluation_id, min(ts) AS ts, any_value(system) AS system, any_value(dataset_version) AS dataset_version,"
         " string_agg(DISTINCT metric_impl_sha, ', ' ORDER BY metric_impl_sha) AS metric_impl_sha,"
         " count(DISTINCT query_id) AS queries, count(DISTINCT trial) AS trials,"
         " avg(judged_fraction) AS judged_fraction, count(judged_fraction) AS judged_rows, count(*) AS n_rows,"
-        f" string_agg(DISTINCT {LABELS_OF_ROW}, ', ' ORDER BY {LABELS_OF_ROW}) AS labels"
+        f" string_agg(DISTINCT {LABELS_OF_ROW}, ', ' ORDER BY {LABELS_OF_ROW}) AS labels,"
+        " any_value(run_level) AS run_level"
         " FROM eval_results GROUP BY evaluation_id ORDER BY ts DESC, evaluation_id"
     )
 

@@ -38,3 +38,6 @@ def test_the_corrected_faithfulness_sits_beside_the_judges(reviewed):
     # the two answer evaluations are listed and compared like runs
     listed = at.dataframe[0].value.set_index("evaluation")
     assert {"ans-a", "ans-b"} <= set(listed.index) and listed.loc["ans-b", "answer_f1"] == pytest.approx(0.6)
+    # answers have no ranking: no judged@10 to miss, and no "score the run again" advice for them
+    assert listed.loc["ans-a", "judged health"] == "n/a (answers)"
+    assert not [c.value for c in at.caption if "not recorded for" in c.value]
