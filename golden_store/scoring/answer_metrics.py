@@ -32,6 +32,8 @@ ANSWER_METRICS: dict[str, str] = {
     "answer_f1": "token F1 with the short reference answer (SQuAD normalisation), answerable questions",
     "faithfulness": "share of the answer's claims the judge found supported by its context",
     "citation_validity": "share of the answer's citations that resolve to a real span of the corpus",
+    "rubric_human": "rubric score from people's grades of each criterion (weighted, partial credit), graded answers",
+    "rubric_judge": "rubric score from the judge's grades of each criterion (weighted, partial credit), graded answers",
     "nugget_v": "vital nuggets the answer holds (V: support 1, partial 0.5)",
     "nugget_a": "all nuggets the answer holds (A: support 1, partial 0.5)",
     "abstention_recall": "unanswerable questions the system declined (1) rather than answered (0)",
@@ -54,7 +56,8 @@ class Question:
 class SystemAnswer:
     """One system's answer to a question, with what is known about it: its outcome, the
     supported and total claims of its current faithfulness check (None: not checked), its
-    valid and total citations, and its nugget scores (None: not assigned)."""
+    valid and total citations, its nugget scores (None: not assigned), and its rubric scores
+    from people's and from the judge's criterion marks (None: not every criterion marked)."""
 
     text: str
     outcome: str = "unknown"
@@ -64,6 +67,8 @@ class SystemAnswer:
     citations: int = 0
     nugget_v: float | None = None
     nugget_a: float | None = None
+    rubric_human: float | None = None  # the rubric score from people's marks (None: not fully graded by people)
+    rubric_judge: float | None = None  # the rubric score from the judge's current marks (None: not fully graded)
 
 
 def _correctness(q: Question, a: SystemAnswer, refs: list[str]) -> tuple[float, float]:
@@ -108,6 +113,7 @@ def answer_metrics(questions: Iterable[Question], answers: Mapping[str, SystemAn
             "answer_em": em, "answer_f1": f1,
             "faithfulness": _share(a.claims_supported, a.claims),
             "citation_validity": _share(a.citations_valid, a.citations),
+            "rubric_human": _value(a.rubric_human), "rubric_judge": _value(a.rubric_judge),
             "nugget_v": _value(a.nugget_v), "nugget_a": _value(a.nugget_a),
             "abstention_recall": recall, "answerable_answered": answered,
         }
