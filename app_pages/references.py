@@ -23,6 +23,11 @@ options = refs.questions(s, user)
 if not options:
     st.info("No questions yet: add them on the Queries page (or `golden queries import`).")
     st.stop()
+state = refs.states(s, user)
+waiting = [q for q in options if state.get(q) != "approved"]
+if waiting:
+    st.caption(f"{len(waiting)} of {len(options)} question(s) have no approved reference answer: "
+               f"{md_escape(', '.join(waiting[:12]))}{' …' if len(waiting) > 12 else ''}")
 qid = searchable_picker("Question", options, key="ref_q")
 now = refs.current(s, user, qid)
 cur = now[0] if now else None

@@ -69,12 +69,19 @@ def history(store: Store, user: User, query_id: str) -> list[dict]:
 
 
 def questions(store: Store, user: User) -> dict[str, str]:
-    """Every live question, id -> "id - text" with its reference answer's state, for a picker."""
+    """Every live question, id -> "id - text", for a picker. The label never carries the
+    reference's state: a picker whose labels change under it (after a save or an approval) is
+    a new widget to the browser, which snapped back to the first question and dropped the click
+    on "Approve" (seen in a walkthrough). :func:`states` says which have what."""
     require(user, Permission.LABEL)
-    state = {r["query_id"]: ("approved" if r["approved"] else "not approved") for r in live.current(store)}
     frame = live_queries.list_queries(store)
-    return {str(q): f"{q} ({state.get(str(q), 'no reference')}) - {text}"
-            for q, text in zip(frame["query_id"], frame["text"])}
+    return {str(q): f"{q} - {text}" for q, text in zip(frame["query_id"], frame["text"])}
+
+
+def states(store: Store, user: User) -> dict[str, str]:
+    """query_id -> "approved" / "not approved" for the questions that have a reference answer."""
+    require(user, Permission.LABEL)
+    return {r["query_id"]: ("approved" if r["approved"] else "not approved") for r in live.current(store)}
 
 
 def evidence_spans(store: Store, user: User, query_id: str) -> list[dict]:
