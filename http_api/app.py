@@ -14,7 +14,8 @@ from fastapi.routing import APIRoute
 from annotator.people import api_tokens
 from golden_store.db.store import Store
 from http_api import auth, problems, uploads
-from http_api.routes import calibration, claims, commands, imports, meta, references, results, surface, versions
+from http_api.routes import (answer_grades, calibration, claims, commands, imports, meta, references, results,
+                             surface, versions)
 
 PREFIX = auth.PREFIX
 DESCRIPTION = """The golden-set studio's HTTP API: import runs, transcripts, answers and queries;
@@ -52,7 +53,7 @@ def create_app(store_location: str | None = None, *, store: Store | None = None)
     app.include_router(meta.router, prefix=PREFIX, responses=problems.responses(503))
     app.include_router(surface.router)  # the labeling surface's own path, outside /api/v1 (its pass is its credential)
     for r in (imports.router, versions.router, results.router, commands.router, calibration.router, references.router,
-              claims.router):
+              claims.router, answer_grades.router):
         app.include_router(r, prefix=PREFIX, responses=problems.responses(*ROUTE_ERRORS))
     # the last added is outermost: the token is checked before a byte of the body is read,
     # and a refusal for size is audited like any answer
