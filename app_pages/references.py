@@ -1,13 +1,17 @@
 """Reference answers: a question's short and full answer, anchored to its evidence and approved
 by a person (what answer correctness is scored against); the criteria answers are marked by,
-which a lead sets."""
+which a lead sets. Claude may draft a reference from the evidence (estimate first); a draft is an
+unapproved revision like any other."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from annotator.evidence import reference_answers as refs
+from annotator.evidence import reference_drafting
+from annotator.judge import llm
 from annotator.people.roles import Permission
+from app_pages import _cost
 from app_pages._shared import attempt, flash, md_escape, require_page, searchable_picker, show_flash, store
 from golden_store.live.reference_answers import Anchor, CriterionDraft
 
@@ -23,8 +27,8 @@ options = refs.questions(s, user)
 if not options:
     st.info("No questions yet: add them on the Queries page (or `golden queries import`).")
     st.stop()
-state = refs.states(s, user)
-waiting = [q for q in options if state.get(q) != "approved"]
+ref_state = refs.states(s, user)
+waiting = [q for q in options if ref_state.get(q) != "approved"]
 if waiting:
     st.caption(f"{len(waiting)} of {len(options)} question(s) have no approved reference answer: "
                f"{md_escape(', '.join(waiting[:12]))}{' …' if len(waiting) > 12 else ''}")
@@ -38,6 +42,31 @@ if cur is None:
 else:
     state = "approved" if cur["approved"] else "**not approved yet**"
     st.caption(f"Revision {cur['revision']} by {md_escape(cur['actor'])}, {state}.")
+
+
+if cur is None or not cur["approved"]:
+    # Claude drafts from the evidence; the estimate first, only its confirmation sends anything
+    key_ok = llm.api_key_present()
+    c1, c2 = st.columns([1, 3])
+    if c1.button("Draft with Claude", key="ref_draft", disabled=not key_ok or not spans):
+        plan = attempt(lambda: reference_drafting.plan(s, user, [qid]))
+        if plan is not None and plan.skipped:
+            st.error(md_escape(plan.skipped[0][1]))
+        elif plan is not None:
+            _cost.propose("ref_plan", plan, qid)
+    if not key_ok:
+        c2.info(llm.how_to_enable() + " You can write the reference answer by hand below.")
+    elif not spans:
+        c2.caption("A draft is made from the question's evidence: place quotes on the Evidence page first.")
+    if _cost.confirmed("ref_plan", qid) is not None:
+        done = attempt(lambda: reference_drafting.draft_many(s, user, [qid]))
+        if done:
+            flash(f"{done[0].outcome}: {done[0].message}")
+            st.session_state["ref_used"] = (qid, reference_drafting.job_usage(done).lines())
+            st.rerun()
+    used = st.session_state.get("ref_used")
+    if used and used[0] == qid:
+        _cost.show_usage("The last draft used:", used[1])
 
 
 def _span_key(e: dict) -> str:

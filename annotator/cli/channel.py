@@ -102,7 +102,9 @@ PERMISSION: dict[str, Permission] = {
     "answers check-claims": Permission.GRADE_POOL_BY_JUDGE, "answers faithfulness": Permission.VIEW_RESULTS,
     # scoring answers is reading results; recording them (--record) is checked again by the service (IMPORT_RUNS)
     "answers evaluate": Permission.VIEW_RESULTS, "answers review-report": Permission.VIEW_RESULTS,
-    "references set": Permission.LABEL, "references approve": Permission.LABEL, "references retire": Permission.LABEL,
+    "answers grade-sample": Permission.LABEL, "answers grade": Permission.LABEL,
+    "answers judge-rubric": Permission.GRADE_POOL_BY_JUDGE, "answers rubric-report": Permission.VIEW_RESULTS,
+    "references draft": Permission.LABEL, "references set": Permission.LABEL, "references approve": Permission.LABEL, "references retire": Permission.LABEL,
     "references import": Permission.LABEL, "references show": Permission.VIEW_STORE,
     "references list": Permission.VIEW_STORE, "references criteria": Permission.EDIT_RUBRIC,
     "references match": Permission.VIEW_RESULTS,

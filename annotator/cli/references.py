@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from annotator.cli.common import _print_json, _store, identity
+from annotator.cli import spend
+from annotator.cli.common import COULD_NOT_RUN, _print_json, _store, identity
 
 
 def _refs():  # imported when a command runs: `golden --help` stays cheap
@@ -114,10 +115,43 @@ def cmd_references_match(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_references_draft(args: argparse.Namespace) -> int:
+    """Claude drafts reference answers from the evidence (estimate first; nothing is approved)."""
+    from annotator.evidence import reference_drafting
+
+    store, user = _store(args), identity.cli_user()
+    have = {r["query_id"] for r in _refs().current(store, user)}
+    rows = _refs().questions(store, user)
+    targets = [q for q in rows if (q in args.query if args.query else q not in have)]
+    if not targets:
+        print("No question to draft for (questions that already have a reference are skipped unless named with "
+              "--query).")
+        return 0
+    plan = reference_drafting.plan(store, user, targets)
+    if not spend.confirm(args, plan):
+        return COULD_NOT_RUN
+    outs = reference_drafting.draft_many(store, user, targets)
+    if args.json:
+        _print_json([{"query_id": o.query_id, "outcome": o.outcome, "revision": o.revision, "anchored": o.anchored,
+                      "dropped_quotes": o.dropped_quotes, "message": o.message} for o in outs])
+    else:
+        for o in outs:
+            print(f"{o.query_id}: {o.outcome}" + (f" - {o.message}" if o.message else ""))
+        print("Drafts are not approved: read and edit each on the Reference answers page (or golden references "
+              "show / set), then approve it.")
+    spend.report(args, reference_drafting.job_usage(outs))
+    return 0
+
+
 def register(sub: Any, add: Any) -> None:
     """This group's parsers, beside its handlers (``add``: a command with the global options)."""
     rf = sub.add_parser("references", help="reference answers and their criteria").add_subparsers(
         dest="references_cmd", required=True, metavar="CMD")
+    rd = add("draft", cmd_references_draft, "draft reference answers with Claude from each question's evidence "
+                                            "(estimate first; held-out questions are never sent; nothing is "
+                                            "approved)", rf)
+    rd.add_argument("--query", nargs="+", help="only these query ids (drafted even if they have a reference)")
+    spend.add_yes(rd)
     rs = add("set", cmd_references_set, "write (or revise) a question's reference answer, anchored to evidence spans",
              rf)
     rs.add_argument("query_id")

@@ -202,7 +202,7 @@ def verify_quote(store: Store, quote: str | None, ps: list[Passage]) -> tuple[st
 # ---- drafting ------------------------------------------------------------------------------------
 
 
-def _eligible(store: Store, query_id: str, include_judged: bool,
+def eligible(store: Store, query_id: str, include_judged: bool,
               user: User | None = None, guard: HeldOut | None = None) -> tuple[queries.QueryRecord, list[Passage]]:
     """The question and its passages, once nothing held out would be sent: not the question's
     own flag, and no held-out question's text in the question or a passage (a copy of a
@@ -271,7 +271,7 @@ def draft(store: Store, user: User, query_id: str, *, include_judged: bool = Tru
     """Ask Claude for the question's nuggets and append them as a draft (events)."""
     require(user, Permission.LABEL)
     _refuse_blind(store, user, query_id)
-    q, ps = _eligible(store, query_id, include_judged, user)
+    q, ps = eligible(store, query_id, include_judged, user)
     client = client or llm.LLMClient()
     try:
         res = client.structured(item=query_id, instructions=INSTRUCTIONS, content=prompt_content(q.text, ps),
@@ -291,7 +291,7 @@ def _ready(store: Store, user: User, query_ids: list[str], include_judged: bool
     for qid in query_ids:
         try:
             _refuse_blind(store, user, qid)
-            q, ps = _eligible(store, qid, include_judged, user, guard)
+            q, ps = eligible(store, qid, include_judged, user, guard)
             ready.append((qid, q, ps))
         except (llm.LLMRefused, ValidationError, NotFoundError) as exc:
             skipped.append(DraftOutcome(qid, "skipped", message=str(exc)))

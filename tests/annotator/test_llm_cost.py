@@ -152,7 +152,7 @@ def test_nugget_plan_uses_the_real_inputs_skips_held_out_and_sends_nothing(demo_
     assert e.model == llm.model_id() and e.n_items == 2 and e.out_tokens == nuggets.OUT_TOKENS
     assert e.prefix_tokens == llm_cost.approx_tokens(len(nuggets.INSTRUCTIONS))
     contents = [nuggets.prompt_content(q.text, ps) for q, ps in
-                (nuggets._eligible(demo_store, qid, True) for qid in ("q001", "q002"))]
+                (nuggets.eligible(demo_store, qid, True) for qid in ("q001", "q002"))]
     assert e.item_tokens == llm_cost.approx_tokens(sum(map(len, contents)) / 2)
     assert e.caches and plan.usd == e.usd[(True, True)]
     assert any("1 item(s) will be skipped and never sent: q009 (held out" in line for line in plan.lines())

@@ -32,6 +32,11 @@ def _open(who: str, qid: str = "q004"):
     return at
 
 
+def _save(at):
+    """The form's submit button (the page's first button is "Draft with Claude" now)."""
+    return next(b for b in at.button if b.label == "Save revision")
+
+
 def test_write_anchor_approve_edit_and_history(golden_db):
     store = _accounts()
     at = _open("annotator")
@@ -40,7 +45,7 @@ def test_write_anchor_approve_edit_and_history(golden_db):
     at.text_input(key="ref_short_q004").input("EUR 58")
     at.text_area(key="ref_full_q004").input("The per diem for a full day in Berlin is EUR 58.")
     evidence.select(evidence.options[0])
-    at.button[0].click().run()  # the form's submit button
+    _save(at).click().run()  # the form's submit button
     assert not at.exception and not at.error
     assert "Saved revision" in plain(texts(at)) and "not approved yet" in plain(texts(at))
     (row,) = live_refs.current(store, "q004")
@@ -52,7 +57,7 @@ def test_write_anchor_approve_edit_and_history(golden_db):
     assert live_refs.short_references(store) == {"q004": "EUR 58"}
 
     at.text_input(key="ref_short_q004").input("58 euros")
-    at.button[0].click().run()
+    _save(at).click().run()
     assert not at.exception
     assert live_refs.current(store, "q004")[0]["approved"] is False and live_refs.short_references(store) == {}
     assert [h["op"] for h in live_refs.history(store, "q004")] == ["write", "approve", "write"]
@@ -62,7 +67,7 @@ def test_an_empty_answer_is_one_error_and_saves_nothing(golden_db):
     store = _accounts()
     at = _open("annotator")
     before = table_snapshot(store)
-    at.button[0].click().run()
+    _save(at).click().run()
     assert not at.exception
     assert [e.value for e in at.error] and "needs a short answer, a full answer or both" in plain(at.error[0].value)
     assert "Saved" not in plain(texts(at))
@@ -85,3 +90,22 @@ def test_a_lead_sets_the_questions_criteria_and_an_annotator_cannot(golden_db):
     source, rows = live_refs.criteria_for_query(store, "q004")
     assert source == "query" and [(r["criterion_id"], r["weight"], r["scale_max"]) for r in rows] == [
         ("amount", 2.0, 1), ("city", 1.0, 2)]
+
+
+def test_draft_with_claude_shows_the_estimate_then_drafts_an_unapproved_revision(golden_db, llm_server):
+    import json
+
+    from tests.annotator.test_reference_drafting import PROPOSAL, _reply
+
+    store = _accounts()
+    llm_server.script = [_reply(PROPOSAL)]
+    at = _open("annotator", "q003")
+    at.button(key="ref_draft").click().run()
+    assert not at.exception and llm_server.requests == []  # the estimate first, nothing sent
+    assert "Before anything is sent" in plain(" ".join(i.value for i in at.info))
+    at.button(key="ref_plan_confirm").click().run()
+    assert not at.exception and len(llm_server.requests) == 1
+    assert "drafted revision" in plain(texts(at)) and "not approved yet" in plain(texts(at))
+    (row,) = live_refs.current(store, "q003")
+    assert (row["short_answer"], row["approved"], row["source"]) == ("one month", False, "llm")
+    assert json.loads(json.dumps(row["evidence"]))[0]["doc_id"] == "notice-periods"
