@@ -136,6 +136,8 @@ _SECTIONS: tuple[tuple[str, tuple[tuple[Permission | tuple[Permission, ...] | No
     ("Label", ((Permission.LABEL, "evidence.py", "Evidence", ":material/format_quote:"),
                (Permission.LABEL, "judge.py", "Judge", ":material/gavel:"),
                (Permission.LABEL, "references.py", "Reference answers", ":material/task_alt:"),
+               # people mark answers per rubric criterion; the judge's calibration set (§10.4, §11.1)
+               (Permission.LABEL, "answer_grading.py", "Answer grading", ":material/grading:"),
                # reviewers mark answers' outcomes in its Scores section (abstention, §10.5)
                ((Permission.LABEL, Permission.MARK_OUTCOMES), "nuggets.py", "Nuggets", ":material/checklist:"))),
     ("Review", ((Permission.ADJUDICATE, "adjudication.py", "Adjudication", ":material/balance:"),

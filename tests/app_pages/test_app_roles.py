@@ -38,12 +38,14 @@ PAGES = {
     "freeze_conflicts": "app_pages/freeze_conflicts.py",
     "references": "app_pages/references.py",
     "claims": "app_pages/claims.py",
+    "answer_grading": "app_pages/answer_grading.py",
 }
 VISIBLE = {
-    "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "references"},
+    "annotator": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "references", "answer_grading"},
     "reviewer": {"home", "corpus", "queries", "transcripts", "nuggets", "claims"},  # nuggets: Scores only (outcomes)
     "lead": {"home", "corpus", "queries", "evidence", "judge", "nuggets", "versions", "power", "results", "pool",
-             "adjudication", "agreement", "calibration", "pool_grading", "freeze_conflicts", "references", "claims"},
+             "adjudication", "agreement", "calibration", "pool_grading", "freeze_conflicts", "references", "claims",
+             "answer_grading"},
     "engineer": {"home", "corpus", "queries", "versions", "power", "results", "pool", "transcripts", "pool_grading",
                  "webhooks", "freeze_conflicts"},
     "admin": set(PAGES),

@@ -20,7 +20,7 @@ TITLES = {"home": "Home", "corpus": "Corpus", "queries": "Queries", "evidence": 
           "adjudication": "Adjudication", "nuggets": "Nuggets", "calibration": "Judge calibration",
           "transcripts": "Transcripts", "agreement": "Agreement",
           "pool_grading": "Judge the pool", "webhooks": "Webhooks", "freeze_conflicts": "Freeze conflicts",
-          "references": "Reference answers", "claims": "Claim review"}
+          "references": "Reference answers", "claims": "Claim review", "answer_grading": "Answer grading"}
 
 
 @pytest.mark.parametrize("role", sorted(VISIBLE))
@@ -32,7 +32,8 @@ def test_sections_group_the_pages_a_role_may_open(role):
     order = ["", "Label", "Review", "Data", "Engineer", "Admin"]
     assert list(titles) == [s for s in order if s in titles]
     if role == "admin":
-        assert titles == {"": ["Home"], "Label": ["Evidence", "Judge", "Reference answers", "Nuggets"],
+        assert titles == {"": ["Home"], "Label": ["Evidence", "Judge", "Reference answers", "Answer grading",
+                                                    "Nuggets"],
                           "Review": ["Adjudication", "Freeze conflicts", "Agreement", "Judge calibration",
                                      "Judge the pool", "Transcripts", "Claim review"],
                           "Data": ["Corpus", "Queries"], "Engineer": ["Runs & pool", "Versions", "Power", "Results", "Webhooks"],
