@@ -13,6 +13,8 @@ accounts are created, so single-user mode stays as it was):
   disagreements, one adjudicated (the other three wait on the Adjudication page and stay out
   of a freeze);
 - approved nuggets for four questions, two systems' answers to them, every nugget assigned;
+- a graded answer sample: people's marks per rubric criterion of both systems' tabular,
+  temporal and paraphrase answers, and the rubric judge's marks replayed (``answer_grades.jsonl``);
 - one evaluation run's transcripts, four of its failures reviewed;
 - a saved judge calibration that passes its checks (200 items: κ gate, a band with two
   thresholds, the error targets met on the report split, rule 1);
@@ -197,6 +199,13 @@ def _load_workflows(store: Store, user: User, rubric_version: int, *, pool_job: 
     from annotator.demo.claims import load_claims
 
     out.update(load_claims(store, DEMO_DIR, judge_model=DEMO_JUDGE, reviewer=REVIEWER.username))
+
+    # 3d. a graded answer sample: people's marks per criterion (tabular, temporal, paraphrase) and
+    # the rubric judge's, replayed; its calibration against people shows on the Answer grading page
+    from annotator.demo.answer_grades import load_answer_grades
+
+    out.update(load_answer_grades(store, DEMO_DIR, lead=LEAD, graders={a.username: a for a in ANNOTATORS},
+                                  judge_model=DEMO_JUDGE))
 
     # 4. transcripts of one evaluation run, some failures reviewed
     out["transcripts"] = transcripts.import_file(store, user, DEMO_DIR / "transcripts.jsonl")

@@ -152,7 +152,13 @@ def test_faithfulness_is_recorded_as_judged_with_the_judges_model_and_prompts(fr
     assert got["means"]["faithfulness"] == pytest.approx((0.8 + (n - 1) * 1.0) / n)  # first answer 4 of 5
     rows = frozen_demo.read("SELECT DISTINCT metric, judge_model, rubric_sha FROM eval_results WHERE evaluation_id = "
                             "'ans-f' AND judge_model IS NOT NULL")
-    assert rows == [("faithfulness", "judge-x", f"decompose:{'d' * 64}+check:{'c' * 64}")]
+    # the demo's rubric judge graded some of these answers too: the one evaluation names each metric's judge
+    from annotator.demo import DEMO_JUDGE
+    from annotator.judge.rubric_judge import PROMPT_SHA
+
+    judges = f"faithfulness=judge-x; rubric_judge={DEMO_JUDGE}"
+    shas = f"faithfulness=decompose:{'d' * 64}+check:{'c' * 64}; rubric_judge=rubric:{PROMPT_SHA}"
+    assert sorted(rows) == [("faithfulness", judges, shas), ("rubric_judge", judges, shas)]
 
 
 def test_a_stale_claim_check_is_not_used(frozen_demo, capsys):

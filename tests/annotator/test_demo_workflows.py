@@ -77,6 +77,22 @@ def test_the_demo_fills_every_workflow(full_demo):
     assert {"answer_em", "answer_f1", "nugget_v", "nugget_a", "abstention_recall"} <= set(c["metrics"])
     assert c["gate"] == "PASS" and c["metrics"]["answer_f1"]["delta"] > 0
 
+    # a graded answer sample (issue 40): people's criterion marks of 14 answers (tabular, temporal,
+    # paraphrase), the rubric judge's of the 12 not held out (q009 is: never sent), its calibration
+    # below the bar, and both rubric scores recorded in the answer evaluations
+    from annotator.labeling import answer_grading
+    from golden_store.live import answer_grades
+
+    assert (res["workflows"]["human_answer_grades"], res["workflows"]["judge_answer_grades"]) == (57, 36)
+    judged = {(g["system"], g["query_id"]) for g in answer_grades.current_grades(s, kind="judge")}
+    assert len(judged) == 12 and not {q for _, q in judged} & {"q009"}
+    (judge,) = answer_grading.report(s, u)["judges"]
+    assert judge["model"] == demo.DEMO_JUDGE and judge["verdict"] == "fail" and judge["answers"] == 12
+    verdicts = {c["criterion_id"]: c["verdict"] for c in judge["criteria"]}
+    assert verdicts["current_rule"] == "pass" and verdicts["no_outdated"] == "fail"
+    assert {"rubric_human", "rubric_judge"} <= set(c["metrics"])
+    assert answer_grading.sample(s, u, n=20)  # the Answer grading page has answers to grade
+
     # no accounts were created: single-user local mode stays as it was
     assert count_users(s) == 0
 
