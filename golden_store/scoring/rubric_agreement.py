@@ -132,10 +132,11 @@ def answer_score(criteria: Sequence[Mapping[str, Any]], marks: Mapping[str, floa
     """One answer's rubric score from its criteria (``criterion_id``, ``weight``,
     ``scale_max``) and marks, combined in code by :func:`rubric_score`; None while a criterion
     is unmarked (an incomplete grading is not a score). Marks of criteria not in the rubric
-    (since retired) are left out."""
+    (since retired) are left out; a mark off its criterion's scale (the scale changed since the
+    mark was given, e.g. a frozen rubric older than the grade) makes no score either."""
     rubric = [Criterion(str(c["criterion_id"]), float(c["weight"]), int(c["scale_max"])) for c in criteria]
-    known = {c.id for c in rubric}
+    known = {c.id: c for c in rubric}
     kept = {k: v for k, v in marks.items() if k in known}
-    if not rubric or len(kept) < len(rubric):
+    if not rubric or len(kept) < len(rubric) or any(not 0 <= v <= known[k].scale_max for k, v in kept.items()):
         return None
     return rubric_score(rubric, kept)

@@ -79,3 +79,5 @@ def test_an_answers_rubric_score_by_hand():
     # a mark of a criterion the rubric no longer has is left out, not an error
     assert ra.answer_score(criteria, {"amount": 0, "condition": 2, "no_invention": 1, "old": 1}) == pytest.approx(0.5)
     assert ra.answer_score([], {}) is None
+    # a mark off the rubric's scale (the criterion's scale changed since): no score, never an error
+    assert ra.answer_score(criteria, {"amount": 2, "condition": 2, "no_invention": 1}) is None
