@@ -190,7 +190,8 @@ def report(store: Store, user: User, system: str | None = None) -> dict[str, Any
         per: dict[tuple[str, int], list[dict]] = {}  # a criterion id on two scales (two strata) is two criteria
         for p in pairs:
             scale = scales.get((p["human"]["query_id"], p["human"]["criterion_id"]))
-            if scale is not None:  # a criterion since retired is no longer calibrated
+            # a criterion since retired, or whose scale changed since a mark, is not calibrated on that mark
+            if scale is not None and max(p["human"]["mark"], p["judge"]["mark"]) <= scale:
                 per.setdefault((p["human"]["criterion_id"], scale), []).append(p)
         figures = [ra.criterion_agreement(cid, [p["human"]["mark"] for p in ps], [p["judge"]["mark"] for p in ps],
                                           scale) for (cid, scale), ps in sorted(per.items())]

@@ -148,8 +148,12 @@ def test_the_report_pairs_current_grades_per_criterion_and_per_judge(graded):
 def test_a_criterion_retired_after_grading_is_not_calibrated(graded):
     ag.grade(graded, ANNA, system=SYSTEM, query_id="q004", marks={"amount": 0, "no_invention": 1})
     _judge(graded, "q004", {"amount": 0, "no_invention": 1})
-    drafts = reference_answers.criteria_drafts([{"id": "amount", "text": "States the amount", "example": "EUR 58"}],
-                                               "test")
+    ag.grade(graded, ANNA, system=SYSTEM, query_id="q004", marks={"condition": 2})
+    _judge(graded, "q004", {"condition": 2})
+    drafts = reference_answers.criteria_drafts([{"id": "amount", "text": "States the amount", "example": "EUR 58"},
+                                                {"id": "condition", "text": "Names the case", "example": "Berlin",
+                                                 "scale_max": 1}], "test")  # condition now pass/fail
     reference_answers.set_criteria(graded, LOCAL_USER, scope="stratum", scope_id="tabular", criteria=drafts)
     (judge,) = ag.report(graded, LEAD, SYSTEM)["judges"]
-    assert [c["criterion_id"] for c in judge["criteria"]] == ["amount"]
+    assert [c["criterion_id"] for c in judge["criteria"]] == ["amount"]  # no_invention retired; condition's 2
+    # is off its new scale, so that pair is left out rather than failing the report
