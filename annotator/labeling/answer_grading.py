@@ -3,8 +3,9 @@ human tier), and those grades calibrate the rubric judge (§11.1).
 
 * **The sample.** Per system, answers to live questions that have criteria, stratified by the
   question's stratum (places go round the strata one at a time, so a small stratum is not
-  drowned by a large one), in a seeded hash order; the same seed gives everyone the same
-  sample, and a larger ``n`` only adds answers.
+  drowned by a large one), in a seeded hash order of the question; the same seed gives
+  everyone the same sample and every system the same questions (so people's rubric scores of
+  two systems pair in a comparison), and a larger ``n`` only adds answers.
 * **Blind to the system.** A card names an answer by an opaque key (a hash of the system and
   the question), never by its system: a grader who knows which system wrote an answer grades
   the system, not the answer.
@@ -60,7 +61,10 @@ def _check_sample(n: int, seed: int) -> None:
 
 def stratified_sample(rows: Sequence[dict], n: int, seed: int) -> list[dict]:
     """``n`` answers per system (rows carry ``system``, ``query_id``, ``stratum``), places going
-    round each system's strata in name order; returned in seeded hash order."""
+    round each system's strata in name order. Within a stratum the questions come in an order
+    of the seed and the question alone, so systems that answered the same questions are graded
+    on the same ones (their rubric scores pair, question by question, in a comparison); the
+    sample is returned in an order of the seed, system and question, which mixes the systems."""
     chosen: list[dict] = []
     for system in sorted({r["system"] for r in rows}):
         by: dict[str, list[dict]] = {}
@@ -68,7 +72,7 @@ def stratified_sample(rows: Sequence[dict], n: int, seed: int) -> list[dict]:
             if r["system"] == system:
                 by.setdefault(str(r["stratum"] or ""), []).append(r)
         for group in by.values():
-            group.sort(key=lambda r: _sample_key(seed, system, r["query_id"]))
+            group.sort(key=lambda r: _sample_key(seed, "", r["query_id"]))
         quota = dict.fromkeys(sorted(by), 0)
         left = min(n, sum(len(g) for g in by.values()))
         while left:

@@ -72,6 +72,11 @@ def test_stratified_sample_goes_round_the_strata():
     got = ag.stratified_sample(rows, 4, seed=1)
     assert sorted(r["stratum"] for r in got if r["system"] == "s") == ["big", "big", "small", "small"]
     assert sum(r["system"] == "t" for r in got) == 3  # per system: t has only 3
+    # two systems answering the same questions are sampled on the same questions (their scores pair)
+    both = [{"system": s, "query_id": f"a{i}", "stratum": "big"} for s in ("s", "u") for i in range(20)]
+    for seed in range(5):
+        got = ag.stratified_sample(both, 5, seed)
+        assert {r["query_id"] for r in got if r["system"] == "s"} == {r["query_id"] for r in got if r["system"] == "u"}
 
 
 def test_grades_are_events_the_latest_counts_and_changed_text_makes_them_stale(graded, tmp_path):
