@@ -45,12 +45,13 @@ def cmd_answers_judge_rubric(args: argparse.Namespace) -> int:
     from annotator.judge import rubric_grading
 
     store, user = _store(args), identity.cli_user()
-    plan = rubric_grading.plan(store, user, args.system, query_ids=args.query)
+    plan = rubric_grading.plan(store, user, args.system, query_ids=args.query, redo=args.redo)
     for qid, why in plan.skipped:
         print(f"skipped {qid}: {why}", file=spend._out(args))
     if not spend.confirm(args, plan):
         return COULD_NOT_RUN
-    done = rubric_grading.run(store, user, args.system, query_ids=args.query, progress=_Progress("grading", "answers"))
+    done = rubric_grading.run(store, user, args.system, query_ids=args.query, redo=args.redo,
+                              progress=_Progress("grading", "answers"))
     if args.json:
         _print_json(done.as_dict())
         return 1 if done.failed else 0
@@ -130,6 +131,8 @@ def register(sub: Any, add: Any) -> None:
                                                        "are never sent)", an)
     jr.add_argument("--system", required=True)
     jr.add_argument("--query", nargs="+", help="only these query ids")
+    jr.add_argument("--redo", action="store_true",
+                    help="grade again the answers this judge already graded (by default they are skipped)")
     spend.add_yes(jr)
     rr = add("rubric-report", cmd_answers_rubric_report, "the rubric judge against people's grades per criterion: "
                                                          "Cohen's kappa, raw agreement, FAIL recall, against the "

@@ -2,10 +2,12 @@
 with all its criteria (:mod:`annotator.judge.rubric_judge`), each mark kept as a judge grade
 (``answer_grades``, with the model, the prompt's sha and the answer text's sha).
 
-Which answers are sent: a system's answers to live questions that have criteria. A held-out
-question's answer is never sent, nor one where the question, answer, reference or a criterion
-carries a held-out question's words; each skip is counted with its reason. A refusal is counted
-and records no mark; a call that fails is recorded in the call log with what it used.
+Which answers are sent: a system's answers to live questions that have criteria, except those
+this judge (model and prompt) already marked on every criterion, their text unchanged (``redo``
+sends them again: grading twice spends twice). A held-out question's answer is never sent, nor
+one where the question, answer, reference or a criterion carries a held-out question's words;
+each skip is counted with its reason. A refusal is counted and records no mark; a call that
+fails is recorded in the call log with what it used.
 """
 
 from __future__ import annotations
@@ -33,8 +35,18 @@ def _reference(ref: dict | None) -> str | None:
     return "\n".join(parts) or None
 
 
-def _items(store: Store, system: str, query_ids: list[str] | None) -> tuple[list[rj.RubricItem],
-                                                                             list[tuple[str, str]]]:
+def _graded(store: Store, system: str, model: str, crit: dict[str, list[dict]]) -> set[str]:
+    """The questions whose answer this judge (model and prompt) has marked on every current
+    criterion, on the answer's text as it is now: grading them again would spend for nothing."""
+    marked: dict[str, set[str]] = {}
+    for g in answer_grades.current_grades(store, system, "judge"):
+        if not g["stale"] and g["grader"] == model and g["prompt_sha"] == rj.PROMPT_SHA:
+            marked.setdefault(g["query_id"], set()).add(g["criterion_id"])
+    return {q for q, ids in marked.items() if q in crit and {c["criterion_id"] for c in crit[q]} <= ids}
+
+
+def _items(store: Store, system: str, query_ids: list[str] | None, model: str,
+           redo: bool = False) -> tuple[list[rj.RubricItem], list[tuple[str, str]]]:
     rows = answer_grades.gradeable_answers(store, system)
     if not rows:
         raise NotFoundError(f"No answer of system {system!r} to a question with criteria: import its answers "
@@ -42,6 +54,7 @@ def _items(store: Store, system: str, query_ids: list[str] | None) -> tuple[list
     guard = HeldOut.of(store)
     crit = answer_grades.criteria_by_query(store)
     refs = answer_grades.approved_references(store)
+    done = set() if redo else _graded(store, system, model, crit)
     ready: list[rj.RubricItem] = []
     skipped: list[tuple[str, str]] = []
     for r in rows:
@@ -51,6 +64,10 @@ def _items(store: Store, system: str, query_ids: list[str] | None) -> tuple[list
         it = rj.RubricItem(f"{system}|{qid}", r["question"], r["answer"] or "", crit[qid], _reference(refs.get(qid)))
         if r["held_out"]:
             skipped.append((qid, "held out: never sent to a hosted model"))
+            continue
+        if qid in done:
+            skipped.append((qid, f"already graded by {model} with this prompt, its text unchanged (--redo grades it "
+                                 "again)"))
             continue
         try:
             rj.guard(it, held_out=False, guard_index=guard)
@@ -66,13 +83,15 @@ def _qid(it: rj.RubricItem) -> str:
 
 
 def plan(store: Store, user: User, system: str, *, query_ids: list[str] | None = None,
-         model: str | None = None) -> llm_cost.JobPlan:
+         model: str | None = None, redo: bool = False) -> llm_cost.JobPlan:
     """The estimate of grading ``system``'s answers (one call each); nothing is sent. Skipped
-    answers are listed with why."""
+    answers are listed with why (an answer this judge already graded is skipped unless
+    ``redo``)."""
     require(user, Permission.GRADE_POOL_BY_JUDGE)
-    ready, skipped = _items(store, system, query_ids)
+    model = model or llm.model_id()
+    ready, skipped = _items(store, system, query_ids, model, redo)
     est = llm_cost.estimate_items("Rubric grading (one call per answer, every criterion)",
-                                  model=model or llm.model_id(), prefix=rj.INSTRUCTIONS,
+                                  model=model, prefix=rj.INSTRUCTIONS,
                                   items=[rj.content(i) for i in ready], out_tokens=OUT_TOKENS)
     return llm_cost.JobPlan(est, False, [_qid(i) for i in ready], skipped)
 
@@ -109,10 +128,11 @@ def _record(store: Store, user: User, system: str, it: rj.RubricItem, res: rj.Ru
 
 
 def run(store: Store, user: User, system: str, *, query_ids: list[str] | None = None,
-        client: llm.LLMClient | None = None, progress: Callable[[int, int], None] | None = None) -> RunSummary:
+        client: llm.LLMClient | None = None, progress: Callable[[int, int], None] | None = None,
+        redo: bool = False) -> RunSummary:
     """Grade each ready answer and record its marks (see the module docstring)."""
     require(user, Permission.GRADE_POOL_BY_JUDGE)
-    ready, skipped = _items(store, system, query_ids)
+    ready, skipped = _items(store, system, query_ids, client.model if client else llm.model_id(), redo)
     out = RunSummary(system, skipped=skipped)
     if not ready:
         return out

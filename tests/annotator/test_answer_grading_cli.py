@@ -67,6 +67,12 @@ def test_grade_sample_grade_judge_and_report(demo_store, golden_db, capsys, tmp_
     assert code == 0, err
     assert "2 answer(s) graded (0 refused by the model" in out and "6 criterion mark(s)" in out
     assert len(llm_server.requests) == 2
+    # again: both answers are already graded by this judge and prompt, so nothing is sent
+    code, out, err = golden(golden_db, capsys, "answers", "judge-rubric", "--system", SYSTEM, "--yes")
+    assert code == 0 and "skipped q004: already graded by" in out and "nothing will be sent" in out
+    assert len(llm_server.requests) == 2
+    code, out, err = golden(golden_db, capsys, "answers", "judge-rubric", "--system", SYSTEM, "--yes", "--redo")
+    assert code == 0 and "2 answer(s) graded" in out and len(llm_server.requests) == 4
 
     code, out, err = golden(golden_db, capsys, "answers", "rubric-report", "--system", SYSTEM)
     assert code == 0, err
