@@ -768,4 +768,12 @@ _SLOW += (
     "tests/http_api/test_token_actor.py",
     "tests/http_api/test_token_audit_cap.py",
     "tests/http_api/test_uploads_and_versions.py",
+    # the same rule for the answer layer's flows (issue 40): a demo with every workflow built per
+    # worker, CLI and API flows over it, the Results page with answers
+    "tests/annotator/test_answer_evaluation.py",
+    "tests/annotator/test_answer_evaluation_rubric.py",
+    "tests/annotator/test_answer_grading_cli.py",
+    "tests/http_api/test_answer_evaluations_api.py",
+    "tests/http_api/test_answer_grades_api.py",
+    "tests/app_pages/test_results_answers.py",
 )
