@@ -9,6 +9,7 @@ import streamlit as st
 from annotator.evaluation import evaluations, judge_corrected
 from annotator.people.roles import Permission
 from app_pages._shared import attempt, md_escape, require_page, store
+from golden_store.scoring.compare import verdict_text
 
 user = require_page(Permission.VIEW_RESULTS)
 s = store()
@@ -112,6 +113,11 @@ for start in range(0, len(items), per_row):
     cols = st.columns(per_row)
     for col, (metric, e) in zip(cols, items[start:start + per_row]):
         with col:
+            if e["ci95"] is None:  # a metric too few questions carry: no interval, no p, no verdict
+                st.info(f"**{md_escape(verdict_text(e))}** · {md_escape(metric)}  \n"
+                        + md_escape(f"delta {e['delta']:+.4f} over {e['n']} shared question(s): under "
+                                    f"{comparison['min_n']}, no verdict"))
+                continue
             lo, hi = e["ci95"]
             p = f"p_adj {e['p_adj']:.4f}" if "p_adj" in e else f"p {e['p']:.4f}"
             BOXES.get(e["verdict"], st.info)(

@@ -16,7 +16,7 @@ from annotator.people.identity import User, require
 from annotator.people.roles import Permission
 from golden_store.core.errors import ValidationError
 from golden_store.live import results
-from golden_store.scoring.compare import compare_runs, verdict_text
+from golden_store.scoring.compare import TOO_FEW, compare_runs, verdict_text
 from golden_store.scoring.health import JUDGED_K, JUDGED_THRESHOLD
 from golden_store.scoring.types import Comparison
 from golden_store.db.store import Store
@@ -206,6 +206,9 @@ def gate_reason(c: Comparison) -> str:
     why = {"FAIL": f"a credible drop of at least {c['min_meaningful']:g} in {deciding}",
            "WARN": f"a credible drop smaller than {c['min_meaningful']:g} in {deciding}, none failing",
            "PASS": f"no metric of the {len(c['metrics'])} compared fails or warns"}[g]
+    few = [m for m, e in c["metrics"].items() if e["verdict"] == TOO_FEW]
+    if few:
+        why += f" ({', '.join(few)}: too few shared questions for a verdict)"
     return f"{why}; golden compare exits {1 if g == 'FAIL' else 0} on this comparison."
 
 

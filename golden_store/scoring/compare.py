@@ -70,7 +70,10 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, metrics: list[str] | None 
     either evaluation did not record, no metric in common, no question in common, or fewer
     than ``min_n`` paired questions overall raise :class:`ValidationError` (a CI gate with a
     typo must not pass). A stratum or cohort cell under ``min_n`` questions gets verdict
-    "too few" and no p, and is not one of the corrected comparisons. ``names`` name the two
+    "too few" and no p, and is not one of the corrected comparisons; so does a whole metric
+    that was not named (``metrics`` empty: every metric both recorded) when another metric has
+    enough questions - answer evaluations carry metrics a small human sample gives - while a
+    metric named, or every metric too few, still raises. ``names`` name the two
     evaluations in those messages.
 
     Every verdict given (per metric: overall and each stratum; with ``cohorts``, a mapping
@@ -86,6 +89,7 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, metrics: list[str] | None 
     if query_ids is not None:
         keep = set(query_ids)
         a, b = a[a["query_id"].isin(keep)], b[b["query_id"].isin(keep)]
+    named = bool(metrics)  # a metric asked for by name must be comparable; one taken by default may be "too few"
     metrics = _metrics_to_compare(a, b, metrics, names)
     cohort_of = pd.Series(cohorts, dtype=object) if cohorts is not None else None
     out: Any = {"metrics": {}, "min_meaningful": min_meaningful, "n_boot": n_boot, "seed": seed, "min_n": min_n,
@@ -113,6 +117,17 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, metrics: list[str] | None 
         pa = a[a["metric"] == m].set_index("query_id")
         pb = b[b["metric"] == m].set_index("query_id")
         common = pa.index.intersection(pb.index).sort_values()
+        if len(common) < min_n and not named and len(metrics) > 1:
+            # a metric taken by default that too few questions carry (a small human-graded sample
+            # beside answer metrics every question has) gets no verdict, as a small stratum does,
+            # instead of refusing the comparison of every other metric
+            cell = _cell(pa.loc[common, "value"].to_numpy(), pb.loc[common, "value"].to_numpy(), n_boot=n_boot,
+                         seed=seed, alpha=alpha, min_n=min_n)
+            cell.update(only_in_a=int(len(pa.index.difference(common))),
+                        only_in_b=int(len(pb.index.difference(common))), strata={})
+            too_few += 1
+            out["metrics"][m] = cell
+            continue
         if len(common) == 0:
             raise ValidationError(f"{names[0]} and {names[1]} have no question in common for {m}: nothing to "
                                   f"compare (were they scored on the same version and tier?).")
@@ -132,6 +147,11 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, metrics: list[str] | None 
                 ce = entry["cohorts"][c] = test(pa.loc[q, "value"].to_numpy(), pb.loc[q, "value"].to_numpy())
                 ce["strata"] = per_stratum(pa, pb, q, strata)
         out["metrics"][m] = entry
+    if out["metrics"] and all(e.get("verdict") == TOO_FEW for e in out["metrics"].values()):
+        raise ValidationError(f"{names[0]} and {names[1]} share fewer than the {min_n} questions a verdict needs for "
+                              f"every metric ({', '.join(m + ': ' + str(e['n']) for m, e in out['metrics'].items())}): "
+                              f"score more questions, or lower the minimum (--min-n) knowing that so few cannot "
+                              f"show a difference.")
     for r, p_adj in zip(tests, adjust_pvalues([r["p"] for r in tests], correction) if tests else []):
         r["p_adj"] = p_adj
         verdict, r["significant"] = _verdict(r, correction=correction, alpha=alpha, min_meaningful=min_meaningful)

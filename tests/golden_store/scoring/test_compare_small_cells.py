@@ -156,3 +156,31 @@ def test_no_question_in_common_or_too_few_overall_is_an_error():
     assert compare_runs(a, b, min_n=1)["metrics"]["R(rel=2)@10"]["n"] == MIN_CELL_N - 1
     with pytest.raises(ValidationError, match="at least 1"):
         compare_runs(a, b, min_n=0)
+
+
+def _by_metric(values: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """metric -> {query_id: value} as the long frame an evaluation gives."""
+    return pd.DataFrame([{"query_id": q, "stratum": "s", "metric": m, "value": v}
+                         for m, per in values.items() for q, v in per.items()])
+
+
+def test_a_metric_few_questions_carry_is_too_few_unless_named():
+    """Answer evaluations carry metrics a small human sample gives (rubric_human on 3 answers)
+    beside metrics every question has. Before, the whole comparison was refused for the small
+    one; now it reads "too few" like a small stratum and the others get their verdicts. Named,
+    it still refuses (a gate on it must not pass unseen); every metric too few still refuses."""
+    qs = [f"q{i}" for i in range(12)]
+    a = _by_metric({"answer_f1": {q: 0.5 for q in qs}, "rubric_human": {q: 0.9 for q in qs[:3]}})
+    b = _by_metric({"answer_f1": {q: 0.5 + (0.1 if i % 2 else 0.0) for i, q in enumerate(qs)},
+               "rubric_human": {q: 0.1 for q in qs[:3]}})  # a drop a verdict would fail, on 3 questions
+    c = compare_runs(a, b, n_boot=2000)
+    few = c["metrics"]["rubric_human"]
+    assert few["verdict"] == "too few" and few["n"] == 3 and few["ci95"] is None and few["p"] is None
+    assert few["delta"] == pytest.approx(-0.8)
+    assert c["metrics"]["answer_f1"]["verdict"] == "PASS" and c["metrics"]["answer_f1"]["n"] == 12
+    assert c["correction"]["too_few"] >= 1
+    assert "rubric_human: too few (n = 3)" in format_comparison(c, "a", "b")
+    with pytest.raises(ValidationError, match="share only 3 question"):
+        compare_runs(a, b, metrics=["rubric_human"], n_boot=200)
+    with pytest.raises(ValidationError, match="for every metric"):
+        compare_runs(a[a["query_id"].isin(qs[:3])], b[b["query_id"].isin(qs[:3])], n_boot=200)
