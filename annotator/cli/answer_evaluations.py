@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from annotator.cli.common import _print_json, _store, _vdir, identity
+from annotator.cli.common import _print_json, _store, _vdir, answers_group, identity
 from golden_store.core.errors import GoldenError
 
 
@@ -49,8 +49,9 @@ def cmd_answers_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_answers(an: Any, add: Any) -> None:
-    """``evaluate`` under ``golden answers`` (``an``: that group's subparsers)."""
+def register(sub: Any, add: Any) -> None:
+    """``evaluate`` under ``golden answers``."""
+    an = answers_group(sub)
     ev = add("evaluate", cmd_answers_evaluate, "score a system's answers against a frozen version (exact match and "
                                                "token F1, faithfulness, citation validity, nugget V/A, abstention); "
                                                "--record keeps them as an evaluation golden compare gates", an)

@@ -9,7 +9,7 @@ import argparse
 from typing import Any
 
 from annotator.cli import spend
-from annotator.cli.common import COULD_NOT_RUN, _print_json, _Progress, _store, identity
+from annotator.cli.common import COULD_NOT_RUN, _print_json, _Progress, _store, answers_group, identity
 
 
 def cmd_answers_grade_sample(args: argparse.Namespace) -> int:
@@ -104,16 +104,9 @@ def cmd_answers_rubric_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _answers_commands(sub: Any) -> Any:
-    """The ``answers`` group's subcommands (made by :mod:`annotator.cli.nuggets_answers`, which
-    registers before this module)."""
-    parser = sub.choices["answers"]
-    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-
-
 def register(sub: Any, add: Any) -> None:
     """This group's parsers, beside their handlers (``add``: a command with the global options)."""
-    an = _answers_commands(sub)
+    an = answers_group(sub)
     gs = add("grade-sample", cmd_answers_grade_sample, "the seeded sample of answers people grade per rubric "
                                                        "criterion, per system stratified by stratum, blind to the "
                                                        "system (an opaque key per answer)", an)

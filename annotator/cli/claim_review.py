@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from annotator.cli.common import _print_json, _store, identity
+from annotator.cli.common import _print_json, _store, answers_group, identity
 
 
 def _fmt(x: float | None, spec: str = ".3f") -> str:
@@ -58,17 +58,10 @@ def cmd_answers_review_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _answers_commands(sub: Any) -> Any:
-    """The ``answers`` group's subcommands (made by :mod:`annotator.cli.nuggets_answers`, which
-    registers before this module)."""
-    parser = sub.choices["answers"]
-    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-
-
 def register(sub: Any, add: Any) -> None:
     """This group's parser, beside its handler (``add``: a command with the global options)."""
     rr = add("review-report", cmd_answers_review_report,
              "reviewers' agreement with the faithfulness judge on claim verdicts: Cohen's kappa, raw agreement, "
              "confusion and the judge's FAIL recall on claims people call unsupported (methodology §11.1)",
-             _answers_commands(sub))
+             answers_group(sub))
     rr.add_argument("--system", help="only this system's claims")

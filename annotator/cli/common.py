@@ -64,6 +64,14 @@ query_editing = _OnFirstUse("annotator.evidence.query_editing")
 versioning = _OnFirstUse("annotator.versions.versioning")
 
 
+def answers_group(sub: Any) -> Any:
+    """The ``golden answers`` group's subcommands, for the modules that add commands to it
+    (answer evaluations, claim review, answer grading): :mod:`annotator.cli.nuggets_answers`
+    makes the group and registers before them (``GROUPS`` in :mod:`annotator.cli`)."""
+    parser = sub.choices["answers"]
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
 def _print_json(obj: Any) -> None:
     print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 

@@ -313,9 +313,6 @@ def register(sub: Any, add: Any) -> None:
                           "10.9; default) or V = 0 (castorini's nuggetizer)")
     an = sub.add_parser("answers", help="system answers").add_subparsers(dest="answers_cmd", required=True,
                                                                          metavar="CMD")
-    from annotator.cli import answer_evaluations
-
-    answer_evaluations.register_answers(an, add)
     ai = add("import", cmd_answers_import, 'import a system\'s answers: JSONL {"query_id", "answer"}', an)
     ai.add_argument("file")
     ai.add_argument("--system", required=True, help="the system's name (no spaces)")
