@@ -52,13 +52,19 @@ check: $(TSTAMP)
 ## the second pass is skipped with a line saying how to run it, and `make test` still succeeds
 ## (REQUIRE_PG=1, as CI sets it, makes that a failure instead). Each pass prints its 25
 ## slowest tests, so the next slow one is seen the day it lands; TEST_ARGS adds pytest options.
+## Each pass runs its tests without a browser on 2 workers (--dist worksteal, as make check),
+## then its browser tests one at a time: a Chromium beside another Streamlit server on 2 cores
+## waits on the CPU, not on the app, and a browser test's deadlines are for the app.
 TEST_ARGS ?= --durations=25
+PARALLEL := -n 2 --dist worksteal
 test: $(TSTAMP) browser postgres
-	GOLDEN_DIFF_EXAMPLES=$${GOLDEN_DIFF_EXAMPLES:-40} GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest $(TEST_ARGS)
+	GOLDEN_DIFF_EXAMPLES=$${GOLDEN_DIFF_EXAMPLES:-40} GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest -m "not browser" $(PARALLEL) $(TEST_ARGS)
+	GOLDEN_TEST_ENGINE=duckdb $(PY) -m pytest -m browser $(TEST_ARGS)
 	@why="$$($(PY) -m tests.pg)"; \
 	if [ -z "$$why" ]; then \
 	  echo "== the tests that open a store again, on PostgreSQL (GOLDEN_TEST_ENGINE=postgresql)"; \
-	  GOLDEN_TEST_ENGINE=postgresql $(PY) -m pytest -m "store or postgres" $(TEST_ARGS); \
+	  GOLDEN_TEST_ENGINE=postgresql $(PY) -m pytest -m "(store or postgres) and not browser" $(PARALLEL) $(TEST_ARGS) && \
+	  GOLDEN_TEST_ENGINE=postgresql $(PY) -m pytest -m "(store or postgres) and browser" $(TEST_ARGS); \
 	else \
 	  echo "PostgreSQL pass skipped ($$why): to run it, sudo apt-get install postgresql, then make test"; \
 	  if [ -n "$(REQUIRE_PG)" ]; then exit 1; fi; \
