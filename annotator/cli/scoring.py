@@ -92,8 +92,6 @@ def cmd_score(args: argparse.Namespace) -> int:
             with step(progress, len(gs.queries), SCORING):
                 res = evaluate(gs, run, args.measure, labels=args.labels, **only)
     else:
-        from golden_store.scoring.health import judged_health
-
         if _run_format(args) == "jsonl" or args.hit_rule:
             raise GoldenError("A passage run (JSONL) is scored against a frozen version: --version NAME (its "
                               "passages get labels from the version's spans through the hit rule).")
@@ -104,11 +102,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         # is 2; an exported qrels file's is written beside it; else -l N or trec_eval's 1)
         level, level_from, level_notes = qrels_level(args.qrels, args.level)
         with step(progress, _size(args.run), READING_AND_SCORING):
-            res = evaluate_trec(args.qrels, args.run, args.measure, rel=level, **trec_opts)
+            # health: the run's Judged@10 from the same ranking (one read of the run)
+            res = evaluate_trec(args.qrels, args.run, args.measure, rel=level, health=True, **trec_opts)
         res.definitions["_relevance"] += f" (level {level}: {level_from})"
         for note in level_notes:
             print(f"warning: {note}", file=sys.stderr)
-        res.judged = judged_health(args.qrels, args.run, max_docs=args.max_docs)
     if args.record:
         _record_scoring(args, res, gs, run)
     if args.json:

@@ -37,7 +37,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from golden_store.core.errors import ValidationError
-from golden_store.scoring.health import JUDGED_DEFINITION, judged_health
+from golden_store.scoring.health import JUDGED_DEFINITION
 from golden_store.scoring.measures import Measure, parse_measures
 from golden_store.scoring.passage_units import unit_qrels
 from golden_store.scoring.stats import bootstrap_ci
@@ -139,10 +139,9 @@ def evaluate(golden_set, run, measures: Iterable[str | Measure], *, hit_rule: st
         run_df = passages.rename(columns={"doc_id": "source_doc", "passage_id": "doc_id"})[["query_id", "doc_id", "score"]]
     if not qrels:
         raise ValidationError("The version has no labeled queries to score against.")
-    res = evaluate_trec(qrels, run_df, measures)
+    res = evaluate_trec(qrels, run_df, measures, health=True)  # the Judged@10 health figure too
     if left_out:
         res.left_out["unanswerable"] = left_out
-    res.judged = judged_health(qrels, run_df)
     strata = golden_set.strata
     per_stratum = res.per_query.assign(_s=[strata.get(q, "?") for q in res.per_query.index]).groupby("_s")
     res.strata = {s: {m: float(v) for m, v in g.drop(columns="_s").mean().items()} for s, g in per_stratum}

@@ -55,11 +55,29 @@ class JudgedHealth:
 def judged_health(qrels, run, *, k: int = JUDGED_K, threshold: float = JUDGED_THRESHOLD,
                   max_docs: int | None = None) -> JudgedHealth:
     """Judged@k of ``run`` against ``qrels`` (as :func:`~golden_store.scoring.trec.evaluate_trec`
-    takes them; ``max_docs`` is its ``-M``)."""
+    takes them; ``max_docs`` is its ``-M``). A scoring that already ranks the run gets the
+    same figure without reading it again: ``evaluate_trec(..., health=True)``."""
     from golden_store.scoring.trec import evaluate_trec
 
     res = evaluate_trec(qrels, run, [f"Judged@{k}"], max_docs=max_docs)
     name = f"Judged@{k}"
     per_query = {q: float(row[name]) for q, row in res.per_query_items()}
+    return _health(per_query, float(res.mean[name]) if per_query else 0.0, k, threshold)
+
+
+def health_of_ranking(ranked, *, k: int = JUDGED_K, threshold: float = JUDGED_THRESHOLD) -> JudgedHealth:
+    """Judged@k from a run already ranked against its qrels (``formulas.Ranked``, after -M
+    and before -J): the scorer's own ``Judged@k`` formula on the same rows, so the figure is
+    the one :func:`judged_health` gives, without a second read, hash and sort of the run."""
+    from golden_store.scoring import formulas
+    from golden_store.scoring.measures import parse_measure
+
+    m = parse_measure(f"Judged@{k}")
+    values = getattr(formulas, m.spec.formula)(ranked, m)
+    per_query = dict(zip(ranked.qids.tolist(), values.tolist()))
+    return _health(per_query, formulas.aggregate(values, m.aggregate) if per_query else 0.0, k, threshold)
+
+
+def _health(per_query: dict[str, float], mean: float, k: int, threshold: float) -> JudgedHealth:
     below = sorted(q for q, v in per_query.items() if v < threshold)
-    return JudgedHealth(k, threshold, float(res.mean[name]) if per_query else 0.0, per_query, below)
+    return JudgedHealth(k, threshold, mean, per_query, below)

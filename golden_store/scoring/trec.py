@@ -110,14 +110,18 @@ def _duplicate_error(source, query, doc, n_repeated: int) -> ValidationError:
 
 
 def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | None = None,
-                  max_docs: int | None = None, judged_only: bool = False, num_docs: int = 0) -> EvalResult:
+                  max_docs: int | None = None, judged_only: bool = False, num_docs: int = 0,
+                  health: bool = False) -> EvalResult:
     """Score ``run`` against ``qrels`` (DataFrames, {qid: {doc: value}} dicts, or TREC file
     paths) on ``measures`` (ir_measures or trec_eval names, see
     :mod:`golden_store.scoring.measures`). trec_eval's options: ``rel`` is ``-l`` (the
     relevance threshold of measures that take one and do not name it), ``max_docs`` is
     ``-M`` (only the first documents of each ranking count), ``judged_only`` is ``-J``
     (unjudged documents are removed before anything is computed), ``num_docs`` is ``-N``
-    (collection size, for utility); ``-c`` is always on."""
+    (collection size, for utility); ``-c`` is always on. ``health``: also fill
+    ``judged`` with the run's Judged@10 health figure
+    (:func:`~golden_store.scoring.health.judged_health` with ``max_docs``), from the same
+    ranking: the run is read and ranked once."""
     from golden_store.scoring import formulas
 
     ms = parse_measures(measures, rel=rel)
@@ -130,8 +134,15 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | N
         ranked = _rank_run_file(q, Path(run))
     else:
         ranked = _rank_frame(q, run_frame(run), run)
-    if max_docs is not None or judged_only:
-        ranked = ranked.limited(max_docs, judged_only)
+    if max_docs is not None:
+        ranked = ranked.limited(max_docs)
+    judged = None
+    if health:  # on the ranking after -M, before -J (unjudged results are what it counts)
+        from golden_store.scoring.health import health_of_ranking
+
+        judged = health_of_ranking(ranked)
+    if judged_only:
+        ranked = ranked.limited(None, judged_only)
     ranked.num_docs = num_docs
     results: dict[str, np.ndarray] = {}
     definitions: dict[str, str] = {}
@@ -165,7 +176,7 @@ def evaluate_trec(qrels, run, measures: Iterable[str | Measure], *, rel: int | N
         definitions["_judged_only"] = ("unjudged documents removed from every ranking before scoring, the rest "
                                        "ranked among themselves (trec_eval -J)")
     return EvalResult([str(m) for m in ms], per_query, mean, int(qids.size), definitions, aggregates=aggregates,
-                      trec_names=trec_names)
+                      trec_names=trec_names, judged=judged)
 
 
 def _judgments(q: _Qrels, qids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

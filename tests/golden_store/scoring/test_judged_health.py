@@ -89,3 +89,46 @@ def test_a_fully_judged_run_gets_no_warning_on_either_path(tmp_path):
     # q1: 1 of 2 shown judged, q2: 0 of 2 -> 0.25, both queries below
     assert rep["judged"]["mean"] == pytest.approx(0.25) and rep["judged"]["queries_below"] == 2
     assert judged_health({"q1": {"a": 2, "b": 0}, "q2": {"x": 1}}, read_run(tmp_path / "thin.txt")).below == ["q1", "q2"]
+
+
+def test_the_health_figure_of_a_file_scoring_is_ir_measures_judged_at_10_after_minus_m_and_not_minus_j(tmp_path):
+    """`golden score --qrels` computes the health figure from the ranking it scores with (one
+    read of the run): -M cuts it, -J does not (it counts unjudged results); checked against
+    ir_measures' Judged@10 on the run cut by hand to trec_eval's order."""
+    import random
+
+    rng = random.Random(7)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    lines, qlines = [], []
+    for q in range(30):
+        qid = f"q{q}"
+        docs = rng.sample(range(60), 25)
+        scores = [float(rng.randint(0, 8)) for _ in docs]  # many ties: ranked by document id descending
+        run[qid] = {f"d{d}": s for d, s in zip(docs, scores)}
+        lines += [f"{qid} Q0 d{d} 0 {s} t" for d, s in zip(docs, scores)]
+        judged = rng.sample(range(60), rng.randint(1, 30))
+        qrels[qid] = {f"d{d}": rng.choice([-1, 0, 1, 2]) for d in judged}
+        qlines += [f"{qid} 0 {d} {g}" for d, g in qrels[qid].items()]
+    lines.append("unjudged Q0 d1 1 1.0 t")
+    (tmp_path / "run.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "qrels.txt").write_text("\n".join(qlines) + "\n")
+    golden = str(Path(sys.executable).parent / "golden")
+    for extra, cut in (([], None), (["-M", "7"], 7), (["-M", "7", "-J"], 7), (["-J"], None)):
+        out = _golden(tmp_path, golden, "score", "--qrels", "qrels.txt", "--run", "run.txt", "-m", "P@5", *extra,
+                      "--json")
+        assert out.returncode == 0, out.stderr
+        rep = json.loads(out.stdout)["judged"]
+        # trec_eval's order (score descending, then document id descending), cut at -M; the
+        # reference gets the ranks as scores so that it does not break ties its own way
+        top = {}
+        for q, d in run.items():
+            order = sorted(sorted(d, reverse=True), key=lambda doc: -d[doc])[:cut]
+            top[q] = {doc: -float(i) for i, doc in enumerate(order)}
+        # ir_measures counts a negative grade as judged; trec_eval (and the studio) as in the pool, not judged
+        ref_qrels = {q: {d: g for d, g in docs.items() if g >= 0} for q, docs in qrels.items()}
+        ref = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.Judged @ 10], ref_qrels, top)}
+        want = sum(ref.get(q, 0.0) for q in qrels) / len(qrels)
+        assert rep["mean"] == pytest.approx(want, abs=1e-12), extra
+        assert rep["queries"] == len(qrels)
+        assert rep["queries_below"] == sum(ref.get(q, 0.0) < 0.8 for q in qrels)
