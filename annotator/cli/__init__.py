@@ -19,7 +19,7 @@ import sys
 from annotator.cli import (
     api, corpus, judgments, nuggets_answers, references, rounds, runs_pool, scoring, serve, spans, store_admin,
     tokens, transcripts, users, versions, webhooks)
-from annotator.cli import answer_evaluations, answer_grading, calibration, claim_review, standin
+from annotator.cli import answer_evaluations, answer_grading, calibration, claim_review, corrected, standin
 from annotator.cli import channel, remote, through_studio
 from annotator.cli.common import COULD_NOT_RUN, context
 from annotator.cli.scoring import _numpy_for_scoring
@@ -32,7 +32,7 @@ __all__ = ["DEFAULT_PORT", "SERVER_OPTIONS", "_numpy_for_scoring", "_serve_locat
 # the order of `golden --help`'s commands
 GROUPS = (store_admin, corpus, versions, spans, scoring, runs_pool, judgments, rounds, nuggets_answers, references,
           transcripts, users, tokens, webhooks, serve, api, calibration, standin, answer_evaluations, claim_review,
-          answer_grading)
+          answer_grading, corrected)
 
 
 def _studio_version() -> str:

@@ -16,6 +16,7 @@ the mean of their verdicts (each 1 for supported, 0 otherwise).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -23,7 +24,7 @@ from annotator.people.identity import User, require
 from annotator.people.roles import Permission
 from golden_store.db.store import Store
 from golden_store.live import faithfulness
-from golden_store.scoring.ppi import Estimate, Stratum, stratified_ppi_mean
+from golden_store.scoring.ppi import Estimate, Interval, Stratum, stratified_ppi_mean
 
 SUPPORTED = "supported"
 
@@ -40,13 +41,26 @@ class CorrectedFaithfulness:
     estimate: Estimate
 
     def as_dict(self) -> dict:
-        def iv(i) -> dict:
-            return {"mean": i.mean, "low": i.low, "high": i.high, "n": i.n, "reason": i.reason}
-
+        iv = interval_dict
         e = self.estimate
         return {"system": self.system, "claims": self.claims, "reviewed": self.reviewed,
                 "per_judge_verdict": self.per_verdict, "level": e.level, "judge_minus_people": e.bias,
                 "corrected": iv(e.ppi), "judge_only": iv(e.judge_only), "people_only_sample": iv(e.people_only)}
+
+
+def interval_dict(i: Interval) -> dict[str, Any]:
+    """An interval in the API's and ``--json``'s shape."""
+    return {"mean": i.mean, "low": i.low, "high": i.high, "n": i.n, "reason": i.reason}
+
+
+def reported(e: Estimate, people_labelled_all: bool) -> Interval:
+    """The corrected figure to report: the prediction-powered one, or, when people labelled
+    every item the judge did (nothing left for the judge's labels to add), the people's own
+    mean and interval over all of them (the stratified estimator would give each fully
+    labelled stratum no sampling error at all)."""
+    if people_labelled_all and e.people_only.mean is not None:
+        return e.people_only
+    return e.ppi
 
 
 def _people_verdicts(store: Store, system: str | None) -> dict[tuple[int, int], list[float]]:
@@ -81,10 +95,15 @@ def corrected_faithfulness(store: Store, user: User, system: str | None = None) 
     return out
 
 
-def _shown(mean: float | None, low: float | None, high: float | None) -> str:
+def shown(mean: float | None, low: float | None, high: float | None, *, digits: int = 3) -> str:
+    """``mean [low, high]`` (the mean alone without an interval; empty without a mean)."""
     if mean is None:
         return ""
-    return f"{mean:.3f} [{low:.3f}, {high:.3f}]" if low is not None and high is not None else f"{mean:.3f}"
+    f = f".{digits}f"
+    return f"{mean:{f}} [{low:{f}}, {high:{f}}]" if low is not None and high is not None else f"{mean:{f}}"
+
+
+_shown = shown
 
 
 def corrected_table(results: dict[str, CorrectedFaithfulness]) -> pd.DataFrame:
