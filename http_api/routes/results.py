@@ -165,3 +165,35 @@ def corrected_faithfulness(s: TheStore, user: Caller, system: str | None = None)
     from annotator.evaluation.judge_corrected import corrected_faithfulness as corrected
 
     return jsonable({name: c.as_dict() for name, c in corrected(s, user, system).items()})  # type: ignore[no-any-return]
+
+
+@router.get("/pool/judge-corrected",
+            summary="Each system's relevant share of its judge-labeled top k: the relevance judge's, and the same "
+                    "corrected by the pool's standing human sample (prediction-powered), with intervals "
+                    "(golden pool judge-corrected)")
+def corrected_retrieval(s: TheStore, user: Caller, system: str | None = None,
+                        k: Annotated[int, Query(ge=1, le=1000)] = 10,
+                        cut: Annotated[int, Query(ge=1, le=3, description="relevant = grade >= cut")] = 2,
+                        ) -> dict[str, Any]:
+    """``systems``: per active run, ``judge_only`` (the judge's share as if it were right) and
+    ``corrected`` (null with ``note`` while people have graded none of its sampled items; a
+    null ``mean`` with a ``reason`` when too few); ``not_offered`` says why nDCG@10 is not
+    corrected."""
+    from annotator.evaluation import judge_corrected_retrieval as jcr
+
+    got = jcr.corrected_retrieval(s, user, system=system, k=k, cut=cut)
+    return jsonable({"systems": {name: c.as_dict() for name, c in got.items()},  # type: ignore[no-any-return]
+                     "not_offered": jcr.NOT_OFFERED})
+
+
+@router.get("/answers/rubric/corrected",
+            summary="Each system's mean rubric score: the rubric judge's, and the same corrected by people's grades "
+                    "of the answer sample (prediction-powered, per question stratum), with intervals "
+                    "(golden answers rubric-corrected)")
+def corrected_rubric(s: TheStore, user: Caller, system: str | None = None) -> dict[str, Any]:
+    """``corrected`` is null with ``note`` while people have graded none of the system's
+    judge-scored answers, and has a null ``mean`` with a ``reason`` while a question stratum
+    holding judge-scored answers has fewer than two people-graded ones."""
+    from annotator.evaluation.judge_corrected_rubric import corrected_rubric as corrected
+
+    return jsonable({name: c.as_dict() for name, c in corrected(s, user, system).items()})  # type: ignore[no-any-return]
