@@ -59,19 +59,29 @@ def resolver_for(corpus: Path, threshold: float = DEFAULT_THRESHOLD,
     """A resolver over a folder of .txt/.md files (doc id = file stem), indexed into a
     temporary persisted index for the run, or over a studio store file's own index;
     ``progress`` is told the indexing (:data:`INDEXING_FOLDER`, :data:`UPDATING_INDEX`)."""
+    with _source(corpus, threshold, progress) as (resolver, _):
+        yield resolver
+
+
+@contextmanager
+def _source(corpus: Path, threshold: float,
+            progress: Progress | None) -> Iterator[tuple[IndexedResolver, dict[str, str] | None]]:
+    """(resolver, canonical text of every document when the corpus is a folder, else None)."""
     if corpus.is_dir():
         raw = read_text_folder(corpus)
+        canonical = {d: canonical_text(t) for d, t in raw.items()}
         with tempfile.TemporaryDirectory(prefix="golden-index-") as tmp:
-            ix = corpus_index.build(Path(tmp) / "index", ((d, canonical_text(t), t) for d, t in raw.items()), 0,
+            ix = corpus_index.build(Path(tmp) / "index", ((d, canonical[d], t) for d, t in raw.items()), 0,
                                     total=len(raw), progress=in_phase(progress, INDEXING_FOLDER))
-            yield IndexedResolver(ix, raw.__getitem__, threshold)
+            yield IndexedResolver(ix, raw.__getitem__, threshold), canonical
         return
     if not corpus.exists():
         raise ValidationError(f"--corpus {corpus}: no such folder or store file.")
     from golden_store.live import documents
 
     with Store.open(corpus, create=False) as store:
-        yield IndexedResolver(documents.search_index(store, in_phase(progress, UPDATING_INDEX)), threshold=threshold)
+        yield IndexedResolver(documents.search_index(store, in_phase(progress, UPDATING_INDEX)),
+                              threshold=threshold), None
 
 
 def read_quotes(path: Path, index: IndexedResolver) -> list[tuple[str, str, str | None]]:
@@ -106,25 +116,20 @@ def read_quotes(path: Path, index: IndexedResolver) -> list[tuple[str, str, str 
 
 def resolve_file(corpus: Path, quotes: Path, out: Path, *, threshold: float = DEFAULT_THRESHOLD,
                  progress: Progress | None = None) -> dict[str, int]:
-    """Resolve every quote; write one JSON line per quote (input order); return counts per status."""
-    with resolver_for(corpus, threshold, progress) as resolver:
-        return _resolve_into(resolver, read_quotes(quotes, resolver), out, progress)
-
-
-def _resolve_into(resolver: IndexedResolver, items: list[tuple[str, str, str | None]], out: Path,
-                  progress: Progress | None) -> dict[str, int]:
+    """Resolve every quote; write one JSON line per quote (input order); return counts per status.
+    The answers are :meth:`IndexedResolver.resolve`'s, quote by quote; the work is done for
+    the batch (:meth:`IndexedResolver.resolve_batch`)."""
+    with _source(corpus, threshold, progress) as (resolver, canonical):
+        items = read_quotes(quotes, resolver)
+        tell = (lambda i, n: progress(i, n, RESOLVING)) if progress else None
+        found = resolver.resolve_batch([(q, d) for _, q, d in items], corpus=canonical, progress=tell)
     counts = {"exact": 0, "fuzzy": 0, "ambiguous": 0, "unresolved": 0}
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as fh:
-        for i, (qid, quote, doc) in enumerate(items):
-            res = resolver.resolve(quote, doc_id=doc)
+        for (qid, _, _), res in zip(items, found):
             counts[res.status] += 1
             fh.write(json.dumps({"quote_id": qid, **res.as_dict()}, ensure_ascii=False) + "\n")
-            if progress and i % 100 == 0:
-                progress(i, len(items), RESOLVING)
     tmp.replace(out)
-    if progress:
-        progress(len(items), len(items), RESOLVING)
     return counts
 
 

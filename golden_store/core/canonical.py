@@ -27,7 +27,7 @@ import bisect
 import re
 import unicodedata
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = ["CanonicalText", "canonicalize", "canonical_text"]
@@ -190,10 +190,18 @@ _TOKEN = re.compile(
 _REMOVE = re.compile("[" + "".join(sorted(_IGNORABLE)) + "]|" + _LINEBREAK_HYPHEN.pattern)
 
 
+def _removals(raw: str) -> Iterator[re.Match[str]]:
+    """The matches of :data:`_REMOVE` in ``raw``. Without an ignorable character they are
+    :data:`_HYPHEN_FIRST`'s (the same spans: a hyphen after a letter, then the line break
+    and a letter), which the regex engine finds by skipping from hyphen to hyphen instead
+    of trying a lookbehind at every character."""
+    return _REMOVE.finditer(raw) if _IGNORABLE_ANY.search(raw) else _HYPHEN_FIRST.finditer(raw)
+
+
 def _reduce(raw: str) -> tuple[str, array | None]:
     """Drop ignorable characters and line-break hyphenation. Returns the reduced text and,
     if anything was dropped, the raw index of each reduced character (else None: identity)."""
-    cuts = [(m.start(), m.end()) for m in _REMOVE.finditer(raw)]
+    cuts = [(m.start(), m.end()) for m in _removals(raw)]
     if not cuts:
         return raw, None
     parts: list[str] = []
@@ -211,7 +219,7 @@ def _reduce(raw: str) -> tuple[str, array | None]:
 def _breaks(raw: str) -> list[int]:
     """Positions in the reduced text (see :func:`_reduce`) of the first character after each cut."""
     out, removed = [], 0
-    for m in _REMOVE.finditer(raw):
+    for m in _removals(raw):
         removed += m.end() - m.start()
         out.append(m.end() - removed)
     return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
@@ -128,31 +128,66 @@ class Resolution:
         }
 
 
+def _words_of(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hashes, canonical start and end offsets of the words (``\\w+`` of the lower-cased
+    text) of one document. ``split`` keeps the words (odd items) between the gaps (even
+    items): the offsets are running sums of the lengths, with no Python loop over the words."""
+    parts = _WORD_SPLIT.split(_lower(text))
+    words = parts[1::2]
+    k = len(words)
+    hashes = np.fromiter(map(hash, words), np.int64, k)
+    lens = np.fromiter(map(len, parts), np.int64, len(parts))
+    s = np.cumsum(lens)[0::2][:k]
+    return hashes, s, s + lens[1::2]
+
+
+def _span_map_of(raw: str, text: str, doc_id: str) -> SpanMap:
+    canon, m = canonicalize_compact(raw)
+    if canon != text:
+        raise ValueError(f"document {doc_id!r} changed under the index")
+    return m
+
+
+class DocCache:
+    """What a batch of quotes needs of a document once, not once per quote: its canonical
+    text, its words with their offsets and its canonical -> raw offset map. Scoped to one
+    batch (it grows with the documents the batch touches)."""
+
+    def __init__(self, texts: dict[str, str] | None = None) -> None:
+        self.texts: dict[str, str] = dict(texts or {})
+        self.maps: dict[str, SpanMap] = {}
+        self._words: dict[str, tuple[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+
+    def words(self, doc_id: str, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        got = self._words.get(doc_id)
+        if got is not None and (got[0] is text or got[0] == text):
+            return got[1]
+        arrays = _words_of(text)
+        self._words[doc_id] = (text, arrays)
+        return arrays
+
+
 class CorpusIndex:
     """Word index over canonical documents. ``raw_of(doc_id)`` gives a document's raw text
     when a span must be mapped back to raw offsets (loaded lazily: most documents never
     need it)."""
 
     def __init__(self, canonical: dict[str, str], raw_of: Callable[[str], str],
-                 maps: dict[str, SpanMap] | None = None) -> None:
+                 maps: dict[str, SpanMap] | None = None, cache: DocCache | None = None,
+                 per_quote: bool = False) -> None:
         self.doc_ids: list[str] = sorted(canonical)
         self.doc_index = {d: i for i, d in enumerate(self.doc_ids)}
         self.texts: list[str] = [canonical[d] for d in self.doc_ids]
         self._raw_of = raw_of
         hashes, docs, starts, ends, firsts = [], [], [], [], []
         n = 0
-        for i, text in enumerate(self.texts):
-            # split keeps the words (odd items) between the gaps (even items): the offsets
-            # are running sums of the lengths, with no Python loop over the words
-            parts = _WORD_SPLIT.split(_lower(text))
-            words = parts[1::2]
-            k = len(words)
+        for i, (doc_id, text) in enumerate(zip(self.doc_ids, self.texts)):
+            h, s, e = _words_of(text) if cache is None else cache.words(doc_id, text)
+            k = h.size
             firsts.append(n)
-            hashes.append(np.fromiter(map(hash, words), np.int64, k))
-            lens = np.fromiter(map(len, parts), np.int64, len(parts))
-            s = np.cumsum(lens)[0::2][:k]
+            hashes.append(h)
             starts.append(s)
-            ends.append(s + lens[1::2])
+            ends.append(e)
             docs.append(np.full(k, i, np.int32))
             n += k
         firsts.append(n)
@@ -161,11 +196,20 @@ class CorpusIndex:
         self.tok_start = np.concatenate(starts) if starts else np.zeros(0, np.int64)
         self.tok_end = np.concatenate(ends) if ends else np.zeros(0, np.int64)
         self.doc_first = np.asarray(firsts, np.int64)
-        self._order = np.argsort(self.tok_hash, kind="stable")
-        self._sorted = self.tok_hash[self._order]
+        # the postings: tokens sorted by word hash. An index made for one quote's candidate
+        # documents (``per_quote``) sorts only the quote's words (:meth:`prepare`)
+        self._order_all: np.ndarray | None = None
+        self._sorted_all: np.ndarray | None = None
+        self._some: tuple[set[int], np.ndarray, np.ndarray] | None = None
+        self._per_quote = per_quote
+        if not per_quote:
+            self._sort_all()
         # canonical -> raw maps: given (built with the text), or made on first use and kept
-        # (compact: a few entries per line, not per character)
-        self._maps: dict[str, SpanMap] = dict(maps or {})
+        # (compact: a few entries per line, not per character); with a cache, shared by
+        # every index made over the same documents
+        self._maps: dict[str, SpanMap] = cache.maps if cache is not None else {}
+        if maps:
+            self._maps.update(maps)
         self._maps_lock = threading.Lock()
 
     # ---- construction helpers ------------------------------------------------------------------
@@ -187,16 +231,41 @@ class CorpusIndex:
     def postings(self, word_hash: int) -> np.ndarray:
         """Global token indices of every occurrence of the word, in corpus order (the
         argsort is stable, so equal hashes keep their corpus order: no sort needed)."""
-        lo = np.searchsorted(self._sorted, word_hash, "left")
-        hi = np.searchsorted(self._sorted, word_hash, "right")
-        return self._order[lo:hi]
+        some = self._some
+        if some is not None and word_hash in some[0]:
+            order, keys = some[1], some[2]
+        else:
+            order, keys = self._sort_all()
+        lo = np.searchsorted(keys, word_hash, "left")
+        hi = np.searchsorted(keys, word_hash, "right")
+        return order[lo:hi]
+
+    def _sort_all(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._order_all is None or self._sorted_all is None:
+            order = np.argsort(self.tok_hash, kind="stable")
+            self._sorted_all = self.tok_hash[order]
+            self._order_all = order
+        return self._order_all, self._sorted_all
+
+    def prepare(self, word_hashes: Iterable[int]) -> None:
+        """A ``per_quote`` index: sort just the tokens of these words (the quote's), so
+        :meth:`postings` of them does not sort the whole index; the same arrays (tokens in
+        corpus order). Nothing for an index sorted whole."""
+        if not self._per_quote or self._order_all is not None or not self.tok_hash.size:
+            return
+        wanted = np.unique(np.fromiter(word_hashes, np.int64))
+        if not wanted.size:
+            return
+        at = np.minimum(np.searchsorted(wanted, self.tok_hash), wanted.size - 1)
+        idx = np.flatnonzero(wanted[at] == self.tok_hash)
+        sub = self.tok_hash[idx]
+        order = np.argsort(sub, kind="stable")
+        self._some = (set(wanted.tolist()), idx[order], sub[order])
 
     def span_map(self, doc_id: str) -> SpanMap:
         m = self._maps.get(doc_id)
         if m is None:
-            text, m = canonicalize_compact(self._raw_of(doc_id))
-            if text != self.texts[self.doc_index[doc_id]]:
-                raise ValueError(f"document {doc_id!r} changed under the index")
+            m = _span_map_of(self._raw_of(doc_id), self.texts[self.doc_index[doc_id]], doc_id)
             with self._maps_lock:
                 self._maps[doc_id] = m
         return m
@@ -255,6 +324,7 @@ class SpanResolver:
             only = self.index.doc_index[doc_id]
         lowq = _lower(cq)
         qtoks = [(hash(m.group()), m.start(), m.end()) for m in _WORD.finditer(lowq)]
+        self.index.prepare(h for h, _, _ in qtoks)
         exact = self._exact(cq, qtoks, only)
         if len(exact) == 1:
             return Resolution(quote, "exact", self._cand(exact[0]))
@@ -459,10 +529,17 @@ class IndexedResolver:
             ids += self.index.near_passage(words, _RANKED)
         return list(dict.fromkeys(ids + self._overlay_ids(canonical_quote)))
 
-    def texts(self, doc_ids: Iterable[str]) -> dict[str, str]:
+    def texts(self, doc_ids: Iterable[str], cache: DocCache | None = None) -> dict[str, str]:
         ids = list(doc_ids)
         out = {d: self._overlay[d] for d in ids if d in self._overlay}
-        out.update(self.index.texts([d for d in ids if d not in self._overlay]))
+        rest = [d for d in ids if d not in out]
+        if cache is None:
+            out.update(self.index.texts(rest))
+            return out
+        held = cache.texts
+        fetched = self.index.texts([d for d in rest if d not in held])
+        held.update(fetched)
+        out.update((d, held[d]) for d in rest if d in held)
         return out
 
     @overload
@@ -473,28 +550,121 @@ class IndexedResolver:
 
     def resolve(self, quote: str, doc_id: str | None = None, *, exact_only: bool = False) -> Resolution | None:
         """As :meth:`SpanResolver.resolve`: ``exact_only`` gives None instead of a fuzzy search."""
+        return self._resolve(quote, doc_id, exact_only, None)
+
+    def _resolve(self, quote: str, doc_id: str | None, exact_only: bool, cache: DocCache | None,
+                 absent: bool = False) -> Resolution | None:
+        """``absent``: the canonical quote is known to occur nowhere in the corpus (so the
+        exact search on the phrase's documents would find nothing: it is skipped)."""
         cq = canonical_text(quote or "")
         if not cq:
             raise ValidationError("The quote is empty (nothing left after canonicalization); type or paste the passage.")
         if doc_id is not None and doc_id not in self:
             raise ValidationError(f"Unknown doc_id hint {doc_id!r}: no such document in the corpus.")
         if doc_id is not None:
-            return self._on([doc_id]).resolve(quote, doc_id, exact_only=exact_only)
+            return self._on([doc_id], cache).resolve(quote, doc_id, exact_only=exact_only)
         # exact first, on the documents holding the interior words as a phrase (usually one)
         words = self.index.words(cq)
         exact_ids = list(dict.fromkeys(self._exact_ids(words) + self._overlay_ids(cq)))
-        if exact_ids:
-            found = self._on(exact_ids).resolve(quote, exact_only=True)
+        if exact_ids and not absent:
+            found = self._on(exact_ids, cache).resolve(quote, exact_only=True)
             if found is not None:
                 return found
         if exact_only:
             return None
         ids = exact_ids + (self.index.near_passage(words, _RANKED) if len(cq) >= _MIN_FUZZY_CHARS else [])
-        return self._on(list(dict.fromkeys(ids))).resolve(quote)
+        return self._on(list(dict.fromkeys(ids)), cache).resolve(quote)
 
-    def _on(self, doc_ids: list[str]) -> SpanResolver:
-        return SpanResolver(CorpusIndex(self.texts(doc_ids), self._raw_of), self.threshold)
+    def _on(self, doc_ids: list[str], cache: DocCache | None = None) -> SpanResolver:
+        return SpanResolver(CorpusIndex(self.texts(doc_ids, cache), self._raw_of, cache=cache, per_quote=True),
+                            self.threshold)
 
     def resolve_many(self, items: Iterable[tuple[str, str | None]],
                      progress: Callable[[int, int], None] | None = None, total: int = 0) -> list[Resolution]:
         return _resolve_many(self.resolve, items, progress, total)
+
+    def resolve_batch(self, items: Sequence[tuple[str, str | None]], *, corpus: dict[str, str] | None = None,
+                      progress: Callable[[int, int], None] | None = None) -> list[Resolution]:
+        """Every ``(quote, doc_id hint)`` resolved as :meth:`resolve` would one by one (the
+        same statuses, spans and candidates), with the per-document work done once for the
+        batch: a document's words, offsets and offset map are made the first time a quote
+        needs them and kept until the batch ends.
+
+        ``corpus``: the canonical text of every document in the index (a folder read whole
+        anyway). With it, the quotes found exactly are found for the whole batch in one pass
+        over the text (an Aho-Corasick automaton of the canonical quotes); only the others
+        go through the index one by one. A quote goes the per-quote way whenever the one
+        pass could answer differently: fewer than three words (the index then looks the
+        words up as parts of words), occurrences in more documents than the exact search
+        reads, or a capital sigma (lower-casing it depends on the letters around it)."""
+        cache = DocCache(corpus)
+        found: dict[int, Resolution] = {}
+        absent: set[int] = set()
+        if corpus is not None and not self._overlay:
+            found, absent = self._exact_batch(items, corpus, cache)
+        out: list[Resolution] = []
+        for i, (quote, doc_id) in enumerate(items):
+            res = found.get(i)
+            if res is None:
+                res = self._resolve(quote, doc_id, False, cache, absent=i in absent)
+                assert res is not None  # exact_only False: always an answer
+            out.append(res)
+            if progress and i % 100 == 0:
+                progress(i, len(items))
+        if progress:
+            progress(len(items), len(items))
+        return out
+
+    def _exact_batch(self, items: Sequence[tuple[str, str | None]], corpus: dict[str, str],
+                     cache: DocCache) -> tuple[dict[int, Resolution], set[int]]:
+        """(the quotes answered from their places in the corpus, the quotes found nowhere)."""
+        import ahocorasick
+
+        by_quote: dict[str, list[int]] = {}
+        for i, (quote, doc_id) in enumerate(items):
+            cq = canonical_text(quote or "")
+            if doc_id is None and cq:
+                by_quote.setdefault(cq, []).append(i)
+        if not by_quote:
+            return {}, set()
+        patterns = list(by_quote)
+        automaton = ahocorasick.Automaton()
+        for k, cq in enumerate(patterns):
+            automaton.add_word(cq, k)
+        automaton.make_automaton()
+        places: list[list[tuple[str, int]]] = [[] for _ in patterns]
+        for doc_id in sorted(corpus):  # the order the per-quote search lists places in
+            for last, k in automaton.iter(corpus[doc_id]):
+                places[k].append((doc_id, last + 1 - len(patterns[k])))
+        out: dict[int, Resolution] = {}
+        absent: set[int] = set()
+        for k, cq in enumerate(patterns):
+            hits = places[k]
+            if not hits:
+                absent.update(by_quote[cq])
+                continue
+            if "\u03a3" in cq or len({d for d, _ in hits}) > _PHRASE_LIMIT:
+                continue
+            words = self.index.words(cq)
+            if len(words) < 3 or not self._reads_all(words[1:-1]):
+                continue  # the per-quote search might not read every place: it answers
+            cands = tuple(self._exact_candidate(d, s, len(cq), cache) for d, s in hits[:_MAX_CANDIDATES])
+            for i in by_quote[cq]:
+                quote = items[i][0]
+                out[i] = (Resolution(quote, "exact", cands[0]) if len(hits) == 1
+                          else Resolution(quote, "ambiguous", None, cands))
+        return out, absent
+
+    def _reads_all(self, interior: list[str]) -> bool:
+        """Whether the per-quote exact search reads every document holding these words as a
+        phrase (it reads at most :data:`_PHRASE_LIMIT` of them)."""
+        if min(self.index.doc_freq(w) for w in interior) <= _PHRASE_LIMIT:
+            return True
+        return self.index.phrase_docs(interior, 1)[0] <= _PHRASE_LIMIT
+
+    def _exact_candidate(self, doc_id: str, start: int, length: int, cache: DocCache) -> Candidate:
+        m = cache.maps.get(doc_id)
+        if m is None:
+            m = cache.maps[doc_id] = _span_map_of(self._raw_of(doc_id), cache.texts[doc_id], doc_id)
+        rs, re_ = m.to_raw(start, start + length)
+        return Candidate(doc_id, rs, re_, start, start + length, 100.0)
