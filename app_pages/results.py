@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from annotator.evaluation import evaluations, judge_corrected
+from annotator.evaluation import evaluations, judge_corrected, judge_corrected_retrieval, judge_corrected_rubric
 from annotator.people.roles import Permission
 from app_pages._shared import attempt, md_escape, require_page, store
 from golden_store.scoring.compare import verdict_text
@@ -61,6 +61,31 @@ if corrected:
                    "bias moves it and a noisy judge widens it, where the judge's own interval would only narrow. "
                    "95% intervals; the unit is the claim.")
         st.dataframe(judge_corrected.corrected_table(corrected), hide_index=True, width="stretch",
+                     placeholder=EMPTY)
+
+retrieval = attempt(lambda: judge_corrected_retrieval.corrected_retrieval(s, user))
+if retrieval:
+    with st.expander(f"Retrieval on the relevance judge's labels, corrected by people ({len(retrieval)} system(s))"):
+        st.caption("Per system, the share of its top-10 results the relevance judge labeled that are relevant "
+                   "(grade ≥ 2), item by item. People grade a standing sample of what the judge labels (pool "
+                   "grading, the Judge page); corrected = the judge's share corrected by the person − judge "
+                   "difference on that sample (prediction-powered inference). 95% intervals; the unit is the item.")
+        if not any(c.has_sample for c in retrieval.values()):
+            st.info(judge_corrected_retrieval.NO_SAMPLE)
+        st.dataframe(judge_corrected_retrieval.corrected_table(retrieval), hide_index=True, width="stretch",
+                     placeholder=EMPTY)
+        st.caption(judge_corrected_retrieval.NOT_OFFERED)
+
+rubric = attempt(lambda: judge_corrected_rubric.corrected_rubric(s, user))
+if rubric:
+    with st.expander(f"Rubric scores as people would grade them ({len(rubric)} system(s) the rubric judge scored)"):
+        st.caption("The rubric judge marks every answer's criteria; people grade a sample of answers (Answer grading "
+                   "page), drawn round the question strata. Corrected = the judge's mean score corrected by the "
+                   "person − judge difference within each stratum (prediction-powered inference). 95% intervals; "
+                   "the unit is the answer.")
+        if not any(c.has_sample for c in rubric.values()):
+            st.info(judge_corrected_rubric.NO_SAMPLE)
+        st.dataframe(judge_corrected_rubric.corrected_table(rubric), hide_index=True, width="stretch",
                      placeholder=EMPTY)
 
 st.subheader("Compare two evaluations", anchor=False)

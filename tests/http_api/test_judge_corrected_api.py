@@ -6,10 +6,13 @@ GET /answers/rubric/corrected, with the role a reader needs."""
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from tests.annotator.test_judge_corrected_retrieval import _toy
 from tests.annotator.test_judge_corrected_rubric import _graded
 from tests.http_api.conftest import auth
+
+pytestmark = pytest.mark.slow  # a server and a demo store per test: ~1.2 s each
 
 
 def test_retrieval_corrected_by_the_standing_sample_over_http(demo_store, api, tokens):
