@@ -27,6 +27,8 @@ from golden_store.live import faithfulness
 from golden_store.scoring.ppi import Estimate, Interval, Stratum, stratified_ppi_mean
 
 SUPPORTED = "supported"
+# what a page or command says beside a judge figure no person has labelled any item of yet
+NO_SAMPLE = "no people's sample yet: plain figure only"
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,6 @@ def corrected_table(results: dict[str, CorrectedFaithfulness]) -> pd.DataFrame:
         rows.append({"system": name, "claims": c.claims, "reviewed": c.reviewed,
                      "judge alone": _shown(e.judge_only.mean, e.judge_only.low, e.judge_only.high),
                      "corrected by reviews": _shown(e.ppi.mean, e.ppi.low, e.ppi.high) or (
-                         "no review yet" if c.reviewed == 0 else f"undefined: {e.ppi.reason}"),
+                         NO_SAMPLE if c.reviewed == 0 else f"undefined: {e.ppi.reason}"),
                      "judge − people (reviewed)": None if e.bias is None else round(e.bias, 4)})
     return pd.DataFrame(rows)

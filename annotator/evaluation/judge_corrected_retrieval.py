@@ -40,7 +40,7 @@ from typing import Any
 
 import pandas as pd
 
-from annotator.evaluation.judge_corrected import interval_dict, reported, shown
+from annotator.evaluation.judge_corrected import NO_SAMPLE, interval_dict, reported, shown
 from annotator.people.identity import User, require
 from annotator.people.roles import Permission
 from golden_store.core.errors import ValidationError
@@ -50,7 +50,6 @@ from golden_store.scoring.cascade import DEFAULT_CUT
 from golden_store.scoring.ppi import Estimate, Interval, Stratum, ppi_mean, stratified_ppi_mean
 
 DEFAULT_K = 10
-NO_SAMPLE = "no people's sample yet: plain figure only"
 NOT_OFFERED = ("nDCG@10 is not corrected: it is a function of a question's whole top 10, and the standing sample "
                "draws single items (people grade ~10% of them), not whole rankings of randomly drawn questions, so "
                "no question's nDCG has an unbiased people's reading to correct it by. The item-level share is "

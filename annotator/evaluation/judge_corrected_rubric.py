@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from annotator.evaluation.judge_corrected import interval_dict, reported, shown
+from annotator.evaluation.judge_corrected import NO_SAMPLE, interval_dict, reported, shown
 from annotator.people.identity import User, require
 from annotator.people.roles import Permission
 from golden_store.db.store import Store
@@ -36,7 +36,6 @@ from golden_store.live import answer_grades
 from golden_store.scoring.answers import Criterion, rubric_score
 from golden_store.scoring.ppi import Estimate, Interval, Stratum, stratified_ppi_mean
 
-NO_SAMPLE = "no people's sample yet: plain figure only"
 
 
 @dataclass(frozen=True)

@@ -83,3 +83,16 @@ def test_golden_answers_faithfulness_shows_both_readings(demo_store, golden_db, 
     # the raw bias cancels across verdicts, which is why each verdict is corrected on its own
     assert "judge minus people on the reviewed claims +0.0000" in out
 
+
+
+def test_checked_claims_nobody_reviewed_read_plain_figure_only(demo_store):
+    from annotator.evaluation.judge_corrected import NO_SAMPLE, corrected_table
+
+    _checked_and_reviewed(demo_store)
+    checks = [r[0] for r in demo_store.read("SELECT check_id FROM faithfulness_checks")]
+    demo_store.write(lambda cur: [faithfulness.review_tx(cur, check_id=c, claim_no=n, reviewer="rita", verdict="withdrawn")
+                                  for c in checks for n in (1, 2)])
+    got = corrected_faithfulness(demo_store, LOCAL_USER)
+    assert got["rag-bm25"].reviewed == 0
+    row = corrected_table(got).set_index("system").loc["rag-bm25"]
+    assert row["corrected by reviews"] == NO_SAMPLE and row["judge alone"].startswith("0.800 [")
