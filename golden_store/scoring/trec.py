@@ -237,56 +237,111 @@ def _rank_frame(q: _Qrels, r: pd.DataFrame, source):
 # descending, trec_eval). A file in another order is sorted first.
 
 
-def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray, object, np.ndarray, int]:
-    """What the run file path keeps of the Arrow table, made record batch by record batch
-    (each step on a batch that is still in cache; two threads were slower on the 2-core
-    benchmark machine than one, see BENCHMARKS.md):
+class _RunColumns:
+    """What the run file path keeps of a run, made record batch by record batch as Arrow's
+    reader hands them over (each step on a batch that is still in cache; the batch's own
+    query and score buffers are then let go):
 
     * ``rq``: int32 code of every line's query: the judged queries are 0..len(qids)-1 (their
       place in ``qids``), the others follow by first appearance; ``names``: each code's id;
     * ``score``: float64;
     * ``docs``: the document ids (a chunked Arrow array);
-    * ``key``: every line's 64-bit key, sorted: (hash of the document id ^ a mix of the
-      query) in the high bits, the line number in the low ``row_bits``."""
-    import pyarrow as pa
+    * ``key``: every line's 64-bit key, sorted by :meth:`finish`: (hash of the document id ^
+      a mix of the query) in the high bits, the line number in the low ``row_bits``.
 
-    batches = [b for b in table.to_batches() if b.num_rows]
-    n = table.num_rows
-    row_bits = max(1, (n - 1).bit_length())
-    high = ~np.uint64((1 << row_bits) - 1)
-    index = {q: i for i, q in enumerate(qids.tolist())}
-    names = list(index)
-    luts = []
-    indices = []
-    for b in batches:  # query ids: a few per batch, looked up in Python
-        col = b.column("query_id")
-        indices.append(col.indices if col.indices.type == pa.int32() else col.indices.cast(pa.int32()))
-        d = col.dictionary.to_pylist()
-        lut = np.empty(len(d), np.int32)
-        for i, name in enumerate(d):
-            code = index.get(name)
+    ``capacity``: at least the number of lines (the arrays are made that long and cut to the
+    lines added; pages never written cost no memory)."""
+
+    def __init__(self, qids: np.ndarray, capacity: int) -> None:
+        self.index = {q: i for i, q in enumerate(qids.tolist())}
+        self.names = list(self.index)
+        self.row_bits = max(1, (max(capacity, 1) - 1).bit_length())
+        self.high = ~np.uint64((1 << self.row_bits) - 1)
+        self.rq = np.empty(capacity, np.int32)
+        self.score = np.empty(capacity, np.float64)
+        self.key = np.empty(capacity, np.uint64)
+        self.docs: list = []
+        self.n = 0
+
+    def add(self, batch) -> None:
+        import pyarrow as pa
+
+        lo, hi = self.n, self.n + batch.num_rows
+        col = batch.column("query_id")  # dictionary-encoded: a few ids per batch, looked up in Python
+        lut = np.empty(len(col.dictionary), np.int32)
+        for i, name in enumerate(col.dictionary.to_pylist()):
+            code = self.index.get(name)
             if code is None:
-                code = index[name] = len(names)
-                names.append(name)
+                code = self.index[name] = len(self.names)
+                self.names.append(name)
             lut[i] = code
-        luts.append(lut)
-    bounds = np.cumsum([0] + [b.num_rows for b in batches]).tolist()
-    rq = np.empty(n, np.int32)
-    score = np.empty(n, np.float64)
-    key = np.empty(n, np.uint64)
-
-    for i, b in enumerate(batches):
-        lo, hi = bounds[i], bounds[i + 1]
-        np.take(luts[i], _np_view(indices[i], np.int32), out=rq[lo:hi])
-        score[lo:hi] = _np_view(b.column("score"), np.float64)
-        k = key[lo:hi]
-        _hash_strings(b.column("doc_id"), k)
-        k ^= _query_mix(rq[lo:hi])
-        k &= high
+        indices = col.indices if col.indices.type == pa.int32() else col.indices.cast(pa.int32())
+        rq = self.rq[lo:hi]
+        np.take(lut, _np_view(indices, np.int32), out=rq)
+        self.score[lo:hi] = _np_view(batch.column("score"), np.float64)
+        k = self.key[lo:hi]
+        _hash_strings(batch.column("doc_id"), k)
+        k ^= _query_mix(rq)
+        k &= self.high
         k |= np.arange(lo, hi, dtype=np.uint64)
-    key.sort()
-    docs = pa.chunked_array([b.column("doc_id") for b in batches], table.schema.field("doc_id").type)
-    return rq, names, score, docs, key, row_bits
+        self.docs.append(batch.column("doc_id"))
+        self.n = hi
+
+    def finish(self) -> tuple[np.ndarray, list[str], np.ndarray, object, np.ndarray, int]:
+        import pyarrow as pa
+
+        n = self.n
+        key = self.key[:n]
+        key.sort()
+        return self.rq[:n], self.names, self.score[:n], pa.chunked_array(self.docs, pa.string()), key, self.row_bits
+
+
+def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray, object, np.ndarray, int]:
+    """:class:`_RunColumns` of a run already read into an Arrow table."""
+    cols = _RunColumns(qids, table.num_rows)
+    for b in table.to_batches():
+        if b.num_rows:
+            cols.add(b)
+    return cols.finish()
+
+
+_MIN_RUN_LINE = 12  # bytes of the shortest run line: six one-character fields, five spaces, a newline
+
+
+def _stream_run_columns(path: Path, qids: np.ndarray):
+    """:class:`_RunColumns` of a clean run file (single spaces, six fields, no comment line,
+    finite scores: what a retrieval system writes), made while Arrow's reader parses the
+    next blocks on its own threads, so hashing a batch overlaps reading the rest. None
+    when the file is anything else (or unreadable): the caller then reads it the general
+    way, which also names a bad line."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    from golden_store.scoring.trec_files import _arrow_options, _batch_usable
+
+    try:
+        if not path.is_file():
+            return None
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            head = fh.read(4)
+        if not head or head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00", b"\xef\xbb\xbf")):
+            return None
+        read, parse, convert, pool = _arrow_options(_RUN[1], "score", pa.float64())
+        cols = _RunColumns(qids, size // _MIN_RUN_LINE + 1)
+        with pcsv.open_csv(str(path), read_options=read, parse_options=parse, convert_options=convert,
+                           memory_pool=pool) as reader:
+            for batch in reader:
+                if not batch.num_rows:
+                    continue
+                if not _batch_usable(batch, "score"):
+                    return None
+                cols.add(batch)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+        return None
+    if cols.n == 0:
+        return None
+    return cols.finish()
 
 
 def _refuse_repeats(key: np.ndarray, row_bits: int, docs, rq: np.ndarray, nq: int, names: list[str], path) -> None:
@@ -371,10 +426,13 @@ def _rank_run_file(qa: _Qrels, path: Path):
 
     qids, j_q, j_doc, j_grade = qa.judgments()
     nq = qids.size
-    table = _read_table(path, _RUN).select(["query_id", "doc_id", "score"])
-    n = table.num_rows
-    rq, names, score, docs, key, row_bits = _run_columns(table, qids)
-    del table  # what is kept: the document ids (Arrow), rq, score and the keys
+    got = _stream_run_columns(path, qids)
+    if got is None:  # not a clean file: read whole (bad lines named), then the same columns
+        table = _read_table(path, _RUN).select(["query_id", "doc_id", "score"])
+        got = _run_columns(table, qids)
+        del table  # what is kept: the document ids (Arrow), rq, score and the keys
+    rq, names, score, docs, key, row_bits = got
+    n = int(rq.size)
     _refuse_repeats(key, row_bits, docs, rq, nq, names, path)
     rows, which = _find_judged(key, row_bits, docs, rq, j_q, j_doc)
     del key

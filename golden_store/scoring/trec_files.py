@@ -58,24 +58,33 @@ def _read_pool():
         return None
 
 
+def _arrow_options(names: list[str], value: str, value_type):
+    """Arrow's CSV options for a TREC file read as single-space separated: (read, parse,
+    convert, memory pool); only query_id (dictionary), doc_id and ``value`` are kept."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    return (pcsv.ReadOptions(column_names=names),
+            pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
+                              ignore_empty_lines=True),
+            pcsv.ConvertOptions(
+                include_columns=["query_id", "doc_id", value],
+                column_types={"query_id": pa.dictionary(pa.int32(), pa.string()), "doc_id": pa.string(),
+                              value: value_type},
+                strings_can_be_null=False, quoted_strings_can_be_null=False),
+            _read_pool())
+
+
 def _arrow_read(source, names: list[str], value: str, value_type):
     """A pyarrow Table (query_id dictionary, doc_id, ``value``) or None when the parser
     refuses the input (wrong field count, a value that is not a number, bad UTF-8)."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
+    read, parse, convert, pool = _arrow_options(names, value, value_type)
     try:
-        return pcsv.read_csv(
-            source, memory_pool=_read_pool(),
-            read_options=pcsv.ReadOptions(column_names=names),
-            parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
-                                            ignore_empty_lines=True),
-            convert_options=pcsv.ConvertOptions(
-                include_columns=["query_id", "doc_id", value],
-                column_types={"query_id": pa.dictionary(pa.int32(), pa.string()), "doc_id": pa.string(),
-                              value: value_type},
-                strings_can_be_null=False, quoted_strings_can_be_null=False),
-        )
+        return pcsv.read_csv(source, memory_pool=pool, read_options=read, parse_options=parse,
+                             convert_options=convert)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
 
@@ -98,18 +107,29 @@ def _clean(data: bytes) -> bytes:
 def _usable(table, value: str) -> bool:
     """No comment line or stray whitespace slipped through as a query id, every value a
     finite number."""
-    import pyarrow as pa
+    return _ids_usable(table["query_id"].chunks) and _values_usable(table[value])
 
-    col = table["query_id"]
-    for chunk in col.chunks:
+
+def _batch_usable(batch, value: str) -> bool:
+    """:func:`_usable` of one record batch (the streaming reader's)."""
+    return _ids_usable([batch.column("query_id")]) and _values_usable(batch.column(value))
+
+
+def _ids_usable(chunks) -> bool:
+    for chunk in chunks:
         ids = chunk.dictionary.to_pylist()
         if any(i.startswith("#") or not i or any(c.isspace() for c in i) for i in ids):
             return False
-    v = table[value]
+    return True
+
+
+def _values_usable(v) -> bool:
+    import pyarrow as pa
+
     if v.null_count:
         return False
     if pa.types.is_floating(v.type):  # chunk by chunk over Arrow's buffers (no copy of the column)
-        return all(np.isfinite(_np_view(c, np.float64)).all() for c in v.chunks)
+        return all(np.isfinite(_np_view(c, np.float64)).all() for c in getattr(v, "chunks", [v]))
     return True
 
 
