@@ -8,7 +8,10 @@ can still be found in another parser's output of the same documents (``golden su
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -69,6 +72,11 @@ def _source(corpus: Path, threshold: float,
     """(resolver, canonical text of every document when the corpus is a folder, else None)."""
     if corpus.is_dir():
         raw = read_text_folder(corpus)
+        kept = _kept_index(corpus, raw, in_phase(progress, INDEXING_FOLDER))
+        if kept is not None:
+            ix, canonical = kept
+            yield IndexedResolver(ix, raw.__getitem__, threshold), canonical
+            return
         canonical = {d: canonical_text(t) for d, t in raw.items()}
         with tempfile.TemporaryDirectory(prefix="golden-index-") as tmp:
             ix = corpus_index.build(Path(tmp) / "index", ((d, canonical[d], t) for d, t in raw.items()), 0,
@@ -82,6 +90,105 @@ def _source(corpus: Path, threshold: float,
     with Store.open(corpus, create=False) as store:
         yield IndexedResolver(documents.search_index(store, in_phase(progress, UPDATING_INDEX)),
                               threshold=threshold), None
+
+
+# ---- the index of a folder, kept beside it ----------------------------------------------------
+#
+# ``golden resolve --corpus FOLDER`` indexes the folder; the index and the documents'
+# canonical texts are kept in ``FOLDER.golden-index/<key>/`` so the next run over the same
+# files opens them instead of doing it again. The key is a digest of every file's id and
+# bytes and of the code that canonicalizes and indexes them: a changed, added or removed
+# file, or another version of that code, is another key (the folder is indexed again and
+# the old key's folder removed). Where nothing can be written beside the folder, the index
+# is made in a temporary folder for the run, as before.
+
+KEPT_SUFFIX = ".golden-index"
+_CANON_TEXT, _CANON_IDS = "canonical.txt", "canonical.json"
+
+
+def kept_index_home(folder: Path) -> Path:
+    """Where the index of ``folder`` is kept: ``FOLDER.golden-index`` beside it."""
+    folder = folder.resolve()
+    return folder.with_name(folder.name + KEPT_SUFFIX)
+
+
+def folder_key(raw: dict[str, str]) -> str:
+    """Digest of a folder's documents (ids and exact bytes) and of the code whose output the
+    kept index holds (canonicalization and the index's words and format)."""
+    from golden_store.core import canonical as canonical_module
+
+    h = hashlib.sha256()
+    for module in (canonical_module, corpus_index):
+        h.update(hashlib.sha256(Path(module.__file__ or "").read_bytes()).digest())
+    h.update(str(corpus_index.FORMAT).encode())
+    for d in sorted(raw):
+        b = raw[d].encode("utf-8")
+        h.update(f"{len(d)}:{d}:{len(b)}:".encode())
+        h.update(b)
+    return h.hexdigest()[:32]
+
+
+def _load_kept(path: Path, raw: dict[str, str]) -> tuple[corpus_index.CorpusSearchIndex, dict[str, str]] | None:
+    try:
+        meta = json.loads((path / _CANON_IDS).read_text("utf-8"))
+        text = (path / _CANON_TEXT).read_text("utf-8")
+    except (OSError, ValueError):
+        return None
+    ids, lengths = meta.get("doc_ids"), meta.get("lengths")
+    if not isinstance(ids, list) or not isinstance(lengths, list) or sorted(ids) != sorted(raw) \
+            or len(ids) != len(lengths) or sum(lengths) != len(text):
+        return None
+    ix = corpus_index.open_built(path)
+    if ix is None:
+        return None
+    canonical, at = {}, 0
+    for d, n in zip(ids, lengths):
+        canonical[d] = text[at:at + n]
+        at += n
+    return ix, canonical
+
+
+def _kept_index(folder: Path, raw: dict[str, str],
+                progress: Progress | None) -> tuple[corpus_index.CorpusSearchIndex, dict[str, str]] | None:
+    """The folder's kept index and canonical texts (made and kept if missing); None when
+    nothing can be written beside the folder."""
+    home = kept_index_home(folder)
+    key = folder_key(raw)
+    found = _load_kept(home / key, raw)
+    if found is not None:
+        if progress:
+            progress(len(raw), len(raw))
+        return found
+    try:
+        home.mkdir(exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix="building-", dir=home))
+    except OSError:
+        return None
+    try:
+        ids = sorted(raw)
+        canonical = {d: canonical_text(raw[d]) for d in ids}
+        ix = corpus_index.build(building, ((d, canonical[d], raw[d]) for d in ids), 0,
+                                total=len(raw), progress=progress)
+        (building / _CANON_TEXT).write_text("".join(canonical[d] for d in ids), "utf-8")
+        (building / _CANON_IDS).write_text(json.dumps({"doc_ids": ids, "lengths": [len(canonical[d]) for d in ids]}),
+                                           "utf-8")
+        del ix
+        if (home / key).exists():  # kept by a run that did not finish writing it: replaced
+            shutil.rmtree(home / key, ignore_errors=True)
+        try:
+            os.rename(building, home / key)
+        except OSError:  # another run kept the same key first: use theirs
+            shutil.rmtree(building, ignore_errors=True)
+    except OSError:
+        shutil.rmtree(building, ignore_errors=True)
+        return None
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    for old in home.iterdir():  # other keys: the folder as it was, or older code's
+        if old.name != key and not old.name.startswith("building-"):
+            shutil.rmtree(old, ignore_errors=True)
+    return _load_kept(home / key, raw)
 
 
 def read_quotes(path: Path, index: IndexedResolver) -> list[tuple[str, str, str | None]]:

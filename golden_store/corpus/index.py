@@ -349,6 +349,18 @@ def build(path: Path, docs: Iterable[tuple[str, str, str]], last_event: int, *,
     return CorpusSearchIndex(path, index, last_event)
 
 
+def open_built(path: Path) -> CorpusSearchIndex | None:
+    """The index :func:`build` left at ``path``, opened as it is; None when there is none
+    (or it is of another format, or unreadable)."""
+    meta = _read_meta(path)
+    if meta is None:
+        return None
+    try:
+        return CorpusSearchIndex(path, _tantivy(path, create=False), int(meta["last_corpus_event"]))
+    except (ValueError, OSError, KeyError):
+        return None
+
+
 def apply(ix: CorpusSearchIndex, changed: Iterable[tuple[str, str | None, str | None]], last_event: int) -> None:
     """Bring ``ix`` to ``last_event``: each (doc_id, canonical, raw) replaces that document
     (canonical None: removes it)."""
