@@ -173,6 +173,7 @@ _SLOW: tuple[str, ...] = (
     "tests/test_scripts.py",  # the benchmarks, each in a subprocess
     "tests/annotator/test_import_fuzz.py::test_importer_fuzz",  # hypothesis over every importer
     "tests/golden_store/test_grade_state.py::test_random_event_sequences_keep_state_equal_to_the_log",
+    "tests/golden_store/test_resolve_batch.py",  # a corpus indexed, quotes resolved twice over, golden resolve runs
     # whole workflows through `golden` subprocesses
     "tests/annotator/test_cli.py::test_answers_score_reproduces_start_here_step_8",
     "tests/annotator/test_cli.py::test_demo_freeze_verify_export_diff_flow",
