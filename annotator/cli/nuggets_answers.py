@@ -266,6 +266,7 @@ def cmd_answers_faithfulness(args: argparse.Namespace) -> int:
 
 def _corrected_line(c: Any) -> str:
     """The claim-level share as the judge says it and as people's reviews correct it."""
+    from annotator.evaluation.judge_corrected import NO_SAMPLE
     e = c.estimate
 
     def shown(i: Any) -> str:
@@ -273,8 +274,8 @@ def _corrected_line(c: Any) -> str:
             f"{i.mean:.4f}" if i.mean is not None else "undefined")
 
     if c.reviewed == 0:
-        return (f"claims supported per the judge {shown(e.judge_only)} over {c.claims} claim(s); no claim reviewed "
-                f"yet, so nothing corrects it (review a sample on the Claim review page)")
+        return (f"claims supported per the judge {shown(e.judge_only)} over {c.claims} claim(s); {NO_SAMPLE} "
+                f"(review a sample on the Claim review page)")
     ppi = shown(e.ppi) if e.ppi.mean is not None else f"undefined ({e.ppi.reason})"
     return (f"claims supported per the judge {shown(e.judge_only)} over {c.claims} claim(s); corrected by people's "
             f"reviews of {c.reviewed} (prediction-powered, per judge verdict): {ppi}; judge minus people on the "
