@@ -1424,6 +1424,54 @@ _V31 = (
     )""",
 )
 
+# v32 (issue 40, item 1): double authoring of reference answers (METHODOLOGY §3.7 applied to the
+# answer layer, as migration 8 applied it to evidence quotes). A lead opens a round over chosen
+# questions with two or more authors; each author keeps private drafts and submits once, blind
+# to the others until they have submitted; agreement is computed from the submissions, never
+# stored; a lead's adjudication (accept one author's answer, or a merged one) writes the
+# question's next reference answer revision, which names its round (``round_id``, NULL for
+# revisions written outside a round), approved in the same transaction.
+_V32 = (
+    """CREATE TABLE reference_rounds (
+        round_id VARCHAR PRIMARY KEY,
+        authors VARCHAR[] NOT NULL,
+        note VARCHAR,
+        created_by VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE reference_round_questions (
+        round_id VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        PRIMARY KEY (round_id, query_id)
+    )""",
+    """CREATE TABLE reference_round_events (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        round_id VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        author VARCHAR NOT NULL,
+        op VARCHAR NOT NULL CHECK (op IN ('draft', 'submit')),
+        short_answer VARCHAR,
+        full_answer VARCHAR,
+        evidence VARCHAR NOT NULL DEFAULT '[]',
+        criteria VARCHAR NOT NULL DEFAULT '[]',
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE reference_round_adjudications (
+        event_id BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+        round_id VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        decision VARCHAR NOT NULL CHECK (decision IN ('accept', 'merge')),
+        accepted_author VARCHAR,
+        revision BIGINT NOT NULL,
+        note VARCHAR,
+        actor VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        UNIQUE (round_id, query_id),
+        CHECK ((decision = 'accept') = (accepted_author IS NOT NULL))
+    )""",
+    "ALTER TABLE reference_answer_events ADD COLUMN round_id VARCHAR",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "corpus, queries, strata, rubric, label event tables and views, users", _V1),
     Migration(2, "eval_results: per-query scores of evaluation runs", _V2),
@@ -1480,6 +1528,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "'withdrawn' row), for the reviewer-judge agreement", _V30),
     Migration(31, "answer_grades: a person's or the judge's mark of one criterion of one answer, with the answer "
                   "text's sha (stale when the text changes) and the judge's prompt sha", _V31),
+    Migration(32, "reference-answer rounds: reference_rounds, reference_round_questions, reference_round_events "
+                  "(each author's drafts and blind submission), reference_round_adjudications; "
+                  "reference_answer_events.round_id (the round an adjudicated revision came from)", _V32),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

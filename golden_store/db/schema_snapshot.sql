@@ -1,6 +1,6 @@
 -- The live store's schema after every migration: a generated snapshot, do not edit.
 -- Regenerate: .venv/bin/python -m golden_store.db.schema_snapshot
--- Schema version 31. Migrations (golden_store/db/schema.py):
+-- Schema version 32. Migrations (golden_store/db/schema.py):
 --   V1: corpus, queries, strata, rubric, label event tables and views, users
 --   V2: eval_results: per-query scores of evaluation runs
 --   V3: runs, run_results, pool_items, pool_sources
@@ -32,6 +32,7 @@
 --   V29: faithfulness_checks and claim_verdicts: an answer's claims, each with its verdict against the answer's context, and the judge and prompts that decided them
 --   V30: claim_reviews: a reviewer's verdict on a claim the judge checked, given blind (undo is a 'withdrawn' row), for the reviewer-judge agreement
 --   V31: answer_grades: a person's or the judge's mark of one criterion of one answer, with the answer text's sha (stale when the text changes) and the judge's prompt sha
+--   V32: reference-answer rounds: reference_rounds, reference_round_questions, reference_round_events (each author's drafts and blind submission), reference_round_adjudications; reference_answer_events.round_id (the round an adjudicated revision came from)
 
 -- ---- sequences --------------------------------------------------------------------
 
@@ -636,7 +637,7 @@ CREATE TABLE query_revisions (
     change_reason        VARCHAR
 );
 
--- reference_answer_events: V27
+-- reference_answer_events: V27, altered in V32
 CREATE TABLE reference_answer_events (
     event_id     BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
     query_id     VARCHAR NOT NULL,
@@ -650,8 +651,56 @@ CREATE TABLE reference_answer_events (
     note         VARCHAR,
     actor        VARCHAR NOT NULL,
     created_at   TIMESTAMP NOT NULL,
+    round_id     VARCHAR,
     CHECK((op IN ('write', 'approve', 'retire'))),
     CHECK(("source" IN ('person', 'llm')))
+);
+
+-- reference_round_adjudications: V32
+CREATE TABLE reference_round_adjudications (
+    event_id        BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    round_id        VARCHAR NOT NULL,
+    query_id        VARCHAR NOT NULL,
+    decision        VARCHAR NOT NULL,
+    accepted_author VARCHAR,
+    revision        BIGINT NOT NULL,
+    note            VARCHAR,
+    actor           VARCHAR NOT NULL,
+    created_at      TIMESTAMP NOT NULL,
+    CHECK((decision IN ('accept', 'merge'))),
+    UNIQUE(round_id, query_id),
+    CHECK(((decision = 'accept') = (accepted_author IS NOT NULL)))
+);
+
+-- reference_round_events: V32
+CREATE TABLE reference_round_events (
+    event_id     BIGINT DEFAULT(nextval('event_seq')) PRIMARY KEY,
+    round_id     VARCHAR NOT NULL,
+    query_id     VARCHAR NOT NULL,
+    author       VARCHAR NOT NULL,
+    op           VARCHAR NOT NULL,
+    short_answer VARCHAR,
+    full_answer  VARCHAR,
+    evidence     VARCHAR DEFAULT('[]') NOT NULL,
+    criteria     VARCHAR DEFAULT('[]') NOT NULL,
+    created_at   TIMESTAMP NOT NULL,
+    CHECK((op IN ('draft', 'submit')))
+);
+
+-- reference_round_questions: V32
+CREATE TABLE reference_round_questions (
+    round_id VARCHAR,
+    query_id VARCHAR,
+    PRIMARY KEY(round_id, query_id)
+);
+
+-- reference_rounds: V32
+CREATE TABLE reference_rounds (
+    round_id   VARCHAR PRIMARY KEY,
+    authors    VARCHAR[] NOT NULL,
+    note       VARCHAR,
+    created_by VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL
 );
 
 -- round_assignments: V4
