@@ -1,7 +1,8 @@
 """Reference answers: a question's short and full answer, anchored to its evidence and approved
 by a person (what answer correctness is scored against); the criteria answers are marked by,
 which a lead sets. Claude may draft a reference from the evidence (estimate first); a draft is an
-unapproved revision like any other."""
+unapproved revision like any other. The Rounds section (app_pages/_reference_rounds.py): double
+authoring, agreement and adjudication."""
 
 from __future__ import annotations
 
@@ -18,6 +19,14 @@ from golden_store.live.reference_answers import Anchor, CriterionDraft
 user = require_page(Permission.LABEL)
 s = store()
 st.title("Reference answers")
+SECTIONS = ("Write and approve", "Double-authoring rounds")
+section = st.radio("Section", SECTIONS, horizontal=True, key="ref_section", label_visibility="collapsed")
+if section == SECTIONS[1]:
+    from app_pages import _reference_rounds
+
+    show_flash()
+    _reference_rounds.show(s, user)
+    st.stop()
 st.write("Write the answer a good system gives: a **short** form (a date, an amount, a clause) that exact match "
          "and token F1 compare answers against, and/or the **full** answer, anchored to the question's evidence. "
          "A revision counts once a person approved it; an edit needs a new approval. Every revision is kept.")
@@ -37,6 +46,10 @@ now = refs.current(s, user, qid)
 cur = now[0] if now else None
 spans = refs.evidence_spans(s, user, qid)
 
+in_round = refs.round_of(s, user, qid)
+if in_round:
+    st.info(f"{md_escape(qid)} is in reference round {md_escape(in_round)}: its authors write in the round "
+            "(Double-authoring rounds above) and a lead's adjudication makes its next revision.")
 if cur is None:
     st.caption("No reference answer yet.")
 else:

@@ -153,3 +153,94 @@ def put_criteria(s: TheStore, user: Caller, body: CriteriaIn) -> dict[str, Any]:
     drafts = [CriterionDraft(c.id, c.text, c.example, c.weight, c.scale_max) for c in body.criteria]
     events = _refs().set_criteria(s, user, scope=body.scope, scope_id=body.scope_id, criteria=drafts)
     return {"scope": body.scope, "scope_id": body.scope_id, "criteria": len(drafts), "events": events}
+
+
+# ---- double authoring: reference-answer rounds ------------------------------------------------
+
+
+class RoundOpenIn(pydantic.BaseModel):
+    authors: list[str] = pydantic.Field(min_length=2, description="two or more usernames")
+    query_ids: list[str] = pydantic.Field(min_length=1)
+    note: str | None = None
+
+
+class RoundAnswerIn(pydantic.BaseModel):
+    short_answer: str | None = pydantic.Field(None, description="what exact match and token F1 compare against")
+    full_answer: str | None = None
+    evidence: list[Span] = pydantic.Field(default_factory=list, description="spans in the document as imported")
+    criteria: list[CriterionIn] = pydantic.Field(default_factory=list, max_length=5,
+                                                 description="the criteria the author would mark answers by")
+
+
+class SubmitIn(pydantic.BaseModel):
+    answer: RoundAnswerIn | None = pydantic.Field(None, description="without it, the caller's latest draft")
+
+
+class AdjudicateIn(pydantic.BaseModel):
+    accept: str | None = pydantic.Field(None, description="accept this author's submission")
+    merged: RoundAnswerIn | None = pydantic.Field(None, description="or write this merged answer (one of the two)")
+    note: str | None = pydantic.Field(None, description="why (kept with the decision and the revision)")
+
+
+def _rounds():
+    from annotator.evidence import reference_rounds
+
+    return reference_rounds
+
+
+def _answer(body: RoundAnswerIn) -> Any:
+    from golden_store.live.reference_answers import Anchor, CriterionDraft
+
+    return _rounds().answer_from(body.short_answer, body.full_answer,
+                                 [Anchor(e.doc_id, e.start, e.end) for e in body.evidence],
+                                 [CriterionDraft(c.id, c.text, c.example, c.weight, c.scale_max) for c in body.criteria])
+
+
+@router.get("/reference-rounds", summary="Every reference-answer round, and the questions waiting for the caller's "
+                                         "answer")
+def list_reference_rounds(s: TheStore, user: Caller) -> dict[str, Any]:
+    from annotator.people.roles import Permission
+
+    rr = _rounds()
+    mine = rr.my_questions(s, user) if user.can(Permission.LABEL) else []
+    return jsonable({"rounds": rr.list_rounds(s, user), "waiting_for_you": mine})  # type: ignore[no-any-return]
+
+
+@router.post("/reference-rounds", status_code=201, summary="Open a reference-answer round: two or more authors each "
+                                                           "write the same questions' answers, blind to each other")
+def open_reference_round(s: TheStore, user: Caller, body: RoundOpenIn) -> dict[str, Any]:
+    rid = _rounds().open_round(s, user, body.authors, body.query_ids, note=body.note)
+    return {"round_id": rid}
+
+
+@router.get("/reference-rounds/{round_id}", summary="A round as the caller may see it: each question's submissions "
+                                                    "(another author's only once the caller submitted theirs), the "
+                                                    "caller's own draft, and the authors' agreement")
+def get_reference_round(s: TheStore, user: Caller, round_id: str) -> dict[str, Any]:
+    return jsonable(_rounds().status(s, user, round_id).as_dict())  # type: ignore[no-any-return]
+
+
+@router.put("/reference-rounds/{round_id}/questions/{query_id}/draft",
+            summary="Save the caller's draft of a question's answer in a round (only they see it)")
+def save_reference_round_draft(s: TheStore, user: Caller, round_id: str, query_id: str,
+                               body: RoundAnswerIn) -> dict[str, Any]:
+    event = _rounds().save_draft(s, user, round_id, query_id, _answer(body))
+    return {"round_id": round_id, "query_id": query_id, "event_id": event, "submitted": False}
+
+
+@router.post("/reference-rounds/{round_id}/questions/{query_id}/submit",
+             summary="Submit the caller's answer to a question in a round (final; without an answer, their draft)")
+def submit_reference_round_answer(s: TheStore, user: Caller, round_id: str, query_id: str,
+                                  body: SubmitIn) -> dict[str, Any]:
+    event = _rounds().submit(s, user, round_id, query_id, _answer(body.answer) if body.answer else None)
+    return {"round_id": round_id, "query_id": query_id, "event_id": event, "submitted": True}
+
+
+@router.post("/reference-rounds/{round_id}/questions/{query_id}/adjudicate",
+             summary="Settle a question of a round: accept one author's answer or write a merged one; it becomes "
+                     "the question's approved reference answer revision")
+def adjudicate_reference_round(s: TheStore, user: Caller, round_id: str, query_id: str,
+                               body: AdjudicateIn) -> dict[str, Any]:
+    revision = _rounds().adjudicate(s, user, round_id, query_id, accept=body.accept,
+                                    merged=_answer(body.merged) if body.merged else None, note=body.note)
+    return {"round_id": round_id, "query_id": query_id, "revision": revision, "approved": True}

@@ -43,7 +43,10 @@ SEED = int(os.environ.get("GOLDEN_SCHEMATHESIS_SEED", "7"))
 # and what a reference answer rests on (a span of a real document, the revision the person read,
 # criteria with distinct ids and text beyond whitespace)
 CONTENT_CHECKED = ["compare_evaluations", "put_reference", "approve_reference", "put_criteria",
-                   "answer_checks_report"]  # a forbidden pattern that is not a valid regular expression
+                   "answer_checks_report",  # a forbidden pattern that is not a valid regular expression
+                   # a reference round's authors, questions, spans and who may write what now
+                   "open_reference_round", "save_reference_round_draft", "submit_reference_round_answer",
+                   "adjudicate_reference_round"]
 VERSION = "st.v1"  # frozen by the test: the demo's recorded evaluations name demo.v0, whose folder it has not
 ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 
