@@ -13,6 +13,9 @@ accounts are created, so single-user mode stays as it was):
   disagreements, one adjudicated (the other three wait on the Adjudication page and stay out
   of a freeze);
 - approved nuggets for four questions, two systems' answers to them, every nugget assigned;
+- approved reference answers with criteria, and a finished reference-answer round (both
+  annotators wrote two questions' references blind; one agreement accepted, one disagreement
+  merged by the lead with a note: ``reference_round.json``);
 - a graded answer sample: people's marks per rubric criterion of both systems' tabular,
   temporal and paraphrase answers, and the rubric judge's marks replayed (``answer_grades.jsonl``);
 - one evaluation run's transcripts, four of its failures reviewed;
@@ -193,6 +196,11 @@ def _load_workflows(store: Store, user: User, rubric_version: int, *, pool_job: 
     reference_answers.set_criteria(store, LEAD, scope="stratum", scope_id=rubric["stratum"],
                                    criteria=reference_answers.criteria_drafts(rubric["criteria"], "criteria.json"))
     out["reference_answers"] = len(_jsonl("references.jsonl"))
+    # a finished reference-answer round: both annotators wrote two questions' references blind; one
+    # agreement accepted, one disagreement merged by the lead with a note
+    from annotator.demo.reference_round import load_reference_round
+
+    out.update(load_reference_round(store, DEMO_DIR, lead=LEAD, authors={a.username: a for a in ANNOTATORS}))
 
     # 3c. the faithfulness judge's claim verdicts on some answers (replayed) and a reviewer's
     # blind review of a seeded sample of them
