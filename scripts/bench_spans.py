@@ -48,10 +48,18 @@ What it does, in order:
    match* when it resolves to ``exact`` or ``fuzzy`` (``ambiguous`` reported separately).
    Prints a table, failure examples, then one JSON line (``--json``: only the JSON line).
 
+``--batch`` measures ``golden resolve --corpus FOLDER`` end to end instead: the baseline
+code (main before issue 41), this code with and without its kept folder index, and a naive
+exact-first scan, with accuracy counts and a line-by-line comparison of the answers (see
+"batch mode" below).
+
 Usage::
 
     python scripts/bench_spans.py [--mb 20] [--quotes 10000] [--negatives 1000]
                                   [--baseline-sample 30] [--seed S] [--json] [--profile]
+    python scripts/bench_spans.py --batch [--mb 25] [--quotes 2000] [--negatives 200] [--reps 3]
+                                  [--naive-sample 20] [--baseline-rev c33c183 | --baseline-dir DIR]
+                                  [--profile] [--json]
 """
 
 from __future__ import annotations
@@ -718,6 +726,310 @@ def score(items: list[dict], results: list[list], raw: dict[str, str]) -> dict:
     }
 
 
+# ---- batch mode: `golden resolve --corpus FOLDER` end to end (issue 41 item 2) ----------------
+#
+# ``--batch``: the folder case a team meets on day one. One corpus folder (``--mb`` MiB of
+# ``.md`` files), ``--quotes`` positives + ``--negatives`` negatives drawn as above, shuffled,
+# in one quotes JSONL; then, in each of ``--reps`` rounds (the order of the codes rotated per
+# round), fresh processes each:
+#
+# * **baseline**: ``golden resolve`` with the code of ``--baseline-rev`` (main before issue
+#   41, c33c183; a detached git worktree made for the run and removed after it, or
+#   ``--baseline-dir``), a temporary index per run as that code does;
+# * **new, cold**: ``golden resolve`` with this checkout, the folder's kept index removed
+#   first (it is made and kept: what a first run costs);
+# * **new, warm**: the same again, the kept index opened (what every later run costs).
+#
+# Wall time from the parent's ``subprocess.run`` to the child's exit (interpreter start-up,
+# reading the folder, indexing, resolving, writing the output) and the child's CPU seconds
+# (user + system, ``/usr/bin/time``; the steadier figure on a shared machine) and peak RSS.
+# Medians over the rounds; ratios baseline/new.
+#
+# **Naive exact-first scan** (one child): every document's canonical text (prepared before
+# timing); per quote, its canonical form is looked for with ``str.find`` in every document
+# (one place: exact, several: ambiguous); a quote found nowhere is aligned with
+# ``rapidfuzz.fuzz.partial_ratio_alignment`` against every lower-cased document, the best
+# score so far as the cutoff, and is fuzzy when the best reaches 90 (raw offsets through one
+# ``canonicalize``). The exact pass runs on every quote; the fuzzy pass (~1 s per quote
+# here) on ``--naive-sample`` of the quotes the exact pass did not find, and its total is
+# that sample's mean times their number. Its accuracy counts are the exact pass's on every
+# quote plus the sample's, scaled.
+#
+# Accuracy of each run (the judge of the default mode): located (exact or fuzzy, the true
+# document, >= 80% of the true raw span), false matches (a negative exact or fuzzy),
+# ambiguous; and every new run's output is compared line by line with the baseline's.
+
+BATCH_BASELINE = "c33c183"  # main before issue 41
+TIME_BIN = "/usr/bin/time"
+
+
+def _golden_resolve(code_root: Path, folder: Path, quotes: Path, out: Path, profile_to: Path | None = None) -> dict:
+    import subprocess
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(code_root)
+    env.pop("GOLDEN_DB", None)
+    py = [sys.executable] + (["-m", "cProfile", "-o", str(profile_to)] if profile_to else [])
+    cmd = [*py, "-m", "annotator.cli", "resolve", "--corpus", str(folder), "--quotes", str(quotes), "--out", str(out)]
+    timed = os.path.exists(TIME_BIN)
+    if timed:
+        cmd = [TIME_BIN, "-f", "@@%U %S %M", *cmd]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(code_root))
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"golden resolve ({code_root}) failed:\n{proc.stderr[-3000:]}")
+    cpu = rss = None
+    if timed:
+        line = [ln for ln in proc.stderr.splitlines() if ln.startswith("@@")][-1]
+        u, s, m = line[2:].split()
+        cpu, rss = float(u) + float(s), int(m) / 1024
+    return {"wall_s": wall, "cpu_s": cpu, "peak_mib": rss}
+
+
+def _judge_lines(items: list[dict], lines: list[dict]) -> dict:
+    located = false = amb_pos = amb_neg = npos = nneg = 0
+    for it, r in zip(items, lines):
+        if it["doc"] is None:
+            nneg += 1
+            false += r["status"] in ("exact", "fuzzy")
+            amb_neg += r["status"] == "ambiguous"
+        else:
+            npos += 1
+            amb_pos += r["status"] == "ambiguous"
+            doc = r["doc_id"] + ".md" if r["doc_id"] is not None else None
+            located += _judge(it, r["status"], doc, r["start"], r["end"])["located"]
+    return {"positives": npos, "negatives": nneg, "located": located, "false_matches": false,
+            "ambiguous_positives": amb_pos, "ambiguous_negatives": amb_neg,
+            "statuses": {s: sum(r["status"] == s for r in lines) for s in STATUSES_ALL}}
+
+
+STATUSES_ALL = ("exact", "fuzzy", "ambiguous", "unresolved")
+
+
+def child_naive(data_path: str, out_path: str, sample: int, seed: int) -> dict:
+    """The naive exact-first scan (see the batch-mode notes); writes its per-quote answers."""
+    from rapidfuzz import fuzz
+
+    from golden_store.core.canonical import canonical_text, canonicalize
+
+    with open(data_path, "rb") as fh:
+        data = pickle.load(fh)
+    raw, quotes = data["raw"], data["quotes"]
+    ids = sorted(raw)
+    canon = [canonical_text(raw[d]) for d in ids]
+    low = [c.lower() if len(c.lower()) == len(c) else "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in c)
+           for c in canon]
+    perf = time.perf_counter
+    answers: list[dict | None] = [None] * len(quotes)
+    exact_times, missed = [], []
+    t0 = perf()
+    for j, q in enumerate(quotes):
+        a = perf()
+        cq = canonical_text(q)
+        places = []
+        for k, text in enumerate(canon):
+            i = text.find(cq)
+            while i != -1 and len(places) < 2:
+                places.append((k, i))
+                i = text.find(cq, i + 1)
+        if len(places) == 1:
+            k, i = places[0]
+            rs, re_ = canonicalize(raw[ids[k]]).to_raw(i, i + len(cq))
+            answers[j] = {"status": "exact", "doc_id": ids[k][:-3], "start": rs, "end": re_}
+        elif places:
+            answers[j] = {"status": "ambiguous", "doc_id": None, "start": None, "end": None}
+        else:
+            missed.append(j)
+        exact_times.append(perf() - a)
+    exact_s = perf() - t0
+    rng = random.Random(seed)  # a quarter of the sample from the negatives among them, the rest positives
+    negative = set(data["negatives"])
+    neg = [j for j in missed if j in negative]
+    pos = [j for j in missed if j not in negative]
+    k_neg = min(len(neg), max(1, sample // 4) if neg else 0)
+    picked = sorted(rng.sample(neg, k=k_neg) + rng.sample(pos, k=min(len(pos), sample - k_neg)))
+    fuzzy_times = []
+    for j in picked:
+        a = perf()
+        cq = canonical_text(quotes[j]).lower()
+        cut, best = 0.0, None
+        for k, text in enumerate(low):
+            al = fuzz.partial_ratio_alignment(cq, text, score_cutoff=cut)
+            if al is not None and (best is None or al.score > best[0].score):
+                best, cut = (al, k), al.score
+        if best is not None and best[0].score >= THRESHOLD:
+            al, k = best
+            rs, re_ = canonicalize(raw[ids[k]]).to_raw(al.dest_start, al.dest_end)
+            answers[j] = {"status": "fuzzy", "doc_id": ids[k][:-3], "start": rs, "end": re_}
+        else:
+            answers[j] = {"status": "unresolved", "doc_id": None, "start": None, "end": None}
+        fuzzy_times.append(perf() - a)
+    with open(out_path, "w", encoding="utf-8") as fh:
+        json.dump({"answers": answers, "missed": missed, "sample": picked}, fh)
+    # the total: the exact pass measured, the fuzzy pass as the sample's mean per quote, each
+    # of positives and negatives weighted by how many of them the exact pass did not find
+    mean_pos = statistics.fmean([t for j, t in zip(picked, fuzzy_times) if j not in negative] or [0.0])
+    mean_neg = statistics.fmean([t for j, t in zip(picked, fuzzy_times) if j in negative] or [mean_pos])
+    return {"exact_pass_s": exact_s, "exact_median_ms": 1000 * statistics.median(exact_times),
+            "fuzzy_sample": len(picked), "fuzzy_median_s": statistics.median(fuzzy_times) if fuzzy_times else 0.0,
+            "fuzzy_mean_s": statistics.fmean(fuzzy_times) if fuzzy_times else 0.0, "not_found_exactly": len(missed),
+            "estimated_total_s": exact_s + len(pos) * mean_pos + len(neg) * mean_neg}
+
+
+def _baseline_tree(args, work: Path):
+    """(code root of the baseline, a clean-up to call at the end)."""
+    import subprocess
+
+    if args.baseline_dir:
+        return Path(args.baseline_dir), lambda: None
+    tree = work / "baseline-tree"
+    subprocess.run(["git", "worktree", "add", "--detach", str(tree), args.baseline_rev], cwd=ROOT, check=True,
+                   capture_output=True)
+
+    def clean() -> None:
+        subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+    return tree, clean
+
+
+def batch_main(args) -> int:
+    import shutil
+
+    rng = random.Random(args.seed)
+    ws = WordStream(make_vocab(rng), args.seed)
+    if args.keep:
+        work = Path(args.keep)
+        work.mkdir(parents=True, exist_ok=True)
+        tmp = None
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="bench_spans_batch-")
+        work = Path(tmp.name)
+    cleanup = None
+    try:
+        log(f"batch: generating a {args.mb:g} MiB folder, {args.quotes} quotes + {args.negatives} negatives")
+        raw = generate_corpus(rng, ws, args.mb)
+        qs = make_quotes(rng, ws, raw, args.quotes, args.negatives)
+        items = qs["positives"] + qs["negatives"]
+        rng.shuffle(items)
+        folder = work / "corpus"
+        folder.mkdir(exist_ok=True)
+        for d, t in raw.items():
+            (folder / d).write_bytes(t.encode("utf-8"))
+        qfile = work / "quotes.jsonl"
+        qfile.write_text("".join(json.dumps({"quote_id": f"q{i}", "quote": it["quote"]}, ensure_ascii=False) + "\n"
+                                 for i, it in enumerate(items)), encoding="utf-8")
+        data_path = work / "data.pkl"
+        with open(data_path, "wb") as fh:
+            pickle.dump({"raw": raw, "quotes": [it["quote"] for it in items],
+                         "negatives": [j for j, it in enumerate(items) if it["doc"] is None]}, fh,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        base_root = None
+        if args.baseline_rev or args.baseline_dir:
+            base_root, cleanup = _baseline_tree(args, work)
+        kept = folder.with_name(folder.name + ".golden-index")
+        codes = (["baseline"] if base_root else []) + ["new_cold", "new_warm"]
+        runs: dict[str, list[dict]] = {c: [] for c in codes}
+        outputs: dict[str, list[dict]] = {}
+        for r in range(args.reps):
+            order = codes[r % len(codes):] + codes[:r % len(codes)]
+            if "new_warm" in order and order.index("new_warm") < order.index("new_cold") and not kept.exists():
+                order.remove("new_warm")
+                order.insert(order.index("new_cold") + 1, "new_warm")  # warm needs the index a cold run keeps
+            for code in order:
+                out = work / f"out-{code}.jsonl"
+                if code == "new_cold":
+                    shutil.rmtree(kept, ignore_errors=True)
+                root = base_root if code == "baseline" else ROOT
+                assert root is not None
+                m = _golden_resolve(root, folder, qfile, out)
+                runs[code].append(m)
+                lines = [json.loads(ln) for ln in out.read_text(encoding="utf-8").splitlines()]
+                if code in outputs and outputs[code] != lines:
+                    raise SystemExit(f"{code}: round {r + 1} wrote other answers than round 1")
+                outputs[code] = lines
+                log(f"  round {r + 1} {code:<9} wall {m['wall_s']:6.2f} s  cpu {m['cpu_s']} s  peak {m['peak_mib']} MiB")
+        log(f"naive exact-first scan: every quote's exact pass, fuzzy pass on {args.naive_sample} quotes")
+        nout = work / "naive.json"
+        naive = run_child("naive", data=data_path, out=nout, sample=args.naive_sample, seed=args.seed)
+        ndata = json.loads(nout.read_text(encoding="utf-8"))
+        nlines = ndata["answers"]
+        # accuracy: every run's; the naive scan's over the quotes it answered, the sample scaled
+        acc = {c: _judge_lines(items, outputs[c]) for c in codes}
+        answered = [j for j, a in enumerate(nlines) if a is not None]
+        nacc = _judge_lines([items[j] for j in answered], [nlines[j] for j in answered])
+        in_sample = _judge_lines([items[j] for j in ndata["sample"]], [nlines[j] for j in ndata["sample"]])
+        exact_only = [j for j in answered if j not in set(ndata["sample"])]
+        eacc = _judge_lines([items[j] for j in exact_only], [nlines[j] for j in exact_only])
+        missed_pos = sum(items[j]["doc"] is not None for j in ndata["missed"])
+        missed_neg = len(ndata["missed"]) - missed_pos
+        s_pos = max(1, in_sample["positives"])
+        s_neg = max(1, in_sample["negatives"])
+        nacc["estimated"] = {  # the sample's rates scaled to every quote the exact pass missed
+            "located": round(eacc["located"] + in_sample["located"] * missed_pos / s_pos),
+            "false_matches": round(in_sample["false_matches"] * missed_neg / s_neg),
+            "ambiguous_positives": eacc["ambiguous_positives"], "ambiguous_negatives": eacc["ambiguous_negatives"]}
+        same = {c: outputs[c] == outputs["baseline"] for c in codes if c != "baseline" and "baseline" in outputs}
+        med = {c: {k: round(statistics.median(m[k] for m in runs[c]), 3) for k in ("wall_s", "cpu_s", "peak_mib")
+                   if runs[c][0][k] is not None} for c in codes}
+        ratios = {}
+        for c in ("new_cold", "new_warm"):
+            ratios[c] = {"vs_naive_wall": round(naive["estimated_total_s"] / med[c]["wall_s"], 1)}
+            if "baseline" in med:
+                ratios[c]["vs_baseline_wall"] = round(med["baseline"]["wall_s"] / med[c]["wall_s"], 2)
+                if "cpu_s" in med[c]:
+                    ratios[c]["vs_baseline_cpu"] = round(med["baseline"]["cpu_s"] / med[c]["cpu_s"], 2)
+        if "baseline" in med:
+            ratios["baseline"] = {"vs_naive_wall": round(naive["estimated_total_s"] / med["baseline"]["wall_s"], 1)}
+        result = {
+            "bench": "spans-batch", "date": date.today().isoformat(),
+            "params": {"mb": args.mb, "quotes": args.quotes, "negatives": args.negatives, "reps": args.reps,
+                       "naive_sample": args.naive_sample, "seed": args.seed, "baseline_rev": args.baseline_rev},
+            "code": {"git_head": git_head(ROOT)}, "machine": {"nproc": os.cpu_count(), "load1": os.getloadavg()[0]},
+            "corpus": {"documents": len(raw), "bytes_utf8": sum(len(t.encode("utf-8")) for t in raw.values())},
+            "runs": runs, "median": med, "naive": naive, "ratios": ratios,
+            "accuracy": {**acc, "naive": nacc}, "identical_to_baseline": same,
+        }
+        if args.profile:
+            profs = {}
+            for c in codes:
+                if c == "new_cold":
+                    shutil.rmtree(kept, ignore_errors=True)
+                pf = work / f"{c}.prof"
+                _golden_resolve(base_root if c == "baseline" else ROOT, folder, qfile, work / "prof.jsonl", pf)
+                profs[c] = pf
+        if not args.json:
+            _print_batch(result)
+            if args.profile:
+                for c, pf in profs.items():
+                    print_profile(str(pf), f"golden resolve, {c}", 14)
+        print(json.dumps(result))
+    finally:
+        if cleanup is not None:
+            cleanup()
+        if tmp is not None:
+            tmp.cleanup()
+    return 0
+
+
+def _print_batch(r: dict) -> None:
+    c = r["corpus"]
+    print(f"\ngolden resolve --corpus FOLDER: {c['documents']} files, {c['bytes_utf8'] / 2**20:.1f} MiB, "
+          f"{r['params']['quotes']} quotes + {r['params']['negatives']} negatives; {r['params']['reps']} rounds, "
+          f"nproc {r['machine']['nproc']}, load {r['machine']['load1']:.1f}")
+    print(f"{'code':<22}{'wall s':>9}{'cpu s':>9}{'peak MiB':>10}{'located':>9}{'false':>7}{'ambig':>7}  ratios")
+    n = r["naive"]
+    na = r["accuracy"]["naive"]["estimated"]
+    print(f"{'naive exact-first':<22}{n['estimated_total_s']:>9.1f}{'':>9}{'':>10}{na['located']:>9}"
+          f"{na['false_matches']:>7}{na['ambiguous_positives'] + na['ambiguous_negatives']:>7}  "
+          f"(exact pass {n['exact_pass_s']:.1f} s; fuzzy {n['fuzzy_mean_s']:.2f} s/quote x {n['not_found_exactly']})")
+    for code, m in r["median"].items():
+        a = r["accuracy"][code]
+        print(f"{code:<22}{m['wall_s']:>9.2f}{m.get('cpu_s', float('nan')):>9.2f}{m.get('peak_mib', float('nan')):>10.0f}"
+              f"{a['located']:>9}{a['false_matches']:>7}{a['ambiguous_positives'] + a['ambiguous_negatives']:>7}  "
+              f"{r['ratios'].get(code, {})}")
+    print(f"identical answers to the baseline: {r['identical_to_baseline']}")
+
+
 # ---- parent ------------------------------------------------------------------------------------
 
 
@@ -734,11 +1046,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true",
                     help="also cProfile the resolver on 1,000 quotes in an extra child and print the top functions")
     ap.add_argument("--keep", metavar="DIR", help="write the data and results to DIR and keep them")
-    ap.add_argument("--_child", dest="op", choices=["resolve", "baseline"], help=argparse.SUPPRESS)
+    ap.add_argument("--batch", action="store_true",
+                    help="golden resolve --corpus FOLDER end to end: baseline code, this code cold and warm, and "
+                         "the naive exact-first scan (defaults then: --mb 25 --quotes 2000 --negatives 200)")
+    ap.add_argument("--reps", type=int, default=3, help="--batch: rounds of the golden resolve runs")
+    ap.add_argument("--naive-sample", type=int, default=20, help="--batch: quotes the naive fuzzy pass aligns")
+    ap.add_argument("--baseline-rev", default=BATCH_BASELINE, help="--batch: git revision of the baseline ('' none)")
+    ap.add_argument("--baseline-dir", help="--batch: an existing checkout of the baseline instead of a worktree")
+    ap.add_argument("--_child", dest="op", choices=["resolve", "baseline", "naive"], help=argparse.SUPPRESS)
+    ap.add_argument("--sample", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     ap.add_argument("--profile-to", help=argparse.SUPPRESS)
+    batch_defaults = {"mb": 25.0, "quotes": 2000, "negatives": 200}
     args = ap.parse_args(argv)
+    if args.batch and not args.op:
+        given = set(argv if argv is not None else sys.argv[1:])
+        for k, v in batch_defaults.items():
+            if f"--{k}" not in given:
+                setattr(args, k, v)
+        set_quiet(args.json)
+        return batch_main(args)
+    if args.op == "naive":
+        print(json.dumps(child_naive(args.data, args.out, args.sample, args.seed)))
+        return 0
     if args.op:
         fn = child_resolve if args.op == "resolve" else child_baseline
         res = fn(args.data, args.out, args.profile_to) if args.op == "resolve" else fn(args.data, args.out)
