@@ -55,3 +55,28 @@ def count(store, actor: str | None = None) -> int:
     if actor is None:
         return int(store.read_one("SELECT count(*) FROM label_receipts")[0])
     return int(store.read_one("SELECT count(*) FROM label_receipts WHERE actor = ?", [actor])[0])
+
+
+# ---- many labels at once (issue 41: the label channel writes the labels that arrive together) ----
+
+
+def find_many(cur: Cursor, label_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """:func:`find` for several ids in one statement: the receipts that exist, by label id."""
+    if not label_ids:
+        return {}
+    marks = ", ".join("?" * len(label_ids))
+    rows = cur.execute(f"SELECT label_id, actor, surface, item, action, event_id FROM label_receipts "
+                       f"WHERE label_id IN ({marks})", list(label_ids)).fetchall()
+    return {r[0]: {"actor": r[1], "surface": r[2], "item": json.loads(r[3]), "action": r[4], "event_id": r[5]}
+            for r in rows}
+
+
+def add_many(cur: Cursor, receipts: list[tuple[str, str, str, dict[str, Any], str, int | None]]) -> None:
+    """:func:`add` for several labels ``(label_id, actor, surface, item, action, event_id)``
+    in one statement (call inside their events' transaction)."""
+    if not receipts:
+        return
+    now = utcnow()
+    cur.execute("INSERT INTO label_receipts VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(receipts)),
+                [v for lid, actor, surface, item, action, event_id in receipts
+                 for v in (lid, actor, surface, json.dumps(item, sort_keys=True), action, event_id, now)])
