@@ -167,10 +167,7 @@ def submit(store: Store, user: User, round_id: str, query_id: str, answer: Round
         if draft is None:
             raise ValidationError(f"{query_id}: nothing to submit; write the answer (a short answer, a full answer or "
                                   f"both) or save a draft first.")
-        answer = RoundAnswer(draft["short_answer"], draft["full_answer"],
-                             tuple(Anchor(str(e["doc_id"]), int(e["start"]), int(e["end"])) for e in draft["evidence"]),
-                             tuple(CriterionDraft(c["id"], c["text"], c["example"], float(c["weight"]),
-                                                  int(c["scale_max"])) for c in draft["criteria"]))
+        answer = live.answer_of(draft)
     return _own(store, user, round_id, query_id, answer, submit=True)
 
 

@@ -41,6 +41,15 @@ class RoundAnswer:
         return ReferenceDraft(self.short_answer, self.full_answer, self.evidence)
 
 
+def answer_of(stored: dict) -> RoundAnswer:
+    """A stored draft or submission (``short_answer``, ``full_answer``, ``evidence`` and
+    ``criteria`` as decoded lists) as the answer it was."""
+    return RoundAnswer(stored["short_answer"], stored["full_answer"],
+                       tuple(Anchor(str(e["doc_id"]), int(e["start"]), int(e["end"])) for e in stored["evidence"]),
+                       tuple(CriterionDraft(c["id"], c["text"], c["example"], float(c["weight"]), int(c["scale_max"]))
+                             for c in stored["criteria"]))
+
+
 def _clean(text: str | None) -> str | None:
     return text.strip() if text and text.strip() else None
 
@@ -228,10 +237,8 @@ def adjudicate(store: Store, round_id: str, query_id: str, *, actor: str, accept
             if row is None:
                 raise ValidationError(f"{accept} has not submitted an answer to {query_id} in round {round_id}; "
                                       f"accept a submitted one or write a merged answer.")
-            answer = RoundAnswer(row[0], row[1], tuple(Anchor(str(e["doc_id"]), int(e["start"]), int(e["end"]))
-                                                      for e in json.loads(row[2] or "[]")),
-                                 tuple(CriterionDraft(c["id"], c["text"], c["example"], float(c["weight"]),
-                                                      int(c["scale_max"])) for c in json.loads(row[3] or "[]")))
+            answer = answer_of(_decoded({"short_answer": row[0], "full_answer": row[1], "evidence": row[2],
+                                         "criteria": row[3]}))
         else:
             assert merged is not None
             answer = merged
