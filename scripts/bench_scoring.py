@@ -22,31 +22,41 @@ What it does, in order:
      tools); 0.5% extra judged queries are missing from the run (golden scores them 0,
      trec_eval ``-c``; pytrec_eval leaves them out: they are compared as 0).
 
-2. runs, ``--reps`` times, interleaved, each in a fresh process, after one unmeasured
-   warm-up of each (which also warms the page cache and produces the per-query values
+2. runs, ``--reps`` times, interleaved (the order rotates each repetition), each in a
+   fresh process, after one unmeasured warm-up of each (which also warms the page cache,
+   writes the byte-code caches an installed package has, and produces the per-query values
    for the agreement check):
 
    * **golden**: ``golden score --qrels Q --run R -m nDCG@10 -m AP -m RR -m P@10 -m R@100
-     -m Bpref --json``, the real console script as a subprocess (interpreter start-up,
-     imports, reading, scoring, JSON output);
+     -m Bpref --json`` (``python -m annotator.cli`` with this checkout's code first on
+     ``PYTHONPATH``: interpreter start-up, imports, reading, scoring, JSON output);
+   * **baseline**: the same command with the code of ``--baseline REV`` (default
+     ``c33c183``, main before issue 41; a detached git worktree made for the run and
+     removed after it; ``--baseline ''``: none);
+   * **floor**: a fresh Python child that imports pyarrow and has Arrow's multi-threaded
+     CSV reader tokenize the run (one short column converted): what reading the file with
+     that reader costs at the least;
    * **pytrec_eval**: a fresh Python child that reads the qrels and the run into
      ``{qid: {docid: value}}`` dicts with the usual ``for line in f: line.split()`` loop,
      builds ``RelevanceEvaluator(qrels, {ndcg_cut_10, map, recip_rank, P_10, recall_100,
      bpref})`` and evaluates (it imports nothing else).
 
    Wall time = from the parent's ``subprocess.run`` to the child's exit (both include
-   interpreter start-up). Peak RSS = ``/usr/bin/time -f %M`` of the child (its own
+   interpreter start-up); CPU time = the child's user + system seconds (``/usr/bin/time``),
+   the steadier figure on a shared machine. Peak RSS = ``/usr/bin/time -f %M`` of the child (its own
    ``ru_maxrss``: the wrapper is a few MiB, so the exec-inheritance caveat of
    ``ru_maxrss`` does not matter); without ``/usr/bin/time`` each child reads its own
    ``VmHWM`` (``benchlib``). The pytrec_eval child also reports its read / evaluate split.
 
 3. agreement: the warm-up ``golden score ... --per-query --json`` against the warm-up
-   pytrec_eval child's per-query dump, for every query and every measure: max |diff|.
+   pytrec_eval child's per-query dump, for every query and every measure: max |diff|;
+   and the baseline's warm-up output against this code's: the same JSON (``identical``).
 
 4. golden's parts, not part of the ratio: in one fresh child, the imports of `golden
    score` and ``evaluate_trec`` on the two files (the run-file path the CLI takes); in
    another, ``read_qrels``, ``read_run``, ``evaluate_trec`` on the frames (the DataFrame
-   path), with the peak RSS after each. ``--profile`` also cProfiles that child.
+   path), with the peak RSS after each. ``--profile`` cProfiles the first child's
+   ``evaluate_trec`` (the path `golden score` takes) and prints its top functions.
 
 5. ``paired_bootstrap(a, b, n_boot=--boot)`` with len(a) = ``--queries``, median of
    ``--boot-reps`` calls in a fresh child, and the peak RSS growth of a call (VmHWM reset
@@ -57,9 +67,9 @@ Prints a table, then one JSON line (``--json``: only the JSON line).
 
 Usage::
 
-    python scripts/bench_scoring.py [--queries 10000] [--depth 1000] [--judged 10]
-                                    [--reps 3] [--boot 10000] [--seed S] [--json]
-                                    [--profile] [--keep DIR]
+    python scripts/bench_scoring.py [--queries 5000] [--depth 1000] [--judged 10]
+                                    [--reps 5] [--boot 10000] [--seed S] [--json]
+                                    [--baseline c33c183] [--profile] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -77,7 +87,9 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from benchlib import _mark_before, _maxrss_kib, _status_kib, child_runner, git_head, log, mib, print_profile, set_quiet  # noqa: E402  (scripts/ is on sys.path)
+from benchlib import (  # noqa: E402  (scripts/ is on sys.path)
+    _mark_before, _maxrss_kib, _status_kib, child_runner, code_tree, git_head, log, mib, print_profile,
+    remove_code_trees, set_quiet)
 
 run_child = child_runner(__file__)
 
@@ -86,6 +98,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # runs from a checkout even without `pip install -e .`
 
 SEED = 20240611
+BASELINE = "c33c183"  # main before issue 41 (its judged@10 health check read and ranked the run twice)
 # golden measure name -> pytrec_eval measure
 MEASURES = {"nDCG@10": "ndcg_cut_10", "AP": "map", "RR": "recip_rank", "P@10": "P_10",
             "R@100": "recall_100", "Bpref": "bpref"}
@@ -246,6 +259,23 @@ def child_pytrec(args: argparse.Namespace) -> None:
     print(json.dumps(out))
 
 
+def child_floor(args: argparse.Namespace) -> None:
+    """The reading floor: Arrow's multi-threaded CSV reader over the run, every field
+    tokenized, only the short ``Q0`` column converted (nothing to hash, rank or score)."""
+    t0 = time.perf_counter()
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    t1 = time.perf_counter()
+    table = pcsv.read_csv(
+        args.run, read_options=pcsv.ReadOptions(column_names=["query_id", "q0", "doc_id", "rank", "score", "tag"]),
+        parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False),
+        convert_options=pcsv.ConvertOptions(include_columns=["q0"], column_types={"q0": pa.binary()}),
+        memory_pool=pa.jemalloc_memory_pool())
+    t2 = time.perf_counter()
+    print(json.dumps({"import_s": t1 - t0, "read_s": t2 - t1, "lines": table.num_rows, "vmhwm_kib": _maxrss_kib()}))
+
+
 def child_golden(args: argparse.Namespace, argv: list[str]) -> None:
     """Fallback without /usr/bin/time: the CLI's main() in this process, then its VmHWM."""
     from annotator.cli import main as golden_main
@@ -258,7 +288,8 @@ def child_golden(args: argparse.Namespace, argv: list[str]) -> None:
 
 def child_files(args: argparse.Namespace) -> None:
     """What `golden score` does, in-process and split: its imports (numpy set up as the CLI
-    sets it up), then ``evaluate_trec`` on the two files (the run-file path)."""
+    sets it up), then ``evaluate_trec`` on the two files with the health figure (the run-file
+    path); ``--profile-to``: cProfile of that call."""
     t0 = time.perf_counter()
     from annotator.cli import _numpy_for_scoring
 
@@ -266,8 +297,17 @@ def child_files(args: argparse.Namespace) -> None:
     from golden_store.scoring.trec import evaluate_trec
 
     t1 = time.perf_counter()
-    res = evaluate_trec(args.qrels, args.run, list(MEASURES))
+    prof = None
+    if args.profile_to:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+    res = evaluate_trec(args.qrels, args.run, list(MEASURES), health=True)
     t2 = time.perf_counter()
+    if prof:
+        prof.disable()
+        prof.dump_stats(args.profile_to)
     print(json.dumps({"import_s": t1 - t0, "evaluate_s": t2 - t1, "peak_kib": _maxrss_kib(),
                       "n_queries": res.n_queries}))
 
@@ -341,30 +381,49 @@ def _golden_cmd() -> list[str]:
     return [found] if found else [sys.executable, "-m", "annotator.cli"]
 
 
-def _timed(cmd: list[str], what: str, hwm_file: Path | None = None) -> dict:
-    """Run ``cmd``; wall seconds from here, peak RSS via /usr/bin/time (or ``hwm_file``)."""
+def _child_env(code_root: Path | None = None) -> dict[str, str]:
+    """The children's environment: byte-code caches written and read as an installed package
+    has them (a PYTHONDONTWRITEBYTECODE in this shell would have every run compile the
+    studio's modules again, ~0.1 s), and with ``code_root`` that tree's code first."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("GOLDEN_DB", None)
+    if code_root is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(code_root), str(Path(__file__).resolve().parent)])
+    return env
+
+
+def _timed(cmd: list[str], what: str, hwm_file: Path | None = None, env: dict[str, str] | None = None) -> dict:
+    """Run ``cmd``; wall seconds from here, peak RSS and CPU seconds (user + system) via
+    /usr/bin/time (or ``hwm_file``, CPU then not known)."""
     tfile = Path(tempfile.mkstemp(prefix="bench_scoring-time-")[1])
-    full = [TIME_BIN, "-f", "%M", "-o", str(tfile), *cmd] if hwm_file is None else cmd
+    full = [TIME_BIN, "-f", "%M %U %S", "-o", str(tfile), *cmd] if hwm_file is None else cmd
     try:
         t = time.perf_counter()
-        proc = subprocess.run(full, capture_output=True, text=True)
+        proc = subprocess.run(full, capture_output=True, text=True, env=env)
         wall = time.perf_counter() - t
         if proc.returncode != 0:
             raise SystemExit(f"{what} failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
         src = hwm_file if hwm_file is not None else tfile
-        peak = int(src.read_text().strip().splitlines()[-1])
+        fields = src.read_text().strip().splitlines()[-1].split()
+        peak = int(fields[0])
+        cpu = float(fields[1]) + float(fields[2]) if len(fields) == 3 else None
     finally:
         tfile.unlink(missing_ok=True)
-    return {"seconds": wall, "peak_kib": peak, "stdout": proc.stdout}
+    return {"seconds": wall, "peak_kib": peak, "cpu_s": cpu, "stdout": proc.stdout}
 
 
-def run_golden(data: dict, work: Path, per_query: bool = False) -> dict:
+def run_golden(data: dict, work: Path, per_query: bool = False, code_root: Path | None = None) -> dict:
+    """`golden score` as a subprocess: ``python -m annotator.cli`` with ``code_root``'s code
+    (this checkout or the baseline's worktree) first on the path."""
     argv = ["score", "--qrels", data["qrels"], "--run", data["run"]]
     for m in MEASURES:
         argv += ["-m", m]
     argv += ["--json"] + (["--per-query"] if per_query else [])
-    if os.path.exists(TIME_BIN):
-        r = _timed([*_golden_cmd(), *argv], "golden score")
+    if code_root is not None and os.path.exists(TIME_BIN):
+        r = _timed([sys.executable, "-m", "annotator.cli", *argv], "golden score", env=_child_env(code_root))
+    elif os.path.exists(TIME_BIN):
+        r = _timed([*_golden_cmd(), *argv], "golden score", env=_child_env())
     else:
         hwm = work / "golden.hwm"
         r = _timed([sys.executable, str(Path(__file__).resolve()), "--_child", "golden", "--hwm-to", str(hwm),
@@ -377,7 +436,7 @@ def run_pytrec(data: dict, work: Path, dump: Path | None = None) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", "pytrec", "--qrels", data["qrels"],
            "--run", data["run"]] + (["--dump", str(dump)] if dump else [])
     if os.path.exists(TIME_BIN):
-        r = _timed(cmd, "pytrec_eval child")
+        r = _timed(cmd, "pytrec_eval child", env=_child_env())
         r["result"] = json.loads(r.pop("stdout").strip().splitlines()[-1])
     else:
         r = {"seconds": 0.0}
@@ -388,7 +447,23 @@ def run_pytrec(data: dict, work: Path, dump: Path | None = None) -> dict:
             raise SystemExit(f"pytrec_eval child failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
         r["result"] = json.loads(proc.stdout.strip().splitlines()[-1])
         r["peak_kib"] = r["result"]["vmhwm_kib"]
+        r["cpu_s"] = None
     return r
+
+
+def run_floor(data: dict) -> dict:
+    """The reading floor child (see :func:`child_floor`), timed as the others."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", "floor", "--run", data["run"]]
+    if os.path.exists(TIME_BIN):
+        r = _timed(cmd, "reading floor child", env=_child_env())
+        r["result"] = json.loads(r.pop("stdout").strip().splitlines()[-1])
+        return r
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_child_env())
+    if proc.returncode != 0:
+        raise SystemExit(f"reading floor child failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"seconds": time.perf_counter() - t, "peak_kib": res["vmhwm_kib"], "cpu_s": None, "result": res}
 
 
 def agreement(golden_pq: dict, ref: dict) -> dict:
@@ -414,9 +489,15 @@ def agreement(golden_pq: dict, ref: dict) -> dict:
 
 def _summary(runs: list[dict]) -> dict:
     secs = [r["seconds"] for r in runs]
+    cpu = [r["cpu_s"] for r in runs if r.get("cpu_s") is not None]
     return {"median_s": round(statistics.median(secs), 3), "min_s": round(min(secs), 3),
-            "max_s": round(max(secs), 3), "peak_rss_mib": mib(max(r["peak_kib"] for r in runs)),
+            "max_s": round(max(secs), 3), "cpu_s_median": round(statistics.median(cpu), 3) if cpu else None,
+            "peak_rss_mib": mib(max(r["peak_kib"] for r in runs)),
             "peak_rss_mib_median": mib(statistics.median(r["peak_kib"] for r in runs))}
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a is not None and b else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -427,19 +508,21 @@ def main(argv: list[str] | None = None) -> int:
         argv, passthrough = argv[:cut], argv[cut + 1:]
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--queries", type=int, default=10_000)
+    ap.add_argument("--queries", type=int, default=5_000)
     ap.add_argument("--depth", type=int, default=1_000, help="retrieved documents per query")
     ap.add_argument("--judged", type=int, default=10, help="judgments per query (mean)")
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--baseline", default=BASELINE,
+                    help=f"git revision measured as the baseline in the same run (default {BASELINE}; '' for none)")
     ap.add_argument("--boot", type=int, default=10_000, help="bootstrap resamples")
     ap.add_argument("--boot-reps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--json", action="store_true", help="print only the JSON result line")
     ap.add_argument("--profile", action="store_true",
-                    help="cProfile golden's read + evaluate (the phases child) and print the top functions")
+                    help="cProfile evaluate_trec on the files (golden score's path) and print the top functions")
     ap.add_argument("--keep", metavar="DIR", help="generate into DIR and keep it (default: a temp dir, removed)")
     # internal: child mode
-    ap.add_argument("--_child", dest="op", choices=["pytrec", "golden", "files", "phases", "bootstrap"],
+    ap.add_argument("--_child", dest="op", choices=["pytrec", "golden", "files", "phases", "bootstrap", "floor"],
                     help=argparse.SUPPRESS)
     ap.add_argument("--qrels", help=argparse.SUPPRESS)
     ap.add_argument("--run", help=argparse.SUPPRESS)
@@ -462,6 +545,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.op == "bootstrap":
         child_bootstrap(args)
+        return 0
+    if args.op == "floor":
+        child_floor(args)
         return 0
     if min(args.queries, args.depth, args.judged, args.reps, args.boot, args.boot_reps) < 1:
         ap.error("--queries, --depth, --judged, --reps, --boot and --boot-reps must be >= 1")
@@ -487,7 +573,15 @@ def main(argv: list[str] | None = None) -> int:
     free = shutil.disk_usage(work).free
     if free < 2 * est:
         raise SystemExit(f"{work}: {free / 2**30:.1f} GiB free, need about {2 * est / 2**30:.1f} GiB")
+    trees: list = []
     try:
+        base_root = None
+        if args.baseline and os.path.exists(TIME_BIN):
+            log(f"baseline: the code of {args.baseline} in a detached worktree")
+            base_root = code_tree(ROOT, args.baseline, work, "baseline")
+            trees.append(base_root)
+        elif args.baseline:
+            log("baseline left out: it is timed through /usr/bin/time, which this machine lacks")
         log(f"generating {args.queries} queries x {args.depth} docs, ~{args.judged} judgments/query "
             f"(seed {args.seed}) in {work}")
         data = generate(work, args.queries, args.depth, args.judged, args.seed)
@@ -496,37 +590,66 @@ def main(argv: list[str] | None = None) -> int:
 
         # warm-up (not measured): page cache, and the per-query values for the agreement check
         log("warm-up: golden score --per-query --json, pytrec_eval with a per-query dump (not measured)")
-        wg = run_golden(data, work, per_query=True)
+        wg = run_golden(data, work, per_query=True, code_root=ROOT)
+        same_as_baseline = None
+        if base_root is not None:
+            wb = run_golden(data, work, per_query=True, code_root=base_root)
+            same_as_baseline = wb["result"] == wg["result"]
+            if not same_as_baseline:
+                raise SystemExit("golden score's output differs from the baseline's on the same files")
+            log("  the baseline's output (--per-query --json) is identical to this code's")
+        run_floor(data)
         dump = work / "pytrec_per_query.json"
         wp = run_pytrec(data, work, dump=dump)
         agree = agreement(wg["result"]["per_query"], json.loads(dump.read_text()))
         dump.unlink()
         log(f"  agreement over {agree['queries_compared']} queries: max |diff| {agree['max_abs_diff_all']:.3g}")
 
-        runs: dict[str, list[dict]] = {"golden": [], "pytrec": []}
+        runs: dict[str, list[dict]] = {"golden": [], "pytrec": [], "baseline": [], "floor": []}
+        measure = {"pytrec": lambda: run_pytrec(data, work), "golden": lambda: run_golden(data, work, code_root=ROOT),
+                   "floor": lambda: run_floor(data)}
+        if base_root is not None:
+            measure["baseline"] = lambda: run_golden(data, work, code_root=base_root)
+        names = list(measure)
         for rep in range(1, args.reps + 1):
-            runs["pytrec"].append(run_pytrec(data, work))
-            runs["golden"].append(run_golden(data, work))
-            log(f"rep {rep}/{args.reps}: pytrec_eval {runs['pytrec'][-1]['seconds']:.2f} s "
-                f"({mib(runs['pytrec'][-1]['peak_kib']):.0f} MiB), golden {runs['golden'][-1]['seconds']:.2f} s "
-                f"({mib(runs['golden'][-1]['peak_kib']):.0f} MiB)")
-        # the timed golden runs print the same means as the warm-up
-        for r in runs["golden"]:
+            turn = names[rep % len(names):] + names[:rep % len(names)]  # the order rotates: drift spreads evenly
+            for name in turn:
+                runs[name].append(measure[name]())
+            log(f"rep {rep}/{args.reps}: " + ", ".join(
+                f"{name} {runs[name][-1]['seconds']:.2f} s ({mib(runs[name][-1]['peak_kib']):.0f} MiB)" for name in names))
+        # the timed golden runs (and the baseline's) print the same means as the warm-up
+        for r in runs["golden"] + runs["baseline"]:
             for m, v in r["result"]["mean"].items():
                 if abs(v - wg["result"]["mean"][m]) > 1e-12:
                     raise SystemExit(f"golden mean {m} changed between runs: {v} vs {wg['result']['mean'][m]}")
 
         log("golden score's parts (imports, evaluate_trec on the files) in a fresh child")
-        fl = run_child("files", qrels=data["qrels"], run=data["run"])
-        log("golden phases (read_qrels, read_run, evaluate_trec) in a fresh child")
         prof_path = str(work / "golden.prof") if args.profile else None
-        ph = run_child("phases", qrels=data["qrels"], run=data["run"], profile_to=prof_path)
+        fl = run_child("files", qrels=data["qrels"], run=data["run"], profile_to=prof_path)
+        log("golden phases (read_qrels, read_run, evaluate_trec) in a fresh child")
+        ph = run_child("phases", qrels=data["qrels"], run=data["run"])
 
         log(f"paired_bootstrap: {args.queries} queries x {args.boot} resamples, {args.boot_reps} reps")
         bs = run_child("bootstrap", n=args.queries, boot=args.boot, boot_reps=args.boot_reps, seed=args.seed)
 
-        g, p = _summary(runs["golden"]), _summary(runs["pytrec"])
-        ratio = round(g["median_s"] / p["median_s"], 3) if p["median_s"] else None
+        g, p, fl_s = _summary(runs["golden"]), _summary(runs["pytrec"]), _summary(runs["floor"])
+        b = _summary(runs["baseline"]) if runs["baseline"] else None
+        ratio = _ratio(g["median_s"], p["median_s"])
+        ratios = {
+            "golden_vs_pytrec": ratio, "golden_cpu_vs_pytrec_cpu": _ratio(g["cpu_s_median"], p["cpu_s_median"]),
+            "golden_peak_vs_pytrec_peak": _ratio(g["peak_rss_mib"], p["peak_rss_mib"]),
+            "floor_vs_pytrec": _ratio(fl_s["median_s"], p["median_s"]),
+            "golden_vs_floor": _ratio(g["median_s"], fl_s["median_s"]),
+        }
+        if b is not None:
+            ratios.update({
+                "baseline_vs_pytrec": _ratio(b["median_s"], p["median_s"]),
+                "baseline_cpu_vs_pytrec_cpu": _ratio(b["cpu_s_median"], p["cpu_s_median"]),
+                "baseline_peak_vs_pytrec_peak": _ratio(b["peak_rss_mib"], p["peak_rss_mib"]),
+                "golden_vs_baseline": _ratio(g["median_s"], b["median_s"]),
+                "golden_cpu_vs_baseline_cpu": _ratio(g["cpu_s_median"], b["cpu_s_median"]),
+                "golden_peak_vs_baseline_peak": _ratio(g["peak_rss_mib"], b["peak_rss_mib"]),
+            })
         p["read_s_median"] = round(statistics.median(r["result"]["read_s"] for r in runs["pytrec"]), 3)
         p["evaluate_s_median"] = round(statistics.median(r["result"]["evaluate_s"] for r in runs["pytrec"]), 3)
         p["import_s_median"] = round(statistics.median(r["result"]["import_s"] for r in runs["pytrec"]), 3)
@@ -550,7 +673,8 @@ def main(argv: list[str] | None = None) -> int:
             "run_frame_deep_mib": ph["run_frame_mib"],
         }
         targets = {
-            "golden_time_ratio_le_0.2": bool(ratio is not None and ratio <= 0.2),
+            "golden_time_ratio_le_0.1": bool(ratio is not None and ratio <= 0.1),
+            "golden_peak_rss_le_half_pytrec": bool(g["peak_rss_mib"] <= 0.5 * p["peak_rss_mib"]),
             "golden_peak_rss_lt_1GB": bool(g["peak_rss_mib"] * 2**20 < 1e9),
             "bootstrap_lt_1s": bool(boot["median_s"] < 1.0),
             "agreement_le_1e-9": bool(agree["max_abs_diff_all"] <= 1e-9),
@@ -559,7 +683,8 @@ def main(argv: list[str] | None = None) -> int:
             "bench": "scoring",
             "date": date.today().isoformat(),
             "params": {"queries": args.queries, "depth": args.depth, "judged": args.judged, "reps": args.reps,
-                       "boot": args.boot, "boot_reps": args.boot_reps, "seed": args.seed},
+                       "boot": args.boot, "boot_reps": args.boot_reps, "seed": args.seed,
+                       "baseline": args.baseline if base_root is not None else None},
             "machine": {"nproc": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
                         "pandas": pd.__version__, "pytrec_eval": getattr(pytrec_eval, "__version__", None),
                         "platform": platform.platform()},
@@ -567,7 +692,9 @@ def main(argv: list[str] | None = None) -> int:
                      "trec_sha256_16": hashlib.sha256(Path(trec.__file__).read_bytes()).hexdigest()[:16]},
             "data": {k: v for k, v in data.items() if k not in ("run", "qrels")},
             "measures": MEASURES,
-            "golden": g, "pytrec_eval": p, "ratio_golden_vs_pytrec": ratio,
+            "golden": g, "pytrec_eval": p, "baseline": b, "reading_floor": fl_s, "ratio_golden_vs_pytrec": ratio,
+            "ratios": ratios, "identical_to_baseline": same_as_baseline,
+            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
             "golden_phases": phases,
             "golden_mean": wg["result"]["mean"], "golden_n_queries": wg["result"]["n_queries"],
             "pytrec_mean_over_its_queries": wp["result"]["mean"],
@@ -582,13 +709,22 @@ def main(argv: list[str] | None = None) -> int:
                   f"({data['run_lines']:,} run lines, {data['run_bytes'] / 2**20:.0f} MiB), "
                   f"{data['qrels_lines']:,} qrels lines; {args.reps} reps; nproc {os.cpu_count()}, "
                   f"Python {platform.python_version()}, pytrec_eval {result['machine']['pytrec_eval']}")
-            hdr = f"{'command':<26}{'median s':>10}{'min s':>9}{'max s':>9}{'x pytrec_eval':>15}{'peak RSS MiB':>14}"
+            hdr = (f"{'command':<30}{'median s':>10}{'min s':>9}{'max s':>9}{'x pytrec_eval':>15}{'CPU s':>8}"
+                   f"{'x CPU':>7}{'peak RSS MiB':>14}{'x peak':>8}")
             print(hdr)
             print("-" * len(hdr))
-            print(f"{'golden score':<26}{g['median_s']:>10.3f}{g['min_s']:>9.3f}{g['max_s']:>9.3f}"
-                  f"{ratio:>15.3f}{g['peak_rss_mib']:>14.1f}")
-            print(f"{'pytrec_eval (read+eval)':<26}{p['median_s']:>10.3f}{p['min_s']:>9.3f}{p['max_s']:>9.3f}"
-                  f"{1.0:>15.3f}{p['peak_rss_mib']:>14.1f}")
+            rows = [("golden score (this code)", g), *([(f"golden score ({args.baseline})", b)] if b else []),
+                    ("pytrec_eval (read+eval)", p), ("reading floor (Arrow CSV)", fl_s)]
+            for label, row in rows:
+                cpu = row["cpu_s_median"]
+                print(f"{label:<30}{row['median_s']:>10.3f}{row['min_s']:>9.3f}{row['max_s']:>9.3f}"
+                      f"{_ratio(row['median_s'], p['median_s']) or 0:>15.3f}{cpu if cpu is not None else float('nan'):>8.2f}"
+                      f"{_ratio(cpu, p['cpu_s_median']) or float('nan'):>7.3f}{row['peak_rss_mib']:>14.1f}"
+                      f"{_ratio(row['peak_rss_mib'], p['peak_rss_mib']) or 0:>8.3f}")
+            if b:
+                print(f"this code vs {args.baseline}: time {ratios['golden_vs_baseline']}x, CPU "
+                      f"{ratios['golden_cpu_vs_baseline_cpu']}x, peak {ratios['golden_peak_vs_baseline_peak']}x; "
+                      f"output identical: {same_as_baseline}")
             print(f"pytrec_eval split (median s): import {p['import_s_median']}, read {p['read_s_median']}, "
                   f"evaluate {p['evaluate_s_median']}")
             print("golden phases (one child, s / MiB): " + ", ".join(f"{k} {v}" for k, v in phases.items()))
@@ -599,10 +735,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"RNG floor {boot['floor_median_s']:.3f} s ({boot['ratio_vs_floor']}x)")
             print("targets: " + ", ".join(f"{k} {'MET' if v else 'NOT met'}" for k, v in targets.items()))
             if args.profile:
-                print_profile(prof_path, "golden read_qrels + read_run + evaluate_trec")
+                print_profile(prof_path, "evaluate_trec on the two files, health figure included (golden score's path)")
             print()
         print(json.dumps(result, sort_keys=False))
     finally:
+        remove_code_trees(ROOT, trees)
         if tmp is not None:
             tmp.cleanup()
     return 0
