@@ -29,6 +29,10 @@ def _fig(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
+def _yes(x: bool | None) -> str:
+    return "n/a" if x is None else "yes" if x else "no"
+
+
 def _span_key(e: dict) -> str:
     return f"{e['doc_id']}:{e['start']}-{e['end']}"
 
@@ -114,8 +118,34 @@ def _agreement(view: rr.RoundView) -> None:
              f"{ag.n_disagreeing} of them disagreeing"
              + (f"; {view.hidden} more hidden until you submit your own answer." if view.hidden else "."))
     if ag.n_compared:
-        st.dataframe([{"figure": label, "value": _fig(getattr(ag, k).value), "questions": getattr(ag, k).n,
-                       "what it is": DEFINITIONS[k]} for k, label in _FIGURES], hide_index=True)
+        st.dataframe([{"figure": label, "value": _fig(getattr(ag, k).value), "questions": getattr(ag, k).n}
+                      for k, label in _FIGURES], hide_index=True)
+        with st.expander("What each figure is"):
+            for k, label in _FIGURES:
+                st.caption(f"**{label}**: {md_escape(DEFINITIONS[k])}")
+
+
+def _state(q: dict) -> str:
+    a = q["agreement"]
+    said = ("disagreed" if a["disagrees"] else "agreed") if a else None
+    if q["adjudicated"]:
+        return "adjudicated" + (f" ({said})" if said else "")
+    if said:
+        return "DISAGREE" if a["disagrees"] else "agree"
+    return f"waiting ({len(q['submitted'])}/{len(q['authors'])} submitted)"
+
+
+def _table(view: rr.RoundView) -> None:
+    rows = []
+    for q in view.questions:
+        a = q["agreement"] or {}
+        rows.append({"question": q["query_id"], "state": _state(q), "short EM": _fig(a.get("short_em")),
+                     "short F1": _fig(a.get("short_f1")), "evidence Jaccard": _fig(a.get("span_jaccard")),
+                     "criteria same count": _yes(a.get("same_count")),
+                     "weight distance": _fig(a.get("weight_distance")),
+                     "decision": (f"accepted {q['accepted_author']}" if q["decision"] == "accept" else q["decision"])
+                     or ""})
+    st.dataframe(rows, hide_index=True)
 
 
 def _write(s: Store, user: User, rid: str, q: dict, mine: dict) -> None:
@@ -163,38 +193,31 @@ def _adjudicate(s: Store, user: User, rid: str, q: dict, submitted: dict[str, di
 
 def _question(s: Store, user: User, rid: str, q: dict) -> None:
     a = q["agreement"]
-    if q["adjudicated"]:
-        state = "adjudicated"
-    elif a is not None:
-        state = "DISAGREE" if a["disagrees"] else "agree"
-    else:
-        state = "waiting"
     mine = q["authors"].get(user.username)
     to_write = mine is not None and mine["state"] != "submitted" and not q["adjudicated"]
-    with st.expander(f"{state} · {md_escape(q['query_id'])} · {md_escape((q['text'] or '')[:70])}",
-                     expanded=to_write or state == "DISAGREE"):
-        st.text(q["text"] or "")
-        st.caption(" · ".join(f"{md_escape(who)}: {v['state']}" for who, v in q["authors"].items()))
-        if q["adjudicated"]:
-            how = f"accepted {q['accepted_author']}'s answer" if q["decision"] == "accept" else "merged answer"
-            st.caption(md_escape(f"Adjudicated by {q['adjudicated_by']}: {how} (revision {q['revision']})"
-                                 + (f". Why: {q['adjudication_note']}" if q["adjudication_note"] else ".")))
-        if a is not None:
-            st.caption(f"Short answer EM {_fig(a['short_em'])}, token F1 {_fig(a['short_f1'])} · evidence Jaccard "
-                       f"{_fig(a['span_jaccard'])} (anchors agree: {a['spans_agree']}) · criteria same count "
-                       f"{a['same_count']}, weight distance {_fig(a['weight_distance'])}")
-        shown = {who: v["submission"] for who, v in q["authors"].items() if v["submission"]}
-        if shown:
-            for col, (who, sub) in zip(st.columns(len(shown)), shown.items()):
-                with col:
-                    st.write(f"**{md_escape(who)}**" + (" (you)" if who == user.username else ""))
-                    _show_answer(sub)
-        elif q["submitted"] and not q["visible"]:
-            st.caption(f"{len(q['submitted'])} submitted; their answers are not shown to you yet.")
-        if to_write:
-            _write(s, user, rid, q, mine)
-        elif user.can(Permission.ADJUDICATE) and not q["adjudicated"] and q["visible"] and shown:
-            _adjudicate(s, user, rid, q, shown)
+    st.write(f"**{md_escape(q['query_id'])}** · {_state(q)}")
+    st.text(q["text"] or "")
+    st.caption(" · ".join(f"{md_escape(who)}: {v['state']}" for who, v in q["authors"].items()))
+    if q["adjudicated"]:
+        how = f"accepted {q['accepted_author']}'s answer" if q["decision"] == "accept" else "merged answer"
+        st.caption(md_escape(f"Adjudicated by {q['adjudicated_by']}: {how} (revision {q['revision']})"
+                             + (f". Why: {q['adjudication_note']}" if q["adjudication_note"] else ".")))
+    if a is not None:
+        st.caption(f"Short answer EM {_fig(a['short_em'])}, token F1 {_fig(a['short_f1'])} · evidence Jaccard "
+                   f"{_fig(a['span_jaccard'])} (anchors agree: {_yes(a['spans_agree'])}) · criteria same count: "
+                   f"{_yes(a['same_count'])}, weight distance {_fig(a['weight_distance'])}")
+    shown = {who: v["submission"] for who, v in q["authors"].items() if v["submission"]}
+    if shown:
+        for col, (who, sub) in zip(st.columns(len(shown)), shown.items()):
+            with col:
+                st.write(f"**{md_escape(who)}**" + (" (you)" if who == user.username else ""))
+                _show_answer(sub)
+    elif q["submitted"] and not q["visible"]:
+        st.caption(f"{len(q['submitted'])} submitted; their answers are not shown to you yet.")
+    if to_write:
+        _write(s, user, rid, q, mine)
+    elif user.can(Permission.ADJUDICATE) and not q["adjudicated"] and q["visible"] and shown:
+        _adjudicate(s, user, rid, q, shown)
 
 
 def show(s: Store, user: User) -> None:
@@ -213,16 +236,27 @@ def show(s: Store, user: User) -> None:
         st.caption("No reference rounds yet." + ("" if user.can(Permission.RUN_ROUNDS) else
                                                  " A lead opens one."))
         return
-    labels = {r["round_id"]: f"{r['round_id']} · {', '.join(r['authors'])} · "
-                             f"{r['n_adjudicated']}/{r['n_questions']} adjudicated" for r in rounds}
+    # labels without counts: a label that changes after an adjudication makes the picker a new widget
+    labels = {r["round_id"]: f"{r['round_id']} · {', '.join(r['authors'])} · opened by {r['created_by']}"
+              for r in rounds}
     if st.session_state.get("rr_round") not in labels:
         st.session_state["rr_round"] = rounds[0]["round_id"]
     rid: str = picked(st.selectbox("Round", list(labels), key="rr_round", format_func=lambda r: labels[r]))
     view = attempt(lambda: rr.status(s, user, rid))
     if view is None:
         return
-    if view.round["note"]:
-        st.caption(md_escape(f"Note: {view.round['note']}"))
+    st.caption(md_escape(f"{view.round['n_adjudicated']} of {view.round['n_questions']} question(s) adjudicated"
+                         + (f". Note: {view.round['note']}" if view.round["note"] else ".")))
     _agreement(view)
-    for q in view.questions:
-        _question(s, user, rid, q)
+    _table(view)
+    by_id = {q["query_id"]: q for q in view.questions}
+    waiting = [m["query_id"] for m in mine if m["round_id"] == rid]
+    key = f"rr_{rid}_pick"
+    if st.session_state.get(key) not in by_id:  # first what waits for me, else the first disagreement
+        st.session_state[key] = waiting[0] if waiting else view.questions[0]["query_id"]
+    # the labels never carry the state: a picker whose labels change after a submit is a new widget
+    # to the browser (the state is in the table above and the panel below)
+    qid: str = picked(st.selectbox("Question", list(by_id), key=key,
+                                   format_func=lambda q: f"{q} · {(by_id[q]['text'] or '')[:80]}"))
+    with st.container(border=True):
+        _question(s, user, rid, by_id[qid])

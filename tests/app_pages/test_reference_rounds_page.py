@@ -92,3 +92,18 @@ def test_an_empty_answer_is_one_error_and_writes_nothing(golden_db):
     assert table_snapshot(store) == before
     # an annotator opens no round
     assert not [b for b in at.button if b.label == "Open the round"]
+
+
+def test_a_question_waiting_in_a_round_says_so_and_its_author_writes_there(golden_db):
+    store = _accounts()
+    _open_round(store)
+    at = app_as("annotator")
+    at.switch_page("app_pages/references.py").run()
+    at.selectbox(key="ref_q").set_value("q004").run()
+    assert "q004 is in reference round ref1" in plain(texts(at))
+    before = table_snapshot(store)
+    at.text_input(key="ref_short_q004").input("EUR 58")
+    next(b for b in at.button if b.label == "Save revision").click().run()
+    assert not at.exception and "q004 is in reference round ref1: write your answer in the round" in plain(
+        at.error[0].value)
+    assert table_snapshot(store) == before
