@@ -185,6 +185,10 @@ def _fig(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
+def _yes(x: bool | None) -> str:
+    return "n/a" if x is None else "yes" if x else "no"
+
+
 def cmd_references_round_status(args: argparse.Namespace) -> int:
     rr = _rounds()
     store, user = _store(args), identity.cli_user()
@@ -229,7 +233,7 @@ def cmd_references_round_status(args: argparse.Namespace) -> int:
         if q["agreement"]:
             a = q["agreement"]
             print(f"    short EM {_fig(a['short_em'])} F1 {_fig(a['short_f1'])}; evidence Jaccard "
-                  f"{_fig(a['span_jaccard'])}; criteria same count {a['same_count']}, weight distance "
+                  f"{_fig(a['span_jaccard'])}; criteria same count {_yes(a['same_count'])}, weight distance "
                   f"{_fig(a['weight_distance'])}")
         for who, v in q["authors"].items():
             for kind in ("submission", "draft"):
