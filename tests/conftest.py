@@ -782,6 +782,7 @@ _SLOW += (  # issue 41 item 1: labels written in groups; an acknowledged label o
     "tests/annotator/test_label_groups.py",  # threads of annotators on the pooled demo (~3 s a test)
     "tests/browser/test_browser_label_durable.py",  # golden serve, Chromium sign-ins, a kill and restarts
 )
+_SLOW += ("tests/golden_store/test_corpus_import_parallel.py",)  # issue 41 item 4: imports with worker processes
 # issue 40 item 1 (reference-answer rounds): the page under AppTest, and the full demo's round
 # (the whole demo built: ~25 s); the service, CLI and API tests of rounds stay fast
 _SLOW += (

@@ -12,6 +12,14 @@ DuckDB's own choice; uncompressed: 120 s, 2.4 GB). ``BENCHMARKS.md``, "Corpus at
 
 The import stays all-or-nothing: the staged file is only read inside the transaction,
 and is deleted whatever happens.
+
+Saving the store file (issue 41, item 4): DuckDB folds a committed import into its file at
+the next checkpoint, which came when the store was closed, after the bulk settings were
+reset: a silent wait at the end of ``golden corpus import`` (a sixth of a 200 MB import)
+that analysed every string segment's compression again and peaked at 2.3 GB. The import
+now checkpoints itself under the bulk settings, as a phase of its own (:data:`SAVING`):
+measured at 200 MB, 3.5 s of CPU instead of 7.2 and 650 MB instead of 2.3 GB, a 14% smaller
+file, and closing the store takes milliseconds.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from golden_store.core.progress import Phase, Progress, step
 from golden_store.db.cursor import Cursor
 
 if TYPE_CHECKING:
@@ -101,6 +110,20 @@ class DocumentStaging:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# The last step of a DuckDB import: its documents folded into the store file (see above).
+SAVING = Phase("saving the store file", "documents")
+
+
+def save_file(store: "Store", n_docs: int, progress: Progress | None = None) -> None:
+    """DuckDB, inside :func:`bulk_load_settings` after an import of ``n_docs`` documents
+    committed: checkpoint now (told as :data:`SAVING`), rather than when the store is closed
+    with the settings reset. PostgreSQL writes its own pages as it goes: nothing to do."""
+    if store.engine != "duckdb" or n_docs <= 0:
+        return
+    with step(progress, n_docs, SAVING), store.cursor() as cur:
+        cur.execute("CHECKPOINT")
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ from golden_store.core.progress import report as tell
 from golden_store.corpus import sources
 from golden_store.corpus.sources import PreparedDocument, Progress  # noqa: F401  (re-exported)
 from golden_store.db.store import Store, utcnow
-from golden_store.live.document_staging import DocumentStaging, bulk_load_settings
+from golden_store.live.document_staging import SAVING, DocumentStaging, bulk_load_settings, save_file
 from golden_store.live.drift import DriftReport, reresolve_tx
 
 if TYPE_CHECKING:
@@ -31,10 +31,14 @@ if TYPE_CHECKING:
 # The steps of a corpus import after the files are read (``sources.READING``), each told to
 # ``progress`` so that no step of a long import passes in silence (issue 38, item 4): the
 # search index brought up to date first (built, when it is missing), the documents written
-# to the store and committed, then the index's new segments committed.
+# to the store and committed, the store file saved (DuckDB: ``document_staging.SAVING``), then
+# the index's new segments committed.
 OPENING_INDEX = Phase("bringing the search index up to date", "documents")
 WRITING = Phase("writing documents to the store", "documents")
 INDEXING = Phase("indexing documents for search", "documents")
+# Every phase of :func:`import_paths`, in the order they run (the index is brought up to date
+# only when it is behind the store; SAVING only on DuckDB).
+PHASES = (OPENING_INDEX, sources.READING, WRITING, SAVING, INDEXING)
 
 
 @dataclass
@@ -76,9 +80,10 @@ def import_paths(store: Store, paths: Sequence[str | Path], *, actor: str, repla
     """:func:`import_documents` of files and folders of any size, streamed: files are read
     (a JSONL file chunk by chunk), canonicalized and written in batches inside one
     transaction, so memory stays bounded; every problem is collected and any one of them
-    rolls the whole import back."""
+    rolls the whole import back. A large import is read and canonicalized by worker processes
+    (``sources.prepared_batches``), one per core, while this process writes."""
     problems: list[str] = []
-    batches = sources.batches(sources.iter_paths(paths, problems, progress), sources.Preparer(problems))
+    batches = sources.prepared_batches(paths, problems, progress)
     return _import(store, batches, problems, actor=actor, replace=replace, progress=progress)
 
 
@@ -114,9 +119,10 @@ def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: l
                                                                          problems=problems, index=index,
                                                                          on_write=written, progress=progress),
                                          retries=0)
-                committed = True
-                n_written = len(report.added) + len(report.replaced)
-                tell(progress, n_written, n_written, WRITING)
+                    committed = True
+                    n_written = len(report.added) + len(report.replaced)
+                    tell(progress, n_written, n_written, WRITING)
+                    save_file(store, n_written, progress)
                 with store.cursor() as cur:
                     last = last_corpus_event(cur)
                     ours = len(report.added) + len(report.replaced)
