@@ -36,6 +36,19 @@ def test_bench_spans_runs_and_reports_accuracy_and_ratio(tmp_path):
     assert report["baseline_ratio"] > 0 and report["resolve_s"] > 0
 
 
+def test_bench_spans_batch_runs_golden_resolve_cold_and_warm_with_the_same_answers(tmp_path):
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_spans.py"), "--batch", "--mb", "0.3", "--quotes", "60",
+         "--negatives", "6", "--reps", "1", "--naive-sample", "2", "--baseline-rev", "", "--json"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    cold, warm = report["accuracy"]["new_cold"], report["accuracy"]["new_warm"]
+    assert cold == warm and cold["positives"] == 60 and cold["located"] >= 54 and cold["false_matches"] == 0
+    assert report["naive"]["estimated_total_s"] > 0 and report["ratios"]["new_warm"]["vs_naive_wall"] > 0
+
+
 def test_bench_scoring_runs_and_agrees_with_pytrec_eval(tmp_path, record_property):
     """bench_scoring.py at a small size, with the baseline (main before issue 41) and pytrec_eval
     in the same run: golden agrees with pytrec_eval, prints what the baseline prints, and its
