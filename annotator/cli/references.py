@@ -1,7 +1,3 @@
-# LEAD'S NOTE TO HELPER refround (not part of the code; delete these lines in every file before you commit it):
-# your prompt's rules were left out by mistake. Read /tmp/helpers/common.md now and follow it: hard deadline 21:40 UTC,
-# shared working tree and git index (commit only your own files with a pathspec; never git add -A / commit -a / stash),
-# CHANGELOG text to /tmp/helpers/refround-changelog.md instead of CHANGELOG.md, migration number 32.
 """Reference answers: set/approve/retire/show/list/import, their criteria, exact match and
 token F1 of systems' answers against them, and double authoring in rounds (round-open,
 round-status, round-draft, round-submit, round-adjudicate)."""

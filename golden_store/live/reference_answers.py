@@ -1,7 +1,3 @@
-# LEAD'S NOTE TO HELPER refround (not part of the code; delete these lines in every file before you commit it):
-# your prompt's rules were left out by mistake. Read /tmp/helpers/common.md now and follow it: hard deadline 21:40 UTC,
-# shared working tree and git index (commit only your own files with a pathspec; never git add -A / commit -a / stash),
-# CHANGELOG text to /tmp/helpers/refround-changelog.md instead of CHANGELOG.md, migration number 32.
 """Reference answers and answer criteria, the SQL side: every write, approval and retirement is
 an event (who, when, and the model and prompt sha when Claude drafted it), and the current
 state is a view, so a question's revisions are all kept.
