@@ -35,10 +35,13 @@ if TYPE_CHECKING:
 # the index's new segments committed.
 OPENING_INDEX = Phase("bringing the search index up to date", "documents")
 WRITING = Phase("writing documents to the store", "documents")
+# the documents written, the corpus digest taken (and quotes on replaced documents placed
+# again) and the transaction committed: on DuckDB most of it the commit writing its log
+COMMITTING = Phase("committing the import", "documents")
 INDEXING = Phase("indexing documents for search", "documents")
 # Every phase of :func:`import_paths`, in the order they run (the index is brought up to date
 # only when it is behind the store; SAVING only on DuckDB).
-PHASES = (OPENING_INDEX, sources.READING, WRITING, SAVING, INDEXING)
+PHASES = (OPENING_INDEX, sources.READING, WRITING, COMMITTING, SAVING, INDEXING)
 
 
 @dataclass
@@ -121,7 +124,7 @@ def _import(store: Store, batches: Iterable[list[PreparedDocument]], problems: l
                                          retries=0)
                     committed = True
                     n_written = len(report.added) + len(report.replaced)
-                    tell(progress, n_written, n_written, WRITING)
+                    tell(progress, n_written, n_written, COMMITTING)
                     save_file(store, n_written, progress)
                 with store.cursor() as cur:
                     last = last_corpus_event(cur)
@@ -180,7 +183,8 @@ def import_documents_tx(
     while the batches stream (any one refuses the import at the end); ``on_write(docs,
     replaced ids)`` is told each batch of documents written; ``progress`` is told when the
     staged documents start being written (:data:`WRITING`, 0 of them: one statement writes
-    them all, and the caller says when its commit is done)."""
+    them all) and when they are (all of them); then :data:`COMMITTING` begins, and the caller
+    says when its commit is done."""
     problems = problems if problems is not None else []
     batches: Iterable[list[PreparedDocument]]
     if isinstance(docs, Sequence) and (not docs or isinstance(docs[0], PreparedDocument)):
@@ -202,6 +206,8 @@ def import_documents_tx(
         if not problems and not (conflicts and not replace):
             tell(progress, 0, staging.rows, WRITING)
             staging.insert(cur, actor=actor, now=now)
+            tell(progress, staging.rows, staging.rows, WRITING)
+            tell(progress, 0, staging.rows, COMMITTING)
     if problems:
         raise sources.refused(problems)
     if not n_docs:

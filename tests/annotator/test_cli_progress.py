@@ -80,13 +80,14 @@ def test_corpus_import_on_a_terminal_shows_every_phase_with_units_rate_and_time_
     assert "done in 0:00:" in reading, reading                              # the time it took
     # DuckDB folds the import into its file as a phase of its own (issue 41, item 4), not silently at exit
     saving = () if golden_db.startswith("postgresql") else ("saving the store file",)
-    for phase in ("writing documents to the store", *saving, "indexing documents for search"):
+    for phase in ("writing documents to the store", "committing the import", *saving, "indexing documents for search"):
         line = last_line_of(f"corpus import: {phase}")
         assert "60/60 documents" in line and "documents/s" in line and "done in" in line, line
     # while a phase runs its line says the time left (eta), even if this small import is quick
     assert re.search(r"elapsed, eta (\d+:\d\d:\d\d|-:--:--)", shown), shown
     # the phases come in the order they run: nothing silent between the bar and the summary
-    order = [shown.rfind(p) for p in ("reading and canonicalizing", "writing documents", *saving, "indexing documents")]
+    order = [shown.rfind(p) for p in ("reading and canonicalizing", "writing documents", "committing the import", *saving,
+                                      "indexing documents")]
     assert order == sorted(order), order
 
 
