@@ -263,10 +263,14 @@ class _RunColumns:
         self.docs: list = []
         self.n = 0
 
-    def add(self, batch) -> None:
+    def add(self, batch) -> bool:
+        """Add a batch's lines; False (nothing added) when they would pass the capacity (the
+        line numbers would no longer fit in the keys' low bits)."""
         import pyarrow as pa
 
         lo, hi = self.n, self.n + batch.num_rows
+        if hi > self.rq.size:
+            return False
         col = batch.column("query_id")  # dictionary-encoded: a few ids per batch, looked up in Python
         lut = np.empty(len(col.dictionary), np.int32)
         for i, name in enumerate(col.dictionary.to_pylist()):
@@ -286,6 +290,7 @@ class _RunColumns:
         k |= np.arange(lo, hi, dtype=np.uint64)
         self.docs.append(batch.column("doc_id"))
         self.n = hi
+        return True
 
     def finish(self) -> tuple[np.ndarray, list[str], np.ndarray, object, np.ndarray, int]:
         import pyarrow as pa
@@ -301,7 +306,7 @@ def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.nda
     cols = _RunColumns(qids, table.num_rows)
     for b in table.to_batches():
         if b.num_rows:
-            cols.add(b)
+            cols.add(b)  # the capacity is the table's length: every batch fits
     return cols.finish()
 
 
@@ -334,9 +339,8 @@ def _stream_run_columns(path: Path, qids: np.ndarray):
             for batch in reader:
                 if not batch.num_rows:
                     continue
-                if not _batch_usable(batch, "score"):
+                if not _batch_usable(batch, "score") or not cols.add(batch):
                     return None
-                cols.add(batch)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         return None
     if cols.n == 0:
