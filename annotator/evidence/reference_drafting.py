@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import pydantic
 
 from annotator.evidence import nuggets as nugget_drafting
+from annotator.evidence.reference_rounds import check_can_write
 from annotator.judge import llm, llm_cost
 from annotator.people.identity import User, require
 from annotator.people.roles import Permission
@@ -104,6 +105,9 @@ def _ready(store: Store, user: User, query_ids: list[str]
     ready, skipped = [], []
     for qid in query_ids:
         try:
+            # a question waiting in a reference round is written in the round: a draft here would
+            # be a revision outside it, the same door the round closes to direct writes
+            check_can_write(store, user, [qid])
             q, ps = nugget_drafting.eligible(store, qid, include_judged=False, user=user)
             ready.append((qid, q.text, ps))
         except (llm.LLMRefused, ValidationError, NotFoundError) as exc:

@@ -11,7 +11,9 @@ import os
 from annotator import cli
 from annotator.evidence import reference_answers, reference_drafting
 from annotator.judge import llm
-from annotator.people.identity import LOCAL_USER
+from annotator.evidence import reference_rounds
+from annotator.people.identity import LOCAL_USER, User
+from annotator.people.roles import Role
 from tests.annotator.test_leaks import assert_nothing_held_out_sent
 from tests.llm_server import message
 
@@ -53,6 +55,25 @@ def test_held_out_questions_are_never_sent_and_a_refusal_writes_nothing(demo_sto
     assert reference_answers.current(demo_store, LOCAL_USER, "q003") == []
     assert len(llm_server.requests) == 1
     assert_nothing_held_out_sent(llm_server, demo_store)
+
+
+def test_an_author_cannot_have_claude_draft_a_question_waiting_in_a_reference_round(demo_store, llm_server):
+    """A draft is a revision outside the round: the round closes that door to its authors (a lead
+    may still write directly), and nothing is sent for the refused question."""
+    lead = User("lena", "Lena", frozenset({Role.LEAD}))
+    ann = User("ann", "Ann", frozenset({Role.ANNOTATOR}))
+    before = reference_answers.current(demo_store, lead, "q004")
+    reference_rounds.open_round(demo_store, lead, ["ann", "ben"], ["q004"])
+    llm_server.script = [_reply(PROPOSAL)]
+    plan = reference_drafting.plan(demo_store, ann, ["q004", "q003"])
+    assert plan.items == ["q003"] and plan.skipped[0][0] == "q004" and "reference round" in plan.skipped[0][1]
+    outs = {o.query_id: o for o in reference_drafting.draft_many(demo_store, ann, ["q004", "q003"],
+                                                                  client=llm.LLMClient(max_retries=0))}
+    assert outs["q004"].outcome == "skipped" and outs["q004"].revision is None
+    assert "round-submit" in outs["q004"].message
+    assert outs["q003"].outcome == "ok"
+    assert len(llm_server.requests) == 1  # only q003's
+    assert reference_answers.current(demo_store, lead, "q004") == before
 
 
 def test_the_instructions_are_a_prefix_long_enough_to_cache():
