@@ -578,8 +578,12 @@ def main(argv: list[str] | None = None) -> int:
         base_root = None
         if args.baseline and os.path.exists(TIME_BIN):
             log(f"baseline: the code of {args.baseline} in a detached worktree")
-            base_root = code_tree(ROOT, args.baseline, work, "baseline")
-            trees.append(base_root)
+            try:
+                base_root = code_tree(ROOT, args.baseline, work, "baseline")
+                trees.append(base_root)
+            except subprocess.CalledProcessError as exc:  # e.g. a shallow clone without that commit
+                why = (exc.stderr or b"").decode(errors="replace").strip()[-200:]
+                log(f"baseline left out: no worktree of {args.baseline} ({why})")
         elif args.baseline:
             log("baseline left out: it is timed through /usr/bin/time, which this machine lacks")
         log(f"generating {args.queries} queries x {args.depth} docs, ~{args.judged} judgments/query "
