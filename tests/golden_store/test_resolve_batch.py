@@ -198,3 +198,18 @@ def test_golden_resolve_on_a_folder_writes_the_per_quote_answers_and_keeps_its_i
     qfile.write_text(json.dumps({"quote_id": "z", "quote": "about zeppelin hangars"}) + "\n", encoding="utf-8")
     assert offline.resolve_file(folder, qfile, out) == {"exact": 1, "fuzzy": 0, "ambiguous": 0, "unresolved": 0}
     assert [p.name for p in home.iterdir()] == [offline.folder_key(offline.read_text_folder(folder))]
+
+
+def test_a_store_corpus_batch_answers_as_the_per_quote_resolver_does(store, case):
+    """``golden resolve --corpus STORE``: the store's own index names the candidates (no
+    whole-corpus text in memory, no one-pass search); the batch keeps each document's work
+    and answers every quote as the per-quote resolver over that index does."""
+    from golden_store.corpus import sources
+    from golden_store.live import documents
+
+    docs, _, _, items = case
+    documents.import_documents(store, sources.load_sources([(f"{d}.txt", t.encode("utf-8")) for d, t in docs.items()]),
+                               actor="eng")
+    resolver = IndexedResolver(documents.search_index(store))
+    some = items[::3]
+    assert [_answer(r) for r in resolver.resolve_batch(some)] == [_answer(resolver.resolve(q, d)) for q, d in some]
