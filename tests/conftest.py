@@ -781,6 +781,7 @@ _SLOW += (
 _SLOW += (  # issue 41 item 1: labels written in groups; an acknowledged label outlives a kill -9
     "tests/annotator/test_label_groups.py",  # threads of annotators on the pooled demo (~3 s a test)
     "tests/browser/test_browser_label_durable.py",  # golden serve, Chromium sign-ins, a kill and restarts
+    "tests/golden_store/test_grade_state_many.py",  # 40 random chunked sequences, each checked against the log
 )
 _SLOW += ("tests/golden_store/test_corpus_import_parallel.py",)  # issue 41 item 4: imports with worker processes
 # issue 40 item 1 (reference-answer rounds): the page under AppTest, and the full demo's round
