@@ -298,7 +298,8 @@ class _RunColumns:
         n = self.n
         key = self.key[:n]
         key.sort()
-        return self.rq[:n], self.names, self.score[:n], pa.chunked_array(self.docs, pa.string()), key, self.row_bits
+        docs = pa.chunked_array(self.docs, self.docs[0].type if self.docs else pa.string())
+        return self.rq[:n], self.names, self.score[:n], docs, key, self.row_bits
 
 
 def _run_columns(table, qids: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray, object, np.ndarray, int]:
