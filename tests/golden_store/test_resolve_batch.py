@@ -33,6 +33,8 @@ _TRICKY = ["\u201cquoted words\u201d", "pre\u2013post", "\ufb01nal \ufb02ow", "1
            "\u0130stanbul office", "\u4f11\u6687\u306f\u5e74\u306b", "\U0001f600 smile", "line\r\nbreak"]
 COMMON = "This boilerplate paragraph is printed in the footer of every single handbook we publish."
 TWICE = "Badges are collected at reception on the first working day of the month."
+PARTIAL_COMMA = "Codes wwqx, jjww are retired."
+PARTIAL = "Codes wwqx jjww are current."
 
 
 def _corpus(rng: random.Random) -> dict[str, str]:
@@ -46,14 +48,27 @@ def _corpus(rng: random.Random) -> dict[str, str]:
 
     docs = {}
     for i in range(90):
-        paras = [" ".join(sentence() for _ in range(rng.randint(2, 6))) for _ in range(rng.randint(2, 5))]
+        # the first and the last documents long: the index ranks them last for a phrase they share with
+        # short ones, so the exact search's 64 documents are not the first 64 by id
+        n = rng.randint(12, 16) if i < 12 or i >= 84 else rng.randint(2, 5)
+        paras = [" ".join(sentence() for _ in range(rng.randint(2, 6))) for _ in range(n)]
         if i < 70:  # in more documents than the per-quote exact search reads (64)
             paras.insert(rng.randrange(len(paras) + 1), COMMON)
         if i in (3, 40, 77):
             paras.insert(rng.randrange(len(paras) + 1), TWICE)
         if i == 5:
             paras.append(TWICE)
+        # two words a two-word quote cuts ("qx jj"): with a comma between them in 80
+        # documents (the index's partial-word lookup meets all 80 and reads 64), as typed in 6
+        if i < 80:
+            paras.append(PARTIAL_COMMA)
+        if i >= 84:
+            paras.append(PARTIAL)
         docs[f"doc{i:03d}"] = "\n\n".join(paras) + "\n"
+    # a capital sigma lower-cases by context (final or not), and a dotted capital I makes the
+    # document's lower-casing go character by character: the two disagree on "ODOS"
+    docs["doc_sigma"] = ("Sto \u0130stanbul to grafeio \u039f\u0394\u039f\u03a3 \u039a\u0391\u0399 "
+                         "\u03a3\u039f\u03a6\u0399\u0391\u03a3 einai edo.\n")
     return docs
 
 
@@ -85,14 +100,15 @@ def _quotes(rng: random.Random, docs: dict[str, str]) -> list[tuple[str, str | N
             out.append((q.upper() if rng.random() < 0.5 else q.lower(), None))
         else:
             out.append((q, d))                            # with the document named
-    out += [(TWICE, None), (TWICE.upper(), None), (TWICE, "doc005"), (TWICE, "doc003"),
+    out += [("Codes wwqx jjww are", None), (TWICE, None), (TWICE.upper(), None), (TWICE, "doc005"), (TWICE, "doc003"),
             (COMMON, None), (COMMON[10:60], None), ("handbook we publish", None),
             ("\u201cquoted words\u201d", None), ("quoted", None), ("ertific", None), ("the", None),
             ("\u039f\u0394\u039f\u03a3 \u039a\u0391\u0399", None), ("\u03bf\u03b4\u03bf\u03c2 \u03ba\u03b1\u03b9", None),
             ("\u0130stanbul office", None), ("istanbul office", None), ("\U0001f600 smile", None),
             ("reimbursement", None), ("reim-\nbursement", None), ("fi", None), ("\ufb01nal \ufb02ow", None),
             ("Nothing like this sentence is anywhere in the corpus at all, none of it.", None),
-            ("zzqx vvrw kkpl", None)]
+            ("zzqx vvrw kkpl", None), ("qx jj", None), ("wwqx jjww", None),
+            ("grafeio \u039f\u0394\u039f\u03a3 \u039a\u0391\u0399 \u03a3\u039f\u03a6\u0399\u0391\u03a3 einai", None)]
     out += out[:20]  # the same quote twice in a batch
     return out
 
