@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 
@@ -153,6 +154,7 @@ def test_exact_and_ambiguous_answers_match_an_independent_count(case):
     for d in sorted(docs)[:: len(docs) // 6]:
         assert ref.canonicalize(docs[d]).text == ref_canon[d], d
     results = resolver.resolve_batch(items, corpus=ref_canon)
+    ref_words = {d: " " + " ".join(re.findall(r"\w+", t.lower())) + " " for d, t in ref_canon.items()}
     checked = 0
     for (q, hint), res in zip(items, results):
         cq = ref.canonicalize(q).text
@@ -161,17 +163,23 @@ def test_exact_and_ambiguous_answers_match_an_independent_count(case):
         verbatim = res.status in ("exact", "ambiguous") and all(
             ref_canon[c.doc_id][c.canonical_start:c.canonical_end] == cq for c in located)
         if res.status == "exact":
-            assert verbatim and places == [(res.best.doc_id, res.best.canonical_start)], q
+            assert verbatim and (res.best.doc_id, res.best.canonical_start) in places, q
+        # whether the exact search reads every document holding the quote's inner words (at
+        # most 64 of them; a quote of 1-2 words is looked up as parts of words: not counted here)
+        words = re.findall(r"\w+", cq.lower())
+        inner = " " + " ".join(words[1:-1]) + " "
+        reads_all = len(words) >= 3 and "\u03a3" not in cq and sum(inner in t for t in ref_words.values()) <= 64
         if verbatim and res.status == "ambiguous":
             assert len(places) > 1 and all((c.doc_id, c.canonical_start) in places for c in res.candidates), q
-            if len({d for d, _ in places}) <= 64:  # every place read: the first ten in corpus order
+            if reads_all:  # every place read: the first ten in corpus order
                 assert [(c.doc_id, c.canonical_start) for c in res.candidates] == places[:10], q
         if verbatim:
             for c in located:  # the raw span is the passage: it canonicalizes to the quote
                 assert ref.canonicalize(docs[c.doc_id][c.start:c.end]).text == cq, q
             checked += 1
-        if len(cq.split(" ")) >= 3 and "\u03a3" not in cq and len({d for d, _ in places}) <= 64:
-            # found wherever it is: one place is exact, several ambiguous, none neither
+        if reads_all and res.status == "exact":
+            assert places == [(res.best.doc_id, res.best.canonical_start)], q
+        if reads_all:  # found wherever it is: one place is exact, several ambiguous, none neither
             want = "exact" if len(places) == 1 else "ambiguous" if places else None
             assert (res.status if verbatim else None) == want, q
     assert checked > 100
