@@ -173,8 +173,11 @@ def _kept_index(folder: Path, raw: dict[str, str],
         (building / _CANON_IDS).write_text(json.dumps({"doc_ids": ids, "lengths": [len(canonical[d]) for d in ids]}),
                                            "utf-8")
         del ix
-        if (home / key).exists():  # kept by a run that did not finish writing it: replaced
-            shutil.rmtree(home / key, ignore_errors=True)
+        if (home / key).exists():
+            if _load_kept(home / key, raw) is not None:  # another run kept it meanwhile: theirs is used
+                shutil.rmtree(building, ignore_errors=True)
+                return _load_kept(home / key, raw)
+            shutil.rmtree(home / key, ignore_errors=True)  # unreadable: replaced
         try:
             os.rename(building, home / key)
         except OSError:  # another run kept the same key first: use theirs

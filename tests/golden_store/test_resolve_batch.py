@@ -237,3 +237,38 @@ def test_a_store_corpus_batch_answers_as_the_per_quote_resolver_does(store, case
     resolver = IndexedResolver(documents.search_index(store))
     some = items[::3]
     assert [_answer(r) for r in resolver.resolve_batch(some)] == [_answer(resolver.resolve(q, d)) for q, d in some]
+
+
+def test_two_runs_at_once_on_a_new_folder_keep_one_index_and_answer_alike(case, tmp_path):
+    """Two ``golden resolve`` runs started together on a folder not indexed yet: each builds
+    in its own folder, the first to finish keeps its index, the other uses it (neither
+    deletes what the other reads), and both write the same answers."""
+    import threading
+
+    from golden_store import offline_resolution as offline
+
+    docs, _, _, items = case
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for d in sorted(docs)[:30]:
+        (folder / f"{d}.md").write_bytes(docs[d].encode("utf-8"))
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text("".join(json.dumps({"quote_id": f"q{i}", "quote": q}) + "\n" for i, (q, _) in enumerate(items)),
+                     encoding="utf-8")
+    errors: list[BaseException] = []
+
+    def run(name: str) -> None:
+        try:
+            offline.resolve_file(folder, qfile, tmp_path / name)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(f"out{i}.jsonl",)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert (tmp_path / "out0.jsonl").read_bytes() == (tmp_path / "out1.jsonl").read_bytes()
+    assert [p.name for p in (tmp_path / "docs.golden-index").iterdir()] == [
+        offline.folder_key(offline.read_text_folder(folder))]
