@@ -239,9 +239,11 @@ def show(s: Store, user: User) -> None:
     # labels without counts: a label that changes after an adjudication makes the picker a new widget
     labels = {r["round_id"]: f"{r['round_id']} · {', '.join(r['authors'])} · opened by {r['created_by']}"
               for r in rounds}
-    if st.session_state.get("rr_round") not in labels:
-        st.session_state["rr_round"] = rounds[0]["round_id"]
+    if st.session_state.get("rr_round") not in labels:  # a refresh keeps the round the address names
+        linked = st.query_params.get("round")
+        st.session_state["rr_round"] = linked if linked in labels else rounds[0]["round_id"]
     rid: str = picked(st.selectbox("Round", list(labels), key="rr_round", format_func=lambda r: labels[r]))
+    st.query_params["round"] = rid
     view = attempt(lambda: rr.status(s, user, rid))
     if view is None:
         return
@@ -252,11 +254,14 @@ def show(s: Store, user: User) -> None:
     by_id = {q["query_id"]: q for q in view.questions}
     waiting = [m["query_id"] for m in mine if m["round_id"] == rid]
     key = f"rr_{rid}_pick"
-    if st.session_state.get(key) not in by_id:  # first what waits for me, else the first disagreement
-        st.session_state[key] = waiting[0] if waiting else view.questions[0]["query_id"]
+    if st.session_state.get(key) not in by_id:  # the address's, else first what waits for me, else the first
+        linked = st.query_params.get("q")
+        st.session_state[key] = (linked if linked in by_id else waiting[0] if waiting
+                                 else view.questions[0]["query_id"])
     # the labels never carry the state: a picker whose labels change after a submit is a new widget
     # to the browser (the state is in the table above and the panel below)
     qid: str = picked(st.selectbox("Question", list(by_id), key=key,
                                    format_func=lambda q: f"{q} · {(by_id[q]['text'] or '')[:80]}"))
+    st.query_params["q"] = qid
     with st.container(border=True):
         _question(s, user, rid, by_id[qid])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from annotator.evidence import reference_answers as refs
-from annotator.evidence import reference_drafting
+from annotator.evidence import reference_drafting, reference_rounds
 from annotator.judge import llm
 from annotator.people.roles import Permission
 from app_pages import _cost
@@ -20,7 +20,15 @@ user = require_page(Permission.LABEL)
 s = store()
 st.title("Reference answers")
 SECTIONS = ("Write and approve", "Double-authoring rounds")
+if "ref_section" not in st.session_state and st.query_params.get("section") == "rounds":
+    st.session_state["ref_section"] = SECTIONS[1]  # a refresh or the Back button keeps the section
 section = st.radio("Section", SECTIONS, horizontal=True, key="ref_section", label_visibility="collapsed")
+if section == SECTIONS[1]:
+    st.query_params["section"] = "rounds"
+else:
+    st.query_params.pop("section", None)
+    for k in ("round", "q"):
+        st.query_params.pop(k, None)
 if section == SECTIONS[1]:
     from app_pages import _reference_rounds
 
@@ -31,6 +39,11 @@ st.write("Write the answer a good system gives: a **short** form (a date, an amo
          "and token F1 compare answers against, and/or the **full** answer, anchored to the question's evidence. "
          "A revision counts once a person approved it; an edit needs a new approval. Every revision is kept.")
 show_flash()
+mine = reference_rounds.my_questions(s, user)
+if mine:  # the default section says where the round's questions are written
+    st.info(md_escape(f"{len(mine)} question(s) of a reference round wait for your answer "
+                      f"({', '.join(m['query_id'] for m in mine[:12])}): write them under "
+                      f"Double-authoring rounds above."))
 
 options = refs.questions(s, user)
 if not options:
