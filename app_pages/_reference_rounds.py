@@ -154,8 +154,8 @@ def _write(s: Store, user: User, rid: str, q: dict, mine: dict) -> None:
     with st.form(f"{key}_form"):
         short, full, anchors, edited = _answer_form(s, user, key, q["query_id"], mine["draft"], [])
         c1, c2 = st.columns(2)
-        save = c1.form_submit_button("Save draft")
-        send = c2.form_submit_button("Submit (final)")
+        save = c1.form_submit_button("Save draft", key=f"{key}_save")
+        send = c2.form_submit_button("Submit (final)", key=f"{key}_send")
     if save or send:
         answer = rr.answer_from(short, full, anchors, _criteria_drafts(edited))
         fn = rr.submit if send else rr.save_draft
@@ -214,6 +214,12 @@ def _question(s: Store, user: User, rid: str, q: dict) -> None:
                 _show_answer(sub)
     elif q["submitted"] and not q["visible"]:
         st.caption(f"{len(q['submitted'])} submitted; their answers are not shown to you yet.")
+    key = f"rr_{rid}_{q['query_id']}"
+    if not to_write and mine is not None and (st.session_state.get(f"{key}_send") or st.session_state.get(f"{key}_save")):
+        # pressed on a form drawn before the submission (another tab of theirs): say so, not silence
+        st.error(md_escape(f"You already submitted your answer to {q['query_id']} (in another tab or window); a "
+                           "submission is final, so what this form held was not stored." if mine["state"] == "submitted"
+                           else f"{q['query_id']} was adjudicated meanwhile, so what this form held was not stored."))
     if to_write:
         _write(s, user, rid, q, mine)
     elif user.can(Permission.ADJUDICATE) and not q["adjudicated"] and q["visible"] and shown:

@@ -5,6 +5,7 @@ because none of them was in the page's address."""
 
 from __future__ import annotations
 
+from golden_store.live import reference_rounds as live_rounds
 from tests.app_pages.test_app_roles import app_as, texts
 from tests.app_pages.test_reference_rounds_page import ROUNDS, _accounts, _open_round, _rounds
 from tests.conftest import plain
@@ -40,3 +41,22 @@ def test_the_address_keeps_the_rounds_section_the_round_and_the_question(golden_
     # back on the write section, the address drops the round's keys
     at.radio(key="ref_section").set_value("Write and approve").run()
     assert not {"section", "round", "q"} & set(at.query_params)
+
+
+def test_a_submit_from_a_second_tab_after_the_first_submitted_says_so(golden_db):
+    """Seen in Chromium: the second tab's "Submit (final)" redrew the page without its form and
+    said nothing, so what the author had typed there vanished without a word."""
+    store = _accounts()
+    _open_round(store)
+    first, second = _rounds("annotator"), _rounds("annotator")  # two tabs: two sessions
+    first.text_input(key="rr_ref1_q004_short").input("EUR 58")
+    next(b for b in first.button if b.label == "Submit (final)").click().run()
+    assert "Submitted q004" in plain(texts(first))
+    second.text_input(key="rr_ref1_q004_short").input("58 euros a day")
+    next(b for b in second.button if b.label == "Submit (final)").click().run()
+    assert not second.exception, second.exception
+    assert [plain(e.value) for e in second.error] == [
+        "You already submitted your answer to q004 (in another tab or window); a submission is final, so what this "
+        "form held was not stored."]
+    (sub,) = live_rounds.entries(store, "ref1")
+    assert sub["submission"]["short_answer"] == "EUR 58"
