@@ -186,8 +186,8 @@ def _judge_key(item: dict[str, Any]) -> tuple[str, str, int, int] | None:
 
 def _judge_group_tx(cur: Any, jobs: list[_Job]) -> None:
     """The Judge surface's labels of several batches in one transaction, set-wise: one read of
-    their receipts, one of every item's content, scope, document digest and round, one of the
-    rubric version, then their events (``grade_state.append_many_tx``) and receipts. A label is
+    their receipts, every item's content, scope, document digest and round, and the rubric
+    version (``judging.group_facts_tx``), then their events (``grade_state.append_many_tx``) and receipts. A label is
     taken only when every rule of ``judging._write`` lets it through as written there (a grade,
     skip or unsure of the signed-in person, a new label id or their own repeat, the content they
     saw, an item they may grade now, no round to tell about); at the first one that is not,
@@ -195,18 +195,17 @@ def _judge_group_tx(cur: Any, jobs: list[_Job]) -> None:
     after this one commits), which refuses or writes it with its own words and webhooks."""
     from golden_store.live import grade_state, label_receipts
     from golden_store.live import judging as judging_store
-    from golden_store.live.rubric import current_version_tx
 
     from annotator.labeling.labeling import digest
     from golden_store.db.store import utcnow
 
     for job in jobs:
         job.statuses = [None] * len(job.labels)
-    receipts = label_receipts.find_many(cur, [lb.label_id for job in jobs for lb in job.labels])
     keyed = [(job, lb, _judge_key(lb.item)) for job in jobs for lb in job.labels]
-    facts = judging_store.label_facts_tx(cur, [(job.user.username, *key) for job, _, key in keyed if key])
+    # one read: each item's facts, the person of every label id written before, the rubric version
+    facts, receipts, version = judging_store.group_facts_tx(
+        cur, [(job.user.username, *key) for job, _, key in keyed if key], [lb.label_id for _, lb, _ in keyed])
     fact_of = iter(facts)
-    version = current_version_tx(cur)
     events: list[dict[str, Any]] = []
     taken: list[tuple[_Job, int, Label]] = []
     stopped: set[int] = set()
@@ -219,7 +218,7 @@ def _judge_group_tx(cur: Any, jobs: list[_Job]) -> None:
             continue
         actor = job.user.username
         seen = receipts.get(label.label_id)
-        if seen is not None and seen["actor"] == actor:
+        if seen is not None and seen == actor:
             job.statuses[i] = "duplicate"
             continue
         grade = label.value if label.action == "grade" else None
@@ -230,7 +229,7 @@ def _judge_group_tx(cur: Any, jobs: list[_Job]) -> None:
         if not ok or key is None or fact is None:
             stopped.add(id(job))
             continue
-        receipts[label.label_id] = {"actor": actor}  # a repeat later in the group is a duplicate
+        receipts[label.label_id] = actor  # a repeat later in the group is a duplicate
         events.append({"query_id": key[0], "doc_id": key[1], "start": key[2], "end": key[3],
                        "doc_sha256": fact["doc_sha256"], "op": label.action, "grade": grade, "actor": actor,
                        "created_at": utcnow(), "rubric_version": version, "round_id": None,
@@ -240,6 +239,13 @@ def _judge_group_tx(cur: Any, jobs: list[_Job]) -> None:
     ids = grade_state.append_many_tx(cur, events)
     label_receipts.add_many(cur, [(label.label_id, job.user.username, judging.SURFACE, label.item, label.action,
                                    event_id) for (job, _, label), event_id in zip(taken, ids)])
+
+
+#: DuckDB's threads in a process whose channel takes Judge labels (``golden serve``'s): a
+#: label's dozen small statements each woke DuckDB's worker threads, ~2 of a label's ~11 ms
+#: of CPU with 50 annotators (issue 41); many requests at once keep the cores busy anyway.
+#: ``GOLDEN_DUCKDB_THREADS`` set for the process wins.
+SERVE_THREADS = 1
 
 
 class LabelGroups:
@@ -257,6 +263,8 @@ class LabelGroups:
         self._leading = False
         self.groups = 0   # group transactions committed (benchmarks and tests read these)
         self.written = 0  # labels they took
+        # this process serves labels: DuckDB's statements on one thread (Store.set_threads)
+        store.set_threads(SERVE_THREADS)
 
     def submit(self, user: User, labels: list[Label]) -> list[str | None]:
         job = _Job(user, labels)
