@@ -58,7 +58,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_team_load import CHROMIUM_ARGS, PASSWORD, App, run_child  # noqa: E402
-from benchlib import code_trees, git_head, percentile, remove_code_trees, tree_cpu_s, work_dir  # noqa: E402
+from benchlib import code_tree, code_trees, git_head, percentile, remove_code_trees, tree_cpu_s, work_dir  # noqa: E402
 
 AIM_P95_S = 0.25
 AIM_CPU_MS = 5.0
@@ -284,7 +284,7 @@ def _latencies(anns: list[Annotator]) -> list[float]:
 
 
 def run_code(code: str, root: Path, ns: list[int], a: argparse.Namespace, work: Path, gen_db: Path, say) -> list[dict]:
-    cwd = work / f"serve-{code}"
+    cwd = work / f"serve-{code.replace(' ', '-')}"
     cwd.mkdir(parents=True, exist_ok=True)
     db = cwd / "golden.duckdb"
     shutil.copy(gen_db, db)
@@ -358,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=int, default=60, help="seconds of keys (one key per second each)")
     ap.add_argument("--baseline", default="c33c183", help="git revision measured as the baseline ('' for none)")
     ap.add_argument("--code", default="HEAD", help="git revision measured as this code ('.': the working tree)")
+    ap.add_argument("--also", action="append", default=[], metavar="REV",
+                    help="another git revision measured in the same run, as 'also <REV>' (repeatable: an "
+                         "earlier pass of this work beside the baseline)")
     ap.add_argument("--cpu-procs", type=int, default=1, help="busy-looping processes beside the server (0: none)")
     ap.add_argument("--pool", type=int, default=6000, help="pool items in the generated store")
     ap.add_argument("--drain", type=float, default=20.0, help="seconds after the last key for acknowledgements")
@@ -369,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print only the JSON line")
     a = ap.parse_args(argv)
     if a.quick:
-        a.n, a.seconds, a.cpu_procs, a.pool, a.drain, a.baseline = "4", 10, 0, 600, 20.0, ""
+        a.n, a.seconds, a.cpu_procs, a.pool, a.drain, a.baseline, a.also = "4", 10, 0, 600, 20.0, "", []
     ns = sorted({int(x) for x in a.n.split(",") if x.strip()})
     if not ns or min(ns) < 1 or max(ns) > 99:
         ap.error("--n: counts from 1 to 99")
@@ -382,13 +385,17 @@ def main(argv: list[str] | None = None) -> int:
     trees: list[Path] = []
     try:
         new, base = code_trees(ROOT, work, a.code, a.baseline, trees)
+        others: list[tuple[str, Path]] = []
+        for i, rev in enumerate(a.also):
+            others.append((f"also {rev}", code_tree(ROOT, rev, work, f"also{i}")))
+            trees.append(others[-1][1])
         gen_dir = work / "gen"
         gen_dir.mkdir()
         gen = run_child("generate", base or new, gen_dir, out=gen_dir / "golden.duckdb", work=gen_dir, pool=a.pool,
                         users=max(ns), seed=a.seed)
         say("[store] " + ", ".join(f"{k} {v}" for k, v in gen.items()))
         cells: list[dict] = []
-        for code, root in ([("baseline", base)] if base else []) + [("new", new)]:
+        for code, root in ([("baseline", base)] if base else []) + others + [("new", new)]:
             try:
                 cells += run_code(code, root, ns, a, work, gen_dir / "golden.duckdb", say)
             except Exception as exc:  # reported; the other code is still measured
@@ -398,16 +405,17 @@ def main(argv: list[str] | None = None) -> int:
         for c in cells:
             b = next((x for x in cells if x["code"] == "baseline" and x.get("n") == c.get("n") and "error" not in x),
                      None)
-            if c["code"] == "new" and b is not None and "error" not in c:
+            if c["code"] != "baseline" and b is not None and "error" not in c:
                 for f in ("ack_p50_s", "ack_p95_s", "cpu_ms_per_label"):
                     if b.get(f) and c.get(f) is not None:
-                        ratios[f"n{c['n']}_{f}"] = round(c[f] / b[f], 3)
+                        who = "" if c["code"] == "new" else f"{c['code']}_"
+                        ratios[f"{who}n{c['n']}_{f}"] = round(c[f] / b[f], 3)
         aims = {f"n{c['n']}": {"p95_le_250ms": c["ack_p95_s"] is not None and c["ack_p95_s"] <= AIM_P95_S,
                                "cpu_le_5ms": c["cpu_ms_per_label"] is not None and c["cpu_ms_per_label"] <= AIM_CPU_MS,
                                "audit_clean": not (c["lost"] or c["doubled"] or c["misattributed"] or c["dry"]
                                                    or c["unacked"])}
                 for c in cells if c["code"] == "new" and "error" not in c}
-        out = {"bench": "label_load", "commit": git_head(ROOT), "code": a.code, "baseline": a.baseline,
+        out = {"bench": "label_load", "commit": git_head(ROOT), "code": a.code, "baseline": a.baseline, "also": a.also,
                "cores": os.cpu_count(), "cpu_procs": a.cpu_procs, "seconds": a.seconds, "store": gen, "cells": cells,
                "ratios_new_over_baseline": ratios, "aims_new": aims}
         if not a.json:
