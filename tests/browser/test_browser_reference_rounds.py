@@ -246,6 +246,7 @@ def test_the_lead_sees_agreement_side_by_side_and_adjudicates(browser: Browser, 
 
     # the write section shows the approved reference of each
     main.get_by_role("radiogroup", name="Section").get_by_text("Write and approve", exact=True).click()
+    expect(main.get_by_role("heading", name=ROUNDS)).to_have_count(0)  # the rounds section's pickers gone
     idle(pg)
     for qid, short in (("q003", BOB_SHORT), ("q015", MERGED_Q015)):
         combo = main.get_by_role("combobox", name="Question")
