@@ -37,6 +37,13 @@ def _span_key(e: dict) -> str:
     return f"{e['doc_id']}:{e['start']}-{e['end']}"
 
 
+def _quoted(quote: str | None, limit: int = 160) -> str:
+    """A span's quote, shortened, or why there is none (the span is no current evidence span)."""
+    if not quote:
+        return "(not a current evidence span)"
+    return "\u201c" + (quote if len(quote) <= limit else quote[: limit - 1] + "\u2026") + "\u201d"
+
+
 def _criteria_rows(criteria: list[dict]) -> list[dict]:
     return [{"criterion_id": c["id"], "text": c["text"], "example": c["example"], "weight": float(c["weight"]),
              "scale_max": int(c["scale_max"])} for c in criteria]
@@ -73,14 +80,15 @@ def _answer_form(s: Store, user: User, key: str, qid: str, start: dict | None, e
     return short, full, anchors, edited
 
 
-def _show_answer(sub: dict) -> None:
-    """One submission as plain text (escaped: st.text never reads Markdown or HTML)."""
+def _show_answer(sub: dict, quotes: dict[str, str]) -> None:
+    """One submission as plain text (escaped: st.text never reads Markdown or HTML). Each cited
+    span with its quote, so a lead compares what the authors cited, not offsets."""
     st.caption("Short answer")
     st.text(sub["short_answer"] or "(none)")
     st.caption("Full answer")
     st.text(sub["full_answer"] or "(none)")
     st.caption("Evidence")
-    st.text("\n".join(_span_key(e) for e in sub["evidence"]) or "(none)")
+    st.text("\n".join(f"{_span_key(e)}  {_quoted(quotes.get(_span_key(e)))}" for e in sub["evidence"]) or "(none)")
     if sub["criteria"]:
         st.caption(f"{len(sub['criteria'])} criteria")
         st.dataframe(_criteria_rows(sub["criteria"]), hide_index=True)
@@ -170,7 +178,8 @@ def _adjudicate(s: Store, user: User, rid: str, q: dict, submitted: dict[str, di
     st.write("**Adjudicate**: accept one author's answer as it is, or write a merged one. It becomes the question's "
              "reference answer (approved, with this round and your note in its history).")
     options = [f"accept {a}" for a in submitted] + ["write a merged answer"]
-    choice: str = picked(st.radio("Decision", options, horizontal=True, key=f"{key}_how"))
+    # no decision preselected: one press of Adjudicate must never accept whoever is listed first
+    choice: str | None = st.radio("Decision", options, horizontal=True, key=f"{key}_how", index=None)
     merged = choice == "write a merged answer"
     with st.form(f"{key}_form"):
         if merged:
@@ -179,12 +188,15 @@ def _adjudicate(s: Store, user: User, rid: str, q: dict, submitted: dict[str, di
             short, full, anchors, edited = _answer_form(s, user, key, q["query_id"], first, others)
         note = st.text_input("Why (kept with the decision)", key=f"{key}_note")
         go = st.form_submit_button("Adjudicate")
-    if go:
+    if go and choice is None:
+        st.error(f"Choose a decision for {q['query_id']} first (accept one author's answer or write a merged "
+                 "one); nothing was adjudicated.")
+    elif go:
         if merged:
             answer = rr.answer_from(short, full, anchors, _criteria_drafts(edited))
             done = attempt(lambda: rr.adjudicate(s, user, rid, q["query_id"], merged=answer, note=note))
         else:
-            who = choice.removeprefix("accept ")
+            who = str(choice).removeprefix("accept ")
             done = attempt(lambda: rr.adjudicate(s, user, rid, q["query_id"], accept=who, note=note))
         if done is not None:
             flash(f"Adjudicated {q['query_id']}: revision {done} is its approved reference answer.")
@@ -208,10 +220,11 @@ def _question(s: Store, user: User, rid: str, q: dict) -> None:
                    f"{_yes(a['same_count'])}, weight distance {_fig(a['weight_distance'])}")
     shown = {who: v["submission"] for who, v in q["authors"].items() if v["submission"]}
     if shown:
+        quotes = {_span_key(e): e["quote"] for e in refs.evidence_spans(s, user, q["query_id"])}
         for col, (who, sub) in zip(st.columns(len(shown)), shown.items()):
             with col:
                 st.write(f"**{md_escape(who)}**" + (" (you)" if who == user.username else ""))
-                _show_answer(sub)
+                _show_answer(sub, quotes)
     elif q["submitted"] and not q["visible"]:
         st.caption(f"{len(q['submitted'])} submitted; their answers are not shown to you yet.")
     key = f"rr_{rid}_{q['query_id']}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from annotator import demo
 from annotator.people import identity
 from annotator.process import context
+from golden_store.live import evidence as live_evidence
 from golden_store.live import reference_answers as live_refs
 from tests.app_pages.test_app_roles import app_as, texts
 from tests.conftest import plain, table_snapshot
@@ -72,6 +73,16 @@ def test_open_write_blind_submit_and_adjudicate_side_by_side(golden_db):
     at = _rounds("lead")
     assert "EUR 58 <b>bold</b>" in [t.value for t in at.text] and "58 euros" in [t.value for t in at.text]
     assert "Short answer EM 0.000" in plain(texts(at))
+    # each cited span is shown with its quote (from the question's evidence), not offsets alone
+    quotes = [e["quote"] for e in live_evidence.list_evidence(store, "q004") if e["quote"]]
+    assert any(("\u201c" + q[:40]) in t.value for q in quotes for t in at.text)
+    # no decision is preselected: Adjudicate pressed before choosing accepts nobody and stores nothing
+    before = table_snapshot(store)
+    _button(at, "Adjudicate").click().run()
+    assert not at.exception
+    assert [plain(e.value) for e in at.error] == [
+        "Choose a decision for q004 first (accept one author's answer or write a merged one); nothing was adjudicated."]
+    assert table_snapshot(store) == before
     at.radio(key="rr_ref1_q004_adj_how").set_value("accept annotator2").run()
     at.text_input(key="rr_ref1_q004_adj_note").input("the wording people search for")
     _button(at, "Adjudicate").click().run()
