@@ -122,10 +122,12 @@ def corrected_retrieval(store: Store, user: User, *, system: str | None = None, 
                 yhat.append(judge)
             else:
                 rest.append(judge)
+        # the judge labelled the sampled items too: its share of all of them, corrected by the
+        # people-minus-judge difference on the sample (no difference leaves the judge's share)
         if per_job:
-            est = stratified_ppi_mean({s: Stratum(*parts) for s, parts in strata.items()})
+            est = stratified_ppi_mean({s: Stratum(*parts) for s, parts in strata.items()}, judge_over="all")
         else:
-            est = ppi_mean(*strata["all"])
+            est = ppi_mean(*strata["all"], judge_over="all")
         sampled = sum(len(p[0]) for p in strata.values())
         waiting = sum(1 for r in rows if r["route"] == "sample" and r["human_grade"] is None)
         out[name] = CorrectedRetrieval(name, k, cut, len(rows), sampled, waiting, per_job,

@@ -123,7 +123,8 @@ def corrected_rubric(store: Store, user: User, system: str | None = None) -> dic
             rest.append(j)
     out: dict[str, CorrectedRubric] = {}
     for name, strata in sorted(by_system.items()):
-        est = stratified_ppi_mean({s or "(no stratum)": Stratum(*parts) for s, parts in strata.items()})
+        est = stratified_ppi_mean({s or "(no stratum)": Stratum(*parts) for s, parts in strata.items()},
+                                  judge_over="all")  # the judge scored the graded answers too
         per = {s or "(no stratum)": {"answers": len(p[0]) + len(p[2]), "graded": len(p[0])} for s, p in strata.items()}
         out[name] = CorrectedRubric(name, sum(p["answers"] for p in per.values()), sum(p["graded"] for p in per.values()),
                                     per, people_only.get(name, 0), sorted(judges.get(name, set())), est,

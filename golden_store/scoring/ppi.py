@@ -84,13 +84,24 @@ def _as_array(name: str, values: Sequence[float]) -> np.ndarray:
 
 
 def ppi_mean(people: Sequence[float], judge_on_sample: Sequence[float], judge_elsewhere: Sequence[float],
-             *, level: float = 0.95) -> Estimate:
+             *, level: float = 0.95, judge_over: str = "elsewhere") -> Estimate:
     """The prediction-powered mean and interval (see the module docstring).
 
     ``people[i]`` and ``judge_on_sample[i]`` are the two labels of the i-th sampled item;
     ``judge_elsewhere`` holds the judge's label on each item people did not label. The
     sample must have been drawn at random from all the items (a sample chosen for being hard
-    or disputed measures a different bias)."""
+    or disputed measures a different bias).
+
+    ``judge_over``: which items the judge's term averages. ``"elsewhere"`` (the textbook form,
+    with a labelled set apart from the unlabelled one) uses the items people did not label;
+    ``"all"`` uses every item, the sampled ones too: the judge's own share of all items plus the
+    people-minus-judge difference on the sample. Both are unbiased when the sample is drawn at
+    random from the items; "all" is what a reader expects when the judge labelled the sampled
+    items as well (no difference on the sample leaves the judge's share as it is), and its
+    variance term var(all) / N slightly overstates the uncertainty (the shared items make the two
+    terms covary negatively), so its interval is, if anything, wide."""
+    if judge_over not in ("elsewhere", "all"):
+        raise ValueError(f"judge_over is 'elsewhere' or 'all', not {judge_over!r}")
     z = _z(level)
     y = _as_array("people", people)
     yhat = _as_array("judge_on_sample", judge_on_sample)
@@ -119,8 +130,9 @@ def ppi_mean(people: Sequence[float], judge_on_sample: Sequence[float], judge_el
                        "people labelled (nearly) every item: their own mean is the estimate (people_only)")
     else:
         rectifier = y - yhat
-        mean = float(rest.mean() + rectifier.mean())
-        se = math.sqrt(float(rest.var()) / big_n + float(rectifier.var()) / n)
+        judged = everything if judge_over == "all" else rest
+        mean = float(judged.mean() + rectifier.mean())
+        se = math.sqrt(float(judged.var()) / len(judged) + float(rectifier.var()) / n)
         ppi = _normal(mean, se, n + big_n, z)
     return Estimate(ppi=ppi, judge_only=judge_only, people_only=people_only, bias=bias, level=level)
 
@@ -135,7 +147,8 @@ class Stratum:
     judge_elsewhere: Sequence[float]
 
 
-def stratified_ppi_mean(strata: dict[str, Stratum], *, level: float = 0.95) -> Estimate:
+def stratified_ppi_mean(strata: dict[str, Stratum], *, level: float = 0.95, judge_over: str = "elsewhere"
+                        ) -> Estimate:
     """The prediction-powered mean when the people's sample was drawn *per stratum* at
     different rates (claims sampled evenly across the judge's verdicts, so the rare failing
     verdicts are not drowned by supported ones). A pooled rectifier would then weigh the
@@ -157,7 +170,7 @@ def stratified_ppi_mean(strata: dict[str, Stratum], *, level: float = 0.95) -> E
     total = sum(sizes.values())
     pooled = ppi_mean([v for s in strata.values() for v in s.people],
                       [v for s in strata.values() for v in s.judge_on_sample],
-                      [v for s in strata.values() for v in s.judge_elsewhere], level=level)
+                      [v for s in strata.values() for v in s.judge_elsewhere], level=level, judge_over=judge_over)
     mean, var = 0.0, 0.0
     for key, s in strata.items():
         if sizes[key] == 0:
@@ -176,8 +189,9 @@ def stratified_ppi_mean(strata: dict[str, Stratum], *, level: float = 0.95) -> E
         if len(rest) == 0:  # the whole stratum was labelled by people
             m, v = float(y.mean()), float(y.var()) / len(y)
         else:
-            m = float(rest.mean() + rect.mean())
-            v = float(rest.var()) / len(rest) + float(rect.var()) / len(y)
+            judged = np.concatenate([yhat, rest]) if judge_over == "all" else rest  # see ppi_mean
+            m = float(judged.mean() + rect.mean())
+            v = float(judged.var()) / len(judged) + float(rect.var()) / len(y)
         mean += w * m
         var += w * w * v
     ppi = _normal(mean, math.sqrt(var), total, z)

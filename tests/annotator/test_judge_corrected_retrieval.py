@@ -68,16 +68,20 @@ def test_the_corrected_share_equals_the_hand_worked_one_and_ppi_py(demo_store):
     got = corrected_retrieval(demo_store, LOCAL_USER, system="toy", k=20)["toy"]
     assert (got.items, got.sampled, got.sampled_waiting, got.stratified_by_job) == (11, 4, 1, False)
     e = got.estimate
-    # judge: 8 of 11 relevant. Unsampled (6 standing + 1 waiting): 1 0 1 0 1 1 1 -> 5/7; person
-    # minus judge on the 4 sampled: 0, -1, 0, 0 -> -1/4. Corrected: 5/7 - 1/4 = 13/28.
+    # judge: 8 of 11 relevant (the 4 sampled 1 1 1 0, the 7 others 1 0 1 0 1 1 1); person minus
+    # judge on the 4 sampled: 0, -1, 0, 0 -> -1/4. Corrected: the judge's share of all 11 items
+    # plus that difference, 8/11 - 1/4 = 21/44 (= people's 2 of 4 plus the 7 others' judge labels
+    # each corrected by -1/4, over 11: the finite-population difference estimate)
     assert e.judge_only.mean == pytest.approx(8 / 11)
-    assert e.ppi.mean == pytest.approx(13 / 28)
+    assert e.ppi.mean == pytest.approx(21 / 44)
+    assert e.ppi.mean == pytest.approx((2 + 7 * (5 / 7 - 1 / 4)) / 11)
     assert e.bias == pytest.approx(0.25)
-    se = math.sqrt((5 / 7 * 2 / 7) / 7 + (1 / 4 - 1 / 16) / 4)  # variances with denominators N and n
-    assert (e.ppi.low, e.ppi.high) == (pytest.approx(13 / 28 - Z95 * se), pytest.approx(13 / 28 + Z95 * se))
-    y, yhat, rest = np.array([1, 0, 1, 0.]), np.array([1, 1, 1, 0.]), np.array([1, 0, 1, 0, 1, 1, 1.])
-    low, high = ppi_py.ppi_mean_ci(y, yhat, rest, alpha=0.05, lam=1)
-    assert e.ppi.mean == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, rest, lam=1))[0]))
+    se = math.sqrt((8 / 11 * 3 / 11) / 11 + (1 / 4 - 1 / 16) / 4)  # variances with denominators N and n
+    assert (e.ppi.low, e.ppi.high) == (pytest.approx(21 / 44 - Z95 * se), pytest.approx(21 / 44 + Z95 * se))
+    y, yhat = np.array([1, 0, 1, 0.]), np.array([1, 1, 1, 0.])
+    every = np.array([1, 1, 1, 0, 1, 0, 1, 0, 1, 1, 1.])  # the judge's label on every item, sampled ones too
+    low, high = ppi_py.ppi_mean_ci(y, yhat, every, alpha=0.05, lam=1)
+    assert e.ppi.mean == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, every, lam=1))[0]))
     assert (e.ppi.low, e.ppi.high) == (pytest.approx(float(np.ravel(low)[0])), pytest.approx(float(np.ravel(high)[0])))
     # top 5 holds four sampled items and one whose label stands: judge 1 1 1 0 | 1
     top5 = corrected_retrieval(demo_store, LOCAL_USER, system="toy", k=5)["toy"]
@@ -88,9 +92,9 @@ def test_the_corrected_share_equals_the_hand_worked_one_and_ppi_py(demo_store):
 def test_a_cut_of_3_counts_only_grade_3(demo_store):
     _toy(demo_store)
     got = corrected_retrieval(demo_store, LOCAL_USER, system="toy", k=20, cut=3)["toy"]
-    # judge >= 3: sampled 1 0 0 0, unsampled 0 0 1 0 0 0 0; people >= 3: 1 0 0 0
+    # judge >= 3: sampled 1 0 0 0, unsampled 0 0 1 0 0 0 0; people >= 3: 1 0 0 0 (no difference)
     assert got.estimate.judge_only.mean == pytest.approx(2 / 11)
-    assert got.estimate.ppi.mean == pytest.approx(1 / 7 + 0)
+    assert got.estimate.ppi.mean == pytest.approx(2 / 11 + 0)
 
 
 def test_without_people_grades_the_plain_figure_stands_alone(demo_store, golden_db, capsys):
@@ -137,10 +141,10 @@ def test_the_cli_shows_both_readings_and_says_why_ndcg_is_not_corrected(demo_sto
     assert cli.main(["--db", golden_db, "pool", "judge-corrected", "--system", "toy", "-k", "20", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     toy = got["systems"]["toy"]
-    assert toy["corrected"]["mean"] == pytest.approx(13 / 28) and toy["judge_only"]["mean"] == pytest.approx(8 / 11)
+    assert toy["corrected"]["mean"] == pytest.approx(21 / 44) and toy["judge_only"]["mean"] == pytest.approx(8 / 11)
     assert (toy["items"], toy["sampled"]) == (11, 4) and "nDCG@10 is not corrected" in got["not_offered"]
     assert cli.main(["--db", golden_db, "pool", "judge-corrected", "--system", "toy", "-k", "20"]) == 0
     cap = capsys.readouterr()
-    assert "corrected by people's grades of 4 sampled item(s) (prediction-powered): 0.4643 [" in cap.out
+    assert "corrected by people's grades of 4 sampled item(s) (prediction-powered): 0.4773 [" in cap.out
     assert "judge minus people on the sample +0.2500" in cap.out
     assert "nDCG@10 is not corrected" in cap.err

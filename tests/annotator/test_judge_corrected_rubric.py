@@ -79,17 +79,22 @@ def test_the_corrected_score_equals_the_hand_worked_one_and_ppi_py_per_stratum(d
     assert (got.answers, got.graded) == (7, 6)
     e = got.estimate
     assert e.judge_only.mean == pytest.approx(5.625 / 7)
-    # A: the unsampled answer's .5 corrected by person - judge on two: (-.125 + 0) / 2 -> .4375;
-    # B and C people graded whole: their means .6875 and .5625. Weights 3/7, 2/7, 2/7.
-    assert e.ppi.mean == pytest.approx((3 * 0.4375 + 2 * 0.6875 + 2 * 0.5625) / 7)
-    var_a = (0.0625 ** 2) / 2                     # rectifier -.125, 0: variance .0625^2 over n = 2
+    # A: the judge's mean of its three answers (1 + 1 + .5) / 3 corrected by person - judge on the
+    # two graded, (-.125 + 0) / 2: 2.5/3 - .0625 = .7708 (= people's .875 and 1 and the third's
+    # .5 - .0625, over 3); B and C people graded whole: their means .6875 and .5625. Weights 3/7, 2/7, 2/7.
+    a = 2.5 / 3 - 0.0625
+    assert a == pytest.approx((0.875 + 1 + 0.4375) / 3)
+    assert e.ppi.mean == pytest.approx((3 * a + 2 * 0.6875 + 2 * 0.5625) / 7)
+    judge_a = np.array([1.0, 1.0, 0.5])
+    var_a = float(judge_a.var()) / 3 + (0.0625 ** 2) / 2  # the judge over all three; rectifier -.125, 0 over n = 2
     var_b, var_c = 0.1875 ** 2 / 2, 0.3125 ** 2 / 2
     se = math.sqrt((3 / 7) ** 2 * var_a + (2 / 7) ** 2 * (var_b + var_c))
     assert (e.ppi.low, e.ppi.high) == (pytest.approx(e.ppi.mean - Z95 * se), pytest.approx(e.ppi.mean + Z95 * se))
     assert e.bias == pytest.approx(0.75 / 6)
-    # stratum A is a plain PPI mean: ppi_py's on the same numbers, combined by the strata's weights
-    mean_a, se_a = _ppi_py([0.875, 1.0], [1.0, 1.0], [0.5])
-    assert mean_a == pytest.approx(0.4375) and se_a ** 2 == pytest.approx(var_a)
+    # stratum A is a plain PPI mean: ppi_py's on the same numbers (the judge's labels of every
+    # answer of A as its "unlabelled" set), combined by the strata's weights
+    mean_a, se_a = _ppi_py([0.875, 1.0], [1.0, 1.0], [1.0, 1.0, 0.5])
+    assert mean_a == pytest.approx(a) and se_a ** 2 == pytest.approx(var_a)
     assert e.ppi.mean == pytest.approx(3 / 7 * mean_a + 2 / 7 * np.mean([0.875, 0.5]) + 2 / 7 * np.mean([0.875, 0.25]))
     assert sorted(v["answers"] for v in got.per_stratum.values()) == [2, 2, 3]
     assert got.judges == ["judge-x @ pppppppppppp"]
@@ -133,9 +138,9 @@ def test_the_cli_shows_both_readings(demo_store, tmp_path, golden_db, capsys):
     capsys.readouterr()
     assert cli.main(["--db", golden_db, "answers", "rubric-corrected", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["rag-toy"]
-    assert got["corrected"]["mean"] == pytest.approx(3.8125 / 7) and (got["answers"], got["graded"]) == (7, 6)
+    assert got["corrected"]["mean"] == pytest.approx((3 * (2.5 / 3 - 0.0625) + 2 * 0.6875 + 2 * 0.5625) / 7) and (got["answers"], got["graded"]) == (7, 6)
     assert cli.main(["--db", golden_db, "answers", "rubric-corrected", "--system", "rag-toy"]) == 0
     out = capsys.readouterr().out
     assert (f"corrected by people's grades of 6 answer(s) (prediction-powered, per question stratum): "
-            f"{3.8125 / 7:.4f} [") in out
+            f"{(3 * (2.5 / 3 - 0.0625) + 2 * 0.6875 + 2 * 0.5625) / 7:.4f} [") in out
     assert "judge minus people on the graded answers +0.1250" in out

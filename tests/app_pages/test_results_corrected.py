@@ -51,11 +51,12 @@ def test_both_corrected_figures_sit_beside_the_judges(sampled):
     assert any(x.startswith("Rubric scores as people would grade them") for x in labels)
     toy = _table(at, "corrected by people's sample").loc["toy"]
     assert toy["judge-labeled in top 10"] == 10 and toy["sampled (graded by people)"] == 4
-    # top 10 of toy: 4 sampled (judge 1 1 1 0, people 1 0 1 0), 6 standing (1 0 1 0 1 1): 3/6 - 1/4
-    assert toy["judge alone"].startswith("0.700 [") and toy["corrected by people's sample"].startswith("0.417 [")
+    # top 10 of toy: 4 sampled (judge 1 1 1 0, people 1 0 1 0), 6 standing (1 0 1 0 1 1): the
+    # judge's 7/10 corrected by the difference on the sample, -1/4: 0.45
+    assert toy["judge alone"].startswith("0.700 [") and toy["corrected by people's sample"].startswith("0.450 [")
     rubric = _table(at, "corrected by people's grades").loc["rag-toy"]
     assert (rubric["judge-scored answers"], rubric["graded by people"]) == (7, 6)
-    assert rubric["corrected by people's grades"].startswith(f"{3.8125 / 7:.3f} [")
+    assert rubric["corrected by people's grades"].startswith(f"{(3 * (2.5 / 3 - 0.0625) + 2 * 0.6875 + 2 * 0.5625) / 7:.3f} [")
     assert any("nDCG@10 is not corrected" in c.value for c in at.caption)
     assert not [i for i in at.info if NO_SAMPLE in i.value]
 

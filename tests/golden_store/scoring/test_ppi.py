@@ -146,3 +146,25 @@ def test_stratified_sample_of_a_biased_judge_covers_what_people_would_say():
 def test_a_stratum_with_fewer_than_two_reviews_is_undefined_and_says_so():
     est = stratified_ppi_mean({"a": Stratum([1, 0], [1, 1], [1, 1, 1]), "b": Stratum([1], [0], [0, 0])})
     assert est.ppi.mean is None and "stratum b" in (est.ppi.reason or "")
+
+
+@pytest.mark.parametrize("share", [0.1, 0.5])
+def test_the_judge_over_all_items_covers_at_its_nominal_rate_and_keeps_an_agreeing_judge(share):
+    """The form the studio reports for pool items and rubric scores (the judge labelled the sampled
+    items too): the judge's share of all items plus the difference on the sample. 1,000 simulated
+    sets with the biased judge above, at a small and a large sample share; the truth is the share
+    people would give, 0.6. And a judge that agrees with people on the sample keeps its figure."""
+    rng = np.random.default_rng(20261208)
+    sets, items, p = 1000, 1000, 0.6
+    n = int(items * share)
+    covered = 0
+    for _ in range(sets):
+        truth = rng.binomial(1, p, items)
+        judge = np.where(truth == 1, rng.binomial(1, 0.95, items), rng.binomial(1, 0.30, items))
+        sample = rng.permutation(items)
+        on, off = sample[:n], sample[n:]
+        est = ppi_mean(truth[on], judge[on], judge[off], judge_over="all")
+        covered += est.ppi.low <= p <= est.ppi.high
+    assert abs(covered / sets - 0.95) <= 0.02 or 0.95 <= covered / sets <= 0.99, covered / sets
+    agree = ppi_mean([1, 0, 1, 1], [1, 0, 1, 1], [0, 0, 1, 0, 1, 0], judge_over="all")
+    assert agree.ppi.mean == pytest.approx(agree.judge_only.mean) == pytest.approx(5 / 10)
