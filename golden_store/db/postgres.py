@@ -35,7 +35,7 @@ from psycopg import errors as pg_errors
 from psycopg.adapt import Loader
 
 from golden_store.core import disk
-from golden_store.core.errors import GoldenError, StoreUnavailableError
+from golden_store.core.errors import GoldenError, StoreUnavailableError, ValidationError
 from golden_store.core.paths import is_postgres_url  # noqa: F401 - re-exported (callers that hold a URL)
 from golden_store.db.dialect import POSTGRES_PRELUDE, is_noop_on_postgres, to_postgres
 
@@ -222,6 +222,16 @@ def _stale(conn: psycopg.Connection) -> bool:
     return bool(readable)
 
 
+def _refuse_nul(params: Sequence[Any] | dict[str, Any] | None) -> None:
+    """PostgreSQL's text cannot hold U+0000 (psycopg raises a DataError, which would reach a person
+    as an internal error); say so in one sentence instead, before anything is sent."""
+    values = list(params.values() if isinstance(params, dict) else (params or ()))
+    values += [x for v in values if isinstance(v, (list, tuple)) for x in v]  # an array parameter's items
+    if any(isinstance(v, str) and "\x00" in v for v in values):
+        raise ValidationError("A text value holds a NUL character (U+0000), which the store cannot keep; remove it "
+                              "and send it again.")
+
+
 class PgCursor:
     """One operation's connection, with the DuckDB cursor API the studio's code uses."""
 
@@ -242,6 +252,7 @@ class PgCursor:
         if _TEMP.search(sql):
             self._had_temp = True
         sql, params = self._read_parquet(sql, params)
+        _refuse_nul(params)
         # always pass parameters (maybe none), so psycopg reads the translator's '%%' as '%'
         self._cur.execute(to_postgres(sql), params if params is not None else [])
         return self

@@ -262,3 +262,21 @@ def test_copy_arrow_reads_what_arrow_reads(pg_store):
         assert cur.copy_arrow(sql, [9]).equals(cur.execute(sql, [9]).arrow())  # no rows
         arr = "SELECT ['x', 'y'] AS l"
         assert cur.copy_arrow(arr).equals(cur.execute(arr).arrow())
+
+
+def test_a_nul_character_is_one_sentence_on_postgres_and_writes_nothing(pg_store):
+    """PostgreSQL's text cannot hold U+0000: a value carrying one (an API body's field, as a fuzzer
+    sent) is refused with a sentence, not psycopg's DataError as an internal error, and the
+    transaction writes nothing."""
+    from golden_store.core.errors import ValidationError
+
+    def tx(cur):
+        cur.execute("CREATE TABLE IF NOT EXISTS nul_probe (v VARCHAR)")
+        cur.execute("INSERT INTO nul_probe VALUES (?)", ["fine"])
+        cur.execute("INSERT INTO nul_probe VALUES (?)", ["bad\x00value"])
+
+    with pytest.raises(ValidationError, match="NUL character"):
+        pg_store.write(tx)
+    assert pg_store.read("SELECT count(*) FROM information_schema.tables WHERE table_name = 'nul_probe'") == [(0,)]
+    with pytest.raises(ValidationError, match="NUL character"):  # inside an array parameter too
+        pg_store.read("SELECT unnest(?)", [["q001", "q\x00"]])
