@@ -225,7 +225,9 @@ def _stale(conn: psycopg.Connection) -> bool:
 def _refuse_nul(params: Sequence[Any] | dict[str, Any] | None) -> None:
     """PostgreSQL's text cannot hold U+0000 (psycopg raises a DataError, which would reach a person
     as an internal error); say so in one sentence instead, before anything is sent."""
-    values = list(params.values() if isinstance(params, dict) else (params or ()))
+    if not isinstance(params, (list, tuple, dict)):
+        return  # none, or an iterable read once: psycopg's own error stands
+    values = list(params.values() if isinstance(params, dict) else params)
     values += [x for v in values if isinstance(v, (list, tuple)) for x in v]  # an array parameter's items
     if any(isinstance(v, str) and "\x00" in v for v in values):
         raise ValidationError("A text value holds a NUL character (U+0000), which the store cannot keep; remove it "
