@@ -306,12 +306,12 @@ _BATCH_DOCS = 5_000
 _CHUNK_BYTES = 4 << 20      # a JSONL file is read this much at a time (whole lines)
 
 
-def _iter_jsonl(path: Path, problems: list[str], advance: Callable[[int], None]) -> Iterator[SourceDocument]:
-    """Documents of a JSON Lines file read chunk by chunk (whole lines), so a file of any
-    size takes bounded memory; problems name the file and the line."""
-    name = str(path)
+
+def line_chunks(path: Path) -> Iterator[tuple[bytes, int, bool]]:
+    """A file read in blocks of whole lines (bounded memory for a file of any size): each block's
+    bytes, the number of its first line, and whether it is the file's first block (where a byte
+    order mark may stand). A line longer than a block is kept whole."""
     first_line, rest, first = 1, b"", True
-    found = False
     with path.open("rb") as fh:
         while True:
             block = fh.read(_CHUNK_BYTES)
@@ -323,22 +323,29 @@ def _iter_jsonl(path: Path, problems: list[str], advance: Callable[[int], None])
                     continue
                 data, rest = data[:cut], data[cut:]
             elif not data:
-                break
+                return
             else:
                 rest = b""
-            advance(len(data))
-            text = textin.decode_part(name, data, first_line, first, problems)
-            n_lines = data.count(b"\n")
-            if text is not None:
-                for lineno, obj in iter_objects(name, text, problems, first_line=first_line):
-                    doc = _jsonl_document(name, lineno, obj, problems)
-                    if doc is not None:
-                        found = True
-                        yield doc
-            first_line += n_lines
+            yield data, first_line, first
+            first_line += data.count(b"\n")
             first = False
             if not block:
-                break
+                return
+
+def _iter_jsonl(path: Path, problems: list[str], advance: Callable[[int], None]) -> Iterator[SourceDocument]:
+    """Documents of a JSON Lines file read chunk by chunk (whole lines), so a file of any
+    size takes bounded memory; problems name the file and the line."""
+    name = str(path)
+    found = False
+    for data, first_line, first in line_chunks(path):
+        advance(len(data))
+        text = textin.decode_part(name, data, first_line, first, problems)
+        if text is not None:
+            for lineno, obj in iter_objects(name, text, problems, first_line=first_line):
+                doc = _jsonl_document(name, lineno, obj, problems)
+                if doc is not None:
+                    found = True
+                    yield doc
     if not found and not any(p.startswith(f"{name} line") or p.startswith(f"{name}:") for p in problems):
         problems.append(f"{name}: no documents in the file")
 
@@ -476,26 +483,8 @@ def _cut(files: list[Path], sizes: list[int]) -> Iterator[_Entry]:
                 yield _Entry("work", ("files", group), nbytes=group_bytes)
                 group, group_bytes = [], 0
             name = str(f)
-            first_line, rest, first = 1, b"", True
-            with f.open("rb") as fh:
-                while True:
-                    block = fh.read(_CHUNK_BYTES)
-                    data = rest + block
-                    if block:
-                        cut = data.rfind(b"\n") + 1
-                        if cut == 0:  # no line end yet: keep reading (one line longer than a chunk)
-                            rest = data
-                            continue
-                        data, rest = data[:cut], data[cut:]
-                    elif not data:
-                        break
-                    else:
-                        rest = b""
-                    yield _Entry("work", ("jsonl", name, data, first_line, first), nbytes=len(data))
-                    first_line += data.count(b"\n")
-                    first = False
-                    if not block:
-                        break
+            for data, first_line, first in line_chunks(f):
+                yield _Entry("work", ("jsonl", name, data, first_line, first), nbytes=len(data))
             yield _Entry("end", text=name)
             continue
         try:
